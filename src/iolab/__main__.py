@@ -1,0 +1,3 @@
+from iolab.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,76 @@
+"""The contract between loaders and the job model.
+
+A loader (pydarshan for Darshan logs, :mod:`iolab.profile` for iolab profiles) turns its
+source into one :class:`RawJob`: job metadata plus per-module records whose counters carry
+**Darshan's names** (``POSIX_OPENS``, ``POSIX_F_READ_TIME``, ``MPIIO_COLL_WRITES``...). The
+model (:mod:`iolab.model.job`) derives everything else from a RawJob, once, the same way for
+every source.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# Module names as pydarshan spells them.
+POSIX = "POSIX"
+STDIO = "STDIO"
+MPIIO = "MPI-IO"
+H5F = "H5F"
+H5D = "H5D"
+PNETCDF_FILE = "PNETCDF_FILE"
+PNETCDF_VAR = "PNETCDF_VAR"
+LUSTRE = "LUSTRE"
+DXT_POSIX = "DXT_POSIX"
+DXT_MPIIO = "DXT_MPIIO"
+
+SHARED_RANK = -1  # a record reduced over all ranks that opened the file (Darshan convention)
+
+
+@dataclass
+class RawRecord:
+    """One (module, file, rank) record."""
+
+    module: str
+    rank: int  # SHARED_RANK for a record reduced over all ranks
+    record_id: int
+    path: str
+    counters: dict[str, int] = field(default_factory=dict)
+    fcounters: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class TraceSegment:
+    """One traced operation (DXT or ``iolab profile --trace``)."""
+
+    module: str  # DXT_POSIX or DXT_MPIIO
+    rank: int
+    path: str
+    op: str  # "read" or "write"
+    offset: int
+    length: int
+    start_s: float  # seconds since job start
+    end_s: float
+
+
+@dataclass
+class RawJob:
+    """A whole job as one source describes it, before any derivation."""
+
+    source: str  # "darshan" or "iolab-profile"
+    source_paths: list[str]
+    nprocs: int
+    start_time: float  # Unix seconds
+    end_time: float
+    run_time_s: float
+    exe: str = ""
+    jobid: str = ""
+    uid: int | None = None
+    nodes: int | None = None  # when the source knows it
+    hosts: list[str] = field(default_factory=list)
+    format_version: str = ""  # e.g. Darshan "3.41"
+    metadata: dict[str, str] = field(default_factory=dict)  # job key=value (lib_ver, hints...)
+    mounts: list[tuple[str, str]] = field(default_factory=list)  # (mount point, fs type)
+    records: list[RawRecord] = field(default_factory=list)
+    trace: list[TraceSegment] = field(default_factory=list)
+    partial_modules: list[str] = field(default_factory=list)  # modules that ran out of memory
+    notes: list[str] = field(default_factory=list)  # what the loader could not read, and why
