@@ -1,0 +1,101 @@
+/* iolab-bench: the backend operations table.
+ *
+ * A backend (posix, mpiio, hdf5, pnetcdf, null) is one .c file in backends/ that defines
+ *     const iolab_backend_t iolab_backend_<name>;
+ * and one line in backends.def. The core never tests a backend's name: it asks the
+ * capability flags. Layouts, timing, threads, aggregation over MPI, verification, eviction and
+ * output live in the core; a backend only moves bytes between a buffer and a file offset.
+ *
+ * Error convention: functions returning int return 0 or a positive errno; xfer returns the
+ * bytes moved or a negative errno. On error the backend may write one line (what, where) into
+ * err (NUL-terminated, errlen bytes). The core decides what to do (exit 2 on init, a "failed"
+ * run on I/O). A backend never calls exit() or MPI_Abort(). */
+#ifndef IOLAB_BACKEND_H
+#define IOLAB_BACKEND_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "env.h"
+#include "options.h"
+
+typedef enum { IOLAB_WRITE = 0, IOLAB_READ = 1 } iolab_dir_t;
+
+/* Capability flags: what the core may ask of a backend. */
+enum {
+    IOLAB_CAP_SHARED = 1u << 0,      /* many ranks may open one file together (comm size > 1) */
+    IOLAB_CAP_COLLECTIVE = 1u << 1,  /* honours cfg->collective (xfer/xfer_vec are collective) */
+    IOLAB_CAP_VECTOR = 1u << 2,      /* has xfer_vec: one call for a strided pattern */
+    IOLAB_CAP_THREADS = 1u << 3,     /* xfer may run concurrently from threads on one handle */
+    IOLAB_CAP_HINTS = 1u << 4,       /* takes MPI-IO hints; has get_info */
+    IOLAB_CAP_PLAIN_FILES = 1u << 5, /* a file is a plain file at args->path: the core may
+                                        fsync/fadvise/mincore/unlink/stat it */
+    IOLAB_CAP_STORES_DATA = 1u << 6  /* reads return what was written (verify possible) */
+};
+
+/* A strided access: count pieces of length bytes, piece i at offset + i * stride. */
+typedef struct iolab_vec {
+    uint64_t offset, count, length, stride;
+} iolab_vec_t;
+
+/* What open needs. All pointers stay valid until close returns. */
+typedef struct iolab_open_args {
+    const char *path;         /* file name (fpp: already suffixed with .<rank>) */
+    MPI_Comm comm;            /* ranks opening this file together; open, close and (when
+                                 cfg->collective) xfer/xfer_vec are collective over it.
+                                 MPI_COMM_SELF for a private file */
+    iolab_dir_t dir;          /* IOLAB_WRITE: create (truncate); IOLAB_READ: existing file */
+    uint64_t file_bytes;      /* final logical size of the file (an HDF5 dataset's extent) */
+    MPI_Info info;            /* requested hints (IOLAB_CAP_HINTS), else MPI_INFO_NULL */
+} iolab_open_args_t;
+
+typedef struct iolab_backend {
+    const char *name;
+    const char *summary;            /* one line for --help */
+    unsigned caps;                  /* IOLAB_CAP_* */
+    const iolab_option_t *options;  /* "<name>.<opt>" rows, NULL-name terminated, or NULL */
+    size_t options_size;            /* size of the struct those rows' offsets point into; the
+                                       core allocates it, fills defaults and parses into it */
+
+    /* Check the configuration and set up. Called on every rank, also for a run that will
+     * stop on bad input elsewhere. opts: this backend's filled options struct (read-only,
+     * owned by the core). On bad input return EINVAL (or the errno) with one line in err:
+     * what is wrong, where, how to fix. *state is passed to every other call. */
+    int (*init)(void **state, const void *opts, const iolab_cfg_t *cfg,
+                const iolab_env_t *env, MPI_Comm world, char *err, size_t errlen);
+    void (*fini)(void *state);
+
+    /* Open (or create) one file; *fh is the handle for the other calls. */
+    int (*open)(void *state, const iolab_open_args_t *args, void **fh, char *err, size_t errlen);
+
+    /* Move len bytes between buf and the file at offset. len may be 0 (a collective call
+     * a rank must still make). Returns bytes moved, or -errno. */
+    int64_t (*xfer)(void *fh, iolab_dir_t dir, void *buf, uint64_t offset, uint64_t len);
+
+    /* IOLAB_CAP_VECTOR: one call for v->count pieces; buf holds them back to back.
+     * v->count may be 0. Returns bytes moved, or -errno. NULL when not capable. */
+    int64_t (*xfer_vec)(void *fh, iolab_dir_t dir, void *buf, const iolab_vec_t *v);
+
+    /* Flush written data to stable storage (fsync, MPI_File_sync, H5Fflush). */
+    int (*sync)(void *fh);
+
+    /* IOLAB_CAP_HINTS: the effective hints (MPI_File_get_info); the core frees *info with
+     * MPI_Info_free. NULL when not capable. */
+    int (*get_info)(void *fh, MPI_Info *info);
+
+    /* Close and free the handle (collective over the comm given to open). */
+    int (*close)(void *fh);
+
+    /* Delete a file the run created. Called by one rank per file; ENOENT is not an error. */
+    int (*remove)(void *state, const char *path);
+} iolab_backend_t;
+
+/* The backends built into this binary (backends.def), in list order. */
+const iolab_backend_t *const *iolab_backends_all(size_t *n);
+
+/* The backend named name, or NULL when it is not built. */
+const iolab_backend_t *iolab_backend_find(const char *name);
+
+#endif

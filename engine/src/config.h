@@ -1,0 +1,50 @@
+/* iolab-bench: the resolved run configuration (the core's options). */
+#ifndef IOLAB_CONFIG_H
+#define IOLAB_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "options.h"
+
+typedef enum {
+    IOLAB_LAYOUT_FPP = 0,    /* file per process */
+    IOLAB_LAYOUT_SEGMENTED,  /* shared file, each rank one contiguous block per segment */
+    IOLAB_LAYOUT_STRIDED,    /* shared file, ranks' transfers interleave */
+    IOLAB_LAYOUT_SERIAL,     /* rank 0 gathers everything over MPI and does all the I/O */
+    IOLAB_LAYOUT_SUBSET      /* one aggregator per group of k ranks (N:M) */
+} iolab_layout_kind_t;
+
+typedef enum { IOLAB_GROUP_FILES_AGGREGATOR = 0, IOLAB_GROUP_FILES_SHARED } iolab_group_files_t;
+
+/* Every core option; filled from iolab_config_options (config.c). Read-only for backends. */
+typedef struct iolab_cfg {
+    char *api;                 /* backend name */
+    int layout;                /* iolab_layout_kind_t */
+    uint64_t transfer;         /* bytes per I/O call */
+    uint64_t block;            /* bytes per rank per segment */
+    uint64_t segments;
+    bool write, read;          /* resolved: neither given means both */
+    int64_t reps;
+    char *path;                /* file path prefix; fpp appends .<rank> */
+    bool collective;           /* collective transfers (backends with IOLAB_CAP_COLLECTIVE) */
+    bool file_view;            /* one call per rank through a strided view (IOLAB_CAP_VECTOR) */
+    iolab_strlist_t hint;      /* "key=value" MPI-IO hints */
+    char *hints_file;
+    int64_t threads;           /* threads per rank (IOLAB_CAP_THREADS) */
+    bool reorder;              /* read what another rank wrote */
+    int64_t read_times;        /* read passes per repetition */
+    bool evict;                /* evict files from the page cache before the first read pass */
+    bool verify;
+    bool keep;                 /* keep the files at the end */
+    bool fsync;                /* sync before close after writing */
+    int64_t group;             /* subset: ranks per aggregator; 0 = ranks per host */
+    int group_files;           /* iolab_group_files_t */
+    char *json;                /* JSON output file; NULL/"-" = stdout */
+    bool quiet, progress;
+} iolab_cfg_t;
+
+/* The core option table (terminated by a NULL name row). */
+extern const iolab_option_t iolab_config_options[];
+
+#endif
