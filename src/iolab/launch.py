@@ -1,8 +1,9 @@
-"""The one place that builds ``mpirun`` / ``srun`` / ``sbatch`` command lines.
+"""The one place that builds ``mpirun`` / ``srun`` / ``sbatch`` / ``salloc`` command lines.
 
 Every verb that starts parallel processes (bench, profile, later tune and study) describes
 what it wants as a :class:`LaunchSpec` and gets back an argv and an environment. MPI is the
-distributed engine; Slurm places the ranks on a cluster. Nothing here starts a process.
+distributed engine; Slurm places the ranks on a cluster. Nothing here starts a process
+(except ``mpirun --version`` when a site's mpirun cannot be recognised by its name).
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
+import signal
+import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -17,13 +20,19 @@ from iolab.errors import UsageError
 
 LAUNCHERS = ("auto", "mpirun", "srun", "none")
 MPI_FLAVOURS = ("default", "openmpi", "mpich")
+DEFAULT_NP = 2  # the default job's ranks; also used when nothing else says how many
+
+# Seconds Open MPI's mpirun waits between SIGTERM and SIGKILL when a job is interrupted.
+# Its default (1 s) is too short for the engine to remove its scratch files and print the
+# JSON of an interrupted run.
+OPEN_MPI_SIGKILL_TIMEOUT_S = 20
 
 
 @dataclass(frozen=True)
 class LaunchSpec:
     """How many processes, where, and with which launcher and MPI library."""
 
-    np: int = 1
+    np: int = DEFAULT_NP
     nodes: int | None = None
     ppn: int | None = None  # processes per node
     launcher: str = "auto"
@@ -39,14 +48,38 @@ class LaunchSpec:
         if self.ppn is not None and self.ppn < 1:
             raise UsageError(f"--ppn must be at least 1 (got {self.ppn})")
         if self.launcher not in LAUNCHERS:
-            raise UsageError(f"--launcher must be one of {', '.join(LAUNCHERS)} (got {self.launcher!r})")
+            raise UsageError(
+                f"--launcher must be one of {', '.join(LAUNCHERS)} (got {self.launcher!r})")
         if self.mpi not in MPI_FLAVOURS:
             raise UsageError(f"--mpi must be one of {', '.join(MPI_FLAVOURS)} (got {self.mpi!r})")
+        if self.nodes and self.ppn and self.np != self.nodes * self.ppn:
+            raise UsageError(f"--np {self.np} is not --nodes {self.nodes} x --ppn {self.ppn}; "
+                             "give two of the three")
+
+
+def parse_launcher_args(text: str | None) -> tuple[str, ...]:
+    """``--launcher-args "..."``: split like a shell would; bad quoting is a usage error."""
+    if not text:
+        return ()
+    try:
+        return tuple(shlex.split(text))
+    except ValueError as exc:
+        raise UsageError(f"--launcher-args {text!r}: {exc}") from None
 
 
 def in_slurm_allocation(environ: Mapping[str, str] | None = None) -> bool:
     env = os.environ if environ is None else environ
-    return bool(env.get("SLURM_JOB_ID")) and shutil.which("srun") is not None
+    return bool(env.get("SLURM_JOB_ID")) and shutil.which("srun", path=env.get("PATH")) is not None
+
+
+def default_np(launcher: str, environ: Mapping[str, str] | None = None) -> int:
+    """Ranks when the user gave no ``--np``: the allocation's tasks under srun, else 2."""
+    env = os.environ if environ is None else environ
+    if launcher == "srun":
+        tasks = env.get("SLURM_NTASKS") or env.get("SLURM_NPROCS")
+        if tasks and tasks.isdigit() and int(tasks) > 0:
+            return int(tasks)
+    return DEFAULT_NP
 
 
 def resolve_launcher(spec: LaunchSpec, environ: Mapping[str, str] | None = None) -> str:
@@ -56,12 +89,13 @@ def resolve_launcher(spec: LaunchSpec, environ: Mapping[str, str] | None = None)
     return "srun" if in_slurm_allocation(environ) else "mpirun"
 
 
-def mpirun_program(mpi: str) -> str:
+def mpirun_program(mpi: str, environ: Mapping[str, str] | None = None) -> str:
     """The mpirun of the MPI library the program was built with (Debian installs both)."""
+    env = os.environ if environ is None else environ
     names = {"default": ["mpirun", "mpiexec"], "openmpi": ["mpirun.openmpi", "mpirun"],
              "mpich": ["mpirun.mpich", "mpiexec.mpich", "mpiexec.hydra"]}[mpi]
     for n in names:
-        if shutil.which(n):
+        if shutil.which(n, path=env.get("PATH")):
             return n
     raise UsageError(
         f"no '{names[0]}' found on PATH; install MPI (./setup does it on Debian) "
@@ -69,10 +103,26 @@ def mpirun_program(mpi: str) -> str:
     )
 
 
-def _is_open_mpi(program: str) -> bool:
-    path = shutil.which(program) or program
-    real = os.path.realpath(path)
-    return "openmpi" in real or "orterun" in real or "mpich" not in real and "hydra" not in real
+def mpi_flavour(program: str, environ: Mapping[str, str] | None = None) -> str:
+    """"openmpi" or "mpich" (Hydra: MPICH, Intel MPI, Cray's mpiexec) for an mpirun program.
+
+    Debian's names resolve to orterun / mpiexec.hydra; a site's module-loaded mpirun is
+    asked for its version when its path does not say.
+    """
+    env = os.environ if environ is None else environ
+    path = shutil.which(program, path=env.get("PATH")) or program
+    real = os.path.realpath(path).lower()
+    if "orterun" in real or "openmpi" in real or "prterun" in real:
+        return "openmpi"
+    if "mpich" in real or "hydra" in real or "intel" in real:
+        return "mpich"
+    try:
+        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=20,
+                             env=dict(env), check=False)
+    except (OSError, subprocess.SubprocessError):
+        return "openmpi"  # the most common default; its flags fail loudly if wrong
+    text = (out.stdout + out.stderr).lower()
+    return "mpich" if "hydra" in text or "mpich" in text or "intel" in text else "openmpi"
 
 
 def _srun_argv(spec: LaunchSpec, argv: Sequence[str]) -> list[str]:
@@ -81,41 +131,77 @@ def _srun_argv(spec: LaunchSpec, argv: Sequence[str]) -> list[str]:
         cmd += ["-N", str(spec.nodes)]
     if spec.ppn:
         cmd += ["--ntasks-per-node", str(spec.ppn)]
-    return [*cmd, "--export=ALL", *spec.extra, *argv]
+    # --kill-on-bad-exit: one rank failing ends the step instead of leaving the others
+    # waiting in a collective until the time limit.
+    return [*cmd, "--export=ALL", "--kill-on-bad-exit=1", *spec.extra, *argv]
 
 
-def build_command(
-    spec: LaunchSpec, argv: Sequence[str], environ: Mapping[str, str] | None = None
-) -> tuple[list[str], dict[str, str]]:
-    """Return (argv, environment) that start ``argv`` as ``spec`` says."""
-    base_env = dict(os.environ if environ is None else environ)
-    env = {**base_env, **spec.env}
-    launcher = resolve_launcher(spec, base_env)
-    if launcher == "none":
-        if spec.np != 1:
-            raise UsageError("--launcher none runs one process; use --np 1 or another launcher")
-        return list(argv), env
-    if launcher == "srun":
-        if shutil.which("srun") is None:
-            raise UsageError("'srun' is not on PATH; use --launcher mpirun or load Slurm")
-        return _srun_argv(spec, argv), env
-    prog = mpirun_program(spec.mpi)
+def _mpirun_argv(spec: LaunchSpec, prog: str, flavour: str, argv: Sequence[str],
+                 env: dict[str, str]) -> list[str]:
     cmd = [prog, "-np", str(spec.np)]
-    if _is_open_mpi(prog):
+    if flavour == "openmpi":
         # Laptops and CI have fewer cores than ranks; Open MPI refuses that by default.
         cmd.append("--oversubscribe")
         if spec.ppn:
             cmd += ["--map-by", f"ppr:{spec.ppn}:node"]
         for name in spec.env:  # forwarded to remote nodes too
             cmd += ["-x", name]
-        if os.geteuid() == 0:
+        if os.geteuid() == 0:  # containers and CI run as root; Open MPI refuses without these
             env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
             env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        env.setdefault("OMPI_MCA_odls_base_sigkill_timeout", str(OPEN_MPI_SIGKILL_TIMEOUT_S))
     else:  # MPICH's hydra forwards the whole environment by default
         if spec.ppn:
             cmd += ["-ppn", str(spec.ppn)]
-    cmd += [*spec.extra, *argv]
-    return cmd, env
+    return [*cmd, *spec.extra, *argv]
+
+
+@dataclass(frozen=True)
+class Launch:
+    """A command ready to start: argv, environment, and how to interrupt it cleanly."""
+
+    argv: list[str]
+    env: dict[str, str]
+    launcher: str  # "mpirun" | "srun" | "none"
+    flavour: str | None  # "openmpi" | "mpich" for mpirun, else None
+    interrupt: signal.Signals  # what to send the launcher to stop the ranks cleanly
+
+
+def interrupt_signal(launcher: str) -> signal.Signals:
+    """The signal that makes a launcher pass an interruption on to every rank.
+
+    Open MPI's mpirun turns SIGINT into SIGTERM for the ranks; MPICH's forwards SIGINT;
+    srun treats one SIGINT as a status request but forwards SIGTERM to the tasks.
+    """
+    return signal.SIGTERM if launcher == "srun" else signal.SIGINT
+
+
+def prepare(spec: LaunchSpec, argv: Sequence[str], environ: Mapping[str, str] | None = None,
+            flavour: str | None = None) -> Launch:
+    """The launch of ``argv`` as ``spec`` says (``flavour`` overrides mpirun detection)."""
+    base_env = dict(os.environ if environ is None else environ)
+    env = {**base_env, **spec.env}
+    launcher = resolve_launcher(spec, base_env)
+    if launcher == "none":
+        if spec.np != 1:
+            raise UsageError("--launcher none runs one process; use --np 1 or another launcher")
+        return Launch(list(argv), env, launcher, None, signal.SIGINT)
+    if launcher == "srun":
+        if shutil.which("srun", path=env.get("PATH")) is None:
+            raise UsageError("'srun' is not on PATH; use --launcher mpirun or load Slurm")
+        return Launch(_srun_argv(spec, argv), env, launcher, None, interrupt_signal(launcher))
+    prog = mpirun_program(spec.mpi, env)
+    flavour = flavour or mpi_flavour(prog, env)
+    cmd = _mpirun_argv(spec, prog, flavour, argv, env)
+    return Launch(cmd, env, launcher, flavour, interrupt_signal(launcher))
+
+
+def build_command(
+    spec: LaunchSpec, argv: Sequence[str], environ: Mapping[str, str] | None = None
+) -> tuple[list[str], dict[str, str]]:
+    """Return (argv, environment) that start ``argv`` as ``spec`` says."""
+    launch = prepare(spec, argv, environ)
+    return launch.argv, launch.env
 
 
 def sbatch_script(spec: LaunchSpec, argv: Sequence[str], job_name: str = "iolab",
@@ -131,3 +217,25 @@ def sbatch_script(spec: LaunchSpec, argv: Sequence[str], job_name: str = "iolab"
         lines.append(f"export {k}={shlex.quote(v)}")
     lines.append(shlex.join(_srun_argv(spec, argv)))
     return "\n".join(lines) + "\n"
+
+
+def sbatch_command(script: str, wait: bool = True, output: str | None = None,
+                   extra: Sequence[str] = ()) -> list[str]:
+    """``sbatch`` for a script file; ``wait`` blocks until the job ends (exit code = job's)."""
+    cmd = ["sbatch", "--parsable"]
+    if wait:
+        cmd.append("--wait")
+    if output:
+        cmd += ["-o", output]
+    return [*cmd, *extra, script]
+
+
+def salloc_command(spec: LaunchSpec, argv: Sequence[str],
+                   extra: Sequence[str] = ()) -> list[str]:
+    """``salloc`` that runs ``argv`` (e.g. ``iolab bench ...``) inside a new allocation."""
+    cmd = ["salloc", "-n", str(spec.np)]
+    if spec.nodes:
+        cmd += ["-N", str(spec.nodes)]
+    if spec.ppn:
+        cmd += ["--ntasks-per-node", str(spec.ppn)]
+    return [*cmd, *extra, *argv]

@@ -1,0 +1,368 @@
+"""The results database: one SQLite file (WAL mode), versioned schema, migrations.
+
+Location (first that applies): ``--db PATH``, ``$IOLAB_DB``, ``$XDG_DATA_HOME/iolab/results.db``,
+``~/.local/share/iolab/results.db``.
+
+Every command that measures stores its run here *first*, before printing anything, so a run
+is never lost when a later step (rendering, a pipe closed early) fails. A run row keeps the
+engine's JSON document whole (``engine_json``) plus key columns copied out of it for queries.
+Later parts of iolab (sweeps, tunes, trials, studies) add tables that point at ``runs.id``
+through new migrations appended to :data:`MIGRATIONS`; a migration is never edited once
+released, so every database upgrades step by step to the newest schema.
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import os
+import socket
+import sqlite3
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from iolab.errors import UsageError
+
+RUN_STATUSES = ("ok", "failed", "interrupted")
+BUSY_TIMEOUT_MS = 60_000  # concurrent writers (a sweep's parallel trials) wait, not fail
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One step of the schema; ``version`` counts from 1 and never skips."""
+
+    version: int
+    description: str
+    sql: str
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "runs: one row per engine run, the engine JSON whole plus key columns", """
+CREATE TABLE runs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    created_at TEXT NOT NULL,              -- UTC, ISO 8601, when the run was stored
+    status TEXT NOT NULL CHECK (status IN ('ok', 'failed', 'interrupted')),
+    exit_code INTEGER,                     -- the launcher's exit code
+    error TEXT,                            -- one line when status is not 'ok'
+    label TEXT,                            -- e.g. 'default:fpp' for the default job's runs
+    command TEXT NOT NULL,                 -- JSON array: the iolab command line
+    launch_command TEXT,                   -- JSON array: the mpirun/srun command line run
+    launcher TEXT,                         -- mpirun | srun | none
+    host TEXT,                             -- where iolab ran
+    user TEXT,
+    cwd TEXT,
+    wall_time_s REAL,                      -- launcher start to exit, seen from Python
+    api TEXT,
+    layout TEXT,
+    ranks INTEGER,
+    nodes INTEGER,
+    transfer_bytes INTEGER,
+    block_bytes INTEGER,
+    segments INTEGER,
+    repetitions INTEGER,
+    write_bytes_total INTEGER,             -- over all repetitions (bytes done so far if failed)
+    read_bytes_total INTEGER,              -- over all repetitions and read passes
+    write_bw_median_bytes_per_s REAL,
+    read_bw_median_bytes_per_s REAL,
+    read_cache TEXT,                       -- cold | warm | unknown | mixed | NULL (no reads)
+    fs_type TEXT,
+    path TEXT,
+    mpi_library TEXT,
+    mpiio_implementation TEXT,
+    engine_version TEXT,
+    engine_schema_version INTEGER,
+    engine_json TEXT                       -- the engine's document, whole; NULL if none
+);
+CREATE INDEX runs_created_at ON runs (created_at);
+CREATE INDEX runs_case ON runs (api, layout, ranks, transfer_bytes);
+"""),
+)
+
+# Columns of ``runs`` that a caller may set; the rest are filled by :func:`store_run`.
+RUN_COLUMNS = (
+    "created_at", "status", "exit_code", "error", "label", "command", "launch_command",
+    "launcher", "host", "user", "cwd", "wall_time_s", "api", "layout", "ranks", "nodes",
+    "transfer_bytes", "block_bytes", "segments", "repetitions", "write_bytes_total",
+    "read_bytes_total", "write_bw_median_bytes_per_s", "read_bw_median_bytes_per_s",
+    "read_cache", "fs_type", "path", "mpi_library", "mpiio_implementation", "engine_version",
+    "engine_schema_version", "engine_json",
+)
+
+
+def default_db_path(environ: Mapping[str, str] | None = None) -> Path:
+    """``$IOLAB_DB``, else ``$XDG_DATA_HOME/iolab/results.db``, else ``~/.local/share/...``."""
+    env = os.environ if environ is None else environ
+    if env.get("IOLAB_DB"):
+        return Path(env["IOLAB_DB"]).expanduser()
+    data_home = env.get("XDG_DATA_HOME") or str(Path("~/.local/share").expanduser())
+    return Path(data_home).expanduser() / "iolab" / "results.db"
+
+
+def schema_version(conn: sqlite3.Connection) -> int:
+    """The newest migration applied (0 for an empty database)."""
+    has_table = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'"
+    ).fetchone()
+    if not has_table:
+        return 0
+    row = conn.execute("SELECT MAX(version) FROM schema_version").fetchone()
+    return int(row[0] or 0)
+
+
+def migrate(conn: sqlite3.Connection, migrations: Sequence[Migration] = MIGRATIONS) -> int:
+    """Apply the migrations this database lacks, each in its own transaction; return the version.
+
+    ``BEGIN IMMEDIATE`` takes the write lock before reading the version, so two processes
+    opening a fresh database at once do not both create the tables.
+    """
+    newest = migrations[-1].version if migrations else 0
+    for i, m in enumerate(migrations, start=1):
+        if m.version != i:
+            raise ValueError(f"migration versions must count 1, 2, ...; got {m.version} at {i}")
+    while True:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY,"
+                " applied_at TEXT NOT NULL, description TEXT NOT NULL)"
+            )
+            current = schema_version(conn)
+            if current > newest:
+                raise UsageError(
+                    f"the results database has schema version {current}, newer than this "
+                    f"iolab knows ({newest}); upgrade iolab or use another --db"
+                )
+            if current == newest:
+                conn.execute("COMMIT")
+                return current
+            step = migrations[current]
+            for statement in _statements(step.sql):
+                conn.execute(statement)
+            conn.execute(
+                "INSERT INTO schema_version (version, applied_at, description) VALUES (?, ?, ?)",
+                (step.version, _now(), step.description),
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+
+def _statements(script: str) -> Iterator[str]:
+    """Split a migration into statements: ``executescript`` would commit the open transaction."""
+    buf = ""
+    for line in script.splitlines(keepends=True):
+        buf += line
+        if sqlite3.complete_statement(buf):
+            yield buf.strip()
+            buf = ""
+    if buf.strip():
+        raise ValueError(f"incomplete SQL statement in a migration: {buf.strip()[:60]}")
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def connect(path: Path | str | None = None,
+            migrations: Sequence[Migration] = MIGRATIONS) -> sqlite3.Connection:
+    """Open (creating if needed) the database at ``path`` and bring its schema up to date.
+
+    The connection is in autocommit mode; writes go through :func:`transaction`.
+    """
+    db = Path(path).expanduser() if path is not None else default_db_path()
+    try:
+        db.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(str(db), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    except (OSError, sqlite3.Error) as exc:
+        raise UsageError(f"cannot open the results database {db}: {exc}; use --db PATH") from exc
+    try:
+        conn.row_factory = sqlite3.Row
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        # WAL: readers never block the writer; needs a local file system (not NFS) for the
+        # shared-memory index, which is why the default lives in the home data directory.
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA foreign_keys = ON")
+        migrate(conn, migrations)
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        raise UsageError(f"{db} is not a usable iolab results database ({exc}); use --db PATH") \
+            from exc
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+@contextmanager
+def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """One write transaction, taken with the write lock up front (no upgrade deadlocks)."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+@dataclass
+class NewRun:
+    """What a measuring verb knows about a run it made; :func:`store_run` adds the rest."""
+
+    command: Sequence[str]
+    status: str
+    engine_doc: Mapping[str, Any] | None = None
+    exit_code: int | None = None
+    error: str | None = None
+    label: str | None = None
+    launch_command: Sequence[str] | None = None
+    launcher: str | None = None
+    wall_time_s: float | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)  # key columns the doc lacks
+
+
+def _get(doc: Mapping[str, Any] | None, *keys: str) -> Any:
+    cur: Any = doc
+    for k in keys:
+        if not isinstance(cur, Mapping):
+            return None
+        cur = cur.get(k)
+    return cur
+
+
+def _phase_totals(doc: Mapping[str, Any]) -> dict[str, int]:
+    totals: dict[str, int] = {}
+    for rep in _get(doc, "repetitions") or []:
+        for ph in (rep.get("phases") or []) if isinstance(rep, Mapping) else []:
+            op = ph.get("op")
+            if isinstance(op, str) and isinstance(ph.get("bytes"), int):
+                totals[op] = totals.get(op, 0) + ph["bytes"]
+    err = _get(doc, "error")
+    if isinstance(err, Mapping) and isinstance(err.get("bytes_done"), int):
+        # a phase cut short by an error is not in "repetitions"; count what it did
+        op = str(err.get("phase") or "")
+        if op in ("write", "read"):
+            totals[op] = totals.get(op, 0) + err["bytes_done"]
+    return totals
+
+
+def _read_cache(doc: Mapping[str, Any]) -> str | None:
+    seen = {ph.get("cache") for rep in _get(doc, "repetitions") or []
+            for ph in rep.get("phases") or [] if ph.get("op") == "read"}
+    if not seen:
+        return None
+    return seen.pop() if len(seen) == 1 else "mixed"
+
+
+def key_columns(doc: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The columns copied out of an engine document (``docs/engine-json.md``)."""
+    if not doc:
+        return {}
+    totals = _phase_totals(doc)
+    hosts = _get(doc, "environment", "hosts")
+    error = _get(doc, "error")
+    return {
+        "api": _get(doc, "config", "api"),
+        "layout": _get(doc, "config", "layout"),
+        "ranks": _get(doc, "environment", "ranks"),
+        "nodes": len(hosts) if isinstance(hosts, list) else None,
+        "transfer_bytes": _get(doc, "config", "transfer_bytes"),
+        "block_bytes": _get(doc, "config", "block_bytes"),
+        "segments": _get(doc, "config", "segments"),
+        "repetitions": _get(doc, "config", "repetitions"),
+        "write_bytes_total": totals.get("write"),
+        "read_bytes_total": totals.get("read"),
+        "write_bw_median_bytes_per_s": _get(doc, "summary", "write", "bw_bytes_per_s", "median"),
+        "read_bw_median_bytes_per_s": _get(doc, "summary", "read", "bw_bytes_per_s", "median"),
+        "read_cache": _read_cache(doc),
+        "fs_type": _get(doc, "environment", "fs_type"),
+        "path": _get(doc, "config", "path"),
+        "mpi_library": _get(doc, "environment", "mpi_library"),
+        "mpiio_implementation": _get(doc, "environment", "mpiio_implementation"),
+        "engine_version": _get(doc, "tool", "version"),
+        "engine_schema_version": _get(doc, "schema_version"),
+        "error": error.get("message") if isinstance(error, Mapping) else None,
+    }
+
+
+def store_run(conn: sqlite3.Connection, run: NewRun) -> int:
+    """Insert one run; return its id. Key columns come from the engine document."""
+    if run.status not in RUN_STATUSES:
+        raise ValueError(f"run status must be one of {RUN_STATUSES}, got {run.status!r}")
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):  # no passwd entry (containers)
+        user = str(os.getuid())
+    values: dict[str, Any] = {
+        "created_at": _now(), "status": run.status, "exit_code": run.exit_code,
+        "label": run.label, "command": json.dumps(list(run.command)),
+        "launch_command": json.dumps(list(run.launch_command)) if run.launch_command else None,
+        "launcher": run.launcher, "host": socket.gethostname(), "user": user,
+        "cwd": os.getcwd(), "wall_time_s": run.wall_time_s,
+        "engine_json": json.dumps(run.engine_doc) if run.engine_doc is not None else None,
+    }
+    for k, v in {**key_columns(run.engine_doc), **run.extra}.items():
+        if v is not None or k not in values:
+            values[k] = v
+    if run.error:  # the caller's line (what went wrong around the engine) wins
+        values["error"] = run.error
+    unknown = set(values) - set(RUN_COLUMNS)
+    if unknown:
+        raise ValueError(f"not columns of runs: {sorted(unknown)}")
+    cols = ", ".join(values)
+    marks = ", ".join("?" for _ in values)
+    with transaction(conn):
+        cur = conn.execute(f"INSERT INTO runs ({cols}) VALUES ({marks})", list(values.values()))
+    return int(cur.lastrowid or 0)
+
+
+@dataclass(frozen=True)
+class RunFilter:
+    """Which runs ``iolab results`` lists; ``None`` means any."""
+
+    status: str | None = None
+    api: str | None = None
+    layout: str | None = None
+    label: str | None = None
+    limit: int | None = None
+
+
+def list_runs(conn: sqlite3.Connection, flt: RunFilter = RunFilter()) -> list[dict[str, Any]]:
+    """Runs without their engine document, newest last (ids in order)."""
+    where, params = [], []
+    for col in ("status", "api", "layout", "label"):
+        val = getattr(flt, col)
+        if val is not None:
+            where.append(f"{col} = ?")
+            params.append(val)
+    cols = ", ".join(("id", *(c for c in RUN_COLUMNS if c != "engine_json")))
+    sql = f"SELECT {cols} FROM runs"
+    if where:
+        sql += " WHERE " + " AND ".join(where)
+    sql += " ORDER BY id DESC"
+    if flt.limit is not None:
+        sql += " LIMIT ?"
+        params.append(flt.limit)
+    rows = [_decode(dict(r)) for r in conn.execute(sql, params)]
+    return rows[::-1]
+
+
+def get_run(conn: sqlite3.Connection, run_id: int) -> dict[str, Any] | None:
+    """One run with its engine document decoded (``engine_json`` is a dict or None)."""
+    row = conn.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
+    return _decode(dict(row)) if row else None
+
+
+def _decode(row: dict[str, Any]) -> dict[str, Any]:
+    for col in ("command", "launch_command", "engine_json"):
+        if isinstance(row.get(col), str):
+            try:
+                row[col] = json.loads(row[col])
+            except ValueError:
+                pass  # keep the text: a damaged row is still shown
+    return row

@@ -1,0 +1,363 @@
+"""Result trees for stored runs, and their text, JSON and CSV renderings.
+
+The builders (:func:`runs_report`, :func:`summary_report`, :func:`run_report`) compute
+everything once into a :class:`Report`; the renderers only walk it. JSON keys carry units,
+text shows human units (MiB/s, KiB).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+REPORT_SCHEMA_VERSION = 1
+MIB = 1024 * 1024
+
+
+def fmt_bytes(v: Any) -> str:
+    """1048576 -> '1 MiB'; exact multiples keep no decimals (sizes people typed)."""
+    if not isinstance(v, (int, float)):
+        return "-"
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if abs(v) >= scale:
+            q = v / scale
+            return f"{q:.0f} {unit}" if q == int(q) else f"{q:.1f} {unit}"
+    return f"{int(v)} B"
+
+
+def fmt_bw(v: Any) -> str:
+    return f"{v / MIB:.1f}" if isinstance(v, (int, float)) else "-"
+
+
+def fmt_num(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:.1f}" if abs(v) < 1e6 else f"{v:.3g}"
+    return "-" if v is None else str(v)
+
+
+def fmt_seconds(v: Any) -> str:
+    return f"{v:.2f}" if isinstance(v, (int, float)) else "-"
+
+
+def fmt_text(v: Any) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, (list, tuple)):
+        return " ".join(str(x) for x in v)
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    return str(v)
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str  # JSON and CSV key (units in the name)
+    title: str  # text header
+    fmt: Callable[[Any], str] = fmt_text
+    align: str = "<"  # text alignment: "<" or ">"
+
+
+@dataclass
+class Table:
+    key: str  # JSON key
+    title: str | None
+    columns: Sequence[Column]
+    rows: list[dict[str, Any]]
+
+
+@dataclass
+class Section:
+    """Key/value pairs; ``items`` are (key, label, value, formatter)."""
+
+    key: str
+    title: str
+    items: Sequence[tuple[str, str, Any, Callable[[Any], str]]]
+
+
+@dataclass
+class Notes:
+    key: str
+    lines: list[str]
+
+
+Node = Union[Table, Section, Notes]
+
+
+@dataclass
+class Report:
+    kind: str
+    nodes: list[Node]
+    csv_table: str | None = None  # the key of the table CSV renders
+    raw: dict[str, Any] = field(default_factory=dict)  # JSON-only extras (the engine doc)
+
+
+# --- renderers -----------------------------------------------------------------------------
+
+def _text_table(t: Table) -> list[str]:
+    cells = [[c.fmt(r.get(c.key)) for c in t.columns] for r in t.rows]
+    widths = [max([len(c.title), *(len(row[i]) for row in cells)]) for i, c in enumerate(t.columns)]
+
+    def line(vals: Sequence[str]) -> str:
+        parts = [f"{v:{c.align}{w}}" for v, c, w in zip(vals, t.columns, widths)]
+        return "  ".join(parts).rstrip()
+
+    out = [t.title] if t.title else []
+    out.append(line([c.title for c in t.columns]))
+    out.append(line(["-" * w for w in widths]))
+    out += [line(row) for row in cells]
+    if not t.rows:
+        out.append("(none)")
+    return out
+
+
+def render_text(report: Report) -> str:
+    blocks: list[list[str]] = []
+    for node in report.nodes:
+        if isinstance(node, Table):
+            blocks.append(_text_table(node))
+        elif isinstance(node, Section):
+            width = max((len(label) for _, label, _, _ in node.items), default=0)
+            blocks.append([node.title] + [f"  {label:<{width}}  {fmt(val)}"
+                                          for _, label, val, fmt in node.items])
+        elif node.lines:
+            blocks.append(list(node.lines))
+    return "\n\n".join("\n".join(b) for b in blocks if b) + "\n"
+
+
+def _json_value(node: Node) -> Any:
+    if isinstance(node, Table):
+        return node.rows
+    if isinstance(node, Section):
+        return {k: v for k, _, v, _ in node.items}
+    return node.lines
+
+
+def render_json(report: Report) -> str:
+    doc: dict[str, Any] = {"schema_version": REPORT_SCHEMA_VERSION, "kind": report.kind}
+    for node in report.nodes:
+        doc[node.key] = _json_value(node)
+    doc.update(report.raw)
+    return json.dumps(doc, indent=2, default=str) + "\n"
+
+
+def render_csv(report: Report) -> str:
+    tables = [n for n in report.nodes if isinstance(n, Table) and n.key == report.csv_table]
+    if not tables:
+        return ""
+    t = tables[0]
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow([c.key for c in t.columns])
+    for r in t.rows:
+        w.writerow(["" if r.get(c.key) is None else _csv_cell(r.get(c.key)) for c in t.columns])
+    return buf.getvalue()
+
+
+def _csv_cell(v: Any) -> Any:
+    return json.dumps(v) if isinstance(v, (list, dict)) else v
+
+
+def render(report: Report, fmt: str) -> str:
+    return {"text": render_text, "json": render_json, "csv": render_csv}[fmt](report)
+
+
+# --- builders ------------------------------------------------------------------------------
+
+RUN_COLUMNS = (
+    Column("id", "run", align=">"),
+    Column("created_at", "time (UTC)"),
+    Column("status", "status"),
+    Column("label", "label"),
+    Column("api", "api"),
+    Column("layout", "layout"),
+    Column("ranks", "ranks", align=">"),
+    Column("transfer_bytes", "transfer", fmt_bytes, ">"),
+    Column("block_bytes", "block", fmt_bytes, ">"),
+    Column("segments", "seg", align=">"),
+    Column("write_bw_median_bytes_per_s", "write MiB/s", fmt_bw, ">"),
+    Column("read_bw_median_bytes_per_s", "read MiB/s", fmt_bw, ">"),
+    Column("read_cache", "cache"),
+    Column("fs_type", "fs"),
+    Column("host", "host"),
+)
+
+
+def runs_report(runs: Sequence[Mapping[str, Any]]) -> Report:
+    """``iolab results``: one row per stored run (JSON rows also carry the command line)."""
+    rows = [{**{c.key: r.get(c.key) for c in RUN_COLUMNS}, "command": r.get("command")}
+            for r in runs]
+    return Report("runs", [Table("runs", None, RUN_COLUMNS, rows)], csv_table="runs")
+
+
+SUMMARY_COLUMNS = (
+    Column("run_id", "run", align=">"),
+    Column("label", "case"),
+    Column("ranks", "ranks", align=">"),
+    Column("op", "op"),
+    Column("transfer_bytes", "transfer", fmt_bytes, ">"),
+    Column("bytes_per_rep", "bytes/rep", fmt_bytes, ">"),
+    Column("repetitions", "reps", align=">"),
+    Column("bw_median_bytes_per_s", "MiB/s median", fmt_bw, ">"),
+    Column("bw_min_bytes_per_s", "min", fmt_bw, ">"),
+    Column("bw_max_bytes_per_s", "max", fmt_bw, ">"),
+    Column("iops_median", "IOPS", fmt_num, ">"),
+    Column("cache", "cache"),
+    Column("status", "status"),
+)
+
+
+def _case_name(run: Mapping[str, Any]) -> str:
+    doc = run.get("engine_json") or {}
+    cfg = doc.get("config") or {} if isinstance(doc, Mapping) else {}
+    parts = [str(run.get("api") or "?"), str(run.get("layout") or "?")]
+    mode = cfg.get("posix_mode")
+    if run.get("api") == "posix" and mode and mode != "buffered":
+        parts.append(str(mode))
+    if cfg.get("collective"):
+        parts.append("collective")
+    return " ".join(parts)
+
+
+def _op_rows(run: Mapping[str, Any]) -> list[dict[str, Any]]:
+    doc = run.get("engine_json")
+    doc = doc if isinstance(doc, Mapping) else {}
+    summary = doc.get("summary") or {}
+    reps = doc.get("repetitions") or []
+    base = {"run_id": run.get("id"), "label": _case_name(run), "ranks": run.get("ranks"),
+            "transfer_bytes": run.get("transfer_bytes"), "repetitions": run.get("repetitions"),
+            "status": run.get("status")}
+    rows = []
+    for op in ("write", "read"):
+        phases = [ph for rep in reps for ph in rep.get("phases") or [] if ph.get("op") == op]
+        stats = summary.get(op) or {}
+        if not phases and not stats:
+            continue
+        bw = stats.get("bw_bytes_per_s") or {}
+        caches = {ph.get("cache") for ph in phases}
+        rows.append({**base, "op": op,
+                     "bytes_per_rep": phases[0].get("bytes") if phases else None,
+                     "bw_median_bytes_per_s": bw.get("median"),
+                     "bw_min_bytes_per_s": bw.get("min"), "bw_max_bytes_per_s": bw.get("max"),
+                     "iops_median": (stats.get("iops") or {}).get("median"),
+                     "cache": (caches.pop() if len(caches) == 1 else "mixed") if op == "read"
+                     else None})
+    if not rows:  # a run that failed before any phase finished still gets its line
+        rows.append({**base, "op": None})
+    return rows
+
+
+def _run_notes(run: Mapping[str, Any]) -> list[str]:
+    doc = run.get("engine_json")
+    doc = doc if isinstance(doc, Mapping) else {}
+    rid = run.get("id")
+    notes = []
+    if run.get("status") != "ok":
+        notes.append(f"run {rid}: {run.get('status')}: {run.get('error') or 'no reason given'}")
+    hints = doc.get("hints") or {}
+    if hints.get("requested"):
+        if hints.get("verifiable") is False:
+            notes.append(f"run {rid}: hints cannot be verified: "
+                         f"{doc.get('environment', {}).get('mpiio_implementation', 'the MPI-IO')}"
+                         " library only echoes the keys it was given")
+        elif hints.get("ignored"):
+            notes.append(f"run {rid}: hints ignored by the library: "
+                         + ", ".join(map(str, hints["ignored"])))
+    if any(r.get("cache") == "warm" for r in _op_rows(run)):
+        notes.append(f"run {rid}: reads came from the page cache (warm), not the storage; "
+                     "use --evict or --reorder to measure the storage")
+    verify = doc.get("verify") or {}
+    if verify.get("enabled") and verify.get("errors"):
+        notes.append(f"run {rid}: verify found {verify['errors']} bad bytes, first at "
+                     f"{verify.get('first_bad')}")
+    return notes
+
+
+def summary_report(runs: Sequence[Mapping[str, Any]], db_path: str | None = None) -> Report:
+    """What ``iolab bench`` prints: one row per run and operation, then notes."""
+    rows = [row for run in runs for row in _op_rows(run)]
+    notes = [n for run in runs for n in _run_notes(run)]
+    if db_path is not None and runs:
+        ids = ", ".join(str(r.get("id")) for r in runs)
+        notes.append(f"stored as run{'s' if len(runs) > 1 else ''} {ids} in {db_path} "
+                     f"(iolab results show {runs[0].get('id')})")
+    return Report("summary", [Table("summary", None, SUMMARY_COLUMNS, rows), Notes("notes", notes)],
+                  csv_table="summary")
+
+
+PHASE_COLUMNS = (
+    Column("repetition", "rep", align=">"),
+    Column("op", "op"),
+    Column("pass", "pass", align=">"),
+    Column("cache", "cache"),
+    Column("bytes", "bytes", fmt_bytes, ">"),
+    Column("ops", "ops", align=">"),
+    Column("time_s", "time s", fmt_seconds, ">"),
+    Column("bw_bytes_per_s", "MiB/s", fmt_bw, ">"),
+    Column("iops", "IOPS", fmt_num, ">"),
+    Column("xfer_min_s", "xfer min s", fmt_seconds, ">"),
+    Column("xfer_max_s", "xfer max s", fmt_seconds, ">"),
+)
+
+
+def _phase_rows(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
+    rows = []
+    for rep in doc.get("repetitions") or []:
+        for ph in rep.get("phases") or []:
+            xfer = ph.get("xfer_s") or {}
+            rows.append({"repetition": rep.get("index"), "op": ph.get("op"),
+                         "pass": ph.get("pass"), "cache": ph.get("cache"),
+                         "bytes": ph.get("bytes"), "ops": ph.get("ops"),
+                         "time_s": ph.get("time_s"), "bw_bytes_per_s": ph.get("bw_bytes_per_s"),
+                         "iops": ph.get("iops"), "xfer_min_s": xfer.get("min"),
+                         "xfer_max_s": xfer.get("max")})
+    return rows
+
+
+def run_report(run: Mapping[str, Any]) -> Report:
+    """``iolab results show ID``: the run's facts, its phases, hints and notes."""
+    doc = run.get("engine_json")
+    doc = doc if isinstance(doc, Mapping) else {}
+    env = doc.get("environment") or {}
+    cfg = doc.get("config") or {}
+    facts = [
+        ("id", "run", run.get("id"), fmt_text),
+        ("created_at", "stored (UTC)", run.get("created_at"), fmt_text),
+        ("status", "status", run.get("status"), fmt_text),
+        ("error", "error", run.get("error"), fmt_text),
+        ("label", "label", run.get("label"), fmt_text),
+        ("command", "command", run.get("command"), fmt_text),
+        ("launch_command", "launched", run.get("launch_command"), fmt_text),
+        ("host", "host", run.get("host"), fmt_text),
+        ("hosts", "ranks on", env.get("hosts"), fmt_text),
+        ("ranks", "ranks", run.get("ranks"), fmt_text),
+        ("api", "api", run.get("api"), fmt_text),
+        ("layout", "layout", run.get("layout"), fmt_text),
+        ("transfer_bytes", "transfer", run.get("transfer_bytes"), fmt_bytes),
+        ("block_bytes", "block", run.get("block_bytes"), fmt_bytes),
+        ("segments", "segments", run.get("segments"), fmt_text),
+        ("repetitions", "repetitions", run.get("repetitions"), fmt_text),
+        ("posix_mode", "posix mode", cfg.get("posix_mode"), fmt_text),
+        ("path", "path", run.get("path"), fmt_text),
+        ("fs_type", "file system", run.get("fs_type"), fmt_text),
+        ("mpi_library", "MPI", run.get("mpi_library"), fmt_text),
+        ("mpiio_implementation", "MPI-IO", run.get("mpiio_implementation"), fmt_text),
+        ("write_bytes_total", "written", run.get("write_bytes_total"), fmt_bytes),
+        ("read_bytes_total", "read", run.get("read_bytes_total"), fmt_bytes),
+        ("wall_time_s", "wall time s", run.get("wall_time_s"), fmt_seconds),
+    ]
+    nodes: list[Node] = [Section("run", f"Run {run.get('id')}", facts),
+                         Table("phases", "Phases", PHASE_COLUMNS, _phase_rows(doc)),
+                         Table("summary", "Summary", SUMMARY_COLUMNS, _op_rows(run))]
+    hints = doc.get("hints") or {}
+    if hints.get("requested") or hints.get("effective"):
+        eff = hints.get("effective") or {}
+        items = [(k, k, f"{v} (requested {hints['requested'][k]})"
+                  if k in (hints.get("requested") or {}) else v, fmt_text)
+                 for k, v in sorted(eff.items())]
+        nodes.append(Section("hints_effective", "Effective hints", items))
+    nodes.append(Notes("notes", _run_notes(run)))
+    return Report("run", nodes, csv_table="phases", raw={"engine": doc or None})
