@@ -58,9 +58,6 @@ int iolab_options_parse(iolab_optgroup_t *groups, size_t ngroups, int argc, char
 /* Parse "4K", "1M", "2g", "100" into bytes. Returns 0, or -1 on bad syntax/overflow. */
 int iolab_size_parse(const char *s, uint64_t *out);
 
-/* True when the option was given on the command line (not only defaulted). */
-int iolab_options_given(const iolab_optgroup_t *groups, size_t ngroups, const char *name);
-
 /* Print the table as a JSON array of {name, type, default, unit, choices, help}. The api
  * option's choices are replaced by api_choices when not NULL. */
 void iolab_options_list_json(const iolab_optgroup_t *groups, size_t ngroups,

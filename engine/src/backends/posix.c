@@ -1,0 +1,175 @@
+/* iolab-bench backend "posix": open/pread/pwrite/close on plain files.
+ * Modes: buffered (page cache), sync (O_DSYNC: every write reaches storage), fsync (buffered,
+ * fsync before close, inside the timing) and direct (O_DIRECT: no page cache; the core's
+ * buffers are aligned to the logical block size, sizes and offsets are checked here). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend.h"
+
+enum { MODE_BUFFERED = 0, MODE_SYNC, MODE_FSYNC, MODE_DIRECT };
+
+typedef struct posix_opts {
+    int mode;
+} posix_opts_t;
+
+static const iolab_option_t posix_options[] = {
+    {"posix.mode", "posix_mode", IOLAB_OPT_ENUM, "buffered", NULL, "buffered|sync|fsync|direct",
+     "posix api: page cache, O_DSYNC, fsync before close, or O_DIRECT",
+     offsetof(posix_opts_t, mode)},
+    {NULL, NULL, 0, NULL, NULL, NULL, NULL, 0}};
+
+typedef struct posix_file {
+    int fd, mode, wrote;
+} posix_file_t;
+
+/* O_DIRECT: sizes must be whole logical blocks, and the file system must accept the flag. */
+static int check_direct(const iolab_cfg_t *cfg, const iolab_env_t *env, char *err,
+                        size_t errlen)
+{
+    uint64_t lbs = env->logical_block_size ? env->logical_block_size : 512;
+    if (cfg->transfer % lbs != 0) {
+        snprintf(err, errlen, "--posix.mode direct: --transfer %llu is not a multiple of the "
+                 "logical block size %llu of %s (%s); O_DIRECT needs aligned sizes and offsets: "
+                 "use a multiple of %llu or --posix.mode buffered",
+                 (unsigned long long)cfg->transfer, (unsigned long long)lbs, env->dir,
+                 env->fs_type, (unsigned long long)lbs);
+        return EINVAL;
+    }
+    if (!env->dir_exists)
+        return 0;  /* the core reports the missing directory */
+    char probe[4200];
+    snprintf(probe, sizeof probe, "%s/.iolab-odirect-probe.%d", env->dir, env->rank);
+    int fd = open(probe, O_CREAT | O_RDWR | O_DIRECT, 0600);
+    if (fd < 0) {
+        int e = errno;
+        if (e == EINVAL || e == EOPNOTSUPP) {
+            snprintf(err, errlen, "the %s file system at %s refuses O_DIRECT (%s); use "
+                     "--posix.mode buffered or sync, or a --path on another file system",
+                     env->fs_type, env->dir, strerror(e));
+            return EINVAL;
+        }
+        return 0;  /* permission problems are reported by the core's own checks */
+    }
+    close(fd);
+    unlink(probe);
+    return 0;
+}
+
+static int posix_init(void **state, const void *opts, const iolab_cfg_t *cfg,
+                      const iolab_env_t *env, MPI_Comm world, char *err, size_t errlen)
+{
+    (void)world;
+    const posix_opts_t *o = opts;
+    *state = (void *)opts;
+    if (o->mode == MODE_DIRECT)
+        return check_direct(cfg, env, err, errlen);
+    return 0;
+}
+
+static void posix_fini(void *state) { (void)state; }
+
+static int posix_open(void *state, const iolab_open_args_t *a, void **fh, char *err,
+                      size_t errlen)
+{
+    const posix_opts_t *o = state;
+    int flags = a->dir == IOLAB_WRITE ? O_WRONLY | O_CREAT : O_RDONLY;
+    if (o->mode == MODE_SYNC)
+        flags |= O_DSYNC;
+    if (o->mode == MODE_DIRECT)
+        flags |= O_DIRECT;
+    int crank = 0, csize = 1;
+    MPI_Comm_rank(a->comm, &crank);
+    MPI_Comm_size(a->comm, &csize);
+    int fd = -1, e = 0;
+    /* A shared file is truncated once, by the first rank, before the others open it: a late
+     * O_TRUNC would cut data another rank already wrote. */
+    if (a->dir == IOLAB_WRITE && crank == 0) {
+        fd = open(a->path, flags | O_TRUNC, 0644);
+        e = fd < 0 ? errno : 0;
+    }
+    if (csize > 1 && a->dir == IOLAB_WRITE)
+        MPI_Barrier(a->comm);
+    if (!(a->dir == IOLAB_WRITE && crank == 0)) {
+        fd = open(a->path, flags, 0644);
+        e = fd < 0 ? errno : 0;
+    }
+    if (fd < 0) {
+        snprintf(err, errlen, "open %s: %s", a->path, strerror(e));
+        return e;
+    }
+    posix_file_t *f = malloc(sizeof *f);
+    if (!f) {
+        close(fd);
+        return ENOMEM;
+    }
+    *f = (posix_file_t){fd, o->mode, a->dir == IOLAB_WRITE};
+    *fh = f;
+    return 0;
+}
+
+static int64_t posix_xfer(void *fh, iolab_dir_t dir, void *buf, uint64_t offset, uint64_t len)
+{
+    const posix_file_t *f = fh;
+    uint64_t done = 0;
+    while (done < len) {
+        ssize_t n = dir == IOLAB_WRITE
+                        ? pwrite(f->fd, (char *)buf + done, len - done, (off_t)(offset + done))
+                        : pread(f->fd, (char *)buf + done, len - done, (off_t)(offset + done));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -errno;
+        if (n == 0)
+            break;  /* end of file: the core reports a short read */
+        done += (uint64_t)n;
+    }
+    return (int64_t)done;
+}
+
+static int posix_sync(void *fh)
+{
+    const posix_file_t *f = fh;
+    return fsync(f->fd) == 0 ? 0 : errno;
+}
+
+static int posix_close(void *fh)
+{
+    posix_file_t *f = fh;
+    int e = 0;
+    if (f->mode == MODE_FSYNC && f->wrote && fsync(f->fd) != 0)
+        e = errno;
+    if (close(f->fd) != 0 && !e)
+        e = errno;
+    free(f);
+    return e;
+}
+
+static int posix_remove(void *state, const char *path)
+{
+    (void)state;
+    return unlink(path) == 0 || errno == ENOENT ? 0 : errno;
+}
+
+const iolab_backend_t iolab_backend_posix = {
+    .name = "posix",
+    .summary = "open/pread/pwrite/close: buffered, O_DSYNC, fsync before close, O_DIRECT",
+    .caps = IOLAB_CAP_SHARED | IOLAB_CAP_THREADS | IOLAB_CAP_PLAIN_FILES |
+            IOLAB_CAP_STORES_DATA,
+    .options = posix_options,
+    .options_size = sizeof(posix_opts_t),
+    .init = posix_init,
+    .fini = posix_fini,
+    .open = posix_open,
+    .xfer = posix_xfer,
+    .xfer_vec = NULL,
+    .sync = posix_sync,
+    .get_info = NULL,
+    .close = posix_close,
+    .remove = posix_remove,
+};

@@ -1,0 +1,386 @@
+/* iolab-bench: the driver (see driver.h). */
+#include "driver.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "run.h"
+
+volatile sig_atomic_t iolab_interrupted = 0;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    iolab_interrupted = 1;
+}
+
+static void install_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+/* Core option table + one per built backend, each bound to the struct it fills. */
+static int build_groups(iolab_run_t *run)
+{
+    size_t n;
+    const iolab_backend_t *const *all = iolab_backends_all(&n);
+    run->groups = calloc(n + 1, sizeof *run->groups);
+    if (!run->groups)
+        return -1;
+    run->groups[0] = (iolab_optgroup_t){"core", iolab_config_options, &run->cfg};
+    for (size_t i = 0; i < n; i++) {
+        void *base = all[i]->options_size ? calloc(1, all[i]->options_size) : NULL;
+        run->groups[i + 1] = (iolab_optgroup_t){all[i]->name, all[i]->options, base};
+    }
+    run->ngroups = n + 1;
+    return 0;
+}
+
+static void api_choices(char *buf, size_t len)
+{
+    size_t n, used = 0;
+    const iolab_backend_t *const *all = iolab_backends_all(&n);
+    buf[0] = '\0';
+    for (size_t i = 0; i < n && used < len; i++)
+        used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? "|" : "", all[i]->name);
+}
+
+/* All ranks agree whether any rank found bad input; rank 0 prints the message of the
+ * lowest such rank. Returns 1 when the run must stop with exit code 2. */
+static int agree_bad_input(iolab_run_t *run, const char *err)
+{
+    struct { int val, rank; } in = {err[0] ? run->rank : INT_MAX, run->rank}, out;
+    MPI_Allreduce(&in, &out, 1, MPI_2INT, MPI_MINLOC, run->world);
+    if (out.val == INT_MAX)
+        return 0;
+    char msg[IOLAB_ERRLEN];
+    snprintf(msg, sizeof msg, "%s", err);
+    if (out.val != 0) {
+        if (run->rank == out.val)
+            MPI_Send(msg, sizeof msg, MPI_CHAR, 0, 0, run->world);
+        else if (run->rank == 0)
+            MPI_Recv(msg, sizeof msg, MPI_CHAR, out.val, 0, run->world, MPI_STATUS_IGNORE);
+    }
+    if (run->rank == 0) {
+        fprintf(stderr, "iolab-bench: %s\n", msg);
+        fflush(stderr);
+    }
+    return 1;
+}
+
+/* Checks of the options against each other and the backend's capabilities. */
+static int check_combinations(const iolab_run_t *run, char *err, size_t len)
+{
+    const iolab_cfg_t *c = &run->cfg;
+    unsigned caps = run->be->caps;
+    int agg = iolab_layout_aggregated(&run->layout);
+    int shared = c->layout == IOLAB_LAYOUT_SEGMENTED || c->layout == IOLAB_LAYOUT_STRIDED ||
+                 (c->layout == IOLAB_LAYOUT_SUBSET && c->group_files == IOLAB_GROUP_FILES_SHARED);
+    if (c->reps < 1 || c->read_times < 1 || c->threads < 1 || c->group < 0)
+        snprintf(err, len, "--reps, --read-times and --threads must be at least 1 and --group "
+                 "at least 0 (got %lld, %lld, %lld, %lld)", (long long)c->reps,
+                 (long long)c->read_times, (long long)c->threads, (long long)c->group);
+    else if (c->threads > 1 && !(caps & IOLAB_CAP_THREADS))
+        snprintf(err, len, "--threads needs an api that is thread-safe per file (posix); "
+                 "api %s is not", run->be->name);
+    else if (c->threads > 1 && (c->collective || c->file_view || agg))
+        snprintf(err, len, "--threads cannot be combined with --collective, --file-view or "
+                 "the serial/subset layouts; drop one of them");
+    else if (c->collective && !(caps & IOLAB_CAP_COLLECTIVE))
+        snprintf(err, len, "--collective needs an api with collective I/O (mpiio, hdf5); "
+                 "api %s has none", run->be->name);
+    else if (c->file_view && !(caps & IOLAB_CAP_VECTOR))
+        snprintf(err, len, "--file-view needs an api with file views (mpiio, hdf5); api %s has "
+                 "none", run->be->name);
+    else if (c->file_view && agg)
+        snprintf(err, len, "--file-view applies to the fpp, segmented and strided layouts");
+    else if (shared && !(caps & IOLAB_CAP_SHARED))
+        snprintf(err, len, "api %s cannot share one file between ranks; use --layout fpp",
+                 run->be->name);
+    else if (c->verify && !(caps & IOLAB_CAP_STORES_DATA))
+        snprintf(err, len, "--verify needs an api that stores data; api %s does not",
+                 run->be->name);
+    else if ((c->hint.n || c->hints_file) && !(caps & IOLAB_CAP_HINTS))
+        snprintf(err, len, "--hint and --hints-file apply to MPI-IO based apis (mpiio, hdf5, "
+                 "pnetcdf), not to api %s", run->be->name);
+    else if (agg && run->layout.transfer * (uint64_t)run->layout.group > INT_MAX)
+        snprintf(err, len, "--transfer x group size must stay below 2 GiB for the serial and "
+                 "subset layouts (MPI message size); use a smaller --transfer");
+    else
+        return 0;
+    return -1;
+}
+
+/* Directory exists and is writable (writes); the files exist and are long enough
+ * (read-only runs). */
+static int check_files(const iolab_run_t *run, char *err, size_t len)
+{
+    const iolab_cfg_t *c = &run->cfg;
+    if (!(run->be->caps & IOLAB_CAP_PLAIN_FILES))
+        return 0;
+    const char *dir = run->env.dir;
+    if (!run->env.dir_exists) {
+        snprintf(err, len, "directory %.300s does not exist (from --path %.300s); create it or point "
+                 "--path to an existing directory", dir, c->path);
+        return -1;
+    }
+    if (c->write && access(dir, W_OK | X_OK) != 0) {
+        snprintf(err, len, "cannot create files in %.300s: %s; choose a writable directory with "
+                 "--path", dir, strerror(errno));
+        return -1;
+    }
+    if (c->write || run->rank != 0)
+        return 0;
+    for (int f = 0; f < iolab_layout_nfiles(&run->layout); f++) {
+        char path[4096];
+        struct stat st;
+        iolab_run_file_path(run, f, path, sizeof path);
+        uint64_t need = iolab_layout_file_bytes(&run->layout, f);
+        const char *p = iolab_env_strip_prefix(path);
+        if (stat(p, &st) != 0 || access(p, R_OK) != 0) {
+            snprintf(err, len, "cannot read %s: %s; a read-only run needs the files of an "
+                     "earlier run with the same sizes and layout (--write --keep)", p,
+                     strerror(errno));
+            return -1;
+        }
+        if ((uint64_t)st.st_size < need) {
+            snprintf(err, len, "%s has %lld bytes but the layout reads %llu; write it first "
+                     "with the same sizes and layout (--write --keep)", p,
+                     (long long)st.st_size, (unsigned long long)need);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Everything that can be checked before touching the file system. */
+static int validate(iolab_run_t *run, char *err, size_t len)
+{
+    iolab_cfg_t *c = &run->cfg;
+    run->be = iolab_backend_find(c->api);
+    if (!run->be) {
+        char built[256];
+        api_choices(built, sizeof built);
+        snprintf(err, len, "api '%s' is not built into this iolab-bench (built: %s); install "
+                 "its library (parallel HDF5, PnetCDF) and re-run ./setup", c->api, built);
+        return -1;
+    }
+    for (size_t g = 1; g < run->ngroups; g++)
+        if (strcmp(run->groups[g].owner, run->be->name) == 0)
+            run->be_opts = run->groups[g].base;
+    int group = c->group > 0 ? (int)c->group : run->env.host_ranks[0];
+    if (iolab_layout_init(&run->layout, c->layout, run->ranks, c->transfer, c->block,
+                          c->segments, group, c->group_files == IOLAB_GROUP_FILES_SHARED,
+                          err, len) != 0)
+        return -1;
+    if (check_combinations(run, err, len) != 0)
+        return -1;
+    if (iolab_hints_collect(&run->hints, c, err, len) != 0)
+        return -1;
+    if (check_files(run, err, len) != 0)
+        return -1;
+    if (run->rank == 0 && c->json && strcmp(c->json, "-") != 0) {
+        FILE *f = fopen(c->json, "a");
+        if (!f) {
+            snprintf(err, len, "cannot write --json %s: %s", c->json, strerror(errno));
+            return -1;
+        }
+        fclose(f);
+    }
+    return 0;
+}
+
+/* Aggregated layouts: a communicator per group (aggregator = its rank 0), and one of the
+ * aggregators when they share one file. */
+static void make_comms(iolab_run_t *run)
+{
+    run->group_comm = MPI_COMM_NULL;
+    run->agg_comm = MPI_COMM_NULL;
+    if (!iolab_layout_aggregated(&run->layout))
+        return;
+    int g = iolab_layout_group_of(&run->layout, run->rank);
+    MPI_Comm_split(run->world, g, run->rank, &run->group_comm);
+    if (run->layout.kind == IOLAB_LAYOUT_SUBSET && run->layout.group_shared) {
+        int is_agg = iolab_layout_group_first(&run->layout, g) == run->rank;
+        MPI_Comm_split(run->world, is_agg ? 0 : MPI_UNDEFINED, run->rank, &run->agg_comm);
+    }
+}
+
+static void remove_files(iolab_run_t *run)
+{
+    int mine = run->files_exist, any = 0;
+    MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, run->world);
+    if (!any || run->cfg.keep)
+        return;
+    for (int f = 0; f < iolab_layout_nfiles(&run->layout); f++)
+        if (f % run->ranks == run->rank) {
+            char path[4096];
+            iolab_run_file_path(run, f, path, sizeof path);
+            run->be->remove(run->be_state, path);
+        }
+    MPI_Barrier(run->world);
+}
+
+static void progress(const iolab_run_t *run, int rep, int op, int pass, int done, int total)
+{
+    if (run->rank != 0 || !run->cfg.progress)
+        return;
+    fprintf(stderr, "progress %d %s %d %d/%d\n", rep, op == IOLAB_WRITE ? "write" : "read",
+            pass, done, total);
+    fflush(stderr);
+}
+
+/* The repetitions. Stops at the first failure, mismatch or interrupt. */
+static void run_reps(iolab_run_t *run)
+{
+    const iolab_cfg_t *c = &run->cfg;
+    int per_rep = (c->write ? 1 : 0) + (c->read ? (int)c->read_times : 0);
+    int total = per_rep * (int)c->reps, done = 0;
+    for (int rep = 0; rep < c->reps; rep++) {
+        if (c->write) {
+            int stop = iolab_phase_run(run, IOLAB_WRITE, rep, 0);
+            progress(run, rep, IOLAB_WRITE, 0, ++done, total);
+            if (stop)
+                return;
+        }
+        for (int pass = 0; c->read && pass < c->read_times; pass++) {
+            int stop = iolab_phase_run(run, IOLAB_READ, rep, pass);
+            progress(run, rep, IOLAB_READ, pass, ++done, total);
+            if (stop)
+                return;
+        }
+    }
+}
+
+static void finish_status(iolab_run_t *run)
+{
+    run->status = "ok";
+    if (run->fail.set) {
+        run->status = "failed";
+    } else if (run->verify.bad) {
+        run->status = "failed";
+        run->fail.set = 1;
+        run->fail.phase = "read";
+        run->fail.rank = run->verify.reader;
+        snprintf(run->fail.message, sizeof run->fail.message,
+                 "verify: %llu transfers with wrong data; first wrong byte at offset %llu of "
+                 "%.300s (data of rank %d, read by rank %d)",
+                 (unsigned long long)run->verify.errors, (unsigned long long)run->verify.offset,
+                 run->verify.file, run->verify.rank, run->verify.reader);
+    }
+    if (iolab_interrupted)
+        run->status = "interrupted";
+}
+
+static void write_reports(const iolab_run_t *run)
+{
+    if (run->rank != 0)
+        return;
+    const char *json = run->cfg.json;
+    int json_stdout = !json || strcmp(json, "-") == 0;
+    if (!run->cfg.quiet)
+        iolab_report_table(run, json_stdout ? stderr : stdout);
+    FILE *out = json_stdout ? stdout : fopen(json, "w");
+    if (!out) {
+        fprintf(stderr, "iolab-bench: cannot write %s: %s\n", json, strerror(errno));
+        return;
+    }
+    iolab_report_json(run, out);
+    if (out != stdout)
+        fclose(out);
+    fflush(stdout);
+}
+
+/* Options, environment, validation (exit 2 on bad input, agreed by all ranks), backend
+ * set-up. Returns -1 to go on, else the exit code. */
+static int start(iolab_run_t *run, int argc, char **argv)
+{
+    char err[IOLAB_ERRLEN] = "";
+    const char *action = NULL;
+    if (build_groups(run) != 0 ||
+        iolab_options_defaults(run->groups, run->ngroups, err, sizeof err) != 0 ||
+        iolab_options_parse(run->groups, run->ngroups, argc, argv, &action, err, sizeof err))
+        if (!err[0])
+            snprintf(err, sizeof err, "out of memory");
+    if (!err[0] && action) {
+        char choices[256];
+        api_choices(choices, sizeof choices);
+        if (run->rank == 0 && strcmp(action, "list-options") == 0)
+            iolab_options_list_json(run->groups, run->ngroups, choices, stdout);
+        else if (run->rank == 0 && strcmp(action, "help") == 0)
+            iolab_options_help(run->groups, run->ngroups, stdout);
+        else if (run->rank == 0)
+            printf("iolab-bench %s\n", IOLAB_VERSION);
+        return 0;
+    }
+    if (!run->cfg.write && !run->cfg.read)
+        run->cfg.write = run->cfg.read = true;
+    if (!err[0])
+        iolab_env_gather(&run->env, run->cfg.path, run->world);
+    if (!err[0])
+        validate(run, err, sizeof err);
+    if (agree_bad_input(run, err))
+        return 2;
+    run->buf_align = run->env.page_size > run->env.logical_block_size
+                         ? run->env.page_size : run->env.logical_block_size;
+    run->reorder_shift = run->env.nhosts > 1 ? run->env.host_ranks[0] : 1;
+    int e = run->be->init(&run->be_state, run->be_opts, &run->cfg, &run->env, run->world, err,
+                          sizeof err);
+    if (e && !err[0])
+        snprintf(err, sizeof err, "api %s: %s", run->be->name, strerror(e));
+    if (agree_bad_input(run, err)) {
+        if (!e && run->be->fini)
+            run->be->fini(run->be_state);
+        return 2;
+    }
+    make_comms(run);
+    return -1;
+}
+
+int iolab_driver_main(int argc, char **argv)
+{
+    int provided;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+    install_signals();
+    iolab_run_t *run = calloc(1, sizeof *run);
+    run->world = MPI_COMM_WORLD;
+    MPI_Comm_rank(run->world, &run->rank);
+    MPI_Comm_size(run->world, &run->ranks);
+    int code = start(run, argc, argv);
+    if (code < 0) {
+        run_reps(run);
+        remove_files(run);
+        finish_status(run);
+        write_reports(run);
+        code = iolab_interrupted ? 130 : run->fail.set ? 1 : 0;
+        if (run->be->fini)
+            run->be->fini(run->be_state);
+        if (run->group_comm != MPI_COMM_NULL)
+            MPI_Comm_free(&run->group_comm);
+        if (run->agg_comm != MPI_COMM_NULL)
+            MPI_Comm_free(&run->agg_comm);
+    }
+    for (size_t i = 0; i < run->nphases; i++)
+        free(run->phases[i].per_rank);
+    free(run->phases);
+    iolab_hints_free(&run->hints);
+    iolab_env_free(&run->env);
+    iolab_options_free(run->groups, run->ngroups);
+    for (size_t g = 1; g < run->ngroups; g++)
+        free(run->groups[g].base);
+    free(run->groups);
+    free(run);
+    MPI_Finalize();
+    return code;
+}

@@ -1,0 +1,495 @@
+/* iolab-bench: one timed phase (a write, or one read pass) of one repetition.
+ *
+ * Shape, as IOR: all ranks leave a barrier, then each times its open, its transfers and its
+ * close; the phase's time is the latest close end minus the earliest open start. Errors never
+ * make a rank leave early while others wait in a collective: a rank that failed (or was
+ * interrupted) keeps making the collective calls with zero bytes, and all ranks agree on the
+ * outcome with one allreduce at the end of the phase. */
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "evict.h"
+#include "pattern.h"
+#include "run.h"
+
+/* One thread's share of a rank's transfers (one worker per rank without --threads). */
+typedef struct worker {
+    iolab_run_t *run;
+    void *fh;
+    int op, lr;                 /* direction; logical rank whose data this is */
+    int64_t prep;               /* repetition in the pattern */
+    uint64_t first, last;       /* transfer indices [first, last) */
+    unsigned char *buf;
+    uint64_t bytes, ops;
+    int err;                    /* first errno */
+    char why[IOLAB_ERRLEN];     /* message when errno alone would mislead */
+    uint64_t vbad;              /* transfers with wrong bytes */
+    int bad_set;
+    uint64_t bad_off;
+} worker_t;
+
+/* Timeline of one rank in one phase, seconds from the barrier. */
+typedef struct timeline {
+    double open_start, open_end, xfer_end, close_end;
+} timeline_t;
+
+void iolab_run_file_path(const iolab_run_t *run, int f, char *buf, size_t len)
+{
+    if (run->layout.kind == IOLAB_LAYOUT_FPP)
+        snprintf(buf, len, "%s.%d", run->cfg.path, f);
+    else if (run->layout.kind == IOLAB_LAYOUT_SUBSET && !run->layout.group_shared)
+        snprintf(buf, len, "%s.a%d", run->cfg.path, f);
+    else
+        snprintf(buf, len, "%s", run->cfg.path);
+}
+
+static void check_data(worker_t *w, const unsigned char *buf, uint64_t len, int lr,
+                       uint64_t off)
+{
+    int64_t bad = iolab_pattern_check(buf, len, lr, off, w->prep);
+    if (bad < 0)
+        return;
+    w->vbad++;
+    if (!w->bad_set || off + (uint64_t)bad < w->bad_off) {
+        w->bad_set = 1;
+        w->bad_off = off + (uint64_t)bad;
+    }
+}
+
+static int moved(worker_t *w, int64_t n, uint64_t want)
+{
+    if (n < 0)
+        return (int)-n;
+    if ((uint64_t)n != want) {
+        snprintf(w->why, sizeof w->why, "%s", w->op == IOLAB_READ
+                 ? "short read: the file is shorter than the layout (written with other sizes?)"
+                 : "short write");
+        return EIO;
+    }
+    return 0;
+}
+
+/* One transfer: fill (verify), move, check. zero: a zero-byte collective call. */
+static int step(worker_t *w, uint64_t i, int zero)
+{
+    const iolab_run_t *run = w->run;
+    uint64_t t = run->layout.transfer;
+    if (zero) {
+        int64_t n = run->be->xfer(w->fh, (iolab_dir_t)w->op, w->buf, 0, 0);
+        return n < 0 ? (int)-n : 0;
+    }
+    uint64_t off = iolab_layout_offset(&run->layout, w->lr, i);
+    if (w->op == IOLAB_WRITE && run->cfg.verify)
+        iolab_pattern_fill(w->buf, t, w->lr, off, w->prep);
+    int e = moved(w, run->be->xfer(w->fh, (iolab_dir_t)w->op, w->buf, off, t), t);
+    if (e)
+        return e;
+    w->bytes += t;
+    w->ops++;
+    if (w->op == IOLAB_READ && run->cfg.verify)
+        check_data(w, w->buf, t, w->lr, off);
+    return 0;
+}
+
+static void *worker_loop(void *arg)
+{
+    worker_t *w = arg;
+    int coll = w->run->cfg.collective;
+    for (uint64_t i = w->first; i < w->last; i++) {
+        int zero = 0;
+        if (w->err || iolab_interrupted) {
+            if (!coll || !w->fh)
+                break;
+            zero = 1;
+        }
+        int e = step(w, i, zero);
+        if (e && !w->err)
+            w->err = e;
+    }
+    return NULL;
+}
+
+/* --file-view: the rank's whole data in one call through a strided view. */
+static void vector_xfer(worker_t *w)
+{
+    const iolab_run_t *run = w->run;
+    iolab_layout_vec_t lv;
+    iolab_layout_vec(&run->layout, w->lr, &lv);
+    iolab_vec_t v = {lv.offset, lv.count, lv.length, lv.stride};
+    if (w->op == IOLAB_WRITE && run->cfg.verify)
+        for (uint64_t p = 0; p < v.count; p++)
+            iolab_pattern_fill(w->buf + p * v.length, v.length, w->lr, v.offset + p * v.stride,
+                               w->prep);
+    if (iolab_interrupted || !w->fh) {
+        if (!run->cfg.collective || !w->fh)
+            return;
+        v.count = 0;
+    }
+    uint64_t want = v.count * v.length;
+    int e = moved(w, run->be->xfer_vec(w->fh, (iolab_dir_t)w->op, w->buf, &v), want);
+    if (e) {
+        w->err = e;
+        return;
+    }
+    w->bytes += want;
+    w->ops += v.count ? 1 : 0;
+    if (w->op == IOLAB_READ && run->cfg.verify)
+        for (uint64_t p = 0; p < v.count; p++)
+            check_data(w, w->buf + p * v.length, v.length, w->lr, v.offset + p * v.stride);
+}
+
+/* Serial and subset layouts: members ship each transfer to their group's aggregator (group
+ * rank 0) over MPI, which moves the group's transfers with one call. */
+static void aggregated_loop(worker_t *w, unsigned char *aggbuf, int kg)
+{
+    iolab_run_t *run = w->run;
+    int grank;
+    MPI_Comm_rank(run->group_comm, &grank);
+    uint64_t t = run->layout.transfer, n = iolab_layout_rank_xfers(&run->layout);
+    int agg_coll = run->cfg.collective && run->agg_comm != MPI_COMM_NULL;
+    for (uint64_t i = 0; i < n; i++) {
+        int stop = w->err || iolab_interrupted;
+        uint64_t off = iolab_layout_offset(&run->layout, w->lr, i);
+        if (w->op == IOLAB_WRITE) {
+            if (run->cfg.verify && !stop)
+                iolab_pattern_fill(w->buf, t, w->lr, off, w->prep);
+            MPI_Gather(w->buf, (int)t, MPI_BYTE, aggbuf, (int)t, MPI_BYTE, 0, run->group_comm);
+        }
+        if (grank == 0 && w->fh && (!stop || agg_coll)) {
+            uint64_t len = stop ? 0 : t * (uint64_t)kg;
+            int e = moved(w, run->be->xfer(w->fh, (iolab_dir_t)w->op, aggbuf, off, len), len);
+            if (e && !w->err)
+                w->err = e;
+            else if (!e && len) {
+                w->bytes += len;
+                w->ops++;
+            }
+        }
+        if (w->op == IOLAB_READ) {
+            MPI_Scatter(aggbuf, (int)t, MPI_BYTE, w->buf, (int)t, MPI_BYTE, 0, run->group_comm);
+            if (run->cfg.verify && !stop)
+                check_data(w, w->buf, t, w->lr, off);
+        }
+    }
+}
+
+static void *alloc_buf(const iolab_run_t *run, uint64_t len, int lr)
+{
+    void *p = NULL;
+    if (posix_memalign(&p, (size_t)run->buf_align, len ? (size_t)len : 1) != 0)
+        return NULL;
+    iolab_pattern_fill(p, len, lr, 0, 0);  /* never zeros: some file systems compress */
+    return p;
+}
+
+/* Run the transfers of this rank (threads, vector or aggregated). Returns the workers. */
+static worker_t *transfer_all(iolab_run_t *run, const worker_t *proto, int nthreads,
+                              unsigned char *aggbuf, int kg)
+{
+    worker_t *w = calloc((size_t)nthreads, sizeof *w);
+    uint64_t n = iolab_layout_rank_xfers(&run->layout);
+    for (int t = 0; t < nthreads; t++) {
+        w[t] = *proto;
+        w[t].first = n * (uint64_t)t / (uint64_t)nthreads;
+        w[t].last = n * (uint64_t)(t + 1) / (uint64_t)nthreads;
+        uint64_t len = run->cfg.file_view ? iolab_layout_rank_bytes(&run->layout)
+                                          : run->layout.transfer;
+        w[t].buf = alloc_buf(run, len, proto->lr);
+        if (!w[t].buf)
+            w[t].err = ENOMEM;
+    }
+    if (iolab_layout_aggregated(&run->layout))
+        aggregated_loop(&w[0], aggbuf, kg);
+    else if (run->cfg.file_view)
+        vector_xfer(&w[0]);
+    else if (nthreads == 1)
+        worker_loop(&w[0]);
+    else {
+        pthread_t *th = calloc((size_t)nthreads, sizeof *th);
+        char *started = calloc((size_t)nthreads, 1);
+        for (int t = 0; t < nthreads; t++) {
+            started[t] = pthread_create(&th[t], NULL, worker_loop, &w[t]) == 0;
+            if (!started[t])  /* no thread left: do its share here rather than lose it */
+                worker_loop(&w[t]);
+        }
+        for (int t = 0; t < nthreads; t++)
+            if (started[t])
+                pthread_join(th[t], NULL);
+        free(started);
+        free(th);
+    }
+    return w;
+}
+
+/* Which communicator opens the file this rank works on (NULL: this rank does no I/O). */
+static MPI_Comm open_comm(const iolab_run_t *run, int *does_io)
+{
+    *does_io = 1;
+    switch (run->layout.kind) {
+    case IOLAB_LAYOUT_FPP:
+        return MPI_COMM_SELF;
+    case IOLAB_LAYOUT_SEGMENTED:
+    case IOLAB_LAYOUT_STRIDED:
+        return run->world;
+    default: {
+        int grank;
+        MPI_Comm_rank(run->group_comm, &grank);
+        *does_io = grank == 0;
+        return run->agg_comm != MPI_COMM_NULL ? run->agg_comm : MPI_COMM_SELF;
+    }
+    }
+}
+
+/* Open, record effective hints once, move, sync, close. Fills tl and the workers. */
+static worker_t *do_phase_io(iolab_run_t *run, worker_t *proto, timeline_t *tl, double t0)
+{
+    int does_io, nthreads = (int)run->cfg.threads;
+    MPI_Comm comm = open_comm(run, &does_io);
+    int kg = 1;
+    unsigned char *aggbuf = NULL;
+    if (run->cfg.file_view)
+        nthreads = 1;
+    if (iolab_layout_aggregated(&run->layout)) {
+        nthreads = 1;
+        MPI_Comm_size(run->group_comm, &kg);
+        if (does_io)
+            aggbuf = alloc_buf(run, run->layout.transfer * (uint64_t)kg, proto->lr);
+    }
+    char path[4096], err[IOLAB_ERRLEN] = "";
+    int f = iolab_layout_file_of(&run->layout, proto->lr);
+    iolab_run_file_path(run, f, path, sizeof path);
+    tl->open_start = MPI_Wtime() - t0;
+    if (does_io) {
+        MPI_Info info = iolab_hints_info(&run->hints);
+        iolab_open_args_t a = {path, comm, (iolab_dir_t)proto->op,
+                               iolab_layout_file_bytes(&run->layout, f), info};
+        int e = run->be->open(run->be_state, &a, &proto->fh, err, sizeof err);
+        if (info != MPI_INFO_NULL)
+            MPI_Info_free(&info);
+        if (e) {
+            proto->fh = NULL;
+            proto->err = e;
+        }
+        if (proto->op == IOLAB_WRITE)
+            run->files_exist = 1;
+    }
+    tl->open_end = MPI_Wtime() - t0;
+    worker_t *w = transfer_all(run, proto, nthreads, aggbuf, kg);
+    tl->xfer_end = MPI_Wtime() - t0;
+    if (proto->fh) {
+        if (!run->hints.have_effective && run->be->get_info) {
+            MPI_Info used = MPI_INFO_NULL;
+            if (run->be->get_info(proto->fh, &used) == 0) {
+                iolab_hints_set_effective(&run->hints, used, run->env.mpi_library);
+                if (used != MPI_INFO_NULL)
+                    MPI_Info_free(&used);
+            }
+        }
+        int e = 0;
+        if (proto->op == IOLAB_WRITE && run->cfg.fsync && run->be->sync)
+            e = run->be->sync(proto->fh);
+        int ce = run->be->close(proto->fh);
+        if (!w[0].err && (e || ce))
+            w[0].err = e ? e : ce;
+    }
+    tl->close_end = MPI_Wtime() - t0;
+    free(aggbuf);
+    if (proto->err && !w[0].err)
+        w[0].err = proto->err;
+    if (err[0] && !w[0].why[0])
+        snprintf(w[0].why, sizeof w[0].why, "%s", err);
+    return w;
+}
+
+/* Everyone learns the lowest failing rank's errno and message (MINLOC + broadcast). */
+static void agree_failure(iolab_run_t *run, int op, int err, const char *why,
+                          uint64_t bytes_done)
+{
+    struct { int val, rank; } in = {err ? run->rank : INT_MAX, run->rank}, out;
+    MPI_Allreduce(&in, &out, 1, MPI_2INT, MPI_MINLOC, run->world);
+    uint64_t total = 0;
+    MPI_Allreduce(&bytes_done, &total, 1, MPI_UINT64_T, MPI_SUM, run->world);
+    if (out.val == INT_MAX || run->fail.set)
+        return;
+    int who = out.val, e = err;
+    char msg[IOLAB_ERRLEN];
+    snprintf(msg, sizeof msg, "%s", why && *why ? why : strerror(err));
+    MPI_Bcast(&e, 1, MPI_INT, who, run->world);
+    MPI_Bcast(msg, sizeof msg, MPI_CHAR, who, run->world);
+    run->fail.set = 1;
+    run->fail.phase = op == IOLAB_WRITE ? "write" : "read";
+    run->fail.rank = who;
+    run->fail.err = e;
+    run->fail.bytes_done = total;
+    snprintf(run->fail.message, sizeof run->fail.message, "%s", msg);
+}
+
+/* Sum verify errors; everyone learns the lowest-offset... of the lowest failing reader. */
+static void agree_verify(iolab_run_t *run, const worker_t *w, int nw, int path_f)
+{
+    uint64_t mine = 0, all = 0;
+    int set = 0;
+    uint64_t off = 0;
+    for (int t = 0; t < nw; t++) {
+        mine += w[t].vbad;
+        if (w[t].bad_set && (!set || w[t].bad_off < off)) {
+            set = 1;
+            off = w[t].bad_off;
+        }
+    }
+    MPI_Allreduce(&mine, &all, 1, MPI_UINT64_T, MPI_SUM, run->world);
+    if (!all)
+        return;
+    run->verify.errors += all;
+    struct { int val, rank; } in = {set ? run->rank : INT_MAX, run->rank}, out;
+    MPI_Allreduce(&in, &out, 1, MPI_2INT, MPI_MINLOC, run->world);
+    if (out.val == INT_MAX || run->verify.bad)
+        return;
+    int owner[2] = {w[0].lr, path_f};
+    MPI_Bcast(owner, 2, MPI_INT, out.val, run->world);
+    MPI_Bcast(&off, 1, MPI_UINT64_T, out.val, run->world);
+    run->verify.bad = 1;
+    run->verify.reader = out.val;
+    run->verify.rank = owner[0];
+    run->verify.offset = off;
+    iolab_run_file_path(run, owner[1], run->verify.file, sizeof run->verify.file);
+}
+
+/* Gather every rank's numbers to rank 0 and compute the phase's result there. */
+static void collect(iolab_run_t *run, iolab_phase_t *ph, const iolab_rank_stat_t *me)
+{
+    double mine[7] = {(double)me->bytes, (double)me->ops, me->open_s, me->xfer_s, me->close_s,
+                      me->start, me->end};
+    double *all = run->rank == 0 ? malloc(sizeof mine * (size_t)run->ranks) : NULL;
+    MPI_Gather(mine, 7, MPI_DOUBLE, all, 7, MPI_DOUBLE, 0, run->world);
+    if (run->rank != 0)
+        return;
+    ph->per_rank = calloc((size_t)run->ranks, sizeof *ph->per_rank);
+    double first = 0, last = 0;
+    for (int r = 0; r < run->ranks; r++) {
+        const double *d = all + 7 * r;
+        iolab_rank_stat_t *s = &ph->per_rank[r];
+        *s = (iolab_rank_stat_t){(uint64_t)d[0], (uint64_t)d[1], d[2], d[3], d[4], d[5], d[6]};
+        ph->bytes += s->bytes;
+        ph->ops += s->ops;
+        first = r == 0 || s->start < first ? s->start : first;
+        last = r == 0 || s->end > last ? s->end : last;
+        const double v[3] = {s->open_s, s->xfer_s, s->close_s};
+        iolab_minmax_t *mm[3] = {&ph->open_s, &ph->xfer_s, &ph->close_s};
+        for (int k = 0; k < 3; k++) {
+            if (r == 0 || v[k] < mm[k]->min)
+                mm[k]->min = v[k];
+            if (r == 0 || v[k] > mm[k]->max)
+                mm[k]->max = v[k];
+        }
+    }
+    free(all);
+    ph->time_s = last - first;
+    ph->bw = ph->time_s > 0 ? (double)ph->bytes / ph->time_s : 0;
+    ph->iops = ph->time_s > 0 ? (double)ph->ops / ph->time_s : 0;
+}
+
+static void append_phase(iolab_run_t *run, const iolab_phase_t *ph)
+{
+    if (run->rank != 0)
+        return;
+    if (run->nphases == run->phases_cap) {
+        size_t cap = run->phases_cap ? 2 * run->phases_cap : 16;
+        iolab_phase_t *n = realloc(run->phases, cap * sizeof *n);
+        if (!n)
+            return;
+        run->phases = n;
+        run->phases_cap = cap;
+    }
+    run->phases[run->nphases++] = *ph;
+}
+
+int iolab_phase_run(iolab_run_t *run, int op, int rep, int pass)
+{
+    iolab_phase_t ph = {.op = op, .rep = rep, .pass = pass, .cache = "n/a",
+                        .resident_fraction = -1};
+    int lr = run->rank;
+    if (op == IOLAB_READ) {
+        iolab_phase_cache(run, pass, &ph);
+        if (run->cfg.reorder)
+            lr = iolab_layout_reorder(&run->layout, run->rank, run->reorder_shift);
+        ph.reorder_shift = (lr - run->rank + run->ranks) % run->ranks;
+    }
+    worker_t proto = {.run = run, .op = op, .lr = lr, .prep = run->cfg.write ? rep : 0};
+    timeline_t tl;
+    MPI_Barrier(run->world);
+    double t0 = MPI_Wtime();
+    worker_t *w = do_phase_io(run, &proto, &tl, t0);
+    int nw = iolab_layout_aggregated(&run->layout) || run->cfg.file_view ? 1
+                                                                         : (int)run->cfg.threads;
+    iolab_rank_stat_t me = {0, 0, tl.open_end - tl.open_start, tl.xfer_end - tl.open_end,
+                            tl.close_end - tl.xfer_end, tl.open_start, tl.close_end};
+    int err = 0;
+    const char *why = NULL;
+    for (int t = 0; t < nw; t++) {
+        me.bytes += w[t].bytes;
+        me.ops += w[t].ops;
+        if (w[t].err && !err) {
+            err = w[t].err;
+            why = w[t].why;
+        }
+    }
+    int flags[2] = {err != 0, iolab_interrupted != 0}, any[2];
+    MPI_Allreduce(flags, any, 2, MPI_INT, MPI_MAX, run->world);
+    if (any[0])
+        agree_failure(run, op, err, why, me.bytes);
+    else if (op == IOLAB_READ)  /* after an I/O error the data is garbage anyway */
+        agree_verify(run, w, nw, iolab_layout_file_of(&run->layout, lr));
+    if (any[1])
+        iolab_interrupted = 1;
+    collect(run, &ph, &me);
+    append_phase(run, &ph);
+    for (int t = 0; t < nw; t++)
+        free(w[t].buf);
+    free(w);
+    return any[0] || any[1] || run->verify.bad;
+}
+
+void iolab_phase_cache(iolab_run_t *run, int pass, iolab_phase_t *ph)
+{
+    if (!(run->be->caps & IOLAB_CAP_PLAIN_FILES)) {
+        ph->cache = "n/a";
+        return;
+    }
+    int nf = iolab_layout_nfiles(&run->layout), evict_err = 0;
+    char path[4096];
+    ph->evict_attempted = run->cfg.evict && pass == 0;
+    /* One rank per host: the page cache is per host, and one fadvise drops it for all. */
+    if (ph->evict_attempted && run->env.host_leader)
+        for (int f = 0; f < nf; f++) {
+            iolab_run_file_path(run, f, path, sizeof path);
+            if (iolab_evict_file(iolab_env_strip_prefix(path)) != 0)
+                evict_err = 1;
+        }
+    MPI_Barrier(run->world);
+    uint64_t mine[3] = {0, 0, (uint64_t)evict_err}, all[3];
+    if (run->env.host_leader)
+        for (int f = 0; f < nf; f++) {
+            uint64_t res = 0, pages = 0;
+            iolab_run_file_path(run, f, path, sizeof path);
+            if (iolab_evict_resident(iolab_env_strip_prefix(path), &res, &pages) != 0)
+                mine[2] = 1;
+            mine[0] += res;
+            mine[1] += pages;
+        }
+    MPI_Allreduce(mine, all, 3, MPI_UINT64_T, MPI_SUM, run->world);
+    ph->resident_fraction = all[1] && !all[2] ? (double)all[0] / (double)all[1] : -1;
+    ph->evict_verified = ph->evict_attempted && !all[2] && all[0] == 0;
+    if (ph->resident_fraction < 0)
+        ph->cache = "unknown";
+    else if (all[0] == 0)
+        ph->cache = "cold";
+    else if (ph->resident_fraction >= 0.99)
+        ph->cache = "warm";
+    else
+        ph->cache = "unknown";
+}

@@ -1,0 +1,113 @@
+/* iolab-bench: one run: its configuration, environment, backend and the result tree that the
+ * JSON and table renderers walk. */
+#ifndef IOLAB_RUN_H
+#define IOLAB_RUN_H
+
+#include <mpi.h>
+#include <signal.h>
+#include <stdint.h>
+
+#include "backend.h"
+#include "config.h"
+#include "env.h"
+#include "hints.h"
+#include "layout.h"
+#include "options.h"
+
+#define IOLAB_ERRLEN 1024
+
+/* One rank's part of a phase; times in seconds from the phase's barrier. */
+typedef struct iolab_rank_stat {
+    uint64_t bytes, ops;
+    double open_s, xfer_s, close_s;
+    double start, end;
+} iolab_rank_stat_t;
+
+typedef struct iolab_minmax {
+    double min, max;
+} iolab_minmax_t;
+
+/* One write phase or one read pass of one repetition (complete on rank 0 only). */
+typedef struct iolab_phase {
+    int op;                   /* iolab_dir_t */
+    int rep, pass;
+    const char *cache;        /* "n/a" | "warm" | "cold" | "unknown" */
+    int evict_attempted, evict_verified;
+    double resident_fraction; /* of the files' pages before the pass; < 0 unknown */
+    int reorder_shift;        /* ranks between reader and writer; 0 = own data */
+    uint64_t bytes, ops;
+    double time_s, bw, iops;
+    iolab_minmax_t open_s, xfer_s, close_s;
+    iolab_rank_stat_t *per_rank;  /* ranks entries */
+} iolab_phase_t;
+
+/* The first failure of the run (an I/O error, a verify mismatch, an interrupt). */
+typedef struct iolab_failure {
+    int set;
+    const char *phase;        /* "write" | "read" | "open" ... */
+    int rank, err;            /* err: errno, 0 for a verify mismatch */
+    char message[IOLAB_ERRLEN];
+    uint64_t bytes_done;
+} iolab_failure_t;
+
+typedef struct iolab_verify_result {
+    uint64_t errors;          /* transfers with at least one wrong byte, all ranks */
+    int bad;                  /* first_bad below is set */
+    int rank, reader;         /* whose data was wrong, who read it */
+    uint64_t offset;          /* file offset of the first wrong byte */
+    char file[4096];
+} iolab_verify_result_t;
+
+typedef struct iolab_run {
+    MPI_Comm world;
+    int rank, ranks;
+    iolab_cfg_t cfg;
+    iolab_optgroup_t *groups;  /* core + every built backend */
+    size_t ngroups;
+    const iolab_backend_t *be;
+    const void *be_opts;       /* the selected backend's options struct */
+    void *be_state;
+    iolab_env_t env;
+    iolab_layout_t layout;
+    iolab_hints_t hints;
+    MPI_Comm group_comm;       /* aggregated layouts: my group, aggregator = rank 0 */
+    MPI_Comm agg_comm;         /* subset to one shared file: the aggregators */
+    int reorder_shift;
+    uint64_t buf_align;
+    iolab_phase_t *phases;     /* rank 0 */
+    size_t nphases, phases_cap;
+    const char *status;        /* "ok" | "failed" | "interrupted" */
+    iolab_failure_t fail;
+    iolab_verify_result_t verify;
+    int files_exist;           /* the run created files that may need removing */
+} iolab_run_t;
+
+/* Set by SIGINT/SIGTERM; checked between transfers. */
+extern volatile sig_atomic_t iolab_interrupted;
+
+/* Path of file f of the layout into buf (fpp: <path>.<f>, subset aggregator files
+ * <path>.a<f>, else <path>). */
+void iolab_run_file_path(const iolab_run_t *run, int f, char *buf, size_t len);
+
+/* Run one phase (collective over run->world). Appends the result to run->phases on rank 0
+ * and records failures in run->fail / run->verify (identical on all ranks). Returns 0, or 1
+ * when the run must stop (failure or interrupt, agreed by all ranks). */
+int iolab_phase_run(iolab_run_t *run, int op, int rep, int pass);
+
+/* Evict (when asked) and measure the page-cache residency of the run's files before a read
+ * pass (collective). Fills the cache fields of *ph on every rank. */
+void iolab_phase_cache(iolab_run_t *run, int pass, iolab_phase_t *ph);
+
+#include "stats.h"
+
+typedef enum { IOLAB_METRIC_BW = 0, IOLAB_METRIC_IOPS, IOLAB_METRIC_TIME } iolab_metric_t;
+
+/* Statistics over repetitions of one metric of the phases with this op and pass (rank 0).
+ * The one place the summary numbers are computed; both renderers use it. */
+iolab_stats_t iolab_run_stats(const iolab_run_t *run, int op, int pass, iolab_metric_t m);
+
+/* Render the result (rank 0). */
+void iolab_report_json(const iolab_run_t *run, FILE *out);
+void iolab_report_table(const iolab_run_t *run, FILE *out);
+
+#endif
