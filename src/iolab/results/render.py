@@ -35,12 +35,13 @@ def fmt_bw(v: Any) -> str:
 
 def fmt_num(v: Any) -> str:
     if isinstance(v, float):
-        return f"{v:.1f}" if abs(v) < 1e6 else f"{v:.3g}"
+        return f"{v:.1f}" if abs(v) < 100 else f"{v:.0f}"
     return "-" if v is None else str(v)
 
 
 def fmt_seconds(v: Any) -> str:
-    return f"{v:.2f}" if isinstance(v, (int, float)) else "-"
+    """Four significant digits: phases last from microseconds (null api) to minutes."""
+    return f"{v:.4g}" if isinstance(v, (int, float)) else "-"
 
 
 def fmt_text(v: Any) -> str:
