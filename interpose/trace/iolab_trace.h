@@ -1,0 +1,252 @@
+/* libiolab-trace: the core's internal interface, shared by the POSIX and STDIO wrappers and
+ * the MPI-IO shim (libiolab-trace-mpi.so).
+ *
+ * Ownership: the core owns every record (fixed pools mmap'ed at start-up, bounded by
+ * IOLAB_TRACE_MAX_RECORDS); wrappers only borrow pointers. Nothing here does I/O except the
+ * writer, which runs at process end with the reentrancy guard held.
+ */
+#ifndef IOLAB_TRACE_H
+#define IOLAB_TRACE_H
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+/* ---- counters: enums generated from the one list (counters/iolab_counters.def) ---- */
+enum iolab_posix_i {
+#define IOLAB_POSIX_I(name, kind, unit, doc) IOLAB_##name,
+#include "iolab_counters.def"
+    IOLAB_POSIX_NI
+};
+enum iolab_posix_f {
+#define IOLAB_POSIX_F(name, kind, unit, doc) IOLAB_##name,
+#include "iolab_counters.def"
+    IOLAB_POSIX_NF
+};
+enum iolab_stdio_i {
+#define IOLAB_STDIO_I(name, kind, unit, doc) IOLAB_##name,
+#include "iolab_counters.def"
+    IOLAB_STDIO_NI
+};
+enum iolab_stdio_f {
+#define IOLAB_STDIO_F(name, kind, unit, doc) IOLAB_##name,
+#include "iolab_counters.def"
+    IOLAB_STDIO_NF
+};
+enum iolab_mpiio_i {
+#define IOLAB_MPIIO_I(name, kind, unit, doc) IOLAB_##name,
+#include "iolab_counters.def"
+    IOLAB_MPIIO_NI
+};
+enum iolab_mpiio_f {
+#define IOLAB_MPIIO_F(name, kind, unit, doc) IOLAB_##name,
+#include "iolab_counters.def"
+    IOLAB_MPIIO_NF
+};
+
+typedef enum { IOLAB_MOD_POSIX = 0, IOLAB_MOD_STDIO, IOLAB_MOD_MPIIO, IOLAB_NMODS } iolab_module_t;
+
+#define IOLAB_MAX_NI 80 /* >= every module's integer counter count (checked in core.c) */
+#define IOLAB_MAX_NF 20
+#define IOLAB_CVAL_MAX 32 /* distinct values tracked per record for the common values */
+
+enum { IOLAB_IO_NONE = 0, IOLAB_IO_READ = 1, IOLAB_IO_WRITE = 2 };
+
+/* Distinct values seen (up to IOLAB_CVAL_MAX) with their frequencies. */
+typedef struct {
+    int64_t val[IOLAB_CVAL_MAX];
+    int64_t freq[IOLAB_CVAL_MAX];
+    int n;
+    int last;
+} iolab_cval_t;
+
+/* One (module, file) record of this process. Counters first; runtime state after. */
+typedef struct iolab_rec {
+    pthread_mutex_t lock;
+    int64_t c[IOLAB_MAX_NI];
+    double f[IOLAB_MAX_NF];
+    uint64_t id;       /* hash of the path */
+    uint32_t path;     /* offset of the path in the name arena */
+    uint8_t module;
+    uint8_t used;      /* counters touched since the last reset (fork) */
+    int last_io;       /* IOLAB_IO_* */
+    int64_t offset;    /* where the next read/write without an offset starts */
+    int64_t last_byte_read, last_byte_written;
+    double last_read_end, last_write_end, last_meta_end;
+    iolab_cval_t access, stride;
+    int32_t next;      /* chain in the name hash */
+} iolab_rec_t;
+
+/* ---- the core (core.c) ---- */
+
+/* Tracing state: 0 before start-up / disabled, 1 tracing. */
+extern int iolab_core_active;
+/* Job-relative clock start (CLOCK_MONOTONIC seconds). */
+extern double iolab_core_t0;
+
+/* Reentrancy guard: the tracer's own calls, and calls made while a wrapper is recording,
+ * go straight to libc. */
+extern __thread int iolab_core_busy __attribute__((tls_model("initial-exec")));
+
+/* Seconds since the process's profile started. */
+static inline double iolab_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9 - iolab_core_t0;
+}
+
+/* Return 1 and take the guard when this call must be recorded, 0 to pass it through. */
+static inline int iolab_core_enter(void)
+{
+    if (!iolab_core_active || iolab_core_busy)
+        return 0;
+    iolab_core_busy = 1;
+    return 1;
+}
+
+static inline void iolab_core_leave(void) { iolab_core_busy = 0; }
+
+/* dlsym(RTLD_NEXT, name) with the guard held; NULL when absent. */
+void *iolab_core_resolve(const char *name);
+
+/* The record of (module, path), created when new. path: absolute, normalised. NULL when
+ * the record pool is full (counted in the "left out" record). The record is not locked. */
+iolab_rec_t *iolab_core_record(iolab_module_t mod, const char *path);
+/* The existing record of (module, path), or NULL. */
+iolab_rec_t *iolab_core_find(iolab_module_t mod, const char *path);
+/* Memory alignment the POSIX module checks buffers against. */
+int64_t iolab_core_mem_alignment(void);
+/* Records by index (for the fd and handle maps); NULL for -1. */
+iolab_rec_t *iolab_core_rec_at(iolab_module_t mod, int32_t idx);
+int32_t iolab_core_rec_index(const iolab_rec_t *rec);
+const char *iolab_core_rec_path(const iolab_rec_t *rec);
+
+/* Absolute, normalised copy of path (relative to dirpath, or the cwd when dirpath is NULL)
+ * into out[outlen]. Returns 0, or -1 when it does not fit. */
+int iolab_core_abspath(const char *dirpath, const char *path, char *out, size_t outlen);
+/* 1 when the path is in a system folder Darshan also leaves out (/usr, /proc, /etc...). */
+int iolab_core_excluded(const char *abspath);
+
+/* fd -> POSIX record index (-1: not a traced file). */
+int32_t iolab_core_fd_get(int fd);
+void iolab_core_fd_set(int fd, int32_t idx);
+
+/* Pointer-keyed map (FILE*, MPI_File) -> record index; map 0 = STDIO, 1 = MPI-IO. */
+int32_t iolab_core_handle_get(int map, uintptr_t key);
+void iolab_core_handle_put(int map, uintptr_t key, int32_t idx);
+void iolab_core_handle_del(int map, uintptr_t key);
+
+/* Trace mode (DXT-like): append one operation; counted as left out when the buffer is full. */
+extern int iolab_core_tracing;
+void iolab_core_trace_add(const iolab_rec_t *rec, int write, int64_t off, int64_t len,
+                          double t0, double t1);
+
+/* MPI rank/size (set by the MPI shim at MPI_Init, or guessed from the launcher's env). */
+void iolab_trace_set_rank(int rank, int nprocs);
+/* Writes this process's profile now (MPI_Finalize, _exit, signal). reason: "exit" etc. */
+void iolab_trace_flush(const char *reason, int partial);
+
+/* Left-out tallies: records, fds above the table, name arena, trace segments. */
+enum { IOLAB_LEFT_RECORDS, IOLAB_LEFT_FDS, IOLAB_LEFT_NAMES, IOLAB_LEFT_HANDLES, IOLAB_LEFT_N };
+void iolab_core_left_out(int what);
+
+/* ---- shared counter logic (static inline, no locking: caller holds rec->lock) ---- */
+
+/* Darshan's 10 access-size bins, upper bounds inclusive. */
+static inline int iolab_size_bin(int64_t n)
+{
+    static const int64_t top[9] = {100, 1024, 10240, 102400, 1048576, 4194304, 10485760,
+                                   104857600, 1073741824};
+    for (int i = 0; i < 9; i++)
+        if (n <= top[i])
+            return i;
+    return 9;
+}
+
+/* Add [t0, t1] to *timer without counting again what overlaps the previous operation. */
+static inline void iolab_time_add(double *timer, double t0, double t1, double *last_end)
+{
+    *timer += (t0 > *last_end) ? (t1 - t0) : (t1 - *last_end);
+    if (t1 > *last_end)
+        *last_end = t1;
+}
+
+/* Keep vals4/cnts4 ordered by count, then value (both descending), after value v reached
+ * count freq. Same ordering as Darshan's common-value counters. */
+static inline void iolab_top4_update(int64_t *vals4, int64_t *cnts4, int64_t v, int64_t freq)
+{
+    int64_t nv[4], nc[4];
+    int n = 0, i = 0;
+    if (v == 0)
+        return;
+    if (vals4[0] == v) { /* fast path: already the most common */
+        cnts4[0] = freq;
+        return;
+    }
+    for (; i < 4; i++) {
+        if (cnts4[i] > freq || (cnts4[i] == freq && vals4[i] > v)) {
+            nv[n] = vals4[i];
+            nc[n++] = cnts4[i];
+        } else {
+            break;
+        }
+    }
+    if (n == 4)
+        return;
+    nv[n] = v;
+    nc[n++] = freq;
+    for (; n < 4 && i < 4; i++) {
+        if (vals4[i] != v) {
+            nv[n] = vals4[i];
+            nc[n++] = cnts4[i];
+        }
+    }
+    for (; n < 4; n++) { nv[n] = 0; nc[n] = 0; }
+    memcpy(vals4, nv, sizeof nv);
+    memcpy(cnts4, nc, sizeof nc);
+}
+
+/* Count one occurrence of v (values beyond the first IOLAB_CVAL_MAX distinct ones are not
+ * tracked, as in Darshan) and update the 4 most common. */
+static inline void iolab_cval_add(iolab_cval_t *t, int64_t v, int64_t *vals4, int64_t *cnts4)
+{
+    int i = t->last;
+    if (!(i < t->n && t->val[i] == v)) {
+        for (i = 0; i < t->n && t->val[i] != v; i++)
+            ;
+        if (i == t->n) {
+            if (t->n == IOLAB_CVAL_MAX)
+                return;
+            t->val[i] = v;
+            t->freq[i] = 0;
+            t->n++;
+        }
+        t->last = i;
+    }
+    t->freq[i]++;
+    iolab_top4_update(vals4, cnts4, v, t->freq[i]);
+}
+
+/* Lock a record for an update (and mark it as used since the last reset). */
+static inline void iolab_rec_lock(iolab_rec_t *r)
+{
+    pthread_mutex_lock(&r->lock);
+    r->used = 1;
+}
+
+static inline void iolab_rec_unlock(iolab_rec_t *r) { pthread_mutex_unlock(&r->lock); }
+
+/* First-start / last-end timestamps. */
+static inline void iolab_stamp(double *start, double *end, double t0, double t1)
+{
+    if (*start == 0 || *start > t0)
+        *start = t0;
+    *end = t1;
+}
+
+#endif

@@ -1,0 +1,59 @@
+/* libiolab-trace: the core's state, shared by core.c and writer.c only. */
+#ifndef IOLAB_TRACE_CORE_H
+#define IOLAB_TRACE_CORE_H
+
+#include "iolab_trace.h"
+
+#include <limits.h>
+#include <stdatomic.h>
+#include <sys/types.h>
+
+#define IOLAB_HANDLE_SLOTS 8192
+
+typedef struct {
+    iolab_rec_t *recs;        /* cap records, mmap'ed, touched as used */
+    _Atomic uint32_t n;       /* records in use */
+    uint32_t cap;
+    int32_t *bucket;          /* name hash: index + 1 of the first record */
+    uint32_t nbuckets;
+} iolab_pool_t;
+
+typedef struct {
+    _Atomic uintptr_t key;    /* 0 empty, 1 deleted */
+    _Atomic int32_t idx;
+} iolab_handle_t;
+
+typedef struct {
+    uint8_t module, write;
+    int32_t rec;
+    int64_t offset, length;
+    double start, end;
+} iolab_segment_t;
+
+typedef struct {
+    iolab_pool_t pool[IOLAB_NMODS];
+    uint64_t left[IOLAB_NMODS];          /* records that did not fit, per module */
+    uint64_t left_misc[IOLAB_LEFT_N];
+    char *names;                         /* path arena */
+    size_t names_used, names_cap;
+    _Atomic int32_t *fds;
+    size_t nfds;
+    iolab_handle_t *handles[2];
+    iolab_segment_t *segs;
+    _Atomic uint64_t seg_next;
+    uint64_t seg_cap;
+    char outdir[PATH_MAX];
+    size_t outdir_len;
+    int64_t mem_alignment;
+    int rank, nprocs, mpi;
+    pid_t pid;
+    double start_unix;
+    _Atomic int written;
+} iolab_core_state_t;
+
+extern iolab_core_state_t iolab_core;
+
+/* Write this process's profile into iolab_core.outdir (writer.c). Guard held by the caller. */
+void iolab_writer_write(const char *reason, int partial);
+
+#endif

@@ -1,0 +1,68 @@
+/* libiolab-trace: the one wrapper skeleton and the one real-symbol lookup.
+ *
+ * Every intercepted call is written as
+ *     ret_t name(params) { IOLAB_WRAP(ret_t, name, (args), want, record); }
+ * which: passes the call straight through when tracing is off, when the tracer itself is
+ * calling, or when `want` says the call cannot concern a traced file; otherwise times the
+ * real call, runs `record` (a small static inline function; it sees `ret`, `t0_`, `t1_`)
+ * with the reentrancy guard held, and restores errno before returning `ret`.
+ */
+#ifndef IOLAB_WRAP_H
+#define IOLAB_WRAP_H
+
+#include "iolab_trace.h"
+
+#include <stdarg.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+/* For every symbol: the pointer to the real function and its lazy getter. */
+#define IOLAB_SYM(ret, name, params)                                                         \
+    extern ret(*iolab_real_##name) params;                                                   \
+    static inline __typeof__(iolab_real_##name) iolab_get_##name(void)                       \
+    {                                                                                        \
+        if (__builtin_expect(iolab_real_##name == NULL, 0))                                  \
+            iolab_real_##name = (__typeof__(iolab_real_##name))iolab_core_resolve(#name);    \
+        return iolab_real_##name;                                                            \
+    }
+#include "iolab_trace_symbols.def"
+#undef IOLAB_SYM
+
+/* The next definition of `name` after this library (libc, or libiolab-buffer.so). */
+#define IOLAB_REAL(name) (iolab_get_##name())
+
+#define IOLAB_WRAP(type, name, args, want, record)                                           \
+    do {                                                                                     \
+        if (!(want) || !iolab_core_enter())                                                  \
+            return IOLAB_REAL(name) args;                                                    \
+        double t0_ = iolab_now();                                                            \
+        type ret = IOLAB_REAL(name) args;                                                    \
+        double t1_ = iolab_now();                                                            \
+        int errno_ = errno;                                                                  \
+        (void)t0_;                                                                           \
+        (void)t1_;                                                                           \
+        record;                                                                              \
+        iolab_core_leave();                                                                  \
+        errno = errno_;                                                                      \
+        return ret;                                                                          \
+    } while (0)
+
+/* The same for functions returning nothing. */
+#define IOLAB_WRAP_VOID(name, args, want, record)                                            \
+    do {                                                                                     \
+        if (!(want) || !iolab_core_enter()) {                                                \
+            IOLAB_REAL(name) args;                                                           \
+            return;                                                                          \
+        }                                                                                    \
+        double t0_ = iolab_now();                                                            \
+        IOLAB_REAL(name) args;                                                               \
+        double t1_ = iolab_now();                                                            \
+        int errno_ = errno;                                                                  \
+        record;                                                                              \
+        iolab_core_leave();                                                                  \
+        errno = errno_;                                                                      \
+    } while (0)
+
+#endif

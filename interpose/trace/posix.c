@@ -1,0 +1,695 @@
+/* libiolab-trace: POSIX wrappers and the POSIX module's counters (Darshan semantics).
+ *
+ * A record is per file (not per descriptor): like Darshan, every descriptor of a file shares
+ * its offset and last-byte state, and an open resets them. Only regular files and block
+ * devices are counted (checked once per path with fstat); pipes, sockets and ttys pass through.
+ */
+#include "iolab_wrap.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define IOLAB_SYM(ret, name, params) ret(*iolab_real_##name) params = NULL;
+#include "iolab_trace_symbols.def"
+#undef IOLAB_SYM
+
+#define C(r, n) ((r)->c[IOLAB_POSIX_##n])
+#define F(r, n) ((r)->f[IOLAB_POSIX_F_##n])
+
+/* ---- cwd cache (getcwd is a system call; chdir/fchdir invalidate it) ---- */
+
+static pthread_mutex_t cwd_lock = PTHREAD_MUTEX_INITIALIZER;
+static char cwd_cache[PATH_MAX];
+static int cwd_valid = 0;
+
+static int cwd_get(char *out, size_t len)
+{
+    int ok = 0;
+    pthread_mutex_lock(&cwd_lock);
+    if (!cwd_valid && getcwd(cwd_cache, sizeof cwd_cache))
+        cwd_valid = 1;
+    if (cwd_valid && strlen(cwd_cache) < len) {
+        strcpy(out, cwd_cache);
+        ok = 1;
+    }
+    pthread_mutex_unlock(&cwd_lock);
+    return ok;
+}
+
+static void cwd_forget(void)
+{
+    pthread_mutex_lock(&cwd_lock);
+    cwd_valid = 0;
+    pthread_mutex_unlock(&cwd_lock);
+}
+
+/* Absolute path of `path` as opened relative to dirfd. 0 on success. */
+static int resolve_path(int dirfd, const char *path, char *out, size_t len)
+{
+    char dir[PATH_MAX];
+    if (!path || !*path)
+        return -1;
+    if (path[0] != '/') {
+        if (dirfd == AT_FDCWD) {
+            if (!cwd_get(dir, sizeof dir))
+                return -1;
+        } else {
+            char link[64];
+            snprintf(link, sizeof link, "/proc/self/fd/%d", dirfd);
+            ssize_t n = readlink(link, dir, sizeof dir - 1);
+            if (n <= 0)
+                return -1;
+            dir[n] = '\0';
+        }
+        return iolab_core_abspath(dir, path, out, len);
+    }
+    return iolab_core_abspath(NULL, path, out, len);
+}
+
+/* ---- recording ---- */
+
+static inline int is_file(mode_t m) { return S_ISREG(m) || S_ISBLK(m); }
+
+/* The record for a path just opened (or stat'ed) as descriptor fd / with status st. NULL when
+ * the file is not one we count. st may be NULL: then fd is fstat'ed for a new record. */
+static iolab_rec_t *posix_file(int dirfd, const char *path, int fd, const struct stat *st)
+{
+    char abs[PATH_MAX];
+    struct stat sb;
+    if (resolve_path(dirfd, path, abs, sizeof abs) != 0 || iolab_core_excluded(abs))
+        return NULL;
+    iolab_rec_t *r = iolab_core_find(IOLAB_MOD_POSIX, abs);
+    if (r)
+        return r;
+    if (!st) {
+        if (IOLAB_REAL(fstat)(fd, &sb) != 0)
+            return NULL;
+        st = &sb;
+    }
+    if (!is_file(st->st_mode))
+        return NULL;
+    r = iolab_core_record(IOLAB_MOD_POSIX, abs);
+    if (r) {
+        iolab_rec_lock(r);
+        C(r, FILE_ALIGNMENT) = st->st_blksize;
+        iolab_rec_unlock(r);
+    }
+    return r;
+}
+
+static inline void meta_time(iolab_rec_t *r, double t0, double t1)
+{
+    iolab_time_add(&F(r, META_TIME), t0, t1, &r->last_meta_end);
+}
+
+static void posix_open(int dirfd, const char *path, int flags, int mode, int fd, double t0, double t1)
+{
+    if (fd < 0)
+        return;
+    iolab_rec_t *r = posix_file(dirfd, path, fd, NULL);
+    iolab_core_fd_set(fd, r ? iolab_core_rec_index(r) : -1);
+    if (!r)
+        return;
+    struct stat sb;
+    int64_t start = 0;
+    if ((flags & O_APPEND) && IOLAB_REAL(fstat)(fd, &sb) == 0)
+        start = sb.st_size; /* appends go to the end, not to offset 0 */
+    iolab_rec_lock(r);
+    if (mode)
+        C(r, MODE) = mode;
+    r->offset = start;
+    r->last_byte_written = r->last_byte_read = 0;
+    C(r, OPENS)++;
+    iolab_stamp(&F(r, OPEN_START_TIMESTAMP), &F(r, OPEN_END_TIMESTAMP), t0, t1);
+    meta_time(r, t0, t1);
+    iolab_rec_unlock(r);
+}
+
+static void posix_dup(int oldfd, int newfd, double t0, double t1)
+{
+    if (newfd < 0)
+        return;
+    iolab_rec_t *r = iolab_core_rec_at(IOLAB_MOD_POSIX, iolab_core_fd_get(oldfd));
+    iolab_core_fd_set(newfd, r ? iolab_core_rec_index(r) : -1);
+    if (!r)
+        return;
+    iolab_rec_lock(r);
+    C(r, OPENS)++;
+    C(r, DUPS)++;
+    iolab_stamp(&F(r, OPEN_START_TIMESTAMP), &F(r, OPEN_END_TIMESTAMP), t0, t1);
+    meta_time(r, t0, t1);
+    iolab_rec_unlock(r);
+}
+
+static void posix_close(int fd, int ret, double t0, double t1)
+{
+    iolab_rec_t *r = iolab_core_rec_at(IOLAB_MOD_POSIX, iolab_core_fd_get(fd));
+    (void)ret; /* the descriptor is gone even when close reports an error */
+    iolab_core_fd_set(fd, -1);
+    if (!r)
+        return;
+    iolab_rec_lock(r);
+    r->last_byte_written = r->last_byte_read = 0;
+    iolab_stamp(&F(r, CLOSE_START_TIMESTAMP), &F(r, CLOSE_END_TIMESTAMP), t0, t1);
+    meta_time(r, t0, t1);
+    iolab_rec_unlock(r);
+}
+
+/* One read (write = 0) or write of ret bytes; off < 0: at the current offset. */
+static void posix_io(int fd, int write, int64_t off, ssize_t ret, int aligned, double t0, double t1)
+{
+    if (ret < 0)
+        return;
+    iolab_rec_t *r = iolab_core_rec_at(IOLAB_MOD_POSIX, iolab_core_fd_get(fd));
+    if (!r)
+        return;
+    int64_t n = ret;
+    iolab_rec_lock(r);
+    int64_t this_off = off >= 0 ? off : r->offset;
+    int64_t *last = write ? &r->last_byte_written : &r->last_byte_read;
+    int64_t stride = (this_off > 0 && this_off > *last && *last != 0) ? this_off - *last - 1 : 0;
+    if (this_off > *last)
+        r->c[write ? IOLAB_POSIX_SEQ_WRITES : IOLAB_POSIX_SEQ_READS]++;
+    if (this_off == *last + 1)
+        r->c[write ? IOLAB_POSIX_CONSEC_WRITES : IOLAB_POSIX_CONSEC_READS]++;
+    *last = this_off + n - 1;
+    r->offset = this_off + n;
+    int64_t *maxb = write ? &C(r, MAX_BYTE_WRITTEN) : &C(r, MAX_BYTE_READ);
+    if (*maxb < this_off + n - 1)
+        *maxb = this_off + n - 1;
+    r->c[write ? IOLAB_POSIX_BYTES_WRITTEN : IOLAB_POSIX_BYTES_READ] += n;
+    r->c[write ? IOLAB_POSIX_WRITES : IOLAB_POSIX_READS]++;
+    r->c[(write ? IOLAB_POSIX_SIZE_WRITE_0_100 : IOLAB_POSIX_SIZE_READ_0_100) + iolab_size_bin(n)]++;
+    iolab_cval_add(&r->access, n, &C(r, ACCESS1_ACCESS), &C(r, ACCESS1_COUNT));
+    iolab_cval_add(&r->stride, stride, &C(r, STRIDE1_STRIDE), &C(r, STRIDE1_COUNT));
+    if (!aligned)
+        C(r, MEM_NOT_ALIGNED)++;
+    if (C(r, FILE_ALIGNMENT) > 0 && this_off % C(r, FILE_ALIGNMENT) != 0)
+        C(r, FILE_NOT_ALIGNED)++;
+    if (r->last_io == (write ? IOLAB_IO_READ : IOLAB_IO_WRITE))
+        C(r, RW_SWITCHES)++;
+    r->last_io = write ? IOLAB_IO_WRITE : IOLAB_IO_READ;
+    double el = t1 - t0;
+    if (write) {
+        iolab_stamp(&F(r, WRITE_START_TIMESTAMP), &F(r, WRITE_END_TIMESTAMP), t0, t1);
+        if (F(r, MAX_WRITE_TIME) < el) {
+            F(r, MAX_WRITE_TIME) = el;
+            C(r, MAX_WRITE_TIME_SIZE) = n;
+        }
+        iolab_time_add(&F(r, WRITE_TIME), t0, t1, &r->last_write_end);
+    } else {
+        iolab_stamp(&F(r, READ_START_TIMESTAMP), &F(r, READ_END_TIMESTAMP), t0, t1);
+        if (F(r, MAX_READ_TIME) < el) {
+            F(r, MAX_READ_TIME) = el;
+            C(r, MAX_READ_TIME_SIZE) = n;
+        }
+        iolab_time_add(&F(r, READ_TIME), t0, t1, &r->last_read_end);
+    }
+    iolab_rec_unlock(r);
+    if (iolab_core_tracing)
+        iolab_core_trace_add(r, write, this_off, n, t0, t1);
+}
+
+static inline int buf_aligned(const void *p)
+{
+    return (uintptr_t)p % (uintptr_t)iolab_core_mem_alignment() == 0;
+}
+
+static inline int iov_aligned(const struct iovec *iov, int cnt)
+{
+    for (int i = 0; i < cnt; i++)
+        if (!buf_aligned(iov[i].iov_base))
+            return 0;
+    return 1;
+}
+
+static void posix_seek(int fd, int64_t ret, double t0, double t1)
+{
+    if (ret < 0)
+        return;
+    iolab_rec_t *r = iolab_core_rec_at(IOLAB_MOD_POSIX, iolab_core_fd_get(fd));
+    if (!r)
+        return;
+    iolab_rec_lock(r);
+    r->offset = ret;
+    C(r, SEEKS)++;
+    meta_time(r, t0, t1);
+    iolab_rec_unlock(r);
+}
+
+static void posix_sync(int fd, int ret, int data_only, double t0, double t1)
+{
+    if (ret < 0)
+        return;
+    iolab_rec_t *r = iolab_core_rec_at(IOLAB_MOD_POSIX, iolab_core_fd_get(fd));
+    if (!r)
+        return;
+    iolab_rec_lock(r);
+    if (data_only)
+        C(r, FDSYNCS)++;
+    else
+        C(r, FSYNCS)++;
+    iolab_time_add(&F(r, WRITE_TIME), t0, t1, &r->last_write_end);
+    iolab_rec_unlock(r);
+}
+
+static void posix_counter_fd(int fd, int ret, int counter, double t0, double t1)
+{
+    if (ret < 0)
+        return;
+    iolab_rec_t *r = iolab_core_rec_at(IOLAB_MOD_POSIX, iolab_core_fd_get(fd));
+    if (!r)
+        return;
+    iolab_rec_lock(r);
+    r->c[counter]++;
+    if (counter == IOLAB_POSIX_STATS)
+        meta_time(r, t0, t1);
+    iolab_rec_unlock(r);
+}
+
+/* stat by path: counted when the path is a regular file outside the system folders. */
+static void posix_stat(int dirfd, const char *path, int ret, mode_t mode, blksize_t blk,
+                       double t0, double t1)
+{
+    if (ret != 0 || !is_file(mode))
+        return;
+    struct stat sb;
+    memset(&sb, 0, sizeof sb);
+    sb.st_mode = mode;
+    sb.st_blksize = blk;
+    iolab_rec_t *r = posix_file(dirfd, path, -1, &sb);
+    if (!r)
+        return;
+    iolab_rec_lock(r);
+    C(r, STATS)++;
+    meta_time(r, t0, t1);
+    iolab_rec_unlock(r);
+}
+
+static void forget_fds(int ret, const int *fds, int n)
+{
+    if (ret < 0)
+        return;
+    for (int i = 0; i < n; i++)
+        iolab_core_fd_set(fds[i], -1);
+}
+
+/* ---- wrappers: open, close, descriptors ---- */
+
+#define OPEN_MODE(flags)                                                                     \
+    int mode = 0;                                                                            \
+    if ((flags) & (O_CREAT | __O_TMPFILE)) {                                                 \
+        va_list ap;                                                                          \
+        va_start(ap, flags);                                                                 \
+        mode = va_arg(ap, int);                                                              \
+        va_end(ap);                                                                          \
+    }
+
+int open(const char *path, int flags, ...)
+{
+    OPEN_MODE(flags);
+    IOLAB_WRAP(int, open, (path, flags, mode), 1,
+               posix_open(AT_FDCWD, path, flags, mode, ret, t0_, t1_));
+}
+
+int open64(const char *path, int flags, ...)
+{
+    OPEN_MODE(flags);
+    IOLAB_WRAP(int, open64, (path, flags, mode), 1,
+               posix_open(AT_FDCWD, path, flags, mode, ret, t0_, t1_));
+}
+
+int __open_2(const char *path, int flags)
+{
+    IOLAB_WRAP(int, __open_2, (path, flags), 1, posix_open(AT_FDCWD, path, flags, 0, ret, t0_, t1_));
+}
+
+int __open64_2(const char *path, int flags)
+{
+    IOLAB_WRAP(int, __open64_2, (path, flags), 1,
+               posix_open(AT_FDCWD, path, flags, 0, ret, t0_, t1_));
+}
+
+int openat(int dirfd, const char *path, int flags, ...)
+{
+    OPEN_MODE(flags);
+    IOLAB_WRAP(int, openat, (dirfd, path, flags, mode), 1,
+               posix_open(dirfd, path, flags, mode, ret, t0_, t1_));
+}
+
+int openat64(int dirfd, const char *path, int flags, ...)
+{
+    OPEN_MODE(flags);
+    IOLAB_WRAP(int, openat64, (dirfd, path, flags, mode), 1,
+               posix_open(dirfd, path, flags, mode, ret, t0_, t1_));
+}
+
+int __openat_2(int dirfd, const char *path, int flags)
+{
+    IOLAB_WRAP(int, __openat_2, (dirfd, path, flags), 1,
+               posix_open(dirfd, path, flags, 0, ret, t0_, t1_));
+}
+
+int __openat64_2(int dirfd, const char *path, int flags)
+{
+    IOLAB_WRAP(int, __openat64_2, (dirfd, path, flags), 1,
+               posix_open(dirfd, path, flags, 0, ret, t0_, t1_));
+}
+
+int creat(const char *path, mode_t mode)
+{
+    IOLAB_WRAP(int, creat, (path, mode), 1,
+               posix_open(AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, (int)mode, ret, t0_, t1_));
+}
+
+int creat64(const char *path, mode_t mode)
+{
+    IOLAB_WRAP(int, creat64, (path, mode), 1,
+               posix_open(AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, (int)mode, ret, t0_, t1_));
+}
+
+int close(int fd)
+{
+    IOLAB_WRAP(int, close, (fd), iolab_core_fd_get(fd) >= 0, posix_close(fd, ret, t0_, t1_));
+}
+
+int dup(int fd) { IOLAB_WRAP(int, dup, (fd), 1, posix_dup(fd, ret, t0_, t1_)); }
+
+int dup2(int fd, int fd2)
+{
+    IOLAB_WRAP(int, dup2, (fd, fd2), 1, if (ret >= 0 && fd != fd2) posix_dup(fd, ret, t0_, t1_));
+}
+
+int dup3(int fd, int fd2, int flags)
+{
+    IOLAB_WRAP(int, dup3, (fd, fd2, flags), 1, posix_dup(fd, ret, t0_, t1_));
+}
+
+static inline int fcntl_dups(int cmd) { return cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC; }
+
+int fcntl(int fd, int cmd, ...)
+{
+    va_list ap;
+    va_start(ap, cmd);
+    void *arg = va_arg(ap, void *); /* every fcntl argument is passed in one register */
+    va_end(ap);
+    IOLAB_WRAP(int, fcntl, (fd, cmd, arg), fcntl_dups(cmd), posix_dup(fd, ret, t0_, t1_));
+}
+
+int fcntl64(int fd, int cmd, ...)
+{
+    va_list ap;
+    va_start(ap, cmd);
+    void *arg = va_arg(ap, void *);
+    va_end(ap);
+    IOLAB_WRAP(int, fcntl64, (fd, cmd, arg), fcntl_dups(cmd), posix_dup(fd, ret, t0_, t1_));
+}
+
+int pipe(int fds[2]) { IOLAB_WRAP(int, pipe, (fds), 1, forget_fds(ret, fds, 2)); }
+
+int pipe2(int fds[2], int flags) { IOLAB_WRAP(int, pipe2, (fds, flags), 1, forget_fds(ret, fds, 2)); }
+
+int socket(int domain, int type, int proto)
+{
+    IOLAB_WRAP(int, socket, (domain, type, proto), 1, forget_fds(0, &ret, 1));
+}
+
+int socketpair(int domain, int type, int proto, int fds[2])
+{
+    IOLAB_WRAP(int, socketpair, (domain, type, proto, fds), 1, forget_fds(ret, fds, 2));
+}
+
+int accept(int fd, struct sockaddr *addr, socklen_t *len)
+{
+    IOLAB_WRAP(int, accept, (fd, addr, len), 1, forget_fds(0, &ret, 1));
+}
+
+int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
+{
+    IOLAB_WRAP(int, accept4, (fd, addr, len, flags), 1, forget_fds(0, &ret, 1));
+}
+
+int chdir(const char *path) { IOLAB_WRAP(int, chdir, (path), 1, cwd_forget()); }
+
+int fchdir(int fd) { IOLAB_WRAP(int, fchdir, (fd), 1, cwd_forget()); }
+
+/* ---- wrappers: data ---- */
+
+#define TRACED(fd) (iolab_core_fd_get(fd) >= 0)
+
+ssize_t read(int fd, void *buf, size_t n)
+{
+    IOLAB_WRAP(ssize_t, read, (fd, buf, n), TRACED(fd),
+               posix_io(fd, 0, -1, ret, buf_aligned(buf), t0_, t1_));
+}
+
+ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
+{
+    IOLAB_WRAP(ssize_t, __read_chk, (fd, buf, n, buflen), TRACED(fd),
+               posix_io(fd, 0, -1, ret, buf_aligned(buf), t0_, t1_));
+}
+
+ssize_t write(int fd, const void *buf, size_t n)
+{
+    IOLAB_WRAP(ssize_t, write, (fd, buf, n), TRACED(fd),
+               posix_io(fd, 1, -1, ret, buf_aligned(buf), t0_, t1_));
+}
+
+ssize_t pread(int fd, void *buf, size_t n, off_t off)
+{
+    IOLAB_WRAP(ssize_t, pread, (fd, buf, n, off), TRACED(fd),
+               posix_io(fd, 0, off, ret, buf_aligned(buf), t0_, t1_));
+}
+
+ssize_t pread64(int fd, void *buf, size_t n, off64_t off)
+{
+    IOLAB_WRAP(ssize_t, pread64, (fd, buf, n, off), TRACED(fd),
+               posix_io(fd, 0, off, ret, buf_aligned(buf), t0_, t1_));
+}
+
+ssize_t __pread_chk(int fd, void *buf, size_t n, off_t off, size_t buflen)
+{
+    IOLAB_WRAP(ssize_t, __pread_chk, (fd, buf, n, off, buflen), TRACED(fd),
+               posix_io(fd, 0, off, ret, buf_aligned(buf), t0_, t1_));
+}
+
+ssize_t __pread64_chk(int fd, void *buf, size_t n, off64_t off, size_t buflen)
+{
+    IOLAB_WRAP(ssize_t, __pread64_chk, (fd, buf, n, off, buflen), TRACED(fd),
+               posix_io(fd, 0, off, ret, buf_aligned(buf), t0_, t1_));
+}
+
+ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
+{
+    IOLAB_WRAP(ssize_t, pwrite, (fd, buf, n, off), TRACED(fd),
+               posix_io(fd, 1, off, ret, buf_aligned(buf), t0_, t1_));
+}
+
+ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
+{
+    IOLAB_WRAP(ssize_t, pwrite64, (fd, buf, n, off), TRACED(fd),
+               posix_io(fd, 1, off, ret, buf_aligned(buf), t0_, t1_));
+}
+
+ssize_t readv(int fd, const struct iovec *iov, int cnt)
+{
+    IOLAB_WRAP(ssize_t, readv, (fd, iov, cnt), TRACED(fd),
+               posix_io(fd, 0, -1, ret, iov_aligned(iov, cnt), t0_, t1_));
+}
+
+ssize_t writev(int fd, const struct iovec *iov, int cnt)
+{
+    IOLAB_WRAP(ssize_t, writev, (fd, iov, cnt), TRACED(fd),
+               posix_io(fd, 1, -1, ret, iov_aligned(iov, cnt), t0_, t1_));
+}
+
+ssize_t preadv(int fd, const struct iovec *iov, int cnt, off_t off)
+{
+    IOLAB_WRAP(ssize_t, preadv, (fd, iov, cnt, off), TRACED(fd),
+               posix_io(fd, 0, off, ret, iov_aligned(iov, cnt), t0_, t1_));
+}
+
+ssize_t preadv64(int fd, const struct iovec *iov, int cnt, off64_t off)
+{
+    IOLAB_WRAP(ssize_t, preadv64, (fd, iov, cnt, off), TRACED(fd),
+               posix_io(fd, 0, off, ret, iov_aligned(iov, cnt), t0_, t1_));
+}
+
+ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off)
+{
+    IOLAB_WRAP(ssize_t, pwritev, (fd, iov, cnt, off), TRACED(fd),
+               posix_io(fd, 1, off, ret, iov_aligned(iov, cnt), t0_, t1_));
+}
+
+ssize_t pwritev64(int fd, const struct iovec *iov, int cnt, off64_t off)
+{
+    IOLAB_WRAP(ssize_t, pwritev64, (fd, iov, cnt, off), TRACED(fd),
+               posix_io(fd, 1, off, ret, iov_aligned(iov, cnt), t0_, t1_));
+}
+
+/* preadv2/pwritev2: offset -1 means "at the current offset". */
+ssize_t preadv2(int fd, const struct iovec *iov, int cnt, off_t off, int flags)
+{
+    IOLAB_WRAP(ssize_t, preadv2, (fd, iov, cnt, off, flags), TRACED(fd),
+               posix_io(fd, 0, off, ret, iov_aligned(iov, cnt), t0_, t1_));
+}
+
+ssize_t preadv64v2(int fd, const struct iovec *iov, int cnt, off64_t off, int flags)
+{
+    IOLAB_WRAP(ssize_t, preadv64v2, (fd, iov, cnt, off, flags), TRACED(fd),
+               posix_io(fd, 0, off, ret, iov_aligned(iov, cnt), t0_, t1_));
+}
+
+ssize_t pwritev2(int fd, const struct iovec *iov, int cnt, off_t off, int flags)
+{
+    IOLAB_WRAP(ssize_t, pwritev2, (fd, iov, cnt, off, flags), TRACED(fd),
+               posix_io(fd, 1, off, ret, iov_aligned(iov, cnt), t0_, t1_));
+}
+
+ssize_t pwritev64v2(int fd, const struct iovec *iov, int cnt, off64_t off, int flags)
+{
+    IOLAB_WRAP(ssize_t, pwritev64v2, (fd, iov, cnt, off, flags), TRACED(fd),
+               posix_io(fd, 1, off, ret, iov_aligned(iov, cnt), t0_, t1_));
+}
+
+off_t lseek(int fd, off_t off, int whence)
+{
+    IOLAB_WRAP(off_t, lseek, (fd, off, whence), TRACED(fd), posix_seek(fd, ret, t0_, t1_));
+}
+
+off64_t lseek64(int fd, off64_t off, int whence)
+{
+    IOLAB_WRAP(off64_t, lseek64, (fd, off, whence), TRACED(fd), posix_seek(fd, ret, t0_, t1_));
+}
+
+int fsync(int fd) { IOLAB_WRAP(int, fsync, (fd), TRACED(fd), posix_sync(fd, ret, 0, t0_, t1_)); }
+
+int fdatasync(int fd)
+{
+    IOLAB_WRAP(int, fdatasync, (fd), TRACED(fd), posix_sync(fd, ret, 1, t0_, t1_));
+}
+
+void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+    IOLAB_WRAP(void *, mmap, (addr, len, prot, flags, fd, off), TRACED(fd),
+               posix_counter_fd(fd, ret == MAP_FAILED ? -1 : 0, IOLAB_POSIX_MMAPS, t0_, t1_));
+}
+
+void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off64_t off)
+{
+    IOLAB_WRAP(void *, mmap64, (addr, len, prot, flags, fd, off), TRACED(fd),
+               posix_counter_fd(fd, ret == MAP_FAILED ? -1 : 0, IOLAB_POSIX_MMAPS, t0_, t1_));
+}
+
+/* ---- wrappers: stat family ---- */
+
+#define STAT_PATH(dirfd, path, buf) posix_stat(dirfd, path, ret, (buf)->st_mode, (buf)->st_blksize, t0_, t1_)
+#define STAT_FD(fd) posix_counter_fd(fd, ret, IOLAB_POSIX_STATS, t0_, t1_)
+
+int stat(const char *path, struct stat *buf)
+{
+    IOLAB_WRAP(int, stat, (path, buf), 1, STAT_PATH(AT_FDCWD, path, buf));
+}
+
+int stat64(const char *path, struct stat64 *buf)
+{
+    IOLAB_WRAP(int, stat64, (path, buf), 1, STAT_PATH(AT_FDCWD, path, buf));
+}
+
+int lstat(const char *path, struct stat *buf)
+{
+    IOLAB_WRAP(int, lstat, (path, buf), 1, STAT_PATH(AT_FDCWD, path, buf));
+}
+
+int lstat64(const char *path, struct stat64 *buf)
+{
+    IOLAB_WRAP(int, lstat64, (path, buf), 1, STAT_PATH(AT_FDCWD, path, buf));
+}
+
+int fstat(int fd, struct stat *buf) { IOLAB_WRAP(int, fstat, (fd, buf), TRACED(fd), STAT_FD(fd)); }
+
+int fstat64(int fd, struct stat64 *buf)
+{
+    IOLAB_WRAP(int, fstat64, (fd, buf), TRACED(fd), STAT_FD(fd));
+}
+
+/* fstatat(fd, "", buf, AT_EMPTY_PATH) is fstat(fd); recent kernels also accept NULL. */
+static inline int empty_path(const char *p) { return (uintptr_t)p == 0 || p[0] == '\0'; }
+
+#define STAT_AT(dirfd, path, flags, buf)                                                    \
+    do {                                                                                     \
+        if (((flags) & AT_EMPTY_PATH) && empty_path(path))                                     \
+            STAT_FD(dirfd);                                                                  \
+        else                                                                                 \
+            posix_stat(dirfd, path, ret, buf->st_mode, buf->st_blksize, t0_, t1_);           \
+    } while (0)
+
+int fstatat(int dirfd, const char *path, struct stat *buf, int flags)
+{
+    IOLAB_WRAP(int, fstatat, (dirfd, path, buf, flags), 1, STAT_AT(dirfd, path, flags, buf));
+}
+
+int fstatat64(int dirfd, const char *path, struct stat64 *buf, int flags)
+{
+    IOLAB_WRAP(int, fstatat64, (dirfd, path, buf, flags), 1, STAT_AT(dirfd, path, flags, buf));
+}
+
+int statx(int dirfd, const char *path, int flags, unsigned int mask, struct statx *buf)
+{
+    IOLAB_WRAP(int, statx, (dirfd, path, flags, mask, buf), 1, do {
+        if ((flags & AT_EMPTY_PATH) && empty_path(path))
+            STAT_FD(dirfd);
+        else
+            posix_stat(dirfd, path, ret, buf->stx_mode, buf->stx_blksize, t0_, t1_);
+    } while (0));
+}
+
+int __xstat(int ver, const char *path, struct stat *buf)
+{
+    IOLAB_WRAP(int, __xstat, (ver, path, buf), 1, STAT_PATH(AT_FDCWD, path, buf));
+}
+
+int __xstat64(int ver, const char *path, struct stat64 *buf)
+{
+    IOLAB_WRAP(int, __xstat64, (ver, path, buf), 1, STAT_PATH(AT_FDCWD, path, buf));
+}
+
+int __lxstat(int ver, const char *path, struct stat *buf)
+{
+    IOLAB_WRAP(int, __lxstat, (ver, path, buf), 1, STAT_PATH(AT_FDCWD, path, buf));
+}
+
+int __lxstat64(int ver, const char *path, struct stat64 *buf)
+{
+    IOLAB_WRAP(int, __lxstat64, (ver, path, buf), 1, STAT_PATH(AT_FDCWD, path, buf));
+}
+
+int __fxstat(int ver, int fd, struct stat *buf)
+{
+    IOLAB_WRAP(int, __fxstat, (ver, fd, buf), TRACED(fd), STAT_FD(fd));
+}
+
+int __fxstat64(int ver, int fd, struct stat64 *buf)
+{
+    IOLAB_WRAP(int, __fxstat64, (ver, fd, buf), TRACED(fd), STAT_FD(fd));
+}
+
+/* ---- process end without exit handlers ---- */
+
+void _exit(int status)
+{
+    iolab_trace_flush("_exit", 0);
+    IOLAB_REAL(_exit)(status);
+    __builtin_unreachable();
+}
+
+void _Exit(int status)
+{
+    iolab_trace_flush("_exit", 0);
+    IOLAB_REAL(_Exit)(status);
+    __builtin_unreachable();
+}

@@ -1,0 +1,278 @@
+/* libiolab-trace: STDIO wrappers and the STDIO module's counters (Darshan semantics, plus
+ * iolab's split of formatted (fprintf) and character (fputc, fgets...) calls).
+ *
+ * glibc's own buffered reads and writes below a stream do not go through the PLT, so they
+ * are not seen as POSIX calls: a stream's file has a STDIO record only, as with Darshan.
+ */
+#include "iolab_wrap.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#define C(r, n) ((r)->c[IOLAB_STDIO_##n])
+#define F(r, n) ((r)->f[IOLAB_STDIO_F_##n])
+#define MAP_STDIO 0
+
+static inline iolab_rec_t *stream_rec(FILE *fp)
+{
+    return iolab_core_rec_at(IOLAB_MOD_STDIO, iolab_core_handle_get(MAP_STDIO, (uintptr_t)fp));
+}
+
+#define TRACED(fp) (iolab_core_active && iolab_core_handle_get(MAP_STDIO, (uintptr_t)(fp)) >= 0)
+
+/* ---- recording ---- */
+
+static void stdio_open(FILE *fp, const char *path, const char *abs_known, int fdopened,
+                       const char *mode, double t0, double t1)
+{
+    char abs[PATH_MAX];
+    struct stat sb;
+    if (!fp)
+        return;
+    if (abs_known) {
+        snprintf(abs, sizeof abs, "%s", abs_known);
+    } else if (iolab_core_abspath(NULL, path, abs, sizeof abs) != 0 || iolab_core_excluded(abs)) {
+        return;
+    }
+    int fd = fileno(fp);
+    iolab_rec_t *r = iolab_core_find(IOLAB_MOD_STDIO, abs);
+    if (!r) {
+        if (IOLAB_REAL(fstat)(fd, &sb) != 0 || !(S_ISREG(sb.st_mode) || S_ISBLK(sb.st_mode)))
+            return;
+        r = iolab_core_record(IOLAB_MOD_STDIO, abs);
+        if (!r)
+            return;
+    }
+    int64_t start = 0;
+    if (mode && mode[0] == 'a' && IOLAB_REAL(fstat)(fd, &sb) == 0)
+        start = sb.st_size;
+    iolab_core_handle_put(MAP_STDIO, (uintptr_t)fp, iolab_core_rec_index(r));
+    iolab_rec_lock(r);
+    r->offset = start;
+    if (fdopened)
+        C(r, FDOPENS)++;
+    else
+        C(r, OPENS)++;
+    iolab_stamp(&F(r, OPEN_START_TIMESTAMP), &F(r, OPEN_END_TIMESTAMP), t0, t1);
+    iolab_time_add(&F(r, META_TIME), t0, t1, &r->last_meta_end);
+    iolab_rec_unlock(r);
+}
+
+static void stdio_fdopen(FILE *fp, int fd, const char *mode, double t0, double t1)
+{
+    iolab_rec_t *p = iolab_core_rec_at(IOLAB_MOD_POSIX, iolab_core_fd_get(fd));
+    if (fp && p)
+        stdio_open(fp, NULL, iolab_core_rec_path(p), 1, mode, t0, t1);
+}
+
+static void stdio_close(FILE *fp, int fd, double t0, double t1)
+{
+    iolab_rec_t *r = stream_rec(fp);
+    iolab_core_fd_set(fd, -1); /* fclose closed the descriptor without calling close() */
+    if (!r)
+        return;
+    iolab_core_handle_del(MAP_STDIO, (uintptr_t)fp);
+    iolab_rec_lock(r);
+    iolab_stamp(&F(r, CLOSE_START_TIMESTAMP), &F(r, CLOSE_END_TIMESTAMP), t0, t1);
+    iolab_time_add(&F(r, META_TIME), t0, t1, &r->last_meta_end);
+    iolab_rec_unlock(r);
+}
+
+/* kind: 0 plain (fread/fwrite), 1 formatted, 2 character. flush: fflush. */
+enum { KIND_PLAIN, KIND_FORMATTED, KIND_CHAR };
+
+static void stdio_io(FILE *fp, int write, int64_t n, int kind, int flush, double t0, double t1)
+{
+    iolab_rec_t *r = stream_rec(fp);
+    if (!r)
+        return;
+    iolab_rec_lock(r);
+    int64_t off = r->offset;
+    r->offset = off + n;
+    if (write) {
+        if (C(r, MAX_BYTE_WRITTEN) < off + n - 1)
+            C(r, MAX_BYTE_WRITTEN) = off + n - 1;
+        C(r, BYTES_WRITTEN) += n;
+        if (flush)
+            C(r, FLUSHES)++;
+        else
+            C(r, WRITES)++;
+        if (kind == KIND_FORMATTED)
+            C(r, FORMATTED_WRITES)++;
+        else if (kind == KIND_CHAR)
+            C(r, CHAR_WRITES)++;
+        iolab_stamp(&F(r, WRITE_START_TIMESTAMP), &F(r, WRITE_END_TIMESTAMP), t0, t1);
+        iolab_time_add(&F(r, WRITE_TIME), t0, t1, &r->last_write_end);
+    } else {
+        if (C(r, MAX_BYTE_READ) < off + n - 1)
+            C(r, MAX_BYTE_READ) = off + n - 1;
+        C(r, BYTES_READ) += n;
+        C(r, READS)++;
+        if (kind == KIND_CHAR)
+            C(r, CHAR_READS)++;
+        iolab_stamp(&F(r, READ_START_TIMESTAMP), &F(r, READ_END_TIMESTAMP), t0, t1);
+        iolab_time_add(&F(r, READ_TIME), t0, t1, &r->last_read_end);
+    }
+    iolab_rec_unlock(r);
+}
+
+static void stdio_seek(FILE *fp, int64_t ret, double t0, double t1)
+{
+    if (ret < 0)
+        return;
+    iolab_rec_t *r = stream_rec(fp);
+    if (!r)
+        return;
+    long pos = IOLAB_REAL(ftell)(fp);
+    iolab_rec_lock(r);
+    r->offset = pos;
+    C(r, SEEKS)++;
+    iolab_time_add(&F(r, META_TIME), t0, t1, &r->last_meta_end);
+    iolab_rec_unlock(r);
+}
+
+/* ---- wrappers ---- */
+
+FILE *fopen(const char *path, const char *mode)
+{
+    IOLAB_WRAP(FILE *, fopen, (path, mode), 1, stdio_open(ret, path, NULL, 0, mode, t0_, t1_));
+}
+
+FILE *fopen64(const char *path, const char *mode)
+{
+    IOLAB_WRAP(FILE *, fopen64, (path, mode), 1, stdio_open(ret, path, NULL, 0, mode, t0_, t1_));
+}
+
+FILE *fdopen(int fd, const char *mode)
+{
+    IOLAB_WRAP(FILE *, fdopen, (fd, mode), iolab_core_fd_get(fd) >= 0,
+               stdio_fdopen(ret, fd, mode, t0_, t1_));
+}
+
+int fclose(FILE *fp)
+{
+    int fd = iolab_core_active && fp ? fileno(fp) : -1;
+    IOLAB_WRAP(int, fclose, (fp), fd >= 0, stdio_close(fp, fd, t0_, t1_));
+}
+
+size_t fread(void *ptr, size_t size, size_t n, FILE *fp)
+{
+    IOLAB_WRAP(size_t, fread, (ptr, size, n, fp), TRACED(fp),
+               if (ret > 0) stdio_io(fp, 0, (int64_t)(size * ret), KIND_PLAIN, 0, t0_, t1_));
+}
+
+size_t __fread_chk(void *ptr, size_t ptrlen, size_t size, size_t n, FILE *fp)
+{
+    IOLAB_WRAP(size_t, __fread_chk, (ptr, ptrlen, size, n, fp), TRACED(fp),
+               if (ret > 0) stdio_io(fp, 0, (int64_t)(size * ret), KIND_PLAIN, 0, t0_, t1_));
+}
+
+size_t fwrite(const void *ptr, size_t size, size_t n, FILE *fp)
+{
+    IOLAB_WRAP(size_t, fwrite, (ptr, size, n, fp), TRACED(fp),
+               if (ret > 0) stdio_io(fp, 1, (int64_t)(size * ret), KIND_PLAIN, 0, t0_, t1_));
+}
+
+int vfprintf(FILE *fp, const char *fmt, va_list ap)
+{
+    IOLAB_WRAP(int, vfprintf, (fp, fmt, ap), TRACED(fp),
+               if (ret > 0) stdio_io(fp, 1, ret, KIND_FORMATTED, 0, t0_, t1_));
+}
+
+int __vfprintf_chk(FILE *fp, int flag, const char *fmt, va_list ap)
+{
+    IOLAB_WRAP(int, __vfprintf_chk, (fp, flag, fmt, ap), TRACED(fp),
+               if (ret > 0) stdio_io(fp, 1, ret, KIND_FORMATTED, 0, t0_, t1_));
+}
+
+int fprintf(FILE *fp, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int r = vfprintf(fp, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+int __fprintf_chk(FILE *fp, int flag, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int r = __vfprintf_chk(fp, flag, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+int fputs(const char *s, FILE *fp)
+{
+    IOLAB_WRAP(int, fputs, (s, fp), TRACED(fp),
+               if (ret != EOF && ret > 0) stdio_io(fp, 1, (int64_t)strlen(s), KIND_CHAR, 0, t0_, t1_));
+}
+
+int fputc(int c, FILE *fp)
+{
+    IOLAB_WRAP(int, fputc, (c, fp), TRACED(fp),
+               if (ret != EOF) stdio_io(fp, 1, 1, KIND_CHAR, 0, t0_, t1_));
+}
+
+int putc(int c, FILE *fp)
+{
+    IOLAB_WRAP(int, putc, (c, fp), TRACED(fp),
+               if (ret != EOF) stdio_io(fp, 1, 1, KIND_CHAR, 0, t0_, t1_));
+}
+
+char *fgets(char *s, int n, FILE *fp)
+{
+    IOLAB_WRAP(char *, fgets, (s, n, fp), TRACED(fp),
+               if (ret) stdio_io(fp, 0, (int64_t)strlen(ret), KIND_CHAR, 0, t0_, t1_));
+}
+
+char *__fgets_chk(char *s, size_t size, int n, FILE *fp)
+{
+    IOLAB_WRAP(char *, __fgets_chk, (s, size, n, fp), TRACED(fp),
+               if (ret) stdio_io(fp, 0, (int64_t)strlen(ret), KIND_CHAR, 0, t0_, t1_));
+}
+
+int fgetc(FILE *fp)
+{
+    IOLAB_WRAP(int, fgetc, (fp), TRACED(fp),
+               if (ret != EOF) stdio_io(fp, 0, 1, KIND_CHAR, 0, t0_, t1_));
+}
+
+int getc(FILE *fp)
+{
+    IOLAB_WRAP(int, getc, (fp), TRACED(fp),
+               if (ret != EOF) stdio_io(fp, 0, 1, KIND_CHAR, 0, t0_, t1_));
+}
+
+int fseek(FILE *fp, long off, int whence)
+{
+    IOLAB_WRAP(int, fseek, (fp, off, whence), TRACED(fp), stdio_seek(fp, ret, t0_, t1_));
+}
+
+int fseeko(FILE *fp, off_t off, int whence)
+{
+    IOLAB_WRAP(int, fseeko, (fp, off, whence), TRACED(fp), stdio_seek(fp, ret, t0_, t1_));
+}
+
+int fseeko64(FILE *fp, off64_t off, int whence)
+{
+    IOLAB_WRAP(int, fseeko64, (fp, off, whence), TRACED(fp), stdio_seek(fp, ret, t0_, t1_));
+}
+
+/* ftell does not change the stream: passed through, listed for completeness. */
+long ftell(FILE *fp) { IOLAB_WRAP(long, ftell, (fp), 0, (void)0); }
+
+off_t ftello(FILE *fp) { IOLAB_WRAP(off_t, ftello, (fp), 0, (void)0); }
+
+off64_t ftello64(FILE *fp) { IOLAB_WRAP(off64_t, ftello64, (fp), 0, (void)0); }
+
+void rewind(FILE *fp) { IOLAB_WRAP_VOID(rewind, (fp), TRACED(fp), stdio_seek(fp, 0, t0_, t1_)); }
+
+int fflush(FILE *fp)
+{
+    IOLAB_WRAP(int, fflush, (fp), fp && TRACED(fp),
+               if (ret == 0) stdio_io(fp, 1, 0, KIND_PLAIN, 1, t0_, t1_));
+}
