@@ -10,6 +10,7 @@ every source.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 # Module names as pydarshan spells them.
 POSIX = "POSIX"
@@ -36,6 +37,27 @@ class RawRecord:
     path: str
     counters: dict[str, int] = field(default_factory=dict)
     fcounters: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class RecordTable:
+    """All records of one module as columns (optional, for speed and memory).
+
+    A loader that reads many records (a 64,000-file Darshan log) fills this instead of
+    thousands of :class:`RawRecord` dicts: ``counters[i, j]`` is counter ``counter_names[j]``
+    of record ``i``. The model accepts both shapes; :meth:`RawJob.module_tables` merges them.
+    ``counters``/``fcounters`` are numpy arrays (int64 / float64), typed ``Any`` so that this
+    contract does not force numpy on a loader that produces only RawRecords.
+    """
+
+    module: str
+    counter_names: list[str]
+    fcounter_names: list[str]
+    record_ids: Any  # numpy uint64, one per record
+    ranks: Any  # numpy int64, SHARED_RANK for reduced records
+    counters: Any  # numpy int64 (n_records, len(counter_names))
+    fcounters: Any  # numpy float64 (n_records, len(fcounter_names))
+    paths: dict[int, str] = field(default_factory=dict)  # record id -> name
 
 
 @dataclass
@@ -74,3 +96,9 @@ class RawJob:
     trace: list[TraceSegment] = field(default_factory=list)
     partial_modules: list[str] = field(default_factory=list)  # modules that ran out of memory
     notes: list[str] = field(default_factory=list)  # what the loader could not read, and why
+    # Optional columnar records (module -> table), added after the first contract; a loader
+    # may fill ``records``, ``tables`` or both (different modules).
+    tables: dict[str, RecordTable] = field(default_factory=dict)
+    # Lustre layout per record id (stripe_size, stripe_count, ost count), when known.
+    stripes: dict[int, tuple[int, int]] = field(default_factory=dict)
+    node_memory_bytes: int | None = None  # when the source knows it

@@ -1,0 +1,1 @@
+"""``iolab diagnose``: Darshan logs (or iolab profiles) -> model -> rules -> findings."""

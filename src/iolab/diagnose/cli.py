@@ -1,0 +1,130 @@
+"""``iolab diagnose``: explain a job's I/O from its Darshan log(s), with exact fixes."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from iolab.errors import EXIT_FINDINGS, EXIT_OK, UsageError
+
+HELP = "diagnose a job's I/O from Darshan logs: findings with evidence and ready fixes"
+
+_FAIL_LEVELS = {"high": ("high",), "warn": ("high", "warn")}
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("logs", nargs="*", metavar="LOG",
+                   help="Darshan log(s); several logs are analysed as one job unless --each")
+    p.add_argument("--each", action="store_true", help="analyse each log alone")
+    p.add_argument("--json", nargs="?", const="-", metavar="FILE",
+                   help="write the report as JSON (schema_version 1) to FILE or stdout")
+    p.add_argument("--html", metavar="FILE", help="write a self-contained HTML report")
+    p.add_argument("--emit-fixes", metavar="DIR",
+                   help="write the fix artifacts (hints files, env, lfs, Slurm, snippets)")
+    p.add_argument("--fail-on", choices=sorted(_FAIL_LEVELS),
+                   help="exit 1 when a finding at this level (or worse) exists")
+    p.add_argument("--config", metavar="FILE", help="thresholds file (TOML or JSON)")
+    p.add_argument("--set", action="append", metavar="NAME=VALUE", default=[],
+                   help="set one threshold (repeatable), e.g. --set random_share=0.3")
+    p.add_argument("--node-memory", metavar="SIZE",
+                   help="memory per node (e.g. 96G) for the direct-I/O rule")
+    p.add_argument("--nodes", type=int, metavar="N", help="number of nodes of the job")
+    p.add_argument("--list-thresholds", action="store_true", help="print thresholds and exit")
+    p.add_argument("--list-rules", action="store_true", help="print the rules and exit")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="show why, sources, expected effect and all thresholds")
+    p.add_argument("--color", choices=("auto", "always", "never"), default="auto")
+
+
+def _thresholds(args: argparse.Namespace):  # -> Thresholds
+    from iolab.diagnose.config import build_thresholds, parse_size
+
+    th = build_thresholds(args.config, args.set)
+    if args.node_memory:
+        try:
+            th.node_memory_bytes = parse_size(args.node_memory)
+        except ValueError:
+            raise UsageError(f"--node-memory {args.node_memory!r}: expected a size like 96G"
+                             ) from None
+    return th
+
+
+def _list(args: argparse.Namespace) -> int:
+    from iolab.diagnose.config import Thresholds
+    from iolab.diagnose.rules import registry
+
+    if args.list_thresholds:
+        for name, typ, default, unit, help_ in Thresholds.describe():
+            print(f"{name:26} {typ:5} {default!s:>14} {unit:9} {help_}")
+    if args.list_rules:
+        for r in registry():
+            print(f"{r.id:24} {r.severity:5} {r.family:10} {r.title}")
+    return EXIT_OK
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.list_thresholds or args.list_rules:
+        return _list(args)
+    if not args.logs:
+        raise UsageError("no log given; usage: iolab diagnose LOG.darshan [LOG ...]")
+    if args.nodes is not None and args.nodes < 1:
+        raise UsageError(f"--nodes {args.nodes}: must be at least 1")
+    th = _thresholds(args)
+    from iolab.diagnose.report import diagnose
+    from iolab.model.darshan import load_darshan_log
+    from iolab.model.job import build_model
+
+    raws = [load_darshan_log(p) for p in args.logs]
+    groups = [[r] for r in raws] if args.each else [raws]
+    reports = []
+    for g in groups:
+        model = build_model(g, nodes=args.nodes, node_memory_bytes=th.node_memory_bytes or None)
+        reports.append(diagnose(model, th))
+    _render(args, reports)
+    if args.fail_on:
+        bad = _FAIL_LEVELS[args.fail_on]
+        if any(f.severity in bad for rep in reports for f in rep.findings):
+            return EXIT_FINDINGS
+    return EXIT_OK
+
+
+def _render(args: argparse.Namespace, reports: list) -> None:
+    from iolab.diagnose.report import to_dict
+
+    if args.json is not None:
+        data = [to_dict(r) for r in reports]
+        doc = data[0] if len(data) == 1 else {"schema_version": data[0]["schema_version"],
+                                               "reports": data}
+        text = json.dumps(doc, indent=2, default=str)
+        if args.json == "-":
+            sys.stdout.write(text + "\n")
+        else:
+            _write(Path(args.json), text)
+    if args.html:
+        from iolab.diagnose.render_html import render_html
+
+        _write(Path(args.html), render_html(reports))
+    if args.emit_fixes:
+        from iolab.diagnose.emit import emit_fixes
+
+        for i, r in enumerate(reports):
+            d = Path(args.emit_fixes) if len(reports) == 1 else Path(args.emit_fixes) / f"log{i}"
+            emit_fixes(r, d)
+    if args.json != "-":
+        from iolab.diagnose.render_text import render_text
+
+        color = {"always": True, "never": False}.get(args.color)
+        if color is None:
+            color = sys.stdout.isatty()
+        for r in reports:
+            render_text(r, sys.stdout, color=color, verbose=args.verbose)
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot write ({exc.strerror}); check the directory") from None

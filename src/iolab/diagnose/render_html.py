@@ -1,0 +1,88 @@
+"""One self-contained HTML file (no scripts, no external resources).
+
+Every string that can come from a log (paths, executable, metadata, evidence) goes through
+:func:`html.escape` with ``quote=True``; the page carries a Content-Security-Policy that
+forbids scripts, so even a missed escape could not run code.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+from iolab.diagnose.report import Report
+from iolab.diagnose.rules.base import Finding, fmt_bytes
+
+_CSS = """
+body{font-family:system-ui,sans-serif;margin:2em;max-width:75em;color:#222}
+h1{font-size:1.4em}h2{font-size:1.15em;margin-top:1.6em}
+.sev{font-weight:bold;padding:0 .4em;border-radius:3px}
+.high{background:#c62828;color:#fff}.warn{background:#f9a825}.info{background:#90caf9}
+table{border-collapse:collapse;font-size:.9em}td,th{border:1px solid #ccc;padding:2px 6px}
+pre{background:#f5f5f5;padding:.5em;overflow-x:auto}
+.finding{border-left:4px solid #999;padding-left:1em;margin:1em 0}
+"""
+
+
+def _e(x: object) -> str:
+    return escape(str(x), quote=True)
+
+
+def _finding(f: Finding) -> str:
+    sev = f.severity
+    d = f" ({_e(f.hit.direction)})" if f.hit.direction else ""
+    out = [f'<div class="finding"><h3><span class="sev {sev}">{sev.upper()}</span> '
+           f"{_e(f.rule.id)}{d}: {_e(f.rule.title)}</h3>",
+           f"<p>{_e(f.hit.summary)}</p>"]
+    out.append("<table><tr><th>evidence</th><th>value</th></tr>" + "".join(
+        f"<tr><td>{_e(k)}</td><td>{_e(v)}</td></tr>" for k, v in f.hit.values.items())
+        + "</table>")
+    if f.hit.files:
+        keys = list(f.hit.files[0].values)
+        out.append("<table><tr><th>file</th>" + "".join(f"<th>{_e(k)}</th>" for k in keys)
+                   + "</tr>" + "".join(
+                       "<tr><td>" + _e(e.path) + "</td>"
+                       + "".join(f"<td>{_e(e.values.get(k, ''))}</td>" for k in keys) + "</tr>"
+                       for e in f.hit.files) + "</table>")
+    out.append(f"<p><b>Why:</b> {_e(f.rule.why)}</p><ul>" + "".join(
+        f"<li>{_e(s.doc)}, {_e(s.where)}: “{_e(s.says)}”</li>" for s in f.rule.sources)
+        + "</ul>")
+    out.append(f"<p><b>Expected effect:</b> {_e(f.rule.effect)}</p>")
+    out.append(f"<p><b>Fix:</b> {_e(f.fix.text)}</p>")
+    for a in f.fix.artifacts:
+        out.append(f"<details><summary>{_e(a.name)} — {_e(a.note or a.kind)}</summary>"
+                   f"<pre>{_e(a.content)}</pre></details>")
+    out.append("</div>")
+    return "\n".join(out)
+
+
+def _report(rep: Report) -> str:
+    job, m, s = rep.model.job, rep.model.metrics, rep.summary
+    parts = [f"<h1>iolab diagnose: {_e(', '.join(job.sources))}</h1>",
+             f"<p>{_e(job.exe) or '(no executable name)'}<br>{job.nprocs} process(es), "
+             f"{job.run_time_s:.3f} s, top layer {_e(m.top_layer)}</p>",
+             "<h2>Summary</h2>", f"<p><b>{_e(s.headline)}</b></p>",
+             "<p>I/O time summed over ranks: " + ", ".join(
+                 f"{_e(k)} {v:.3f} s" for k, v in s.time_split_s.items()) + "</p>",
+             f"<p>Data read {_e(fmt_bytes(m.bytes_by_dir['read']))}, written "
+             f"{_e(fmt_bytes(m.bytes_by_dir['write']))}.</p>"]
+    if s.top_fixes:
+        parts.append("<ol>" + "".join(f"<li>{_e(t)}</li>" for t in s.top_fixes) + "</ol>")
+    parts.append("<h2>Findings</h2>")
+    parts.extend(_finding(f) for f in rep.findings)
+    if not rep.findings:
+        parts.append("<p>No problem found by any rule.</p>")
+    for n in job.notes:
+        parts.append(f"<p>note: {_e(n)}</p>")
+    parts.append("<h2>Thresholds</h2><table>" + "".join(
+        f"<tr><td>{_e(k)}</td><td>{_e(v)}</td></tr>" for k, v in rep.thresholds.as_dict().items())
+        + "</table>")
+    return "\n".join(parts)
+
+
+def render_html(reports: list[Report]) -> str:
+    body = "\n<hr>\n".join(_report(r) for r in reports)
+    return ("<!DOCTYPE html><html><head><meta charset=\"utf-8\">"
+            "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+            "style-src 'unsafe-inline'\">"
+            f"<title>iolab diagnose</title><style>{_CSS}</style></head><body>\n{body}\n"
+            "</body></html>\n")

@@ -1,0 +1,340 @@
+"""Rules on the request stream: small requests, serial small I/O that wants buffering,
+misalignment, redundant traffic, random access."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from iolab.diagnose import fixes
+from iolab.diagnose.rules.base import (
+    DRISHTI,
+    KAUST,
+    NERSC_KNL,
+    FileEvidence,
+    Fix,
+    Hit,
+    Rule,
+    Source,
+    fmt_bytes,
+    pct,
+)
+from iolab.model.files import APP
+from iolab.model.metrics import DIRECTIONS, SIZE_BINS, SMALL_BINS, exact_mib_requests
+
+if TYPE_CHECKING:
+    from iolab.diagnose.config import Thresholds
+    from iolab.model.job import Model
+
+_D = {"read": ("READ", "READS", "BYTES_READ"), "write": ("WRITE", "WRITES", "BYTES_WRITTEN")}
+
+
+def _mpi_files(model: Model) -> np.ndarray:
+    """Per file: is it accessed through MPI-IO?"""
+    mask = np.zeros(len(model.files), dtype=bool)
+    md = model.mods.get("MPI-IO")
+    if md is not None and len(md):
+        mask[md.file_index] = True
+    return mask
+
+
+def _small(model: Model, th: Thresholds) -> list[Hit]:
+    px = model.metrics.ifaces.get("POSIX")
+    if px is None:
+        return []
+    hits = []
+    app = model.files.category == APP
+    shared = app & (model.files.nranks > 1)
+    for d in DIRECTIONS:
+        D, OPS, _ = _D[d]
+        hist = px.hist.get(d, [0] * len(SIZE_BINS))
+        exact = px.hist.get(d + "_exact_1mib", [0])[0]
+        small = sum(hist[:SMALL_BINS]) - exact
+        ops = px.ops[d]
+        if ops == 0 or small < th.small_requests_min or small / ops < th.small_requests_share:
+            continue
+        per = np.sum([model.per_file("POSIX", f"POSIX_SIZE_{D}_{b}")
+                      for b in SIZE_BINS[:SMALL_BINS]], axis=0)
+        md = model.mods["POSIX"]
+        per = per - np.bincount(md.file_index, weights=exact_mib_requests(md, d),
+                                minlength=len(per))[:len(per)]
+        per = np.where(app, per, 0)
+        top = [i for i in np.argsort(-per)[:10] if per[i] > 0]
+        small_shared = int(per[shared].sum())
+        hits.append(Hit(
+            direction=d,
+            summary=(f"{small} of {ops} POSIX {d}s ({pct(small / ops)}) are below 1 MiB; "
+                     f"{small_shared} of them on files shared by several ranks"),
+            values={f"posix_{d}s": ops, f"small_{d}s": small,
+                    "small_share": round(small / ops, 4), f"small_{d}s_shared_files": small_shared,
+                    f"exactly_1mib_{d}s_not_small": exact,
+                    **{f"posix_size_{d}_{b.lower()}": hist[i] for i, b in enumerate(SIZE_BINS)
+                       if i < SMALL_BINS}},
+            files=[FileEvidence(model.files.paths[i],
+                                {f"small_{d}s": int(per[i]), "ranks": int(model.files.nranks[i])})
+                   for i in top],
+            data={"mpi": bool(_mpi_files(model)[top].any()) if top else False,
+                  "paths": [model.files.paths[i] for i in top]},
+        ))
+    return hits
+
+
+def _small_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
+    if hit.data.get("mpi"):
+        return Fix(
+            text=("Aggregate before the file system: collective MPI-IO with a larger "
+                  "collective buffer, so that aggregators issue large contiguous requests."),
+            artifacts=fixes.romio_hints({"romio_cb_write" if hit.direction == "write"
+                                         else "romio_cb_read": "enable",
+                                         "cb_buffer_size": str(16 << 20)})
+            + fixes.snippets("collective_io"))
+    return Fix(
+        text=("Issue fewer, larger requests: gather data in memory and write/read it in "
+              "blocks of 1 MiB or more, or buffer transparently with iolab buffer."),
+        artifacts=fixes.iolab_buffer(hit.data.get("paths", []), prefetch=hit.direction == "read")
+        + fixes.snippets("buffered_writes"))
+
+
+def _serial_small(model: Model, th: Thresholds) -> list[Hit]:
+    """Non-MPI files accessed by one rank in many small sequential requests."""
+    files = model.files
+    cand = (files.category == APP) & (files.nranks <= 1) & ~_mpi_files(model)
+    hits = []
+    for d in DIRECTIONS:
+        D, OPS, BYTES = _D[d]
+        rows = []
+        for mod, prefix, has_seq in (("POSIX", "POSIX", True), ("STDIO", "STDIO", False)):
+            ops = model.per_file(mod, f"{prefix}_{OPS}")
+            byt = model.per_file(mod, f"{prefix}_{BYTES}")
+            avg = np.divide(byt, ops, out=np.zeros_like(byt), where=ops > 0)
+            sel = cand & (ops >= th.buffer_min_ops) & (avg < th.buffer_max_avg_bytes)
+            if has_seq:  # STDIO has no offsets: a stream is sequential by construction
+                consec = model.per_file(mod, f"POSIX_CONSEC_{OPS}")
+                sel &= consec >= th.sequential_share * ops
+            for i in np.nonzero(sel)[0]:
+                rows.append((mod, int(i), int(ops[i]), int(byt[i]), float(avg[i])))
+        if not rows:
+            continue
+        rows.sort(key=lambda r: -r[2])
+        n_ops = sum(r[2] for r in rows)
+        n_bytes = sum(r[3] for r in rows)
+        hits.append(Hit(
+            direction=d,
+            summary=(f"{n_ops} small sequential {d}s (average {fmt_bytes(n_bytes / n_ops)}) "
+                     f"from one process on {len(rows)} file(s) not using MPI-IO"),
+            values={f"{d}s": n_ops, "bytes": n_bytes, "avg_bytes": round(n_bytes / n_ops, 1),
+                    "files": len(rows), "interfaces": ",".join(sorted({r[0] for r in rows}))},
+            files=[FileEvidence(files.paths[i], {"interface": mod, d + "s": o, "bytes": b,
+                                                 "avg_bytes": round(a, 1)})
+                   for mod, i, o, b, a in rows[:10]],
+            data={"paths": [files.paths[r[1]] for r in rows]},
+        ))
+    return hits
+
+
+def _serial_small_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
+    paths = hit.data.get("paths", [])
+    return Fix(
+        text=("Buffer the stream: run under `iolab buffer -- ./app` (LD_PRELOAD "
+              "libiolab-buffer.so, no relinking), or Cray IOBUF, or give the stream a large "
+              "buffer with setvbuf; each turns many small calls into a few 64 MiB ones."),
+        artifacts=fixes.iolab_buffer(paths, prefetch=hit.direction == "read")
+        + fixes.snippets("buffered_writes"))
+
+
+def _misaligned_file(model: Model, th: Thresholds) -> list[Hit]:
+    md = model.mods.get("POSIX")
+    if md is None or len(md) == 0:
+        return []
+    app = model.app_mask(md)
+    ops = md.pos("POSIX_READS") + md.pos("POSIX_WRITES")
+    byt = md.pos("POSIX_BYTES_READ") + md.pos("POSIX_BYTES_WRITTEN")
+    align = md.pos("POSIX_FILE_ALIGNMENT")
+    avg = np.divide(byt, ops, out=np.zeros(len(md)), where=ops > 0)
+    # A request shorter than the alignment unit cannot be aligned: the small-request rules
+    # judge those, so only requests of at least one unit count here.
+    sel = app & (ops > 0) & (align > 0) & (avg >= align)
+    na = md.pos("POSIX_FILE_NOT_ALIGNED")
+    n_na, n_ops = int(na[sel].sum()), int(ops[sel].sum())
+    if n_ops == 0 or n_na < th.misaligned_min_ops or n_na / n_ops < th.misaligned_share:
+        return []
+    fidx = md.file_index[sel]
+    stripes = [model.stripes.get(int(model.files.ids[i])) for i in np.unique(fidx)]
+    stripe = next((s[0] for s in stripes if s), None)
+    top = np.argsort(-np.where(sel, na, -1))[:10]
+    return [Hit(
+        summary=(f"{n_na} of {n_ops} POSIX requests ({pct(n_na / n_ops)}) start off the "
+                 f"{int(np.max(align[sel]))}-byte file alignment"
+                 + (f" (Lustre stripe {fmt_bytes(stripe)})" if stripe else "")),
+        values={"file_not_aligned": n_na, "posix_ops": n_ops, "share": round(n_na / n_ops, 4),
+                "file_alignment_bytes": int(np.max(align[sel])), "stripe_size_bytes": stripe},
+        files=[FileEvidence(model.files.paths[md.file_index[i]],
+                            {"not_aligned": int(na[i]), "ops": int(ops[i])})
+               for i in top if sel[i] and na[i] > 0],
+        data={"stripe": stripe or int(np.max(align[sel]))},
+    )]
+
+
+def _misaligned_file_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
+    unit = int(hit.data.get("stripe") or 1 << 20)
+    return Fix(
+        text=(f"Start requests on {fmt_bytes(unit)} boundaries: tell MPI-IO the stripe "
+              "(striping_unit), align HDF5 objects (H5Pset_alignment), pad records."),
+        artifacts=fixes.romio_hints({"striping_unit": str(unit)}, "romio_hints_align")
+        + fixes.snippets("hdf5_collective_metadata"))
+
+
+def _misaligned_mem(model: Model, th: Thresholds) -> list[Hit]:
+    m = model.metrics
+    if m.posix_ops == 0 or m.mem_not_aligned < th.misaligned_min_ops:
+        return []
+    share = m.mem_not_aligned / m.posix_ops
+    if share < th.misaligned_share:
+        return []
+    return [Hit(
+        summary=(f"{m.mem_not_aligned} of {m.posix_ops} POSIX requests ({pct(share)}) use "
+                 f"buffers not aligned to {m.mem_alignment} bytes"),
+        values={"mem_not_aligned": m.mem_not_aligned, "posix_ops": m.posix_ops,
+                "share": round(share, 4), "mem_alignment_bytes": m.mem_alignment},
+    )]
+
+
+def _misaligned_mem_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
+    return Fix(text=("Allocate I/O buffers with posix_memalign(&p, 4096, size) (needed anyway "
+                     "for O_DIRECT, which requires 512-byte aligned memory)."),
+               artifacts=fixes.snippets("direct_io"))
+
+
+def _redundant(model: Model, th: Thresholds) -> list[Hit]:
+    md = model.mods.get("POSIX")
+    if md is None or len(md) == 0:
+        return []
+    app = model.app_mask(md)
+    hits = []
+    for d in DIRECTIONS:
+        D, OPS, BYTES = _D[d]
+        byt = md.pos(f"POSIX_{BYTES}")
+        ext = md.col(f"POSIX_MAX_BYTE_{'READ' if d == 'read' else 'WRITTEN'}") + 1
+        # Per record: bytes moved beyond the extent touched = the same bytes moved again. A
+        # record reduced over ranks adds every rank's bytes: that is every rank re-reading the
+        # same data (the read-once-and-broadcast rule judges small inputs).
+        excess = np.clip(byt - np.clip(ext, 0, None), 0, None) * app
+        tot, ex = int(byt[app].sum()), int(excess.sum())
+        if tot == 0 or ex < th.redundant_min_bytes or ex / tot < th.redundant_share:
+            continue
+        top = [i for i in np.argsort(-excess)[:10] if excess[i] > 0]
+        hits.append(Hit(
+            direction=d,
+            summary=(f"{fmt_bytes(ex)} of {fmt_bytes(tot)} {d} ({pct(ex / tot)}) moved the same "
+                     f"bytes again (beyond each file's extent)"),
+            values={f"bytes_{d}": tot, "redundant_bytes": ex, "share": round(ex / tot, 4)},
+            files=[FileEvidence(model.files.paths[md.file_index[i]],
+                                {"bytes": int(byt[i]), "extent_bytes": int(ext[i]),
+                                 "rank": int(md.ranks[i])}) for i in top],
+        ))
+    return hits
+
+
+def _redundant_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
+    if hit.direction == "read":
+        return Fix(text=("Read data once and keep it in memory, or read on one rank and "
+                         "broadcast it to the others."),
+                   artifacts=fixes.snippets("read_once_bcast"))
+    return Fix(text=("Write each region once: accumulate updates in memory and write the final "
+                     "version, instead of rewriting the same bytes."),
+               artifacts=fixes.snippets("buffered_writes"))
+
+
+def _random(model: Model, th: Thresholds) -> list[Hit]:
+    hits = []
+    for d in DIRECTIONS:
+        a = model.metrics.access[d]
+        if a.ops == 0 or a.random_est < th.random_min_ops or a.random_share < th.random_share:
+            continue
+        hits.append(Hit(
+            direction=d,
+            summary=(f"about {a.random_est} of {a.ops} POSIX {d}s ({pct(a.random_share)}) are "
+                     f"random: {a.backward} went backward, {a.consec} were consecutive"),
+            values={f"posix_{d}s": a.ops, "consecutive": a.consec, "sequential": a.seq,
+                    "backward": a.backward, "random_estimate": a.random_est,
+                    "random_share": round(a.random_share, 4)},
+        ))
+    return hits
+
+
+def _random_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
+    if hit.direction == "read":
+        text = ("Sort or batch the offsets before reading, read larger blocks that cover "
+                "several records, or load the data set once into memory; for truly random "
+                "reads of a file larger than memory, O_DIRECT avoids useless read-ahead.")
+        return Fix(text=text, artifacts=fixes.snippets("direct_io"))
+    return Fix(text=("Sort writes by offset or gather them in memory and write contiguous "
+                     "blocks; with MPI-IO, describe the layout with a file view and write "
+                     "collectively."), artifacts=fixes.snippets("collective_io"))
+
+
+def rules() -> list[Rule]:
+    small_src = (Source(KAUST, "I/O Performance",
+                        "Increase performance by decreasing the number of I/O operations "
+                        "(latency) and increasing size (bandwidth)"),
+                 Source(DRISHTI, "small requests", "more than 10% (and 1000) requests < 1 MiB"))
+    return [
+        Rule(id="small-requests", family="access", severity="high", directional=True,
+             title="Many small requests reach the file system",
+             why=("Each request pays a full round trip to the servers; below ~1 MiB the "
+                  "latency, not the bandwidth, sets the speed."),
+             sources=small_src,
+             effect=("IOBUF aggregation: 1080 s -> 4.5 s (KAUST); collective buffer tuning "
+                     "improves bandwidth on KNL (NERSC)."),
+             trigger=_small, fix=_small_fix),
+        Rule(id="small-serial-io", family="access", severity="high", directional=True,
+             title="Small sequential I/O from one process: buffer it",
+             why=("A single writer issuing millions of tiny sequential calls is the IOBUF case: "
+                  "a user-space buffer turns them into a few large requests without touching "
+                  "the code."),
+             sources=(Source(KAUST, "IOBuf for serial / Case Study: Buffered I/O",
+                             "Use I/O buffering for all sequential I/O; 4 x 64 MB buffers"),
+                      Source(NERSC_KNL, "Direct I/O vs. Buffered I/O",
+                             "Use default (buffered) settings for small reads and writes")),
+             effect=("A post-processing application writing 1 GB in 512-byte writes: 1080 s -> "
+                     "4.5 s with 4 x 64 MiB IOBUF buffers (99.6% less time, KAUST)."),
+             trigger=_serial_small, fix=_serial_small_fix),
+        Rule(id="misaligned-file", family="access", severity="warn",
+             title="Requests start off the file-system alignment",
+             why=("A request crossing a stripe or block boundary touches two servers or "
+                  "forces read-modify-write; with several writers it causes lock contention."),
+             sources=(Source(KAUST, "File Striping: Physical and Logical Views",
+                             "not stripe aligned: some stripes are accessed by more than one "
+                             "process -> contention"),
+                      Source(DRISHTI, "misaligned file requests", "more than 10% misaligned")),
+             effect="striping_unit hint matching the 1 MiB stripe: 2.27x on BTIO (CSC).",
+             trigger=_misaligned_file, fix=_misaligned_file_fix),
+        Rule(id="misaligned-memory", family="access", severity="info",
+             title="I/O buffers not aligned in memory",
+             why=("Unaligned buffers cost an extra copy and cannot be used with direct I/O "
+                  "(512-byte alignment required)."),
+             sources=(Source(NERSC_KNL, "Direct I/O vs. Buffered I/O",
+                             "direct IO has strict in-memory alignment (512 bytes)"),
+                      Source(DRISHTI, "misaligned memory requests", "more than 10%")),
+             effect="No published figure.",
+             trigger=_misaligned_mem, fix=_misaligned_mem_fix),
+        Rule(id="redundant-traffic", family="access", severity="warn", directional=True,
+             title="The same bytes are moved more than once",
+             why=("Bytes moved beyond the extent a process touched were moved before: re-reads "
+                  "or rewrites cost bandwidth for nothing."),
+             sources=(Source(KAUST, "I/O Best Practices (3)", "Reduce I/O as much as possible"),
+                      Source(DRISHTI, "redundant traffic", "bytes beyond max byte offset")),
+             effect="Removes the redundant share of the traffic (shown in the evidence).",
+             trigger=_redundant, fix=_redundant_fix),
+        Rule(id="random-access", family="access", severity="warn", directional=True,
+             title="Random access pattern",
+             why=("Random requests defeat read-ahead and write-behind; Darshan counts a random "
+                  "request as 'sequential' half of the time (any higher offset), so the share "
+                  "here is estimated from backward jumps, not from that counter."),
+             sources=(Source(NERSC_KNL, "Direct I/O vs. Buffered I/O",
+                             "highly random reads: avoiding the page buffer becomes reasonable"),
+                      Source(DRISHTI, "random operations", "more than 20% random")),
+             effect="No published figure; depends on how much sorting/batching is possible.",
+             trigger=_random, fix=_random_fix),
+    ]

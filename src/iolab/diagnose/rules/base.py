@@ -1,0 +1,119 @@
+"""What a rule is: data plus a small predicate.
+
+A :class:`Rule` is declared once with its id, severity, title, why (the practice and the
+document it comes from), expected effect (published figures) and two functions:
+``trigger(model, thresholds) -> list[Hit]`` (empty: nothing found) and
+``fix(model, hit, thresholds) -> Fix``. A read/write pair is one rule whose hits carry a
+direction. Renderers, ``--emit-fixes`` and ``docs/rules.md`` all read the registry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Union
+
+if TYPE_CHECKING:
+    from iolab.diagnose.config import Thresholds
+    from iolab.model.job import Model
+
+SEVERITIES = ("high", "warn", "info")
+SEVERITY_RANK = {"high": 0, "warn": 1, "info": 2}
+
+Value = Union[int, float, str, bool, None]
+
+
+@dataclass(frozen=True)
+class Source:
+    """A citation: which seed document, which section, what it says."""
+
+    doc: str  # file name under shared/seeds/
+    where: str  # section or slide title
+    says: str  # the practice, quoted or closely paraphrased
+
+
+# The source documents (see shared/seeds/README.md).
+NERSC_KNL = "000_b9ddbe6ba5a411d8.txt (NERSC, Optimizing I/O on Cori KNL)"
+CSC_LUSTRE = "001_2d6ccb77587612f5.txt (CSC, Better I/O performance on Lustre)"
+CUG_2017 = "002_db99a074044620da.txt (CUG 2017, I/O gap between Cori KNL and Haswell)"
+NUG_2017 = "003_af9428276b929b5a.txt (NERSC Users Group, Best practices for I/O on KNL)"
+KAUST = "004_51e52714ea7cb1c8.txt (KAUST, Parallel I/O seminar)"
+DRISHTI = "Drishti (LBNL) check set, thresholds as starting points"
+
+
+@dataclass
+class FileEvidence:
+    path: str
+    values: dict[str, Value]
+
+
+@dataclass
+class Hit:
+    """One triggered instance of a rule: what was seen, in counters."""
+
+    summary: str  # one line, with the numbers
+    values: dict[str, Value]  # the counters and derived values that triggered, with units
+    direction: str | None = None  # "read" / "write" for a directional rule
+    files: list[FileEvidence] = field(default_factory=list)  # the worst files, at most ~10
+    severity: str | None = None  # overrides the rule's severity (e.g. high above a 2nd level)
+    data: dict[str, Any] = field(default_factory=dict)  # for the fix (paths, sizes), not shown
+
+
+@dataclass
+class Artifact:
+    """A ready-to-use fix file: hints file, shell lines, Slurm lines, code snippet."""
+
+    kind: str  # romio-hints, env, mpich-hints, lfs, slurm, snippet-c, snippet-fortran, ...
+    name: str  # file name under --emit-fixes DIR
+    content: str
+    note: str = ""
+
+
+@dataclass
+class Fix:
+    text: str  # what to do, in one or two sentences
+    artifacts: list[Artifact] = field(default_factory=list)
+
+
+Trigger = Callable[["Model", "Thresholds"], list[Hit]]
+FixFn = Callable[["Model", Hit, "Thresholds"], Fix]
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    family: str
+    severity: str
+    title: str
+    why: str
+    sources: tuple[Source, ...]
+    effect: str  # expected effect, with published figures where they exist
+    trigger: Trigger
+    fix: FixFn
+    directional: bool = False
+    needs: str = ""  # what the rule needs that a log may lack (shown when it cannot judge)
+
+
+@dataclass
+class Finding:
+    rule: Rule
+    hit: Hit
+    fix: Fix
+
+    @property
+    def severity(self) -> str:
+        return self.hit.severity or self.rule.severity
+
+
+def fmt_bytes(n: float) -> str:
+    """1536 -> '1.5 KiB' (binary units, as Darshan and the seeds use)."""
+    v = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(v) < 1024 or unit == "TiB":
+            return f"{v:.0f} {unit}" if unit == "B" else f"{v:.1f} {unit}"
+        v /= 1024
+    return f"{v:.1f} TiB"
+
+
+def pct(x: float) -> str:
+    return f"{100 * x:.1f}%"

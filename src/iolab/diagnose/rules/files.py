@@ -1,0 +1,277 @@
+"""Rules on files and ranks: file per process, files per directory, opens, small shared
+inputs read by every rank, stragglers on shared files, imbalance among per-rank files."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from iolab.diagnose import fixes
+from iolab.diagnose.rules.base import (
+    CSC_LUSTRE,
+    DRISHTI,
+    KAUST,
+    FileEvidence,
+    Fix,
+    Hit,
+    Rule,
+    Source,
+    fmt_bytes,
+    pct,
+)
+from iolab.model.files import APP
+
+if TYPE_CHECKING:
+    from iolab.diagnose.config import Thresholds
+    from iolab.model.job import Model
+
+
+def _fpp(model: Model, th: Thresholds) -> list[Hit]:
+    m = model.metrics
+    n = model.job.nprocs
+    if n < 2 or m.per_rank_files < th.fpp_min_files:
+        return []
+    firsts = model.files.ranks_first[(model.files.category == APP) & (model.files.nranks == 1)]
+    writers = int(np.unique(firsts[firsts >= 0]).size)
+    if writers < max(2, n // 2):
+        return []
+    return [Hit(
+        summary=(f"{m.per_rank_files} application files each opened by one rank, from "
+                 f"{writers} of {n} ranks: file per process at scale"),
+        values={"per_rank_files": m.per_rank_files, "ranks_with_own_files": writers,
+                "nprocs": n, "shared_files": m.shared_files},
+    )]
+
+
+def _fpp_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
+    return Fix(
+        text=("Write one shared file with collective MPI-IO (or HDF5/PnetCDF), or a file per "
+              "group of ranks (subset aggregation), instead of one file per process."),
+        artifacts=fixes.snippets("collective_io"))
+
+
+def _per_dir(model: Model, th: Thresholds) -> list[Hit]:
+    dirs = model.metrics.files_per_dir
+    big = sorted(((n, d) for d, n in dirs.items() if n >= th.files_per_dir), reverse=True)
+    if not big:
+        return []
+    return [Hit(
+        summary=(f"{len(big)} director{'y' if len(big) == 1 else 'ies'} with at least "
+                 f"{th.files_per_dir} files; the largest holds {big[0][0]}"),
+        values={"directories": len(big), "max_files_in_one_dir": big[0][0]},
+        files=[FileEvidence(d, {"files": n}) for n, d in big[:10]],
+        data={"dirs": [d for _, d in big]},
+    )]
+
+
+def _per_dir_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
+    dirs = hit.data.get("dirs", [])
+    lfs = fixes.lfs_setstripe([], 1, 1 << 20, "small_files_dirs.lfs.sh")
+    lfs.content += "".join(f"lfs setstripe -c 1 -S 1M -i -1 {d!r}\n" for d in dirs[:20])
+    return Fix(
+        text=("Spread files over sub-directories (e.g. one per 1000 files or per rank group); "
+              "set the stripe count of directories holding many small files to 1."),
+        artifacts=[lfs])
+
+
+def _opens(model: Model, th: Thresholds) -> list[Hit]:
+    files = model.files
+    opens = model.per_file("POSIX", "POSIX_OPENS") + model.per_file("STDIO", "STDIO_OPENS")
+    app = files.category == APP
+    per_rank = np.divide(opens, np.maximum(files.nranks, 1))
+    sel = app & (per_rank >= th.opens_per_file)
+    total = int(opens[sel].sum())
+    if total < th.opens_min_total:
+        return []
+    idx = np.nonzero(sel)[0]
+    top = idx[np.argsort(-opens[idx])][:10]
+    return [Hit(
+        summary=(f"{total} opens on {len(idx)} file(s), up to {per_rank[idx].max():.0f} per "
+                 f"rank on one file"),
+        values={"opens": total, "files": int(len(idx)),
+                "max_opens_per_rank": round(float(per_rank[idx].max()), 1)},
+        files=[FileEvidence(files.paths[i], {"opens": int(opens[i]),
+                                             "ranks": int(files.nranks[i])}) for i in top],
+    )]
+
+
+def _opens_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
+    return Fix(text="Open each file once, keep the handle, and close it at the end.",
+               artifacts=fixes.snippets("fewer_opens"))
+
+
+def _bcast(model: Model, th: Thresholds) -> list[Hit]:
+    files = model.files
+    read = model.per_file("POSIX", "POSIX_BYTES_READ") + model.per_file("STDIO", "STDIO_BYTES_READ")
+    written = (model.per_file("POSIX", "POSIX_BYTES_WRITTEN")
+               + model.per_file("STDIO", "STDIO_BYTES_WRITTEN"))
+    size = np.maximum(model.per_file_max("POSIX", "POSIX_MAX_BYTE_READ"),
+                      model.per_file_max("STDIO", "STDIO_MAX_BYTE_READ")) + 1
+    mpi = np.zeros(len(files), dtype=bool)
+    md = model.mods.get("MPI-IO")
+    if md is not None and len(md):
+        mpi[md.file_index] = True
+    need = max(th.bcast_min_ranks, 2)
+    sel = ((files.category == APP) & (files.nranks >= need) & (read > 0) & (written == 0)
+           & (size > 0) & (size <= th.bcast_max_bytes) & ~mpi)
+    if not sel.any():
+        return []
+    idx = np.nonzero(sel)[0]
+    top = idx[np.argsort(-files.nranks[idx])][:10]
+    return [Hit(
+        summary=(f"{len(idx)} small input file(s) read by up to {int(files.nranks[idx].max())} "
+                 f"ranks each ({fmt_bytes(read[idx].sum())} read in total)"),
+        values={"files": int(len(idx)), "max_ranks": int(files.nranks[idx].max()),
+                "bytes_read": int(read[idx].sum())},
+        files=[FileEvidence(files.paths[i], {"size_bytes": int(size[i]),
+                                             "ranks": int(files.nranks[i]),
+                                             "bytes_read": int(read[i])}) for i in top],
+    )]
+
+
+def _bcast_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
+    return Fix(text="Read the file on one rank and MPI_Bcast its contents to the others.",
+               artifacts=fixes.snippets("read_once_bcast"))
+
+
+def _stragglers(model: Model, th: Thresholds) -> list[Hit]:
+    rows = []
+    mpi = np.zeros(len(model.files), dtype=bool)
+    mp = model.mods.get("MPI-IO")
+    if mp is not None and len(mp):
+        mpi[mp.file_index] = True
+    for mod, p in (("MPI-IO", "MPIIO"), ("POSIX", "POSIX"), ("STDIO", "STDIO")):
+        md = model.mods.get(mod)
+        if md is None or len(md) == 0:
+            continue
+        sel = model.app_mask(md) & (md.ranks < 0) & (md.span_n > 1)
+        if mod == "POSIX":
+            # Under MPI-IO, collective buffering makes a few aggregators do all POSIX I/O by
+            # design: judge those files at the MPI-IO layer only.
+            sel &= ~mpi[md.file_index]
+        fast_t = md.fcol(f"{p}_F_FASTEST_RANK_TIME")
+        slow_t = md.fcol(f"{p}_F_SLOWEST_RANK_TIME")
+        fast_b = md.col(f"{p}_FASTEST_RANK_BYTES")
+        slow_b = md.col(f"{p}_SLOWEST_RANK_BYTES")
+        for i in np.nonzero(sel)[0]:
+            dt = (slow_t[i] - fast_t[i]) / slow_t[i] if slow_t[i] > 0 else 0.0
+            big_b = max(int(slow_b[i]), int(fast_b[i]))
+            db = abs(int(slow_b[i]) - int(fast_b[i])) / big_b if big_b > 0 else 0.0
+            t_ok = slow_t[i] >= th.imbalance_min_time_s and dt >= th.imbalance
+            b_ok = big_b >= th.imbalance_min_bytes and db >= th.imbalance
+            if t_ok or b_ok:
+                rows.append((mod, int(md.file_index[i]), float(fast_t[i]), float(slow_t[i]),
+                             int(fast_b[i]), int(slow_b[i]), dt, db))
+    if not rows:
+        return []
+    seen: set[int] = set()
+    uniq = []
+    for r in rows:  # MPI-IO first: a file seen in both layers is reported once
+        if r[1] not in seen:
+            seen.add(r[1])
+            uniq.append(r)
+    uniq.sort(key=lambda r: -r[3])
+    worst = uniq[0]
+    return [Hit(
+        summary=(f"{len(uniq)} shared file(s) with a straggler rank; worst: slowest rank "
+                 f"{worst[3]:.2f} s vs fastest {worst[2]:.2f} s ({pct(worst[6])} apart)"),
+        values={"files": len(uniq), "worst_slowest_time_s": round(worst[3], 6),
+                "worst_fastest_time_s": round(worst[2], 6),
+                "worst_time_imbalance": round(worst[6], 4),
+                "worst_bytes_imbalance": round(worst[7], 4)},
+        files=[FileEvidence(model.files.paths[r[1]],
+                            {"interface": r[0], "fastest_time_s": round(r[2], 6),
+                             "slowest_time_s": round(r[3], 6), "fastest_bytes": r[4],
+                             "slowest_bytes": r[5]}) for r in uniq[:10]],
+    )]
+
+
+def _stragglers_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
+    return Fix(text=("Give every rank the same share of the shared file and let MPI-IO "
+                     "aggregate (collective calls); check that the slow rank is not also the "
+                     "one doing extra work (headers, metadata) alone."),
+               artifacts=fixes.snippets("collective_io"))
+
+
+def _per_rank_imbalance(model: Model, th: Thresholds) -> list[Hit]:
+    files = model.files
+    sel = (files.category == APP) & (files.nranks == 1) & (files.ranks_first >= 0)
+    if sel.sum() < 2:
+        return []
+    b = (model.per_file("POSIX", "POSIX_BYTES_READ")
+         + model.per_file("POSIX", "POSIX_BYTES_WRITTEN")
+         + model.per_file("STDIO", "STDIO_BYTES_READ")
+         + model.per_file("STDIO", "STDIO_BYTES_WRITTEN"))
+    ranks = files.ranks_first[sel]
+    per_rank = np.bincount(ranks, weights=b[sel])
+    active = np.unique(ranks)
+    per_rank = per_rank[active]
+    if active.size < 2 or per_rank.max() < th.imbalance_min_bytes:
+        return []
+    imb = (per_rank.max() - per_rank.min()) / per_rank.max()
+    if imb < th.imbalance:
+        return []
+    hi, lo = int(active[per_rank.argmax()]), int(active[per_rank.argmin()])
+    return [Hit(
+        summary=(f"bytes in per-rank files differ by {pct(imb)} between ranks: rank {hi} moved "
+                 f"{fmt_bytes(per_rank.max())}, rank {lo} {fmt_bytes(per_rank.min())}"),
+        values={"ranks": int(active.size), "max_rank": hi, "max_bytes": int(per_rank.max()),
+                "min_rank": lo, "min_bytes": int(per_rank.min()), "imbalance": round(imb, 4)},
+    )]
+
+
+def _per_rank_imbalance_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
+    return Fix(text=("Balance the data among ranks (decomposition), or let a few aggregator "
+                     "ranks write for all; the job waits for the rank with the most data."))
+
+
+def rules() -> list[Rule]:
+    return [
+        Rule(id="file-per-process", family="files", severity="warn",
+             title="One file per process at scale",
+             why=("File per process is simple but does not scale: the number of files "
+                  "overloads metadata and simultaneous accesses contend."),
+             sources=(Source(KAUST, "Parallel I/O: File-per-Process",
+                             "Pattern does not scale at large process counts"),
+                      Source(CSC_LUSTRE, "File per process", "this approach is not scalable")),
+             effect="No published figure.",
+             trigger=_fpp, fix=_fpp_fix),
+        Rule(id="files-per-directory", family="files", severity="warn",
+             title="Many files in one directory",
+             why="Large directories serialise creates and lookups on the metadata server.",
+             sources=(Source(KAUST, "I/O Best Practices",
+                             "Limit the number of files within a single directory; stripe count "
+                             "1 for directories of many small files"),),
+             effect="No published figure.",
+             trigger=_per_dir, fix=_per_dir_fix),
+        Rule(id="frequent-open-close", family="files", severity="warn",
+             title="Files opened and closed over and over",
+             why="Every open/close is a metadata round trip; excessive overhead is created.",
+             sources=(Source(KAUST, "I/O Best Practices (2)",
+                             "Avoid opening and closing files frequently"),),
+             effect="No published figure.",
+             trigger=_opens, fix=_opens_fix),
+        Rule(id="small-shared-input", family="files", severity="warn",
+             title="A small file is read by many ranks",
+             why=("Every rank reading the same small file hammers one OST and the metadata "
+                  "server; one read plus a broadcast costs a single request."),
+             sources=(Source(KAUST, "I/O Best Practices",
+                             "Read small, shared files from a single task and broadcast"),),
+             effect="No published figure.",
+             trigger=_bcast, fix=_bcast_fix),
+        Rule(id="shared-file-stragglers", family="balance", severity="warn",
+             title="A straggler rank on a shared file",
+             why=("The job waits for the slowest rank; imbalance below one second or a few "
+                  "MiB is noise and is not reported."),
+             sources=(Source(DRISHTI, "stragglers", "(slowest - fastest) / slowest > 15%"),
+                      Source(KAUST, "Variance in Shared Files", "Darshan's fastest/slowest rank")),
+             effect="At most the difference between the slowest and the fastest rank.",
+             trigger=_stragglers, fix=_stragglers_fix),
+        Rule(id="per-rank-imbalance", family="balance", severity="warn",
+             title="Unequal amounts of data in per-rank files",
+             why="Ranks with more data finish later and the others wait for them.",
+             sources=(Source(DRISHTI, "size imbalance", "per-rank files differ by > 15%"),),
+             effect="At most the difference between the largest and smallest rank.",
+             trigger=_per_rank_imbalance, fix=_per_rank_imbalance_fix),
+    ]

@@ -1,0 +1,292 @@
+"""Rules on Lustre striping and on the node: stripe count and size by file size and writer
+count, direct I/O, one I/O stream per node."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from iolab.diagnose import fixes
+from iolab.diagnose.rules.base import (
+    CSC_LUSTRE,
+    CUG_2017,
+    KAUST,
+    NERSC_KNL,
+    NUG_2017,
+    FileEvidence,
+    Fix,
+    Hit,
+    Rule,
+    Source,
+    fmt_bytes,
+    pct,
+)
+from iolab.model.files import APP
+
+if TYPE_CHECKING:
+    from iolab.diagnose.config import Thresholds
+    from iolab.model.job import Model
+
+MiB = 1 << 20
+
+
+def _file_sizes(model: Model) -> np.ndarray:
+    a = np.maximum(model.per_file_max("POSIX", "POSIX_MAX_BYTE_WRITTEN"),
+                   model.per_file_max("POSIX", "POSIX_MAX_BYTE_READ"))
+    return np.maximum(a + 1, 0)
+
+
+def _striped(model: Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per file: is the layout known, stripe size, stripe count."""
+    n = len(model.files)
+    known = np.zeros(n, dtype=bool)
+    size = np.zeros(n, dtype=np.int64)
+    count = np.zeros(n, dtype=np.int64)
+    if model.stripes:
+        pos = {int(i): k for k, i in enumerate(model.files.ids)}
+        for rid, (s, c) in model.stripes.items():
+            k = pos.get(int(rid))
+            if k is not None:
+                known[k], size[k], count[k] = True, s, c
+    return known, size, count
+
+
+def _writers(model: Model) -> np.ndarray:
+    w = model.per_file("POSIX", "POSIX_WRITES") > 0
+    return np.where(w, model.files.nranks, 0)
+
+
+def _stripe_hit(model: Model, sel: np.ndarray, what: str, want: int, sizes: np.ndarray,
+                count: np.ndarray, writers: np.ndarray) -> list[Hit]:
+    if not sel.any():
+        return []
+    idx = np.nonzero(sel)[0]
+    top = idx[np.argsort(-sizes[idx])][:10]
+    return [Hit(
+        summary=f"{len(idx)} file(s) {what}",
+        values={"files": int(len(idx)), "largest_bytes": int(sizes[idx].max()),
+                "stripe_count": int(count[top[0]]), "recommended_stripe_count": want},
+        files=[FileEvidence(model.files.paths[i], {"size_bytes": int(sizes[i]),
+                                                   "stripe_count": int(count[i]),
+                                                   "writers": int(writers[i])}) for i in top],
+        data={"paths": [model.files.paths[i] for i in idx], "count": want},
+    )]
+
+
+def _stripe_count_for(size: int) -> int:
+    """NERSC's guidance by file size: 1 GB-10 GB: 8, 10-100 GB: 24, 100 GB-1 TB: 72, more: 144."""
+    gb = size / 1e9
+    return 1 if gb < 1 else 8 if gb < 10 else 24 if gb < 100 else 72 if gb < 1000 else 144
+
+
+def _shared_unstriped(model: Model, th: Thresholds) -> list[Hit]:
+    known, _, count = _striped(model)
+    sizes, writers = _file_sizes(model), _writers(model)
+    sel = (known & (model.files.category == APP) & (count <= 1)
+           & (writers >= th.stripe_min_writers) & (sizes >= th.stripe_large_file))
+    want = _stripe_count_for(int(sizes[sel].max())) if sel.any() else 8
+    return _stripe_hit(model, sel, f"of at least {fmt_bytes(th.stripe_large_file)} written by "
+                       f"{th.stripe_min_writers}+ ranks sit on one OST", max(want, 8), sizes,
+                       count, writers)
+
+
+def _huge_unstriped(model: Model, th: Thresholds) -> list[Hit]:
+    known, _, count = _striped(model)
+    sizes = _file_sizes(model)
+    sel = known & (model.files.category == APP) & (count <= 1) & (sizes > th.stripe_huge_file)
+    return _stripe_hit(model, sel, "larger than 100 GB on a single OST", 72, sizes, count,
+                       _writers(model))
+
+
+def _small_striped(model: Model, th: Thresholds) -> list[Hit]:
+    known, _, count = _striped(model)
+    sizes, writers = _file_sizes(model), _writers(model)
+    sel = (known & (model.files.category == APP) & (count > 1) & (sizes > 0)
+           & (sizes < th.stripe_small_file) & (model.files.nranks <= 1))
+    return _stripe_hit(model, sel, f"smaller than {fmt_bytes(th.stripe_small_file)}, used by one "
+                       "process, striped over several OSTs", 1, sizes, count, writers)
+
+
+def _stripe_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
+    want = int(hit.data.get("count", 8))
+    return Fix(text=(f"Create these files with a stripe count of {want} "
+                     "(lfs setstripe on the directory before the run, or on new files)."),
+               artifacts=[fixes.lfs_setstripe(hit.data.get("paths", []), want, MiB,
+                                              f"stripe_count_{want}.lfs.sh")])
+
+
+def _stripe_size(model: Model, th: Thresholds) -> list[Hit]:
+    known, ssize, _ = _striped(model)
+    md = model.mods.get("POSIX")
+    if md is None or not known.any():
+        return []
+    acc = np.zeros(len(model.files), dtype=np.int64)
+    cnt = np.zeros(len(model.files))
+    # The most common access size of each file, from its busiest record.
+    a1 = md.pos("POSIX_ACCESS1_ACCESS")
+    c1 = md.pos("POSIX_ACCESS1_COUNT").astype(np.float64)
+    for i in np.argsort(c1):
+        acc[md.file_index[i]], cnt[md.file_index[i]] = a1[i], c1[i]
+    ok = known & (model.files.category == APP) & (ssize > 0) & (acc >= 64 * 1024)
+    ok &= cnt >= th.small_requests_min
+    mism = ok & (acc % np.maximum(ssize, 1) != 0) & (np.maximum(ssize, 1) % np.maximum(acc, 1) != 0)
+    if not mism.any():
+        return []
+    idx = np.nonzero(mism)[0]
+    return [Hit(
+        summary=(f"{len(idx)} file(s) accessed in pieces that do not divide into the stripe: "
+                 f"e.g. {fmt_bytes(acc[idx[0]])} requests on {fmt_bytes(ssize[idx[0]])} stripes"),
+        values={"files": int(len(idx)), "access_bytes": int(acc[idx[0]]),
+                "stripe_size_bytes": int(ssize[idx[0]])},
+        files=[FileEvidence(model.files.paths[i], {"access_bytes": int(acc[i]),
+                                                   "count": int(cnt[i]),
+                                                   "stripe_size_bytes": int(ssize[i])})
+               for i in idx[:10]],
+        data={"paths": [model.files.paths[i] for i in idx], "stripe": int(acc[idx[0]])},
+    )]
+
+
+def _stripe_size_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
+    s = int(hit.data.get("stripe", MiB))
+    s = max(MiB, (s // MiB) * MiB) if s >= MiB else MiB
+    return Fix(text=(f"Match stripe size and request size: stripe {fmt_bytes(s)} and tell MPI-IO "
+                     "(striping_unit), or make requests a multiple of the stripe."),
+               artifacts=fixes.romio_hints({"striping_unit": str(s)}, "romio_hints_stripe")
+               + [fixes.lfs_setstripe(hit.data.get("paths", []), 4, s, "stripe_size.lfs.sh")])
+
+
+def _direct(model: Model, th: Thresholds) -> list[Hit]:
+    files = model.files
+    app = files.category == APP
+    read = model.per_file("POSIX", "POSIX_BYTES_READ")
+    reads = model.per_file("POSIX", "POSIX_READS")
+    consec = model.per_file("POSIX", "POSIX_CONSEC_READS")
+    size = np.maximum(model.per_file_max("POSIX", "POSIX_MAX_BYTE_READ") + 1, 0)
+    avg = np.divide(read, reads, out=np.zeros_like(read), where=reads > 0)
+    once = (app & (read >= th.direct_io_min_bytes) & (read <= 1.05 * size)
+            & (consec >= th.sequential_share * reads) & (avg >= MiB))
+    hits = []
+    if once.any():
+        idx = np.nonzero(once)[0]
+        hits.append(Hit(
+            direction="read",
+            summary=(f"{len(idx)} large file(s) read once, sequentially, in large requests "
+                     f"({fmt_bytes(read[idx].sum())})"),
+            values={"files": int(len(idx)), "bytes_read": int(read[idx].sum())},
+            files=[FileEvidence(files.paths[i], {"bytes_read": int(read[i]),
+                                                 "avg_request_bytes": int(avg[i])})
+                   for i in idx[:10]],
+        ))
+    mem = model.job.node_memory_bytes or th.node_memory_bytes
+    nodes = model.job.nodes or (1 if model.job.nprocs == 1 else None)
+    written = model.metrics.bytes_by_dir["write"]
+    if mem and nodes and written / nodes > th.dirty_ratio * mem:
+        hits.append(Hit(
+            direction="write",
+            summary=(f"{fmt_bytes(written / nodes)} written per node, more than "
+                     f"{pct(th.dirty_ratio)} of the {fmt_bytes(mem)} node memory"),
+            values={"bytes_written_per_node": int(written / nodes), "node_memory_bytes": int(mem),
+                    "dirty_ratio": th.dirty_ratio, "nodes": nodes},
+        ))
+    return hits
+
+
+def _direct_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
+    return Fix(text=("Try direct I/O for this stream (O_DIRECT with 4 KiB-aligned buffers and "
+                     "sizes, MPIO_DIRECT_READ/WRITE, H5Pset_fapl_direct); keep buffered I/O if it "
+                     "does not measure faster: most patterns gain from the page cache."),
+               artifacts=fixes.snippets("direct_io") + [fixes.env(
+                   ["export MPIO_DIRECT_READ=TRUE   # Cray MPICH: direct reads in MPI-IO",
+                    "export MPIO_DIRECT_WRITE=TRUE  # and writes (aligned requests only)"],
+                   "direct_io.env", "Cray MPICH direct I/O")])
+
+
+def _single_stream(model: Model, th: Thresholds) -> list[Hit]:
+    m = model.metrics
+    n = model.job.nprocs
+    tot = float(m.rank_bytes.sum())
+    if n < 2 or tot < th.single_stream_min_bytes:
+        return []
+    top = int(m.rank_bytes.argmax())
+    share = float(m.rank_bytes[top]) / tot
+    if share < th.single_stream_share:
+        return []
+    return [Hit(
+        summary=(f"rank {top} moved {pct(share)} of the {fmt_bytes(tot)} of I/O while "
+                 f"{n - 1} other ranks waited: a single I/O stream"),
+        values={"rank": top, "share": round(share, 4), "bytes": int(tot), "nprocs": n},
+    )]
+
+
+def _single_stream_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
+    return Fix(text=("Let several processes per node (or several threads) do the I/O: a shared "
+                     "file with collective MPI-IO, or subset aggregation; bind them to cores."),
+               artifacts=fixes.snippets("collective_io") + [fixes.slurm([
+                   "#SBATCH -S 4",
+                   f"srun -n {model.job.nprocs} -c 2 --cpu-bind=cores ./app",
+                   "export OMP_NUM_THREADS=8  # if the I/O is threaded (one stream per thread)"])])
+
+
+def rules() -> list[Rule]:
+    stripe_src = (Source(KAUST, "Lustre file striping / WRF 12x speedup with file striping",
+                         "files larger than 100 GB must be striped; striping aggregates OST "
+                         "bandwidth"),
+                  Source(NUG_2017, "Tip 6", "lfs setstripe --size --count filename"))
+    return [
+        Rule(id="stripe-shared-file", family="lustre", severity="high",
+             title="A large shared file written by many ranks sits on one OST",
+             why="One OST serves every writer; striping spreads them over several servers.",
+             sources=stripe_src,
+             effect=("WRF: default striping 1 -> 144 OSTs, I/O 2094 s -> 174 s (12x), total "
+                     "3x; a combustion code 2.14x I/O with 4 stripes (KAUST)."),
+             trigger=_shared_unstriped, fix=_stripe_fix, needs="Lustre layout (LUSTRE module)"),
+        Rule(id="stripe-huge-file", family="lustre", severity="high",
+             title="A file larger than 100 GB is not striped",
+             why="Unstriped huge files fill single OSTs and serialise on one server.",
+             sources=stripe_src,
+             effect="WRF 12x I/O speedup from striping over 144 OSTs (KAUST).",
+             trigger=_huge_unstriped, fix=_stripe_fix, needs="Lustre layout (LUSTRE module)"),
+        Rule(id="stripe-small-files", family="lustre", severity="info",
+             title="Small single-process files striped over several OSTs",
+             why=("A small file used by one process gains nothing from striping and costs a "
+                  "request to each OST."),
+             sources=(Source(KAUST, "I/O Best Practices",
+                             "Place small files (< 1 MB to 1 GB) on single OSTs: "
+                             "lfs setstripe -s 1m -i -1 -c 1"),),
+             effect="No published figure.",
+             trigger=_small_striped, fix=_stripe_fix, needs="Lustre layout (LUSTRE module)"),
+        Rule(id="stripe-size-mismatch", family="lustre", severity="warn",
+             title="Request size and stripe size do not match",
+             why="Requests that straddle stripes touch two OSTs and contend with neighbours.",
+             sources=(Source(CSC_LUSTRE, "Striping",
+                             "striping_unit hint equal to the 1 MB stripe: 2.27x"),
+                      Source(KAUST, "File Striping: Physical and Logical Views",
+                             "not stripe aligned -> contention")),
+             effect="BTIO: striping_unit = stripe size, 1293 -> 2940 MiB/s (2.27x, CSC).",
+             trigger=_stripe_size, fix=_stripe_size_fix, needs="Lustre layout (LUSTRE module)"),
+        Rule(id="direct-io", family="node", severity="info", directional=True,
+             title="Candidate for direct I/O",
+             why=("Large one-time sequential reads, or writes per node above the 40% dirty "
+                  "ratio of node memory, gain little from the page cache."),
+             sources=(Source(NERSC_KNL, "Direct I/O vs. Buffered I/O",
+                             "IO per node much larger than 40% (dirty ratio) of node memory"),
+                      Source(NUG_2017, "Tip 3", "Direct IO can be better in large one-time read"),
+                      Source(CUG_2017, "IO Path in Different IO Modes",
+                             "buffered vs sync vs direct I/O")),
+             effect="HDF5 with H5Pset_fapl_direct: up to 11% faster (NERSC).",
+             trigger=_direct, fix=_direct_fix,
+             needs="node memory (--node-memory) for the write case"),
+        Rule(id="single-io-stream", family="node", severity="warn",
+             title="One process does all the I/O",
+             why=("A single stream per node cannot use a many-core node's bandwidth (KNL single "
+                  "stream 2.3x slower than Haswell at the same frequency); serial spokesperson "
+                  "I/O does not scale."),
+             sources=(Source(NERSC_KNL, "I/O Parallelism",
+                             "parallelizing the IO with multiple cores can increase bandwidth"),
+                      Source(KAUST, "Serial I/O: Spokesperson", "Pattern does not scale"),
+                      Source(CUG_2017, "Summary I", "single-core I/O ~ CPU frequency")),
+             effect=("16-32 threads on one KNL core saturate Lustre bandwidth (NERSC); "
+                     "Haswell/KNL single-stream ratio 2.30 (CUG 2017)."),
+             trigger=_single_stream, fix=_single_stream_fix),
+    ]

@@ -1,0 +1,325 @@
+"""Rules on MPI-IO and the libraries above it: independent vs collective, collective
+buffering (read from both layers), non-blocking I/O, aggregators per node, HDF5 metadata and
+alignment, fill mode."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from iolab.diagnose import fixes
+from iolab.diagnose.rules.base import (
+    CSC_LUSTRE,
+    DRISHTI,
+    KAUST,
+    NERSC_KNL,
+    FileEvidence,
+    Fix,
+    Hit,
+    Rule,
+    Source,
+    fmt_bytes,
+    pct,
+)
+from iolab.model.files import APP
+from iolab.model.metrics import DIRECTIONS, SIZE_BINS, SMALL_BINS
+
+if TYPE_CHECKING:
+    from iolab.diagnose.config import Thresholds
+    from iolab.model.job import Model
+
+_U = {"read": ("READ", "READS", "BYTES_READ"), "write": ("WRITE", "WRITES", "BYTES_WRITTEN")}
+
+
+def _mpi_per_file(model: Model, d: str) -> dict[str, np.ndarray]:
+    D, OPS, BYTES = _U[d]
+    out = {k: model.per_file("MPI-IO", f"MPIIO_{k}_{OPS}")
+           for k in ("INDEP", "COLL", "SPLIT", "NB")}
+    out["bytes"] = model.per_file("MPI-IO", f"MPIIO_{BYTES}")
+    out["small"] = np.sum([model.per_file("MPI-IO", f"MPIIO_SIZE_{D}_AGG_{b}")
+                           for b in SIZE_BINS[:SMALL_BINS]], axis=0)
+    out["posix_ops"] = model.per_file("POSIX", f"POSIX_{OPS}")
+    out["posix_bytes"] = model.per_file("POSIX", f"POSIX_{BYTES}")
+    return out
+
+
+def _independent(model: Model, th: Thresholds) -> list[Hit]:
+    if "MPI-IO" not in model.mods:
+        return []
+    files = model.files
+    shared = (files.category == APP) & (files.nranks > 1)
+    hits = []
+    for d in DIRECTIONS:
+        c = _mpi_per_file(model, d)
+        ops = c["INDEP"] + c["COLL"] + c["SPLIT"] + c["NB"]
+        avg = np.divide(c["bytes"], ops, out=np.zeros_like(ops), where=ops > 0)
+        # Large contiguous independent requests are fine (Drishti flags them): only small ones.
+        sel = shared & (c["INDEP"] > 0) & (avg < th.small_request_bytes)
+        indep, total = int(c["INDEP"][sel].sum()), int(ops[sel].sum())
+        if total == 0 or indep < th.independent_min_ops or indep / total < th.independent_share:
+            continue
+        idx = np.nonzero(sel)[0]
+        top = idx[np.argsort(-c["INDEP"][idx])][:10]
+        hits.append(Hit(
+            direction=d,
+            summary=(f"{indep} of {total} MPI-IO {d}s ({pct(indep / total)}) on shared files are "
+                     f"independent, averaging {fmt_bytes(c['bytes'][sel].sum() / total)}"),
+            values={f"indep_{d}s": indep, f"coll_{d}s": int(c["COLL"][sel].sum()),
+                    f"mpiio_{d}s": total, "indep_share": round(indep / total, 4)},
+            files=[FileEvidence(files.paths[i], {"indep": int(c["INDEP"][i]),
+                                                 "coll": int(c["COLL"][i]),
+                                                 "ranks": int(files.nranks[i])}) for i in top],
+        ))
+    return hits
+
+
+def _independent_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
+    key = "romio_cb_write" if hit.direction == "write" else "romio_cb_read"
+    return Fix(
+        text=("Use the collective calls (MPI_File_write_at_all / read_at_all, or a file view "
+              "plus write_all) so that ROMIO merges the ranks' pieces into large requests."),
+        artifacts=fixes.snippets("collective_io") + fixes.romio_hints({key: "enable"},
+                                                                      "romio_hints_collective"))
+
+
+def _cb(model: Model, th: Thresholds) -> list[Hit]:
+    """Small interleaved shared-file MPI-IO that collective buffering does not merge.
+
+    Collective buffering shows as a difference between layers: when it works, the POSIX
+    requests under a file are several times larger than the MPI-IO ones (65,536 x 4 KiB
+    MPI-IO writes became 16,384 x 16 KiB POSIX writes from one aggregator).
+    """
+    if "MPI-IO" not in model.mods:
+        return []
+    files = model.files
+    shared = (files.category == APP) & (files.nranks > 1)
+    hits = []
+    for d in DIRECTIONS:
+        c = _mpi_per_file(model, d)
+        ops = c["INDEP"] + c["COLL"] + c["SPLIT"] + c["NB"]
+        mavg = np.divide(c["bytes"], ops, out=np.zeros_like(ops), where=ops > 0)
+        pavg = np.divide(c["posix_bytes"], c["posix_ops"], out=np.zeros_like(ops),
+                         where=c["posix_ops"] > 0)
+        sel = (shared & (ops >= th.small_requests_min)
+               & (c["small"] >= th.small_requests_share * ops)
+               & (c["posix_ops"] > 0) & (pavg < th.cb_aggregation_factor * mavg))
+        if not sel.any():
+            continue
+        idx = np.nonzero(sel)[0]
+        top = idx[np.argsort(-ops[idx])][:10]
+        i0 = top[0]
+        hits.append(Hit(
+            direction=d,
+            summary=(f"{int(ops[sel].sum())} small MPI-IO {d}s on {len(idx)} shared file(s) reach "
+                     f"POSIX unmerged: {fmt_bytes(mavg[i0])} per MPI-IO call, "
+                     f"{fmt_bytes(pavg[i0])} per POSIX call"),
+            values={f"mpiio_{d}s": int(ops[sel].sum()),
+                    f"mpiio_small_{d}s": int(c["small"][sel].sum()),
+                    f"posix_{d}s": int(c["posix_ops"][sel].sum()),
+                    "mpiio_avg_bytes": round(float(mavg[i0]), 1),
+                    "posix_avg_bytes": round(float(pavg[i0]), 1)},
+            files=[FileEvidence(files.paths[i], {"mpiio_ops": int(ops[i]),
+                                                 "posix_ops": int(c["posix_ops"][i]),
+                                                 "mpiio_avg_bytes": round(float(mavg[i]), 1),
+                                                 "posix_avg_bytes": round(float(pavg[i]), 1)})
+                   for i in top],
+            data={"paths": [files.paths[i] for i in top]},
+        ))
+    return hits
+
+
+def _cb_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
+    d = "write" if hit.direction == "write" else "read"
+    stripe = next(iter(model.stripes.values()), (1 << 20, 1))[0] or 1 << 20
+    hints = {f"romio_cb_{d}": "enable", "cb_buffer_size": str(16 << 20),
+             "cb_config_list": "*:2", "striping_unit": str(stripe)}
+    if d == "write":
+        hints["romio_ds_write"] = "disable"
+    hints["romio_no_indep_rw"] = "true"
+    return Fix(
+        text=("Turn on collective buffering with aggregators per node and a buffer matched to "
+              "the stripe; with independent calls, switch to collective ones first."),
+        artifacts=fixes.romio_hints(hints, "romio_hints_cb") + fixes.snippets("collective_io"))
+
+
+def _nonblocking(model: Model, th: Thresholds) -> list[Hit]:
+    mp = model.metrics.ifaces.get("MPI-IO")
+    if mp is None:
+        return []
+    nb = (int(model.per_file("MPI-IO", "MPIIO_NB_READS").sum())
+          + int(model.per_file("MPI-IO", "MPIIO_NB_WRITES").sum()))
+    blocking = mp.ops["read"] + mp.ops["write"] - nb
+    if nb > 0 or blocking < th.nonblocking_min_ops or model.metrics.io_fraction < th.io_bound_warn:
+        return []
+    return [Hit(
+        summary=(f"{blocking} blocking MPI-IO calls and no non-blocking ones while I/O takes "
+                 f"{pct(model.metrics.io_fraction)} of the run"),
+        values={"blocking_ops": blocking, "nonblocking_ops": nb,
+                "io_fraction": round(model.metrics.io_fraction, 4)},
+    )]
+
+
+def _nonblocking_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
+    return Fix(text=("Overlap I/O with computation: MPI_File_iwrite_at_all / iread_at_all, or "
+                     "PnetCDF's ncmpi_iput_vara + ncmpi_wait_all which also merges requests."),
+               artifacts=fixes.snippets("nonblocking_io"))
+
+
+def _aggregators(model: Model, th: Thresholds) -> list[Hit]:
+    nodes = model.job.nodes
+    if not nodes or "MPI-IO" not in model.mods:
+        return []
+    coll = int(model.per_file("MPI-IO", "MPIIO_COLL_WRITES").sum()
+               + model.per_file("MPI-IO", "MPIIO_COLL_READS").sum())
+    ppn = model.job.nprocs / nodes
+    if coll == 0 or ppn < 4:
+        return []
+    return [Hit(
+        summary=(f"{coll} collective MPI-IO calls with {ppn:.0f} ranks per node on {nodes} "
+                 f"node(s): the default is one aggregator per node"),
+        values={"collective_ops": coll, "nodes": nodes, "ranks_per_node": round(ppn, 1)},
+    )]
+
+
+def _aggregators_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
+    nodes = model.job.nodes or 1
+    return Fix(text=("Use two (up to four) aggregators per node: cb_config_list *:2 and "
+                     f"cb_nodes {2 * nodes}; measure, the best value depends on the system."),
+               artifacts=fixes.romio_hints({"cb_config_list": "*:2", "cb_nodes": str(2 * nodes)},
+                                           "romio_hints_aggregators"))
+
+
+def _hdf5(model: Model, th: Thresholds) -> list[Hit]:
+    h5f = model.mods.get("H5F")
+    if h5f is None or len(h5f) == 0 or model.job.nprocs < 2:
+        return []
+    files = model.files
+    use_mpi = model.per_file("H5F", "H5F_USE_MPIIO") > 0
+    h5 = np.zeros(len(files), dtype=bool)
+    h5[h5f.file_index] = True
+    sel = h5 & (files.category == APP) & use_mpi
+    if not sel.any():
+        return []
+    tiny = np.sum([model.per_file("POSIX", f"POSIX_SIZE_{D}_{b}")
+                   for D in ("READ", "WRITE") for b in ("0_100", "100_1K")], axis=0)
+    ops = model.per_file("POSIX", "POSIX_READS") + model.per_file("POSIX", "POSIX_WRITES")
+    na = model.per_file("POSIX", "POSIX_FILE_NOT_ALIGNED")
+    n_tiny, n_ops, n_na = int(tiny[sel].sum()), int(ops[sel].sum()), int(na[sel].sum())
+    if n_ops == 0 or (n_tiny < model.job.nprocs * 4 and n_na < 0.5 * n_ops):
+        return []
+    idx = np.nonzero(sel)[0]
+    return [Hit(
+        summary=(f"HDF5 over MPI-IO: {n_tiny} of {n_ops} POSIX requests under 1 KiB (metadata) "
+                 f"and {n_na} misaligned on {len(idx)} file(s)"),
+        values={"posix_ops": n_ops, "posix_ops_under_1k": n_tiny, "file_not_aligned": n_na,
+                "files": int(len(idx))},
+        files=[FileEvidence(files.paths[i], {"posix_ops": int(ops[i]), "under_1k": int(tiny[i]),
+                                             "not_aligned": int(na[i])}) for i in idx[:10]],
+    )]
+
+
+def _hdf5_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
+    return Fix(text=("Make metadata collective (H5Pset_all_coll_metadata_ops, "
+                     "H5Pset_coll_metadata_write) and align objects to the stripe "
+                     "(H5Pset_alignment); write data with a collective transfer property."),
+               artifacts=fixes.snippets("hdf5_collective_metadata"))
+
+
+def _fill(model: Model, th: Thresholds) -> list[Hit]:
+    rows = []
+    for mod, cnt in (("PNETCDF_FILE", "PNETCDF_FILE_BYTES_WRITTEN"), ("H5F", None)):
+        md = model.mods.get(mod)
+        if md is None or len(md) == 0:
+            continue
+        sel = np.zeros(len(model.files), dtype=bool)
+        sel[md.file_index] = True
+        sel &= model.files.category == APP
+        posix = model.per_file("POSIX", "POSIX_BYTES_WRITTEN")
+        if cnt is not None:
+            data = model.per_file(mod, cnt)
+        else:
+            data = np.zeros(len(model.files))
+            d5 = model.mods.get("H5D")
+            if d5 is None or len(d5) == 0:
+                continue
+            data[sel] = float(d5.pos("H5D_BYTES_WRITTEN").sum()) / max(int(sel.sum()), 1)
+        for i in np.nonzero(sel & (data > 0) & (posix >= 1.5 * data + th.min_total_bytes))[0]:
+            rows.append((int(i), int(posix[i]), int(data[i]), mod))
+    if not rows:
+        return []
+    return [Hit(
+        summary=(f"{len(rows)} file(s) received much more than their data: e.g. "
+                 f"{fmt_bytes(rows[0][1])} written for {fmt_bytes(rows[0][2])} of variables "
+                 "(fill values written first)"),
+        values={"files": len(rows), "posix_bytes_written": sum(r[1] for r in rows),
+                "data_bytes_written": sum(r[2] for r in rows)},
+        files=[FileEvidence(model.files.paths[i], {"posix_bytes": p, "data_bytes": d,
+                                                   "library": m}) for i, p, d, m in rows[:10]],
+    )]
+
+
+def _fill_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
+    return Fix(text=("Turn off fill mode for variables/datasets the program writes completely: "
+                     "ncmpi_set_fill(NC_NOFILL), H5Pset_fill_time(H5D_FILL_TIME_NEVER)."),
+               artifacts=fixes.snippets("fill_mode"))
+
+
+def rules() -> list[Rule]:
+    cb_src = Source(CSC_LUSTRE, "Improving I/O with ROMIO hints",
+                    "cb_buffer_size, romio_cb_write, cb_config_list *:X, romio_ds_write")
+    return [
+        Rule(id="mpiio-independent", family="mpi-io", severity="high", directional=True,
+             title="Small independent MPI-IO requests on shared files",
+             why=("Independent calls go to the file system one by one; collective calls let "
+                  "MPI-IO gather the ranks' pieces into large contiguous requests."),
+             sources=(Source(CSC_LUSTRE, "MPI I/O",
+                             "Collective I/O provides typically much higher bandwidth than "
+                             "independent I/O"),
+                      Source(DRISHTI, "collective vs independent", "independent MPI-IO calls")),
+             effect="BTIO with collective I/O and hints: 1293 -> 3699 MiB/s (2.86x, CSC).",
+             trigger=_independent, fix=_independent_fix),
+        Rule(id="collective-buffering", family="mpi-io", severity="warn", directional=True,
+             title="Small interleaved shared-file access is not aggregated",
+             why=("Read from both layers: the POSIX requests under the file are as small as the "
+                  "MPI-IO ones, so no collective buffering merged them."),
+             sources=(cb_src,
+                      Source(NERSC_KNL, "Collective Buffer",
+                             "tuning collective buffer size aggregates small transactions"),
+                      Source(KAUST, "MPI I/O hints",
+                             "MPICH_MPIIO_HINTS=*:romio_cb_write=enable:romio_ds_write=disable")),
+             effect=("BTIO: striping_unit hint 2.27x, plus cb_config_list *:2 2.86x; with 2 OSTs "
+                     "and romio_cb_write/romio_ds_write hints +33% (CSC)."),
+             trigger=_cb, fix=_cb_fix),
+        Rule(id="mpiio-nonblocking", family="mpi-io", severity="info",
+             title="Blocking MPI-IO only",
+             why="Non-blocking I/O overlaps I/O with computation and lets PnetCDF merge requests.",
+             sources=(Source(CSC_LUSTRE, "Non-Blocking I/O", "Use non-blocking I/O"),
+                      Source(DRISHTI, "non-blocking MPI-IO", "no non-blocking calls")),
+             effect="BTIO with PnetCDF non-blocking I/O and hints: 1820 -> 4565 MiB/s (2.5x, CSC).",
+             trigger=_nonblocking, fix=_nonblocking_fix),
+        Rule(id="aggregators-per-node", family="mpi-io", severity="warn",
+             title="One collective-buffering aggregator per node",
+             why=("By default only one rank per node does the file-system I/O of collective "
+                  "calls; more aggregators use more of the node's network bandwidth."),
+             sources=(cb_src, Source(DRISHTI, "aggregators", "cb_nodes vs number of nodes")),
+             effect="BTIO: 2 aggregators per node raised 2.27x to 2.86x in total (CSC).",
+             trigger=_aggregators, fix=_aggregators_fix,
+             needs="the node count (--nodes); Darshan's 'h' field holds Darshan's own hints"),
+        Rule(id="hdf5-metadata-alignment", family="libraries", severity="warn",
+             title="HDF5 over MPI-IO without collective metadata or alignment",
+             why=("Independent metadata means every rank reads/writes tiny pieces of the file; "
+                  "unaligned objects straddle stripes."),
+             sources=(Source(NERSC_KNL, "Direct I/O vs. Buffered I/O / Collective Buffer",
+                             "HDF5 collective I/O; H5Pset_fapl_direct 11% speedup"),
+                      Source(KAUST, "Consider available I/O middleware libraries",
+                             "HDF5, ADIOS, MPI-IO")),
+             effect="No published figure for this change alone.",
+             trigger=_hdf5, fix=_hdf5_fix),
+        Rule(id="fill-mode", family="libraries", severity="warn",
+             title="Fill values written before the data",
+             why="Pre-filling a variable that is then overwritten doubles the bytes written.",
+             sources=(Source(KAUST, "I/O Best Practices (3)", "Reduce I/O as much as possible"),),
+             effect="Up to the extra bytes shown in the evidence.",
+             trigger=_fill, fix=_fill_fix),
+    ]

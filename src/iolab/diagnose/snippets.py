@@ -1,0 +1,235 @@
+"""Code snippets for the fixes, in C, Fortran and Python (h5py / mpi4py), written for iolab.
+
+Keyed by (topic, language). Each is a complete fragment a user can paste around their own
+calls; names in capitals (FILENAME, BUF, COUNT) stand for the user's own.
+"""
+
+from __future__ import annotations
+
+SNIPPETS: dict[tuple[str, str], str] = {
+    ("collective_io", "c"): """\
+/* Collective MPI-IO with hints: every rank calls the _all variant, ROMIO aggregates. */
+MPI_Info info;
+MPI_Info_create(&info);
+MPI_Info_set(info, "romio_cb_write", "enable");
+MPI_Info_set(info, "romio_cb_read", "enable");
+MPI_Info_set(info, "cb_buffer_size", "16777216");
+MPI_Info_set(info, "romio_ds_write", "disable");
+MPI_File fh;
+MPI_File_open(MPI_COMM_WORLD, FILENAME, MPI_MODE_CREATE | MPI_MODE_WRONLY, info, &fh);
+/* was: MPI_File_write_at(fh, offset, BUF, COUNT, MPI_BYTE, &status); */
+MPI_File_write_at_all(fh, offset, BUF, COUNT, MPI_BYTE, MPI_STATUS_IGNORE);
+MPI_File_close(&fh);
+MPI_Info_free(&info);
+""",
+    ("collective_io", "fortran"): """\
+! Collective MPI-IO with hints: every rank calls the _all variant, ROMIO aggregates.
+integer :: info, fh, ierr
+integer(kind=MPI_OFFSET_KIND) :: offset
+call MPI_Info_create(info, ierr)
+call MPI_Info_set(info, 'romio_cb_write', 'enable', ierr)
+call MPI_Info_set(info, 'cb_buffer_size', '16777216', ierr)
+call MPI_Info_set(info, 'romio_ds_write', 'disable', ierr)
+call MPI_File_open(MPI_COMM_WORLD, FILENAME, MPI_MODE_CREATE + MPI_MODE_WRONLY, info, fh, ierr)
+! was: call MPI_File_write_at(fh, offset, buf, count, MPI_BYTE, MPI_STATUS_IGNORE, ierr)
+call MPI_File_write_at_all(fh, offset, buf, count, MPI_BYTE, MPI_STATUS_IGNORE, ierr)
+call MPI_File_close(fh, ierr)
+call MPI_Info_free(info, ierr)
+""",
+    ("collective_io", "python"): """\
+# Collective MPI-IO with hints (mpi4py): every rank calls the _all variant.
+from mpi4py import MPI
+info = MPI.Info.Create()
+info.Set("romio_cb_write", "enable")
+info.Set("cb_buffer_size", str(16 * 1024 * 1024))
+info.Set("romio_ds_write", "disable")
+fh = MPI.File.Open(MPI.COMM_WORLD, FILENAME, MPI.MODE_CREATE | MPI.MODE_WRONLY, info)
+fh.Write_at_all(offset, buf)  # was: fh.Write_at(offset, buf)
+fh.Close()
+""",
+    ("nonblocking_io", "c"): """\
+/* Non-blocking MPI-IO: start the write, compute, then wait. */
+MPI_Request req;
+MPI_File_iwrite_at_all(fh, offset, BUF, COUNT, MPI_BYTE, &req);  /* MPI-3.1 */
+/* ... computation that does not touch BUF ... */
+MPI_Wait(&req, MPI_STATUS_IGNORE);
+/* PnetCDF: ncmpi_iput_vara_double(ncid, varid, start, count, BUF, &req);
+            ncmpi_wait_all(ncid, 1, &req, &status); */
+""",
+    ("nonblocking_io", "fortran"): """\
+! Non-blocking MPI-IO: start the write, compute, then wait.
+integer :: req, ierr
+call MPI_File_iwrite_at_all(fh, offset, buf, count, MPI_BYTE, req, ierr)
+! ... computation that does not touch buf ...
+call MPI_Wait(req, MPI_STATUS_IGNORE, ierr)
+""",
+    ("nonblocking_io", "python"): """\
+# Non-blocking MPI-IO (mpi4py): start the write, compute, then wait.
+req = fh.Iwrite_at_all(offset, buf)
+# ... computation that does not touch buf ...
+req.Wait()
+""",
+    ("buffered_writes", "c"): """\
+/* Give stdio a large buffer so that many small fwrite()s become few large write()s. */
+FILE *f = fopen(FILENAME, "w");
+static char iobuf[64 << 20];                 /* 64 MiB, as IOBUF's case study */
+setvbuf(f, iobuf, _IOFBF, sizeof iobuf);     /* before the first I/O on f */
+/* For raw write(): collect records in a buffer and write() it when full. */
+/* No code change at all: iolab buffer -- ./app   (or LD_PRELOAD=libiolab-buffer.so) */
+""",
+    ("buffered_writes", "fortran"): """\
+! Write in large unformatted blocks instead of many small records.
+open(unit=10, file=FILENAME, form='unformatted', access='stream', action='write')
+write(10) big_array                 ! one write of the whole array, not one per element
+close(10)
+! gfortran: export GFORTRAN_UNBUFFERED_ALL=n ; Intel: export FORT_BUFFERED=true
+""",
+    ("buffered_writes", "python"): """\
+# A large buffer for many small writes (Python's default is 8 KiB).
+with open(FILENAME, "wb", buffering=64 * 1024 * 1024) as f:
+    for rec in records:
+        f.write(rec)
+""",
+    ("read_once_bcast", "c"): """\
+/* Read a small shared input on one rank and broadcast it, instead of every rank reading. */
+long n = 0; char *data = NULL;
+if (rank == 0) {
+    FILE *f = fopen(FILENAME, "rb");
+    fseek(f, 0, SEEK_END); n = ftell(f); rewind(f);
+    data = malloc(n); fread(data, 1, n, f); fclose(f);
+}
+MPI_Bcast(&n, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+if (rank != 0) data = malloc(n);
+MPI_Bcast(data, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD);
+""",
+    ("read_once_bcast", "fortran"): """\
+! Read a small shared input on one rank and broadcast it.
+if (rank == 0) then
+   open(unit=11, file=FILENAME, form='unformatted', access='stream', action='read')
+   read(11) params
+   close(11)
+end if
+call MPI_Bcast(params, size(params), MPI_DOUBLE_PRECISION, 0, MPI_COMM_WORLD, ierr)
+""",
+    ("read_once_bcast", "python"): """\
+# Read a small shared input on one rank and broadcast it (mpi4py).
+from mpi4py import MPI
+comm = MPI.COMM_WORLD
+data = open(FILENAME, "rb").read() if comm.rank == 0 else None
+data = comm.bcast(data, root=0)
+""",
+    ("hdf5_collective_metadata", "c"): """\
+/* HDF5 over MPI-IO: collective metadata and aligned objects. */
+hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, info);
+H5Pset_all_coll_metadata_ops(fapl, 1);       /* HDF5 >= 1.10 */
+H5Pset_coll_metadata_write(fapl, 1);
+H5Pset_alignment(fapl, 1048576, 1048576);    /* objects >= 1 MiB start on stripe bounds */
+hid_t file = H5Fcreate(FILENAME, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+hid_t dxpl = H5Pcreate(H5P_DATASET_XFER);
+H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE);
+H5Dwrite(dset, H5T_NATIVE_DOUBLE, memspace, filespace, dxpl, BUF);
+""",
+    ("hdf5_collective_metadata", "fortran"): """\
+! HDF5 over MPI-IO: collective metadata and aligned objects.
+call h5pcreate_f(H5P_FILE_ACCESS_F, fapl, ierr)
+call h5pset_fapl_mpio_f(fapl, MPI_COMM_WORLD, MPI_INFO_NULL, ierr)
+call h5pset_all_coll_metadata_ops_f(fapl, .true., ierr)
+call h5pset_coll_metadata_write_f(fapl, .true., ierr)
+call h5pset_alignment_f(fapl, 1048576_HSIZE_T, 1048576_HSIZE_T, ierr)
+call h5pcreate_f(H5P_DATASET_XFER_F, dxpl, ierr)
+call h5pset_dxpl_mpio_f(dxpl, H5FD_MPIO_COLLECTIVE_F, ierr)
+""",
+    ("hdf5_collective_metadata", "python"): """\
+# h5py with MPI (h5py built with parallel HDF5): aligned objects, collective writes.
+import h5py
+from mpi4py import MPI
+f = h5py.File(FILENAME, "w", driver="mpio", comm=MPI.COMM_WORLD,
+              alignment_threshold=1 << 20, alignment_interval=1 << 20)  # h5py >= 3.7
+dset = f.create_dataset("data", shape, dtype="f8")
+with dset.collective:
+    dset[start:stop] = local
+f.close()
+""",
+    ("fill_mode", "c"): """\
+/* Do not write fill values that the program overwrites anyway. */
+ncmpi_set_fill(ncid, NC_NOFILL, NULL);                /* PnetCDF, in define mode */
+H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER);          /* HDF5 dataset creation */
+H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_LATE);
+""",
+    ("fill_mode", "fortran"): """\
+! Do not write fill values that the program overwrites anyway.
+err = nf90mpi_set_fill(ncid, NF90_NOFILL, old_mode)   ! PnetCDF
+call h5pset_fill_time_f(dcpl, H5D_FILL_TIME_NEVER_F, ierr)   ! HDF5
+""",
+    ("fill_mode", "python"): """\
+# h5py: no fill values for a dataset written completely by the program.
+dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+dcpl.set_fill_time(h5py.h5d.FILL_TIME_NEVER)
+""",
+    ("direct_io", "c"): """\
+/* O_DIRECT for a large one-time read: aligned buffer, sizes in multiples of 512 B. */
+#define _GNU_SOURCE
+#include <fcntl.h>
+int fd = open(FILENAME, O_RDONLY | O_DIRECT);
+void *buf; posix_memalign(&buf, 4096, CHUNK);           /* CHUNK: multiple of 4096 */
+ssize_t n; off_t off = 0;
+while ((n = pread(fd, buf, CHUNK, off)) > 0) { /* use buf */ off += n; }
+/* MPI-IO: export MPIO_DIRECT_READ=TRUE ; HDF5: H5Pset_fapl_direct(fapl, 4096, 4096, CHUNK) */
+""",
+    ("direct_io", "fortran"): """\
+! Fortran has no O_DIRECT: read through MPI-IO with direct reads enabled instead:
+!   export MPIO_DIRECT_READ=TRUE     (Cray MPICH)
+call MPI_File_open(MPI_COMM_SELF, FILENAME, MPI_MODE_RDONLY, MPI_INFO_NULL, fh, ierr)
+call MPI_File_read_at(fh, 0_MPI_OFFSET_KIND, buf, n, MPI_BYTE, MPI_STATUS_IGNORE, ierr)
+""",
+    ("direct_io", "python"): """\
+# O_DIRECT read with an aligned buffer (mmap gives page-aligned memory).
+import mmap, os
+fd = os.open(FILENAME, os.O_RDONLY | os.O_DIRECT)
+buf = mmap.mmap(-1, CHUNK)          # CHUNK: multiple of 4096
+off = 0
+while (n := os.preadv(fd, [buf], off)) > 0:
+    off += n
+os.close(fd)
+""",
+    ("fewer_opens", "c"): """\
+/* Open once, keep the descriptor, close at the end (not open/close per record). */
+int fd = open(FILENAME, O_WRONLY | O_CREAT | O_APPEND, 0644);
+for (int step = 0; step < NSTEPS; step++) {
+    write(fd, BUF, LEN);
+}
+close(fd);
+""",
+    ("fewer_opens", "fortran"): """\
+! Open once before the loop and close after it.
+open(unit=12, file=FILENAME, form='unformatted', access='stream', action='write')
+do step = 1, nsteps
+   write(12) record
+end do
+close(12)
+""",
+    ("fewer_opens", "python"): """\
+# Open once before the loop and close after it.
+with open(FILENAME, "ab") as f:
+    for step in range(nsteps):
+        f.write(record)
+""",
+    ("binary_output", "c"): """\
+/* Binary output: one fwrite of the array instead of fprintf per value. */
+FILE *f = fopen(FILENAME, "wb");
+fwrite(values, sizeof values[0], n, f);   /* was: for (...) fprintf(f, "%g\\n", values[i]); */
+fclose(f);
+""",
+    ("binary_output", "fortran"): """\
+! Unformatted output: one write of the array instead of formatted records.
+open(unit=13, file=FILENAME, form='unformatted', access='stream')
+write(13) values          ! was: write(13, '(E15.7)') values(i) in a loop
+close(13)
+""",
+    ("binary_output", "python"): """\
+# Binary output with numpy instead of text.
+import numpy as np
+np.asarray(values).tofile(FILENAME)      # was: np.savetxt(FILENAME, values)
+""",
+}

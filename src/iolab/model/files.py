@@ -1,0 +1,39 @@
+"""Which files belong to the application, and which to the MPI library, the system or the
+standard streams.
+
+Measured here: a 4-rank Open MPI run logs 10 POSIX records for 1 real file (shared-memory
+segments under ``/tmp/ompi.*`` or ``/dev/shm``, ``<file>.locktest.<rank>`` lock probes).
+Judging those as application I/O gives nonsense ("file per process", "frequent opens"), so
+rules look at :data:`APP` files unless they say otherwise.
+"""
+
+from __future__ import annotations
+
+import re
+
+APP = 0
+RUNTIME = 1  # files of the MPI library / process manager
+SYSTEM = 2  # /proc, /sys, shared libraries, Python modules, configuration under /etc
+STREAM = 3  # <STDIN>, <STDOUT>, <STDERR>
+
+CATEGORY_NAMES = {APP: "application", RUNTIME: "mpi-runtime", SYSTEM: "system", STREAM: "stream"}
+
+_RUNTIME_RE = re.compile(
+    r"(/ompi\.|/openmpi-sessions|/pmix|\.locktest\.\d+$|^/dev/shm/|/vader_segment|"
+    r"_cid-[-\d]+\.sm$|/sm_segment|/psm2|/ucx|/hwloc|/cray_|/\.mpich|/mpich_|/var/spool/slurm)"
+)
+_SYSTEM_RE = re.compile(
+    r"(^/proc/|^/sys/|^/etc/|^/dev/|^/run/|^/usr/|^/lib|^/opt/.*\.so|\.so(\.\d+)*$|"
+    r"/site-packages/|/dist-packages/|/__pycache__/|\.pyc?$|/lib/python\d)"
+)
+
+
+def categorize(path: str) -> int:
+    """The category of one record name (a path, or a stream name like ``<STDOUT>``)."""
+    if path.startswith("<") and path.endswith(">"):
+        return STREAM
+    if _RUNTIME_RE.search(path):
+        return RUNTIME
+    if _SYSTEM_RE.search(path):
+        return SYSTEM
+    return APP

@@ -1,0 +1,209 @@
+"""The one job model: job facts, a file table, per-module columns and derived metrics.
+
+:func:`build_model` is the only way in: it merges one or more :class:`RawJob` (several logs
+of one workflow become one job, ranks renumbered one after the other), classifies files,
+and computes :class:`~iolab.model.metrics.Metrics` once. Rules read only this.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from iolab.errors import UsageError
+from iolab.model.files import APP, categorize
+from iolab.model.metrics import Metrics, derive
+from iolab.model.raw import RawJob
+from iolab.model.tables import ModuleData, concat_modules, module_tables
+
+# Modules whose record names are file paths (H5D / PNETCDF_VAR name datasets and variables).
+FILE_MODULES = ("POSIX", "STDIO", "MPI-IO", "H5F", "PNETCDF_FILE")
+
+
+@dataclass
+class Job:
+    sources: list[str]
+    source_kind: str
+    exe: str
+    nprocs: int
+    run_time_s: float
+    start_time: float
+    end_time: float
+    nodes: int | None
+    node_memory_bytes: int | None
+    cores_per_node: int | None
+    format_versions: list[str]
+    metadata: dict[str, str]
+    mounts: list[tuple[str, str]]
+    partial_modules: list[str]
+    notes: list[str]
+    n_logs: int = 1
+
+
+@dataclass
+class FileTable:
+    """Every file (record name) seen by a file-level module, sorted by record id."""
+
+    ids: np.ndarray  # uint64, sorted
+    paths: list[str]
+    category: np.ndarray  # int8, see iolab.model.files
+    nranks: np.ndarray  # ranks that opened the file (a reduced record counts all its ranks)
+    ranks_first: np.ndarray  # one rank that opened it (-1 when reduced)
+
+    def __len__(self) -> int:
+        return int(self.ids.shape[0])
+
+    def is_app(self) -> np.ndarray:
+        return self.category == APP
+
+
+@dataclass
+class Model:
+    job: Job
+    files: FileTable
+    mods: dict[str, ModuleData]
+    stripes: dict[int, tuple[int, int]]
+    metrics: Metrics = field(init=False)
+
+    def mod(self, name: str) -> ModuleData | None:
+        return self.mods.get(name)
+
+    def app_mask(self, md: ModuleData) -> np.ndarray:
+        """For each record of ``md``: does it belong to an application file?"""
+        if md.module not in FILE_MODULES:
+            return np.ones(len(md), dtype=bool)
+        return self.files.category[md.file_index] == APP
+
+    def per_file(self, module: str, counter: str) -> np.ndarray:
+        """Counter ``counter`` of ``module`` summed per file (index of :attr:`files`)."""
+        md = self.mods.get(module)
+        n = len(self.files)
+        if md is None or len(md) == 0 or module not in FILE_MODULES:
+            return np.zeros(n)
+        vals = md.fcol(counter) if "_F_" in counter else md.pos(counter).astype(np.float64)
+        return np.bincount(md.file_index, weights=vals, minlength=n)[:n]
+
+    def per_file_max(self, module: str, counter: str) -> np.ndarray:
+        md = self.mods.get(module)
+        out = np.full(len(self.files), -1.0)
+        if md is None or len(md) == 0 or module not in FILE_MODULES:
+            return out
+        vals = md.fcol(counter) if "_F_" in counter else md.col(counter).astype(np.float64)
+        np.maximum.at(out, md.file_index, vals)
+        return out
+
+
+def _merge(raws: Sequence[RawJob]) -> tuple[dict[str, ModuleData], dict[int, str], list[int]]:
+    """Columns of all jobs, ranks shifted so that job k's rank r becomes offset_k + r."""
+    merged: dict[str, list[ModuleData]] = {}
+    paths: dict[int, str] = {}
+    offsets: list[int] = []
+    off = 0
+    for raw in raws:
+        mods, p = module_tables(raw)
+        paths.update(p)
+        for name, md in mods.items():
+            shared = md.ranks < 0
+            md.ranks = np.where(shared, -1, md.ranks + off)
+            md.span_lo = np.where(shared, off, md.ranks)
+            md.span_n = np.where(shared, max(raw.nprocs, 1), 1)
+            merged.setdefault(name, []).append(md)
+        offsets.append(off)
+        off += max(raw.nprocs, 1)
+    out: dict[str, ModuleData] = {}
+    for name, parts in merged.items():
+        first = parts[0]
+        for part in parts[1:]:
+            first = concat_modules(first, part)
+        out[name] = first
+    return out, paths, offsets
+
+
+def _file_table(mods: dict[str, ModuleData], paths: dict[int, str]) -> FileTable:
+    idlists = [mods[m].ids for m in FILE_MODULES if m in mods]
+    ids = np.unique(np.concatenate(idlists)) if idlists else np.zeros(0, dtype=np.uint64)
+    names = [paths.get(int(i), "") or f"<record {int(i):x}>" for i in ids]
+    cat = np.array([categorize(n) for n in names], dtype=np.int8)
+    nranks = np.zeros(len(ids), dtype=np.int64)
+    first = np.full(len(ids), -2, dtype=np.int64)
+    keys: list[np.ndarray] = []
+    shared_n = np.zeros(len(ids), dtype=np.int64)
+    for m in FILE_MODULES:
+        md = mods.get(m)
+        if md is None:
+            continue
+        md.file_index = np.searchsorted(ids, md.ids)
+        sh = md.ranks < 0
+        np.maximum.at(shared_n, md.file_index[sh], md.span_n[sh])
+        keys.append(md.file_index[~sh].astype(np.int64) * (1 << 32) + md.ranks[~sh])
+        first[md.file_index] = np.where(first[md.file_index] == -2, md.ranks, first[md.file_index])
+    if keys:
+        uk = np.unique(np.concatenate(keys))
+        np.add.at(nranks, (uk >> 32).astype(np.int64), 1)
+    nranks = np.maximum(nranks, shared_n)
+    for m, md in mods.items():
+        if m not in FILE_MODULES:
+            md.file_index = np.zeros(len(md), dtype=np.int64)
+    return FileTable(ids=ids, paths=names, category=cat, nranks=nranks, ranks_first=first)
+
+
+def build_model(
+    raws: Sequence[RawJob],
+    *,
+    nodes: int | None = None,
+    node_memory_bytes: int | None = None,
+    cores_per_node: int | None = None,
+) -> Model:
+    """One model from one or more raw jobs (a workflow of several logs is one job)."""
+    if not raws:
+        raise UsageError("no job to analyse; give at least one log")
+    mods, paths, _ = _merge(raws)
+    files = _file_table(mods, paths)
+    stripes: dict[int, tuple[int, int]] = {}
+    for r in raws:
+        stripes.update(r.stripes)
+    start = min(r.start_time for r in raws)
+    end = max(r.end_time for r in raws)
+    run = max(r.run_time_s for r in raws) if len(raws) == 1 else max(end - start, 0.0)
+    known_nodes = nodes or next((r.nodes for r in raws if r.nodes), None)
+    if known_nodes is None and any(r.hosts for r in raws):
+        known_nodes = len({h for r in raws for h in r.hosts})
+    job = Job(
+        sources=[p for r in raws for p in r.source_paths],
+        source_kind=raws[0].source,
+        exe=raws[0].exe,
+        nprocs=sum(max(r.nprocs, 1) for r in raws),
+        run_time_s=run,
+        start_time=start,
+        end_time=end,
+        nodes=known_nodes,
+        node_memory_bytes=node_memory_bytes or next(
+            (r.node_memory_bytes for r in raws if r.node_memory_bytes), None),
+        cores_per_node=cores_per_node,
+        format_versions=sorted({r.format_version for r in raws if r.format_version}),
+        metadata=dict(raws[0].metadata),
+        mounts=list(raws[0].mounts),
+        partial_modules=sorted({m for r in raws for m in r.partial_modules}),
+        notes=[n for r in raws for n in r.notes],
+        n_logs=len(raws),
+    )
+    model = Model(job=job, files=files, mods=mods, stripes=stripes)
+    model.metrics = derive(model)
+    return model
+
+
+def display_path(path: str, width: int = 0) -> str:
+    """A path shortened from the left for narrow output (never used for artifacts)."""
+    if width <= 0 or len(path) <= width:
+        return path
+    return "..." + path[-(width - 3):]
+
+
+def common_dir(paths: Sequence[str]) -> str:
+    try:
+        return os.path.commonpath(list(paths)) if paths else ""
+    except ValueError:
+        return ""

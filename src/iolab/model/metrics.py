@@ -1,0 +1,284 @@
+"""Derived metrics, computed once per model (the only place they are computed).
+
+Conventions: application files only unless a name says otherwise; bytes in bytes, times in
+seconds; ``read``/``write`` keys give a direction. Darshan's cumulative times of a record
+reduced over ranks (rank -1) are sums over those ranks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from iolab.model.files import APP, CATEGORY_NAMES
+
+if TYPE_CHECKING:
+    from iolab.model.job import Model
+    from iolab.model.tables import ModuleData
+
+DIRECTIONS = ("read", "write")
+SIZE_BINS = ("0_100", "100_1K", "1K_10K", "10K_100K", "100K_1M", "1M_4M", "4M_10M",
+             "10M_100M", "100M_1G", "1G_PLUS")
+SMALL_BINS = 5  # bins below 1 MiB
+# Module -> (counter prefix, histogram infix, label shown to users)
+INTERFACES = {
+    "POSIX": ("POSIX", "SIZE_{D}_", "POSIX"),
+    "MPI-IO": ("MPIIO", "SIZE_{D}_AGG_", "MPI-IO"),
+    "STDIO": ("STDIO", "", "STDIO"),
+    "H5D": ("H5D", "SIZE_{D}_AGG_", "HDF5"),
+    "PNETCDF_VAR": ("PNETCDF_VAR", "SIZE_{D}_AGG_", "PnetCDF"),
+}
+
+
+@dataclass
+class Iface:
+    """Totals of one interface over application files."""
+
+    name: str
+    bytes: dict[str, int]
+    ops: dict[str, int]
+    time_s: dict[str, float]  # read, write, meta (cumulative over ranks)
+    opens: int
+    files: int
+    hist: dict[str, list[int]] = field(default_factory=dict)  # empty when the module has none
+
+    @property
+    def total_bytes(self) -> int:
+        return self.bytes["read"] + self.bytes["write"]
+
+
+@dataclass
+class Access:
+    """POSIX access pattern of one direction (application files)."""
+
+    ops: int
+    consec: int
+    seq: int
+    backward: int  # accesses at a lower offset than the previous one (first access excluded)
+    random_est: int  # 2 x backward: a random access goes backward half of the time
+
+    @property
+    def random_share(self) -> float:
+        return self.random_est / self.ops if self.ops else 0.0
+
+
+@dataclass
+class Metrics:
+    run_time_s: float
+    io_time_s: float  # slowest rank's estimated I/O time (read + write + metadata)
+    io_fraction: float
+    io_time_by_kind_s: dict[str, float]  # read / write / meta, cumulative over ranks
+    rank_io_time_s: np.ndarray  # per rank (reduced records spread over their ranks)
+    rank_bytes: np.ndarray
+    ifaces: dict[str, Iface]
+    access: dict[str, Access]
+    mem_not_aligned: int
+    file_not_aligned: int
+    posix_ops: int
+    file_alignment: int
+    mem_alignment: int
+    meta_time_s: float  # cumulative over ranks
+    meta_fraction: float  # of the I/O time
+    files_by_category: dict[str, int]
+    app_files: int
+    shared_files: int
+    per_rank_files: int
+    files_per_dir: dict[str, int]
+    top_layer: str  # the interface the application called: HDF5, PnetCDF, MPI-IO, POSIX, STDIO
+    total_bytes: int
+    bytes_by_dir: dict[str, int]
+
+
+def _sum(a: np.ndarray, mask: np.ndarray) -> int:
+    return int(a[mask].sum()) if a.size else 0
+
+
+def _iface(model: Model, mod: str) -> Iface | None:
+    md = model.mods.get(mod)
+    if md is None or len(md) == 0:
+        return None
+    prefix, hist_fmt, label = INTERFACES[mod]
+    m = model.app_mask(md)
+    b = {"read": _sum(md.pos(f"{prefix}_BYTES_READ"), m),
+         "write": _sum(md.pos(f"{prefix}_BYTES_WRITTEN"), m)}
+    if mod == "MPI-IO":
+        ops = {d: sum(_sum(md.pos(f"MPIIO_{k}_{d.upper()}S"), m)
+                      for k in ("INDEP", "COLL", "SPLIT", "NB")) for d in DIRECTIONS}
+        opens = _sum(md.pos("MPIIO_INDEP_OPENS"), m) + _sum(md.pos("MPIIO_COLL_OPENS"), m)
+    elif mod == "PNETCDF_VAR":
+        ops = {d: sum(_sum(md.pos(f"PNETCDF_VAR_{k}_{d.upper()}S"), m)
+                      for k in ("INDEP", "COLL", "NB")) for d in DIRECTIONS}
+        opens = _sum(md.pos("PNETCDF_VAR_OPENS"), m)
+    else:
+        ops = {d: _sum(md.pos(f"{prefix}_{d.upper()}S"), m) for d in DIRECTIONS}
+        opens = _sum(md.pos(f"{prefix}_OPENS"), m) + _sum(md.pos(f"{prefix}_FDOPENS"), m)
+    t = {"read": float(md.fcol(f"{prefix}_F_READ_TIME")[m].sum()),
+         "write": float(md.fcol(f"{prefix}_F_WRITE_TIME")[m].sum()),
+         "meta": float(md.fcol(f"{prefix}_F_META_TIME")[m].sum())}
+    hist: dict[str, list[int]] = {}
+    if hist_fmt:
+        for d in DIRECTIONS:
+            inf = hist_fmt.format(D=d.upper())
+            hist[d] = [_sum(md.pos(f"{prefix}_{inf}{b_}"), m) for b_ in SIZE_BINS]
+        if mod == "POSIX":
+            for d in DIRECTIONS:
+                hist[d + "_exact_1mib"] = [_sum(exact_mib_requests(md, d), m)]
+    nfiles = int(np.unique(md.ids[m]).size)
+    return Iface(name=label, bytes=b, ops=ops, time_s=t, opens=opens, files=nfiles, hist=hist)
+
+
+def exact_mib_requests(md: ModuleData, d: str) -> np.ndarray:
+    """Per POSIX record: requests of exactly 1 MiB in direction ``d``.
+
+    Darshan's 100K_1M bin includes 1 MiB itself (``size <= 1048576``), so counting the bin as
+    "small" calls a program writing 1 MiB blocks small (a Drishti false positive). The four
+    common access sizes tell how many requests were exactly 1 MiB; they mix reads and writes,
+    so they are shared out in proportion to each direction's 100K_1M bin.
+    """
+    exact = np.zeros(len(md), dtype=np.int64)
+    for k in range(1, 5):
+        exact += np.where(md.col(f"POSIX_ACCESS{k}_ACCESS") == 1 << 20,
+                          md.pos(f"POSIX_ACCESS{k}_COUNT"), 0)
+    r = md.pos("POSIX_SIZE_READ_100K_1M")
+    w = md.pos("POSIX_SIZE_WRITE_100K_1M")
+    mine = r if d == "read" else w
+    share = np.divide(mine, r + w, out=np.zeros(len(md)), where=(r + w) > 0)
+    return np.minimum(mine, np.rint(exact * share).astype(np.int64))
+
+
+def _access(md: ModuleData, m: np.ndarray) -> dict[str, Access]:
+    out = {}
+    for d in DIRECTIONS:
+        ops = md.pos(f"POSIX_{d.upper()}S")[m]
+        seq = md.pos(f"POSIX_SEQ_{d.upper()}S")[m]
+        consec = md.pos(f"POSIX_CONSEC_{d.upper()}S")[m]
+        # The first access of each record is neither sequential nor consecutive when it is at
+        # offset 0; it is not a backward seek either.
+        back = np.clip(ops - seq - (ops > 0), 0, None)
+        rnd = np.minimum(2 * back, np.clip(ops - consec, 0, None))
+        out[d] = Access(ops=int(ops.sum()), consec=int(consec.sum()), seq=int(seq.sum()),
+                        backward=int(back.sum()), random_est=int(rnd.sum()))
+    return out
+
+
+def _top_layer(model: Model) -> str:
+    for mod, label in (("H5D", "HDF5"), ("H5F", "HDF5"), ("PNETCDF_VAR", "PnetCDF"),
+                       ("PNETCDF_FILE", "PnetCDF"), ("MPI-IO", "MPI-IO"), ("POSIX", "POSIX"),
+                       ("STDIO", "STDIO")):
+        md = model.mods.get(mod)
+        if md is not None and len(md) and model.app_mask(md).any():
+            return label
+    return "none"
+
+
+def _rank_spread(nprocs: int, md: ModuleData, m: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Per-rank sums of ``values``; a reduced record's value is spread over its ranks."""
+    out = np.zeros(nprocs, dtype=np.float64)
+    own = m & (md.ranks >= 0)
+    np.add.at(out, np.clip(md.ranks[own], 0, nprocs - 1), values[own])
+    for i in np.nonzero(m & (md.ranks < 0))[0]:
+        lo, n = int(md.span_lo[i]), max(int(md.span_n[i]), 1)
+        out[lo:lo + n] += values[i] / n
+    return out
+
+
+def _rank_io(model: Model) -> tuple[np.ndarray, np.ndarray, float, dict[str, float]]:
+    """Per-rank I/O time and bytes, the slowest rank's I/O time, and the time by kind.
+
+    A file read through MPI-IO shows its time in both the MPI-IO and the POSIX record; the
+    application waited once, so MPI-IO files count their MPI-IO time only.
+    """
+    n = max(model.job.nprocs, 1)
+    t = np.zeros(n)
+    b = np.zeros(n)
+    kinds = {"read": 0.0, "write": 0.0, "meta": 0.0}
+    slowest_shared = 0.0
+    mpi_files = set()
+    mp = model.mods.get("MPI-IO")
+    if mp is not None:
+        mpi_files = set(mp.file_index[model.app_mask(mp)].tolist())
+    for mod, prefix in (("MPI-IO", "MPIIO"), ("POSIX", "POSIX"), ("STDIO", "STDIO")):
+        md = model.mods.get(mod)
+        if md is None or len(md) == 0:
+            continue
+        m = model.app_mask(md)
+        if mod == "POSIX" and mpi_files:
+            m = m & ~np.isin(md.file_index, list(mpi_files))
+        tr, tw, tm = (md.fcol(f"{prefix}_F_{k}_TIME") for k in ("READ", "WRITE", "META"))
+        kinds["read"] += float(tr[m].sum())
+        kinds["write"] += float(tw[m].sum())
+        kinds["meta"] += float(tm[m].sum())
+        tot = tr + tw + tm
+        own = m & (md.ranks >= 0)
+        np.add.at(t, np.clip(md.ranks[own], 0, n - 1), tot[own])
+        sh = m & (md.ranks < 0)
+        slowest_shared += float(md.fcol(f"{prefix}_F_SLOWEST_RANK_TIME")[sh].sum())
+        byt = md.pos(f"{prefix}_BYTES_READ") + md.pos(f"{prefix}_BYTES_WRITTEN")
+        b += _rank_spread(n, md, m, byt.astype(np.float64))
+    slowest = float(t.max() if t.size else 0.0) + slowest_shared
+    rank_t = t + slowest_shared  # every rank took part in each shared file
+    return rank_t, b, slowest, kinds
+
+
+def derive(model: Model) -> Metrics:
+    job = model.job
+    ifaces = {}
+    for mod in INTERFACES:
+        f = _iface(model, mod)
+        if f is not None:
+            ifaces[f.name] = f
+    px = model.mods.get("POSIX")
+    if px is not None and len(px):
+        pm = model.app_mask(px)
+        access = _access(px, pm)
+        mem_na, file_na = _sum(px.pos("POSIX_MEM_NOT_ALIGNED"), pm), _sum(
+            px.pos("POSIX_FILE_NOT_ALIGNED"), pm)
+        pops = _sum(px.pos("POSIX_READS") + px.pos("POSIX_WRITES"), pm)
+        fal = px.pos("POSIX_FILE_ALIGNMENT")[pm]
+        mal = px.pos("POSIX_MEM_ALIGNMENT")[pm]
+        file_al = int(np.bincount(fal).argmax()) if fal.size and fal.max() < 1 << 24 else 0
+        mem_al = int(np.bincount(mal).argmax()) if mal.size and mal.max() < 1 << 24 else 0
+    else:
+        access = {d: Access(0, 0, 0, 0, 0) for d in DIRECTIONS}
+        mem_na = file_na = pops = file_al = mem_al = 0
+    rank_t, rank_b, slowest, kinds = _rank_io(model)
+    run = job.run_time_s
+    files = model.files
+    app = files.category == APP
+    dirs: dict[str, int] = {}
+    for i in np.nonzero(app)[0]:
+        d = files.paths[i].rsplit("/", 1)[0] or "/"
+        dirs[d] = dirs.get(d, 0) + 1
+    by_cat = {name: int((files.category == c).sum()) for c, name in CATEGORY_NAMES.items()}
+    low = ifaces.get("POSIX")
+    std = ifaces.get("STDIO")
+    bytes_dir = {d: (low.bytes[d] if low else 0) + (std.bytes[d] if std else 0)
+                 for d in DIRECTIONS}
+    io_total = sum(kinds.values())
+    return Metrics(
+        run_time_s=run,
+        io_time_s=slowest,
+        io_fraction=min(slowest / run, 1.0) if run > 0 else 0.0,
+        io_time_by_kind_s=kinds,
+        rank_io_time_s=rank_t,
+        rank_bytes=rank_b,
+        ifaces=ifaces,
+        access=access,
+        mem_not_aligned=mem_na,
+        file_not_aligned=file_na,
+        posix_ops=pops,
+        file_alignment=file_al,
+        mem_alignment=mem_al,
+        meta_time_s=kinds["meta"],
+        meta_fraction=kinds["meta"] / io_total if io_total > 0 else 0.0,
+        files_by_category=by_cat,
+        app_files=int(app.sum()),
+        shared_files=int((app & (files.nranks > 1)).sum()),
+        per_rank_files=int((app & (files.nranks == 1)).sum()),
+        files_per_dir=dirs,
+        top_layer=_top_layer(model),
+        total_bytes=sum(bytes_dir.values()),
+        bytes_by_dir=bytes_dir,
+    )

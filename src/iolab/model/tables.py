@@ -1,0 +1,128 @@
+"""Module tables: the columnar view of a RawJob's records, whatever shape the loader used.
+
+A loader may hand over :class:`RawRecord` objects (the iolab profile loader) or
+:class:`RecordTable` columns (the Darshan loader); :func:`module_tables` returns columns
+either way, so the metrics are written once, against columns.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from iolab.model.raw import RawJob, RawRecord, RecordTable
+
+
+@dataclass
+class ModuleData:
+    """One module's records with named column access (missing counters read as zero)."""
+
+    module: str
+    ids: np.ndarray  # uint64
+    ranks: np.ndarray  # int64
+    _c: np.ndarray
+    _f: np.ndarray
+    _cidx: dict[str, int] = field(default_factory=dict)
+    _fidx: dict[str, int] = field(default_factory=dict)
+    file_index: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    # For a record reduced over ranks (rank -1): the first rank and number of ranks it
+    # stands for (several logs merged into one job each bring their own rank range).
+    span_lo: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    span_n: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+
+    def __len__(self) -> int:
+        return int(self.ids.shape[0])
+
+    def has(self, name: str) -> bool:
+        return name in self._cidx or name in self._fidx
+
+    def col(self, name: str) -> np.ndarray:
+        """Integer counter ``name`` for every record (zeros when the source lacks it)."""
+        j = self._cidx.get(name)
+        if j is None:
+            return np.zeros(len(self), dtype=np.int64)
+        return self._c[:, j]
+
+    def fcol(self, name: str) -> np.ndarray:
+        """Float counter ``name`` for every record (zeros when the source lacks it)."""
+        j = self._fidx.get(name)
+        if j is None:
+            return np.zeros(len(self), dtype=np.float64)
+        return self._f[:, j]
+
+    def pos(self, name: str) -> np.ndarray:
+        """A counter with Darshan's -1 'not recorded' values read as 0."""
+        return np.clip(self.col(name), 0, None)
+
+
+def _from_table(t: RecordTable) -> ModuleData:
+    n = len(t.record_ids)
+    return ModuleData(
+        module=t.module,
+        ids=np.asarray(t.record_ids, dtype=np.uint64),
+        ranks=np.asarray(t.ranks, dtype=np.int64),
+        _c=np.asarray(t.counters, dtype=np.int64).reshape(n, len(t.counter_names)),
+        _f=np.asarray(t.fcounters, dtype=np.float64).reshape(n, len(t.fcounter_names)),
+        _cidx={n: i for i, n in enumerate(t.counter_names)},
+        _fidx={n: i for i, n in enumerate(t.fcounter_names)},
+    )
+
+
+def _from_records(module: str, recs: list[RawRecord]) -> ModuleData:
+    cnames = sorted({k for r in recs for k in r.counters})
+    fnames = sorted({k for r in recs for k in r.fcounters})
+    c = np.zeros((len(recs), len(cnames)), dtype=np.int64)
+    f = np.zeros((len(recs), len(fnames)), dtype=np.float64)
+    ci = {n: i for i, n in enumerate(cnames)}
+    fi = {n: i for i, n in enumerate(fnames)}
+    for row, r in enumerate(recs):
+        for k, v in r.counters.items():
+            c[row, ci[k]] = v
+        for k, fv in r.fcounters.items():
+            f[row, fi[k]] = fv
+    return ModuleData(
+        module=module,
+        ids=np.array([r.record_id for r in recs], dtype=np.uint64),
+        ranks=np.array([r.rank for r in recs], dtype=np.int64),
+        _c=c, _f=f, _cidx=ci, _fidx=fi,
+    )
+
+
+def concat_modules(a: ModuleData, b: ModuleData) -> ModuleData:
+    """Two shapes of the same module (rare: several sources) joined on the union of names."""
+    cn = sorted(set(a._cidx) | set(b._cidx))
+    fn = sorted(set(a._fidx) | set(b._fidx))
+    c = np.zeros((len(a) + len(b), len(cn)), dtype=np.int64)
+    f = np.zeros((len(a) + len(b), len(fn)), dtype=np.float64)
+    for j, n in enumerate(cn):
+        c[:, j] = np.concatenate([a.col(n), b.col(n)])
+    for j, n in enumerate(fn):
+        f[:, j] = np.concatenate([a.fcol(n), b.fcol(n)])
+    return ModuleData(
+        module=a.module,
+        ids=np.concatenate([a.ids, b.ids]),
+        ranks=np.concatenate([a.ranks, b.ranks]),
+        span_lo=np.concatenate([a.span_lo, b.span_lo]),
+        span_n=np.concatenate([a.span_n, b.span_n]),
+        _c=c, _f=f,
+        _cidx={n: i for i, n in enumerate(cn)},
+        _fidx={n: i for i, n in enumerate(fn)},
+    )
+
+
+def module_tables(raw: RawJob) -> tuple[dict[str, ModuleData], dict[int, str]]:
+    """Every module of ``raw`` as columns, and the record id -> path map."""
+    out: dict[str, ModuleData] = {}
+    paths: dict[int, str] = {}
+    for mod, t in raw.tables.items():
+        out[mod] = _from_table(t)
+        paths.update(t.paths)
+    by_mod: dict[str, list[RawRecord]] = {}
+    for r in raw.records:
+        by_mod.setdefault(r.module, []).append(r)
+        paths.setdefault(int(r.record_id), r.path)
+    for mod, recs in by_mod.items():
+        md = _from_records(mod, recs)
+        out[mod] = concat_modules(out[mod], md) if mod in out else md
+    return out, paths
