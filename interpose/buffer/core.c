@@ -1,0 +1,511 @@
+/* The buffer core: one descriptor's write-behind stream and read-ahead window.
+ *
+ * A buffered descriptor is in one of three modes:
+ *   IDLE   nothing buffered; the kernel offset is the program's offset.
+ *   WRITE  sequential writes are copied into buffers; full buffers go to the worker, which
+ *          writes them with pwrite() at their offset.  [ws, we) is accepted but maybe not yet
+ *          on disk; the program's offset lives in f->pos.
+ *   READ   a window of rn consecutive buffers, filled ahead by the worker, serves read() and
+ *          pread(); f->pos is the program's offset.
+ * Anything the window or the stream cannot answer exactly goes back to IDLE first
+ * (iolab_buffer_sync) and is done by the real call, so the program sees what it would see
+ * without the library.  The caller holds f->op for every function here. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "iolab_buffer.h"
+
+/* System-level I/O done outside the worker (pass-through calls, position queries). */
+static void sys_account(iolab_buffer_file_t *f, iolab_buffer_op_t op, int64_t r, double t0)
+{
+    pthread_mutex_lock(&f->mu);
+    f->st.calls[op]++;
+    f->st.seconds[op] += iolab_buffer_now() - t0;
+    if (r > 0)
+        f->st.bytes[op] += (uint64_t)r;
+    pthread_mutex_unlock(&f->mu);
+}
+
+iolab_buffer_file_t *iolab_buffer_file_new(int fd, const char *path,
+                                           const iolab_buffer_rule_t *rule, int unused)
+{
+    (void)unused;
+    struct stat st;
+    if (IOLAB_REAL(fstat)(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        return NULL;
+    int fl = IOLAB_REAL(fcntl)(fd, F_GETFL);
+    /* O_SYNC/O_DSYNC promise durability at return and O_DIRECT bypasses the page cache on
+     * purpose: buffering would break the program's intent. */
+    if (fl < 0 || (fl & (O_DIRECT | O_DSYNC | O_PATH)))
+        return NULL;
+    size_t plen = strlen(path);
+    iolab_buffer_file_t *f = calloc(1, sizeof *f + plen + 1);
+    if (!f)
+        return NULL;
+    memcpy(f->path, path, plen + 1);
+    pthread_mutex_init(&f->op, NULL);
+    pthread_mutex_init(&f->mu, NULL);
+    pthread_cond_init(&f->cv, NULL);
+    f->fd = fd;
+    f->size = rule->size;
+    f->count = rule->count;
+    f->prefetch = rule->prefetch;
+    int acc = fl & O_ACCMODE;
+    f->readable = acc == O_RDONLY || acc == O_RDWR;
+    f->writable = acc == O_WRONLY || acc == O_RDWR;
+    f->append = (fl & O_APPEND) != 0;
+    f->dev = st.st_dev;
+    f->ino = st.st_ino;
+    f->kpos = 0; /* a fresh descriptor starts at 0, even with O_APPEND */
+    f->st.buffer_size = rule->size;
+    return f;
+}
+
+void iolab_buffer_file_free(iolab_buffer_file_t *f)
+{
+    for (int i = 0; i < f->nbufs; i++)
+        free(f->bufs[i].data);
+    pthread_mutex_destroy(&f->op);
+    pthread_mutex_destroy(&f->mu);
+    pthread_cond_destroy(&f->cv);
+    free(f);
+}
+
+/* Allocates buffer number f->nbufs; the caller holds f->mu.  NULL when out of memory. */
+static iolab_buffer_buf_t *buf_alloc(iolab_buffer_file_t *f)
+{
+    iolab_buffer_buf_t *b = &f->bufs[f->nbufs];
+    void *p = NULL;
+    if (posix_memalign(&p, 4096, f->size) != 0)
+        return NULL;
+    memset(b, 0, sizeof *b);
+    b->data = p;
+    b->file = f;
+    b->state = IOLAB_BUF_FREE;
+    f->nbufs++;
+    if (f->nbufs > f->st.buffers)
+        f->st.buffers = f->nbufs;
+    return b;
+}
+
+/* A free buffer for the write stream, waiting for the worker when all are in flight. */
+static iolab_buffer_buf_t *buf_get_free(iolab_buffer_file_t *f)
+{
+    iolab_buffer_buf_t *b = NULL;
+    pthread_mutex_lock(&f->mu);
+    for (;;) {
+        for (int i = 0; i < f->nbufs && !b; i++)
+            if (f->bufs[i].state == IOLAB_BUF_FREE)
+                b = &f->bufs[i];
+        if (!b && f->nbufs < f->count)
+            b = buf_alloc(f);
+        if (b || f->inflight == 0)
+            break; /* nothing in flight and no memory: give up */
+        pthread_cond_wait(&f->cv, &f->mu);
+    }
+    if (b)
+        b->state = IOLAB_BUF_FILLING;
+    pthread_mutex_unlock(&f->mu);
+    return b;
+}
+
+static void buf_submit_write(iolab_buffer_file_t *f, iolab_buffer_buf_t *b)
+{
+    pthread_mutex_lock(&f->mu);
+    b->state = IOLAB_BUF_WRITING;
+    f->inflight++;
+    pthread_mutex_unlock(&f->mu);
+    iolab_buffer_worker_submit(b);
+}
+
+static void buf_submit_read(iolab_buffer_file_t *f, iolab_buffer_buf_t *b, int64_t off)
+{
+    pthread_mutex_lock(&f->mu);
+    b->off = off;
+    b->len = 0;
+    b->cap = f->size;
+    b->err = 0;
+    b->state = IOLAB_BUF_READING;
+    f->inflight++;
+    f->st.prefetches++;
+    pthread_mutex_unlock(&f->mu);
+    iolab_buffer_worker_submit(b);
+}
+
+/* Takes the pending delayed-write error; after one, the descriptor is passed through so
+ * that later errors are reported synchronously by the kernel. */
+static int take_error(iolab_buffer_file_t *f)
+{
+    if (!__atomic_load_n(&f->werr, __ATOMIC_ACQUIRE))
+        return 0; /* the common case, without the lock */
+    pthread_mutex_lock(&f->mu);
+    int e = f->werr;
+    f->werr = 0;
+    pthread_mutex_unlock(&f->mu);
+    if (e) {
+        iolab_buffer_sync(f, 0);
+        f->nobuf = 1;
+    }
+    return -e;
+}
+
+int iolab_buffer_drain(iolab_buffer_file_t *f, int report)
+{
+    if (f->mode == IOLAB_MODE_WRITE) {
+        iolab_buffer_buf_t *b = f->cur;
+        f->cur = NULL;
+        if (b && b->len > 0) {
+            buf_submit_write(f, b);
+        } else if (b) {
+            pthread_mutex_lock(&f->mu);
+            b->state = IOLAB_BUF_FREE;
+            pthread_mutex_unlock(&f->mu);
+        }
+        pthread_mutex_lock(&f->mu);
+        while (f->inflight > 0)
+            pthread_cond_wait(&f->cv, &f->mu);
+        pthread_mutex_unlock(&f->mu);
+        if (f->we > f->size_at_entry)
+            f->size_at_entry = f->we;
+        f->ws = f->we;
+    }
+    return report ? take_error(f) : 0;
+}
+
+/* Drops the read-ahead window: queued fills are cancelled, running ones awaited. */
+static void window_drop(iolab_buffer_file_t *f)
+{
+    pthread_mutex_lock(&f->mu);
+    for (int i = 0; i < f->rn; i++) {
+        iolab_buffer_buf_t *b = &f->bufs[i];
+        if (b->state == IOLAB_BUF_READING)
+            b->state = IOLAB_BUF_CANCELLED;
+        else if (b->state == IOLAB_BUF_FILLED)
+            b->state = IOLAB_BUF_FREE;
+    }
+    while (f->inflight > 0)
+        pthread_cond_wait(&f->cv, &f->mu);
+    pthread_mutex_unlock(&f->mu);
+}
+
+int iolab_buffer_sync(iolab_buffer_file_t *f, int report)
+{
+    int rc = 0;
+    if (f->mode == IOLAB_MODE_IDLE)
+        return report ? take_error(f) : 0;
+    if (f->mode == IOLAB_MODE_WRITE) {
+        rc = iolab_buffer_drain(f, 0);
+        __atomic_sub_fetch(&iolab_buffer_nwriting, 1, __ATOMIC_SEQ_CST);
+    } else {
+        window_drop(f);
+    }
+    f->mode = IOLAB_MODE_IDLE;
+    if (f->kpos != f->pos) {
+        double t0 = iolab_buffer_now();
+        IOLAB_REAL(lseek)(f->fd, f->pos, SEEK_SET);
+        sys_account(f, IOLAB_OP_OTHER, 0, t0);
+    }
+    f->kpos = f->pos;
+    f->read_next = f->pos;
+    if (report)
+        rc = take_error(f);
+    return rc;
+}
+
+/* The kernel offset, asking the kernel only when we lost track of it. */
+static int64_t kernel_pos(iolab_buffer_file_t *f)
+{
+    if (f->kpos < 0)
+        f->kpos = IOLAB_REAL(lseek)(f->fd, 0, SEEK_CUR);
+    return f->kpos;
+}
+
+/* IDLE -> WRITE with the stream starting at `at` (-1: at the program's offset). */
+static int enter_write(iolab_buffer_file_t *f, int64_t at)
+{
+    struct stat st;
+    int64_t p = kernel_pos(f);
+    if (p < 0 || IOLAB_REAL(fstat)(f->fd, &st) != 0)
+        return -1;
+    f->size_at_entry = st.st_size;
+    if (f->append)
+        p = at = st.st_size; /* O_APPEND: every write lands at the end */
+    f->pos = p;
+    f->ws = f->we = at < 0 ? p : at;
+    f->cur = NULL;
+    f->mode = IOLAB_MODE_WRITE;
+    __atomic_add_fetch(&iolab_buffer_nwriting, 1, __ATOMIC_SEQ_CST);
+    return 0;
+}
+
+/* Copies n bytes to the end of the stream; full buffers go to the worker.  The first buffer
+ * of a stream is shortened so that the following ones start at multiples of the size (large
+ * aligned writes).  Returns -1 only when no buffer at all can be had (out of memory). */
+static int stream_append(iolab_buffer_file_t *f, const char *src, size_t n)
+{
+    while (n > 0) {
+        iolab_buffer_buf_t *b = f->cur;
+        if (!b) {
+            b = buf_get_free(f);
+            if (!b)
+                return -1;
+            b->off = f->we;
+            b->len = 0;
+            b->cap = f->size - (size_t)(f->we % (int64_t)f->size);
+            f->cur = b;
+        }
+        size_t k = b->cap - b->len < n ? b->cap - b->len : n;
+        memcpy(b->data + b->len, src, k);
+        b->len += k;
+        f->we += (int64_t)k;
+        src += k;
+        n -= k;
+        if (b->len == b->cap) {
+            f->cur = NULL;
+            f->st.preflushes++;
+            buf_submit_write(f, b);
+        }
+    }
+    return 0;
+}
+
+/* Whether a write of n bytes at `at` (-1: at the program's offset) may be buffered. */
+static int write_bufferable(iolab_buffer_file_t *f, size_t n)
+{
+    return n > 0 && !f->nobuf && !iolab_buffer_exiting && f->writable;
+}
+
+/* Makes sure the descriptor is in WRITE mode with the stream ending at `at`. */
+static int stream_position(iolab_buffer_file_t *f, size_t n, int64_t at)
+{
+    if (f->mode == IOLAB_MODE_READ)
+        iolab_buffer_sync(f, 0);
+    if (f->mode == IOLAB_MODE_IDLE) {
+        if (n >= f->size || enter_write(f, at) < 0)
+            return -1; /* a write this large gains nothing from a copy */
+        if (f->append)
+            return 0;
+    }
+    if (at < 0)
+        at = f->append ? f->we : f->pos;
+    if (at != f->we) { /* not sequential: what is buffered goes first */
+        iolab_buffer_drain(f, 0);
+        f->ws = f->we = at;
+    }
+    return 0;
+}
+
+int64_t iolab_buffer_write(iolab_buffer_file_t *f, const void *buf, size_t n)
+{
+    int e = take_error(f);
+    if (e)
+        return e;
+    if (write_bufferable(f, n) && stream_position(f, n, -1) == 0 &&
+        stream_append(f, buf, n) == 0) {
+        f->pos = f->we;
+        return (int64_t)n;
+    }
+    iolab_buffer_sync(f, 0);
+    double t0 = iolab_buffer_now();
+    ssize_t r = IOLAB_REAL(write)(f->fd, buf, n);
+    int err = errno;
+    sys_account(f, IOLAB_OP_SYSWRITE, r, t0);
+    if (r < 0)
+        return -err;
+    f->kpos = f->append ? -1 : (f->kpos >= 0 ? f->kpos + r : -1);
+    return r;
+}
+
+int64_t iolab_buffer_pwrite(iolab_buffer_file_t *f, const void *buf, size_t n, int64_t off)
+{
+    int e = take_error(f);
+    if (e)
+        return e;
+    /* pwrite with O_APPEND appends on Linux: rare enough to pass through. */
+    if (write_bufferable(f, n) && !f->append && off >= 0 && stream_position(f, n, off) == 0 &&
+        stream_append(f, buf, n) == 0)
+        return (int64_t)n;
+    iolab_buffer_sync(f, 0);
+    double t0 = iolab_buffer_now();
+    ssize_t r = IOLAB_REAL(pwrite)(f->fd, buf, n, off);
+    int err = errno;
+    sys_account(f, IOLAB_OP_SYSWRITE, r, t0);
+    return r < 0 ? -err : r;
+}
+
+/* IDLE -> READ with the window starting at the buffer holding `at`. */
+static int enter_read(iolab_buffer_file_t *f, int64_t at)
+{
+    int rn = f->prefetch + 1 < f->count ? f->prefetch + 1 : f->count;
+    int64_t p = kernel_pos(f);
+    if (p < 0 || at < 0)
+        return -1;
+    pthread_mutex_lock(&f->mu);
+    while (f->nbufs < rn && buf_alloc(f))
+        ;
+    pthread_mutex_unlock(&f->mu);
+    if (f->nbufs < rn)
+        return -1;
+    f->rn = rn;
+    f->rhead = 0;
+    f->pos = p;
+    f->wbase = at - at % (int64_t)f->size;
+    f->mode = IOLAB_MODE_READ;
+    for (int i = 0; i < rn; i++)
+        buf_submit_read(f, &f->bufs[i], f->wbase + (int64_t)i * (int64_t)f->size);
+    return 0;
+}
+
+static iolab_buffer_buf_t *window_buf(iolab_buffer_file_t *f, int64_t c)
+{
+    int i = (int)((c - f->wbase) / (int64_t)f->size);
+    return &f->bufs[(f->rhead + i) % f->rn];
+}
+
+/* Waits for b's fill; returns 1 when b ends the data (EOF or error inside it). */
+static int buf_wait_filled(iolab_buffer_file_t *f, iolab_buffer_buf_t *b)
+{
+    pthread_mutex_lock(&f->mu);
+    while (b->state == IOLAB_BUF_READING)
+        pthread_cond_wait(&f->cv, &f->mu);
+    int last = b->err != 0 || b->len < f->size;
+    pthread_mutex_unlock(&f->mu);
+    return last;
+}
+
+/* Slides the window so that it covers c when c is just past it: consumed buffers are reused
+ * for the data after the window's end. */
+static void window_advance(iolab_buffer_file_t *f, int64_t c)
+{
+    int64_t sz = (int64_t)f->size;
+    while (c >= f->wbase + sz && c < f->wbase + (int64_t)(f->rn + 1) * sz) {
+        iolab_buffer_buf_t *head = &f->bufs[f->rhead];
+        if (buf_wait_filled(f, head))
+            return; /* EOF inside the head: nothing after it to prefetch */
+        buf_submit_read(f, head, f->wbase + (int64_t)f->rn * sz);
+        f->rhead = (f->rhead + 1) % f->rn;
+        f->wbase += sz;
+    }
+}
+
+/* Copies [off, off+n) from the window.  Returns the bytes copied, or -1 when the window
+ * cannot answer exactly (outside it, a read error, or EOF with nothing copied: the file may
+ * have grown, so the kernel decides). */
+static int64_t window_serve(iolab_buffer_file_t *f, int64_t off, char *dst, size_t n)
+{
+    size_t copied = 0;
+    while (copied < n) {
+        int64_t c = off + (int64_t)copied;
+        window_advance(f, c);
+        if (c < f->wbase || c >= f->wbase + (int64_t)f->rn * (int64_t)f->size)
+            break;
+        iolab_buffer_buf_t *b = window_buf(f, c);
+        buf_wait_filled(f, b);
+        if (b->err)
+            return -1;
+        int64_t avail = b->off + (int64_t)b->len - c;
+        if (avail <= 0)
+            break;
+        size_t k = (size_t)avail < n - copied ? (size_t)avail : n - copied;
+        memcpy(dst + copied, b->data + (c - b->off), k);
+        copied += k;
+    }
+    return copied > 0 ? (int64_t)copied : -1;
+}
+
+static int read_bufferable(iolab_buffer_file_t *f, size_t n)
+{
+    return n > 0 && n <= f->size / 2 && !f->nobuf && !iolab_buffer_exiting && f->readable &&
+           f->prefetch > 0;
+}
+
+int64_t iolab_buffer_read(iolab_buffer_file_t *f, void *buf, size_t n)
+{
+    if (f->mode == IOLAB_MODE_WRITE)
+        iolab_buffer_sync(f, 0); /* the data may be in our buffers: write it first */
+    if (f->mode == IOLAB_MODE_IDLE && read_bufferable(f, n) && f->kpos >= 0 &&
+        f->kpos == f->read_next)
+        enter_read(f, f->kpos); /* the second read of a stream starts read-ahead */
+    if (f->mode == IOLAB_MODE_READ && !iolab_buffer_exiting && n > 0) {
+        int64_t r = window_serve(f, f->pos, buf, n);
+        if (r >= 0) {
+            f->pos += r;
+            return r;
+        }
+    }
+    iolab_buffer_sync(f, 0);
+    double t0 = iolab_buffer_now();
+    ssize_t r = IOLAB_REAL(read)(f->fd, buf, n);
+    int err = errno;
+    sys_account(f, IOLAB_OP_SYSREAD, r, t0);
+    if (r < 0)
+        return -err;
+    if (f->kpos >= 0)
+        f->kpos += r;
+    f->read_next = f->kpos;
+    return r;
+}
+
+int64_t iolab_buffer_pread(iolab_buffer_file_t *f, void *buf, size_t n, int64_t off)
+{
+    if (f->mode == IOLAB_MODE_WRITE)
+        iolab_buffer_drain(f, 0);
+    if (f->mode == IOLAB_MODE_IDLE && read_bufferable(f, n) && off == f->pread_next)
+        enter_read(f, off);
+    if (f->mode == IOLAB_MODE_READ && !iolab_buffer_exiting && n > 0 && off >= 0) {
+        int64_t r = window_serve(f, off, buf, n);
+        if (r >= 0) {
+            f->pread_next = off + r;
+            return r;
+        }
+    }
+    if (iolab_buffer_exiting)
+        iolab_buffer_sync(f, 0);
+    double t0 = iolab_buffer_now();
+    ssize_t r = IOLAB_REAL(pread)(f->fd, buf, n, off);
+    int err = errno;
+    sys_account(f, IOLAB_OP_SYSREAD, r, t0);
+    if (r < 0)
+        return -err;
+    f->pread_next = off + r;
+    return r;
+}
+
+int64_t iolab_buffer_lseek(iolab_buffer_file_t *f, int64_t off, int whence)
+{
+    int64_t base = -1;
+    if (f->mode != IOLAB_MODE_IDLE && !iolab_buffer_exiting) {
+        if (whence == SEEK_SET)
+            base = 0;
+        else if (whence == SEEK_CUR)
+            base = f->pos;
+        else if (whence == SEEK_END && f->mode == IOLAB_MODE_WRITE)
+            base = f->we > f->size_at_entry ? f->we : f->size_at_entry;
+    }
+    /* Beyond 1 TiB or negative: let the kernel give its own answer (EINVAL, EOVERFLOW). */
+    const int64_t limit = (int64_t)1 << 40;
+    if (base >= 0 && off > -limit && off < limit && base + off >= 0 && base + off < limit) {
+        f->pos = base + off;
+        return f->pos;
+    }
+    iolab_buffer_sync(f, 0);
+    double t0 = iolab_buffer_now();
+    off_t r = IOLAB_REAL(lseek)(f->fd, off, whence);
+    int err = errno;
+    sys_account(f, IOLAB_OP_OTHER, 0, t0);
+    if (r < 0)
+        return -err;
+    f->kpos = r;
+    return r;
+}
+
+int iolab_buffer_fstat(iolab_buffer_file_t *f, struct stat *st)
+{
+    if (IOLAB_REAL(fstat)(f->fd, st) != 0)
+        return -errno;
+    /* The size includes what we accepted but have not written yet. */
+    if (f->mode == IOLAB_MODE_WRITE && f->we > st->st_size)
+        st->st_size = f->we;
+    return 0;
+}
