@@ -1,0 +1,201 @@
+"""``iolab profile``: run any program under libiolab-trace.so; merge its processes' profiles.
+
+    iolab profile [-o DIR] [--np N] [--trace] -- ./app args
+    iolab profile show FILE
+
+The program's stdout, stderr and exit status are its own; iolab adds one line on stderr
+naming the profile, then ``iolab diagnose FILE`` reads it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from iolab import launch, paths
+from iolab.errors import UsageError
+from iolab.profile import format as fmt
+
+HELP = "run a program under the iolab tracer (Darshan-compatible counters); 'show FILE' dumps one"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "-o",
+        "--output",
+        default=".",
+        metavar="DIR",
+        help="folder of the profile file (default: current folder)",
+    )
+    parser.add_argument(
+        "--np",
+        type=int,
+        default=None,
+        metavar="N",
+        help="start N MPI ranks with mpirun/srun (iolab.launch)",
+    )
+    parser.add_argument(
+        "--launcher",
+        default="auto",
+        choices=launch.LAUNCHERS,
+        help="how to start ranks with --np (default: srun in Slurm, else mpirun)",
+    )
+    parser.add_argument(
+        "--mpi",
+        default="default",
+        choices=launch.MPI_FLAVOURS,
+        help="MPI library the program was built with",
+    )
+    parser.add_argument(
+        "--trace",
+        action="store_true",
+        help="also record every read/write (offset, length, start, end), like DXT",
+    )
+    parser.add_argument(
+        "--name", default=None, help="profile file name (default: <program>-<time>.iolab)"
+    )
+    parser.add_argument(
+        "-q", "--quiet", action="store_true", help="do not print the profile's name"
+    )
+    parser.add_argument(
+        "command", nargs=argparse.REMAINDER, help="-- program and arguments; or: show FILE"
+    )
+
+
+def _elf_needed(program: str) -> list[str]:
+    """DT_NEEDED libraries of an ELF program (empty for scripts or on error)."""
+    path = shutil.which(program) or program
+    try:
+        out = subprocess.run(["readelf", "-d", path], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    return [ln.split("[", 1)[1].rstrip("]") for ln in out.stdout.splitlines() if "(NEEDED)" in ln]
+
+
+def _mpi_shim(argv: list[str], np: int | None) -> Path | None:
+    """libiolab-trace-mpi.so when the program is an MPI program built with the same MPI."""
+    needed = _elf_needed(argv[0])
+    uses_mpi = any("libmpi" in n for n in needed)
+    if not uses_mpi and np is None:
+        return None
+    try:
+        shim = paths.interposer_library("trace-mpi")
+    except UsageError:
+        return None
+    shim_mpi = [n for n in _elf_needed(str(shim)) if "libmpi" in n]
+    prog_mpi = [n for n in needed if "libmpi" in n]
+    if prog_mpi and shim_mpi and set(prog_mpi) != set(shim_mpi):
+        print(
+            f"iolab: {argv[0]} uses {prog_mpi[0]}, the MPI-IO shim {shim_mpi[0]}: "
+            "MPI-IO not traced (POSIX and STDIO are)",
+            file=sys.stderr,
+        )
+        return None
+    return shim
+
+
+def _trace_env(parts_dir: Path, argv: list[str], args: argparse.Namespace) -> dict[str, str]:
+    libs = []
+    shim = _mpi_shim(argv, args.np)
+    if shim:
+        libs.append(str(shim))
+    libs.append(str(paths.interposer_library("trace")))
+    old = os.environ.get("LD_PRELOAD", "")
+    env = {"LD_PRELOAD": ":".join(libs + ([old] if old else [])), "IOLAB_TRACE_DIR": str(parts_dir)}
+    if args.trace:
+        env["IOLAB_TRACE_DXT"] = "1"
+    return env
+
+
+def _merge(parts_dir: Path, target: Path, job: dict[str, object]) -> int:
+    """Write the job line and every part into target; return the number of parts."""
+    files = sorted(parts_dir.glob("*" + fmt.PART_SUFFIX))
+    tmp = target.with_name(target.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8", errors="surrogateescape") as out:
+        out.write(json.dumps({"type": "job", "v": 1, **job}) + "\n")
+        for f in files:
+            out.write(f.read_text(encoding="utf-8", errors="surrogateescape"))
+    tmp.replace(target)
+    return len(files)
+
+
+def _run_program(args: argparse.Namespace, argv: list[str]) -> int:
+    outdir = Path(args.output)
+    try:
+        outdir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"cannot create the output folder {outdir}: {exc.strerror}") from exc
+    if not os.access(outdir, os.W_OK):
+        raise UsageError(f"the output folder {outdir} is not writable; choose another with -o DIR")
+    parts_dir = Path(tempfile.mkdtemp(prefix=".iolab-parts-", dir=outdir)).resolve()
+    env_add = _trace_env(parts_dir, argv, args)
+    if args.np is not None:
+        spec = launch.LaunchSpec(np=args.np, launcher=args.launcher, mpi=args.mpi)
+        # `env` sets the preload for the ranks only: the launcher itself is not traced.
+        cmd, env = launch.build_command(
+            spec, ["env", *[f"{k}={v}" for k, v in env_add.items()], *argv]
+        )
+    else:
+        cmd, env = list(argv), {**os.environ, **env_add}
+    start = time.time()
+    try:
+        proc = subprocess.Popen(cmd, env=env)
+    except OSError as exc:
+        shutil.rmtree(parts_dir, ignore_errors=True)
+        raise UsageError(f"cannot start {cmd[0]}: {exc.strerror}") from exc
+    while True:
+        try:
+            rc = proc.wait()
+            break
+        except KeyboardInterrupt:  # the program got the SIGINT too; wait for its profile
+            continue
+    end = time.time()
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(start))
+    stem = args.name or f"{Path(argv[0]).name}-{stamp}-{os.getpid()}"
+    target = outdir / (stem if stem.endswith(fmt.JOB_SUFFIX) else stem + fmt.JOB_SUFFIX)
+    job = {
+        "cmdline": argv,
+        "start_unix": start,
+        "end_unix": end,
+        "exit_code": rc,
+        "np": args.np,
+        "launch": cmd[: len(cmd) - len(argv)] if args.np else [],
+        "trace": bool(args.trace),
+    }
+    n = _merge(parts_dir, target, job)
+    shutil.rmtree(parts_dir, ignore_errors=True)
+    if not args.quiet:
+        print(
+            f"iolab: profile of {n} process{'es' if n != 1 else ''} written to {target}",
+            file=sys.stderr,
+        )
+    return 128 + (-rc) if rc < 0 and -rc in signal.valid_signals() else rc
+
+
+def _show(rest: list[str]) -> int:
+    from iolab.profile.load import load
+    from iolab.profile.show import dump
+
+    if len(rest) != 1:
+        raise UsageError("usage: iolab profile show FILE")
+    dump(load(rest[0]), sys.stdout)
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    rest = list(args.command)
+    if rest and rest[0] == "--":
+        rest = rest[1:]
+    elif rest and rest[0] == "show":
+        return _show(rest[1:])
+    if not rest:
+        raise UsageError("nothing to run: iolab profile [-o DIR] [--np N] -- ./app args")
+    return _run_program(args, rest)

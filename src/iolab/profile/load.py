@@ -1,0 +1,152 @@
+"""The loader: an iolab profile -> :class:`iolab.model.raw.RawJob`, the same contract a
+Darshan log is loaded into, so ``iolab diagnose`` treats both alike.
+
+Per-process timestamps become job-relative; MPI jobs get shared files reduced (rank -1);
+processes of a non-MPI job (fork/exec, multiprocessing) become ranks 0..N-1 by start time.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections import defaultdict
+from pathlib import Path
+
+from iolab import counters as ctr
+from iolab.model.raw import RawJob, RawRecord, TraceSegment
+from iolab.profile.format import Part, ProfileData, read
+from iolab.profile.reduce import reduce_shared
+
+FORMAT_VERSION = "iolab-profile 1"
+_DXT = {"POSIX": "DXT_POSIX", "MPI-IO": "DXT_MPIIO"}
+
+
+def _ranks(parts: list[Part]) -> tuple[dict[int, int], int, bool]:
+    """Rank of each part (by position) and the job's process count."""
+    mpi = any(p.header.get("mpi") for p in parts)
+    if mpi:
+        ranks = {i: int(p.header.get("rank", 0)) for i, p in enumerate(parts)}
+        nprocs = max([int(p.header.get("nprocs", 1)) for p in parts] + [len(set(ranks.values()))])
+        return ranks, nprocs, True
+    order = sorted(
+        range(len(parts)),
+        key=lambda i: (parts[i].header.get("start_unix", 0.0), parts[i].header.get("pid", 0)),
+    )
+    return {i: r for r, i in enumerate(order)}, max(len(parts), 1), False
+
+
+def _shift(fc: dict[str, float], offset: float, timestamp_names: set[str]) -> dict[str, float]:
+    return {k: (v + offset if k in timestamp_names and v > 0 else v) for k, v in fc.items()}
+
+
+def _left_out(part: Part) -> dict[str, int]:
+    lo = part.header.get("left_out", {})
+    return {k: int(v) for k, v in lo.items() if int(v) > 0} if isinstance(lo, dict) else {}
+
+
+def to_raw_job(data: ProfileData) -> RawJob:
+    """Build the RawJob of a profile read by :func:`iolab.profile.format.read`."""
+    parts = data.parts
+    mods = ctr.load()
+    tsnames = {c.name for mc in mods.values() for c in mc.floats if c.kind == "timestamp"}
+    ranks, nprocs, mpi = _ranks(parts)
+    starts = [float(p.header.get("start_unix", 0.0)) for p in parts]
+    ends = [float(p.header.get("end_unix", 0.0)) for p in parts]
+    job = data.job
+    start = float(job.get("start_unix", min(starts) if starts else 0.0))
+    start = min([start, *starts]) if starts else start
+    end = max([float(job.get("end_unix", 0.0)), *ends]) if ends else float(job.get("end_unix", 0.0))
+    records: list[RawRecord] = []
+    trace: list[TraceSegment] = []
+    notes = list(data.notes)
+    partial: set[str] = set()
+    for i, part in enumerate(parts):
+        off = starts[i] - start
+        rank = ranks[i]
+        by_idx: dict[tuple[str, int], str] = {}
+        for pr in part.records:
+            records.append(
+                RawRecord(
+                    module=pr.module,
+                    rank=rank,
+                    record_id=pr.record_id,
+                    path=pr.path,
+                    counters=dict(pr.counters),
+                    fcounters=_shift(pr.fcounters, off, tsnames),
+                )
+            )
+            by_idx[(pr.module, pr.idx)] = pr.path
+        for mod, idx, op, o, n, t0, t1 in part.segments:
+            if mod in _DXT:
+                trace.append(
+                    TraceSegment(
+                        _DXT[mod],
+                        rank,
+                        by_idx.get((mod, int(idx)), "?"),
+                        "write" if op == "w" else "read",
+                        int(o),
+                        int(n),
+                        float(t0) + off,
+                        float(t1) + off,
+                    )
+                )
+        lo = _left_out(part)
+        for key, n in lo.items():
+            if key in mods:
+                partial.add(key)
+            notes.append(
+                f"rank {rank} (pid {part.header.get('pid')}): {n} {key} left out "
+                "(limit reached; raise IOLAB_TRACE_MAX_RECORDS / IOLAB_TRACE_SEGMENTS)"
+            )
+        if part.header.get("partial"):
+            notes.append(
+                f"rank {rank} (pid {part.header.get('pid')}): partial profile, "
+                f"ended by {part.header.get('end')}"
+            )
+            partial.update(mods)
+    if mpi and nprocs > 1:
+        records = _reduce(records, nprocs, mods)
+    cmd = job.get("cmdline") or (parts[0].header.get("cmdline") if parts else [])
+    hosts = sorted({str(p.header.get("host", "")) for p in parts} - {""})
+    meta = (
+        {k: str(v) for k, v in job.get("metadata", {}).items()}
+        if isinstance(job.get("metadata"), dict)
+        else {}
+    )
+    return RawJob(
+        source="iolab-profile",
+        source_paths=list(data.sources),
+        nprocs=nprocs,
+        start_time=start,
+        end_time=end,
+        run_time_s=max(end - start, 0.0),
+        exe=shlex.join(cmd) if isinstance(cmd, list) else str(cmd),
+        jobid=str(job.get("jobid", "")),
+        nodes=len(hosts) or None,
+        hosts=hosts,
+        format_version=FORMAT_VERSION,
+        metadata=meta,
+        records=records,
+        trace=trace,
+        partial_modules=sorted(partial),
+        notes=notes,
+    )
+
+
+def _reduce(
+    records: list[RawRecord], nprocs: int, mods: dict[str, ctr.ModuleCounters]
+) -> list[RawRecord]:
+    groups: dict[tuple[str, str], list[RawRecord]] = defaultdict(list)
+    for r in records:
+        groups[(r.module, r.path)].append(r)
+    out: list[RawRecord] = []
+    for (mod, _path), recs in groups.items():
+        if len({r.rank for r in recs}) == nprocs and len(recs) == nprocs and mod in mods:
+            out.append(reduce_shared(recs, mods[mod]))
+        else:
+            out.extend(recs)
+    return out
+
+
+def load(path: str | Path) -> RawJob:
+    """Load an iolab profile (job file, part, or folder of parts) as a RawJob."""
+    return to_raw_job(read(path))

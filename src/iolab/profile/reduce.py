@@ -1,0 +1,139 @@
+"""Shared-file reduction, as Darshan does at MPI_Finalize: one record (rank -1) for a file
+that every rank of an MPI job opened, with the fastest/slowest rank and the variance of
+bytes and time over ranks. Which rule applies to a counter follows from its kind in the
+counter list, so a new counter needs no code here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from iolab.counters import ModuleCounters
+from iolab.model.raw import SHARED_RANK, RawRecord
+
+_PREFIX = {"POSIX": "POSIX", "STDIO": "STDIO", "MPI-IO": "MPIIO"}
+
+
+def top4_update(vals: list[int], cnts: list[int], v: int, count: int, add: bool) -> None:
+    """Put (v, count) into the 4 most common values, kept ordered by count then value
+    (descending); with ``add`` the count adds to v's count already there (Darshan's rule)."""
+    if v == 0:
+        return
+    total = count
+    if add:
+        for i in range(4):
+            if vals[i] == v:
+                total += cnts[i]
+                break
+    nv: list[int] = []
+    nc: list[int] = []
+    i = 0
+    while i < 4 and (cnts[i] > total or (cnts[i] == total and vals[i] > v)):
+        nv.append(vals[i])
+        nc.append(cnts[i])
+        i += 1
+    if len(nv) == 4:
+        return
+    nv.append(v)
+    nc.append(total)
+    while len(nv) < 4 and i < 4:
+        if vals[i] != v:
+            nv.append(vals[i])
+            nc.append(cnts[i])
+        i += 1
+    while len(nv) < 4:
+        nv.append(0)
+        nc.append(0)
+    vals[:] = nv
+    cnts[:] = nc
+
+
+def _merge_common(
+    out: dict[str, int], recs: Sequence[RawRecord], p: str, what: str, cnt: str
+) -> None:
+    vals = [0] * 4
+    cnts = [0] * 4
+    for r in recs:
+        for i in range(1, 5):
+            top4_update(
+                vals,
+                cnts,
+                r.counters.get(f"{p}_{what}{i}_{cnt}", 0),
+                r.counters.get(f"{p}_{what}{i}_COUNT", 0),
+                add=True,
+            )
+    for i in range(4):
+        out[f"{p}_{what}{i + 1}_{cnt}"] = vals[i]
+        out[f"{p}_{what}{i + 1}_COUNT"] = cnts[i]
+
+
+def _io_time(r: RawRecord, p: str) -> float:
+    f = r.fcounters
+    return (
+        f.get(f"{p}_F_READ_TIME", 0.0)
+        + f.get(f"{p}_F_WRITE_TIME", 0.0)
+        + f.get(f"{p}_F_META_TIME", 0.0)
+    )
+
+
+def _io_bytes(r: RawRecord, p: str) -> int:
+    return r.counters.get(f"{p}_BYTES_READ", 0) + r.counters.get(f"{p}_BYTES_WRITTEN", 0)
+
+
+def _pvariance(xs: Sequence[float]) -> float:
+    n = len(xs)
+    mean = sum(xs) / n
+    return sum((x - mean) ** 2 for x in xs) / n
+
+
+def reduce_shared(recs: Sequence[RawRecord], mc: ModuleCounters) -> RawRecord:
+    """One rank -1 record from the records of every rank (sorted by rank)."""
+    p = _PREFIX[mc.module]
+    recs = sorted(recs, key=lambda r: r.rank)
+    ci: dict[str, int] = {}
+    for c in mc.ints:
+        vals = [r.counters.get(c.name, 0) for r in recs]
+        if c.kind in ("count", "bytes"):
+            ci[c.name] = sum(vals)
+        elif c.kind == "offset":
+            ci[c.name] = max(vals)
+        else:  # flags, size (alignment, mode): the first rank's non-zero value
+            ci[c.name] = next((v for v in vals if v), 0)
+    for what, cnt in (("ACCESS", "ACCESS"), ("STRIDE", "STRIDE")):
+        if f"{p}_{what}1_{cnt}" in ci:
+            _merge_common(ci, recs, p, what, cnt)
+    cf: dict[str, float] = {}
+    for c in mc.floats:
+        vals_f = [r.fcounters.get(c.name, 0.0) for r in recs]
+        if c.kind == "timestamp" and "_START_" in c.name:
+            nz = [v for v in vals_f if v > 0]
+            cf[c.name] = min(nz) if nz else 0.0
+        elif c.kind == "timestamp" or c.name.startswith(f"{p}_F_MAX_"):
+            cf[c.name] = max(vals_f)
+        else:
+            cf[c.name] = sum(vals_f)
+    for d in ("READ", "WRITE"):  # the slowest operation's size goes with its time
+        key = f"{p}_F_MAX_{d}_TIME"
+        if key in cf and recs:
+            slow = max(recs, key=lambda r, k=key: r.fcounters.get(k, 0.0))  # type: ignore[misc]
+            ci[f"{p}_MAX_{d}_TIME_SIZE"] = slow.counters.get(f"{p}_MAX_{d}_TIME_SIZE", 0)
+    times = [_io_time(r, p) for r in recs]
+    nbytes = [_io_bytes(r, p) for r in recs]
+    fast = min(range(len(recs)), key=lambda i: (times[i], recs[i].rank))
+    slow_i = max(range(len(recs)), key=lambda i: (times[i], -recs[i].rank))
+    ci[f"{p}_FASTEST_RANK"] = recs[fast].rank
+    ci[f"{p}_FASTEST_RANK_BYTES"] = nbytes[fast]
+    ci[f"{p}_SLOWEST_RANK"] = recs[slow_i].rank
+    ci[f"{p}_SLOWEST_RANK_BYTES"] = nbytes[slow_i]
+    cf[f"{p}_F_FASTEST_RANK_TIME"] = times[fast]
+    cf[f"{p}_F_SLOWEST_RANK_TIME"] = times[slow_i]
+    cf[f"{p}_F_VARIANCE_RANK_TIME"] = _pvariance(times)
+    cf[f"{p}_F_VARIANCE_RANK_BYTES"] = _pvariance([float(b) for b in nbytes])
+    return RawRecord(
+        module=mc.module,
+        rank=SHARED_RANK,
+        record_id=recs[0].record_id,
+        path=recs[0].path,
+        counters=ci,
+        fcounters=cf,
+    )
