@@ -1,0 +1,100 @@
+"""Helpers for the engine's integration tests: real MPI ranks (mpirun), real files.
+
+The binaries are found as ``iolab`` finds them (``iolab.paths.engine_binary``): the venv's
+``bin/`` after ``./setup``, else ``build/<flavour>/engine``. Each test gets its own scratch
+directory; every run writes its JSON to a file so stdout stays free for the table.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from iolab.errors import UsageError
+from iolab.paths import engine_binary
+
+MPIRUN = {"default": "mpirun", "mpich": "mpirun.mpich"}
+
+
+@dataclass
+class Engine:
+    """One iolab-bench build and the mpirun of the same MPI library."""
+
+    flavour: str
+    binary: Path
+    mpirun: str
+    apis: list[str] = field(default_factory=list)
+
+    def argv(self, np: int, args: list[str]) -> list[str]:
+        cmd = [self.mpirun, "-np", str(np)]
+        if self.flavour == "default":
+            # -q: Open MPI's mpirun would add its own "process returned non-zero" banner
+            cmd += ["-q", "--oversubscribe"]
+        return [*cmd, str(self.binary), *args]
+
+
+@dataclass
+class Result:
+    rc: int
+    doc: dict[str, Any] | None
+    stdout: str
+    stderr: str
+
+    def phases(self, op: str | None = None) -> list[dict[str, Any]]:
+        assert self.doc is not None, self.stderr
+        out = [p for r in self.doc["repetitions"] for p in r["phases"]]
+        return [p for p in out if op is None or p["op"] == op]
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    if os.geteuid() == 0:
+        env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    env.pop("ROMIO_HINTS", None)
+    return env
+
+
+def run_engine(engine: Engine, np: int, args: list[str], tmp: Path, *, json_out: bool = True,
+               env: dict[str, str] | None = None, timeout: float = 90) -> Result:
+    """Run the engine under mpirun; parse its JSON (None when it wrote none)."""
+    jpath = tmp / f"result-{os.urandom(4).hex()}.json"
+    full = [*args, "--json", str(jpath)] if json_out else list(args)
+    proc = subprocess.run(engine.argv(np, full), capture_output=True, text=True,
+                          timeout=timeout, env={**_env(), **(env or {})})
+    doc = None
+    if json_out and jpath.exists() and jpath.stat().st_size > 0:
+        doc = json.loads(jpath.read_text())
+        jpath.unlink()
+    return Result(proc.returncode, doc, proc.stdout, proc.stderr)
+
+
+def _engine(flavour: str) -> Engine | None:
+    try:
+        binary = engine_binary(flavour)
+    except UsageError:
+        return None
+    if shutil.which(MPIRUN[flavour]) is None:
+        return None
+    e = Engine(flavour, binary, MPIRUN[flavour])
+    out = subprocess.run(e.argv(1, ["--list-options"]), capture_output=True, text=True,
+                         env=_env(), timeout=60)
+    if out.returncode != 0:
+        return None
+    table = json.loads(out.stdout)
+    e.apis = next(o["choices"] for o in table if o["name"] == "api")
+    return e
+
+
+_cache: dict[str, Engine | None] = {}
+
+
+def get_engine(flavour: str) -> Engine | None:
+    if flavour not in _cache:
+        _cache[flavour] = _engine(flavour)
+    return _cache[flavour]
