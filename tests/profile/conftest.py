@@ -1,0 +1,76 @@
+"""Shared helpers of the tracer tests: the built libraries, C programs compiled on demand,
+``iolab profile`` runs, and record lookup. No mocks: real programs, real files, real MPI."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from iolab.model.raw import RawJob, RawRecord
+from iolab.profile.load import load
+
+ROOT = Path(__file__).resolve().parents[2]
+LIBDIR = ROOT / "build" / "default" / "interpose" / "trace"
+PROGS = Path(__file__).resolve().parent / "progs"
+
+
+@pytest.fixture(scope="session")
+def tracer() -> Path:
+    lib = LIBDIR / "libiolab-trace.so"
+    if not lib.is_file():
+        pytest.skip("libiolab-trace.so is not built (run ./setup)")
+    return lib
+
+
+@pytest.fixture(scope="session")
+def prog(tmp_path_factory: pytest.TempPathFactory, tracer: Path) -> Callable[[str], Path]:
+    """prog("posix_write") -> path of tests/profile/progs/posix_write.c compiled (mpicc for mpi_*)."""
+    outdir = tmp_path_factory.mktemp("progs")
+    built: dict[str, Path] = {}
+
+    def build(name: str) -> Path:
+        if name not in built:
+            cc = "mpicc" if name.startswith("mpi_") else "cc"
+            if shutil.which(cc) is None:
+                pytest.skip(f"{cc} is not installed")
+            exe = outdir / name
+            subprocess.run([cc, "-O2", "-Wall", "-o", str(exe), str(PROGS / f"{name}.c"), "-lpthread"],
+                           check=True)
+            built[name] = exe
+        return built[name]
+
+    return build
+
+
+def profile(argv: list[str], outdir: Path, *, np: int | None = None, trace: bool = False,
+            extra_env: dict[str, str] | None = None) -> tuple[subprocess.CompletedProcess[str], RawJob]:
+    """Run ``iolab profile`` on argv; return the run and the loaded profile."""
+    cmd = [sys.executable, "-m", "iolab", "profile", "-q", "-o", str(outdir), "--name", "job"]
+    if np:
+        cmd += ["--np", str(np)]
+    if trace:
+        cmd.append("--trace")
+    env = {**os.environ, "IOLAB_LIBDIR": str(LIBDIR), **(extra_env or {})}
+    run = subprocess.run([*cmd, "--", *argv], capture_output=True, text=True, env=env, timeout=180)
+    assert run.returncode == 0, run.stderr
+    return run, load(outdir / "job.iolab")
+
+
+def record(job: RawJob, module: str, name: str, rank: int | None = None) -> RawRecord:
+    """The one record of module whose path ends with /name (and of rank, if given)."""
+    found = [r for r in job.records if r.module == module and r.path.endswith("/" + name)
+             and (rank is None or r.rank == rank)]
+    assert len(found) == 1, f"{module} {name}: {[(r.path, r.rank) for r in found]}"
+    return found[0]
+
+
+def ints_except_time(rec: RawRecord) -> dict[str, int]:
+    """Integer counters, without those that depend on timing (slowest op, fastest rank)."""
+    skip = ("_MAX_READ_TIME_SIZE", "_MAX_WRITE_TIME_SIZE", "_FASTEST_RANK", "_SLOWEST_RANK")
+    return {k: v for k, v in rec.counters.items() if not any(s in k for s in skip)}

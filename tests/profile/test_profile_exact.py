@@ -1,0 +1,74 @@
+"""Counter exactness: programs with known I/O, every (non-timing) counter asserted."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from conftest import ints_except_time, profile, record
+
+from iolab import counters as ctr
+
+
+def _expected(module: str, **nonzero: int) -> dict[str, int]:
+    names = ctr.load()[module].int_names()
+    out = {n: 0 for n in names}
+    prefix = "MPIIO" if module == "MPI-IO" else module
+    for k, v in nonzero.items():
+        out[f"{prefix}_{k}"] = v
+    skip = ("_MAX_READ_TIME_SIZE", "_MAX_WRITE_TIME_SIZE", "_FASTEST_RANK", "_SLOWEST_RANK")
+    return {k: v for k, v in out.items() if not any(s in k for s in skip)}
+
+
+def test_posix_64B_writes_then_1MiB_reads(prog: Callable[[str], Path], tmp_path: Path) -> None:
+    src = tmp_path / "in.dat"
+    with open(src, "wb") as f:
+        f.truncate(100 << 20)  # sparse: 100 MiB to read, no disk traffic
+    _, job = profile([str(prog("posix_exact")), str(tmp_path / "out.dat"), str(src)], tmp_path / "p")
+    blk = os.stat(tmp_path / "out.dat").st_blksize
+    aligned = sum(1 for i in range(10000) if (i * 64) % blk == 0)
+    w = record(job, "POSIX", "out.dat")
+    assert ints_except_time(w) == _expected(
+        "POSIX", OPENS=1, WRITES=10000, MODE=0o644, BYTES_WRITTEN=640000, MAX_BYTE_WRITTEN=639999,
+        CONSEC_WRITES=9999, SEQ_WRITES=9999, MEM_ALIGNMENT=8, FILE_NOT_ALIGNED=10000 - aligned,
+        FILE_ALIGNMENT=blk, SIZE_WRITE_0_100=10000, ACCESS1_ACCESS=64, ACCESS1_COUNT=10000)
+    assert w.counters["POSIX_MAX_WRITE_TIME_SIZE"] == 64
+    r = record(job, "POSIX", "in.dat")
+    assert ints_except_time(r) == _expected(
+        "POSIX", OPENS=1, READS=100, BYTES_READ=100 << 20, MAX_BYTE_READ=(100 << 20) - 1,
+        CONSEC_READS=99, SEQ_READS=99, MEM_ALIGNMENT=8, FILE_ALIGNMENT=blk,
+        SIZE_READ_100K_1M=100, ACCESS1_ACCESS=1 << 20, ACCESS1_COUNT=100)
+    assert r.counters["POSIX_MAX_READ_TIME_SIZE"] == 1 << 20
+    f = r.fcounters
+    assert 0 < f["POSIX_F_OPEN_START_TIMESTAMP"] <= f["POSIX_F_READ_START_TIMESTAMP"]
+    assert f["POSIX_F_READ_START_TIMESTAMP"] <= f["POSIX_F_READ_END_TIMESTAMP"] <= f["POSIX_F_CLOSE_END_TIMESTAMP"]
+    assert 0 < f["POSIX_F_MAX_READ_TIME"] <= f["POSIX_F_READ_TIME"] <= job.run_time_s
+    assert job.nprocs == 1 and not job.partial_modules and len(job.records) == 2
+
+
+def test_stdio_2000_x_512B_fwrite(prog: Callable[[str], Path], tmp_path: Path) -> None:
+    _, job = profile([str(prog("stdio_write")), str(tmp_path / "s.dat"), "2000", "512"], tmp_path / "p")
+    s = record(job, "STDIO", "s.dat")
+    assert ints_except_time(s) == _expected(
+        "STDIO", OPENS=1, WRITES=2000, BYTES_WRITTEN=1024000, MAX_BYTE_WRITTEN=1023999)
+    assert [r for r in job.records if r.module == "POSIX"] == []  # glibc's own writes are not calls
+    assert s.fcounters["STDIO_F_WRITE_TIME"] > 0
+
+
+def test_file_per_process_mpi(prog: Callable[[str], Path], tmp_path: Path) -> None:
+    """4 ranks, each writing its own file: 4 records, one per rank, none reduced."""
+    exe = prog("posix_write")
+    script = tmp_path / "fpp.sh"
+    script.write_text(f'#!/bin/sh\nexec {exe} {tmp_path}/fpp.$OMPI_COMM_WORLD_RANK 100 4096\n')
+    script.chmod(0o755)
+    _, job = profile([str(script)], tmp_path / "p", np=4)
+    assert job.nprocs == 4
+    recs = sorted((r for r in job.records if "/fpp." in r.path), key=lambda r: r.rank)
+    assert [r.rank for r in recs] == [0, 1, 2, 3]
+    for r in recs:
+        assert r.path.endswith(f"fpp.{r.rank}")
+        assert ints_except_time(r) == _expected(
+            "POSIX", OPENS=1, WRITES=100, MODE=0o644, BYTES_WRITTEN=409600, MAX_BYTE_WRITTEN=409599,
+            CONSEC_WRITES=99, SEQ_WRITES=99, MEM_ALIGNMENT=8, FILE_ALIGNMENT=4096,
+            SIZE_WRITE_1K_10K=100, ACCESS1_ACCESS=4096, ACCESS1_COUNT=100)
