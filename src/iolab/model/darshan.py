@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import pickle
 import struct
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -35,6 +36,7 @@ TABLE_MODULES = ("POSIX", "MPI-IO", "STDIO", "H5F", "H5D", "PNETCDF_FILE", "PNET
 _DARSHAN_MAGIC = 6567223
 _COMP_NAMES = {0: "zlib", 1: "bzip2", 2: "none"}
 _MIN_LOG_BYTES = 64
+_HEADER_341 = 32 + 65 * 16 + 64 * 4  # version, magic, flags, name map, module maps, versions
 
 
 def _check_header(path: Path) -> None:
@@ -65,9 +67,28 @@ def _check_header(path: Path) -> None:
             f"{path} is bzip2-compressed, which pydarshan's wheel cannot read (built without "
             "bzip2); convert it with darshan-convert (zlib) from a full Darshan install"
         )
-    if path.stat().st_size < _MIN_LOG_BYTES:
-        raise UsageError(f"{path} is truncated ({path.stat().st_size} bytes); "
-                         "the log is incomplete")
+    size = path.stat().st_size
+    if size < _MIN_LOG_BYTES:
+        raise UsageError(f"{path} is truncated ({size} bytes); the log is incomplete")
+    if head.startswith(b"3.41"):
+        _check_regions(path, size, "<" if magic_le == _DARSHAN_MAGIC else ">")
+
+
+def _check_regions(path: Path, size: int, order: str) -> None:
+    """Format 3.41 header: name map at byte 32, then 64 module maps of (offset, length).
+
+    A log cut inside a region that iolab does not read (HEATMAP, DXT) would otherwise load
+    without complaint; a cut anywhere is reported, with the size the header expects.
+    """
+    with open(path, "rb") as fh:
+        head = fh.read(_HEADER_341)
+    if len(head) < _HEADER_341:
+        raise UsageError(f"{path} is truncated ({size} bytes, the header alone is "
+                         f"{_HEADER_341}); the log is incomplete")
+    maps = struct.unpack_from(f"{order}{2 * 65}Q", head, 32)
+    end = max((off + ln for off, ln in zip(maps[0::2], maps[1::2]) if ln), default=0)
+    if end > size:
+        raise UsageError(f"{path} is truncated ({size} of {end} bytes); the log is incomplete")
 
 
 @contextlib.contextmanager
@@ -172,15 +193,61 @@ def _job_fields(report: Any, path: Path) -> dict[str, Any]:
 
 
 def load_darshan_log(path: str | os.PathLike[str]) -> RawJob:
-    """Read one Darshan log. Raises :class:`UsageError` (one line) on anything unusable."""
+    """Read one Darshan log. Raises :class:`UsageError` (one line) on anything unusable.
+
+    libdarshan-util dereferences region offsets of a truncated log without checking them and
+    dies with SIGSEGV (measured: a log cut at 500 bytes). So the reading happens in a forked
+    child that sends the RawJob back; a crash becomes a one-line error, not a dead process.
+    """
     p = Path(path)
     if not p.exists():
         raise UsageError(f"{p}: no such file; check the path to the Darshan log")
     _check_header(p)
     try:
-        import darshan
+        import darshan  # noqa: F401
     except ImportError as exc:
         raise UsageError(f"pydarshan is not installed ({exc}); run: pip install darshan") from None
+    if not hasattr(os, "fork") or os.environ.get("IOLAB_DIAGNOSE_NO_FORK"):
+        return _load_direct(p)
+    return _load_in_child(p)
+
+
+def _load_in_child(p: Path) -> RawJob:
+    rfd, wfd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child: load, send, exit without running the parent's cleanup
+        os.close(rfd)
+        # pydarshan's cleanup of a log it failed to open prints on fd 2 after the fact.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 2)
+        try:
+            payload = pickle.dumps(("ok", _load_direct(p)), protocol=pickle.HIGHEST_PROTOCOL)
+        except UsageError as exc:
+            payload = pickle.dumps(("usage", str(exc)))
+        except BaseException as exc:  # noqa: BLE001 - any failure is reported to the parent
+            payload = pickle.dumps(("error", f"{type(exc).__name__}: {exc}"))
+        with os.fdopen(wfd, "wb") as fh:
+            fh.write(payload)
+        os._exit(0)
+    os.close(wfd)
+    with os.fdopen(rfd, "rb") as fh:
+        data = fh.read()
+    _, status = os.waitpid(pid, 0)
+    if not data or not os.WIFEXITED(status):
+        sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0
+        raise UsageError(f"{p}: libdarshan-util crashed reading this log (signal {sig}); it is "
+                         "corrupt or truncated")
+    kind, value = pickle.loads(data)
+    if kind == "ok":
+        return value
+    if kind == "usage":
+        raise UsageError(value)
+    raise UsageError(f"{p}: cannot read this log ({value}); it is corrupt or truncated")
+
+
+def _load_direct(p: Path) -> RawJob:
+    import darshan
+
     with _quiet_stderr():
         try:
             report_cm = darshan.DarshanReport(str(p), read_all=False)

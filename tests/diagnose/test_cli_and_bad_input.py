@@ -1,0 +1,135 @@
+"""The command line: exit codes, --fail-on, --each, --json, --emit-fixes, --config; and bad
+input (truncated logs, random bytes, text, a directory, a missing file): one line, exit 2."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from conftest import GENERATED, REAL_LOGS
+
+from iolab.cli import main
+
+pytestmark = pytest.mark.usefixtures("darshan_available")
+
+SMALL_LOG = GENERATED / "posix_write_1M_x_64B.darshan"
+CLEAN_LOG = next(p for p in REAL_LOGS if p.name == "mpi-io-test-x86_64-3.4.6.darshan")
+
+
+def _one_line_exit_2(capsys, *args: str) -> str:
+    rc = main(["diagnose", *args])
+    err = capsys.readouterr().err
+    assert rc == 2, err
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1, err
+    assert lines[0].startswith("iolab: ")
+    return lines[0]
+
+
+def test_missing_file(capsys) -> None:
+    assert "no such file" in _one_line_exit_2(capsys, "/nonexistent/x.darshan")
+
+
+def test_directory(tmp_path: Path, capsys) -> None:
+    assert "is a directory" in _one_line_exit_2(capsys, str(tmp_path))
+
+
+def test_text_file(tmp_path: Path, capsys) -> None:
+    p = tmp_path / "notes.txt"
+    p.write_text("this is not a darshan log\n" * 10)
+    assert "not a Darshan log" in _one_line_exit_2(capsys, str(p))
+
+
+def test_random_bytes(tmp_path: Path, capsys) -> None:
+    p = tmp_path / "random.darshan"
+    p.write_bytes(os.urandom(4096))
+    _one_line_exit_2(capsys, str(p))
+
+
+def test_bzip2_log_is_explained(tmp_path: Path, capsys) -> None:
+    data = bytearray(SMALL_LOG.read_bytes())
+    data[16] = 1  # header comp_type: DARSHAN_BZIP2_COMP
+    p = tmp_path / "bz.darshan"
+    p.write_bytes(bytes(data))
+    assert "bzip2" in _one_line_exit_2(capsys, str(p))
+
+
+@pytest.mark.parametrize("log", [SMALL_LOG, GENERATED / "posix_mixed_rw_random_reads_dxt.darshan",
+                                 next(p for p in REAL_LOGS if p.name.endswith("3.1.8.darshan"))],
+                         ids=lambda p: p.name[:30])
+@pytest.mark.parametrize("frac", [0.0, 0.01, 0.05, 0.2, 0.5, 0.7, 0.8, 0.9, 0.95, 0.99])
+def test_truncated_log(tmp_path: Path, capsys, log: Path, frac: float) -> None:
+    # expected: one line, exit 2 / was: SIGSEGV inside libdarshan-util for some cuts
+    data = log.read_bytes()
+    p = tmp_path / "cut.darshan"
+    p.write_bytes(data[:int(len(data) * frac)])
+    _one_line_exit_2(capsys, str(p))
+
+
+def test_truncated_by_one_byte(tmp_path: Path, capsys) -> None:
+    p = tmp_path / "cut.darshan"
+    p.write_bytes(SMALL_LOG.read_bytes()[:-1])
+    assert "truncated" in _one_line_exit_2(capsys, str(p))
+
+
+def test_fail_on(capsys) -> None:
+    assert main(["diagnose", "--fail-on", "high", str(SMALL_LOG)]) == 1
+    assert main(["diagnose", "--fail-on", "warn", str(CLEAN_LOG)]) == 0
+    assert main(["diagnose", str(SMALL_LOG)]) == 0
+    capsys.readouterr()
+
+
+def test_json_schema(capsys) -> None:
+    assert main(["diagnose", "--json", "-", str(SMALL_LOG)]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["schema_version"] == 1
+    assert doc["summary"]["io_bound"] == "yes"
+    assert {f["rule_id"] for f in doc["findings"]} >= {"small-requests", "small-serial-io"}
+    assert doc["thresholds"]["small_requests_min"] == 1000
+
+
+def test_each_and_joint(capsys) -> None:
+    logs = [str(p) for p in REAL_LOGS if "dlio_logs" in str(p)][:3]
+    assert main(["diagnose", "--json", "-", "--each", *logs]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert len(doc["reports"]) == 3
+    assert main(["diagnose", "--json", "-", *logs]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["job"]["nprocs"] == 3 and doc["job"]["logs"] == 3
+
+
+def test_emit_fixes(tmp_path: Path, capsys) -> None:
+    log = GENERATED / "mpiio_4ranks_strided4K_indep.darshan"
+    assert main(["diagnose", "--emit-fixes", str(tmp_path), str(log)]) == 0
+    capsys.readouterr()
+    cb = tmp_path / "collective-buffering-write"
+    assert "romio_cb_write enable" in (cb / "romio_hints_cb.txt").read_text()
+    assert "ROMIO_HINTS=" in (cb / "romio_hints_cb.env").read_text()
+    assert "MPICH_MPIIO_HINTS" in (cb / "romio_hints_cb.cray.env").read_text()
+    for ext in ("c", "f90", "py"):
+        assert (cb / f"collective_io.{ext}").read_text().strip()
+    assert "collective-buffering-write/" in (tmp_path / "README.md").read_text()
+
+
+def test_config_file_then_command_line(tmp_path: Path, capsys) -> None:
+    cfg = tmp_path / "th.toml"
+    cfg.write_text("[thresholds]\nsmall_requests_min = 2000000\nrandom_share = 0.5\n")
+    assert main(["diagnose", "--json", "-", "--config", str(cfg), str(SMALL_LOG)]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["thresholds"]["small_requests_min"] == 2_000_000
+    assert "small-requests" not in {f["rule_id"] for f in doc["findings"]}
+    assert main(["diagnose", "--json", "-", "--config", str(cfg), "--set",
+                 "small_requests_min=10", str(SMALL_LOG)]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["thresholds"]["small_requests_min"] == 10
+    assert doc["thresholds"]["random_share"] == 0.5
+
+
+def test_bad_config(tmp_path: Path, capsys) -> None:
+    cfg = tmp_path / "th.toml"
+    cfg.write_text("nonsense_threshold = 3\n")
+    assert "unknown threshold" in _one_line_exit_2(capsys, "--config", str(cfg), str(SMALL_LOG))
+    assert "wants a float" in _one_line_exit_2(capsys, "--set", "random_share=abc",
+                                               str(SMALL_LOG))
