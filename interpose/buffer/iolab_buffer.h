@@ -191,6 +191,10 @@ int iolab_buffer_forget(int fd);
 /* Syncs fd and stops buffering it (dup, fdopen, shared mappings). */
 void iolab_buffer_detach(int fd);
 
+/* After dup(oldfd) = newfd: both share one offset, so neither is buffered any more, but
+ * newfd stays in the table so that a later open of the same file sees it (coherence). */
+void iolab_buffer_dup(int oldfd, int newfd);
+
 /* Syncs fd (the kernel offset becomes the program's) without detaching it. */
 void iolab_buffer_sync_fd(int fd);
 

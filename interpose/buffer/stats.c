@@ -74,9 +74,10 @@ __attribute__((format(printf, 2, 3))) static void add(iolab_text_t *t, const cha
         t->n += (size_t)k < sizeof t->buf - t->n ? (size_t)k : sizeof t->buf - t->n - 1;
 }
 
-/* One table row: calls, seconds and, for data rows, megabytes, MB/s and average size. */
-static void row(iolab_text_t *t, const char *name, uint64_t calls, double secs, uint64_t bytes,
-                int data)
+/* One table row: calls, seconds and, for data rows, megabytes, MB/s and the average size
+ * of the `xfers` calls that moved data. */
+static void row_avg(iolab_text_t *t, const char *name, uint64_t calls, double secs,
+                    uint64_t bytes, int data, uint64_t xfers)
 {
     if (!data) {
         add(t, "%-12s %10llu %12.6f\n", name, (unsigned long long)calls, secs);
@@ -84,7 +85,13 @@ static void row(iolab_text_t *t, const char *name, uint64_t calls, double secs, 
     }
     double mb = (double)bytes / 1048576.0;
     add(t, "%-12s %10llu %12.6f %14.6f %14.6f %12llu\n", name, (unsigned long long)calls, secs,
-        mb, secs > 0 ? mb / secs : 0.0, (unsigned long long)(calls ? bytes / calls : 0));
+        mb, secs > 0 ? mb / secs : 0.0, (unsigned long long)(xfers ? bytes / xfers : 0));
+}
+
+static void row(iolab_text_t *t, const char *name, uint64_t calls, double secs, uint64_t bytes,
+                int data)
+{
+    row_avg(t, name, calls, secs, bytes, data, calls);
 }
 
 static void emit(int fd, const char *s, size_t n)
@@ -115,7 +122,7 @@ static void print_record(int fd, const iolab_buffer_record_t *r)
         tc += s->calls[i];
         ts += s->seconds[i];
     }
-    row(&t, "Total", tc, ts, tb, 1);
+    row_avg(&t, "Total", tc, ts, tb, 1, s->calls[IOLAB_OP_READ] + s->calls[IOLAB_OP_WRITE]);
     row(&t, "Sys Read", s->calls[IOLAB_OP_SYSREAD], s->seconds[IOLAB_OP_SYSREAD],
         s->bytes[IOLAB_OP_SYSREAD], 1);
     row(&t, "Sys Write", s->calls[IOLAB_OP_SYSWRITE], s->seconds[IOLAB_OP_SYSWRITE],

@@ -134,6 +134,23 @@ void iolab_buffer_sync_fd(int fd)
     }
 }
 
+void iolab_buffer_dup(int oldfd, int newfd)
+{
+    iolab_buffer_file_t *f = iolab_buffer_acquire(oldfd);
+    if (!f)
+        return;
+    iolab_buffer_sync(f, 0);
+    f->nobuf = 1;
+    iolab_buffer_rule_t rule = {.size = f->size, .count = f->count, .prefetch = f->prefetch};
+    iolab_buffer_file_t *g = newfd >= 0 ? iolab_buffer_file_new(newfd, f->path, &rule, 0) : NULL;
+    iolab_buffer_release(f);
+    if (g) {
+        g->nobuf = 1;
+        g->kpos = -1;
+        iolab_buffer_table_add(g);
+    }
+}
+
 void iolab_buffer_detach(int fd)
 {
     iolab_buffer_file_t *f = iolab_buffer_acquire(fd);

@@ -316,9 +316,21 @@ void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 
 /* dup: two descriptors share one offset; keeping one logical offset per descriptor would
  * be wrong, so the original is synced and no longer buffered (the copy never is). */
+static int after_dup(int oldfd, int newfd)
+{
+    int saved = errno;
+    iolab_buffer_in_lib = 1;
+    iolab_buffer_dup(oldfd, newfd);
+    iolab_call_leave(saved);
+    return newfd;
+}
+
 int dup(int fd)
 {
-    IOLAB_DETACH_THEN(fd, IOLAB_REAL(dup)(fd));
+    if (iolab_buffer_in_lib || !iolab_buffer_cfg.enabled)
+        return IOLAB_REAL(dup)(fd);
+    int r = IOLAB_REAL(dup)(fd);
+    return r < 0 ? r : after_dup(fd, r);
 }
 
 /* dup2/dup3 close newfd silently: forget it first (its buffers reach the disk). */
@@ -326,7 +338,7 @@ static void before_dup2(int oldfd, int newfd)
 {
     int saved = errno;
     iolab_buffer_in_lib = 1;
-    iolab_buffer_detach(oldfd);
+    iolab_buffer_sync_fd(oldfd);
     if (newfd != oldfd)
         iolab_buffer_forget(newfd);
     iolab_call_leave(saved);
@@ -334,16 +346,20 @@ static void before_dup2(int oldfd, int newfd)
 
 int dup2(int oldfd, int newfd)
 {
-    if (!iolab_buffer_in_lib && iolab_buffer_cfg.enabled)
-        before_dup2(oldfd, newfd);
-    return IOLAB_REAL(dup2)(oldfd, newfd);
+    if (iolab_buffer_in_lib || !iolab_buffer_cfg.enabled)
+        return IOLAB_REAL(dup2)(oldfd, newfd);
+    before_dup2(oldfd, newfd);
+    int r = IOLAB_REAL(dup2)(oldfd, newfd);
+    return r < 0 || r == oldfd ? r : after_dup(oldfd, r);
 }
 
 int dup3(int oldfd, int newfd, int flags)
 {
-    if (!iolab_buffer_in_lib && iolab_buffer_cfg.enabled)
-        before_dup2(oldfd, newfd);
-    return IOLAB_REAL(dup3)(oldfd, newfd, flags);
+    if (iolab_buffer_in_lib || !iolab_buffer_cfg.enabled)
+        return IOLAB_REAL(dup3)(oldfd, newfd, flags);
+    before_dup2(oldfd, newfd);
+    int r = IOLAB_REAL(dup3)(oldfd, newfd, flags);
+    return r < 0 ? r : after_dup(oldfd, r);
 }
 
 /* fcntl: flag queries pass; a flag change re-reads O_APPEND; duplication detaches;
@@ -355,12 +371,15 @@ static int fcntl_common(int (*real)(int, int, ...), int fd, int cmd, void *arg)
         return real(fd, cmd, arg);
     int saved = errno;
     iolab_buffer_in_lib = 1;
-    if (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC || cmd == F_SETFL)
+    if (cmd == F_SETFL)
         iolab_buffer_detach(fd);
     else
         iolab_buffer_sync_fd(fd);
     iolab_call_leave(saved);
-    return real(fd, cmd, arg);
+    int r = real(fd, cmd, arg);
+    if (r >= 0 && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC))
+        after_dup(fd, r);
+    return r;
 }
 
 int fcntl(int fd, int cmd, ...)
