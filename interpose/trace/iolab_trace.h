@@ -100,14 +100,9 @@ static inline double iolab_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9 - iolab_core_t0;
 }
 
-/* Return 1 and take the guard when this call must be recorded, 0 to pass it through. */
-static inline int iolab_core_enter(void)
-{
-    if (!iolab_core_active || iolab_core_busy)
-        return 0;
-    iolab_core_busy = 1;
-    return 1;
-}
+/* 1 when a call must be timed and recorded, 0 to pass it through (tracing off, or the
+ * tracer's own call). The caller takes the guard (iolab_core_busy = 1) to record. */
+static inline int iolab_core_ready(void) { return iolab_core_active && !iolab_core_busy; }
 
 static inline void iolab_core_leave(void) { iolab_core_busy = 0; }
 

@@ -1,0 +1,272 @@
+/* libiolab-trace-mpi: the MPI-IO module, through the PMPI profiling interface.
+ *
+ * Preloaded (before libiolab-trace.so) by `iolab profile` for MPI programs only: it defines
+ * MPI_Init*, MPI_File_* and calls PMPI_*; records live in the core's MPI-IO pool. The shared
+ * records are reduced when the profile is loaded (see src/iolab/profile/reduce.py), so
+ * MPI_Finalize needs no extra communication. Counting follows Darshan's MPI-IO module:
+ * an access's size is count x datatype size; split collectives count at _begin.
+ */
+#include <mpi.h>
+
+#include "iolab_trace.h"
+
+#include <limits.h>
+#include <stdlib.h>
+
+#define C(r, n) ((r)->c[IOLAB_MPIIO_##n])
+#define F(r, n) ((r)->f[IOLAB_MPIIO_F_##n])
+#define MAP_MPIIO 1
+
+enum { K_INDEP, K_COLL, K_SPLIT, K_NB };
+
+static inline uintptr_t fh_key(MPI_File fh) { return (uintptr_t)fh; }
+
+static inline iolab_rec_t *fh_rec(MPI_File fh)
+{
+    return iolab_core_rec_at(IOLAB_MOD_MPIIO, iolab_core_handle_get(MAP_MPIIO, fh_key(fh)));
+}
+
+/* ---- recording ---- */
+
+static void set_rank(void)
+{
+    int rank = 0, size = 1;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    PMPI_Comm_size(MPI_COMM_WORLD, &size);
+    iolab_trace_set_rank(rank, size);
+}
+
+/* "ufs:/path" and friends name a file system driver: drop the prefix. */
+static const char *strip_driver(const char *name)
+{
+    const char *colon = strchr(name, ':');
+    if (colon && colon - name > 1 && colon - name < 12 && strchr(name, '/') > colon)
+        return colon + 1;
+    return name;
+}
+
+static void rec_open(MPI_Comm comm, const char *name, int amode, MPI_Info info, MPI_File *fh,
+                     int ret, double t0, double t1)
+{
+    char abs[PATH_MAX];
+    if (ret != MPI_SUCCESS || !fh ||
+        iolab_core_abspath(NULL, strip_driver(name), abs, sizeof abs) != 0)
+        return;
+    iolab_rec_t *r = iolab_core_record(IOLAB_MOD_MPIIO, abs);
+    if (!r)
+        return;
+    int size = 1;
+    PMPI_Comm_size(comm, &size);
+    iolab_core_handle_put(MAP_MPIIO, fh_key(*fh), iolab_core_rec_index(r));
+    iolab_rec_lock(r);
+    C(r, MODE) = amode;
+    if (size == 1)
+        C(r, INDEP_OPENS)++;
+    else
+        C(r, COLL_OPENS)++;
+    if (info != MPI_INFO_NULL)
+        C(r, HINTS)++;
+    iolab_stamp(&F(r, OPEN_START_TIMESTAMP), &F(r, OPEN_END_TIMESTAMP), t0, t1);
+    iolab_time_add(&F(r, META_TIME), t0, t1, &r->last_meta_end);
+    iolab_rec_unlock(r);
+}
+
+static void rec_io(MPI_File fh, int write, int kind, int count, MPI_Datatype type, int ret,
+                   double t0, double t1)
+{
+    static const int ctr[2][4] = {
+        {IOLAB_MPIIO_INDEP_READS, IOLAB_MPIIO_COLL_READS, IOLAB_MPIIO_SPLIT_READS, IOLAB_MPIIO_NB_READS},
+        {IOLAB_MPIIO_INDEP_WRITES, IOLAB_MPIIO_COLL_WRITES, IOLAB_MPIIO_SPLIT_WRITES,
+         IOLAB_MPIIO_NB_WRITES}};
+    if (ret != MPI_SUCCESS)
+        return;
+    iolab_rec_t *r = fh_rec(fh);
+    if (!r)
+        return;
+    int tsize = 0;
+    PMPI_Type_size(type, &tsize);
+    int64_t n = (int64_t)count * tsize;
+    double el = t1 - t0;
+    iolab_rec_lock(r);
+    r->c[ctr[write][kind]]++;
+    r->c[(write ? IOLAB_MPIIO_SIZE_WRITE_AGG_0_100 : IOLAB_MPIIO_SIZE_READ_AGG_0_100) + iolab_size_bin(n)]++;
+    iolab_cval_add(&r->access, n, &C(r, ACCESS1_ACCESS), &C(r, ACCESS1_COUNT));
+    if (r->last_io == (write ? IOLAB_IO_READ : IOLAB_IO_WRITE))
+        C(r, RW_SWITCHES)++;
+    r->last_io = write ? IOLAB_IO_WRITE : IOLAB_IO_READ;
+    if (write) {
+        C(r, BYTES_WRITTEN) += n;
+        iolab_stamp(&F(r, WRITE_START_TIMESTAMP), &F(r, WRITE_END_TIMESTAMP), t0, t1);
+        if (F(r, MAX_WRITE_TIME) < el) {
+            F(r, MAX_WRITE_TIME) = el;
+            C(r, MAX_WRITE_TIME_SIZE) = n;
+        }
+        iolab_time_add(&F(r, WRITE_TIME), t0, t1, &r->last_write_end);
+    } else {
+        C(r, BYTES_READ) += n;
+        iolab_stamp(&F(r, READ_START_TIMESTAMP), &F(r, READ_END_TIMESTAMP), t0, t1);
+        if (F(r, MAX_READ_TIME) < el) {
+            F(r, MAX_READ_TIME) = el;
+            C(r, MAX_READ_TIME_SIZE) = n;
+        }
+        iolab_time_add(&F(r, READ_TIME), t0, t1, &r->last_read_end);
+    }
+    iolab_rec_unlock(r);
+}
+
+/* counter: VIEWS, HINTS, SYNCS (sync time is write time, as in Darshan), or -1 (close). */
+static void rec_meta(MPI_File fh, int counter, int ret, double t0, double t1)
+{
+    if (ret != MPI_SUCCESS)
+        return;
+    iolab_rec_t *r = fh_rec(fh);
+    if (!r)
+        return;
+    iolab_rec_lock(r);
+    if (counter >= 0)
+        r->c[counter]++;
+    if (counter == IOLAB_MPIIO_SYNCS)
+        iolab_time_add(&F(r, WRITE_TIME), t0, t1, &r->last_write_end);
+    else
+        iolab_time_add(&F(r, META_TIME), t0, t1, &r->last_meta_end);
+    if (counter < 0)
+        iolab_stamp(&F(r, CLOSE_START_TIMESTAMP), &F(r, CLOSE_END_TIMESTAMP), t0, t1);
+    iolab_rec_unlock(r);
+}
+
+/* The one wrapper skeleton, MPI flavour: time the PMPI call, record, keep errno. */
+#define IOLAB_MPI_WRAP(call, record)                                                         \
+    do {                                                                                     \
+        if (!iolab_core_ready())                                                             \
+            return call;                                                                     \
+        double t0_ = iolab_now();                                                            \
+        int ret = call;                                                                      \
+        double t1_ = iolab_now();                                                            \
+        int errno_ = errno;                                                                  \
+        iolab_core_busy = 1;                                                                 \
+        record;                                                                              \
+        iolab_core_leave();                                                                  \
+        errno = errno_;                                                                      \
+        return ret;                                                                          \
+    } while (0)
+
+/* ---- start ---- */
+
+int MPI_Init(int *argc, char ***argv)
+{
+    int ret = PMPI_Init(argc, argv);
+    if (ret == MPI_SUCCESS)
+        set_rank();
+    return ret;
+}
+
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    int ret = PMPI_Init_thread(argc, argv, required, provided);
+    if (ret == MPI_SUCCESS)
+        set_rank();
+    return ret;
+}
+
+/* ---- open, close, views, hints, sync ---- */
+
+int MPI_File_open(MPI_Comm comm, const char *name, int amode, MPI_Info info, MPI_File *fh)
+{
+    IOLAB_MPI_WRAP(PMPI_File_open(comm, name, amode, info, fh),
+                   rec_open(comm, name, amode, info, fh, ret, t0_, t1_));
+}
+
+int MPI_File_close(MPI_File *fh)
+{
+    MPI_File old = fh ? *fh : MPI_FILE_NULL;
+    IOLAB_MPI_WRAP(PMPI_File_close(fh), do {
+        rec_meta(old, -1, ret, t0_, t1_);
+        iolab_core_handle_del(MAP_MPIIO, fh_key(old));
+    } while (0));
+}
+
+int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
+                      const char *datarep, MPI_Info info)
+{
+    IOLAB_MPI_WRAP(PMPI_File_set_view(fh, disp, etype, filetype, datarep, info),
+                   rec_meta(fh, IOLAB_MPIIO_VIEWS, ret, t0_, t1_));
+}
+
+int MPI_File_set_info(MPI_File fh, MPI_Info info)
+{
+    IOLAB_MPI_WRAP(PMPI_File_set_info(fh, info), rec_meta(fh, IOLAB_MPIIO_HINTS, ret, t0_, t1_));
+}
+
+int MPI_File_sync(MPI_File fh)
+{
+    IOLAB_MPI_WRAP(PMPI_File_sync(fh), rec_meta(fh, IOLAB_MPIIO_SYNCS, ret, t0_, t1_));
+}
+
+/* ---- data: one line per MPI function ---- */
+
+#define RD(kind) rec_io(fh, 0, kind, count, type, ret, t0_, t1_)
+#define WR(kind) rec_io(fh, 1, kind, count, type, ret, t0_, t1_)
+#define ARGS_R void *buf, int count, MPI_Datatype type
+#define ARGS_W const void *buf, int count, MPI_Datatype type
+
+int MPI_File_read(MPI_File fh, ARGS_R, MPI_Status *st)
+{ IOLAB_MPI_WRAP(PMPI_File_read(fh, buf, count, type, st), RD(K_INDEP)); }
+int MPI_File_write(MPI_File fh, ARGS_W, MPI_Status *st)
+{ IOLAB_MPI_WRAP(PMPI_File_write(fh, buf, count, type, st), WR(K_INDEP)); }
+int MPI_File_read_at(MPI_File fh, MPI_Offset off, ARGS_R, MPI_Status *st)
+{ IOLAB_MPI_WRAP(PMPI_File_read_at(fh, off, buf, count, type, st), RD(K_INDEP)); }
+int MPI_File_write_at(MPI_File fh, MPI_Offset off, ARGS_W, MPI_Status *st)
+{ IOLAB_MPI_WRAP(PMPI_File_write_at(fh, off, buf, count, type, st), WR(K_INDEP)); }
+int MPI_File_read_shared(MPI_File fh, ARGS_R, MPI_Status *st)
+{ IOLAB_MPI_WRAP(PMPI_File_read_shared(fh, buf, count, type, st), RD(K_INDEP)); }
+int MPI_File_write_shared(MPI_File fh, ARGS_W, MPI_Status *st)
+{ IOLAB_MPI_WRAP(PMPI_File_write_shared(fh, buf, count, type, st), WR(K_INDEP)); }
+
+int MPI_File_read_all(MPI_File fh, ARGS_R, MPI_Status *st)
+{ IOLAB_MPI_WRAP(PMPI_File_read_all(fh, buf, count, type, st), RD(K_COLL)); }
+int MPI_File_write_all(MPI_File fh, ARGS_W, MPI_Status *st)
+{ IOLAB_MPI_WRAP(PMPI_File_write_all(fh, buf, count, type, st), WR(K_COLL)); }
+int MPI_File_read_at_all(MPI_File fh, MPI_Offset off, ARGS_R, MPI_Status *st)
+{ IOLAB_MPI_WRAP(PMPI_File_read_at_all(fh, off, buf, count, type, st), RD(K_COLL)); }
+int MPI_File_write_at_all(MPI_File fh, MPI_Offset off, ARGS_W, MPI_Status *st)
+{ IOLAB_MPI_WRAP(PMPI_File_write_at_all(fh, off, buf, count, type, st), WR(K_COLL)); }
+int MPI_File_read_ordered(MPI_File fh, ARGS_R, MPI_Status *st)
+{ IOLAB_MPI_WRAP(PMPI_File_read_ordered(fh, buf, count, type, st), RD(K_COLL)); }
+int MPI_File_write_ordered(MPI_File fh, ARGS_W, MPI_Status *st)
+{ IOLAB_MPI_WRAP(PMPI_File_write_ordered(fh, buf, count, type, st), WR(K_COLL)); }
+
+int MPI_File_read_all_begin(MPI_File fh, ARGS_R)
+{ IOLAB_MPI_WRAP(PMPI_File_read_all_begin(fh, buf, count, type), RD(K_SPLIT)); }
+int MPI_File_write_all_begin(MPI_File fh, ARGS_W)
+{ IOLAB_MPI_WRAP(PMPI_File_write_all_begin(fh, buf, count, type), WR(K_SPLIT)); }
+int MPI_File_read_at_all_begin(MPI_File fh, MPI_Offset off, ARGS_R)
+{ IOLAB_MPI_WRAP(PMPI_File_read_at_all_begin(fh, off, buf, count, type), RD(K_SPLIT)); }
+int MPI_File_write_at_all_begin(MPI_File fh, MPI_Offset off, ARGS_W)
+{ IOLAB_MPI_WRAP(PMPI_File_write_at_all_begin(fh, off, buf, count, type), WR(K_SPLIT)); }
+int MPI_File_read_ordered_begin(MPI_File fh, ARGS_R)
+{ IOLAB_MPI_WRAP(PMPI_File_read_ordered_begin(fh, buf, count, type), RD(K_SPLIT)); }
+int MPI_File_write_ordered_begin(MPI_File fh, ARGS_W)
+{ IOLAB_MPI_WRAP(PMPI_File_write_ordered_begin(fh, buf, count, type), WR(K_SPLIT)); }
+
+int MPI_File_iread(MPI_File fh, ARGS_R, MPI_Request *rq)
+{ IOLAB_MPI_WRAP(PMPI_File_iread(fh, buf, count, type, rq), RD(K_NB)); }
+int MPI_File_iwrite(MPI_File fh, ARGS_W, MPI_Request *rq)
+{ IOLAB_MPI_WRAP(PMPI_File_iwrite(fh, buf, count, type, rq), WR(K_NB)); }
+int MPI_File_iread_at(MPI_File fh, MPI_Offset off, ARGS_R, MPI_Request *rq)
+{ IOLAB_MPI_WRAP(PMPI_File_iread_at(fh, off, buf, count, type, rq), RD(K_NB)); }
+int MPI_File_iwrite_at(MPI_File fh, MPI_Offset off, ARGS_W, MPI_Request *rq)
+{ IOLAB_MPI_WRAP(PMPI_File_iwrite_at(fh, off, buf, count, type, rq), WR(K_NB)); }
+int MPI_File_iread_shared(MPI_File fh, ARGS_R, MPI_Request *rq)
+{ IOLAB_MPI_WRAP(PMPI_File_iread_shared(fh, buf, count, type, rq), RD(K_NB)); }
+int MPI_File_iwrite_shared(MPI_File fh, ARGS_W, MPI_Request *rq)
+{ IOLAB_MPI_WRAP(PMPI_File_iwrite_shared(fh, buf, count, type, rq), WR(K_NB)); }
+#if MPI_VERSION > 3 || (MPI_VERSION == 3 && MPI_SUBVERSION >= 1)
+int MPI_File_iread_all(MPI_File fh, ARGS_R, MPI_Request *rq)
+{ IOLAB_MPI_WRAP(PMPI_File_iread_all(fh, buf, count, type, rq), RD(K_NB)); }
+int MPI_File_iwrite_all(MPI_File fh, ARGS_W, MPI_Request *rq)
+{ IOLAB_MPI_WRAP(PMPI_File_iwrite_all(fh, buf, count, type, rq), WR(K_NB)); }
+int MPI_File_iread_at_all(MPI_File fh, MPI_Offset off, ARGS_R, MPI_Request *rq)
+{ IOLAB_MPI_WRAP(PMPI_File_iread_at_all(fh, off, buf, count, type, rq), RD(K_NB)); }
+int MPI_File_iwrite_at_all(MPI_File fh, MPI_Offset off, ARGS_W, MPI_Request *rq)
+{ IOLAB_MPI_WRAP(PMPI_File_iwrite_at_all(fh, off, buf, count, type, rq), WR(K_NB)); }
+#endif
