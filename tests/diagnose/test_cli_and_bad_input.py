@@ -133,3 +133,13 @@ def test_bad_config(tmp_path: Path, capsys) -> None:
     assert "unknown threshold" in _one_line_exit_2(capsys, "--config", str(cfg), str(SMALL_LOG))
     assert "wants a float" in _one_line_exit_2(capsys, "--set", "random_share=abc",
                                                str(SMALL_LOG))
+
+
+def test_rules_doc_is_generated_and_current() -> None:
+    from iolab.diagnose.docs import rules_markdown
+    from iolab.diagnose.rules import registry
+
+    doc = Path(__file__).resolve().parents[2] / "docs" / "rules.md"
+    assert doc.read_text() == rules_markdown(), "regenerate: python -m iolab.diagnose.docs"
+    for r in registry():
+        assert r.sources and r.why and r.effect and r.severity in ("high", "warn", "info")

@@ -129,7 +129,8 @@ def _read_table(log: Any, mod: str, modinfo: dict[str, Any], path: Path) -> Reco
     fnames = list(be.fcounter_names(mod))
     dtype = _record_dtype(be.ffi, struct_name, len(cnames), len(fnames))
     size = dtype.itemsize
-    chunks: list[bytes] = []
+    # One growing buffer, not a list of per-record bytes: peak memory stays ~1x the records.
+    chunks = bytearray()
     buf = be.ffi.new("void **")
     while True:
         rc = be.libdutil.darshan_log_get_record(log["handle"], modinfo["idx"], buf)
@@ -139,13 +140,13 @@ def _read_table(log: Any, mod: str, modinfo: dict[str, Any], path: Path) -> Reco
             )
         if rc == 0:
             break
-        chunks.append(bytes(be.ffi.buffer(buf[0], size)))
+        chunks += be.ffi.buffer(buf[0], size)
     if buf[0] != be.ffi.NULL:
         be.libdutil.darshan_free(buf[0])
     if not chunks:
         return None
-    arr = np.frombuffer(b"".join(chunks), dtype=dtype)
-    return RecordTable(
+    arr = np.frombuffer(chunks, dtype=dtype)
+    table = RecordTable(
         module=mod,
         counter_names=cnames,
         fcounter_names=fnames,
@@ -154,6 +155,8 @@ def _read_table(log: Any, mod: str, modinfo: dict[str, Any], path: Path) -> Reco
         counters=np.ascontiguousarray(arr["counters"]),
         fcounters=np.ascontiguousarray(arr["fcounters"]),
     )
+    del arr
+    return table
 
 
 def _read_lustre(log: Any) -> dict[int, tuple[int, int]]:
@@ -217,28 +220,35 @@ def _load_in_child(p: Path) -> RawJob:
     pid = os.fork()
     if pid == 0:  # child: load, send, exit without running the parent's cleanup
         os.close(rfd)
+        code = 0
         # pydarshan's cleanup of a log it failed to open prints on fd 2 after the fact.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, 2)
-        try:
-            payload = pickle.dumps(("ok", _load_direct(p)), protocol=pickle.HIGHEST_PROTOCOL)
-        except UsageError as exc:
-            payload = pickle.dumps(("usage", str(exc)))
-        except BaseException as exc:  # noqa: BLE001 - any failure is reported to the parent
-            payload = pickle.dumps(("error", f"{type(exc).__name__}: {exc}"))
-        with os.fdopen(wfd, "wb") as fh:
-            fh.write(payload)
-        os._exit(0)
+        with os.fdopen(wfd, "wb") as fh:  # streamed: no second copy of the records
+            try:
+                result: tuple[str, object] = ("ok", _load_direct(p))
+            except UsageError as exc:
+                result = ("usage", str(exc))
+            except BaseException as exc:  # noqa: BLE001 - any failure is reported to the parent
+                result = ("error", f"{type(exc).__name__}: {exc}")
+            try:
+                pickle.dump(result, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            except BaseException:  # noqa: BLE001 - parent sees the short read
+                code = 1
+        os._exit(code)
     os.close(wfd)
-    with os.fdopen(rfd, "rb") as fh:
-        data = fh.read()
+    try:
+        with os.fdopen(rfd, "rb") as fh:
+            kind, value = pickle.load(fh)
+    except (EOFError, pickle.UnpicklingError):
+        kind, value = "crash", None
     _, status = os.waitpid(pid, 0)
-    if not data or not os.WIFEXITED(status):
+    if kind == "crash" or not os.WIFEXITED(status):
         sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0
         raise UsageError(f"{p}: libdarshan-util crashed reading this log (signal {sig}); it is "
                          "corrupt or truncated")
-    kind, value = pickle.loads(data)
     if kind == "ok":
+        assert isinstance(value, RawJob)
         return value
     if kind == "usage":
         raise UsageError(value)

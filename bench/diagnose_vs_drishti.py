@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""Compare ``iolab diagnose`` with Drishti: wall time and peak memory, per Darshan log.
+
+Drishti (PyPI ``drishti-io``) is installed into a separate temporary venv, only for this
+comparison. Logs: every shared log, plus a generated log with 64,000 file records (written
+here from a real 3.41 log: same header and job region, a new name map and POSIX region).
+
+    bench/diagnose_vs_drishti.py                  # full run, writes docs/benchmarks.md
+    bench/diagnose_vs_drishti.py --quick          # one small log, no table (smoke test)
+    bench/diagnose_vs_drishti.py --generate-only OUT.darshan
+
+Peak memory is the child's maximum RSS from wait4 (it includes the children it waited for,
+so iolab's forked loader counts). Run it on an idle machine: timings of a loaded one are wrong.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import zlib
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+SHARED = REPO.parent / "shared"
+TEMPLATE = SHARED / "darshan-generated" / "posix_write_1M_x_64B.darshan"
+HEADER = 32 + 65 * 16 + 64 * 4  # Darshan 3.41 header
+POSIX_INDEX = 1 + 1  # map slot: slot 0 is the name map, then module ids (POSIX_MOD = 1)
+
+
+def generate_log(out: Path, nfiles: int = 64_000) -> Path:
+    """A 3.41 log with ``nfiles`` POSIX records (1 process, 16 x 4 KiB writes per file)."""
+    data = TEMPLATE.read_bytes()
+    maps = list(struct.unpack_from("<130Q", data, 32))
+    name_off = maps[0]
+    job = data[HEADER:name_off]  # compressed job region, kept as is
+    rec0 = zlib.decompress(data[maps[2 * POSIX_INDEX]:][:maps[2 * POSIX_INDEX + 1]])
+    cnt = bytearray(69 * 8)
+    fct = bytearray(rec0[16 + 69 * 8:])
+    struct.pack_into("<3d", fct, 8 * 8, 0.0, 0.002, 0.001)  # read, write, meta time (s)
+
+    def setc(i: int, v: int) -> None:
+        struct.pack_into("<q", cnt, 8 * i, v)
+
+    # POSIX counters by index (darshan 3.5 order): OPENS 0, WRITES 4, BYTES_WRITTEN 15,
+    # MAX_BYTE_WRITTEN 17, CONSEC 19, SEQ 21, SIZE_WRITE_1K_10K 42, ACCESS1 57 / COUNT 61.
+    # MMAPS 7 (-1: not counted), MEM_ALIGNMENT 24, FILE_ALIGNMENT 26, MAX_BYTE_READ 16 (-1).
+    for i, v in ((0, 1), (4, 16), (15, 16 * 4096), (17, 16 * 4096 - 1), (19, 15), (21, 15),
+                 (42, 16), (57, 4096), (61, 16), (7, -1), (24, 8), (26, 4096), (16, -1)):
+        setc(i, v)
+    names = bytearray()
+    recs = bytearray()
+    for k in range(nfiles):
+        rid = (0x9E3779B97F4A7C15 * (k + 1)) & ((1 << 64) - 1)
+        path = f"/scratch/run/out/d{k // 1000:03d}/file_{k:06d}.dat".encode()
+        names += struct.pack("<Q", rid) + path + b"\0"
+        recs += struct.pack("<Qq", rid, 0) + cnt + fct
+    zn, zr = zlib.compress(bytes(names)), zlib.compress(bytes(recs))
+    new_maps = [0] * 130
+    new_maps[0], new_maps[1] = name_off, len(zn)
+    new_maps[2 * POSIX_INDEX], new_maps[2 * POSIX_INDEX + 1] = name_off + len(zn), len(zr)
+    head = bytearray(data[:HEADER])
+    struct.pack_into("<130Q", head, 32, *new_maps)
+    out.write_bytes(bytes(head) + job + zn + zr)
+    return out
+
+
+def measure(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float, int]:
+    """(wall seconds, peak RSS MiB, exit code) of one command."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    _, status, ru = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return wall, ru.ru_maxrss / 1024, proc.returncode
+
+
+def drishti_venv(root: Path) -> Path:
+    venv = root / "drishti-venv"
+    if not (venv / "bin" / "drishti").exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "drishti-io"], check=True)
+    return venv / "bin" / "drishti"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="one small log, print only")
+    ap.add_argument("--generate-only", metavar="OUT", help="write the 64,000-file log and exit")
+    ap.add_argument("--files", type=int, default=64_000)
+    ap.add_argument("--repeat", type=int, default=3, help="runs per tool and log (best kept)")
+    ap.add_argument("--workdir", default=None, help="keep the Drishti venv and logs here")
+    ap.add_argument("--out", default=str(REPO / "docs" / "benchmarks.md"))
+    args = ap.parse_args()
+    if args.generate_only:
+        generate_log(Path(args.generate_only), args.files)
+        return 0
+    root = Path(args.workdir or tempfile.mkdtemp(prefix="iolab-bench-"))
+    root.mkdir(parents=True, exist_ok=True)
+    if args.quick:
+        logs = [TEMPLATE]
+    else:
+        logs = sorted((SHARED / "darshan-logs").rglob("*.darshan"))
+        logs += sorted((SHARED / "darshan-generated").glob("*.darshan"))
+        logs.append(generate_log(root / f"generated_{args.files}_files.darshan", args.files))
+    drishti = drishti_venv(root)
+    iolab = [sys.executable, "-m", "iolab", "diagnose", "--json", os.devnull]
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    rows = []
+    for log in logs:
+        res = {}
+        for tool, cmd in (("iolab", iolab + [str(log)]), ("drishti", [str(drishti), str(log)])):
+            runs = [measure(cmd, env) for _ in range(1 if args.quick else args.repeat)]
+            res[tool] = min(runs)
+        rows.append((log, res))
+        i, d = res["iolab"], res["drishti"]
+        print(f"{log.name[:50]:50} iolab {i[0]:7.2f} s {i[1]:7.1f} MiB rc={i[2]}   "
+              f"drishti {d[0]:7.2f} s {d[1]:7.1f} MiB rc={d[2]}", flush=True)
+    if not args.quick:
+        write_table(Path(args.out), rows)
+    return 0
+
+
+def write_table(out: Path, rows: list) -> None:
+    lines = ["# iolab diagnose vs Drishti", "",
+             "Generated by `bench/diagnose_vs_drishti.py` (best of N runs; peak RSS from wait4, "
+             "children included). rc: exit code (Drishti crashes show as non-zero).", "",
+             "| log | iolab s | iolab MiB | drishti s | drishti MiB | speed-up | memory ratio |"
+             " drishti rc |", "|---|---|---|---|---|---|---|---|"]
+    for log, r in rows:
+        i, d = r["iolab"], r["drishti"]
+        lines.append(f"| {log.name[:60]} | {i[0]:.2f} | {i[1]:.0f} | {d[0]:.2f} | {d[1]:.0f} | "
+                     f"{d[0] / i[0]:.1f}x | {d[1] / max(i[1], 1):.1f}x | {d[2]} |")
+    out.write_text("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
