@@ -98,3 +98,17 @@ def get_engine(flavour: str) -> Engine | None:
     if flavour not in _cache:
         _cache[flavour] = _engine(flavour)
     return _cache[flavour]
+
+
+def mount_fs(where: Path, fstype: str, options: str) -> str | None:
+    """Mount a small file system for a fault test; returns why not (None when mounted)."""
+    if os.geteuid() != 0:
+        return "mounting a test file system needs root"
+    where.mkdir(parents=True, exist_ok=True)
+    p = subprocess.run(["mount", "-t", fstype, "-o", options, fstype, str(where)],
+                       capture_output=True, text=True)
+    return None if p.returncode == 0 else f"mount -t {fstype} failed: {p.stderr.strip()}"
+
+
+def umount_fs(where: Path) -> None:
+    subprocess.run(["umount", "-l", str(where)], capture_output=True)

@@ -48,6 +48,7 @@ static int check_direct(const iolab_cfg_t *cfg, const iolab_env_t *env, char *er
     int fd = open(probe, O_CREAT | O_RDWR | O_DIRECT, 0600);
     if (fd < 0) {
         int e = errno;
+        unlink(probe);  /* some file systems create the file, then refuse the flag */
         if (e == EINVAL || e == EOPNOTSUPP) {
             snprintf(err, errlen, "the %s file system at %s refuses O_DIRECT (%s); use "
                      "--posix.mode buffered or sync, or a --path on another file system",

@@ -1,0 +1,180 @@
+"""Bad input (exit 2, one line from rank 0, no JSON), I/O errors during a run (status
+"failed" with errno and bytes done, files removed), a corrupted file caught by --verify,
+Ctrl-C, and a failure on one rank that must not hang the others."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from engine_helpers import Engine, _env, run_engine
+
+SMALL = ["--transfer", "4K", "--block", "16K", "--quiet"]
+
+
+def assert_bad_input(r, needle: str) -> None:
+    """Exit 2, exactly one line on stderr (rank 0's), saying `needle`, and no result."""
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert r.rc == 2, (r.rc, r.stderr)
+    assert len(lines) == 1, r.stderr
+    assert lines[0].startswith("iolab-bench: ") and needle in lines[0], lines[0]
+    assert r.doc is None and r.stdout == ""
+
+
+BAD_INPUT = [
+    ("zero-transfer", ["--transfer", "0"], "must be above zero"),
+    ("zero-segments", ["--segments", "0"], "must be above zero"),
+    ("block-not-multiple", ["--transfer", "4K", "--block", "10K"], "not a multiple of --transfer"),
+    ("size-overflow", ["--transfer", "16T", "--block", "16T", "--segments", "1M"], "overflow"),
+    ("size-syntax", ["--block", "99999999999999999999"], "not a size"),
+    ("unknown-option", ["--blocksize", "4K"], "unknown option '--blocksize'"),
+    ("bad-layout", ["--layout", "diagonal"], "choose one of fpp|segmented"),
+    ("api-not-built", ["--api", "gpfs-native"], "is not built into this iolab-bench"),
+    ("direct-misaligned", ["--posix.mode", "direct", "--transfer", "1000", "--block", "1000"],
+     "not a multiple of the logical block size"),
+    ("threads-zero", ["--threads", "0"], "must be at least 1"),
+    ("verify-on-null", ["--api", "null", "--verify"], "needs an api that stores data"),
+    ("hint-on-posix", ["--hint", "cb_nodes=1"], "apply to MPI-IO based apis"),
+    ("collective-on-posix", ["--collective"], "needs an api with collective I/O"),
+    ("file-view-aggregated", ["--api", "null", "--layout", "serial", "--file-view"],
+     "applies to the fpp, segmented and strided"),
+]
+
+
+@pytest.mark.parametrize("args,needle", [b[1:] for b in BAD_INPUT], ids=[b[0] for b in BAD_INPUT])
+def test_bad_input(engine: Engine, scratch: Path, args: list[str], needle: str):
+    r = run_engine(engine, 2, ["--path", str(scratch / "f"), *SMALL, *args], scratch.parent)
+    assert_bad_input(r, needle)
+    assert list(scratch.iterdir()) == []
+
+
+def test_missing_directory(engine: Engine, scratch: Path):
+    r = run_engine(engine, 2, ["--path", str(scratch / "no" / "such" / "f"), *SMALL],
+                   scratch.parent)
+    assert_bad_input(r, f"directory {scratch}/no/such does not exist")
+
+
+def test_no_permission(engine: Engine, scratch: Path, mount_factory):
+    if os.geteuid() == 0:
+        where = mount_factory("tmpfs", "ro,size=1m")  # root ignores modes, not read-only mounts
+    else:
+        where = scratch / "locked"
+        where.mkdir(mode=0o500)
+    r = run_engine(engine, 2, ["--path", str(where / "f"), *SMALL], scratch.parent)
+    assert_bad_input(r, f"cannot create files in {where}")
+
+
+def test_read_only_run_without_files(engine: Engine, scratch: Path):
+    r = run_engine(engine, 2, ["--path", str(scratch / "f"), "--read", *SMALL], scratch.parent)
+    assert_bad_input(r, "cannot read")
+
+
+def test_file_system_refuses_direct(engine: Engine, scratch: Path, mount_factory):
+    where = mount_factory("ramfs", "mode=0755")  # ramfs has no O_DIRECT
+    r = run_engine(engine, 2, ["--path", str(where / "f"), "--posix.mode", "direct", *SMALL],
+                   scratch.parent)
+    assert_bad_input(r, "file system at")
+    assert "refuses O_DIRECT" in r.stderr
+    assert list(where.iterdir()) == []
+
+
+def test_bad_input_mpich(mpich_engine: Engine, scratch: Path):
+    r = run_engine(mpich_engine, 2, ["--path", str(scratch / "f"), "--transfer", "0"],
+                   scratch.parent)
+    assert_bad_input(r, "must be above zero")
+
+
+@pytest.mark.parametrize("layout", ["fpp", "strided", "subset"])
+def test_enospc_reported_and_cleaned(engine: Engine, scratch: Path, small_fs: Path,
+                                     layout: str):
+    """2 ranks x 1 MiB on a 1 MiB tmpfs: ENOSPC mid-write."""
+    args = ["--path", str(small_fs / "f"), "--layout", layout, "--group", "2",
+            "--transfer", "64K", "--block", "1M", "--quiet"]
+    r = run_engine(engine, 2, args, scratch)
+    assert r.rc == 1, r.stderr
+    assert r.doc is not None and r.doc["status"] == "failed"
+    err = r.doc["error"]
+    assert err["errno"] == 28 and err["phase"] == "write"
+    assert "No space left" in err["message"]
+    assert 0 < err["bytes_done"] < 2 * 1024 * 1024
+    assert list(small_fs.iterdir()) == [], "scratch files left on the full file system"
+    assert r.phases("read") == []  # the run stopped at the failed phase
+
+
+def test_enospc_keep_leaves_files(engine: Engine, scratch: Path, small_fs: Path):
+    args = ["--path", str(small_fs / "f"), "--transfer", "64K", "--block", "1M", "--quiet",
+            "--keep"]
+    r = run_engine(engine, 2, args, scratch)
+    assert r.rc == 1 and r.doc is not None and r.doc["error"]["errno"] == 28
+    assert sorted(p.name for p in small_fs.iterdir()) == ["f.0", "f.1"]
+
+
+@pytest.mark.parametrize("layout", ["fpp", "segmented", "strided", "serial", "subset"])
+def test_corrupted_file_caught(engine: Engine, scratch: Path, layout: str):
+    base = ["--path", str(scratch / "f"), "--layout", layout, "--transfer", "4K", "--block",
+            "16K", "--segments", "2", "--group", "2", "--verify", "--quiet"]
+    w = run_engine(engine, 4, [*base, "--write", "--keep"], scratch.parent)
+    assert w.rc == 0, w.stderr
+    files = sorted(scratch.iterdir())
+    victim, offset = files[-1], 20000  # a byte in the middle of the last file
+    data = bytearray(victim.read_bytes())
+    data[offset] ^= 0xFF
+    victim.write_bytes(bytes(data))
+    r = run_engine(engine, 4, [*base, "--read"], scratch.parent)
+    assert r.rc == 1, r.stderr
+    assert r.doc is not None and r.doc["status"] == "failed"
+    bad = r.doc["verify"]["first_bad"]
+    assert r.doc["verify"]["errors"] == 1
+    assert bad["offset"] == offset and bad["file"] == str(victim)
+    assert 0 <= bad["rank"] < 4
+    # the same read of the intact file passes
+    data[offset] ^= 0xFF
+    victim.write_bytes(bytes(data))
+    ok = run_engine(engine, 4, [*base, "--read"], scratch.parent)
+    assert ok.rc == 0 and ok.doc is not None and ok.doc["verify"]["errors"] == 0
+    assert sorted(scratch.iterdir()) == files  # a read-only run never removes files
+
+
+def test_one_rank_fails_no_hang(engine: Engine, scratch: Path):
+    """Rank 1 cannot open its file (a directory is in the way); rank 0 must not wait."""
+    (scratch / "f.1").mkdir()
+    r = run_engine(engine, 2, ["--path", str(scratch / "f"), *SMALL], scratch.parent,
+                   timeout=60)
+    assert r.rc == 1 and r.doc is not None
+    assert r.doc["status"] == "failed"
+    assert r.doc["error"]["rank"] == 1 and r.doc["error"]["errno"] == 21  # EISDIR
+    assert "f.1" in r.doc["error"]["message"]
+    assert r.doc["error"]["bytes_done"] == 16384  # rank 0 finished its block
+    assert [p.name for p in scratch.iterdir()] == ["f.1"]
+
+
+def test_sigint_removes_files(engine: Engine, scratch: Path, tmp_path: Path):
+    """Ctrl-C (SIGINT to mpirun) mid-run: status interrupted, scratch files removed."""
+    jpath = tmp_path / "int.json"
+    args = ["--path", str(scratch / "f"), "--transfer", "4K", "--block", "400M",
+            "--posix.mode", "sync", "--quiet", "--json", str(jpath)]
+    proc = subprocess.Popen(engine.argv(2, args), env=_env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.time() + 30
+        while time.time() < deadline and len(list(scratch.iterdir())) < 2:
+            time.sleep(0.1)
+        time.sleep(0.5)
+        assert len(list(scratch.iterdir())) == 2, "the run did not start"
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode != 0
+    assert list(scratch.iterdir()) == []
+    doc = json.loads(jpath.read_text())
+    assert doc["status"] == "interrupted"
+    (ph,) = [p for r in doc["repetitions"] for p in r["phases"]]
+    assert 0 < ph["bytes"] < 2 * 400 * 1024 * 1024
