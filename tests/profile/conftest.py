@@ -30,7 +30,7 @@ def tracer() -> Path:
 
 @pytest.fixture(scope="session")
 def prog(tmp_path_factory: pytest.TempPathFactory, tracer: Path) -> Callable[[str], Path]:
-    """prog("posix_write") -> path of tests/profile/progs/posix_write.c compiled (mpicc for mpi_*)."""
+    """prog("posix_write"): progs/posix_write.c compiled (with mpicc for mpi_*)."""
     outdir = tmp_path_factory.mktemp("progs")
     built: dict[str, Path] = {}
 
@@ -40,16 +40,24 @@ def prog(tmp_path_factory: pytest.TempPathFactory, tracer: Path) -> Callable[[st
             if shutil.which(cc) is None:
                 pytest.skip(f"{cc} is not installed")
             exe = outdir / name
-            subprocess.run([cc, "-O2", "-Wall", "-o", str(exe), str(PROGS / f"{name}.c"), "-lpthread"],
-                           check=True)
+            subprocess.run(
+                [cc, "-O2", "-Wall", "-o", str(exe), str(PROGS / f"{name}.c"), "-lpthread"],
+                check=True,
+            )
             built[name] = exe
         return built[name]
 
     return build
 
 
-def profile(argv: list[str], outdir: Path, *, np: int | None = None, trace: bool = False,
-            extra_env: dict[str, str] | None = None) -> tuple[subprocess.CompletedProcess[str], RawJob]:
+def profile(
+    argv: list[str],
+    outdir: Path,
+    *,
+    np: int | None = None,
+    trace: bool = False,
+    extra_env: dict[str, str] | None = None,
+) -> tuple[subprocess.CompletedProcess[str], RawJob]:
     """Run ``iolab profile`` on argv; return the run and the loaded profile."""
     cmd = [sys.executable, "-m", "iolab", "profile", "-q", "-o", str(outdir), "--name", "job"]
     if np:
@@ -64,8 +72,11 @@ def profile(argv: list[str], outdir: Path, *, np: int | None = None, trace: bool
 
 def record(job: RawJob, module: str, name: str, rank: int | None = None) -> RawRecord:
     """The one record of module whose path ends with /name (and of rank, if given)."""
-    found = [r for r in job.records if r.module == module and r.path.endswith("/" + name)
-             and (rank is None or r.rank == rank)]
+    found = [
+        r
+        for r in job.records
+        if r.module == module and r.path.endswith("/" + name) and (rank is None or r.rank == rank)
+    ]
     assert len(found) == 1, f"{module} {name}: {[(r.path, r.rank) for r in found]}"
     return found[0]
 

@@ -16,24 +16,83 @@ from iolab.model.raw import RawRecord
 LOGS = Path(__file__).resolve().parents[3] / "shared" / "darshan-generated"
 darshan = pytest.importorskip("darshan")
 
-_BINS = ["0_100", "100_1K", "1K_10K", "10K_100K", "100K_1M", "1M_4M", "4M_10M", "10M_100M",
-         "100M_1G", "1G_PLUS"]
+_BINS = [
+    "0_100",
+    "100_1K",
+    "1K_10K",
+    "10K_100K",
+    "100K_1M",
+    "1M_4M",
+    "4M_10M",
+    "10M_100M",
+    "100M_1G",
+    "1G_PLUS",
+]
 POSIX_COMPARED = (
-    ["OPENS", "READS", "WRITES", "SEEKS", "FSYNCS", "FDSYNCS", "DUPS", "MODE",  # MMAPS: -1 (off) in Darshan
-     "BYTES_READ", "BYTES_WRITTEN", "MAX_BYTE_READ", "MAX_BYTE_WRITTEN", "CONSEC_READS",
-     "CONSEC_WRITES", "SEQ_READS", "SEQ_WRITES", "RW_SWITCHES", "MEM_NOT_ALIGNED",
-     "FILE_NOT_ALIGNED", "FILE_ALIGNMENT"]
+    [
+        "OPENS",
+        "READS",
+        "WRITES",
+        "SEEKS",
+        "FSYNCS",
+        "FDSYNCS",
+        "DUPS",
+        "MODE",  # MMAPS: -1 (off) in Darshan
+        "BYTES_READ",
+        "BYTES_WRITTEN",
+        "MAX_BYTE_READ",
+        "MAX_BYTE_WRITTEN",
+        "CONSEC_READS",
+        "CONSEC_WRITES",
+        "SEQ_READS",
+        "SEQ_WRITES",
+        "RW_SWITCHES",
+        "MEM_NOT_ALIGNED",
+        "FILE_NOT_ALIGNED",
+        "FILE_ALIGNMENT",
+    ]
     + [f"SIZE_{d}_{b}" for d in ("READ", "WRITE") for b in _BINS]
-    + [f"{w}{i}_{k}" for w in ("ACCESS", "STRIDE") for i in range(1, 5)
-       for k in (w if w == "ACCESS" else "STRIDE", "COUNT")])
-STDIO_COMPARED = ["OPENS", "FDOPENS", "READS", "WRITES", "SEEKS", "FLUSHES", "BYTES_READ",
-                  "BYTES_WRITTEN", "MAX_BYTE_READ", "MAX_BYTE_WRITTEN"]
+    + [
+        f"{w}{i}_{k}"
+        for w in ("ACCESS", "STRIDE")
+        for i in range(1, 5)
+        for k in (w if w == "ACCESS" else "STRIDE", "COUNT")
+    ]
+)
+STDIO_COMPARED = [
+    "OPENS",
+    "FDOPENS",
+    "READS",
+    "WRITES",
+    "SEEKS",
+    "FLUSHES",
+    "BYTES_READ",
+    "BYTES_WRITTEN",
+    "MAX_BYTE_READ",
+    "MAX_BYTE_WRITTEN",
+]
 MPIIO_COMPARED = (
-    ["INDEP_OPENS", "COLL_OPENS", "INDEP_READS", "INDEP_WRITES", "COLL_READS", "COLL_WRITES",
-     "SPLIT_READS", "SPLIT_WRITES", "NB_READS", "NB_WRITES", "SYNCS", "VIEWS", "MODE",
-     "BYTES_READ", "BYTES_WRITTEN", "RW_SWITCHES"]
+    [
+        "INDEP_OPENS",
+        "COLL_OPENS",
+        "INDEP_READS",
+        "INDEP_WRITES",
+        "COLL_READS",
+        "COLL_WRITES",
+        "SPLIT_READS",
+        "SPLIT_WRITES",
+        "NB_READS",
+        "NB_WRITES",
+        "SYNCS",
+        "VIEWS",
+        "MODE",
+        "BYTES_READ",
+        "BYTES_WRITTEN",
+        "RW_SWITCHES",
+    ]
     + [f"SIZE_{d}_AGG_{b}" for d in ("READ", "WRITE") for b in _BINS]
-    + [f"ACCESS{i}_{k}" for i in range(1, 5) for k in ("ACCESS", "COUNT")])
+    + [f"ACCESS{i}_{k}" for i in range(1, 5) for k in ("ACCESS", "COUNT")]
+)
 
 
 def darshan_records(log: str) -> list[tuple[str, int, str, dict[str, Any]]]:
@@ -56,25 +115,36 @@ def darshan_record(log: str, module: str, name: str) -> dict[str, Any]:
 
 
 def assert_agree(ours: RawRecord, theirs: dict[str, Any], names: list[str], prefix: str) -> None:
-    diff = {n: (ours.counters.get(f"{prefix}_{n}", 0), theirs[f"{prefix}_{n}"]) for n in names
-            if ours.counters.get(f"{prefix}_{n}", 0) != theirs[f"{prefix}_{n}"]}
+    diff = {
+        n: (ours.counters.get(f"{prefix}_{n}", 0), theirs[f"{prefix}_{n}"])
+        for n in names
+        if ours.counters.get(f"{prefix}_{n}", 0) != theirs[f"{prefix}_{n}"]
+    }
     assert diff == {}, f"{ours.path}: counter: (iolab, darshan) {diff}"
 
 
 def test_posix_write_1M_x_64B(prog: Callable[[str], Path], tmp_path: Path) -> None:
-    _, job = profile([str(prog("posix_write")), str(tmp_path / "p64.dat"), "1000000", "64"],
-                     tmp_path / "p")
-    assert_agree(record(job, "POSIX", "p64.dat"),
-                 darshan_record("posix_write_1M_x_64B.darshan", "POSIX", "p64.dat"),
-                 POSIX_COMPARED, "POSIX")
+    _, job = profile(
+        [str(prog("posix_write")), str(tmp_path / "p64.dat"), "1000000", "64"], tmp_path / "p"
+    )
+    assert_agree(
+        record(job, "POSIX", "p64.dat"),
+        darshan_record("posix_write_1M_x_64B.darshan", "POSIX", "p64.dat"),
+        POSIX_COMPARED,
+        "POSIX",
+    )
 
 
 def test_stdio_fwrite_2M_x_512B(prog: Callable[[str], Path], tmp_path: Path) -> None:
-    _, job = profile([str(prog("stdio_write")), str(tmp_path / "s512.dat"), "2000000", "512"],
-                     tmp_path / "p")
-    assert_agree(record(job, "STDIO", "s512.dat"),
-                 darshan_record("stdio_fwrite_2M_x_512B.darshan", "STDIO", "s512.dat"),
-                 STDIO_COMPARED, "STDIO")
+    _, job = profile(
+        [str(prog("stdio_write")), str(tmp_path / "s512.dat"), "2000000", "512"], tmp_path / "p"
+    )
+    assert_agree(
+        record(job, "STDIO", "s512.dat"),
+        darshan_record("stdio_fwrite_2M_x_512B.darshan", "STDIO", "s512.dat"),
+        STDIO_COMPARED,
+        "STDIO",
+    )
     assert not [r for r in job.records if r.module == "POSIX"]  # Darshan has none either
     (tmp_path / "s512.dat").unlink()
 
@@ -89,24 +159,35 @@ def test_posix_mixed_random_reads(prog: Callable[[str], Path], tmp_path: Path) -
     assert main.counters["POSIX_STATS"] == 50
     for i in range(16):
         name = f"mixed_side_{i:02d}.txt"
-        assert_agree(record(job, "POSIX", name), darshan_record(log, "POSIX", name),
-                     POSIX_COMPARED, "POSIX")
+        assert_agree(
+            record(job, "POSIX", name), darshan_record(log, "POSIX", name), POSIX_COMPARED, "POSIX"
+        )
 
 
 @pytest.mark.parametrize("mode", ["coll", "indep"])
 def test_mpiio_4ranks_strided_4KiB(prog: Callable[[str], Path], tmp_path: Path, mode: str) -> None:
     """4 ranks, 16,384 x 4 KiB each, strided; MPI-IO and the POSIX calls Open MPI makes below."""
     name = f"shared_{mode}.dat"
-    _, job = profile([str(prog("mpi_strided")), str(tmp_path / name), "16384", "4096", mode],
-                     tmp_path / "p", np=4)
+    _, job = profile(
+        [str(prog("mpi_strided")), str(tmp_path / name), "16384", "4096", mode],
+        tmp_path / "p",
+        np=4,
+    )
     log = f"mpiio_4ranks_strided4K_{mode}.darshan"
     theirs = [(m, rk, c) for m, rk, p, c in darshan_records(log) if p.endswith("/" + name)]
     assert sorted((m, rk) for m, rk, _ in theirs) == [("MPI-IO", -1), ("POSIX", -1)]
     assert job.nprocs == 4
-    for mod, prefix, names in (("MPI-IO", "MPIIO", MPIIO_COMPARED), ("POSIX", "POSIX", POSIX_COMPARED)):
+    for mod, prefix, names in (
+        ("MPI-IO", "MPIIO", MPIIO_COMPARED),
+        ("POSIX", "POSIX", POSIX_COMPARED),
+    ):
         ours = record(job, mod, name)
         assert ours.rank == -1
         # MODE of a reduced POSIX record depends on which rank created the file: not compared.
-        assert_agree(ours, next(c for m, _, c in theirs if m == mod),
-                     [n for n in names if n != "MODE" or mod == "MPI-IO"], prefix)
+        assert_agree(
+            ours,
+            next(c for m, _, c in theirs if m == mod),
+            [n for n in names if n != "MODE" or mod == "MPI-IO"],
+            prefix,
+        )
     (tmp_path / name).unlink()

@@ -6,6 +6,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from conftest import ints_except_time, profile, record
 
 from iolab import counters as ctr
@@ -25,33 +26,64 @@ def test_posix_64B_writes_then_1MiB_reads(prog: Callable[[str], Path], tmp_path:
     src = tmp_path / "in.dat"
     with open(src, "wb") as f:
         f.truncate(100 << 20)  # sparse: 100 MiB to read, no disk traffic
-    _, job = profile([str(prog("posix_exact")), str(tmp_path / "out.dat"), str(src)], tmp_path / "p")
+    _, job = profile(
+        [str(prog("posix_exact")), str(tmp_path / "out.dat"), str(src)], tmp_path / "p"
+    )
     blk = os.stat(tmp_path / "out.dat").st_blksize
     aligned = sum(1 for i in range(10000) if (i * 64) % blk == 0)
     w = record(job, "POSIX", "out.dat")
     assert ints_except_time(w) == _expected(
-        "POSIX", OPENS=1, WRITES=10000, MODE=0o644, BYTES_WRITTEN=640000, MAX_BYTE_WRITTEN=639999,
-        CONSEC_WRITES=9999, SEQ_WRITES=9999, MEM_ALIGNMENT=8, FILE_NOT_ALIGNED=10000 - aligned,
-        FILE_ALIGNMENT=blk, SIZE_WRITE_0_100=10000, ACCESS1_ACCESS=64, ACCESS1_COUNT=10000)
+        "POSIX",
+        OPENS=1,
+        WRITES=10000,
+        MODE=0o644,
+        BYTES_WRITTEN=640000,
+        MAX_BYTE_WRITTEN=639999,
+        CONSEC_WRITES=9999,
+        SEQ_WRITES=9999,
+        MEM_ALIGNMENT=8,
+        FILE_NOT_ALIGNED=10000 - aligned,
+        FILE_ALIGNMENT=blk,
+        SIZE_WRITE_0_100=10000,
+        ACCESS1_ACCESS=64,
+        ACCESS1_COUNT=10000,
+    )
     assert w.counters["POSIX_MAX_WRITE_TIME_SIZE"] == 64
     r = record(job, "POSIX", "in.dat")
     assert ints_except_time(r) == _expected(
-        "POSIX", OPENS=1, READS=100, BYTES_READ=100 << 20, MAX_BYTE_READ=(100 << 20) - 1,
-        CONSEC_READS=99, SEQ_READS=99, MEM_ALIGNMENT=8, FILE_ALIGNMENT=blk,
-        SIZE_READ_100K_1M=100, ACCESS1_ACCESS=1 << 20, ACCESS1_COUNT=100)
+        "POSIX",
+        OPENS=1,
+        READS=100,
+        BYTES_READ=100 << 20,
+        MAX_BYTE_READ=(100 << 20) - 1,
+        CONSEC_READS=99,
+        SEQ_READS=99,
+        MEM_ALIGNMENT=8,
+        FILE_ALIGNMENT=blk,
+        SIZE_READ_100K_1M=100,
+        ACCESS1_ACCESS=1 << 20,
+        ACCESS1_COUNT=100,
+    )
     assert r.counters["POSIX_MAX_READ_TIME_SIZE"] == 1 << 20
     f = r.fcounters
     assert 0 < f["POSIX_F_OPEN_START_TIMESTAMP"] <= f["POSIX_F_READ_START_TIMESTAMP"]
-    assert f["POSIX_F_READ_START_TIMESTAMP"] <= f["POSIX_F_READ_END_TIMESTAMP"] <= f["POSIX_F_CLOSE_END_TIMESTAMP"]
+    assert (
+        f["POSIX_F_READ_START_TIMESTAMP"]
+        <= f["POSIX_F_READ_END_TIMESTAMP"]
+        <= f["POSIX_F_CLOSE_END_TIMESTAMP"]
+    )
     assert 0 < f["POSIX_F_MAX_READ_TIME"] <= f["POSIX_F_READ_TIME"] <= job.run_time_s
     assert job.nprocs == 1 and not job.partial_modules and len(job.records) == 2
 
 
 def test_stdio_2000_x_512B_fwrite(prog: Callable[[str], Path], tmp_path: Path) -> None:
-    _, job = profile([str(prog("stdio_write")), str(tmp_path / "s.dat"), "2000", "512"], tmp_path / "p")
+    _, job = profile(
+        [str(prog("stdio_write")), str(tmp_path / "s.dat"), "2000", "512"], tmp_path / "p"
+    )
     s = record(job, "STDIO", "s.dat")
     assert ints_except_time(s) == _expected(
-        "STDIO", OPENS=1, WRITES=2000, BYTES_WRITTEN=1024000, MAX_BYTE_WRITTEN=1023999)
+        "STDIO", OPENS=1, WRITES=2000, BYTES_WRITTEN=1024000, MAX_BYTE_WRITTEN=1023999
+    )
     assert [r for r in job.records if r.module == "POSIX"] == []  # glibc's own writes are not calls
     assert s.fcounters["STDIO_F_WRITE_TIME"] > 0
 
@@ -60,7 +92,7 @@ def test_file_per_process_mpi(prog: Callable[[str], Path], tmp_path: Path) -> No
     """4 ranks, each writing its own file: 4 records, one per rank, none reduced."""
     exe = prog("posix_write")
     script = tmp_path / "fpp.sh"
-    script.write_text(f'#!/bin/sh\nexec {exe} {tmp_path}/fpp.$OMPI_COMM_WORLD_RANK 100 4096\n')
+    script.write_text(f"#!/bin/sh\nexec {exe} {tmp_path}/fpp.$OMPI_COMM_WORLD_RANK 100 4096\n")
     script.chmod(0o755)
     _, job = profile([str(script)], tmp_path / "p", np=4)
     assert job.nprocs == 4
@@ -69,6 +101,67 @@ def test_file_per_process_mpi(prog: Callable[[str], Path], tmp_path: Path) -> No
     for r in recs:
         assert r.path.endswith(f"fpp.{r.rank}")
         assert ints_except_time(r) == _expected(
-            "POSIX", OPENS=1, WRITES=100, MODE=0o644, BYTES_WRITTEN=409600, MAX_BYTE_WRITTEN=409599,
-            CONSEC_WRITES=99, SEQ_WRITES=99, MEM_ALIGNMENT=8, FILE_ALIGNMENT=4096,
-            SIZE_WRITE_1K_10K=100, ACCESS1_ACCESS=4096, ACCESS1_COUNT=100)
+            "POSIX",
+            OPENS=1,
+            WRITES=100,
+            MODE=0o644,
+            BYTES_WRITTEN=409600,
+            MAX_BYTE_WRITTEN=409599,
+            CONSEC_WRITES=99,
+            SEQ_WRITES=99,
+            MEM_ALIGNMENT=8,
+            FILE_ALIGNMENT=4096,
+            SIZE_WRITE_1K_10K=100,
+            ACCESS1_ACCESS=4096,
+            ACCESS1_COUNT=100,
+        )
+
+
+@pytest.mark.parametrize("mode", ["coll", "indep"])
+def test_mpiio_strided_4KiB_4_ranks(prog: Callable[[str], Path], tmp_path: Path, mode: str) -> None:
+    n = 256
+    _, job = profile(
+        [str(prog("mpi_strided")), str(tmp_path / "m.dat"), str(n), "4096", mode],
+        tmp_path / "p",
+        np=4,
+    )
+    m = record(job, "MPI-IO", "m.dat")
+    assert m.rank == -1 and job.nprocs == 4
+    kind = "COLL_WRITES" if mode == "coll" else "INDEP_WRITES"
+    assert ints_except_time(m) == _expected(
+        "MPI-IO",
+        COLL_OPENS=4,
+        MODE=5,
+        BYTES_WRITTEN=4 * n * 4096,
+        SIZE_WRITE_AGG_1K_10K=4 * n,
+        ACCESS1_ACCESS=4096,
+        ACCESS1_COUNT=4 * n,
+        **{kind: 4 * n},
+    )
+    assert m.counters["MPIIO_MAX_WRITE_TIME_SIZE"] == 4096
+    assert (
+        m.counters["MPIIO_FASTEST_RANK_BYTES"] == m.counters["MPIIO_SLOWEST_RANK_BYTES"] == n * 4096
+    )
+    assert m.fcounters["MPIIO_F_VARIANCE_RANK_BYTES"] == 0
+    p = record(job, "POSIX", "m.dat")  # what Open MPI wrote below, reduced over the ranks
+    assert p.rank == -1 and p.counters["POSIX_BYTES_WRITTEN"] == 4 * n * 4096
+
+
+def test_trace_mode_bounded(prog: Callable[[str], Path], tmp_path: Path) -> None:
+    src = tmp_path / "in.dat"
+    with open(src, "wb") as f:
+        f.truncate(100 << 20)
+    argv = [str(prog("posix_exact")), str(tmp_path / "out.dat"), str(src)]
+    _, job = profile(argv, tmp_path / "p", trace=True)
+    writes = [s for s in job.trace if s.op == "write"]
+    reads = [s for s in job.trace if s.op == "read"]
+    assert len(writes) == 10000 and len(reads) == 100
+    assert [s.offset for s in writes[:3]] == [0, 64, 128] and {s.length for s in writes} == {64}
+    assert reads[-1].offset == 99 << 20 and all(s.path.endswith("/in.dat") for s in reads)
+    assert all(0 <= s.start_s <= s.end_s <= job.run_time_s + 1 for s in job.trace)
+    assert not job.partial_modules
+    _, job = profile(argv, tmp_path / "p2", trace=True, extra_env={"IOLAB_TRACE_SEGMENTS": "1000"})
+    assert len(job.trace) == 1000
+    assert "DXT_POSIX" in job.partial_modules
+    assert any("9100 segments left out" in n for n in job.notes)
+    assert record(job, "POSIX", "out.dat").counters["POSIX_WRITES"] == 10000  # counters complete

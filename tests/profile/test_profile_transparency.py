@@ -30,12 +30,19 @@ sys.exit(3)
 
 
 def _tree(d: Path) -> dict[str, str]:
-    return {str(p.relative_to(d)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(d.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(d)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(d.rglob("*"))
+        if p.is_file()
+    }
 
 
-def _run_both(tmp_path: Path, make_argv: Callable[[Path], list[str]],
-              setup: Callable[[Path], None] | None = None, timeout: int = 120) -> Path:
+def _run_both(
+    tmp_path: Path,
+    make_argv: Callable[[Path], list[str]],
+    setup: Callable[[Path], None] | None = None,
+    timeout: int = 120,
+) -> Path:
     """Run argv in two fresh folders, without and with the tracer; compare everything."""
     results = []
     for traced in (False, True):
@@ -48,8 +55,9 @@ def _run_both(tmp_path: Path, make_argv: Callable[[Path], list[str]],
             env["LD_PRELOAD"] = str(LIBDIR / "libiolab-trace.so")
             env["IOLAB_TRACE_DIR"] = str(tmp_path / "parts")
             (tmp_path / "parts").mkdir()
-        run = subprocess.run(make_argv(work), cwd=work, env=env, capture_output=True,
-                             timeout=timeout)
+        run = subprocess.run(
+            make_argv(work), cwd=work, env=env, capture_output=True, timeout=timeout
+        )
         out = run.stdout.replace(str(work).encode(), b"WORK")
         err = run.stderr.replace(str(work).encode(), b"WORK")
         results.append((run.returncode, out, err, _tree(work)))
@@ -65,13 +73,16 @@ def _source(work: Path) -> None:
     os.utime(work / "src", (1_700_000_000, 1_700_000_000))
 
 
-@pytest.mark.parametrize("argv", [
-    ["cp", "-r", "src", "dst"],
-    ["dd", "if=src/f4.dat", "of=out.dat", "bs=512", "status=none"],
-    ["dd", "if=missing.dat", "of=out.dat"],
-    ["tar", "cf", "-", "--sort=name", "--owner=0", "--group=0", "src"],
-    ["sh", "-c", "cat src/f1.dat src/f2.dat > cat.out; wc -c < cat.out; exit 7"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["cp", "-r", "src", "dst"],
+        ["dd", "if=src/f4.dat", "of=out.dat", "bs=512", "status=none"],
+        ["dd", "if=missing.dat", "of=out.dat"],
+        ["tar", "cf", "-", "--sort=name", "--owner=0", "--group=0", "src"],
+        ["sh", "-c", "cat src/f1.dat src/f2.dat > cat.out; wc -c < cat.out; exit 7"],
+    ],
+)
 def test_tools_unchanged(tracer: Path, tmp_path: Path, argv: list[str]) -> None:
     if shutil.which(argv[0]) is None:
         pytest.skip(f"{argv[0]} not installed")
@@ -141,18 +152,28 @@ def test_python_multiprocessing(tracer: Path, tmp_path: Path) -> None:
         "if __name__ == '__main__':\n"
         "    ctx = mp.get_context('fork')\n"
         "    with ctx.Pool(2) as p:\n"
-        "        p.map(work, range(4))\n")
+        "        p.map(work, range(4))\n"
+    )
     _, job = profile([sys.executable, str(script), str(tmp_path)], tmp_path / "p")
     for i in range(4):
         assert record(job, "POSIX", f"mp_{i}.dat").counters["POSIX_BYTES_WRITTEN"] == 1000 * (i + 1)
 
 
-def test_unwritable_output_dir_warns_once(tracer: Path, prog: Callable[[str], Path],
-                                          tmp_path: Path) -> None:
+def test_unwritable_output_dir_warns_once(
+    tracer: Path, prog: Callable[[str], Path], tmp_path: Path
+) -> None:
     (tmp_path / "afile").write_text("")
-    env = {**os.environ, "LD_PRELOAD": str(tracer), "IOLAB_TRACE_DIR": str(tmp_path / "afile" / "x")}
-    run = subprocess.run([str(prog("posix_write")), str(tmp_path / "o.dat"), "10", "64"],
-                         env=env, capture_output=True, text=True)
+    env = {
+        **os.environ,
+        "LD_PRELOAD": str(tracer),
+        "IOLAB_TRACE_DIR": str(tmp_path / "afile" / "x"),
+    }
+    run = subprocess.run(
+        [str(prog("posix_write")), str(tmp_path / "o.dat"), "10", "64"],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert run.returncode == 0 and run.stdout == ""
     assert len(run.stderr.splitlines()) == 1 and "iolab-trace: warning" in run.stderr
     assert (tmp_path / "o.dat").stat().st_size == 640
@@ -160,15 +181,35 @@ def test_unwritable_output_dir_warns_once(tracer: Path, prog: Callable[[str], Pa
 
 def test_sigterm_partial_profile(tracer: Path, tmp_path: Path) -> None:
     script = tmp_path / "k.py"
-    script.write_text("import os, signal, sys\n"
-                      "open(sys.argv[1], 'w').write('x' * 100)\n"
-                      "os.kill(os.getpid(), signal.SIGTERM)\n")
+    script.write_text(
+        "import os, signal, sys\n"
+        "open(sys.argv[1], 'w').write('x' * 100)\n"
+        "os.kill(os.getpid(), signal.SIGTERM)\n"
+    )
     env = {**os.environ, "IOLAB_LIBDIR": str(LIBDIR)}
-    run = subprocess.run([sys.executable, "-m", "iolab", "profile", "-q", "-o", str(tmp_path / "p"),
-                          "--name", "job", "--", sys.executable, str(script), str(tmp_path / "k.txt")],
-                         env=env, capture_output=True, text=True)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "iolab",
+            "profile",
+            "-q",
+            "-o",
+            str(tmp_path / "p"),
+            "--name",
+            "job",
+            "--",
+            sys.executable,
+            str(script),
+            str(tmp_path / "k.txt"),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert run.returncode == 128 + signal.SIGTERM
     from iolab.profile.load import load
+
     job = load(tmp_path / "p" / "job.iolab")
     assert job.partial_modules and any("SIGTERM" in n for n in job.notes)
     assert record(job, "POSIX", "k.txt").counters["POSIX_BYTES_WRITTEN"] == 100

@@ -93,6 +93,8 @@ def to_raw_job(data: ProfileData) -> RawJob:
         for key, n in lo.items():
             if key in mods:
                 partial.add(key)
+            elif key == "segments":
+                partial.add("DXT_POSIX")
             notes.append(
                 f"rank {rank} (pid {part.header.get('pid')}): {n} {key} left out "
                 "(limit reached; raise IOLAB_TRACE_MAX_RECORDS / IOLAB_TRACE_SEGMENTS)"
