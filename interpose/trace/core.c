@@ -395,6 +395,7 @@ static void on_fork_child(void)
     memset(iolab_core.left_misc, 0, sizeof iolab_core.left_misc);
     atomic_store(&iolab_core.seg_next, 0);
     atomic_store(&iolab_core.written, 0);
+    atomic_store(&iolab_core.flushed, 0);
     set_clock();
 }
 
@@ -523,12 +524,26 @@ void iolab_trace_flush(const char *reason, int partial)
 {
     if (!iolab_core_active || getpid() != iolab_core.pid) /* vfork child: not our profile */
         return;
-    if (atomic_exchange(&iolab_core.written, 1))
+    if (atomic_exchange(&iolab_core.written, 1)) {
+        /* Another thread is writing it (exit racing a signal): let it finish first. */
+        for (int i = 0; i < 2000 && !atomic_load(&iolab_core.flushed); i++) {
+            struct timespec ms = {0, 1000000};
+            nanosleep(&ms, NULL);
+        }
         return;
+    }
     int was = iolab_core_busy;
     int saved = errno;
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGINT);
+    /* A SIGTERM arriving now (multiprocessing's terminate()) waits until the file is complete. */
+    pthread_sigmask(SIG_BLOCK, &block, &old);
     iolab_core_busy = 1;
     iolab_writer_write(reason, partial);
+    atomic_store(&iolab_core.flushed, 1);
     iolab_core_busy = was;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     errno = saved;
 }

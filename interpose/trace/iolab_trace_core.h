@@ -48,7 +48,8 @@ typedef struct {
     int rank, nprocs, mpi;
     pid_t pid;
     double start_unix;
-    _Atomic int written;
+    _Atomic int written;                 /* the profile is being or has been written */
+    _Atomic int flushed;                 /* ... and is complete */
 } iolab_core_state_t;
 
 extern iolab_core_state_t iolab_core;
