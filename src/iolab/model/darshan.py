@@ -6,8 +6,9 @@ DataFrames (what makes Drishti slow and large). DXT traces are not read: no rule
 and they are the largest part of a log.
 
 Facts this loader handles (measured, Darshan 3.5 / pydarshan 3.5):
-- ``with DarshanReport(...)`` closes the log deterministically; relying on garbage
-  collection deadlocked with several logs open in one process.
+- Logs are closed deterministically (context manager), never by garbage collection: that
+  deadlocked pydarshan with several logs open in one process.
+- pandas is never imported (pydarshan's backend imports it at the top; see dutil).
 - The wheel is built without bzip2: such logs are refused with a message saying so.
 - libdarshan-util prints its own errors on stderr; they are silenced here and replaced by
   one :class:`UsageError` line.
@@ -18,21 +19,22 @@ Facts this loader handles (measured, Darshan 3.5 / pydarshan 3.5):
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import pickle
 import struct
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
 from iolab.errors import UsageError
+from iolab.model.dutil import STRUCTS, Binding, Log, binding, counter_names
 from iolab.model.raw import RawJob, RecordTable
 
-# Modules read into tables; the others (DXT, HEATMAP, APMPI, APXC, BG/Q, DFS, DAOS) are noted
-# as present but not needed by any rule.
-TABLE_MODULES = ("POSIX", "MPI-IO", "STDIO", "H5F", "H5D", "PNETCDF_FILE", "PNETCDF_VAR")
+# Modules read into tables: dutil.STRUCTS; the others (DXT, HEATMAP, APMPI, APXC, BG/Q, DFS,
+# DAOS) are noted as present but not needed by any rule.
 _DARSHAN_MAGIC = 6567223
 _COMP_NAMES = {0: "zlib", 1: "bzip2", 2: "none"}
 _MIN_LOG_BYTES = 64
@@ -121,65 +123,31 @@ def _record_dtype(ffi: Any, struct_name: str, ncnt: int, nfcnt: int) -> np.dtype
     return np.dtype(fields)
 
 
-def _read_table(log: Any, mod: str, modinfo: dict[str, Any], path: Path) -> RecordTable | None:
-    from darshan.backend import cffi_backend as be
+def _views(b: Binding, mod: str, raw: bytearray) -> tuple[list[str], list[str], dict[str, Any]]:
+    """Counter names and zero-copy column views of a module's raw record bytes."""
+    cnames = counter_names(b, mod)
+    fnames = counter_names(b, mod, floats=True)
+    arr = np.frombuffer(raw, dtype=_record_dtype(b.ffi, STRUCTS[mod], len(cnames), len(fnames)))
+    # Field views of the structured array: no copy of the 704-byte POSIX records, which is
+    # what keeps a 64,000-file log near 45 MB.
+    cols = {"record_ids": arr["id"], "ranks": arr["rank"], "counters": arr["counters"],
+            "fcounters": arr["fcounters"]}
+    return cnames, fnames, cols
 
-    struct_name = be._structdefs[mod].replace("**", "").strip()
-    cnames = list(be.counter_names(mod))
-    fnames = list(be.fcounter_names(mod))
-    dtype = _record_dtype(be.ffi, struct_name, len(cnames), len(fnames))
-    size = dtype.itemsize
-    # One growing buffer, not a list of per-record bytes: peak memory stays ~1x the records.
-    chunks = bytearray()
-    buf = be.ffi.new("void **")
-    while True:
-        rc = be.libdutil.darshan_log_get_record(log["handle"], modinfo["idx"], buf)
-        if rc < 0:
-            raise UsageError(
-                f"{path}: the {mod} records are corrupt or truncated; the log is incomplete"
-            )
-        if rc == 0:
-            break
-        chunks += be.ffi.buffer(buf[0], size)
-    if buf[0] != be.ffi.NULL:
-        be.libdutil.darshan_free(buf[0])
-    if not chunks:
+
+def _read_table(log: Log, mod: str, idx: int, path: Path) -> tuple[RecordTable, bytearray] | None:
+    size = _record_dtype(log.b.ffi, STRUCTS[mod], 0, 0).itemsize
+    raw, ok = log.records(idx, size)
+    if not ok:
+        raise UsageError(f"{path}: the {mod} records are corrupt or truncated; the log is "
+                         "incomplete")
+    if not raw:
         return None
-    arr = np.frombuffer(chunks, dtype=dtype)
-    table = RecordTable(
-        module=mod,
-        counter_names=cnames,
-        fcounter_names=fnames,
-        record_ids=arr["id"].copy(),
-        ranks=arr["rank"].copy(),
-        counters=np.ascontiguousarray(arr["counters"]),
-        fcounters=np.ascontiguousarray(arr["fcounters"]),
-    )
-    del arr
-    return table
+    cnames, fnames, cols = _views(log.b, mod, raw)
+    return RecordTable(module=mod, counter_names=cnames, fcounter_names=fnames, **cols), raw
 
 
-def _read_lustre(log: Any) -> dict[int, tuple[int, int]]:
-    """Record id -> (stripe size, stripe count) of the first layout component."""
-    from darshan.backend import cffi_backend as be
-
-    out: dict[int, tuple[int, int]] = {}
-    names = list(be.counter_names("LUSTRE_COMP"))
-    i_size = names.index("LUSTRE_COMP_STRIPE_SIZE")
-    i_count = names.index("LUSTRE_COMP_STRIPE_COUNT")
-    while True:
-        rec = be._log_get_lustre_record(log, dtype="numpy")
-        if rec is None:
-            break
-        comps = rec.get("components") or []
-        if comps:
-            c = comps[0]["counters"]
-            out[int(rec["id"])] = (int(c[i_size]), int(c[i_count]))
-    return out
-
-
-def _job_fields(report: Any, path: Path) -> dict[str, Any]:
-    job = report.metadata["job"]
+def _job_fields(job: dict[str, Any], exe: str) -> dict[str, Any]:
     start = job["start_time_sec"] + job.get("start_time_nsec", 0) / 1e9
     end = job["end_time_sec"] + job.get("end_time_nsec", 0) / 1e9
     return {
@@ -187,7 +155,7 @@ def _job_fields(report: Any, path: Path) -> dict[str, Any]:
         "start_time": float(start),
         "end_time": float(end),
         "run_time_s": max(float(job.get("run_time") or (end - start)), 0.0),
-        "exe": str(report.metadata.get("exe") or ""),
+        "exe": exe,
         "jobid": str(job.get("jobid", "")),
         "uid": int(job["uid"]),
         "format_version": str(job.get("log_ver", "")),
@@ -207,11 +175,11 @@ def load_darshan_log(path: str | os.PathLike[str]) -> RawJob:
         raise UsageError(f"{p}: no such file; check the path to the Darshan log")
     _check_header(p)
     try:
-        import darshan  # noqa: F401
+        binding()
     except ImportError as exc:
         raise UsageError(f"pydarshan is not installed ({exc}); run: pip install darshan") from None
     if not hasattr(os, "fork") or os.environ.get("IOLAB_DIAGNOSE_NO_FORK"):
-        return _load_direct(p)
+        return _load_direct(p)[0]
     return _load_in_child(p)
 
 
@@ -224,23 +192,17 @@ def _load_in_child(p: Path) -> RawJob:
         # pydarshan's cleanup of a log it failed to open prints on fd 2 after the fact.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, 2)
-        with os.fdopen(wfd, "wb") as fh:  # streamed: no second copy of the records
+        with os.fdopen(wfd, "wb") as fh:
             try:
-                result: tuple[str, object] = ("ok", _load_direct(p))
-            except UsageError as exc:
-                result = ("usage", str(exc))
-            except BaseException as exc:  # noqa: BLE001 - any failure is reported to the parent
-                result = ("error", f"{type(exc).__name__}: {exc}")
-            try:
-                pickle.dump(result, fh, protocol=pickle.HIGHEST_PROTOCOL)
-            except BaseException:  # noqa: BLE001 - parent sees the short read
+                code = _send(fh, p)
+            except BaseException:  # noqa: BLE001 - the parent sees the short read
                 code = 1
         os._exit(code)
     os.close(wfd)
     try:
         with os.fdopen(rfd, "rb") as fh:
-            kind, value = pickle.load(fh)
-    except (EOFError, pickle.UnpicklingError):
+            kind, value = _receive(fh)
+    except (EOFError, pickle.UnpicklingError, ValueError):
         kind, value = "crash", None
     _, status = os.waitpid(pid, 0)
     if kind == "crash" or not os.WIFEXITED(status):
@@ -255,45 +217,87 @@ def _load_in_child(p: Path) -> RawJob:
     raise UsageError(f"{p}: cannot read this log ({value}); it is corrupt or truncated")
 
 
-def _load_direct(p: Path) -> RawJob:
-    import darshan
+def _send(fh: BinaryIO, p: Path) -> int:
+    """Child side: the job without its record bytes (pickled), then the raw bytes as they are.
 
+    Pickling the arrays would copy them; the raw struct bytes go down the pipe unchanged and
+    the parent rebuilds the same zero-copy views.
+    """
+    buffers: dict[str, bytearray] = {}
+    try:
+        raw, buffers = _load_direct(p)
+        for t in raw.tables.values():
+            t.record_ids = t.ranks = t.counters = t.fcounters = None
+        head: tuple[str, Any] = ("ok", (raw, [(m, len(b)) for m, b in buffers.items()]))
+    except UsageError as exc:
+        head = ("usage", str(exc))
+    except BaseException as exc:  # noqa: BLE001 - any failure is reported to the parent
+        head = ("error", f"{type(exc).__name__}: {exc}")
+    pickle.dump(head, fh, protocol=pickle.HIGHEST_PROTOCOL)
+    for b in buffers.values():
+        fh.write(b)
+    return 0
+
+
+def _receive(fh: io.BufferedReader) -> tuple[str, Any]:
+    kind, value = pickle.load(fh)
+    if kind != "ok":
+        return kind, value
+    raw, sizes = value
+    b = binding()
+    for mod, n in sizes:
+        buf = bytearray(n)
+        view, got = memoryview(buf), 0
+        while got < n:
+            k = fh.readinto(view[got:])
+            if not k:
+                raise EOFError("short record data")
+            got += k
+        t = raw.tables[mod]
+        _, _, cols = _views(b, mod, buf)
+        t.record_ids, t.ranks, t.counters, t.fcounters = (
+            cols["record_ids"], cols["ranks"], cols["counters"], cols["fcounters"])
+    return "ok", raw
+
+
+def _load_direct(p: Path) -> tuple[RawJob, dict[str, bytearray]]:
     with _quiet_stderr():
         try:
-            report_cm = darshan.DarshanReport(str(p), read_all=False)
+            log = Log(str(p))
         except RuntimeError:
             raise UsageError(f"{p}: libdarshan-util cannot open this log; it is corrupt or "
                              "truncated") from None
-        with report_cm as report:
-            return _load_open(report, p)
+        with log:
+            return _load_open(log, p)
 
 
-def _load_open(report: Any, p: Path) -> RawJob:
-    from darshan.backend import cffi_backend as be
-
+def _load_open(log: Log, p: Path) -> tuple[RawJob, dict[str, bytearray]]:
     try:
-        fields = _job_fields(report, p)
-        names = dict(be.log_get_name_records(report.log))
+        fields = _job_fields(log.job(), log.exe())
+        names = log.names()
+        mounts = log.mounts()
     except (UnicodeDecodeError, ValueError) as exc:
         raise UsageError(f"{p}: the job or name records are corrupt ({exc}); the log is "
                          "incomplete") from None
-    raw = RawJob(source="darshan", source_paths=[str(p)], mounts=list(report.mounts), **fields)
-    for mod, info in report.modules.items():
+    raw = RawJob(source="darshan", source_paths=[str(p)], mounts=mounts, **fields)
+    buffers: dict[str, bytearray] = {}
+    for mod, info in log.modules().items():
         if info.get("partial_flag"):
             raw.partial_modules.append(mod)
-        if mod in TABLE_MODULES:
-            table = _read_table(report.log, mod, info, p)
-            if table is not None:
+        if mod in STRUCTS:
+            got = _read_table(log, mod, info["idx"], p)
+            if got is not None:
+                table, buffers[mod] = got
                 table.paths = {int(i): names.get(int(i), "") for i in np.unique(table.record_ids)}
                 raw.tables[mod] = table
         elif mod == "LUSTRE":
-            raw.stripes = _read_lustre(report.log)
+            raw.stripes = log.lustre(info["idx"])
         else:
             raw.notes.append(f"module {mod} present, not used by any rule")
     for mod in raw.partial_modules:
         raw.notes.append(f"{mod} data is partial: the module ran out of memory at run time, "
                          "so its counts are lower bounds")
-    return raw
+    return raw, buffers
 
 
 def load_darshan_logs(paths: Sequence[str | os.PathLike[str]]) -> list[RawJob]:

@@ -1,0 +1,208 @@
+"""A lean binding to the libdarshan-util that pydarshan's wheel bundles.
+
+``import darshan`` costs 0.6 s, most of it pandas, which pydarshan imports at the top of its
+backend although iolab never uses it; on small logs that made ``iolab diagnose`` slower than
+Drishti. This module reuses pydarshan's C declarations (``darshan/backend/api_def_c.py``) and
+its bundled library file without importing the package, and falls back to pydarshan's own
+backend when that layout is not found (a system pydarshan, another version).
+
+Every log is closed in ``finally`` (pydarshan's objects closed by garbage collection
+deadlocked with several logs in one process).
+"""
+
+from __future__ import annotations
+
+import functools
+import glob
+import importlib.util
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Binding:
+    ffi: Any
+    lib: Any
+
+
+def _package_dir() -> Path | None:
+    spec = importlib.util.find_spec("darshan")  # locates without importing
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+@functools.lru_cache(maxsize=1)  # one parsed cdef and dlopen per process: both are immutable
+def binding() -> Binding:
+    """cffi handle on libdarshan-util; raises ImportError when pydarshan is absent."""
+    pkg = _package_dir()
+    if pkg is None:
+        raise ImportError("No module named 'darshan'")
+    try:
+        import cffi
+
+        spec = importlib.util.spec_from_file_location(
+            "_iolab_darshan_api_def_c", pkg / "backend" / "api_def_c.py")
+        if spec is None or spec.loader is None:
+            raise ImportError("api_def_c.py not found")
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        ffi = cffi.FFI()
+        ffi.cdef(mod.load_darshan_header(""))
+        libs = sorted(glob.glob(str(pkg.parent / "darshan.libs" / "libdarshan-util*.so*")))
+        lib = ffi.dlopen(libs[0] if libs else "libdarshan-util.so")
+        return Binding(ffi=ffi, lib=lib)
+    except (ImportError, OSError, AttributeError, IndexError):
+        from darshan.backend import cffi_backend as be  # the slow but canonical path
+
+        return Binding(ffi=be.ffi, lib=be.libdutil)
+
+
+# Module names in libdarshan-util's order (darshan-log-format.h, 3.5).
+MODULE_NAMES = ("NULL", "POSIX", "MPI-IO", "H5F", "H5D", "PNETCDF_FILE", "PNETCDF_VAR", "BG/Q",
+                "LUSTRE", "STDIO", "DXT_POSIX", "DXT_MPIIO", "MDHIM", "APXC", "APMPI",
+                "HEATMAP", "DFS", "DAOS")
+STRUCTS = {
+    "POSIX": "struct darshan_posix_file",
+    "MPI-IO": "struct darshan_mpiio_file",
+    "STDIO": "struct darshan_stdio_file",
+    "H5F": "struct darshan_hdf5_file",
+    "H5D": "struct darshan_hdf5_dataset",
+    "PNETCDF_FILE": "struct darshan_pnetcdf_file",
+    "PNETCDF_VAR": "struct darshan_pnetcdf_var",
+}
+
+
+def counter_names(b: Binding, module: str, floats: bool = False) -> list[str]:
+    """Counter names from the library's own tables (``posix_counter_names`` ...)."""
+    stem = "MPIIO" if module == "MPI-IO" else module
+    f = "F_" if floats else ""
+    table = getattr(b.lib, f"{stem.lower()}_{f.lower()}counter_names")
+    end = f"{stem.upper()}_{f}NUM_INDICES"
+    out = []
+    for i in range(100000):
+        name = b.ffi.string(table[i]).decode()
+        if name == end:
+            break
+        out.append(name)
+    return out
+
+
+class Log:
+    """One open log; use as a context manager."""
+
+    def __init__(self, path: str) -> None:
+        self.b = binding()
+        self.handle = self.b.lib.darshan_log_open(os.fsencode(path))
+        if self.handle == self.b.ffi.NULL:
+            raise RuntimeError("libdarshan-util could not open the log")
+
+    def __enter__(self) -> Log:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self.handle is not None and self.handle != self.b.ffi.NULL:
+            self.b.lib.darshan_log_close(self.handle)
+        self.handle = None
+
+    def job(self) -> dict[str, Any]:
+        ffi, lib = self.b.ffi, self.b.lib
+        j = ffi.new("struct darshan_job *")
+        if lib.darshan_log_get_job(self.handle, j) < 0:
+            raise ValueError("job record unreadable")
+        rt = ffi.new("double *")
+        lib.darshan_log_get_job_runtime(self.handle, j[0], rt)
+        meta = {}
+        for kv in ffi.string(j[0].metadata).decode("utf-8", "replace").split("\n"):
+            if "=" in kv:
+                k, v = kv.split("=", 1)
+                meta[k] = v
+        return {"uid": j[0].uid, "start_time_sec": j[0].start_time_sec,
+                "start_time_nsec": j[0].start_time_nsec, "end_time_sec": j[0].end_time_sec,
+                "end_time_nsec": j[0].end_time_nsec, "nprocs": j[0].nprocs,
+                "jobid": j[0].jobid, "run_time": rt[0], "metadata": meta,
+                # the format version is the first field of the log handle (as pydarshan reads it)
+                "log_ver": ffi.string(ffi.cast("char *", self.handle)).decode()}
+
+    def exe(self) -> str:
+        buf = self.b.ffi.new("char[]", 4096)
+        if self.b.lib.darshan_log_get_exe(self.handle, buf) < 0:
+            raise ValueError("executable record unreadable")
+        return self.b.ffi.string(buf).decode("utf-8", "replace")
+
+    def mounts(self) -> list[tuple[str, str]]:
+        ffi, lib = self.b.ffi, self.b.lib
+        mnts = ffi.new("struct darshan_mnt_info **")
+        cnt = ffi.new("int *")
+        if lib.darshan_log_get_mounts(self.handle, mnts, cnt) < 0:
+            raise ValueError("mount table unreadable")
+        out = [(ffi.string(mnts[0][i].mnt_path).decode("utf-8", "replace"),
+                 ffi.string(mnts[0][i].mnt_type).decode("utf-8", "replace"))
+               for i in range(cnt[0])]
+        lib.darshan_free(mnts[0])
+        return out
+
+    def modules(self) -> dict[str, dict[str, Any]]:
+        ffi, lib = self.b.ffi, self.b.lib
+        mods = ffi.new("struct darshan_mod_info **")
+        cnt = ffi.new("int *")
+        lib.darshan_log_get_modules(self.handle, mods, cnt)
+        out = {ffi.string(mods[0][i].name).decode(): {
+            "len": mods[0][i].len, "ver": mods[0][i].ver, "idx": mods[0][i].idx,
+            "partial_flag": bool(mods[0][i].partial_flag)} for i in range(cnt[0])}
+        lib.darshan_free(mods[0])
+        return out
+
+    def names(self) -> dict[int, str]:
+        ffi, lib = self.b.ffi, self.b.lib
+        recs = ffi.new("struct darshan_name_record **")
+        cnt = ffi.new("int *")
+        lib.darshan_log_get_name_records(self.handle, recs, cnt)
+        out = {}
+        for i in range(cnt[0]):
+            out[int(recs[0][i].id)] = ffi.string(recs[0][i].name).decode("utf-8", "replace")
+            lib.darshan_free(recs[0][i].name)
+        lib.darshan_free(recs[0])
+        return out
+
+    def records(self, idx: int, size: int) -> tuple[bytearray, bool]:
+        """All records of module ``idx`` as raw struct bytes; ``ok`` False on a read error."""
+        ffi, lib = self.b.ffi, self.b.lib
+        out = bytearray()
+        buf = ffi.new("void **")
+        ok = True
+        while True:
+            rc = lib.darshan_log_get_record(self.handle, idx, buf)
+            if rc < 0:
+                ok = False
+                break
+            if rc == 0:
+                break
+            out += ffi.buffer(buf[0], size)
+        if buf[0] != ffi.NULL:
+            lib.darshan_free(buf[0])
+        return out, ok
+
+    def lustre(self, idx: int) -> dict[int, tuple[int, int]]:
+        """Record id -> (stripe size, stripe count) of the first layout component."""
+        ffi, lib = self.b.ffi, self.b.lib
+        names = counter_names(self.b, "LUSTRE_COMP")
+        i_size = names.index("LUSTRE_COMP_STRIPE_SIZE")
+        i_count = names.index("LUSTRE_COMP_STRIPE_COUNT")
+        out: dict[int, tuple[int, int]] = {}
+        while True:
+            # A fresh buffer per record: Lustre records vary in size (components, OST lists).
+            buf = ffi.new("void **")
+            if lib.darshan_log_get_record(self.handle, idx, buf) <= 0:
+                break
+            rec = ffi.cast("struct darshan_lustre_record **", buf)[0]
+            if rec.num_comps > 0:
+                c = rec.comps[0].counters
+                out[int(rec.base_rec.id)] = (int(c[i_size]), int(c[i_count]))
+            lib.darshan_free(buf[0])
+        return out
