@@ -139,14 +139,14 @@ static int take_error(iolab_buffer_file_t *f)
 {
     if (!__atomic_load_n(&f->werr, __ATOMIC_ACQUIRE))
         return 0; /* the common case, without the lock */
+    /* Wait for the buffers in flight while werr is still set, so the worker drops them
+     * (they would land after a hole) instead of failing again and reporting twice. */
+    iolab_buffer_sync(f, 0);
+    f->nobuf = 1;
     pthread_mutex_lock(&f->mu);
     int e = f->werr;
     f->werr = 0;
     pthread_mutex_unlock(&f->mu);
-    if (e) {
-        iolab_buffer_sync(f, 0);
-        f->nobuf = 1;
-    }
     return -e;
 }
 

@@ -1,8 +1,11 @@
 /* STDIO on matching files.  glibc's FILE writes with its internal write(), which no
  * preloaded library can interpose, so fopen() on a matching path returns a stream built
- * with fopencookie() whose read/write/seek/close go through our descriptor wrappers: the
- * stream gets a large stdio buffer and the same write-behind and read-ahead as write() and
- * read().  fileno() still answers the real descriptor (fsync(fileno(fp)) works): we set the
+ * with fopencookie() whose read/write/seek/close go through our descriptor wrappers, so it
+ * gets the same large write-behind and read-ahead buffers as write() and read().  An update
+ * stream ("r+", "w+", "a+") is unbuffered at the stdio level: glibc's seek logic for cookie
+ * streams differs from the one for files when a buffer holds both read and written data
+ * (stale reads after a seek, found by the differential fuzz); with no stdio buffer there is
+ * nothing to differ, and our buffers are the large ones anyway.  fileno() still answers the real descriptor (fsync(fileno(fp)) works): we set the
  * stream's _fileno, which glibc's cookie streams leave negative.
  *
  * %stdout / %stderr: the standard streams already exist and other code (C++ iostreams)
@@ -13,9 +16,11 @@
 
 #include "wrappers.h"
 
+#define IOLAB_STDIO_BUFSIZE ((size_t)64 << 10)
+
 typedef struct {
     int fd;
-    char *vbuf; /* our stdio buffer, freed at close */
+    char *vbuf; /* the stdio buffer we gave the stream, freed at close */
 } iolab_cookie_t;
 
 static ssize_t ck_read(void *c, char *buf, size_t n)
@@ -75,27 +80,28 @@ static int mode_flags(const char *mode, char plain[4])
 }
 
 /* The cookie stream over the buffered descriptor fd; NULL (fd closed) on failure. */
-static FILE *cookie_stream(int fd, const char *plain, size_t size)
+static FILE *cookie_stream(int fd, const char *plain)
 {
     iolab_cookie_t *ck = calloc(1, sizeof *ck);
-    size_t vsize = size < ((size_t)1 << 20) ? size : ((size_t)1 << 20);
     cookie_io_functions_t io = {ck_read, ck_write, ck_seek, ck_close};
     FILE *fp = NULL;
     if (ck) {
         ck->fd = fd;
-        ck->vbuf = malloc(vsize);
         fp = fopencookie(ck, plain, io);
     }
     if (!fp) {
-        if (ck)
-            free(ck->vbuf);
         free(ck);
         IOLAB_REAL(close)(fd);
         return NULL;
     }
     fp->_fileno = fd;
+    /* Read-only and write-only streams keep a stdio buffer (one call into the library per
+     * 64 KiB, not per fgetc); update streams ('+') go unbuffered, see the header. */
+    ck->vbuf = plain[1] == '+' ? NULL : malloc(IOLAB_STDIO_BUFSIZE);
     if (ck->vbuf)
-        setvbuf(fp, ck->vbuf, _IOFBF, vsize);
+        setvbuf(fp, ck->vbuf, _IOFBF, IOLAB_STDIO_BUFSIZE);
+    else
+        setvbuf(fp, NULL, _IONBF, 0);
     return fp;
 }
 
@@ -126,7 +132,9 @@ FILE *fopen(const char *path, const char *mode)
     iolab_call_leave(saved);
     if (!f) /* not buffered after all (not a regular file...): an ordinary stream */
         return IOLAB_REAL(fdopen)(fd, mode);
-    return cookie_stream(fd, plain, rule->size);
+    if (plain[0] == 'a' && !plain[1])
+        lseek(fd, 0, SEEK_END); /* glibc's fopen "a" starts at the end (ftell shows it) */
+    return cookie_stream(fd, plain);
 }
 
 FILE *fopen64(const char *path, const char *mode)
