@@ -38,10 +38,10 @@ static void config_group(iolab_json_t *j, const iolab_optgroup_t *g)
 static void config(iolab_json_t *j, const iolab_run_t *run)
 {
     iolab_json_obj(j, "config");
-    config_group(j, &run->groups[0]);
-    for (size_t g = 1; g < run->ngroups; g++)
-        if (strcmp(run->groups[g].owner, run->be->name) == 0)
-            config_group(j, &run->groups[g]);
+    /* every option, resolved: the other backends' too, so that a stored run's config always
+     * has the same keys */
+    for (size_t g = 0; g < run->ngroups; g++)
+        config_group(j, &run->groups[g]);
     iolab_json_int(j, "group_effective", run->layout.group);
     iolab_json_int(j, "reorder_shift_ranks", run->cfg.reorder ? run->reorder_shift : 0);
     iolab_json_uint(j, "rank_bytes", iolab_layout_rank_bytes(&run->layout));
