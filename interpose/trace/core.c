@@ -334,6 +334,22 @@ void iolab_core_trace_add(const iolab_rec_t *rec, int write, int64_t off, int64_
     s->end = t1;
 }
 
+/* ---- hints ---- */
+
+void iolab_trace_note_hints(const char *path, const char *hints)
+{
+    size_t need = strlen(path) + strlen(hints) + 2;
+    pthread_mutex_lock(&core_lock);
+    if (iolab_core.hints_used + need + 1 > sizeof iolab_core.hints || strchr(path, '\t') ||
+        strchr(path, '\n') || strchr(hints, '\n')) {
+        iolab_core.left_misc[IOLAB_LEFT_HINTS]++;
+    } else {
+        char *p = iolab_core.hints + iolab_core.hints_used;
+        iolab_core.hints_used += (size_t)snprintf(p, need + 1, "%s\t%s\n", path, hints);
+    }
+    pthread_mutex_unlock(&core_lock);
+}
+
 /* ---- rank ---- */
 
 void iolab_trace_set_rank(int rank, int nprocs)

@@ -143,11 +143,15 @@ void iolab_core_trace_add(const iolab_rec_t *rec, int write, int64_t off, int64_
 
 /* MPI rank/size (set by the MPI shim at MPI_Init, or guessed from the launcher's env). */
 void iolab_trace_set_rank(int rank, int nprocs);
+/* Remember the hints in effect when `path` was opened ("key=value;..."); bounded, first
+ * files first; what does not fit is counted as left out. */
+void iolab_trace_note_hints(const char *path, const char *hints);
 /* Writes this process's profile now (MPI_Finalize, _exit, signal). reason: "exit" etc. */
 void iolab_trace_flush(const char *reason, int partial);
 
 /* Left-out tallies: records, fds above the table, name arena, trace segments. */
-enum { IOLAB_LEFT_RECORDS, IOLAB_LEFT_FDS, IOLAB_LEFT_NAMES, IOLAB_LEFT_HANDLES, IOLAB_LEFT_N };
+enum { IOLAB_LEFT_RECORDS, IOLAB_LEFT_FDS, IOLAB_LEFT_NAMES, IOLAB_LEFT_HANDLES, IOLAB_LEFT_HINTS,
+       IOLAB_LEFT_N };
 void iolab_core_left_out(int what);
 
 /* ---- shared counter logic (static inline, no locking: caller holds rec->lock) ---- */

@@ -48,6 +48,8 @@ typedef struct {
     int rank, nprocs, mpi;
     pid_t pid;
     double start_unix;
+    char hints[16384];                   /* "path\thints\n" lines */
+    size_t hints_used;
     _Atomic int written;                 /* the profile is being or has been written */
     _Atomic int flushed;                 /* ... and is complete */
 } iolab_core_state_t;

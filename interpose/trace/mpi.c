@@ -45,6 +45,29 @@ static const char *strip_driver(const char *name)
     return name;
 }
 
+/* The hints the MPI library uses for this file, as "key=value;...". */
+static void note_hints(MPI_File fh, const char *path)
+{
+    MPI_Info info;
+    int nkeys = 0, flag = 0;
+    char key[MPI_MAX_INFO_KEY + 1], val[256], text[4096];
+    size_t used = 0;
+    if (PMPI_File_get_info(fh, &info) != MPI_SUCCESS)
+        return;
+    PMPI_Info_get_nkeys(info, &nkeys);
+    text[0] = '\0';
+    for (int i = 0; i < nkeys && used < sizeof text; i++) {
+        if (PMPI_Info_get_nthkey(info, i, key) != MPI_SUCCESS)
+            continue;
+        PMPI_Info_get(info, key, (int)sizeof val - 1, val, &flag);
+        if (flag)
+            used += (size_t)snprintf(text + used, sizeof text - used, "%s%s=%s", used ? ";" : "",
+                                     key, val);
+    }
+    PMPI_Info_free(&info);
+    iolab_trace_note_hints(path, text);
+}
+
 static void rec_open(MPI_Comm comm, const char *name, int amode, MPI_Info info, MPI_File *fh,
                      int ret, double t0, double t1)
 {
@@ -58,6 +81,7 @@ static void rec_open(MPI_Comm comm, const char *name, int amode, MPI_Info info, 
     int size = 1;
     PMPI_Comm_size(comm, &size);
     iolab_core_handle_put(MAP_MPIIO, fh_key(*fh), iolab_core_rec_index(r));
+    note_hints(*fh, abs);
     iolab_rec_lock(r);
     C(r, MODE) = amode;
     if (size == 1)

@@ -144,6 +144,26 @@ static void write_cmdline(out_t *o)
     out_raw(o, "]", 1);
 }
 
+/* "hints":{"path":"k=v;...",...}: MPI-IO hints in effect at each open. */
+static void write_hints(out_t *o)
+{
+    out_raw(o, ",\"hints\":{", 10);
+    const char *p = iolab_core.hints, *end = p + iolab_core.hints_used;
+    for (int first = 1; p < end; first = 0) {
+        const char *tab = memchr(p, '\t', (size_t)(end - p));
+        const char *nl = tab ? memchr(tab, '\n', (size_t)(end - tab)) : NULL;
+        if (!nl)
+            break;
+        if (!first)
+            out_raw(o, ",", 1);
+        out_str(o, p, (size_t)(tab - p));
+        out_raw(o, ":", 1);
+        out_str(o, tab + 1, (size_t)(nl - tab - 1));
+        p = nl + 1;
+    }
+    out_raw(o, "}", 1);
+}
+
 static void write_process(out_t *o, const char *reason, int partial)
 {
     char host[256] = "";
@@ -161,13 +181,15 @@ static void write_process(out_t *o, const char *reason, int partial)
     out_fmt(o, "\"end\":\"%s\",\"partial\":%s,\"trace\":%s,\"cmdline\":", reason,
             partial ? "true" : "false", iolab_core_tracing ? "true" : "false");
     write_cmdline(o);
+    write_hints(o);
     out_fmt(o, ",\"left_out\":{\"POSIX\":%llu,\"STDIO\":%llu,\"MPI-IO\":%llu,\"fds\":%llu,"
-               "\"names\":%llu,\"handles\":%llu,\"segments\":%llu}}\n",
+               "\"names\":%llu,\"handles\":%llu,\"hints\":%llu,\"segments\":%llu}}\n",
             (unsigned long long)iolab_core.left[0], (unsigned long long)iolab_core.left[1],
             (unsigned long long)iolab_core.left[2],
             (unsigned long long)iolab_core.left_misc[IOLAB_LEFT_FDS],
             (unsigned long long)iolab_core.left_misc[IOLAB_LEFT_NAMES],
             (unsigned long long)iolab_core.left_misc[IOLAB_LEFT_HANDLES],
+            (unsigned long long)iolab_core.left_misc[IOLAB_LEFT_HINTS],
             (unsigned long long)(segs > iolab_core.seg_cap ? segs - iolab_core.seg_cap : 0));
 }
 

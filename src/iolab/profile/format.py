@@ -49,7 +49,7 @@ class ProfileData:
     notes: list[str] = field(default_factory=list)
 
 
-def _decode_path(s: str) -> str:
+def decode_path(s: str) -> str:
     """Paths are written byte by byte (\\u00XX for non-ASCII bytes): rebuild the bytes."""
     if all(ord(ch) < 0x80 for ch in s):
         return s
@@ -113,7 +113,7 @@ def _parse_parts(lines: list[dict[str, Any]], source: str) -> tuple[dict[str, An
                     module=mod,
                     idx=int(obj.get("idx", -1)),
                     record_id=int(obj["id"], 16),
-                    path=_decode_path(obj["path"]),
+                    path=decode_path(obj["path"]),
                     counters=dict(zip(inames, (int(x) for x in obj["i"]))),
                     fcounters=dict(zip(fnames, (float(x) for x in obj["f"]))),
                 )

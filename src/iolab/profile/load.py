@@ -10,10 +10,11 @@ from __future__ import annotations
 import shlex
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 from iolab import counters as ctr
 from iolab.model.raw import RawJob, RawRecord, TraceSegment
-from iolab.profile.format import Part, ProfileData, read
+from iolab.profile.format import Part, ProfileData, decode_path, read
 from iolab.profile.reduce import reduce_shared
 
 FORMAT_VERSION = "iolab-profile 1"
@@ -109,11 +110,7 @@ def to_raw_job(data: ProfileData) -> RawJob:
         records = _reduce(records, nprocs, mods)
     cmd = job.get("cmdline") or (parts[0].header.get("cmdline") if parts else [])
     hosts = sorted({str(p.header.get("host", "")) for p in parts} - {""})
-    meta = (
-        {k: str(v) for k, v in job.get("metadata", {}).items()}
-        if isinstance(job.get("metadata"), dict)
-        else {}
-    )
+    meta = _metadata(job, parts)
     return RawJob(
         source="iolab-profile",
         source_paths=list(data.sources),
@@ -132,6 +129,24 @@ def to_raw_job(data: ProfileData) -> RawJob:
         partial_modules=sorted(partial),
         notes=notes,
     )
+
+
+def _metadata(job: dict[str, Any], parts: list[Part]) -> dict[str, str]:
+    """Job key=value pairs: exit code, launch line, and the MPI-IO hints in effect at open
+    (``hints:<path>`` -> ``key=value;...``, as the lowest rank that opened the file saw them)."""
+    meta = {"tool": "iolab profile"}
+    for key in ("exit_code", "np", "trace"):
+        if job.get(key) is not None:
+            meta[key] = str(job[key])
+    if job.get("launch"):
+        meta["launch"] = shlex.join(str(a) for a in job["launch"])
+    for part in sorted(parts, key=lambda p: int(p.header.get("rank", 0))):
+        hints = part.header.get("hints")
+        if isinstance(hints, dict):
+            for path, text in hints.items():
+                if text:
+                    meta.setdefault(f"hints:{decode_path(path)}", str(text))
+    return meta
 
 
 def _reduce(

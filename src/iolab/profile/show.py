@@ -21,6 +21,8 @@ def dump(job: RawJob, out: TextIO) -> None:
     out.write(f"# start_time: {job.start_time:.6f} ({_when(job.start_time)})\n")
     out.write(f"# end_time: {job.end_time:.6f} ({_when(job.end_time)})\n")
     out.write(f"# run time: {job.run_time_s:.4f} s\n")
+    for key, value in sorted(job.metadata.items()):
+        out.write(f"# metadata: {key} = {value}\n")
     if job.partial_modules:
         out.write(f"# PARTIAL: {', '.join(job.partial_modules)} (something was left out)\n")
     for note in job.notes:
@@ -43,6 +45,4 @@ def dump(job: RawJob, out: TextIO) -> None:
         out.write("#<module>\t<rank>\t<op>\t<offset>\t<length>\t<start>\t<end>\t<file name>\n")
         for s in job.trace:
             times = f"{s.start_s:.6f}\t{s.end_s:.6f}"
-            out.write(
-                f"{s.module}\t{s.rank}\t{s.op}\t{s.offset}\t{s.length}\t{times}\t{s.path}\n"
-            )
+            out.write(f"{s.module}\t{s.rank}\t{s.op}\t{s.offset}\t{s.length}\t{times}\t{s.path}\n")
