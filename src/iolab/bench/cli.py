@@ -44,8 +44,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      help="MPI library: the default build, or mpich (iolab-bench-mpich under "
                           "mpirun.mpich: ROMIO with verifiable hints, like Cray MPICH)")
     grp.add_argument("--launcher-args", metavar="ARGS",
-                     help="extra launcher arguments, e.g. \"--mca io romio321\" or "
-                          "\"--mpi=pmix\" (split like a shell would)")
+                     help="extra launcher arguments, split like a shell would; write "
+                          "--launcher-args=\"--mca io romio321\" (with '=') when they "
+                          "start with '-'")
     out = parser.add_argument_group("output")
     add_db_argument(out)  # type: ignore[arg-type]
     add_format_arguments(parser)
@@ -139,9 +140,12 @@ def _cases(args: argparse.Namespace) -> tuple[list[jobs.Case], bool]:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.engine_error:
-        raise UsageError(args.engine_error)
     spec = _launch_spec(args)
+    if args.engine_error:
+        # An Open MPI engine cannot even list its options without mpirun's helpers on PATH:
+        # name the missing mpirun rather than the engine's abort message.
+        launch.prepare(spec, ["iolab-bench"])
+        raise UsageError(args.engine_error)
     cases, needs_scratch = _cases(args)
     engine = paths.engine_binary(args.mpi)
     fixed = ("--quiet", "--progress")  # JSON on stdout, progress lines on stderr
@@ -213,7 +217,9 @@ def _status(outcome: EngineOutcome, launcher: str) -> tuple[str, str | None]:
             status = "interrupted"
         err = doc.get("error")
         msg = err.get("message") if isinstance(err, dict) else None
-        if status != "ok" and not msg:
+        if status == "interrupted" and not msg:
+            msg = "interrupted (Ctrl-C or a signal); the engine stopped and cleaned up"
+        elif status != "ok" and not msg:
             msg = outcome.engine_message() or f"{launcher} exited with {outcome.exit_code}"
         return status, (None if status == "ok" else str(msg))
     if outcome.interrupted:

@@ -23,9 +23,9 @@ from types import FrameType
 from typing import IO, Any, Optional
 
 from iolab.errors import UsageError
-from iolab.launch import OPEN_MPI_SIGKILL_TIMEOUT_S, Launch
+from iolab.launch import Launch
 
-STOP_GRACE_S = OPEN_MPI_SIGKILL_TIMEOUT_S + 15  # after an interruption, then SIGKILL
+STOP_GRACE_S = 30.0  # after passing an interruption on, the launcher gets this long, then SIGKILL
 
 
 @dataclass(frozen=True)

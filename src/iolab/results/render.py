@@ -235,7 +235,7 @@ def _op_rows(run: Mapping[str, Any]) -> list[dict[str, Any]]:
     for op in ("write", "read"):
         phases = [ph for rep in reps for ph in rep.get("phases") or [] if ph.get("op") == op]
         stats = summary.get(op) or {}
-        if not phases and not stats:
+        if not phases:  # an interrupted run's summary may list an op that never ran
             continue
         bw = stats.get("bw_bytes_per_s") or {}
         caches = {ph.get("cache") for ph in phases}
