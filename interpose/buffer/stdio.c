@@ -16,8 +16,6 @@
 
 #include "wrappers.h"
 
-#define IOLAB_STDIO_BUFSIZE ((size_t)64 << 10)
-
 typedef struct {
     int fd;
     char *vbuf; /* the stdio buffer we gave the stream, freed at close */
@@ -95,11 +93,16 @@ static FILE *cookie_stream(int fd, const char *plain)
         return NULL;
     }
     fp->_fileno = fd;
-    /* Read-only and write-only streams keep a stdio buffer (one call into the library per
-     * 64 KiB, not per fgetc); update streams ('+') go unbuffered, see the header. */
-    ck->vbuf = plain[1] == '+' ? NULL : malloc(IOLAB_STDIO_BUFSIZE);
+    /* Read-only and write-only streams keep the stdio buffer glibc would give a file (so
+     * even what _exit() loses from it is the same); update streams ('+') go unbuffered,
+     * see the header. */
+    struct stat st;
+    size_t vsize = BUFSIZ;
+    if (IOLAB_REAL(fstat)(fd, &st) == 0 && st.st_blksize > 0 && st.st_blksize < BUFSIZ)
+        vsize = (size_t)st.st_blksize;
+    ck->vbuf = plain[1] == '+' ? NULL : malloc(vsize);
     if (ck->vbuf)
-        setvbuf(fp, ck->vbuf, _IOFBF, IOLAB_STDIO_BUFSIZE);
+        setvbuf(fp, ck->vbuf, _IOFBF, vsize);
     else
         setvbuf(fp, NULL, _IONBF, 0);
     return fp;

@@ -211,6 +211,55 @@ int execvpe(const char *p, char *const argv[], char *const envp[])
     IOLAB_PROCESS_THEN(iolab_buffer_sync_all, IOLAB_REAL(execvpe)(p, argv, envp));
 }
 
+int fexecve(int fd, char *const argv[], char *const envp[])
+{
+    IOLAB_PROCESS_THEN(iolab_buffer_sync_all, IOLAB_REAL(fexecve)(fd, argv, envp));
+}
+
+/* The variadic execs call libc's execve internally, out of our reach: gather the arguments
+ * and go through our execv*. */
+#define IOLAB_GATHER_ARGS(arg0, ap, argv) \
+    size_t n_ = 1; \
+    va_start(ap, arg0); \
+    while (va_arg(ap, const char *)) \
+        n_++; \
+    va_end(ap); \
+    const char *argv[n_ + 1]; \
+    argv[0] = arg0; \
+    va_start(ap, arg0); \
+    for (size_t i_ = 1; i_ <= n_; i_++) \
+        argv[i_] = va_arg(ap, const char *)
+
+int execl(const char *p, const char *arg0, ...)
+{
+    va_list ap;
+    IOLAB_GATHER_ARGS(arg0, ap, argv);
+    va_end(ap);
+    return execv(p, (char *const *)argv);
+}
+
+int execlp(const char *p, const char *arg0, ...)
+{
+    va_list ap;
+    IOLAB_GATHER_ARGS(arg0, ap, argv);
+    va_end(ap);
+    return execvp(p, (char *const *)argv);
+}
+
+int execle(const char *p, const char *arg0, ...)
+{
+    va_list ap;
+    IOLAB_GATHER_ARGS(arg0, ap, argv);
+    char *const *envp = va_arg(ap, char *const *); /* after the NULL that ends the list */
+    va_end(ap);
+    return execve(p, (char *const *)argv, envp);
+}
+
+FILE *popen(const char *cmd, const char *mode)
+{
+    IOLAB_PROCESS_THEN(iolab_buffer_sync_all, IOLAB_REAL(popen)(cmd, mode));
+}
+
 int system(const char *cmd)
 {
     IOLAB_PROCESS_THEN(iolab_buffer_sync_all, IOLAB_REAL(system)(cmd));
