@@ -5,6 +5,9 @@
 #include "iolab_trace.h"
 
 #include <dlfcn.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
@@ -17,6 +20,9 @@
 #include "iolab_trace_core.h"
 
 int iolab_core_active = 0;
+int iolab_core_use_tsc = 0;
+uint64_t iolab_core_tsc0 = 0;
+static double mono0; /* CLOCK_MONOTONIC at start, for the TSC calibration */
 int iolab_core_tracing = 0;
 double iolab_core_t0 = 0;
 __thread int iolab_core_busy __attribute__((tls_model("initial-exec"))) = 0;
@@ -380,14 +386,50 @@ static void guess_rank(void)
 
 /* ---- start, fork, signals, end ---- */
 
+static double mono_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Invariant TSC (CPUID 0x80000007, EDX bit 8): same rate on every core, in every state. */
+static int tsc_invariant(void)
+{
+#if defined(__x86_64__)
+    unsigned a, b, c, d;
+    if (!__get_cpuid(0x80000000, &a, &b, &c, &d) || a < 0x80000007)
+        return 0;
+    __get_cpuid(0x80000007, &a, &b, &c, &d);
+    return (d >> 8) & 1;
+#else
+    return 0;
+#endif
+}
+
 static void set_clock(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     iolab_core.start_unix = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-    iolab_core_t0 = 0;
-    iolab_core_t0 = iolab_now();
+    mono0 = mono_now();
+    iolab_core_t0 = mono0;
+#if defined(__x86_64__)
+    iolab_core_tsc0 = __builtin_ia32_rdtsc();
+#endif
     iolab_core.pid = getpid();
+}
+
+double iolab_core_seconds_per_tick(void)
+{
+#if defined(__x86_64__)
+    if (iolab_core_use_tsc) {
+        double ticks = (double)(__builtin_ia32_rdtsc() - iolab_core_tsc0);
+        double secs = mono_now() - mono0;
+        return ticks > 0 && secs > 0 ? secs / ticks : 0.0;
+    }
+#endif
+    return 1.0;
 }
 
 static void on_fork_prepare(void) { pthread_mutex_lock(&core_lock); }
@@ -522,6 +564,7 @@ __attribute__((constructor)) static void iolab_core_start(void)
         return;
     }
     guess_rank();
+    iolab_core_use_tsc = tsc_invariant() && env_long("IOLAB_TRACE_CLOCK_GETTIME", 0, 0, 1) == 0;
     set_clock();
     pthread_atfork(on_fork_prepare, on_fork_parent, on_fork_child);
     install_signal(SIGTERM, &old_term);

@@ -205,7 +205,8 @@ static void write_names(out_t *o, int m)
     out_raw(o, "}\n", 2);
 }
 
-static void write_record(out_t *o, iolab_rec_t *r, int idx, int in_signal)
+/* Every float counter is a time or a timestamp at run time: scaled from ticks to seconds. */
+static void write_record(out_t *o, iolab_rec_t *r, int idx, int in_signal, double tick)
 {
     iolab_rec_t copy;
     int locked = in_signal ? pthread_mutex_trylock(&r->lock) == 0
@@ -223,11 +224,11 @@ static void write_record(out_t *o, iolab_rec_t *r, int idx, int in_signal)
         out_fmt(o, "%s%lld", i ? "," : "", (long long)copy.c[i]);
     out_raw(o, "],\"f\":[", 7);
     for (int i = 0; i < name_counts[r->module][1]; i++)
-        out_fmt(o, "%s%.9g", i ? "," : "", copy.f[i]);
+        out_fmt(o, "%s%.9g", i ? "," : "", copy.f[i] * tick);
     out_raw(o, "]}\n", 3);
 }
 
-static void write_segments(out_t *o)
+static void write_segments(out_t *o, double tick)
 {
     uint64_t n = atomic_load(&iolab_core.seg_next);
     if (n > iolab_core.seg_cap)
@@ -238,7 +239,7 @@ static void write_segments(out_t *o)
             out_fmt(o, "%s{\"type\":\"segments\",\"v\":1,\"ops\":[", i ? "]}\n" : "");
         out_fmt(o, "%s[\"%s\",%d,\"%c\",%lld,%lld,%.9g,%.9g]", i % 1000 ? "," : "",
                 module_names[s->module], s->rec, s->write ? 'w' : 'r', (long long)s->offset,
-                (long long)s->length, s->start, s->end);
+                (long long)s->length, s->start * tick, s->end * tick);
     }
     if (n)
         out_raw(o, "]}\n", 3);
@@ -284,6 +285,7 @@ void iolab_writer_write(const char *reason, int partial)
     out.len = 0;
     out.failed = 0;
     int in_signal = partial;
+    double tick = iolab_core_seconds_per_tick();
     write_process(&out, reason, partial);
     for (int m = 0; m < IOLAB_NMODS; m++) {
         if (!iolab_core.pool[m].n)
@@ -291,10 +293,10 @@ void iolab_writer_write(const char *reason, int partial)
         write_names(&out, m);
         for (uint32_t i = 0; i < iolab_core.pool[m].n; i++)
             if (iolab_core.pool[m].recs[i].used)
-                write_record(&out, &iolab_core.pool[m].recs[i], (int)i, in_signal);
+                write_record(&out, &iolab_core.pool[m].recs[i], (int)i, in_signal, tick);
     }
     if (iolab_core_tracing)
-        write_segments(&out);
+        write_segments(&out, tick);
     out_flush(&out);
     int failed = out.failed;
     IOLAB_REAL(close)(out.fd);
