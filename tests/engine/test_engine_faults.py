@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -178,3 +179,26 @@ def test_sigint_removes_files(engine: Engine, scratch: Path, tmp_path: Path):
     assert doc["status"] == "interrupted"
     (ph,) = [p for r in doc["repetitions"] for p in r["phases"]]
     assert 0 < ph["bytes"] < 2 * 400 * 1024 * 1024
+
+
+@pytest.mark.parametrize("call,phase", [("pwrite", "write"), ("pread", "read")])
+def test_eio_injected_with_libfiu(engine: Engine, scratch: Path, tmp_path: Path, call: str,
+                                  phase: str):
+    """Every pwrite (or pread) of the ranks fails with EIO (libfiu's POSIX preload)."""
+    fiu = shutil.which("fiu-run")
+    if fiu is None:
+        pytest.skip("fiu-run not installed (Debian: fiu-utils; ./test installs it as root)")
+    jpath = tmp_path / "eio.json"
+    argv = engine.argv(2, ["--path", str(scratch / "f"), *SMALL, "--json", str(jpath)])
+    at = argv.index(str(engine.binary))
+    argv[at:at] = [fiu, "-x", "-c", f"enable name=posix/io/rw/{call},failinfo=5"]
+    p = subprocess.run(argv, capture_output=True, text=True, env=_env(), timeout=90)
+    assert p.returncode == 1, p.stderr
+    doc = json.loads(jpath.read_text())
+    assert doc["status"] == "failed"
+    assert doc["error"]["errno"] == 5 and doc["error"]["phase"] == phase
+    assert "Input/output error" in doc["error"]["message"]
+    if phase == "read":  # the write phase finished: 2 ranks x 16 KiB
+        (wr,) = [p for r in doc["repetitions"] for p in r["phases"] if p["op"] == "write"]
+        assert wr["bytes"] == 2 * 16384
+    assert list(scratch.iterdir()) == []
