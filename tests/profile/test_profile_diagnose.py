@@ -1,0 +1,29 @@
+"""An iolab profile feeds `iolab diagnose` like a Darshan log: the same program, traced by
+iolab and by Darshan 3.5, gives the same findings."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import profile
+from test_profile_darshan import LOGS
+
+diag = pytest.importorskip("iolab.diagnose.report")
+config = pytest.importorskip("iolab.diagnose.config")
+job_mod = pytest.importorskip("iolab.model.job")
+darshan_loader = pytest.importorskip("iolab.model.darshan")
+
+
+def _findings(raw: object) -> list[tuple[str, str]]:
+    rep = diag.diagnose(job_mod.build_model([raw]), config.Thresholds())
+    return sorted((f.rule.id, f.severity) for f in rep.findings)
+
+
+def test_same_findings_as_darshan(prog: Callable[[str], Path], tmp_path: Path) -> None:
+    _, ours = profile([str(prog("posix_write")), str(tmp_path / "p64.dat"), "1000000", "64"],
+                      tmp_path / "p")
+    theirs = darshan_loader.load_darshan_log(LOGS / "posix_write_1M_x_64B.darshan")
+    assert _findings(ours) == _findings(theirs)
+    assert ("small-requests", "high") in _findings(ours)
