@@ -131,8 +131,13 @@ static void print_record(int fd, const iolab_buffer_record_t *r)
         s->bytes[IOLAB_OP_SYSREAD], 1);
     row(&t, "Sys Write", s->calls[IOLAB_OP_SYSWRITE], s->seconds[IOLAB_OP_SYSWRITE],
         s->bytes[IOLAB_OP_SYSWRITE], 1);
-    add(&t, "%-12s %10d (%llu MB)\n", "Buffers used", s->buffers,
-        (unsigned long long)((uint64_t)s->buffers * s->buffer_size >> 20));
+    uint64_t held = (uint64_t)s->buffers * s->buffer_size;
+    if (held >= (1u << 20) || held == 0)
+        add(&t, "%-12s %10d (%llu MB)\n", "Buffers used", s->buffers,
+            (unsigned long long)(held >> 20));
+    else
+        add(&t, "%-12s %10d (%llu KB)\n", "Buffers used", s->buffers,
+            (unsigned long long)(held >> 10));
     add(&t, "%-12s %10llu\n", "Prefetches", (unsigned long long)s->prefetches);
     add(&t, "%-12s %10llu\n", "Preflushes", (unsigned long long)s->preflushes);
     emit(fd, t.buf, t.n);

@@ -10,6 +10,9 @@ from pathlib import Path
 
 import numpy as np
 
+ROOT = Path(__file__).resolve().parents[2]
+LIB_TRACE = ROOT / "build" / "default" / "interpose" / "trace" / "libiolab-trace.so"
+
 
 def lib_env(lib: Path, spec: str | None, **extra: str) -> dict[str, str]:
     """The environment of a run with the library (spec None: without it)."""
