@@ -114,6 +114,12 @@ def test_failed_and_engineless_runs_are_stored(conn: sqlite3.Connection) -> None
     assert run is not None
     assert run["error"] == "No space left on device"
     assert run["write_bytes_total"] == 123456 and run["read_bytes_total"] is None
+    # the engine lists the cut-short phase itself: its bytes are not counted twice
+    doc = failed_doc()
+    doc["repetitions"][0]["phases"] = [{"op": "write", "bytes": 123456, "per_rank": []}]
+    rid1 = db.store_run(conn, db.NewRun(command=["iolab"], status="failed", engine_doc=doc))
+    run1 = db.get_run(conn, rid1)
+    assert run1 is not None and run1["write_bytes_total"] == 123456
     rid2 = db.store_run(conn, db.NewRun(command=["iolab"], status="interrupted",
                                         error="interrupted before the engine printed"))
     run2 = db.get_run(conn, rid2)

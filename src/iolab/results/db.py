@@ -237,16 +237,20 @@ def _get(doc: Mapping[str, Any] | None, *keys: str) -> Any:
 
 def _phase_totals(doc: Mapping[str, Any]) -> dict[str, int]:
     totals: dict[str, int] = {}
+    last_ops: set[str] = set()
     for rep in _get(doc, "repetitions") or []:
-        for ph in (rep.get("phases") or []) if isinstance(rep, Mapping) else []:
+        phases = [ph for ph in rep.get("phases") or [] if isinstance(ph, Mapping)]
+        last_ops = {str(ph.get("op")) for ph in phases}
+        for ph in phases:
             op = ph.get("op")
             if isinstance(op, str) and isinstance(ph.get("bytes"), int):
                 totals[op] = totals.get(op, 0) + ph["bytes"]
     err = _get(doc, "error")
     if isinstance(err, Mapping) and isinstance(err.get("bytes_done"), int):
-        # a phase cut short by an error is not in "repetitions"; count what it did
+        # The engine lists the phase an error cut short (with its bytes); should it not,
+        # the error's bytes_done is the only record of what that phase did.
         op = str(err.get("phase") or "")
-        if op in ("write", "read"):
+        if op in ("write", "read") and op not in last_ops:
             totals[op] = totals.get(op, 0) + err["bytes_done"]
     return totals
 
