@@ -1,4 +1,4 @@
-"""Shared inputs of the diagnose tests: every real and generated Darshan log."""
+"""Diagnose tests: make ``iolab`` and the log lists importable; pydarshan requirement."""
 
 from __future__ import annotations
 
@@ -7,20 +7,11 @@ from pathlib import Path
 
 import pytest
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # diagnose_logs
 try:
     import iolab  # noqa: F401
 except ImportError:  # running from a checkout without ``pip install -e .``
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
-
-SHARED = Path(__file__).resolve().parents[3] / "shared"
-REAL_LOGS = sorted((SHARED / "darshan-logs").rglob("*.darshan"))
-GENERATED = SHARED / "darshan-generated"
-GENERATED_LOGS = sorted(GENERATED.glob("*.darshan"))
-ALL_LOGS = REAL_LOGS + GENERATED_LOGS
-
-
-def log_id(p: Path) -> str:
-    return p.name[:48]
 
 
 @pytest.fixture(scope="session")

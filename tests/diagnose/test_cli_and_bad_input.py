@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import GENERATED, REAL_LOGS
+from diagnose_logs import GENERATED, REAL_LOGS
 
 from iolab.cli import main
 

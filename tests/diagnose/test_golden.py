@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import ALL_LOGS, REAL_LOGS, log_id
+from diagnose_logs import ALL_LOGS, REAL_LOGS, log_id
 
 from iolab.diagnose.config import Thresholds
 from iolab.diagnose.render_html import render_html
@@ -173,6 +173,6 @@ def test_mpi_runtime_files_are_told_apart(reports) -> None:
 
 
 def GENERATED_LOG(name: str) -> Path:  # noqa: N802 - reads like a constant lookup
-    from conftest import GENERATED
+    from diagnose_logs import GENERATED
 
     return GENERATED / name

@@ -7,7 +7,7 @@ direction) that must fire, and nothing else; then the counters the evidence must
 from __future__ import annotations
 
 import pytest
-from conftest import GENERATED
+from diagnose_logs import GENERATED
 
 from iolab.diagnose.config import Thresholds
 from iolab.diagnose.report import diagnose

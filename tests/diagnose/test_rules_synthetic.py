@@ -1,0 +1,177 @@
+"""Each rule on a job built through the loader contract (RawJob of RawRecords, as the iolab
+profile loader produces): fires on the pattern it is about, stays quiet just below it.
+
+These cover the rules no shared log triggers (file per process, files per directory, opens,
+small shared input, stragglers, striping, single stream, direct I/O, fill mode, aggregators).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from iolab.diagnose.config import Thresholds
+from iolab.diagnose.report import diagnose
+from iolab.model.job import build_model
+from iolab.model.raw import SHARED_RANK, RawJob, RawRecord
+
+MiB, GiB = 1 << 20, 1 << 30
+
+
+def posix(path: str, rank: int, rid: int, **c: Any) -> RawRecord:
+    f = {k: v for k, v in c.items() if k.startswith("POSIX_F_")}
+    n = {k: v for k, v in c.items() if not k.startswith("POSIX_F_")}
+    return RawRecord(module="POSIX", rank=rank, record_id=rid, path=path, counters=n,
+                     fcounters=f)
+
+
+def job(records: list[RawRecord], nprocs: int = 1, run: float = 100.0, **kw: Any) -> RawJob:
+    return RawJob(source="iolab-profile", source_paths=["synthetic"], nprocs=nprocs,
+                  start_time=0.0, end_time=run, run_time_s=run, records=records, **kw)
+
+
+def fired(raw: RawJob, th: Thresholds | None = None, **model_kw: Any) -> dict[str, Any]:
+    rep = diagnose(build_model([raw], **model_kw), th or Thresholds())
+    return {f.rule.id + (f"/{f.hit.direction}" if f.hit.direction else ""): f
+            for f in rep.findings}
+
+
+def write_1m(path: str, rank: int, rid: int, nbytes: int, secs: float = 1.0) -> RawRecord:
+    n = max(nbytes // MiB, 1)
+    return posix(path, rank, rid, POSIX_OPENS=1, POSIX_WRITES=n, POSIX_BYTES_WRITTEN=nbytes,
+                 POSIX_MAX_BYTE_WRITTEN=nbytes - 1, POSIX_CONSEC_WRITES=n - 1,
+                 POSIX_SEQ_WRITES=n - 1, POSIX_SIZE_WRITE_1M_4M=n, POSIX_F_WRITE_TIME=secs,
+                 POSIX_ACCESS1_ACCESS=MiB, POSIX_ACCESS1_COUNT=n)
+
+
+def test_file_per_process_and_files_per_directory() -> None:
+    recs = [write_1m(f"/scratch/out/rank{r:05d}.dat", r, 1000 + r, 4 * MiB) for r in range(1200)]
+    got = fired(job(recs, nprocs=1200))
+    assert got["file-per-process"].hit.values["per_rank_files"] == 1200
+    assert got["files-per-directory"].hit.values["max_files_in_one_dir"] == 1200
+    lfs = got["files-per-directory"].fix.artifacts[0].content
+    assert "lfs setstripe -c 1 -S 1M -i -1 '/scratch/out'" in lfs
+    # 200 ranks: below both thresholds (256 per-rank files, 1000 per directory)
+    got = fired(job(recs[:200], nprocs=200))
+    assert "file-per-process" not in got and "files-per-directory" not in got
+
+
+def test_frequent_open_close() -> None:
+    rec = posix("/scratch/log.txt", 0, 7, POSIX_OPENS=5000, POSIX_WRITES=5000,
+                POSIX_BYTES_WRITTEN=5000 * 100, POSIX_SIZE_WRITE_100_1K=5000)
+    got = fired(job([rec]))
+    assert got["frequent-open-close"].hit.values["opens"] == 5000
+    rec.counters["POSIX_OPENS"] = 900
+    assert "frequent-open-close" not in fired(job([rec]))
+
+
+def test_small_shared_input_read_by_every_rank() -> None:
+    recs = [posix("/home/u/config.nml", SHARED_RANK, 9, POSIX_OPENS=64, POSIX_READS=64,
+                  POSIX_BYTES_READ=64 * 4096, POSIX_MAX_BYTE_READ=4095,
+                  POSIX_SIZE_READ_1K_10K=64)]
+    got = fired(job(recs, nprocs=64))
+    f = got["small-shared-input"]
+    assert f.hit.files[0].values == {"size_bytes": 4096, "ranks": 64, "bytes_read": 64 * 4096}
+    assert "MPI_Bcast" in next(a for a in f.fix.artifacts if a.kind == "snippet-c").content
+    # a shared input read by every rank is not also "redundant traffic" (below 16 MiB)
+    assert "redundant-traffic/read" not in got
+
+
+def test_stragglers_need_time_or_bytes() -> None:
+    def rec(slow: float) -> RawRecord:
+        return posix("/scratch/shared.dat", SHARED_RANK, 11, POSIX_OPENS=8, POSIX_WRITES=8,
+                     POSIX_BYTES_WRITTEN=8 * MiB, POSIX_F_FASTEST_RANK_TIME=0.5 * slow,
+                     POSIX_F_SLOWEST_RANK_TIME=slow, POSIX_FASTEST_RANK_BYTES=MiB,
+                     POSIX_SLOWEST_RANK_BYTES=MiB)
+    assert "shared-file-stragglers" in fired(job([rec(4.0)], nprocs=8))
+    assert "shared-file-stragglers" not in fired(job([rec(0.01)], nprocs=8))  # Drishti flags
+
+
+def test_per_rank_imbalance() -> None:
+    recs = [write_1m(f"/s/r{r}.dat", r, 50 + r, (64 if r == 0 else 16) * MiB) for r in range(4)]
+    v = fired(job(recs, nprocs=4))["per-rank-imbalance"].hit.values
+    assert v["max_rank"] == 0 and v["max_bytes"] == 64 * MiB and v["min_bytes"] == 16 * MiB
+
+
+def test_striping_rules() -> None:
+    big = posix("/lus/big.dat", SHARED_RANK, 21, POSIX_OPENS=64, POSIX_WRITES=4096,
+                POSIX_BYTES_WRITTEN=4 * GiB, POSIX_MAX_BYTE_WRITTEN=4 * GiB - 1,
+                POSIX_SIZE_WRITE_1M_4M=4096, POSIX_ACCESS1_ACCESS=MiB,
+                POSIX_ACCESS1_COUNT=4096)
+    small = write_1m("/lus/small.dat", 0, 22, 8 * MiB)
+    odd = posix("/lus/odd.dat", 0, 23, POSIX_OPENS=1, POSIX_WRITES=2000,
+                POSIX_BYTES_WRITTEN=2000 * 1536 * 1024, POSIX_MAX_BYTE_WRITTEN=2000 * 1536 * 1024,
+                POSIX_SIZE_WRITE_1M_4M=2000, POSIX_ACCESS1_ACCESS=1536 * 1024,
+                POSIX_ACCESS1_COUNT=2000)
+    raw = job([big, small, odd], nprocs=64,
+              stripes={21: (MiB, 1), 22: (MiB, 8), 23: (MiB, 4)})
+    got = fired(raw)
+    f = got["stripe-shared-file"]
+    assert f.hit.values["recommended_stripe_count"] == 8
+    assert "lfs setstripe -c 8 -S 1M /lus/big.dat.new" in f.fix.artifacts[0].content
+    assert got["stripe-small-files"].hit.files[0].path == "/lus/small.dat"
+    assert got["stripe-size-mismatch"].hit.values["access_bytes"] == 1536 * 1024
+    assert "stripe-huge-file" not in got
+    raw.stripes = {}
+    assert not {k for k in fired(raw) if k.startswith("stripe-")}
+
+
+def test_single_io_stream() -> None:
+    recs = [write_1m("/s/all.dat", 0, 31, 4 * GiB)] + [
+        write_1m(f"/s/tiny{r}.dat", r, 40 + r, MiB) for r in range(1, 16)]
+    assert fired(job(recs, nprocs=16))["single-io-stream"].hit.values["rank"] == 0
+
+
+def test_direct_io_one_time_read_and_dirty_ratio() -> None:
+    rd = posix("/s/input.bin", 0, 61, POSIX_OPENS=1, POSIX_READS=2048,
+               POSIX_BYTES_READ=2 * GiB, POSIX_MAX_BYTE_READ=2 * GiB - 1,
+               POSIX_CONSEC_READS=2047, POSIX_SEQ_READS=2047, POSIX_SIZE_READ_1M_4M=2048)
+    got = fired(job([rd]))
+    assert got["direct-io/read"].hit.values["bytes_read"] == 2 * GiB
+    got = fired(job([write_1m("/s/out.bin", 0, 62, 8 * GiB)]), node_memory_bytes=16 * GiB)
+    assert got["direct-io/write"].hit.values["bytes_written_per_node"] == 8 * GiB
+    assert "direct-io/write" not in fired(job([write_1m("/s/o", 0, 63, 4 * GiB)]),
+                                          node_memory_bytes=16 * GiB)
+
+
+def test_aggregators_need_nodes() -> None:
+    rec = RawRecord(module="MPI-IO", rank=SHARED_RANK, record_id=71, path="/s/c.dat",
+                    counters={"MPIIO_COLL_OPENS": 64, "MPIIO_COLL_WRITES": 640,
+                              "MPIIO_BYTES_WRITTEN": 640 * 4 * MiB,
+                              "MPIIO_SIZE_WRITE_AGG_4M_10M": 640})
+    assert "aggregators-per-node" not in fired(job([rec], nprocs=64))
+    f = fired(job([rec], nprocs=64), nodes=2)["aggregators-per-node"]
+    assert f.hit.values["ranks_per_node"] == 32
+    assert "cb_config_list *:2" in f.fix.artifacts[0].content
+
+
+def test_fill_mode_pnetcdf() -> None:
+    recs = [RawRecord(module="PNETCDF_FILE", rank=SHARED_RANK, record_id=81, path="/s/a.nc",
+                      counters={"PNETCDF_FILE_CREATES": 4, "PNETCDF_FILE_BYTES_WRITTEN": 64 * MiB}),
+            write_1m("/s/a.nc", SHARED_RANK, 81, 128 * MiB)]
+    f = fired(job(recs, nprocs=4))["fill-mode"]
+    assert f.hit.values["posix_bytes_written"] == 128 * MiB
+    assert "NC_NOFILL" in f.fix.artifacts[0].content
+
+
+def test_formatted_output() -> None:
+    rec = RawRecord(module="STDIO", rank=0, record_id=91, path="/s/results.csv",
+                    counters={"STDIO_OPENS": 1, "STDIO_WRITES": 200_000,
+                              "STDIO_BYTES_WRITTEN": 200_000 * 24})
+    f = fired(job([rec]))["formatted-output"]
+    assert f.hit.values["stdio_writes"] == 200_000
+
+
+def test_metadata_time_per_rank() -> None:
+    rec = posix("/s/m.dat", 0, 95, POSIX_OPENS=100, POSIX_F_META_TIME=45.0)
+    assert fired(job([rec]))["metadata-time"].severity == "high"
+    rec.fcounters["POSIX_F_META_TIME"] = 5.0
+    assert "metadata-time" not in fired(job([rec]))
+
+
+def test_thresholds_change_the_verdict() -> None:
+    rec = posix("/s/r.dat", 0, 99, POSIX_OPENS=1, POSIX_READS=2000, POSIX_BYTES_READ=2000 * MiB,
+                POSIX_SEQ_READS=1000, POSIX_MAX_BYTE_READ=4 * GiB, POSIX_SIZE_READ_1M_4M=2000)
+    assert "random-access/read" in fired(job([rec]))  # ~2000 random of 2000
+    th = Thresholds()
+    th.set("random_min_ops", "5000", "test")
+    assert "random-access/read" not in fired(job([rec]), th)

@@ -1,0 +1,88 @@
+"""The job model: file categories, merging logs, both loader shapes giving the same metrics."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from iolab.model.files import APP, RUNTIME, STREAM, SYSTEM, categorize
+from iolab.model.job import build_model
+from iolab.model.raw import RawJob, RawRecord
+
+GENERATED = Path(__file__).resolve().parents[3] / "shared" / "darshan-generated"
+darshan = pytest.importorskip("darshan", reason="pydarshan (PyPI darshan) is not installed")
+from iolab.model.darshan import load_darshan_log  # noqa: E402
+
+
+@pytest.mark.parametrize("path,cat", [
+    ("/tmp/ompi.vm.0/pid.25050/1/shared_indep.dat_cid-0-25054.sm", RUNTIME),
+    ("/tmp/dtests/shared_indep.dat.locktest.3", RUNTIME),
+    ("/dev/shm/vader_segment.vm.1", RUNTIME),
+    ("<STDOUT>", STREAM),
+    ("/proc/self/maps", SYSTEM),
+    ("/usr/lib/x86_64-linux-gnu/libm.so.6", SYSTEM),
+    ("/home/u/venv/lib/python3.11/site-packages/numpy/__init__.py", SYSTEM),
+    ("/scratch/run/output_0001.h5", APP),
+    ("/tmp/dtests/shared_indep.dat", APP),
+])
+def test_categories(path: str, cat: int) -> None:
+    assert categorize(path) == cat
+
+
+def _as_records(raw: RawJob) -> RawJob:
+    """The same job in the RawRecord shape the iolab profile loader produces."""
+    recs = []
+    for mod, t in raw.tables.items():
+        for i in range(len(t.record_ids)):
+            rid = int(t.record_ids[i])
+            recs.append(RawRecord(
+                module=mod, rank=int(t.ranks[i]), record_id=rid, path=t.paths[rid],
+                counters=dict(zip(t.counter_names, (int(x) for x in t.counters[i]))),
+                fcounters=dict(zip(t.fcounter_names, (float(x) for x in t.fcounters[i])))))
+    return dataclasses.replace(raw, tables={}, records=recs)
+
+
+@pytest.mark.parametrize("name", ["mpiio_4ranks_strided4K_indep.darshan",
+                                  "posix_mixed_rw_random_reads.darshan",
+                                  "pnetcdf_4ranks_coll_and_indep_vara.darshan"])
+def test_tables_and_records_give_the_same_metrics(name: str) -> None:
+    raw = load_darshan_log(GENERATED / name)
+    a = build_model([raw]).metrics
+    b = build_model([_as_records(raw)]).metrics
+    for f in dataclasses.fields(a):
+        va, vb = getattr(a, f.name), getattr(b, f.name)
+        if isinstance(va, np.ndarray):
+            np.testing.assert_allclose(va, vb)
+        else:
+            assert va == vb, f.name
+
+
+def test_merge_renumbers_ranks_and_spans_reduced_records() -> None:
+    a = load_darshan_log(GENERATED / "mpiio_4ranks_strided4K_indep.darshan")
+    b = load_darshan_log(GENERATED / "mpiio_4ranks_strided4K_coll.darshan")
+    m = build_model([a, b])
+    assert m.job.nprocs == 8 and m.job.n_logs == 2
+    px = m.mods["POSIX"]
+    assert set(px.ranks[px.ranks >= 0].tolist()) == set(range(8))
+    shared = px.ranks < 0
+    assert sorted(set(px.span_lo[shared].tolist())) == [0, 4]
+    assert set(px.span_n[shared].tolist()) == {4}
+    assert m.metrics.rank_io_time_s.shape == (8,)
+    # two shared files of 256 MiB each (shared_indep.dat, shared_coll.dat)
+    app = [p for p, c in zip(m.files.paths, m.files.category) if c == APP]
+    assert len(app) == 2 and m.metrics.bytes_by_dir["write"] == 2 * 268435456
+
+
+def test_exact_1mib_requests_are_not_small() -> None:
+    m = build_model([load_darshan_log(GENERATED / "posix_write_1GiB_x_1MiB.darshan")]).metrics
+    h = m.ifaces["POSIX"].hist
+    assert h["write"][4] == 1024 and h["write_exact_1mib"] == [1024]
+
+
+def test_random_estimate_from_backward_jumps() -> None:
+    a = build_model([load_darshan_log(GENERATED / "posix_mixed_rw_random_reads.darshan")])
+    r = a.metrics.access["read"]
+    assert (r.ops, r.seq, r.consec, r.backward, r.random_est) == (12000, 7039, 0, 4960, 9920)
