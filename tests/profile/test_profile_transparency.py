@@ -213,3 +213,27 @@ def test_sigterm_partial_profile(tracer: Path, tmp_path: Path) -> None:
     job = load(tmp_path / "p" / "job.iolab")
     assert job.partial_modules and any("SIGTERM" in n for n in job.notes)
     assert record(job, "POSIX", "k.txt").counters["POSIX_BYTES_WRITTEN"] == 100
+
+
+@pytest.mark.parametrize("trace_first", [True, False])
+def test_chains_with_buffer_library(tracer: Path, prog: Callable[[str], Path], tmp_path: Path,
+                                    trace_first: bool) -> None:
+    """Preloaded with libiolab-buffer.so in either order: the file is right, and the tracer
+    sees the program's writes (trace first) or the buffer's (buffer first), bytes complete."""
+    buf = LIBDIR.parent / "buffer" / "libiolab-buffer.so"
+    if not buf.is_file():
+        pytest.skip("libiolab-buffer.so is not built")
+    libs = [str(tracer), str(buf)] if trace_first else [str(buf), str(tracer)]
+    (tmp_path / "parts").mkdir()
+    env = {**os.environ, "LD_PRELOAD": ":".join(libs), "IOLAB_BUFFER": "*",
+           "IOLAB_TRACE_DIR": str(tmp_path / "parts")}
+    subprocess.run([str(prog("posix_write")), str(tmp_path / "c.dat"), "10000", "64"], env=env,
+                   check=True)
+    assert (tmp_path / "c.dat").stat().st_size == 640000
+    from iolab.profile.load import load
+    rec = record(load(tmp_path / "parts"), "POSIX", "c.dat")
+    assert rec.counters["POSIX_BYTES_WRITTEN"] == 640000
+    if trace_first:
+        assert rec.counters["POSIX_WRITES"] == 10000
+    else:
+        assert rec.counters["POSIX_WRITES"] < 10000
