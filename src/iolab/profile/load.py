@@ -44,74 +44,67 @@ def _left_out(part: Part) -> dict[str, int]:
     return {k: int(v) for k, v in lo.items() if int(v) > 0} if isinstance(lo, dict) else {}
 
 
+def _add_part(part: Part, rank: int, off: float, tsnames: set[str], job: RawJob) -> None:
+    """Append one process's records and trace segments (times shifted by off) to job."""
+    by_idx: dict[tuple[str, int], str] = {}
+    for pr in part.records:
+        job.records.append(
+            RawRecord(
+                module=pr.module,
+                rank=rank,
+                record_id=pr.record_id,
+                path=pr.path,
+                counters=dict(pr.counters),
+                fcounters=_shift(pr.fcounters, off, tsnames),
+            )
+        )
+        by_idx[(pr.module, pr.idx)] = pr.path
+    for mod, idx, op, o, n, t0, t1 in part.segments:
+        if mod in _DXT:
+            job.trace.append(
+                TraceSegment(
+                    _DXT[mod],
+                    rank,
+                    by_idx.get((mod, int(idx)), "?"),
+                    "write" if op == "w" else "read",
+                    int(o),
+                    int(n),
+                    float(t0) + off,
+                    float(t1) + off,
+                )
+            )
+
+
+def _losses(part: Part, rank: int, mods: dict[str, ctr.ModuleCounters], job: RawJob) -> None:
+    """What a process left out, or a profile cut short by a signal: notes and partial modules."""
+    who = f"rank {rank} (pid {part.header.get('pid')})"
+    for key, n in _left_out(part).items():
+        if key in mods:
+            job.partial_modules.append(key)
+        elif key == "segments":
+            job.partial_modules.append("DXT_POSIX")
+        job.notes.append(
+            f"{who}: {n} {key} left out (limit reached; raise "
+            "IOLAB_TRACE_MAX_RECORDS / IOLAB_TRACE_SEGMENTS)"
+        )
+    if part.header.get("partial"):
+        job.notes.append(f"{who}: partial profile, ended by {part.header.get('end')}")
+        job.partial_modules.extend(mods)
+
+
 def to_raw_job(data: ProfileData) -> RawJob:
     """Build the RawJob of a profile read by :func:`iolab.profile.format.read`."""
-    parts = data.parts
+    parts, job = data.parts, data.job
     mods = ctr.load()
     tsnames = {c.name for mc in mods.values() for c in mc.floats if c.kind == "timestamp"}
     ranks, nprocs, mpi = _ranks(parts)
     starts = [float(p.header.get("start_unix", 0.0)) for p in parts]
     ends = [float(p.header.get("end_unix", 0.0)) for p in parts]
-    job = data.job
-    start = float(job.get("start_unix", min(starts) if starts else 0.0))
-    start = min([start, *starts]) if starts else start
-    end = max([float(job.get("end_unix", 0.0)), *ends]) if ends else float(job.get("end_unix", 0.0))
-    records: list[RawRecord] = []
-    trace: list[TraceSegment] = []
-    notes = list(data.notes)
-    partial: set[str] = set()
-    for i, part in enumerate(parts):
-        off = starts[i] - start
-        rank = ranks[i]
-        by_idx: dict[tuple[str, int], str] = {}
-        for pr in part.records:
-            records.append(
-                RawRecord(
-                    module=pr.module,
-                    rank=rank,
-                    record_id=pr.record_id,
-                    path=pr.path,
-                    counters=dict(pr.counters),
-                    fcounters=_shift(pr.fcounters, off, tsnames),
-                )
-            )
-            by_idx[(pr.module, pr.idx)] = pr.path
-        for mod, idx, op, o, n, t0, t1 in part.segments:
-            if mod in _DXT:
-                trace.append(
-                    TraceSegment(
-                        _DXT[mod],
-                        rank,
-                        by_idx.get((mod, int(idx)), "?"),
-                        "write" if op == "w" else "read",
-                        int(o),
-                        int(n),
-                        float(t0) + off,
-                        float(t1) + off,
-                    )
-                )
-        lo = _left_out(part)
-        for key, n in lo.items():
-            if key in mods:
-                partial.add(key)
-            elif key == "segments":
-                partial.add("DXT_POSIX")
-            notes.append(
-                f"rank {rank} (pid {part.header.get('pid')}): {n} {key} left out "
-                "(limit reached; raise IOLAB_TRACE_MAX_RECORDS / IOLAB_TRACE_SEGMENTS)"
-            )
-        if part.header.get("partial"):
-            notes.append(
-                f"rank {rank} (pid {part.header.get('pid')}): partial profile, "
-                f"ended by {part.header.get('end')}"
-            )
-            partial.update(mods)
-    if mpi and nprocs > 1:
-        records = _reduce(records, nprocs, mods)
+    start = min([float(job.get("start_unix", starts[0] if starts else 0.0)), *starts])
+    end = max([float(job.get("end_unix", 0.0)), *ends])
     cmd = job.get("cmdline") or (parts[0].header.get("cmdline") if parts else [])
     hosts = sorted({str(p.header.get("host", "")) for p in parts} - {""})
-    meta = _metadata(job, parts)
-    return RawJob(
+    raw = RawJob(
         source="iolab-profile",
         source_paths=list(data.sources),
         nprocs=nprocs,
@@ -123,12 +116,16 @@ def to_raw_job(data: ProfileData) -> RawJob:
         nodes=len(hosts) or None,
         hosts=hosts,
         format_version=FORMAT_VERSION,
-        metadata=meta,
-        records=records,
-        trace=trace,
-        partial_modules=sorted(partial),
-        notes=notes,
+        metadata=_metadata(job, parts),
+        notes=list(data.notes),
     )
+    for i, part in enumerate(parts):
+        _add_part(part, ranks[i], starts[i] - start, tsnames, raw)
+        _losses(part, ranks[i], mods, raw)
+    raw.partial_modules = sorted(set(raw.partial_modules))
+    if mpi and nprocs > 1:
+        raw.records = _reduce(raw.records, nprocs, mods)
+    return raw
 
 
 def _metadata(job: dict[str, Any], parts: list[Part]) -> dict[str, str]:
