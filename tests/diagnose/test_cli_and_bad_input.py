@@ -143,3 +143,14 @@ def test_rules_doc_is_generated_and_current() -> None:
     assert doc.read_text() == rules_markdown(), "regenerate: python -m iolab.diagnose.docs"
     for r in registry():
         assert r.sources and r.why and r.effect and r.severity in ("high", "warn", "info")
+
+
+def test_bad_profile_is_one_line(tmp_path: Path, capsys) -> None:
+    p = tmp_path / "job.iolab"
+    p.write_text('{"type": "nonsense"}\n')
+    _one_line_exit_2(capsys, str(p))
+
+
+def test_profile_folder_is_not_a_darshan_directory_error(tmp_path: Path, capsys) -> None:
+    # a folder without profile parts is judged as a (wrong) Darshan path: "is a directory"
+    assert "is a directory" in _one_line_exit_2(capsys, str(tmp_path))

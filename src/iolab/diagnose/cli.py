@@ -9,14 +9,15 @@ from pathlib import Path
 
 from iolab.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 
-HELP = "diagnose a job's I/O from Darshan logs: findings with evidence and ready fixes"
+HELP = "diagnose a job's I/O from Darshan logs or iolab profiles: evidence and ready fixes"
 
 _FAIL_LEVELS = {"high": ("high",), "warn": ("high", "warn")}
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("logs", nargs="*", metavar="LOG",
-                   help="Darshan log(s); several logs are analysed as one job unless --each")
+                   help="Darshan log(s) or iolab profile(s) (.iolab, .iolabp, folder of parts); "
+                        "several are analysed as one job unless --each")
     p.add_argument("--each", action="store_true", help="analyse each log alone")
     p.add_argument("--json", nargs="?", const="-", metavar="FILE",
                    help="write the report as JSON (schema_version 1) to FILE or stdout")
@@ -73,10 +74,10 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--nodes {args.nodes}: must be at least 1")
     th = _thresholds(args)
     from iolab.diagnose.report import diagnose
-    from iolab.model.darshan import load_darshan_log
     from iolab.model.job import build_model
+    from iolab.model.sources import load_source
 
-    raws = [load_darshan_log(p) for p in args.logs]
+    raws = [load_source(p) for p in args.logs]
     groups = [[r] for r in raws] if args.each else [raws]
     reports = []
     for g in groups:

@@ -28,13 +28,17 @@ def render_text(rep: Report, out: TextIO, *, color: bool | None = None, width: i
     con.print(f"  {escape(job.exe[:90]) or '(no executable name)'}")
     con.print(f"  {job.nprocs} process(es)"
               + (f" on {job.nodes} node(s)" if job.nodes else "")
-              + f", {job.run_time_s:.3f} s, Darshan {', '.join(job.format_versions) or '?'}"
+              + f", {job.run_time_s:.3f} s, format {', '.join(job.format_versions) or '?'}"
               + f", top layer {m.top_layer}")
     con.print()
     con.print(f"[bold]Summary[/bold]: {escape(s.headline)}")
     k = s.time_split_s
     con.print(f"  where the I/O time went (summed over ranks): read {k['read']:.3f} s, "
               f"write {k['write']:.3f} s, metadata {k['meta']:.3f} s")
+    if m.ifaces:
+        con.print("  by interface: " + ", ".join(
+            f"{name} {sum(i.time_s.values()):.3f} s / {fmt_bytes(i.total_bytes)}"
+            for name, i in m.ifaces.items()))
     con.print(f"  data: read {fmt_bytes(m.bytes_by_dir['read'])}, written "
               f"{fmt_bytes(m.bytes_by_dir['write'])}; files: {m.app_files} application, "
               f"{m.files_by_category['mpi-runtime']} MPI runtime, "
@@ -78,8 +82,9 @@ def render_text(rep: Report, out: TextIO, *, color: bool | None = None, width: i
         con.print()
     if not rep.findings:
         con.print("No problem found by any rule.")
-    for rid, needs in rep.not_judged:
-        con.print(f"not judged: {rid} (needs {escape(needs)})")
+    if rep.not_judged:
+        con.print("not judged, data missing: " + "; ".join(
+            f"{rid} ({escape(needs)})" for rid, needs in rep.not_judged))
     th = rep.thresholds.as_dict()
     con.print("thresholds: " + ", ".join(f"{k}={v}" for k, v in th.items())
               if verbose else "thresholds: defaults" + _changed(rep) + " (all shown with -v)")
