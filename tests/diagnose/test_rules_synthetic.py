@@ -175,3 +175,16 @@ def test_thresholds_change_the_verdict() -> None:
     th = Thresholds()
     th.set("random_min_ops", "5000", "test")
     assert "random-access/read" not in fired(job([rec]), th)
+
+
+def test_aggregators_read_the_hints_in_effect() -> None:
+    rec = RawRecord(module="MPI-IO", rank=SHARED_RANK, record_id=72, path="/s/c.dat",
+                    counters={"MPIIO_COLL_OPENS": 64, "MPIIO_COLL_WRITES": 640,
+                              "MPIIO_BYTES_WRITTEN": 640 * 4 * MiB})
+    two = job([rec], nprocs=64, metadata={"hints:/s/c.dat": "cb_nodes=4;cb_config_list=*:2"})
+    assert "aggregators-per-node" not in fired(two, nodes=2)
+    one = job([rec], nprocs=64, metadata={"hints:/s/c.dat": "cb_nodes=2;romio_cb_write=enable"})
+    assert fired(one, nodes=2)["aggregators-per-node"].hit.values["cb_nodes"] == 2
+    # Darshan's own 'h' hints are never taken for the application's
+    darshan_h = job([rec], nprocs=64, metadata={"h": "romio_no_indep_rw=true;cb_nodes=4"})
+    assert fired(darshan_h, nodes=2)["aggregators-per-node"].hit.values["cb_nodes"] is None

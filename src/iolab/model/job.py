@@ -41,6 +41,10 @@ class Job:
     partial_modules: list[str]
     notes: list[str]
     n_logs: int = 1
+    # MPI-IO hints in effect per file, when the source knows them (iolab profiles record
+    # MPI_File_get_info at open). Never Darshan's 'h' field: those are the hints Darshan
+    # used to write its own log.
+    hints: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -150,6 +154,16 @@ def _file_table(mods: dict[str, ModuleData], paths: dict[int, str]) -> FileTable
     return FileTable(ids=ids, paths=names, category=cat, nranks=nranks, ranks_first=first)
 
 
+def _hints(raws: Sequence[RawJob]) -> dict[str, dict[str, str]]:
+    out: dict[str, dict[str, str]] = {}
+    for r in raws:
+        for key, text in r.metadata.items():
+            if key.startswith("hints:"):
+                kv = (item.split("=", 1) for item in text.split(";") if "=" in item)
+                out[key[len("hints:"):]] = {k.strip(): v.strip() for k, v in kv}
+    return out
+
+
 def build_model(
     raws: Sequence[RawJob],
     *,
@@ -189,6 +203,7 @@ def build_model(
         partial_modules=sorted({m for r in raws for m in r.partial_modules}),
         notes=[n for r in raws for n in r.notes],
         n_logs=len(raws),
+        hints=_hints(raws),
     )
     model = Model(job=job, files=files, mods=mods, stripes=stripes)
     model.metrics = derive(model)

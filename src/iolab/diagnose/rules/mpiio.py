@@ -175,10 +175,20 @@ def _aggregators(model: Model, th: Thresholds) -> list[Hit]:
     ppn = model.job.nprocs / nodes
     if coll == 0 or ppn < 4:
         return []
+    # With the hints in effect (iolab profiles), judge the real aggregator count.
+    cb_nodes = [int(h["cb_nodes"]) for h in model.job.hints.values()
+                if h.get("cb_nodes", "").isdigit()]
+    per_node = [h.get("cb_config_list", "") for h in model.job.hints.values()]
+    if any(c.startswith("*:") and c[2:].isdigit() and int(c[2:]) >= 2 for c in per_node):
+        return []
+    if cb_nodes and min(cb_nodes) > nodes:
+        return []
+    agg = f"cb_nodes={min(cb_nodes)}" if cb_nodes else "the default"
     return [Hit(
         summary=(f"{coll} collective MPI-IO calls with {ppn:.0f} ranks per node on {nodes} "
-                 f"node(s): the default is one aggregator per node"),
-        values={"collective_ops": coll, "nodes": nodes, "ranks_per_node": round(ppn, 1)},
+                 f"node(s), aggregators: {agg} (one per node or fewer)"),
+        values={"collective_ops": coll, "nodes": nodes, "ranks_per_node": round(ppn, 1),
+                "cb_nodes": min(cb_nodes) if cb_nodes else None},
     )]
 
 
