@@ -145,7 +145,7 @@ static void print_record(int fd, const iolab_buffer_record_t *r)
 
 void iolab_buffer_stats_print(void)
 {
-    if (!iolab_buffer_cfg.verbose)
+    if (!iolab_buffer_cfg.verbose || !records)
         return;
     int fd = 2, own = 0;
     if (iolab_buffer_cfg.verbose_path[0]) {

@@ -11,15 +11,50 @@
  * %stdout / %stderr: the standard streams already exist and other code (C++ iostreams)
  * holds them, so they only get a large fully-buffered stdio buffer when they are regular
  * files; no write-behind there. */
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "wrappers.h"
 
-typedef struct {
+typedef struct iolab_cookie {
     int fd;
     char *vbuf; /* the stdio buffer we gave the stream, freed at close */
+    FILE *fp;
+    struct iolab_cookie *next; /* our open streams, for freopen */
 } iolab_cookie_t;
+
+static pthread_mutex_t streams_mu = PTHREAD_MUTEX_INITIALIZER;
+static iolab_cookie_t *streams;
+
+static void stream_link(iolab_cookie_t *ck)
+{
+    pthread_mutex_lock(&streams_mu);
+    ck->next = streams;
+    streams = ck;
+    pthread_mutex_unlock(&streams_mu);
+}
+
+static void stream_unlink(iolab_cookie_t *ck)
+{
+    pthread_mutex_lock(&streams_mu);
+    for (iolab_cookie_t **p = &streams; *p; p = &(*p)->next)
+        if (*p == ck) {
+            *p = ck->next;
+            break;
+        }
+    pthread_mutex_unlock(&streams_mu);
+}
+
+static iolab_cookie_t *stream_find(FILE *fp)
+{
+    pthread_mutex_lock(&streams_mu);
+    iolab_cookie_t *ck = streams;
+    while (ck && ck->fp != fp)
+        ck = ck->next;
+    pthread_mutex_unlock(&streams_mu);
+    return ck;
+}
 
 static ssize_t ck_read(void *c, char *buf, size_t n)
 {
@@ -44,6 +79,7 @@ static int ck_seek(void *c, off64_t *pos, int whence)
 static int ck_close(void *c)
 {
     iolab_cookie_t *ck = c;
+    stream_unlink(ck);
     int r = close(ck->fd);
     free(ck->vbuf);
     free(ck);
@@ -93,6 +129,8 @@ static FILE *cookie_stream(int fd, const char *plain)
         return NULL;
     }
     fp->_fileno = fd;
+    ck->fp = fp;
+    stream_link(ck);
     /* Read-only and write-only streams keep the stdio buffer glibc would give a file (so
      * even what _exit() loses from it is the same); update streams ('+') go unbuffered,
      * see the header. */
@@ -149,6 +187,77 @@ FILE *fopen64(const char *path, const char *mode)
 FILE *fdopen(int fd, const char *mode)
 {
     IOLAB_DETACH_THEN(fd, IOLAB_REAL(fdopen)(fd, mode));
+}
+
+/* freopen on an ordinary stream: glibc dup3()s the new file onto the old descriptor number
+ * behind our back, so our buffers reach the old file first and the descriptor leaves the
+ * table. */
+static void before_freopen(FILE *fp)
+{
+    int saved = errno;
+    iolab_buffer_in_lib = 1;
+    int fd = fp ? fp->_fileno : -1;
+    if (fd >= 0)
+        iolab_buffer_forget(fd);
+    iolab_buffer_flush_all(); /* libc opens by path: same rule as open() */
+    iolab_call_leave(saved);
+}
+
+/* freopen on one of our streams: glibc's freopen cannot handle cookie streams (it touches
+ * wide-character state they do not have), so we do it: new descriptor under the same
+ * FILE, state reset as freopen would (error/EOF cleared, buffered bytes dropped, access
+ * flags of the new mode).  On failure the stream is closed, as C says. */
+static FILE *reopen_ours(iolab_cookie_t *ck, const char *path, const char *mode, FILE *fp)
+{
+    enum { NO_READS = 0x4, NO_WRITES = 0x8, IS_APPENDING = 0x1000 }; /* glibc's libio.h */
+    char plain[4];
+    char old_path[4096] = "";
+    int flags = mode_flags(mode, plain);
+    fflush(fp);
+    if (!path) { /* same file, new mode */
+        char link[64];
+        snprintf(link, sizeof link, "/proc/self/fd/%d", ck->fd);
+        ssize_t n = readlink(link, old_path, sizeof old_path - 1);
+        old_path[n > 0 ? n : 0] = '\0';
+        path = old_path;
+    }
+    int fd = flags < 0 ? (errno = EINVAL, -1) : open(path, flags, 0666);
+    close(ck->fd);
+    if (fd < 0) {
+        int err = errno;
+        ck->fd = -1;
+        fclose(fp);
+        errno = err;
+        return NULL;
+    }
+    ck->fd = fd;
+    fp->_fileno = fd;
+    __fpurge(fp);
+    clearerr(fp);
+    fp->_flags &= ~(NO_READS | NO_WRITES | IS_APPENDING);
+    if (plain[1] != '+')
+        fp->_flags |= plain[0] == 'r' ? NO_WRITES : NO_READS;
+    if (plain[0] == 'a')
+        fp->_flags |= IS_APPENDING;
+    if (plain[0] == 'a' && !plain[1])
+        lseek(fd, 0, SEEK_END);
+    return fp;
+}
+
+FILE *freopen(const char *path, const char *mode, FILE *fp)
+{
+    if (iolab_buffer_in_lib || !iolab_buffer_cfg.enabled || !fp)
+        return IOLAB_REAL(freopen)(path, mode, fp);
+    iolab_cookie_t *ck = stream_find(fp);
+    if (ck)
+        return reopen_ours(ck, path, mode, fp);
+    before_freopen(fp);
+    return IOLAB_REAL(freopen)(path, mode, fp);
+}
+
+FILE *freopen64(const char *path, const char *mode, FILE *fp)
+{
+    return freopen(path, mode, fp);
 }
 
 /* Large buffer for a standard stream that is a regular file (see the header comment). */

@@ -232,7 +232,11 @@ static void exit_one(iolab_buffer_file_t *f)
         if (n > 0)
             IOLAB_REAL(write)(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
     }
-    iolab_buffer_stats_merge(f->path, &f->st);
+    uint64_t calls = 0;
+    for (int i = 0; i < IOLAB_OP_N; i++)
+        calls += f->st.calls[i];
+    if (calls) /* e.g. a child after fork that never touched the file: no empty table */
+        iolab_buffer_stats_merge(f->path, &f->st);
     memset(&f->st, 0, sizeof f->st);
     f->st.buffer_size = f->size;
 }
