@@ -1,0 +1,418 @@
+/* iolab-bench backend "hdf5": parallel HDF5 through its MPI-IO driver (H5Pset_fapl_mpio).
+ *
+ * Each file holds one 1-D dataset "data" of bytes whose extent is the layout's file size, so
+ * a layout offset is a dataset index and the core's layouts, verify and aggregation apply
+ * unchanged. The dataset is contiguous, or chunked with --hdf5.chunk; --hdf5.align sets
+ * H5Pset_alignment (objects land on file-system block or stripe boundaries). A transfer is a
+ * hyperslab selection written with H5FD_MPIO_INDEPENDENT or, with --collective,
+ * H5FD_MPIO_COLLECTIVE; --file-view selects a rank's whole strided share as one hyperslab and
+ * moves it with one H5Dwrite/H5Dread. HDF5's own error printing is off: errors become an errno
+ * and one line (the innermost message of HDF5's error stack, which names the MPI error). */
+#include <errno.h>
+#include <hdf5.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend.h"
+
+#define DATASET "data"
+
+typedef struct hdf5_opts {
+    uint64_t align, align_threshold, chunk;
+} hdf5_opts_t;
+
+static const iolab_option_t hdf5_options[] = {
+    {"hdf5.align", "hdf5_align", IOLAB_OPT_SIZE, "0", "bytes", NULL,
+     "hdf5 api: H5Pset_alignment: place objects at multiples of this (0 = off)",
+     offsetof(hdf5_opts_t, align)},
+    {"hdf5.align-threshold", "hdf5_align_threshold", IOLAB_OPT_SIZE, "0", "bytes", NULL,
+     "hdf5 api: only objects of at least this size are aligned (0 = the alignment, as IOR)",
+     offsetof(hdf5_opts_t, align_threshold)},
+    {"hdf5.chunk", "hdf5_chunk", IOLAB_OPT_SIZE, "0", "bytes", NULL,
+     "hdf5 api: chunked dataset with chunks of this many bytes (0 = contiguous)",
+     offsetof(hdf5_opts_t, chunk)},
+    {NULL, NULL, 0, NULL, NULL, NULL, NULL, 0}};
+
+typedef struct hdf5_state {
+    const hdf5_opts_t *o;
+    const iolab_cfg_t *cfg;
+} hdf5_state_t;
+
+typedef struct hdf5_file {
+    hid_t file, dset, fspace, dxpl;
+    hid_t mspace;       /* memory space of mlen bytes, kept while lengths repeat */
+    hsize_t mlen;
+    hid_t mnone;        /* selects nothing: a rank's zero-byte part of a collective call */
+    hsize_t extent;
+} hdf5_file_t;
+
+/* The innermost message of HDF5's error stack (the one naming the real cause, e.g. the MPI
+ * error string), on one line; clears the stack. */
+static herr_t innermost(unsigned n, const H5E_error2_t *e, void *data)
+{
+    if (n == 0 && e->desc)
+        snprintf(data, 512, "%s", e->desc);
+    return 0;
+}
+
+static void h5_errline(char *err, size_t errlen, const char *what, const char *path)
+{
+    char inner[512] = "";
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, innermost, inner);
+    H5Eclear2(H5E_DEFAULT);
+    for (char *p = inner; *p; p++)
+        if (*p == '\n' || *p == '\t')
+            *p = ' ';
+    snprintf(err, errlen, "%s %s failed%s%s", what, path, inner[0] ? ": " : "", inner);
+}
+
+/* HDF5 returns -1 without an errno; the failed system call under the MPI-IO driver leaves
+ * one, which is kept when I/O produces it (ENOSPC must stay ENOSPC). */
+static int h5_errno(int sys_errno)
+{
+    switch (sys_errno) {
+    case ENOSPC: case EDQUOT: case EIO: case EFBIG: case EROFS: case EACCES: case EPERM:
+    case ENOENT: case EISDIR: case ENOTDIR: case ENAMETOOLONG: case ESTALE:
+        return sys_errno;
+    default:
+        return EIO;
+    }
+}
+
+static int hdf5_init(void **state, const void *opts, const iolab_cfg_t *cfg,
+                     const iolab_env_t *env, MPI_Comm world, char *err, size_t errlen)
+{
+    (void)env, (void)world;
+    const hdf5_opts_t *o = opts;
+    /* HDF5 1.10 limits a chunk to 4 GiB - 1 bytes. */
+    if (o->chunk >= (1ull << 32)) {
+        snprintf(err, errlen, "--hdf5.chunk %llu: HDF5 chunks must be below 4 GiB; use a "
+                 "smaller chunk", (unsigned long long)o->chunk);
+        return EINVAL;
+    }
+    if (o->align_threshold && !o->align) {
+        snprintf(err, errlen, "--hdf5.align-threshold needs --hdf5.align (the alignment)");
+        return EINVAL;
+    }
+    hdf5_state_t *s = malloc(sizeof *s);
+    if (!s)
+        return ENOMEM;
+    *s = (hdf5_state_t){o, cfg};
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);  /* errors are reported as one line, not a dump */
+    *state = s;
+    return 0;
+}
+
+static void hdf5_fini(void *state)
+{
+    free(state);
+    H5close();  /* before MPI_Finalize: HDF5 holds MPI communicators and infos */
+}
+
+/* File access: the MPI-IO driver over comm with the hints, and the alignment. */
+static hid_t make_fapl(const hdf5_opts_t *o, const iolab_open_args_t *a)
+{
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    if (fapl < 0 || H5Pset_fapl_mpio(fapl, a->comm, a->info) < 0)
+        goto fail;
+    if (o->align) {
+        hsize_t threshold = o->align_threshold ? o->align_threshold : o->align;
+        if (H5Pset_alignment(fapl, threshold, o->align) < 0)
+            goto fail;
+    }
+    return fapl;
+fail:
+    if (fapl >= 0)
+        H5Pclose(fapl);
+    return H5I_INVALID_HID;
+}
+
+/* Create the file and its dataset (extent a->file_bytes). Fill values are never written: a
+ * parallel dataset is allocated at creation, and filling it would be a hidden first write. */
+static int create_file(const hdf5_opts_t *o, const iolab_open_args_t *a, hid_t fapl,
+                       hdf5_file_t *h, char *err, size_t errlen)
+{
+    hsize_t dims = a->file_bytes;
+    h->file = H5Fcreate(a->path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    if (h->file < 0) {
+        h5_errline(err, errlen, "H5Fcreate", a->path);
+        return -1;
+    }
+    hid_t space = H5Screate_simple(1, &dims, NULL);
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    int ok = space >= 0 && dcpl >= 0 && H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) >= 0;
+    if (ok && o->chunk) {
+        /* a fixed-size dataset cannot have chunks larger than itself */
+        hsize_t chunk = o->chunk < dims ? o->chunk : dims;
+        ok = H5Pset_chunk(dcpl, 1, &chunk) >= 0;
+    }
+    if (ok)
+        h->dset = H5Dcreate2(h->file, DATASET, H5T_NATIVE_UCHAR, space, H5P_DEFAULT, dcpl,
+                             H5P_DEFAULT);
+    if (space >= 0)
+        H5Sclose(space);
+    if (dcpl >= 0)
+        H5Pclose(dcpl);
+    if (h->dset < 0) {
+        h5_errline(err, errlen, "H5Dcreate2 /" DATASET " in", a->path);
+        return -1;
+    }
+    return 0;
+}
+
+/* Open an existing file; its dataset must be as long as the layout's file. */
+static int open_file(const iolab_open_args_t *a, hid_t fapl, hdf5_file_t *h, char *err,
+                     size_t errlen)
+{
+    h->file = H5Fopen(a->path, H5F_ACC_RDONLY, fapl);
+    if (h->file < 0) {
+        h5_errline(err, errlen, "H5Fopen", a->path);
+        return -1;
+    }
+    h->dset = H5Dopen2(h->file, DATASET, H5P_DEFAULT);
+    if (h->dset < 0) {
+        h5_errline(err, errlen, "H5Dopen2 /" DATASET " in", a->path);
+        return -1;
+    }
+    return 0;
+}
+
+/* Dataspaces and the transfer property list of an open dataset. */
+static int prepare(hdf5_file_t *h, int collective, char *err, size_t errlen, const char *path)
+{
+    hsize_t one = 1;
+    h->fspace = H5Dget_space(h->dset);
+    h->mnone = H5Screate_simple(1, &one, NULL);
+    h->dxpl = H5Pcreate(H5P_DATASET_XFER);
+    if (h->fspace < 0 || h->mnone < 0 || h->dxpl < 0 || H5Sselect_none(h->mnone) < 0 ||
+        H5Pset_dxpl_mpio(h->dxpl, collective ? H5FD_MPIO_COLLECTIVE
+                                             : H5FD_MPIO_INDEPENDENT) < 0 ||
+        H5Sget_simple_extent_dims(h->fspace, &h->extent, NULL) != 1) {
+        h5_errline(err, errlen, "preparing the dataset of", path);
+        return -1;
+    }
+    return 0;
+}
+
+/* Close whatever of h is open. Returns 0 or EIO. */
+static int close_all(hdf5_file_t *h)
+{
+    int bad = 0;
+    hid_t spaces[3] = {h->mspace, h->mnone, h->fspace};
+    for (int i = 0; i < 3; i++)
+        if (spaces[i] >= 0)
+            bad |= H5Sclose(spaces[i]) < 0;
+    if (h->dxpl >= 0)
+        bad |= H5Pclose(h->dxpl) < 0;
+    if (h->dset >= 0)
+        bad |= H5Dclose(h->dset) < 0;
+    if (h->file >= 0)
+        bad |= H5Fclose(h->file) < 0;
+    H5Eclear2(H5E_DEFAULT);
+    return bad ? EIO : 0;
+}
+
+/* All ranks of comm learn whether any rank failed (a rank holding a file alone would make
+ * collective calls nobody matches). Returns 1 when another rank failed. */
+static int other_rank_failed(MPI_Comm comm, int mine)
+{
+    int any = 0;
+    MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm);
+    return any && !mine;
+}
+
+static int hdf5_open(void *state, const iolab_open_args_t *a, void **fh, char *err,
+                     size_t errlen)
+{
+    const hdf5_state_t *s = state;
+    hdf5_file_t *h = malloc(sizeof *h);
+    if (!h)
+        return ENOMEM;
+    *h = (hdf5_file_t){H5I_INVALID_HID, H5I_INVALID_HID, H5I_INVALID_HID, H5I_INVALID_HID,
+                       H5I_INVALID_HID, 0, H5I_INVALID_HID, 0};
+    int crank = 0;
+    MPI_Comm_rank(a->comm, &crank);
+    /* A write starts from a new file: H5F_ACC_TRUNC only truncates, and ROMIO applies
+     * creation-time hints (striping) only to files it creates. */
+    if (a->dir == IOLAB_WRITE) {
+        if (crank == 0 && access(iolab_env_strip_prefix(a->path), F_OK) == 0)
+            MPI_File_delete(a->path, MPI_INFO_NULL);
+        MPI_Barrier(a->comm);
+    }
+    errno = 0;
+    hid_t fapl = make_fapl(s->o, a);
+    int rc = fapl < 0 ? (h5_errline(err, errlen, "H5Pset_fapl_mpio for", a->path), -1)
+             : a->dir == IOLAB_WRITE ? create_file(s->o, a, fapl, h, err, errlen)
+                                     : open_file(a, fapl, h, err, errlen);
+    int e = rc ? h5_errno(errno) : 0;
+    if (fapl >= 0)
+        H5Pclose(fapl);
+    if (!e && prepare(h, s->cfg->collective, err, errlen, a->path) != 0)
+        e = EIO;
+    if (!e && a->dir == IOLAB_READ && h->extent < a->file_bytes) {
+        snprintf(err, errlen, "%s: dataset /" DATASET " has %llu bytes but the layout reads "
+                 "%llu; write it first with the same sizes and layout (--write --keep)",
+                 a->path, (unsigned long long)h->extent, (unsigned long long)a->file_bytes);
+        e = EIO;
+    }
+    if (other_rank_failed(a->comm, e != 0)) {
+        /* this rank's file stays open: closing it is collective over ranks that have none */
+        snprintf(err, errlen, "opening %s failed on another rank of its communicator",
+                 a->path);
+        free(h);
+        return EIO;
+    }
+    if (e) {
+        /* every rank failed, so closing what did open is matched */
+        close_all(h);
+        free(h);
+        return e;
+    }
+    *fh = h;
+    return 0;
+}
+
+/* The memory space for len contiguous bytes (kept for the next call of the same length). */
+static hid_t mem_space(hdf5_file_t *h, hsize_t len)
+{
+    if (h->mspace >= 0 && h->mlen == len)
+        return h->mspace;
+    if (h->mspace >= 0)
+        H5Sclose(h->mspace);
+    h->mspace = H5Screate_simple(1, &len, NULL);
+    h->mlen = len;
+    return h->mspace;
+}
+
+/* One H5Dwrite/H5Dread of the current file selection; want: bytes selected. */
+static int64_t move(hdf5_file_t *h, iolab_dir_t dir, void *buf, hid_t mspace, uint64_t want)
+{
+    errno = 0;
+    herr_t rc = mspace < 0 ? -1
+                : dir == IOLAB_WRITE
+                    ? H5Dwrite(h->dset, H5T_NATIVE_UCHAR, mspace, h->fspace, h->dxpl, buf)
+                    : H5Dread(h->dset, H5T_NATIVE_UCHAR, mspace, h->fspace, h->dxpl, buf);
+    if (rc < 0) {
+        int e = h5_errno(errno);
+        H5Eclear2(H5E_DEFAULT);
+        return -e;
+    }
+    return (int64_t)want;
+}
+
+/* A call that moves nothing: this rank's part of a collective call when it has no data, or
+ * after it failed (the others still wait for it). */
+static int64_t empty_call(hdf5_file_t *h, iolab_dir_t dir, void *buf)
+{
+    if (H5Sselect_none(h->fspace) < 0)
+        return -EIO;
+    return move(h, dir, buf, h->mnone, 0);
+}
+
+/* len bytes at dataset index offset. A range past the extent is a short transfer, as a read
+ * past the end of a plain file. */
+static int64_t hdf5_xfer(void *fh, iolab_dir_t dir, void *buf, uint64_t offset, uint64_t len)
+{
+    hdf5_file_t *h = fh;
+    uint64_t n = offset >= h->extent ? 0 : h->extent - offset < len ? h->extent - offset : len;
+    hsize_t start = offset, count = n;
+    if (n == 0)
+        return empty_call(h, dir, buf);
+    if (H5Sselect_hyperslab(h->fspace, H5S_SELECT_SET, &start, NULL, &count, NULL) < 0) {
+        int64_t r = empty_call(h, dir, buf);
+        return r < 0 ? r : -EIO;
+    }
+    return move(h, dir, buf, mem_space(h, n), n);
+}
+
+/* --file-view: the rank's whole strided share as one hyperslab (count blocks of length,
+ * stride apart), one call. */
+static int64_t hdf5_xfer_vec(void *fh, iolab_dir_t dir, void *buf, const iolab_vec_t *v)
+{
+    hdf5_file_t *h = fh;
+    uint64_t want = v->count * v->length;
+    if (want == 0)
+        return empty_call(h, dir, buf);
+    hsize_t start = v->offset, stride = v->count > 1 ? v->stride : 1, count = v->count,
+            block = v->length;
+    /* past the extent only with a file of other sizes (the core checks plain sizes) */
+    if (v->offset + (v->count - 1) * v->stride + v->length > h->extent ||
+        H5Sselect_hyperslab(h->fspace, H5S_SELECT_SET, &start, &stride, &count, &block) < 0) {
+        int64_t r = empty_call(h, dir, buf);
+        return r < 0 ? r : -EIO;
+    }
+    return move(h, dir, buf, mem_space(h, want), want);
+}
+
+/* H5Fflush is collective; the MPI-IO driver ends it with MPI_File_sync. */
+static int hdf5_sync(void *fh)
+{
+    const hdf5_file_t *h = fh;
+    errno = 0;
+    if (H5Fflush(h->file, H5F_SCOPE_GLOBAL) >= 0)
+        return 0;
+    H5Eclear2(H5E_DEFAULT);
+    return h5_errno(errno);
+}
+
+/* The hints of the MPI file under HDF5: MPI_File_get_info on the driver's handle (what the
+ * MPI-IO library uses); H5Pget_fapl_mpio would only return the hints HDF5 was given. */
+static int hdf5_get_info(void *fh, MPI_Info *info)
+{
+    const hdf5_file_t *h = fh;
+    hid_t fapl = H5Fget_access_plist(h->file);
+    void *handle = NULL;
+    int e = 0;
+    if (fapl >= 0 && H5Fget_vfd_handle(h->file, fapl, &handle) >= 0 && handle) {
+        e = MPI_File_get_info(*(MPI_File *)handle, info) == MPI_SUCCESS ? 0 : EIO;
+    } else {
+        MPI_Comm comm = MPI_COMM_NULL;
+        e = fapl >= 0 && H5Pget_fapl_mpio(fapl, &comm, info) >= 0 ? 0 : EIO;
+        if (comm != MPI_COMM_NULL)
+            MPI_Comm_free(&comm);
+    }
+    if (fapl >= 0)
+        H5Pclose(fapl);
+    H5Eclear2(H5E_DEFAULT);
+    return e;
+}
+
+static int hdf5_close(void *fh)
+{
+    hdf5_file_t *h = fh;
+    errno = 0;
+    int e = close_all(h);
+    free(h);
+    return e ? h5_errno(errno) : 0;
+}
+
+/* Called by one rank per file; a missing file is not an error. */
+static int hdf5_remove(void *state, const char *path)
+{
+    (void)state;
+    if (access(iolab_env_strip_prefix(path), F_OK) != 0 && errno == ENOENT)
+        return 0;
+    return MPI_File_delete(path, MPI_INFO_NULL) == MPI_SUCCESS ? 0 : EIO;
+}
+
+const iolab_backend_t iolab_backend_hdf5 = {
+    .name = "hdf5",
+    .summary = "parallel HDF5 (MPI-IO driver): one 1-D byte dataset, contiguous or chunked, "
+               "hyperslab transfers, independent or collective",
+    .caps = IOLAB_CAP_SHARED | IOLAB_CAP_COLLECTIVE | IOLAB_CAP_VECTOR | IOLAB_CAP_HINTS |
+            IOLAB_CAP_PLAIN_FILES | IOLAB_CAP_STORES_DATA,
+    .options = hdf5_options,
+    .options_size = sizeof(hdf5_opts_t),
+    .init = hdf5_init,
+    .fini = hdf5_fini,
+    .open = hdf5_open,
+    .xfer = hdf5_xfer,
+    .xfer_vec = hdf5_xfer_vec,
+    .sync = hdf5_sync,
+    .get_info = hdf5_get_info,
+    .close = hdf5_close,
+    .remove = hdf5_remove,
+};
