@@ -120,8 +120,10 @@ def mpi_flavour(program: str, environ: Mapping[str, str] | None = None) -> str:
     return "mpich" if "hydra" in text or "mpich" in text or "intel" in text else "openmpi"
 
 
-def _srun_argv(spec: LaunchSpec, argv: Sequence[str]) -> list[str]:
+def _srun_argv(spec: LaunchSpec, argv: Sequence[str], step_name: str | None = None) -> list[str]:
     cmd = ["srun", "-n", str(spec.np)]
+    if step_name:
+        cmd += ["-J", step_name]  # lets an interruption find this step (interrupt())
     if spec.nodes:
         cmd += ["-N", str(spec.nodes)]
     if spec.ppn:
@@ -158,37 +160,65 @@ class Launch:
     env: dict[str, str]
     launcher: str  # "mpirun" | "srun" | "none"
     flavour: str | None  # "openmpi" | "mpich" for mpirun, else None
-    interrupt: signal.Signals  # what to send the launcher to stop the ranks cleanly
+    step_name: str | None = None  # srun: the job step's name, to signal its tasks
 
 
-def interrupt_signal(launcher: str) -> signal.Signals:
-    """The signal that makes a launcher pass an interruption on to every rank.
+def interrupt(launch: Launch, pid: int) -> None:
+    """Pass an interruption (Ctrl-C) on to every rank, so each can stop cleanly.
 
-    Open MPI's mpirun turns SIGINT into SIGTERM for the ranks (SIGKILL follows after
-    ``odls_base_sigkill_timeout``, 1 s; raising it delays every abort by as much, measured);
-    MPICH's forwards SIGINT; srun treats one SIGINT as a status request but forwards SIGTERM.
+    mpirun gets SIGINT: Open MPI's turns it into SIGTERM for the ranks (SIGKILL follows after
+    ``odls_base_sigkill_timeout``, 1 s; raising it delays every abort by as much, measured),
+    MPICH's forwards it. srun is different: one SIGINT only prints the step's status, and
+    SIGTERM or a second SIGINT cancel the step, killing the ranks before they can report. So
+    the step's tasks get SIGINT through ``scancel --signal``, found by the step's name.
     """
-    return signal.SIGTERM if launcher == "srun" else signal.SIGINT
+    if launch.launcher == "srun" and launch.step_name:
+        step = _find_step(launch.step_name, launch.env)
+        if step is not None:
+            done = subprocess.run(["scancel", "--signal=INT", step], env=launch.env,
+                                  capture_output=True, timeout=30, check=False)
+            if done.returncode == 0:
+                return
+    try:
+        os.kill(pid, signal.SIGTERM if launch.launcher == "srun" else signal.SIGINT)
+    except ProcessLookupError:
+        pass
+
+
+def _find_step(name: str, env: Mapping[str, str]) -> str | None:
+    try:
+        out = subprocess.run(["squeue", "-h", "-s", "-u", str(os.getuid()), "-o", "%i|%j"],
+                             env=dict(env), capture_output=True, text=True, timeout=30,
+                             check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    for line in out.stdout.splitlines():
+        step, _, step_name = line.strip().partition("|")
+        if step_name == name:
+            return step
+    return None
 
 
 def prepare(spec: LaunchSpec, argv: Sequence[str], environ: Mapping[str, str] | None = None,
-            flavour: str | None = None) -> Launch:
-    """The launch of ``argv`` as ``spec`` says (``flavour`` overrides mpirun detection)."""
+            flavour: str | None = None, step_name: str | None = None) -> Launch:
+    """The launch of ``argv`` as ``spec`` says (``flavour`` overrides mpirun detection;
+    ``step_name`` names an srun job step, by default ``iolab-<pid>``)."""
     base_env = dict(os.environ if environ is None else environ)
     env = {**base_env, **spec.env}
     launcher = resolve_launcher(spec, base_env)
     if launcher == "none":
         if spec.np != 1:
             raise UsageError("--launcher none runs one process; use --np 1 or another launcher")
-        return Launch(list(argv), env, launcher, None, signal.SIGINT)
+        return Launch(list(argv), env, launcher, None)
     if launcher == "srun":
         if shutil.which("srun", path=env.get("PATH")) is None:
             raise UsageError("'srun' is not on PATH; use --launcher mpirun or load Slurm")
-        return Launch(_srun_argv(spec, argv), env, launcher, None, interrupt_signal(launcher))
+        name = step_name or f"iolab-{os.getpid()}"
+        return Launch(_srun_argv(spec, argv, name), env, launcher, None, name)
     prog = mpirun_program(spec.mpi, env)
     flavour = flavour or mpi_flavour(prog, env)
     cmd = _mpirun_argv(spec, prog, flavour, argv, env)
-    return Launch(cmd, env, launcher, flavour, interrupt_signal(launcher))
+    return Launch(cmd, env, launcher, flavour)
 
 
 def build_command(

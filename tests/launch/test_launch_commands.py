@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
 
 import pytest
@@ -36,7 +35,7 @@ def test_open_mpi_command() -> None:
     assert prep.env["ROMIO_HINTS"] == "/tmp/h"
     if os.geteuid() == 0:
         assert prep.env["OMPI_ALLOW_RUN_AS_ROOT"] == "1"
-    assert prep.interrupt == signal.SIGINT
+    assert prep.step_name is None
 
 
 @needs_mpich
@@ -62,11 +61,12 @@ def test_srun_command_and_auto_detection() -> None:
     env = {**NO_SLURM, "SLURM_JOB_ID": "42", "SLURM_NTASKS": "6"}
     spec = LaunchSpec(np=launch.default_np("srun", env), nodes=2, ppn=3,
                       extra=("--mpi=pmix",))
-    prep = launch.prepare(spec, ["iolab-bench", "--api", "posix"], env)
-    assert prep.launcher == "srun" and prep.interrupt == signal.SIGTERM
-    assert prep.argv == ["srun", "-n", "6", "-N", "2", "--ntasks-per-node", "3",
+    prep = launch.prepare(spec, ["iolab-bench", "--api", "posix"], env, step_name="st")
+    assert prep.launcher == "srun" and prep.step_name == "st"
+    assert prep.argv == ["srun", "-n", "6", "-J", "st", "-N", "2", "--ntasks-per-node", "3",
                          "--export=ALL", "--kill-on-bad-exit=1", "--mpi=pmix",
                          "iolab-bench", "--api", "posix"]
+    assert launch.prepare(spec, ["x"], env).step_name == f"iolab-{os.getpid()}"
     # outside an allocation, auto means mpirun; default ranks are 2
     assert launch.resolve_launcher(LaunchSpec(), NO_SLURM) == "mpirun"
     assert launch.default_np("srun", NO_SLURM) == 2

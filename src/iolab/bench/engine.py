@@ -1,8 +1,8 @@
 """Run one launched engine: stream its progress, catch its JSON, pass interruptions on.
 
 The launcher (mpirun/srun) starts in its own session so that a Ctrl-C reaches only this
-process; we then send the launcher the signal that makes it interrupt every rank cleanly
-(:func:`iolab.launch.interrupt_signal`), and the engine removes its scratch files and still
+process; we then interrupt every rank the way that launcher allows
+(:func:`iolab.launch.interrupt`), and the engine removes its scratch files and still
 prints the JSON of what it did. A second Ctrl-C, or a launcher that does not stop in time,
 kills the whole session.
 """
@@ -23,7 +23,7 @@ from types import FrameType
 from typing import IO, Any, Optional
 
 from iolab.errors import UsageError
-from iolab.launch import Launch
+from iolab.launch import Launch, interrupt
 
 STOP_GRACE_S = 30.0  # after passing an interruption on, the launcher gets this long, then SIGKILL
 
@@ -153,9 +153,9 @@ def run_engine(launch: Launch, on_progress: Callable[[Progress], None],
                     continue
                 interrupted = True
                 try:
-                    proc.send_signal(launch.interrupt)
-                except ProcessLookupError:
-                    pass
+                    interrupt(launch, proc.pid)
+                except KeyboardInterrupt:  # impatient: a second Ctrl-C while passing it on
+                    _kill_session(proc)
                 killer = threading.Timer(STOP_GRACE_S, _kill_session, args=(proc,))
                 killer.daemon = True
                 killer.start()
