@@ -72,7 +72,7 @@ def test_64b_writes_evidence() -> None:
     assert b.hit.values["writes"] == 1_000_000 and b.hit.values["bytes"] == 64_000_000
     assert b.hit.values["avg_bytes"] == 64.0
     env = next(a for a in b.fix.artifacts if a.name == "buffering.env").content
-    assert "LD_PRELOAD=libiolab-buffer.so" in env and "IOLAB_BUFFER='/tmp/dtests/p64.dat:" in env
+    assert "LD_PRELOAD=libiolab-buffer.so IOLAB_BUFFER=/tmp/dtests/p64.dat:size=64M" in env
     assert "size=64M:count=4" in env
 
 

@@ -49,7 +49,7 @@ def test_file_per_process_and_files_per_directory() -> None:
     assert got["file-per-process"].hit.values["per_rank_files"] == 1200
     assert got["files-per-directory"].hit.values["max_files_in_one_dir"] == 1200
     lfs = got["files-per-directory"].fix.artifacts[0].content
-    assert "lfs setstripe -c 1 -S 1M -i -1 '/scratch/out'" in lfs
+    assert "lfs setstripe -c 1 -S 1M -i -1 /scratch/out\n" in lfs
     # 200 ranks: below both thresholds (256 per-rank files, 1000 per directory)
     got = fired(job(recs[:200], nprocs=200))
     assert "file-per-process" not in got and "files-per-directory" not in got
@@ -188,3 +188,19 @@ def test_aggregators_read_the_hints_in_effect() -> None:
     # Darshan's own 'h' hints are never taken for the application's
     darshan_h = job([rec], nprocs=64, metadata={"h": "romio_no_indep_rw=true;cb_nodes=4"})
     assert fired(darshan_h, nodes=2)["aggregators-per-node"].hit.values["cb_nodes"] is None
+
+
+def test_shell_artifacts_quote_hostile_paths(tmp_path) -> None:
+    import subprocess
+
+    evil = "/s/x'; touch " + str(tmp_path / "pwned") + "; echo '"
+    rec = posix(evil, 0, 5, POSIX_OPENS=1, POSIX_WRITES=200_000, POSIX_BYTES_WRITTEN=200_000 * 8,
+                POSIX_CONSEC_WRITES=199_999, POSIX_SIZE_WRITE_0_100=200_000)
+    f = fired(job([rec]))["small-serial-io/write"]
+    env = next(a for a in f.fix.artifacts if a.name == "buffering.env").content
+    script = tmp_path / "b.env"
+    script.write_text(env)
+    out = subprocess.run(["bash", "-c", f". {script}; printf %s \"$IOLAB_BUFFER\""],
+                         capture_output=True, text=True, check=True).stdout
+    assert not (tmp_path / "pwned").exists()
+    assert out == evil + ":size=64M:count=4"

@@ -75,10 +75,11 @@ def iolab_buffer(paths: Iterable[str], size: str = "64M", count: int = 4,
     pats = sorted({_pattern(p) for p in paths})[:8] or ["*"]
     extra = ":prefetch=1" if prefetch else ""
     spec = ",".join(f"{p}:size={size}:count={count}{extra}" for p in pats)
+    q = shlex.quote(spec)  # paths come from the log: quoted for the shell, whatever they hold
     return [
-        env([f"export IOBUF_PARAMS='{spec}'  # Cray IOBUF (module load iobuf, relink)",
+        env([f"export IOBUF_PARAMS={q}  # Cray IOBUF (module load iobuf, relink)",
              "# or iolab's library, no relinking: iolab buffer -- ./app",
-             f"export LD_PRELOAD=libiolab-buffer.so IOLAB_BUFFER='{spec}'"],
+             f"export LD_PRELOAD=libiolab-buffer.so IOLAB_BUFFER={q}"],
             "buffering.env", "iolab buffer / Cray IOBUF"),
     ]
 
