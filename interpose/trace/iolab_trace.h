@@ -73,6 +73,9 @@ typedef struct iolab_rec {
     uint32_t path;     /* offset of the path in the name arena */
     uint8_t module;
     uint8_t used;      /* counters touched since the last reset (fork) */
+    uint8_t reduced;   /* rank 0's copy of a file shared by all ranks, reduced at
+                          MPI_Finalize: rank -1, f[] in seconds since time_base */
+    double time_base;  /* Unix time the reduced record's timestamps count from */
     int last_io;       /* IOLAB_IO_* */
     int64_t offset;    /* where the next read/write without an offset starts */
     int64_t last_byte_read, last_byte_written;

@@ -192,6 +192,21 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
     return ret;
 }
 
+/* Shared-file reduction (mpi_reduce.c), before MPI goes away; IOLAB_TRACE_NO_REDUCE=1 leaves
+ * it to the loader. */
+void iolab_mpi_reduce_shared(void);
+
+int MPI_Finalize(void)
+{
+    const char *no = getenv("IOLAB_TRACE_NO_REDUCE");
+    if (iolab_core_ready() && !(no && *no == '1')) {
+        iolab_core_busy = 1;
+        iolab_mpi_reduce_shared();
+        iolab_core_busy = 0;
+    }
+    return PMPI_Finalize();
+}
+
 /* ---- open, close, views, hints, sync ---- */
 
 int MPI_File_open(MPI_Comm comm, const char *name, int amode, MPI_Info info, MPI_File *fh)

@@ -216,8 +216,13 @@ static void write_record(out_t *o, iolab_rec_t *r, int idx, int in_signal, doubl
     if (locked)
         pthread_mutex_unlock(&r->lock);
     const char *path = iolab_core.names + r->path;
-    out_fmt(o, "{\"type\":\"record\",\"v\":1,\"module\":\"%s\",\"idx\":%d,\"id\":\"%016llx\",\"path\":",
+    out_fmt(o, "{\"type\":\"record\",\"v\":1,\"module\":\"%s\",\"idx\":%d,\"id\":\"%016llx\",",
             module_names[r->module], idx, (unsigned long long)r->id);
+    if (r->reduced) { /* already in seconds, since time_base */
+        out_fmt(o, "\"rank\":-1,\"time_base_unix\":%.6f,", r->time_base);
+        tick = 1.0;
+    }
+    out_raw(o, "\"path\":", 7);
     out_str(o, path, strlen(path));
     out_raw(o, ",\"i\":[", 6);
     for (int i = 0; i < name_counts[r->module][0]; i++)

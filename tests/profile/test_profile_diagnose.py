@@ -22,8 +22,9 @@ def _findings(raw: object) -> list[tuple[str, str]]:
 
 
 def test_same_findings_as_darshan(prog: Callable[[str], Path], tmp_path: Path) -> None:
-    _, ours = profile([str(prog("posix_write")), str(tmp_path / "p64.dat"), "1000000", "64"],
-                      tmp_path / "p")
+    _, ours = profile(
+        [str(prog("posix_write")), str(tmp_path / "p64.dat"), "1000000", "64"], tmp_path / "p"
+    )
     theirs = darshan_loader.load_darshan_log(LOGS / "posix_write_1M_x_64B.darshan")
     assert _findings(ours) == _findings(theirs)
     assert ("small-requests", "high") in _findings(ours)

@@ -165,3 +165,24 @@ def test_trace_mode_bounded(prog: Callable[[str], Path], tmp_path: Path) -> None
     assert "DXT_POSIX" in job.partial_modules
     assert any("9100 segments left out" in n for n in job.notes)
     assert record(job, "POSIX", "out.dat").counters["POSIX_WRITES"] == 10000  # counters complete
+
+
+def test_reduction_at_finalize_equals_loader_reduction(
+    prog: Callable[[str], Path], tmp_path: Path
+) -> None:
+    """Shared files are reduced at MPI_Finalize (rank 0 writes one rank -1 record); with
+    IOLAB_TRACE_NO_REDUCE=1 every rank writes its own and the loader reduces: same result."""
+    argv = [str(prog("mpi_strided")), str(tmp_path / "m.dat"), "300", "4096", "indep"]
+    _, at_finalize = profile(argv, tmp_path / "a", np=4)
+    _, at_load = profile(argv, tmp_path / "b", np=4, extra_env={"IOLAB_TRACE_NO_REDUCE": "1"})
+    parts = (tmp_path / "a" / "job.iolab").read_text()
+    assert parts.count('"rank":-1,') >= 2  # MPI-IO and POSIX records of m.dat, from rank 0
+    assert '"rank":-1,' not in (tmp_path / "b" / "job.iolab").read_text()
+    for mod in ("MPI-IO", "POSIX"):
+        a, b = record(at_finalize, mod, "m.dat"), record(at_load, mod, "m.dat")
+        assert a.rank == b.rank == -1
+        assert ints_except_time(a) == ints_except_time(b)
+        assert set(a.fcounters) == set(b.fcounters)
+        for k in ("F_OPEN_START_TIMESTAMP", "F_WRITE_END_TIMESTAMP"):
+            key = f"{'MPIIO' if mod == 'MPI-IO' else mod}_{k}"
+            assert 0 < a.fcounters[key] < at_finalize.run_time_s

@@ -216,8 +216,9 @@ def test_sigterm_partial_profile(tracer: Path, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("trace_first", [True, False])
-def test_chains_with_buffer_library(tracer: Path, prog: Callable[[str], Path], tmp_path: Path,
-                                    trace_first: bool) -> None:
+def test_chains_with_buffer_library(
+    tracer: Path, prog: Callable[[str], Path], tmp_path: Path, trace_first: bool
+) -> None:
     """Preloaded with libiolab-buffer.so in either order: the file is right, and the tracer
     sees the program's writes (trace first) or the buffer's (buffer first), bytes complete."""
     buf = LIBDIR.parent / "buffer" / "libiolab-buffer.so"
@@ -225,12 +226,18 @@ def test_chains_with_buffer_library(tracer: Path, prog: Callable[[str], Path], t
         pytest.skip("libiolab-buffer.so is not built")
     libs = [str(tracer), str(buf)] if trace_first else [str(buf), str(tracer)]
     (tmp_path / "parts").mkdir()
-    env = {**os.environ, "LD_PRELOAD": ":".join(libs), "IOLAB_BUFFER": "*",
-           "IOLAB_TRACE_DIR": str(tmp_path / "parts")}
-    subprocess.run([str(prog("posix_write")), str(tmp_path / "c.dat"), "10000", "64"], env=env,
-                   check=True)
+    env = {
+        **os.environ,
+        "LD_PRELOAD": ":".join(libs),
+        "IOLAB_BUFFER": "*",
+        "IOLAB_TRACE_DIR": str(tmp_path / "parts"),
+    }
+    subprocess.run(
+        [str(prog("posix_write")), str(tmp_path / "c.dat"), "10000", "64"], env=env, check=True
+    )
     assert (tmp_path / "c.dat").stat().st_size == 640000
     from iolab.profile.load import load
+
     rec = record(load(tmp_path / "parts"), "POSIX", "c.dat")
     assert rec.counters["POSIX_BYTES_WRITTEN"] == 640000
     if trace_first:

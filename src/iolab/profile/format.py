@@ -29,6 +29,8 @@ class PartRecord:
     path: str
     counters: dict[str, int]
     fcounters: dict[str, float]
+    rank: int | None = None  # -1: reduced over all ranks at MPI_Finalize (else the process's)
+    time_base: float | None = None  # Unix time its timestamps count from (else process start)
 
 
 @dataclass
@@ -116,6 +118,8 @@ def _parse_parts(lines: list[dict[str, Any]], source: str) -> tuple[dict[str, An
                     path=decode_path(obj["path"]),
                     counters=dict(zip(inames, (int(x) for x in obj["i"]))),
                     fcounters=dict(zip(fnames, (float(x) for x in obj["f"]))),
+                    rank=int(obj["rank"]) if "rank" in obj else None,
+                    time_base=float(obj["time_base_unix"]) if "time_base_unix" in obj else None,
                 )
             )
         elif typ == "segments":

@@ -44,18 +44,21 @@ def _left_out(part: Part) -> dict[str, int]:
     return {k: int(v) for k, v in lo.items() if int(v) > 0} if isinstance(lo, dict) else {}
 
 
-def _add_part(part: Part, rank: int, off: float, tsnames: set[str], job: RawJob) -> None:
-    """Append one process's records and trace segments (times shifted by off) to job."""
+def _add_part(part: Part, rank: int, start: float, tsnames: set[str], job: RawJob) -> None:
+    """Append one process's records and trace segments to job, times made relative to start
+    (records reduced at MPI_Finalize carry their own rank -1 and time base)."""
+    off = float(part.header.get("start_unix", start)) - start
     by_idx: dict[tuple[str, int], str] = {}
     for pr in part.records:
+        shift = off if pr.time_base is None else pr.time_base - start
         job.records.append(
             RawRecord(
                 module=pr.module,
-                rank=rank,
+                rank=rank if pr.rank is None else pr.rank,
                 record_id=pr.record_id,
                 path=pr.path,
                 counters=dict(pr.counters),
-                fcounters=_shift(pr.fcounters, off, tsnames),
+                fcounters=_shift(pr.fcounters, shift, tsnames),
             )
         )
         by_idx[(pr.module, pr.idx)] = pr.path
@@ -120,7 +123,7 @@ def to_raw_job(data: ProfileData) -> RawJob:
         notes=list(data.notes),
     )
     for i, part in enumerate(parts):
-        _add_part(part, ranks[i], starts[i] - start, tsnames, raw)
+        _add_part(part, ranks[i], start, tsnames, raw)
         _losses(part, ranks[i], mods, raw)
     raw.partial_modules = sorted(set(raw.partial_modules))
     if mpi and nprocs > 1:
