@@ -199,10 +199,17 @@ def test_unwritable_directory_is_one_line(engine: Path, db: Path, tmp_path: Path
 
 def test_not_built_backend_is_one_line(engine: Path, db: Path) -> None:
     from iolab.bench.options import built_apis, load_table
+    from iolab.errors import UsageError
+    from iolab.paths import engine_binary
 
-    built = built_apis(load_table(engine))
-    missing = [a for a in ("pnetcdf", "hdf5", "mpiio") if a not in built]
-    if not missing:
-        pytest.skip("every backend is built here")
-    line = bad(["--api", missing[0]], db)
-    assert "not built" in line and "./setup" in line
+    for mpi in ("default", "mpich"):
+        try:
+            built = built_apis(load_table(engine_binary(mpi)))
+        except UsageError:
+            continue
+        missing = [a for a in ("pnetcdf", "hdf5", "mpiio") if a not in built]
+        if missing:
+            line = bad(["--mpi", mpi, "--api", missing[0]], db)
+            assert "not built" in line and "./setup" in line
+            return
+    pytest.skip("every backend is built into every engine here")

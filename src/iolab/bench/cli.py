@@ -133,7 +133,10 @@ def _launch_spec(args: argparse.Namespace) -> launch.LaunchSpec:
 def _cases(args: argparse.Namespace) -> tuple[list[jobs.Case], bool]:
     """The cases to run, and whether they need a scratch directory (no --path given)."""
     values = options.set_options(args)
-    options.check_api(values, args.engine_table)
+    # each MPI library's build has its own backends (Debian has no PnetCDF for MPICH)
+    table = args.engine_table if args.mpi == "default" else \
+        options.load_table(paths.engine_binary(args.mpi))
+    options.check_api(values, table)
     if not values:
         return list(jobs.DEFAULT_JOB), True
     return [jobs.user_case(args.label, options.engine_argv(values))], "path" not in values

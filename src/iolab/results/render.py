@@ -54,6 +54,14 @@ def fmt_text(v: Any) -> str:
     return str(v)
 
 
+def fmt_hint(v: Any) -> str:
+    """{"effective": "1", "requested": "4"} -> '1 (requested 4)'."""
+    if not isinstance(v, Mapping):
+        return fmt_text(v)
+    req = v.get("requested")
+    return fmt_text(v.get("effective")) + ("" if req is None else f" (requested {req})")
+
+
 @dataclass(frozen=True)
 class Column:
     key: str  # JSON and CSV key (units in the name)
@@ -218,8 +226,11 @@ def _case_name(run: Mapping[str, Any]) -> str:
     mode = cfg.get("posix_mode")
     if run.get("api") == "posix" and mode and mode != "buffered":
         parts.append(str(mode))
-    if cfg.get("collective"):
-        parts.append("collective")
+    for flag in ("collective", "file_view", "reorder", "verify"):
+        if cfg.get(flag):
+            parts.append(flag.replace("_", "-"))
+    if isinstance(cfg.get("threads"), int) and cfg["threads"] > 1:
+        parts.append(f"threads={cfg['threads']}")
     return " ".join(parts)
 
 
@@ -356,8 +367,8 @@ def run_report(run: Mapping[str, Any]) -> Report:
     hints = doc.get("hints") or {}
     if hints.get("requested") or hints.get("effective"):
         eff = hints.get("effective") or {}
-        items = [(k, k, f"{v} (requested {hints['requested'][k]})"
-                  if k in (hints.get("requested") or {}) else v, fmt_text)
+        req = hints.get("requested") or {}
+        items = [(k, k, {"effective": v, "requested": req.get(k)}, fmt_hint)
                  for k, v in sorted(eff.items())]
         nodes.append(Section("hints_effective", "Effective hints", items))
     nodes.append(Notes("notes", _run_notes(run)))
