@@ -48,7 +48,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           "--launcher-args=\"--mca io romio321\" (with '=') when they "
                           "start with '-'")
     out = parser.add_argument_group("output")
-    add_db_argument(out)  # type: ignore[arg-type]
+    add_db_argument(out)
     add_format_arguments(parser)
     out.add_argument("--label", help="a label stored with the run (filter with "
                                      "'iolab results --label')")

@@ -12,7 +12,7 @@ from iolab.results.render import render, run_report, runs_report
 HELP = "list the runs stored in the results database, or show one"
 
 
-def add_db_argument(parser: argparse.ArgumentParser) -> None:
+def add_db_argument(parser: argparse._ActionsContainer) -> None:
     """``--db PATH``: shared by every verb that reads or writes the results database."""
     parser.add_argument(
         "--db", metavar="PATH", default=None,
