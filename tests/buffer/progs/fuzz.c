@@ -117,29 +117,12 @@ static int64_t rand_off(int64_t size)
     return (int64_t)below((uint64_t)size + 65536);
 }
 
-static void one_op(int *fds, const char *const *paths)
+/* write, a stream of small writes, pwrite (or a sequential run of them). */
+static void op_write(int s, int fd, uint64_t op)
 {
-    /* Slots 0 and 1 hold one file each (what the library buffers); 2 and 3 open either
-     * file again or dup (what it must stop buffering). */
-    uint64_t pick = below(100);
-    int s = pick < 60 ? 0 : pick < 85 ? 1 : 2 + (int)below(2);
-    int fd = fds[s];
-    uint64_t op = below(100);
     long r;
-    struct stat st;
     size_t n;
     int64_t off;
-    if (fd < 0 || op < 6) { /* open */
-        int pi = s == 0 ? 0 : s == 1 ? 1 : (int)below(2);
-        const char *p = paths[pi];
-        int fl = open_flags();
-        if (fd >= 0)
-            close(fd);
-        errno = 0;
-        fds[s] = open(p, fl, 0644);
-        logf_("open %d %d %x -> %d %d\n", s, pi, fl, fds[s], fds[s] < 0 ? errno : 0);
-        return;
-    }
     errno = 0;
     if (op < 22) {
         n = rand_size();
@@ -155,7 +138,7 @@ static void one_op(int *fds, const char *const *paths)
             r = write(fd, wbuf, n);
             logf_("bwrite %d %zu -> %ld %d\n", s, n, r, r < 0 ? errno : 0);
         }
-    } else if (op < 38) {
+    } else {
         int k = below(3) ? 1 : 2 + (int)below(32);
         off = rand_off(256 << 10);
         for (int i = 0; i < k; i++) {
@@ -166,7 +149,17 @@ static void one_op(int *fds, const char *const *paths)
             logf_("pwrite %d %zu %lld -> %ld %d\n", s, n, (long long)off, r, r < 0 ? errno : 0);
             off += (int64_t)n;
         }
-    } else if (op < 50) {
+    }
+}
+
+/* read, a stream of small reads, pread (or a sequential run of them). */
+static void op_read(int s, int fd, uint64_t op)
+{
+    long r;
+    size_t n;
+    int64_t off;
+    errno = 0;
+    if (op < 50) {
         n = rand_size();
         r = read(fd, rbuf, n);
         logf_("read %d %zu -> %ld %d %016llx\n", s, n, r, r < 0 ? errno : 0,
@@ -180,7 +173,7 @@ static void one_op(int *fds, const char *const *paths)
             logf_("bread %d %zu -> %ld %d %016llx\n", s, n, r, r < 0 ? errno : 0,
                   (unsigned long long)(r > 0 ? fnv(rbuf, (size_t)r, 1469598103934665603ULL) : 0));
         }
-    } else if (op < 66) {
+    } else {
         int k = below(3) ? 1 : 2 + (int)below(32);
         off = rand_off(256 << 10);
         for (int i = 0; i < k; i++) {
@@ -191,7 +184,41 @@ static void one_op(int *fds, const char *const *paths)
                   r < 0 ? errno : 0, (unsigned long long)(r > 0 ? fnv(rbuf, (size_t)r, 1469598103934665603ULL) : 0));
             off += r > 0 ? r : (int64_t)n;
         }
-    } else if (op < 76) {
+    }
+}
+
+static void one_op(int *fds, const char *const *paths)
+{
+    /* Slots 0 and 1 hold one file each (what the library buffers); 2 and 3 open either
+     * file again or dup (what it must stop buffering). */
+    uint64_t pick = below(100);
+    int s = pick < 60 ? 0 : pick < 85 ? 1 : 2 + (int)below(2);
+    int fd = fds[s];
+    uint64_t op = below(100);
+    long r;
+    struct stat st;
+    int64_t off;
+    if (fd < 0 || op < 6) { /* open */
+        int pi = s == 0 ? 0 : s == 1 ? 1 : (int)below(2);
+        const char *p = paths[pi];
+        int fl = open_flags();
+        if (fd >= 0)
+            close(fd);
+        errno = 0;
+        fds[s] = open(p, fl, 0644);
+        logf_("open %d %d %x -> %d %d\n", s, pi, fl, fds[s], fds[s] < 0 ? errno : 0);
+        return;
+    }
+    if (op < 38) {
+        op_write(s, fd, op);
+        return;
+    }
+    if (op < 66) {
+        op_read(s, fd, op);
+        return;
+    }
+    errno = 0;
+    if (op < 76) {
         static const int wh[] = {SEEK_SET, SEEK_CUR, SEEK_END, 77};
         int w = wh[below(4)];
         off = w == SEEK_SET ? rand_off(256 << 10) : (int64_t)below(20000) - 10000;
