@@ -9,6 +9,7 @@
 #include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "iolab_buffer.h"
 
@@ -147,13 +148,32 @@ int iolab_buffer_config_parse(const char *spec, iolab_buffer_config_t *cfg, char
     return 0;
 }
 
+static const iolab_buffer_rule_t *match_one(const iolab_buffer_config_t *cfg, const char *path)
+{
+    for (int i = 0; i < cfg->nrules; i++)
+        if (cfg->rules[i].pattern[0] != '%' && fnmatch(cfg->rules[i].pattern, path, 0) == 0)
+            return &cfg->rules[i];
+    return NULL;
+}
+
+/* The path as the program gave it, else (relative paths) as an absolute path: patterns
+ * written from a Darshan log (iolab diagnose) name files absolutely. */
 const iolab_buffer_rule_t *iolab_buffer_config_match(const iolab_buffer_config_t *cfg,
                                                      const char *path)
 {
     if (!cfg->enabled || !path)
         return NULL;
-    for (int i = 0; i < cfg->nrules; i++)
-        if (cfg->rules[i].pattern[0] != '%' && fnmatch(cfg->rules[i].pattern, path, 0) == 0)
-            return &cfg->rules[i];
-    return NULL;
+    const iolab_buffer_rule_t *r = match_one(cfg, path);
+    if (r || path[0] == '/')
+        return r;
+    char abs[4096];
+    if (!getcwd(abs, sizeof abs))
+        return NULL;
+    while (path[0] == '.' && path[1] == '/')
+        path += 2;
+    size_t n = strlen(abs);
+    if (n + 1 + strlen(path) >= sizeof abs)
+        return NULL;
+    snprintf(abs + n, sizeof abs - n, "%s%s", n > 1 ? "/" : "", path);
+    return match_one(cfg, abs);
 }

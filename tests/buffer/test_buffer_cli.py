@@ -181,3 +181,11 @@ def test_unset_variable_means_pass_through(buflib, cprog, tmp_path):
                        env=env, capture_output=True, text=True)
     assert r.returncode == 0 and r.stderr == "" and f.read_bytes() == pattern(5000)
     assert Path(f).stat().st_size == 5000
+
+
+def test_absolute_pattern_matches_a_relative_open(buflib, cprog, tmp_path):
+    # Patterns written from a Darshan log (iolab diagnose) name files absolutely.
+    r = subprocess.run([str(cprog("writer")), "rel.dat", "10000", "512", "write", "close"],
+                       cwd=tmp_path, env=lib_env(buflib, f"{tmp_path}/*.dat:verbose"),
+                       capture_output=True, text=True)
+    assert parse_table(r.stderr)["rel.dat"]["Write calls"] == 20
