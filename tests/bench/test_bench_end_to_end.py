@@ -89,9 +89,13 @@ def test_default_job(engine: Path, db: Path, workdir: Path) -> None:
         assert x["engine_json"]["config"]["evict"] is True
         assert x["read_cache"] in ("cold", "unknown")  # never a silent page-cache number
         assert Path(x["path"]).parent.parent == workdir  # the current directory's fs
-    table = r.stdout.splitlines()
-    assert table[0].split()[:2] == ["run", "case"]
-    assert sum(1 for line in table if "posix" in line) == 4  # 2 runs x write/read
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith(f"Default job: the file system of {workdir}")
+    header = next(i for i, line in enumerate(lines) if line.split()[:2] == ["run", "case"])
+    table = lines[header + 2:header + 6]
+    ops = [next(w for w in line.split() if w in ("write", "read")) for line in table]
+    assert ops == ["write", "read", "write", "read"]
+    assert all(line.split()[-1] == "ok" for line in table)
     assert not list(workdir.iterdir())
 
 

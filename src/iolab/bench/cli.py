@@ -176,7 +176,8 @@ def run(args: argparse.Namespace) -> int:
         if scratch is not None and not _keeps(args):
             scratch.remove()
         conn.close()
-    _print_summary(args, stored)
+    _print_summary(args, stored, _heading(stored) if needs_scratch and not
+                   options.set_options(args) else None)
     statuses = {r["status"] for r in stored}
     if "interrupted" in statuses:
         return EXIT_INTERRUPTED
@@ -232,8 +233,19 @@ def _status(outcome: EngineOutcome, launcher: str) -> tuple[str, str | None]:
                       f"result: {reason}")
 
 
-def _print_summary(args: argparse.Namespace, stored: list[dict[str, Any]]) -> None:
-    report = summary_report(stored, str(args.db or db.default_db_path()))
+def _heading(stored: list[dict[str, Any]]) -> str | None:
+    """The default job says what it measured: where, which file system, how."""
+    if not stored:
+        return None
+    first = stored[0]
+    return (f"Default job: the file system of {first.get('cwd')} ({first.get('fs_type') or '?'}), "
+            f"{first.get('ranks') or '?'} ranks, POSIX file per process and shared file; "
+            "writes end with fsync, reads follow eviction from the page cache.")
+
+
+def _print_summary(args: argparse.Namespace, stored: list[dict[str, Any]],
+                   heading: str | None = None) -> None:
+    report = summary_report(stored, str(args.db or db.default_db_path()), heading)
     if args.format == "json":
         report.raw["runs"] = [{"id": r["id"], "status": r["status"], "label": r["label"],
                                "engine": r.get("engine_json")} for r in stored]

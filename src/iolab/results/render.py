@@ -226,7 +226,7 @@ def _case_name(run: Mapping[str, Any]) -> str:
     mode = cfg.get("posix_mode")
     if run.get("api") == "posix" and mode and mode != "buffered":
         parts.append(str(mode))
-    for flag in ("collective", "file_view", "reorder", "verify"):
+    for flag in ("collective", "file_view", "fsync", "reorder", "verify"):
         if cfg.get(flag):
             parts.append(flag.replace("_", "-"))
     if isinstance(cfg.get("threads"), int) and cfg["threads"] > 1:
@@ -288,16 +288,18 @@ def _run_notes(run: Mapping[str, Any]) -> list[str]:
     return notes
 
 
-def summary_report(runs: Sequence[Mapping[str, Any]], db_path: str | None = None) -> Report:
-    """What ``iolab bench`` prints: one row per run and operation, then notes."""
+def summary_report(runs: Sequence[Mapping[str, Any]], db_path: str | None = None,
+                   heading: str | None = None) -> Report:
+    """What ``iolab bench`` prints: a heading, one row per run and operation, then notes."""
     rows = [row for run in runs for row in _op_rows(run)]
     notes = [n for run in runs for n in _run_notes(run)]
     if db_path is not None and runs:
         ids = ", ".join(str(r.get("id")) for r in runs)
         notes.append(f"stored as run{'s' if len(runs) > 1 else ''} {ids} in {db_path} "
                      f"(iolab results show {runs[0].get('id')})")
-    return Report("summary", [Table("summary", None, SUMMARY_COLUMNS, rows), Notes("notes", notes)],
-                  csv_table="summary")
+    nodes: list[Node] = [Notes("heading", [heading])] if heading else []
+    nodes += [Table("summary", None, SUMMARY_COLUMNS, rows), Notes("notes", notes)]
+    return Report("summary", nodes, csv_table="summary")
 
 
 PHASE_COLUMNS = (
