@@ -259,11 +259,13 @@ void iolab_buffer_exit_flush(void)
 static void atfork_prepare(void)
 {
     iolab_buffer_in_lib = 1;
-    iolab_buffer_sync_all();
     pthread_mutex_lock(&table);
     for (int fd = 0; fd <= max_fd; fd++)
         if (slots[fd]) {
+            /* Holding op, no thread can queue more for this file: after the sync its
+             * buffers are idle, and the worker holds none of them across the fork. */
             pthread_mutex_lock(&slots[fd]->op);
+            iolab_buffer_sync(slots[fd], 0);
             pthread_mutex_lock(&slots[fd]->mu);
         }
     iolab_buffer_worker_atfork_prepare();
