@@ -49,7 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           "start with '-'")
     out = parser.add_argument_group("output")
     add_db_argument(out)
-    add_format_arguments(parser)
+    add_format_arguments(out)
     out.add_argument("--label", help="a label stored with the run (filter with "
                                      "'iolab results --label')")
     out.add_argument("--dry-run", action="store_true",

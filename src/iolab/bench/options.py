@@ -114,10 +114,19 @@ def api_name(text: str) -> str:
     return IOR_API_NAMES.get(text.lower(), text.lower())
 
 
+# Defaults iolab sets differently from the engine's own.
+PYTHON_DEFAULTS = {"path": "a private directory .iolab-bench-* in the current directory, "
+                           "removed at the end"}
+
+
 def _help(opt: EngineOption, aliases: Sequence[IorAlias]) -> str:
     text = opt.help.replace("%", "%%")
-    if opt.default not in (None, "", "false") and opt.type != "bool":
+    if opt.name in PYTHON_DEFAULTS:
+        text += f" (default: {PYTHON_DEFAULTS[opt.name]})"
+    elif opt.default not in (None, "", "false") and opt.type != "bool":
         text += f" (default {opt.default}{' ' + opt.unit if opt.unit == 'us' else ''})"
+    if opt.name == "api" and opt.choices:
+        text += f"; built: {', '.join(opt.choices)}"
     if aliases:
         text += "; IOR: " + ", ".join(f"{a.flag} {a.ior}" for a in aliases)
     return text

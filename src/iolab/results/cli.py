@@ -20,13 +20,13 @@ def add_db_argument(parser: argparse._ActionsContainer) -> None:
              "else ~/.local/share/iolab/results.db)")
 
 
-def add_format_arguments(parser: argparse.ArgumentParser) -> None:
+def add_format_arguments(parser: argparse._ActionsContainer) -> None:
     fmt = parser.add_mutually_exclusive_group()
     fmt.add_argument("--json", dest="format", action="store_const", const="json",
                      help="print JSON (keys carry units) instead of a table")
     fmt.add_argument("--csv", dest="format", action="store_const", const="csv",
                      help="print CSV (one row per run; with 'show', one per phase)")
-    parser.set_defaults(format="text")
+    fmt.set_defaults(format="text")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
