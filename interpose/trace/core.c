@@ -30,7 +30,6 @@ __thread int iolab_core_busy __attribute__((tls_model("initial-exec"))) = 0;
 iolab_core_state_t iolab_core;
 
 static pthread_mutex_t core_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct sigaction old_term, old_int;
 
 _Static_assert(IOLAB_POSIX_NI <= IOLAB_MAX_NI && IOLAB_STDIO_NI <= IOLAB_MAX_NI &&
                    IOLAB_MPIIO_NI <= IOLAB_MAX_NI, "raise IOLAB_MAX_NI");
@@ -458,40 +457,6 @@ static void on_fork_child(void)
     set_clock();
 }
 
-static void on_signal(int sig, siginfo_t *si, void *uc)
-{
-    struct sigaction *old = sig == SIGINT ? &old_int : &old_term;
-    int saved = errno;
-    if (!(old->sa_flags & SA_SIGINFO) && old->sa_handler == SIG_DFL) {
-        iolab_trace_flush(sig == SIGINT ? "SIGINT" : "SIGTERM", 1);
-        sigaction(sig, old, NULL);
-        errno = saved;
-        raise(sig); /* delivered when this handler returns: the default action, as without us */
-        return;
-    }
-    errno = saved;
-    if (old->sa_flags & SA_SIGINFO)
-        old->sa_sigaction(sig, si, uc);
-    else
-        old->sa_handler(sig);
-}
-
-static void install_signal(int sig, struct sigaction *old)
-{
-    struct sigaction cur;
-    if (sigaction(sig, NULL, &cur) != 0)
-        return;
-    if (!(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_IGN)
-        return; /* ignored: the program goes on, its profile is written at exit */
-    *old = cur;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_signal;
-    sa.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    sigaction(sig, &sa, NULL);
-}
-
 /* Launchers are not the application: no profile of mpirun, orted, srun... */
 static int is_launcher(void)
 {
@@ -568,8 +533,7 @@ __attribute__((constructor)) static void iolab_core_start(void)
     iolab_core_use_tsc = tsc_invariant() && env_long("IOLAB_TRACE_CLOCK_GETTIME", 0, 0, 1) == 0;
     set_clock();
     pthread_atfork(on_fork_prepare, on_fork_parent, on_fork_child);
-    install_signal(SIGTERM, &old_term);
-    install_signal(SIGINT, &old_int);
+    iolab_signals_install();
     iolab_core_active = 1;
     iolab_core_busy = 0;
 }

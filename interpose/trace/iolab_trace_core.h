@@ -56,6 +56,9 @@ typedef struct {
 
 extern iolab_core_state_t iolab_core;
 
+/* Install the SIGTERM/SIGINT handlers that write a partial profile (signals.c). */
+void iolab_signals_install(void);
+
 /* Write this process's profile into iolab_core.outdir (writer.c). Guard held by the caller. */
 void iolab_writer_write(const char *reason, int partial);
 

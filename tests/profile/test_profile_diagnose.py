@@ -16,9 +16,15 @@ job_mod = pytest.importorskip("iolab.model.job")
 darshan_loader = pytest.importorskip("iolab.model.darshan")
 
 
+# io-bound also needs a run of at least ~1 s: this program takes 0.9-1.2 s here, either way.
+TIMING_DEPENDENT = {"io-bound"}
+
+
 def _findings(raw: object) -> list[tuple[str, str]]:
     rep = diag.diagnose(job_mod.build_model([raw]), config.Thresholds())
-    return sorted((f.rule.id, f.severity) for f in rep.findings)
+    return sorted(
+        (f.rule.id, f.severity) for f in rep.findings if f.rule.id not in TIMING_DEPENDENT
+    )
 
 
 def test_same_findings_as_darshan(prog: Callable[[str], Path], tmp_path: Path) -> None:

@@ -244,3 +244,22 @@ def test_chains_with_buffer_library(
         assert rec.counters["POSIX_WRITES"] == 10000
     else:
         assert rec.counters["POSIX_WRITES"] < 10000
+
+
+def test_python_sees_its_own_signal_dispositions(tracer: Path, tmp_path: Path) -> None:
+    """The tracer's SIGTERM/SIGINT handler is invisible: Python still installs its
+    KeyboardInterrupt handler, getsignal() answers as without the tracer."""
+    script = tmp_path / "s.py"
+    script.write_text(
+        "import os, signal, sys\n"
+        "print(signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT))\n"
+        "open(os.path.join(sys.argv[1], 'f.txt'), 'w').write('x')\n"
+        "try:\n"
+        "    os.kill(os.getpid(), signal.SIGINT)\n"
+        "    signal.pause()\n"
+        "except KeyboardInterrupt:\n"
+        "    print('caught')\n"
+        "    sys.exit(5)\n"
+    )
+    parts = _run_both(tmp_path, lambda w: [sys.executable, str(script), str(w)])
+    assert list(parts.glob("*.iolabp"))  # written at the (normal) exit

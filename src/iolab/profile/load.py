@@ -103,8 +103,9 @@ def to_raw_job(data: ProfileData) -> RawJob:
     ranks, nprocs, mpi = _ranks(parts)
     starts = [float(p.header.get("start_unix", 0.0)) for p in parts]
     ends = [float(p.header.get("end_unix", 0.0)) for p in parts]
-    start = min([float(job.get("start_unix", starts[0] if starts else 0.0)), *starts])
-    end = max([float(job.get("end_unix", 0.0)), *ends])
+    # The application's processes, not the launcher around them (like Darshan's run time).
+    start = min(starts) if starts else float(job.get("start_unix", 0.0))
+    end = max(ends) if ends else float(job.get("end_unix", start))
     cmd = job.get("cmdline") or (parts[0].header.get("cmdline") if parts else [])
     hosts = sorted({str(p.header.get("host", "")) for p in parts} - {""})
     raw = RawJob(
