@@ -28,9 +28,8 @@ static void sys_account(iolab_buffer_file_t *f, iolab_buffer_op_t op, int64_t r,
 }
 
 iolab_buffer_file_t *iolab_buffer_file_new(int fd, const char *path,
-                                           const iolab_buffer_rule_t *rule, int unused)
+                                           const iolab_buffer_rule_t *rule)
 {
-    (void)unused;
     struct stat st;
     if (IOLAB_REAL(fstat)(fd, &st) != 0 || !S_ISREG(st.st_mode))
         return NULL;

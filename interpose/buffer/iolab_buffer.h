@@ -146,7 +146,7 @@ typedef struct iolab_buffer_file {
 /* Creates the state of a freshly opened descriptor (NULL when it should not be buffered:
  * not a regular file, O_DIRECT/O_SYNC, no memory).  Does not enter it in the table. */
 iolab_buffer_file_t *iolab_buffer_file_new(int fd, const char *path,
-                                           const iolab_buffer_rule_t *rule, int trunc_known);
+                                           const iolab_buffer_rule_t *rule);
 
 /* Frees a file whose buffers are idle. */
 void iolab_buffer_file_free(iolab_buffer_file_t *f);
@@ -181,7 +181,7 @@ extern int iolab_buffer_nwriting;   /* files with a write stream (atomic): path 
 iolab_buffer_file_t *iolab_buffer_acquire(int fd);
 void iolab_buffer_release(iolab_buffer_file_t *f);
 
-/* Enters f (from iolab_buffer_file_new) in the table; returns it acquired. */
+/* Enters f (from iolab_buffer_file_new) in the table, which then owns it. */
 void iolab_buffer_table_add(iolab_buffer_file_t *f);
 
 /* Removes fd from the table (close, dup2 over it): syncs, merges statistics, frees.
@@ -211,9 +211,12 @@ void iolab_buffer_check_shared(iolab_buffer_file_t *f);
  * and makes every later call pass through. */
 void iolab_buffer_exit_flush(void);
 
-/* Opens `path` the way the program asked and, when a rule matches, starts buffering the
- * new descriptor.  Returns the descriptor or -1 with errno set (like open). */
-int iolab_buffer_open_path(int dirfd, const char *path, int flags, mode_t mode);
+/* close(): syncs (a delayed error wins over close's own result), closes, merges the
+ * statistics.  Returns 0 or -errno; the descriptor is closed either way. */
+int iolab_buffer_close(int fd);
+
+/* Installs the flushing handlers of SIGTERM, SIGINT and SIGHUP (signals.c). */
+void iolab_buffer_signals_init(void);
 
 /* ---- reentrancy guard and wrapper skeleton helpers ---- */
 extern __thread int iolab_buffer_in_lib __attribute__((tls_model("initial-exec")));

@@ -142,7 +142,7 @@ void iolab_buffer_dup(int oldfd, int newfd)
     iolab_buffer_sync(f, 0);
     f->nobuf = 1;
     iolab_buffer_rule_t rule = {.size = f->size, .count = f->count, .prefetch = f->prefetch};
-    iolab_buffer_file_t *g = newfd >= 0 ? iolab_buffer_file_new(newfd, f->path, &rule, 0) : NULL;
+    iolab_buffer_file_t *g = newfd >= 0 ? iolab_buffer_file_new(newfd, f->path, &rule) : NULL;
     iolab_buffer_release(f);
     if (g) {
         g->nobuf = 1;
@@ -314,8 +314,6 @@ static void at_exit(void)
     errno = saved;
     iolab_buffer_exit_flush();
 }
-
-void iolab_buffer_signals_init(void);
 
 __attribute__((constructor)) static void iolab_buffer_init(void)
 {

@@ -93,8 +93,6 @@ static inline int64_t iolab_call_end(iolab_call_t *c, iolab_buffer_op_t op, int6
         return real_call; \
     } while (0)
 
-int iolab_buffer_close(int fd);
-
 /* After a successful open of path: start buffering fd when a rule matches. */
 void iolab_buffer_opened(int fd, const char *path, int flags, double t0);
 

@@ -15,7 +15,7 @@ void iolab_buffer_opened(int fd, const char *path, int flags, double t0)
     const iolab_buffer_rule_t *rule = iolab_buffer_config_match(&iolab_buffer_cfg, path);
     if (!rule)
         return;
-    iolab_buffer_file_t *f = iolab_buffer_file_new(fd, path, rule, 0);
+    iolab_buffer_file_t *f = iolab_buffer_file_new(fd, path, rule);
     if (!f)
         return;
     f->st.calls[IOLAB_OP_OPEN] = 1;
