@@ -215,7 +215,7 @@ void iolab_buffer_exit_flush(void);
  * statistics.  Returns 0 or -errno; the descriptor is closed either way. */
 int iolab_buffer_close(int fd);
 
-/* Installs the flushing handlers of SIGTERM, SIGINT and SIGHUP (signals.c). */
+/* Installs the flushing handlers of the terminating signals (signals.c). */
 void iolab_buffer_signals_init(void);
 
 /* ---- reentrancy guard and wrapper skeleton helpers ---- */

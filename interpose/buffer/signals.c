@@ -1,4 +1,8 @@
-/* SIGTERM, SIGINT and SIGHUP: flush before the process dies.
+/* The signals whose default action ends the process without a crash (SIGTERM, SIGINT,
+ * SIGHUP, SIGQUIT, SIGPIPE, SIGALRM, SIGUSR1/2, SIGXCPU, SIGVTALRM, SIGPROF): flush before
+ * the process dies, since without the library those bytes would be in the file.  (Crash
+ * signals, SIGSEGV and the like, are left alone: the state may be corrupt; at most the
+ * kill -9 bound is lost.)
  *
  * While the program leaves such a signal at its default action, our handler is installed:
  * it flushes everything and re-raises the signal with the default action, so the process
@@ -11,7 +15,8 @@
 
 #include "iolab_buffer.h"
 
-static const int handled[] = {SIGTERM, SIGINT, SIGHUP};
+static const int handled[] = {SIGTERM, SIGINT,  SIGHUP,  SIGQUIT,   SIGPIPE, SIGALRM,
+                              SIGUSR1, SIGUSR2, SIGXCPU, SIGVTALRM, SIGPROF};
 static struct sigaction prog_act[NSIG]; /* what the program asked for */
 static int managed[NSIG];               /* our handler is the kernel's */
 static siginfo_t pending_info;

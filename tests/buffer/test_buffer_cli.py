@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -170,6 +171,13 @@ def test_chains_with_the_tracer(buflib, cprog, tmp_path):
         r = subprocess.run([str(cprog("writer")), str(f), "300000", "512", "write", "close"],
                            env=env, capture_output=True, text=True, timeout=60)
         assert r.returncode == 0, r.stderr
+        assert f.read_bytes() == pattern(300_000)
+        # both libraries handle SIGTERM: the process still dies of it, everything written
+        p = subprocess.Popen([str(cprog("writer")), str(f), "300000", "512", "write", "hang"],
+                             env=env, stdout=subprocess.PIPE, text=True)
+        assert p.stdout is not None and p.stdout.readline().startswith("ready")
+        p.send_signal(signal.SIGTERM)
+        assert p.wait(timeout=30) == -signal.SIGTERM
         assert f.read_bytes() == pattern(300_000)
 
 

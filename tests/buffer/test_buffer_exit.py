@@ -43,7 +43,9 @@ def _start_hanging(cprog, lib: Path, spec: str, path: Path, end: str = "hang",
     return p
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+@pytest.mark.parametrize(
+    "sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1, signal.SIGPIPE]
+)
 def test_fatal_signal_flushes_and_keeps_the_default_death(buflib, cprog, tmp_path, sig):
     f = tmp_path / "sig.dat"
     p = _start_hanging(cprog, buflib, SPEC, f)
