@@ -217,3 +217,16 @@ def test_not_built_backend_is_one_line(engine: Path, db: Path) -> None:
             assert "not built" in line and "./setup" in line
             return
     pytest.skip("every backend is built into every engine here")
+
+
+def test_ctrl_c_under_mpich(mpich_engine: Path, db: Path, workdir: Path) -> None:
+    """MPICH's mpirun forwards SIGINT itself (Open MPI's turns it into SIGTERM)."""
+    p = start_iolab("bench", "--mpi", "mpich", "--api", "null", "-t", "1k", "-b", "1m",
+                    "--null.delay-us", "10000", "--db", str(db), cwd=workdir)
+    time.sleep(2.5)
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 130, err
+    (run,) = stored(db)
+    assert run["status"] == "interrupted" and "MPICH" in run["mpi_library"]
+    assert 0 < run["write_bytes_total"] < 2 * MIB
