@@ -190,15 +190,10 @@ def test_no_mpirun_is_one_line(engine: Path, db: Path, workdir: Path) -> None:
 
 
 def test_unwritable_directory_is_one_line(engine: Path, db: Path, tmp_path: Path) -> None:
-    ro = tmp_path / "ro"
-    ro.mkdir()
-    ro.chmod(0o555)
-    sub = ro / "sub"
-    # as root the directory is still writable; a path under a file is not, for anyone
+    # a read-only directory is still writable for root; a path under a file is not, for anyone
     (tmp_path / "afile").write_text("x")
     line = bad(["-a", "POSIX", "-o", str(tmp_path / "afile" / "f")], db)
     assert "afile" in line
-    assert not sub.exists()
 
 
 def test_not_built_backend_is_one_line(engine: Path, db: Path) -> None:
