@@ -221,16 +221,21 @@ int iolab_core_abspath(const char *dirpath, const char *path, char *out, size_t 
 
 int iolab_core_excluded(const char *p)
 {
-    static const char *const prefixes[] = {"/etc/", "/dev/", "/usr/", "/bin/", "/boot/", "/lib/",
-                                           "/lib64/", "/opt/", "/sbin/", "/sys/", "/proc/",
-                                           "/var/", "/run/", "/snap/"};
-    for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++)
-        if (strncmp(p, prefixes[i], strlen(prefixes[i])) == 0)
+#define PREFIX(s) {s, sizeof(s) - 1}
+    static const struct {
+        const char *s;
+        size_t n;
+    } prefixes[] = {PREFIX("/etc/"), PREFIX("/dev/"), PREFIX("/usr/"), PREFIX("/bin/"),
+                    PREFIX("/boot/"), PREFIX("/lib/"), PREFIX("/lib64/"), PREFIX("/opt/"),
+                    PREFIX("/sbin/"), PREFIX("/sys/"), PREFIX("/proc/"), PREFIX("/var/"),
+                    PREFIX("/run/"), PREFIX("/snap/")};
+#undef PREFIX
+    for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++) /* cheap first letter */
+        if (p[1] == prefixes[i].s[1] && strncmp(p, prefixes[i].s, prefixes[i].n) == 0)
             return 1;
-    if (iolab_core.outdir_len && strncmp(p, iolab_core.outdir, iolab_core.outdir_len) == 0 &&
-        (p[iolab_core.outdir_len] == '/' || p[iolab_core.outdir_len] == '\0'))
-        return 1;
-    return 0;
+    size_t n = iolab_core.outdir_len;
+    return n && p[1] == iolab_core.outdir[1] && strncmp(p, iolab_core.outdir, n) == 0 &&
+           (p[n] == '/' || p[n] == '\0');
 }
 
 /* ---- fd map: fd -> record index + 1 (0: not traced) ---- */
