@@ -11,6 +11,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from types import ModuleType
 
 from iolab import __version__
 from iolab.errors import EXIT_USAGE, UsageError
@@ -25,8 +26,8 @@ VERBS: dict[str, str] = {
 }
 
 
-def _available_verbs() -> dict[str, object]:
-    modules = {}
+def _available_verbs() -> dict[str, ModuleType]:
+    modules: dict[str, ModuleType] = {}
     for verb, modname in VERBS.items():
         try:
             modules[verb] = importlib.import_module(modname)
@@ -44,9 +45,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"iolab {__version__}")
     sub = parser.add_subparsers(dest="verb", metavar="<verb>")
     for verb, mod in _available_verbs().items():
-        p = sub.add_parser(verb, help=getattr(mod, "HELP", ""), description=getattr(mod, "HELP", ""))
-        mod.add_arguments(p)  # type: ignore[attr-defined]
-        p.set_defaults(_run=mod.run)  # type: ignore[attr-defined]
+        help_line = getattr(mod, "HELP", "")
+        p = sub.add_parser(verb, help=help_line, description=help_line)
+        mod.add_arguments(p)
+        p.set_defaults(_run=mod.run)
     return parser
 
 

@@ -34,7 +34,8 @@ def engine_binary(mpi: str = "default") -> Path:
     found = shutil.which(name)
     if found:
         candidates.append(Path(found))
-    candidates.append(_SRC_ROOT / "build" / ("default" if mpi == "default" else mpi) / "engine" / name)
+    build_dir = "default" if mpi == "default" else mpi
+    candidates.append(_SRC_ROOT / "build" / build_dir / "engine" / name)
     for c in candidates:
         if c.is_file() and os.access(c, os.X_OK):
             return c
