@@ -277,7 +277,7 @@ static int stream_append(iolab_buffer_file_t *f, const char *src, size_t n)
 /* Whether a write of n bytes at `at` (-1: at the program's offset) may be buffered. */
 static int write_bufferable(iolab_buffer_file_t *f, size_t n)
 {
-    return n > 0 && !f->nobuf && !iolab_buffer_exiting && f->writable;
+    return n > 0 && !f->nobuf && !IOLAB_EXITING() && f->writable;
 }
 
 /* Makes sure the descriptor is in WRITE mode with the stream ending at `at`. */
@@ -420,7 +420,7 @@ static int64_t window_serve(iolab_buffer_file_t *f, int64_t off, char *dst, size
 
 static int read_bufferable(iolab_buffer_file_t *f, size_t n)
 {
-    return n > 0 && n <= f->size / 2 && !f->nobuf && !iolab_buffer_exiting && f->readable &&
+    return n > 0 && n <= f->size / 2 && !f->nobuf && !IOLAB_EXITING() && f->readable &&
            f->prefetch > 0;
 }
 
@@ -431,7 +431,7 @@ int64_t iolab_buffer_read(iolab_buffer_file_t *f, void *buf, size_t n)
     if (f->mode == IOLAB_MODE_IDLE && read_bufferable(f, n) && f->kpos >= 0 &&
         f->kpos == f->read_next)
         enter_read(f, f->kpos); /* the second read of a stream starts read-ahead */
-    if (f->mode == IOLAB_MODE_READ && !iolab_buffer_exiting && n > 0) {
+    if (f->mode == IOLAB_MODE_READ && !IOLAB_EXITING() && n > 0) {
         int64_t r = window_serve(f, f->pos, buf, n);
         if (r >= 0) {
             f->pos += r;
@@ -457,14 +457,14 @@ int64_t iolab_buffer_pread(iolab_buffer_file_t *f, void *buf, size_t n, int64_t 
         iolab_buffer_drain(f, 0);
     if (f->mode == IOLAB_MODE_IDLE && read_bufferable(f, n) && off == f->pread_next)
         enter_read(f, off);
-    if (f->mode == IOLAB_MODE_READ && !iolab_buffer_exiting && n > 0 && off >= 0) {
+    if (f->mode == IOLAB_MODE_READ && !IOLAB_EXITING() && n > 0 && off >= 0) {
         int64_t r = window_serve(f, off, buf, n);
         if (r >= 0) {
             f->pread_next = off + r;
             return r;
         }
     }
-    if (iolab_buffer_exiting)
+    if (IOLAB_EXITING())
         iolab_buffer_sync(f, 0);
     double t0 = iolab_buffer_now();
     ssize_t r = IOLAB_REAL(pread)(f->fd, buf, n, off);
@@ -479,7 +479,7 @@ int64_t iolab_buffer_pread(iolab_buffer_file_t *f, void *buf, size_t n, int64_t 
 int64_t iolab_buffer_lseek(iolab_buffer_file_t *f, int64_t off, int whence)
 {
     int64_t base = -1;
-    if (f->mode != IOLAB_MODE_IDLE && !iolab_buffer_exiting) {
+    if (f->mode != IOLAB_MODE_IDLE && !IOLAB_EXITING()) {
         if (whence == SEEK_SET)
             base = 0;
         else if (whence == SEEK_CUR)

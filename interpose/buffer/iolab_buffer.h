@@ -175,6 +175,7 @@ void iolab_buffer_worker_atfork_child(void);
 
 /* ---- descriptor table and life cycle (table.c) ---- */
 extern int iolab_buffer_exiting;    /* after the exit flush: buffer nothing more */
+#define IOLAB_EXITING() __atomic_load_n(&iolab_buffer_exiting, __ATOMIC_ACQUIRE)
 extern int iolab_buffer_nwriting;   /* files with a write stream (atomic): path calls flush */
 
 /* Looks fd up; on success holds a reference and f->op. NULL: not buffered. */
