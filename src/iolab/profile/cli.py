@@ -127,56 +127,67 @@ def _merge(parts_dir: Path, target: Path, job: dict[str, object]) -> int:
     return len(files)
 
 
-def _run_program(args: argparse.Namespace, argv: list[str]) -> int:
-    outdir = Path(args.output)
+def _output_dir(path: str) -> Path:
+    outdir = Path(path)
     try:
         outdir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UsageError(f"cannot create the output folder {outdir}: {exc.strerror}") from exc
     if not os.access(outdir, os.W_OK):
         raise UsageError(f"the output folder {outdir} is not writable; choose another with -o DIR")
-    parts_dir = Path(tempfile.mkdtemp(prefix=".iolab-parts-", dir=outdir)).resolve()
+    return outdir
+
+
+def _command(
+    args: argparse.Namespace, argv: list[str], parts_dir: Path, spec: launch.LaunchSpec | None
+) -> tuple[list[str], dict[str, str]]:
     env_add = _trace_env(parts_dir, argv, args)
-    if args.np is not None:
-        spec = launch.LaunchSpec(np=args.np, launcher=args.launcher, mpi=args.mpi)
-        # `env` sets the preload for the ranks only: the launcher itself is not traced.
-        cmd, env = launch.build_command(
-            spec, ["env", *[f"{k}={v}" for k, v in env_add.items()], *argv]
-        )
-    else:
-        cmd, env = list(argv), {**os.environ, **env_add}
-    start = time.time()
-    try:
-        proc = subprocess.Popen(cmd, env=env)
-    except OSError as exc:
-        shutil.rmtree(parts_dir, ignore_errors=True)
-        raise UsageError(f"cannot start {cmd[0]}: {exc.strerror}") from exc
+    if spec is None:
+        return list(argv), {**os.environ, **env_add}
+    # `env` sets the preload for the ranks only: the launcher itself is not traced.
+    return launch.build_command(spec, ["env", *[f"{k}={v}" for k, v in env_add.items()], *argv])
+
+
+def _wait(proc: subprocess.Popen[bytes]) -> int:
     while True:
         try:
-            rc = proc.wait()
-            break
+            return proc.wait()
         except KeyboardInterrupt:  # the program got the SIGINT too; wait for its profile
             continue
-    end = time.time()
-    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(start))
-    stem = args.name or f"{Path(argv[0]).name}-{stamp}-{os.getpid()}"
-    target = outdir / (stem if stem.endswith(fmt.JOB_SUFFIX) else stem + fmt.JOB_SUFFIX)
-    job = {
-        "cmdline": argv,
-        "start_unix": start,
-        "end_unix": end,
-        "exit_code": rc,
-        "np": args.np,
-        "launch": cmd[: len(cmd) - len(argv)] if args.np else [],
-        "trace": bool(args.trace),
-    }
-    n = _merge(parts_dir, target, job)
-    shutil.rmtree(parts_dir, ignore_errors=True)
+
+
+def _run_program(args: argparse.Namespace, argv: list[str]) -> int:
+    spec = None  # validated before anything is created
+    if args.np is not None:
+        spec = launch.LaunchSpec(np=args.np, launcher=args.launcher, mpi=args.mpi)
+    outdir = _output_dir(args.output)
+    parts_dir = Path(tempfile.mkdtemp(prefix=".iolab-parts-", dir=outdir)).resolve()
+    try:
+        cmd, env = _command(args, argv, parts_dir, spec)
+        start = time.time()
+        try:
+            proc = subprocess.Popen(cmd, env=env)
+        except OSError as exc:
+            raise UsageError(f"cannot start {cmd[0]}: {exc.strerror}") from exc
+        rc = _wait(proc)
+        stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(start))
+        stem = args.name or f"{Path(argv[0]).name}-{stamp}-{os.getpid()}"
+        target = outdir / (stem if stem.endswith(fmt.JOB_SUFFIX) else stem + fmt.JOB_SUFFIX)
+        job = {
+            "cmdline": argv,
+            "start_unix": start,
+            "end_unix": time.time(),
+            "exit_code": rc,
+            "np": args.np,
+            "launch": cmd[: len(cmd) - len(argv)] if spec else [],
+            "trace": bool(args.trace),
+        }
+        n = _merge(parts_dir, target, job)
+    finally:
+        shutil.rmtree(parts_dir, ignore_errors=True)
     if not args.quiet:
-        print(
-            f"iolab: profile of {n} process{'es' if n != 1 else ''} written to {target}",
-            file=sys.stderr,
-        )
+        s = "es" if n != 1 else ""
+        print(f"iolab: profile of {n} process{s} written to {target}", file=sys.stderr)
     return 128 + (-rc) if rc < 0 and -rc in signal.valid_signals() else rc
 
 
