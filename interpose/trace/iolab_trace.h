@@ -183,12 +183,15 @@ static inline int iolab_size_bin(int64_t n)
     return 9;
 }
 
-/* Add [t0, t1] to *timer without counting again what overlaps the previous operation. */
+/* Add [t0, t1] to *timer without counting again what overlaps the previous operation
+ * (Darshan's rule, except that an operation inside the previous one adds nothing instead of
+ * a negative time: it happens when threads overlap). */
 static inline void iolab_time_add(double *timer, double t0, double t1, double *last_end)
 {
-    *timer += (t0 > *last_end) ? (t1 - t0) : (t1 - *last_end);
-    if (t1 > *last_end)
-        *last_end = t1;
+    if (t1 <= *last_end)
+        return;
+    *timer += t1 - (t0 > *last_end ? t0 : *last_end);
+    *last_end = t1;
 }
 
 /* Keep vals4/cnts4 ordered by count, then value (both descending), after value v reached

@@ -172,8 +172,13 @@ static void write_process(out_t *o, const char *reason, int partial)
     clock_gettime(CLOCK_REALTIME, &ts);
     double end = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
     uint64_t segs = atomic_load(&iolab_core.seg_next);
-    out_fmt(o, "{\"type\":\"process\",\"v\":1,\"pid\":%d,\"ppid\":%d,\"host\":", (int)getpid(),
-            (int)getppid());
+    const char *jobid = getenv("SLURM_JOB_ID");
+    if (!jobid)
+        jobid = getenv("PBS_JOBID");
+    out_fmt(o, "{\"type\":\"process\",\"v\":1,\"pid\":%d,\"ppid\":%d,\"uid\":%d,\"jobid\":",
+            (int)getpid(), (int)getppid(), (int)getuid());
+    out_str(o, jobid ? jobid : "", jobid ? strlen(jobid) : 0);
+    out_raw(o, ",\"host\":", 8);
     out_str(o, host, strlen(host));
     out_fmt(o, ",\"rank\":%d,\"nprocs\":%d,\"mpi\":%s,\"start_unix\":%.6f,\"end_unix\":%.6f,",
             iolab_core.rank, iolab_core.nprocs, iolab_core.mpi ? "true" : "false",
