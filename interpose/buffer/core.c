@@ -154,6 +154,19 @@ static int take_error(iolab_buffer_file_t *f)
     return -e;
 }
 
+void iolab_buffer_idle_flush_file(iolab_buffer_file_t *f)
+{
+    if (f->mode != IOLAB_MODE_WRITE || !f->cur || f->cur->len == 0)
+        return;
+    if (f->wgen != f->wgen_seen) { /* still growing: look again next time */
+        f->wgen_seen = f->wgen;
+        return;
+    }
+    iolab_buffer_buf_t *b = f->cur;
+    f->cur = NULL; /* the next write starts a new buffer at the stream's end */
+    buf_submit_write(f, b);
+}
+
 int iolab_buffer_drain(iolab_buffer_file_t *f, int report)
 {
     if (f->mode == IOLAB_MODE_WRITE) {
@@ -240,6 +253,7 @@ static int enter_write(iolab_buffer_file_t *f, int64_t at)
     f->cur = NULL;
     f->mode = IOLAB_MODE_WRITE;
     __atomic_add_fetch(&iolab_buffer_nwriting, 1, __ATOMIC_SEQ_CST);
+    iolab_buffer_worker_ensure();
     return 0;
 }
 
@@ -262,6 +276,7 @@ static int stream_append(iolab_buffer_file_t *f, const char *src, size_t n)
         size_t k = b->cap - b->len < n ? b->cap - b->len : n;
         memcpy(b->data + b->len, src, k);
         b->len += k;
+        f->wgen++;
         f->we += (int64_t)k;
         src += k;
         n -= k;

@@ -133,6 +133,7 @@ typedef struct iolab_buffer_file {
     int64_t size_at_entry;/* WRITE: file size when the stream started */
     int64_t ws, we;       /* WRITE: [ws, we) accepted but not yet known written */
     iolab_buffer_buf_t *cur;  /* WRITE: buffer being filled */
+    unsigned wgen, wgen_seen; /* writes so far / as the idle check last saw them */
     int inflight;         /* buffers queued or under I/O, under mu */
     int werr;             /* first error of a delayed write, under mu; reported once */
     int nbufs;
@@ -167,8 +168,15 @@ int iolab_buffer_drain(iolab_buffer_file_t *f, int report);
  * the program believes it is.  Returns like iolab_buffer_drain. */
 int iolab_buffer_sync(iolab_buffer_file_t *f, int report);
 
+/* Idle check (the worker, once a second): a partly filled buffer that did not grow since
+ * the last check is written, so a quiet program has nothing at risk and other processes
+ * see its data.  Skips files whose lock is busy. */
+void iolab_buffer_idle_flush(void);
+void iolab_buffer_idle_flush_file(iolab_buffer_file_t *f);
+
 /* Background thread (worker.c). */
 void iolab_buffer_worker_submit(iolab_buffer_buf_t *b);
+void iolab_buffer_worker_ensure(void);
 void iolab_buffer_worker_atfork_prepare(void);
 void iolab_buffer_worker_atfork_parent(void);
 void iolab_buffer_worker_atfork_child(void);

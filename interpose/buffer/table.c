@@ -194,6 +194,23 @@ void iolab_buffer_sync_all(void)
     for_each(sync_one);
 }
 
+void iolab_buffer_idle_flush(void)
+{
+    for (int fd = 0; fd <= __atomic_load_n(&max_fd, __ATOMIC_ACQUIRE); fd++) {
+        iolab_buffer_file_t *f = ref_slot(fd);
+        if (!f)
+            continue;
+        /* trylock: the worker must never wait for a program thread (which may be waiting
+         * for the worker); a busy file is being written anyway. */
+        if (pthread_mutex_trylock(&f->op) == 0) {
+            if (!f->closed)
+                iolab_buffer_idle_flush_file(f);
+            pthread_mutex_unlock(&f->op);
+        }
+        unref(f);
+    }
+}
+
 void iolab_buffer_check_shared(iolab_buffer_file_t *f)
 {
     int shared = 0;

@@ -5,11 +5,14 @@
  * that flushes never runs on it and waits for itself. */
 #include <errno.h>
 #include <string.h>
+#include <time.h>
 
 #include "iolab_buffer.h"
 
+#define IOLAB_BUFFER_IDLE_S 1 /* seconds between idle checks */
+
 static pthread_mutex_t qmu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t qcv = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t qcv; /* on CLOCK_MONOTONIC, set up in start() */
 static iolab_buffer_buf_t *qhead, *qtail;
 static int started;
 
@@ -106,8 +109,16 @@ static void *worker_main(void *arg)
     iolab_buffer_in_lib = 1; /* its calls never come back into the wrappers' logic */
     for (;;) {
         pthread_mutex_lock(&qmu);
-        while (!qhead)
-            pthread_cond_wait(&qcv, &qmu);
+        while (!qhead) {
+            struct timespec until;
+            clock_gettime(CLOCK_MONOTONIC, &until);
+            until.tv_sec += IOLAB_BUFFER_IDLE_S;
+            if (pthread_cond_timedwait(&qcv, &qmu, &until) == ETIMEDOUT && !qhead) {
+                pthread_mutex_unlock(&qmu);
+                iolab_buffer_idle_flush(); /* may queue buffers: without qmu held */
+                pthread_mutex_lock(&qmu);
+            }
+        }
         iolab_buffer_buf_t *b = qhead;
         qhead = b->qnext;
         if (!qhead)
@@ -119,8 +130,18 @@ static void *worker_main(void *arg)
 }
 
 /* Starts the thread with every signal blocked; the caller holds qmu. */
+static int cv_ready;
+
 static int start(void)
 {
+    if (!cv_ready) { /* timed waits must not jump with the wall clock */
+        pthread_condattr_t ca;
+        pthread_condattr_init(&ca);
+        pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+        pthread_cond_init(&qcv, &ca);
+        pthread_condattr_destroy(&ca);
+        cv_ready = 1;
+    }
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -155,6 +176,16 @@ void iolab_buffer_worker_submit(iolab_buffer_buf_t *b)
     pthread_mutex_unlock(&qmu);
 }
 
+/* Starts the thread if it is not running (a write stream needs its idle checks even
+ * before its first buffer is full). */
+void iolab_buffer_worker_ensure(void)
+{
+    pthread_mutex_lock(&qmu);
+    if (!started)
+        start();
+    pthread_mutex_unlock(&qmu);
+}
+
 /* fork: the table has synced every file, so the queue is empty; hold it across fork so the
  * child's copy of the lock is free, and forget the thread (the child has none). */
 void iolab_buffer_worker_atfork_prepare(void)
@@ -171,5 +202,6 @@ void iolab_buffer_worker_atfork_child(void)
 {
     qhead = qtail = NULL;
     started = 0;
+    cv_ready = 0; /* the parent's thread may have been waiting on qcv: a fresh one */
     pthread_mutex_unlock(&qmu);
 }

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import signal
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -76,6 +77,19 @@ def test_kill_9_loses_at_most_size_times_count(buflib, cprog, tmp_path, size, co
     data = f.read_bytes()
     assert TOTAL - len(data) <= size * count, f"lost {TOTAL - len(data)} bytes"
     assert data == pattern(TOTAL)[: len(data)]
+
+
+def test_idle_buffer_is_written_within_seconds(buflib, cprog, tmp_path):
+    # A partly filled buffer that stops growing is written by the idle check (every
+    # second): a quiet program has nothing at risk, and other processes see its data.
+    f = tmp_path / "idle.dat"
+    p = _start_hanging(cprog, buflib, "*.dat:size=64M:count=4", f, total=100_000)
+    deadline = time.monotonic() + 10
+    while f.stat().st_size < 100_000 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    p.kill()
+    p.wait(timeout=30)
+    assert f.read_bytes() == pattern(100_000)
 
 
 @pytest.mark.parametrize("how", ["fork", "system", "exec"])
