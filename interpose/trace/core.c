@@ -549,6 +549,20 @@ __attribute__((destructor)) static void iolab_core_stop(void)
         iolab_trace_flush("exit", 0);
 }
 
+void iolab_trace_flush_before_exec(void)
+{
+    iolab_trace_flush("exec", 0);
+}
+
+void iolab_trace_exec_failed(void)
+{
+    /* Still this image: the profile at exit replaces the one written before exec (same name). */
+    if (iolab_core_active && getpid() == iolab_core.pid) {
+        atomic_store(&iolab_core.flushed, 0);
+        atomic_store(&iolab_core.written, 0);
+    }
+}
+
 void iolab_trace_flush(const char *reason, int partial)
 {
     if (!iolab_core_active || getpid() != iolab_core.pid) /* vfork child: not our profile */

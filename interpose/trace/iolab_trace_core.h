@@ -59,6 +59,10 @@ extern iolab_core_state_t iolab_core;
 /* Install the SIGTERM/SIGINT handlers that write a partial profile (signals.c). */
 void iolab_signals_install(void);
 
+/* exec.c: write the profile before exec replaces the image; re-arm it if exec failed. */
+void iolab_trace_flush_before_exec(void);
+void iolab_trace_exec_failed(void);
+
 /* Write this process's profile into iolab_core.outdir (writer.c). Guard held by the caller. */
 void iolab_writer_write(const char *reason, int partial);
 

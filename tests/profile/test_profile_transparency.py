@@ -263,3 +263,28 @@ def test_python_sees_its_own_signal_dispositions(tracer: Path, tmp_path: Path) -
     )
     parts = _run_both(tmp_path, lambda w: [sys.executable, str(script), str(w)])
     assert list(parts.glob("*.iolabp"))  # written at the (normal) exit
+
+
+def test_io_before_exec_is_kept(tracer: Path, tmp_path: Path) -> None:
+    """A shell redirects into a file, then exec's: the shell's image is gone without exit
+    handlers, its profile is written just before."""
+    _, job = profile(["sh", "-c", f"echo hello > {tmp_path}/before.txt; exec true"], tmp_path / "p")
+    rec = record(job, "POSIX", "before.txt")
+    c = rec.counters  # the shell opens, then dup2()s onto 1: a dup counts as an open too
+    assert (c["POSIX_OPENS"], c["POSIX_DUPS"], c["POSIX_BYTES_WRITTEN"]) == (2, 1, 6)
+
+
+def test_failed_exec_changes_nothing(tracer: Path, tmp_path: Path) -> None:
+    script = tmp_path / "e.py"
+    script.write_text(
+        "import os, sys\n"
+        "open(sys.argv[1], 'w').write('a')\n"
+        "try:\n"
+        "    os.execv('/nonexistent/prog', ['x'])\n"
+        "except OSError as e:\n"
+        "    print('errno', e.errno)\n"
+        "open(sys.argv[1], 'a').write('bc')\n"
+    )
+    _run_both(tmp_path, lambda w: [sys.executable, str(script), str(w / "f.txt")])
+    _, job = profile([sys.executable, str(script), str(tmp_path / "g.txt")], tmp_path / "p")
+    assert record(job, "POSIX", "g.txt").counters["POSIX_BYTES_WRITTEN"] == 3  # one file, final
