@@ -444,6 +444,7 @@ static void on_fork_parent(void) { pthread_mutex_unlock(&core_lock); }
 static void on_fork_child(void)
 {
     pthread_mutex_init(&core_lock, NULL);
+    iolab_posix_after_fork();
     for (int m = 0; m < IOLAB_NMODS; m++) {
         iolab_pool_t *p = &iolab_core.pool[m];
         for (uint32_t i = 0; i < p->n; i++) {

@@ -56,6 +56,9 @@ typedef struct {
 
 extern iolab_core_state_t iolab_core;
 
+/* posix.c's state in a forked child: fresh lock, cwd cache dropped. */
+void iolab_posix_after_fork(void);
+
 /* Install the SIGTERM/SIGINT handlers that write a partial profile (signals.c). */
 void iolab_signals_install(void);
 

@@ -47,6 +47,12 @@ static void cwd_forget(void)
     pthread_mutex_unlock(&cwd_lock);
 }
 
+void iolab_posix_after_fork(void)
+{
+    pthread_mutex_init(&cwd_lock, NULL); /* another thread may have held it at fork */
+    cwd_valid = 0;
+}
+
 /* Absolute path of `path` as opened relative to dirfd. 0 on success. */
 static int resolve_path(int dirfd, const char *path, char *out, size_t len)
 {
