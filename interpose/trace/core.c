@@ -94,6 +94,7 @@ static void rec_init_counters(iolab_rec_t *r)
     memset(r->f, 0, sizeof r->f);
     r->used = 0;
     r->reduced = 0;
+    r->merged = 0;
     r->last_io = IOLAB_IO_NONE;
     r->offset = r->last_byte_read = r->last_byte_written = 0;
     r->last_read_end = r->last_write_end = r->last_meta_end = 0;

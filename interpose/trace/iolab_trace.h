@@ -76,6 +76,8 @@ typedef struct iolab_rec {
     uint8_t reduced;   /* rank 0's copy of a file shared by all ranks, reduced at
                           MPI_Finalize: rank -1, f[] in seconds since time_base */
     double time_base;  /* Unix time the reduced record's timestamps count from */
+    uint8_t merged;    /* another rank's copy of such a file: only its name is written
+                          (trace segments refer to it) */
     int last_io;       /* IOLAB_IO_* */
     int64_t offset;    /* where the next read/write without an offset starts */
     int64_t last_byte_read, last_byte_written;

@@ -95,8 +95,9 @@ static void rec_open(MPI_Comm comm, const char *name, int amode, MPI_Info info, 
     iolab_rec_unlock(r);
 }
 
-static void rec_io(MPI_File fh, int write, int kind, int count, MPI_Datatype type, int ret,
-                   double t0, double t1)
+/* off: the explicit offset of the _at forms (in etypes of the view), -1 otherwise. */
+static void rec_io(MPI_File fh, int write, int kind, int64_t off, int count, MPI_Datatype type,
+                   int ret, double t0, double t1)
 {
     static const int ctr[2][4] = {
         {IOLAB_MPIIO_INDEP_READS, IOLAB_MPIIO_COLL_READS, IOLAB_MPIIO_SPLIT_READS, IOLAB_MPIIO_NB_READS},
@@ -136,6 +137,8 @@ static void rec_io(MPI_File fh, int write, int kind, int count, MPI_Datatype typ
         iolab_time_add(&F(r, READ_TIME), t0, t1, &r->last_read_end);
     }
     iolab_rec_unlock(r);
+    if (iolab_core_tracing)
+        iolab_core_trace_add(r, write, off, n, t0, t1);
 }
 
 /* counter: VIEWS, HINTS, SYNCS (sync time is write time, as in Darshan), or -1 (close). */
@@ -243,8 +246,10 @@ int MPI_File_sync(MPI_File fh)
 
 /* ---- data: one line per MPI function ---- */
 
-#define RD(kind) rec_io(fh, 0, kind, count, type, ret, t0_, t1_)
-#define WR(kind) rec_io(fh, 1, kind, count, type, ret, t0_, t1_)
+#define RD(kind) rec_io(fh, 0, kind, -1, count, type, ret, t0_, t1_)
+#define WR(kind) rec_io(fh, 1, kind, -1, count, type, ret, t0_, t1_)
+#define RD_AT(kind) rec_io(fh, 0, kind, off, count, type, ret, t0_, t1_)
+#define WR_AT(kind) rec_io(fh, 1, kind, off, count, type, ret, t0_, t1_)
 #define ARGS_R void *buf, int count, MPI_Datatype type
 #define ARGS_W const void *buf, int count, MPI_Datatype type
 
@@ -253,9 +258,9 @@ int MPI_File_read(MPI_File fh, ARGS_R, MPI_Status *st)
 int MPI_File_write(MPI_File fh, ARGS_W, MPI_Status *st)
 { IOLAB_MPI_WRAP(PMPI_File_write(fh, buf, count, type, st), WR(K_INDEP)); }
 int MPI_File_read_at(MPI_File fh, MPI_Offset off, ARGS_R, MPI_Status *st)
-{ IOLAB_MPI_WRAP(PMPI_File_read_at(fh, off, buf, count, type, st), RD(K_INDEP)); }
+{ IOLAB_MPI_WRAP(PMPI_File_read_at(fh, off, buf, count, type, st), RD_AT(K_INDEP)); }
 int MPI_File_write_at(MPI_File fh, MPI_Offset off, ARGS_W, MPI_Status *st)
-{ IOLAB_MPI_WRAP(PMPI_File_write_at(fh, off, buf, count, type, st), WR(K_INDEP)); }
+{ IOLAB_MPI_WRAP(PMPI_File_write_at(fh, off, buf, count, type, st), WR_AT(K_INDEP)); }
 int MPI_File_read_shared(MPI_File fh, ARGS_R, MPI_Status *st)
 { IOLAB_MPI_WRAP(PMPI_File_read_shared(fh, buf, count, type, st), RD(K_INDEP)); }
 int MPI_File_write_shared(MPI_File fh, ARGS_W, MPI_Status *st)
@@ -266,9 +271,9 @@ int MPI_File_read_all(MPI_File fh, ARGS_R, MPI_Status *st)
 int MPI_File_write_all(MPI_File fh, ARGS_W, MPI_Status *st)
 { IOLAB_MPI_WRAP(PMPI_File_write_all(fh, buf, count, type, st), WR(K_COLL)); }
 int MPI_File_read_at_all(MPI_File fh, MPI_Offset off, ARGS_R, MPI_Status *st)
-{ IOLAB_MPI_WRAP(PMPI_File_read_at_all(fh, off, buf, count, type, st), RD(K_COLL)); }
+{ IOLAB_MPI_WRAP(PMPI_File_read_at_all(fh, off, buf, count, type, st), RD_AT(K_COLL)); }
 int MPI_File_write_at_all(MPI_File fh, MPI_Offset off, ARGS_W, MPI_Status *st)
-{ IOLAB_MPI_WRAP(PMPI_File_write_at_all(fh, off, buf, count, type, st), WR(K_COLL)); }
+{ IOLAB_MPI_WRAP(PMPI_File_write_at_all(fh, off, buf, count, type, st), WR_AT(K_COLL)); }
 int MPI_File_read_ordered(MPI_File fh, ARGS_R, MPI_Status *st)
 { IOLAB_MPI_WRAP(PMPI_File_read_ordered(fh, buf, count, type, st), RD(K_COLL)); }
 int MPI_File_write_ordered(MPI_File fh, ARGS_W, MPI_Status *st)
@@ -279,9 +284,9 @@ int MPI_File_read_all_begin(MPI_File fh, ARGS_R)
 int MPI_File_write_all_begin(MPI_File fh, ARGS_W)
 { IOLAB_MPI_WRAP(PMPI_File_write_all_begin(fh, buf, count, type), WR(K_SPLIT)); }
 int MPI_File_read_at_all_begin(MPI_File fh, MPI_Offset off, ARGS_R)
-{ IOLAB_MPI_WRAP(PMPI_File_read_at_all_begin(fh, off, buf, count, type), RD(K_SPLIT)); }
+{ IOLAB_MPI_WRAP(PMPI_File_read_at_all_begin(fh, off, buf, count, type), RD_AT(K_SPLIT)); }
 int MPI_File_write_at_all_begin(MPI_File fh, MPI_Offset off, ARGS_W)
-{ IOLAB_MPI_WRAP(PMPI_File_write_at_all_begin(fh, off, buf, count, type), WR(K_SPLIT)); }
+{ IOLAB_MPI_WRAP(PMPI_File_write_at_all_begin(fh, off, buf, count, type), WR_AT(K_SPLIT)); }
 int MPI_File_read_ordered_begin(MPI_File fh, ARGS_R)
 { IOLAB_MPI_WRAP(PMPI_File_read_ordered_begin(fh, buf, count, type), RD(K_SPLIT)); }
 int MPI_File_write_ordered_begin(MPI_File fh, ARGS_W)
@@ -292,9 +297,9 @@ int MPI_File_iread(MPI_File fh, ARGS_R, MPI_Request *rq)
 int MPI_File_iwrite(MPI_File fh, ARGS_W, MPI_Request *rq)
 { IOLAB_MPI_WRAP(PMPI_File_iwrite(fh, buf, count, type, rq), WR(K_NB)); }
 int MPI_File_iread_at(MPI_File fh, MPI_Offset off, ARGS_R, MPI_Request *rq)
-{ IOLAB_MPI_WRAP(PMPI_File_iread_at(fh, off, buf, count, type, rq), RD(K_NB)); }
+{ IOLAB_MPI_WRAP(PMPI_File_iread_at(fh, off, buf, count, type, rq), RD_AT(K_NB)); }
 int MPI_File_iwrite_at(MPI_File fh, MPI_Offset off, ARGS_W, MPI_Request *rq)
-{ IOLAB_MPI_WRAP(PMPI_File_iwrite_at(fh, off, buf, count, type, rq), WR(K_NB)); }
+{ IOLAB_MPI_WRAP(PMPI_File_iwrite_at(fh, off, buf, count, type, rq), WR_AT(K_NB)); }
 int MPI_File_iread_shared(MPI_File fh, ARGS_R, MPI_Request *rq)
 { IOLAB_MPI_WRAP(PMPI_File_iread_shared(fh, buf, count, type, rq), RD(K_NB)); }
 int MPI_File_iwrite_shared(MPI_File fh, ARGS_W, MPI_Request *rq)
@@ -305,7 +310,7 @@ int MPI_File_iread_all(MPI_File fh, ARGS_R, MPI_Request *rq)
 int MPI_File_iwrite_all(MPI_File fh, ARGS_W, MPI_Request *rq)
 { IOLAB_MPI_WRAP(PMPI_File_iwrite_all(fh, buf, count, type, rq), WR(K_NB)); }
 int MPI_File_iread_at_all(MPI_File fh, MPI_Offset off, ARGS_R, MPI_Request *rq)
-{ IOLAB_MPI_WRAP(PMPI_File_iread_at_all(fh, off, buf, count, type, rq), RD(K_NB)); }
+{ IOLAB_MPI_WRAP(PMPI_File_iread_at_all(fh, off, buf, count, type, rq), RD_AT(K_NB)); }
 int MPI_File_iwrite_at_all(MPI_File fh, MPI_Offset off, ARGS_W, MPI_Request *rq)
-{ IOLAB_MPI_WRAP(PMPI_File_iwrite_at_all(fh, off, buf, count, type, rq), WR(K_NB)); }
+{ IOLAB_MPI_WRAP(PMPI_File_iwrite_at_all(fh, off, buf, count, type, rq), WR_AT(K_NB)); }
 #endif

@@ -293,7 +293,7 @@ void iolab_mpi_reduce_shared(void)
             if (rank == 0)
                 store(&mods[mod], &sum[j], recs[j], base);
             else
-                recs[j]->used = 0; /* rank 0 writes the reduced record */
+                recs[j]->used = 0, recs[j]->merged = 1; /* rank 0 writes the reduced record */
             pthread_mutex_unlock(&recs[j]->lock);
         }
         free(mine), free(sum), free(recs);

@@ -17,6 +17,8 @@
 #include <unistd.h>
 
 #define OUTBUF (64 * 1024)
+/* A string literal, its length counted by the compiler. */
+#define OUT_LIT(o, lit) out_raw((o), (lit), sizeof(lit) - 1)
 
 static const char *const names_posix_i[] = {
 #define IOLAB_POSIX_I(name, kind, unit, doc) #name,
@@ -109,7 +111,7 @@ __attribute__((format(printf, 2, 3))) static void out_fmt(out_t *o, const char *
  * raw byte (the reader turns them back into bytes, then decodes the path). */
 static void out_str(out_t *o, const char *s, size_t n)
 {
-    out_raw(o, "\"", 1);
+    OUT_LIT(o, "\"");
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
         if (c == '"' || c == '\\') {
@@ -121,7 +123,7 @@ static void out_str(out_t *o, const char *s, size_t n)
             out_raw(o, (const char *)&c, 1);
         }
     }
-    out_raw(o, "\"", 1);
+    OUT_LIT(o, "\"");
 }
 
 static void write_cmdline(out_t *o)
@@ -133,21 +135,21 @@ static void write_cmdline(out_t *o)
         n = IOLAB_REAL(read)(fd, buf, sizeof buf);
         IOLAB_REAL(close)(fd);
     }
-    out_raw(o, "[", 1);
+    OUT_LIT(o, "[");
     for (ssize_t i = 0, first = 1; i < n; first = 0) {
         size_t len = strnlen(buf + i, (size_t)(n - i));
         if (!first)
-            out_raw(o, ",", 1);
+            OUT_LIT(o, ",");
         out_str(o, buf + i, len);
         i += (ssize_t)len + 1;
     }
-    out_raw(o, "]", 1);
+    OUT_LIT(o, "]");
 }
 
 /* "hints":{"path":"k=v;...",...}: MPI-IO hints in effect at each open. */
 static void write_hints(out_t *o)
 {
-    out_raw(o, ",\"hints\":{", 10);
+    OUT_LIT(o, ",\"hints\":{");
     const char *p = iolab_core.hints, *end = p + iolab_core.hints_used;
     for (int first = 1; p < end; first = 0) {
         const char *tab = memchr(p, '\t', (size_t)(end - p));
@@ -155,13 +157,13 @@ static void write_hints(out_t *o)
         if (!nl)
             break;
         if (!first)
-            out_raw(o, ",", 1);
+            OUT_LIT(o, ",");
         out_str(o, p, (size_t)(tab - p));
-        out_raw(o, ":", 1);
+        OUT_LIT(o, ":");
         out_str(o, tab + 1, (size_t)(nl - tab - 1));
         p = nl + 1;
     }
-    out_raw(o, "}", 1);
+    OUT_LIT(o, "}");
 }
 
 static void write_process(out_t *o, const char *reason, int partial)
@@ -178,7 +180,7 @@ static void write_process(out_t *o, const char *reason, int partial)
     out_fmt(o, "{\"type\":\"process\",\"v\":1,\"pid\":%d,\"ppid\":%d,\"uid\":%d,\"jobid\":",
             (int)getpid(), (int)getppid(), (int)getuid());
     out_str(o, jobid ? jobid : "", jobid ? strlen(jobid) : 0);
-    out_raw(o, ",\"host\":", 8);
+    OUT_LIT(o, ",\"host\":");
     out_str(o, host, strlen(host));
     out_fmt(o, ",\"rank\":%d,\"nprocs\":%d,\"mpi\":%s,\"start_unix\":%.6f,\"end_unix\":%.6f,",
             iolab_core.rank, iolab_core.nprocs, iolab_core.mpi ? "true" : "false",
@@ -202,12 +204,14 @@ static void write_names(out_t *o, int m)
 {
     out_fmt(o, "{\"type\":\"names\",\"v\":1,\"module\":\"%s\"", module_names[m]);
     for (int k = 0; k < 2; k++) {
-        out_raw(o, k ? ",\"f\":[" : ",\"i\":[", 6);
+        OUT_LIT(o, ",\"");
+        out_raw(o, k ? "f" : "i", 1);
+        OUT_LIT(o, "\":[");
         for (int i = 0; i < name_counts[m][k]; i++)
             out_fmt(o, "%s\"%s\"", i ? "," : "", name_tables[m][k][i]);
-        out_raw(o, "]", 1);
+        OUT_LIT(o, "]");
     }
-    out_raw(o, "}\n", 2);
+    OUT_LIT(o, "}\n");
 }
 
 /* Every float counter is a time or a timestamp at run time: scaled from ticks to seconds. */
@@ -227,15 +231,20 @@ static void write_record(out_t *o, iolab_rec_t *r, int idx, int in_signal, doubl
         out_fmt(o, "\"rank\":-1,\"time_base_unix\":%.6f,", r->time_base);
         tick = 1.0;
     }
-    out_raw(o, "\"path\":", 7);
+    OUT_LIT(o, "\"path\":");
     out_str(o, path, strlen(path));
-    out_raw(o, ",\"i\":[", 6);
+    if (!r->used) { /* merged into rank 0's reduced record: the name only */
+        static const char tail[] = ",\"merged\":true,\"i\":[],\"f\":[]}\n";
+        out_raw(o, tail, sizeof tail - 1);
+        return;
+    }
+    OUT_LIT(o, ",\"i\":[");
     for (int i = 0; i < name_counts[r->module][0]; i++)
         out_fmt(o, "%s%lld", i ? "," : "", (long long)copy.c[i]);
-    out_raw(o, "],\"f\":[", 7);
+    OUT_LIT(o, "],\"f\":[");
     for (int i = 0; i < name_counts[r->module][1]; i++)
         out_fmt(o, "%s%.9g", i ? "," : "", copy.f[i] * tick);
-    out_raw(o, "]}\n", 3);
+    OUT_LIT(o, "]}\n");
 }
 
 static void write_segments(out_t *o, double tick)
@@ -252,7 +261,7 @@ static void write_segments(out_t *o, double tick)
                 (long long)s->length, s->start * tick, s->end * tick);
     }
     if (n)
-        out_raw(o, "]}\n", 3);
+        OUT_LIT(o, "]}\n");
 }
 
 static int any_records(void)
@@ -302,7 +311,8 @@ void iolab_writer_write(const char *reason, int partial)
             continue;
         write_names(&out, m);
         for (uint32_t i = 0; i < iolab_core.pool[m].n; i++)
-            if (iolab_core.pool[m].recs[i].used)
+            if (iolab_core.pool[m].recs[i].used ||
+                (iolab_core_tracing && iolab_core.pool[m].recs[i].merged))
                 write_record(&out, &iolab_core.pool[m].recs[i], (int)i, in_signal, tick);
     }
     if (iolab_core_tracing)

@@ -193,3 +193,16 @@ def test_reduction_at_finalize_equals_loader_reduction(
         for k in ("F_OPEN_START_TIMESTAMP", "F_WRITE_END_TIMESTAMP"):
             key = f"{'MPIIO' if mod == 'MPI-IO' else mod}_{k}"
             assert 0 < a.fcounters[key] < at_finalize.run_time_s
+
+
+def test_trace_mode_mpiio(prog: Callable[[str], Path], tmp_path: Path) -> None:
+    n = 64
+    argv = [str(prog("mpi_strided")), str(tmp_path / "t.dat"), str(n), "4096", "indep"]
+    _, job = profile(argv, tmp_path / "p", np=4, trace=True)
+    segs = [s for s in job.trace if s.module == "DXT_MPIIO"]
+    assert len(segs) == 4 * n and {s.length for s in segs} == {4096}
+    for r in range(4):
+        mine = sorted(s.offset for s in segs if s.rank == r)
+        assert mine == [(i * 4 + r) * 4096 for i in range(n)]
+    posix = [s for s in job.trace if s.module == "DXT_POSIX" and s.path.endswith("/t.dat")]
+    assert sum(s.length for s in posix) == 4 * n * 4096  # what Open MPI wrote below

@@ -31,6 +31,7 @@ class PartRecord:
     fcounters: dict[str, float]
     rank: int | None = None  # -1: reduced over all ranks at MPI_Finalize (else the process's)
     time_base: float | None = None  # Unix time its timestamps count from (else process start)
+    merged: bool = False  # counted in rank 0's reduced record; listed for its trace segments
 
 
 @dataclass
@@ -120,6 +121,7 @@ def _parse_parts(lines: list[dict[str, Any]], source: str) -> tuple[dict[str, An
                     fcounters=dict(zip(fnames, (float(x) for x in obj["f"]))),
                     rank=int(obj["rank"]) if "rank" in obj else None,
                     time_base=float(obj["time_base_unix"]) if "time_base_unix" in obj else None,
+                    merged=bool(obj.get("merged", False)),
                 )
             )
         elif typ == "segments":

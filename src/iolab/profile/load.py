@@ -50,6 +50,9 @@ def _add_part(part: Part, rank: int, start: float, tsnames: set[str], job: RawJo
     off = float(part.header.get("start_unix", start)) - start
     by_idx: dict[tuple[str, int], str] = {}
     for pr in part.records:
+        by_idx[(pr.module, pr.idx)] = pr.path
+        if pr.merged:
+            continue
         shift = off if pr.time_base is None else pr.time_base - start
         job.records.append(
             RawRecord(
@@ -61,7 +64,6 @@ def _add_part(part: Part, rank: int, start: float, tsnames: set[str], job: RawJo
                 fcounters=_shift(pr.fcounters, shift, tsnames),
             )
         )
-        by_idx[(pr.module, pr.idx)] = pr.path
     for mod, idx, op, o, n, t0, t1 in part.segments:
         if mod in _DXT:
             job.trace.append(
