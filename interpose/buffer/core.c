@@ -262,6 +262,15 @@ static int enter_write(iolab_buffer_file_t *f, int64_t at)
  * aligned writes).  Returns -1 only when no buffer at all can be had (out of memory). */
 static int stream_append(iolab_buffer_file_t *f, const char *src, size_t n)
 {
+    /* O_APPEND: other processes may append to the file too; the kernel appends each
+     * write() whole, so one write must never straddle two of our buffers (two appends
+     * with someone else's record in between).  Calls larger than a buffer never get here. */
+    if (f->append && f->cur && f->cur->cap - f->cur->len < n) {
+        iolab_buffer_buf_t *full = f->cur;
+        f->cur = NULL;
+        f->st.preflushes++;
+        buf_submit_write(f, full);
+    }
     while (n > 0) {
         iolab_buffer_buf_t *b = f->cur;
         if (!b) {
@@ -270,7 +279,7 @@ static int stream_append(iolab_buffer_file_t *f, const char *src, size_t n)
                 return -1;
             b->off = f->we;
             b->len = 0;
-            b->cap = f->size - (size_t)(f->we % (int64_t)f->size);
+            b->cap = f->append ? f->size : f->size - (size_t)(f->we % (int64_t)f->size);
             f->cur = b;
         }
         size_t k = b->cap - b->len < n ? b->cap - b->len : n;
@@ -300,6 +309,8 @@ static int stream_position(iolab_buffer_file_t *f, size_t n, int64_t at)
 {
     if (f->mode == IOLAB_MODE_READ)
         iolab_buffer_sync(f, 0);
+    if (f->append && n > f->size)
+        return -1; /* whole in one append (see stream_append) */
     if (f->mode == IOLAB_MODE_IDLE) {
         if (n >= f->size || enter_write(f, at) < 0)
             return -1; /* a write this large gains nothing from a copy */
