@@ -300,6 +300,11 @@ static void atfork_release(int child)
             continue;
         f->kpos = -1; /* parent and child now share the offset: ask the kernel */
         f->read_next = f->pread_next = -1;
+        /* A descriptor both processes hold shares one offset (and file): neither may keep
+         * its own view.  The child never buffers what it inherited; the parent stops for
+         * descriptors the child keeps even if it execs (no FD_CLOEXEC). */
+        if (child || !(IOLAB_REAL(fcntl)(fd, F_GETFD) & FD_CLOEXEC))
+            f->nobuf = 1;
         if (child) {
             memset(&f->st, 0, sizeof f->st);
             f->st.buffer_size = f->size;

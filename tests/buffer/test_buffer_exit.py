@@ -107,6 +107,19 @@ def _record(t: int, k: int, size: int) -> bytes:
     return head + bytes([97 + t % 26]) * (size - len(head))
 
 
+def test_parent_and_child_share_an_inherited_descriptor(buflib, cprog, tmp_path):
+    # After fork both processes write through one offset: the file must hold every line,
+    # as without the library (the order of C and P lines is the scheduler's).
+    f = tmp_path / "share.dat"
+    r = run([cprog("forker"), f, 100_000, "share"], buflib, "*.dat:size=1M")
+    assert r.returncode == 0, r.stderr
+    data = f.read_bytes()
+    assert data[:100_000] == b"x" * 100_000
+    lines = data[100_000:].split(b"\n")[:-1]
+    assert sorted(lines) == sorted([b"C"] * 100 + [b"P"] * 100 + [b"p"] * 100)
+    assert lines[-100:] == [b"p"] * 100
+
+
 @pytest.mark.parametrize("mode", ["files", "shared", "pshared"])
 def test_threads(buflib, cprog, tmp_path, mode):
     nthreads, nrec, recsize = 4, 4000, 100

@@ -4,6 +4,8 @@
  *   fork    the child prints the size it sees with stat(), then _exit(0)
  *   system  runs "wc -c < PATH" (a new program reading the file)
  *   exec    execs "wc -c PATH" (the descriptor stays open across exec)
+ *   share   the child appends 100 'C' lines through the inherited descriptor (one shared
+ *           offset), then the parent 100 'P' lines; prints nothing
  * The size printed must be TOTAL: nothing may still sit in the library's buffers. */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -40,6 +42,20 @@ int main(int argc, char **argv)
         /* The parent keeps writing after the fork: still buffered, still right. */
         if (write(fd, buf, 512) != 512)
             return 1;
+        return close(fd) != 0;
+    }
+    if (strcmp(argv[3], "share") == 0) {
+        pid_t pid = fork();
+        for (int i = 0; i < 100; i++)
+            if (write(fd, pid == 0 ? "C\n" : "P\n", 2) != 2)
+                return 1;
+        if (pid == 0)
+            _exit(0);
+        int status;
+        waitpid(pid, &status, 0);
+        for (int i = 0; i < 100; i++)
+            if (write(fd, "p\n", 2) != 2)
+                return 1;
         return close(fd) != 0;
     }
     if (strcmp(argv[3], "system") == 0) {
