@@ -102,9 +102,12 @@ def darshan_records(log: str) -> list[tuple[str, int, str, dict[str, Any]]]:
         for mod in ("POSIX", "STDIO", "MPI-IO"):
             if mod not in rep.records:
                 continue
-            for rec in rep.records[mod].to_df()["counters"].to_dict("records"):
-                path = rep.name_records.get(rec["id"], "")
-                out.append((mod, int(rec["rank"]), path, {k: int(v) for k, v in rec.items()}))
+            coll = rep.records[mod]
+            ids = [int(rec["id"]) for rec in coll]  # exact: the data frame holds them as floats
+            rows = coll.to_df()["counters"].to_dict("records")
+            for rid, row in zip(ids, rows):
+                path = rep.name_records.get(rid, "")
+                out.append((mod, int(row["rank"]), path, {k: int(v) for k, v in row.items()}))
     return out
 
 
@@ -191,3 +194,46 @@ def test_mpiio_4ranks_strided_4KiB(prog: Callable[[str], Path], tmp_path: Path, 
             prefix,
         )
     (tmp_path / name).unlink()
+
+
+HDF5 = ("-I/usr/include/hdf5/openmpi", "-L/usr/lib/x86_64-linux-gnu/hdf5/openmpi", "-lhdf5")
+
+
+@pytest.mark.parametrize(
+    "name, log, file, libs",
+    [
+        ("mpi_hdf5", "hdf5_4ranks_collective_hyperslab.darshan", "h5_par.h5", HDF5),
+        ("mpi_pnetcdf", "pnetcdf_4ranks_coll_and_indep_vara.darshan", "pnc_par.nc", ("-lpnetcdf",)),
+    ],
+)
+def test_mpiio_below_hdf5_and_pnetcdf(
+    tmp_path: Path, name: str, log: str, file: str, libs: tuple[str, ...]
+) -> None:
+    """The MPI-IO and POSIX calls HDF5 and PnetCDF make (views, hints, metadata writes)."""
+    import shutil
+    import subprocess
+
+    from conftest import PROGS
+
+    exe = tmp_path / name
+    if shutil.which("mpicc") is None:
+        pytest.skip("mpicc is not installed")
+    build = subprocess.run(
+        ["mpicc", "-O2", "-o", str(exe), str(PROGS / f"{name}.c"), *libs],
+        capture_output=True,
+        text=True,
+    )
+    if build.returncode != 0:
+        pytest.skip(f"{name}: library not installed ({build.stderr.strip()[:80]})")
+    _, job = profile([str(exe), str(tmp_path / file)], tmp_path / "p", np=4)
+    theirs = {m: c for m, rk, p, c in darshan_records(log) if p.endswith("/" + file)}
+    for mod, prefix, names in (
+        ("MPI-IO", "MPIIO", MPIIO_COMPARED),
+        ("POSIX", "POSIX", POSIX_COMPARED),
+    ):
+        ours = record(job, mod, file)
+        assert ours.rank == -1
+        assert_agree(
+            ours, theirs[mod], [n for n in names if n != "MODE" or mod == "MPI-IO"], prefix
+        )
+    assert record(job, "MPI-IO", file).counters["MPIIO_HINTS"] == theirs["MPI-IO"]["MPIIO_HINTS"]

@@ -210,8 +210,11 @@ def test_trace_mode_mpiio(prog: Callable[[str], Path], tmp_path: Path) -> None:
 
 def test_record_limit_says_what_was_left_out(prog: Callable[[str], Path], tmp_path: Path) -> None:
     """17 files with room for 5 records: 5 complete records, 12 files counted as left out."""
-    _, job = profile([str(prog("posix_mixed")), str(tmp_path)], tmp_path / "p",
-                     extra_env={"IOLAB_TRACE_MAX_RECORDS": "5"})
+    _, job = profile(
+        [str(prog("posix_mixed")), str(tmp_path)],
+        tmp_path / "p",
+        extra_env={"IOLAB_TRACE_MAX_RECORDS": "5"},
+    )
     assert len([r for r in job.records if r.module == "POSIX"]) == 5
     assert record(job, "POSIX", "mixed_main.dat").counters["POSIX_READS"] == 12000
     assert "POSIX" in job.partial_modules
