@@ -99,6 +99,7 @@ int iolab_buffer_forget(int fd)
     pthread_mutex_lock(&f->op);
     int rc = iolab_buffer_sync(f, 1);
     f->closed = 1;
+    iolab_buffer_stats_merge(f->path, &f->st);
     pthread_mutex_unlock(&f->op);
     unref(f);
     return rc;
