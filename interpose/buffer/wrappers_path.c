@@ -287,6 +287,15 @@ void _exit(int status)
     __builtin_unreachable();
 }
 
+/* quick_exit runs at_quick_exit handlers, then ends like _exit: same as _exit for us. */
+void quick_exit(int status)
+{
+    if (!iolab_buffer_in_lib && iolab_buffer_cfg.enabled)
+        iolab_buffer_exit_flush();
+    IOLAB_REAL(quick_exit)(status);
+    __builtin_unreachable();
+}
+
 void _Exit(int status)
 {
     if (!iolab_buffer_in_lib && iolab_buffer_cfg.enabled)

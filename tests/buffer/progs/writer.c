@@ -7,6 +7,7 @@
  *      fsync      fsync then close
  *      exit       exit(0) without closing
  *      _exit      _exit(0) without closing
+ *      quick      quick_exit(0) without closing
  *      thread     a second thread calls exit(0) while main waits
  *      hang       print "ready BYTES" on stdout, then wait for a signal forever
  *      handler    like hang, with the program's own SIGTERM handler that calls exit(3)
@@ -90,6 +91,8 @@ int main(int argc, char **argv)
         exit(bad);
     if (strcmp(end, "_exit") == 0)
         _exit(bad);
+    if (strcmp(end, "quick") == 0)
+        quick_exit(bad);
     if (strcmp(end, "thread") == 0) {
         pthread_t t;
         pthread_create(&t, NULL, exit_thread, NULL);
