@@ -522,12 +522,17 @@ __attribute__((constructor)) static void iolab_core_start(void)
 {
     const char *dir = getenv("IOLAB_TRACE_DIR");
     iolab_core_busy = 1;
-    if (!dir || !*dir || strlen(dir) >= sizeof iolab_core.outdir || is_launcher()) {
+    if (!dir || !*dir || strlen(dir) >= sizeof iolab_core.outdir / 2 || is_launcher()) {
         iolab_core_busy = 0;
         return; /* not asked for, or a launcher: pass everything through */
     }
-    strcpy(iolab_core.outdir, dir);
-    iolab_core.outdir_len = strlen(dir);
+    if (dir[0] == '/' || !getcwd(iolab_core.outdir, sizeof iolab_core.outdir) ||
+        strlen(iolab_core.outdir) + strlen(dir) + 2 > sizeof iolab_core.outdir)
+        iolab_core.outdir[0] = '\0';
+    else
+        strcat(iolab_core.outdir, "/"); /* relative: to the start folder, whatever chdir does */
+    strcat(iolab_core.outdir, dir);
+    iolab_core.outdir_len = strlen(iolab_core.outdir);
     while (iolab_core.outdir_len > 1 && iolab_core.outdir[iolab_core.outdir_len - 1] == '/')
         iolab_core.outdir[--iolab_core.outdir_len] = '\0';
     iolab_core_tracing = env_long("IOLAB_TRACE_DXT", 0, 0, 1) == 1;

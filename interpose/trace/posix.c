@@ -593,7 +593,12 @@ void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off64_t off)
 
 /* ---- wrappers: stat family ---- */
 
-#define STAT_PATH(dirfd, path, buf) posix_stat(dirfd, path, ret, (buf)->st_mode, (buf)->st_blksize, t0_, t1_)
+/* buf is read only after a success (a program may pass NULL and expect EFAULT). */
+#define STAT_PATH(dirfd, path, buf)                                                         \
+    do {                                                                                     \
+        if (ret == 0)                                                                        \
+            posix_stat(dirfd, path, ret, (buf)->st_mode, (buf)->st_blksize, t0_, t1_);       \
+    } while (0)
 #define STAT_FD(fd) posix_counter_fd(fd, ret, IOLAB_POSIX_STATS, t0_, t1_)
 
 int stat(const char *path, struct stat *buf)
@@ -631,7 +636,7 @@ static inline int empty_path(const char *p) { return (uintptr_t)p == 0 || p[0] =
         if (((flags) & AT_EMPTY_PATH) && empty_path(path))                                     \
             STAT_FD(dirfd);                                                                  \
         else                                                                                 \
-            posix_stat(dirfd, path, ret, buf->st_mode, buf->st_blksize, t0_, t1_);           \
+            STAT_PATH(dirfd, path, buf);                                                     \
     } while (0)
 
 int fstatat(int dirfd, const char *path, struct stat *buf, int flags)
@@ -649,7 +654,7 @@ int statx(int dirfd, const char *path, int flags, unsigned int mask, struct stat
     IOLAB_WRAP(int, statx, (dirfd, path, flags, mask, buf), 1, do {
         if ((flags & AT_EMPTY_PATH) && empty_path(path))
             STAT_FD(dirfd);
-        else
+        else if (ret == 0)
             posix_stat(dirfd, path, ret, buf->stx_mode, buf->stx_blksize, t0_, t1_);
     } while (0));
 }
