@@ -152,6 +152,16 @@ int posix_fallocate(int fd, off_t off, off_t len)
     return -rc;
 }
 
+int fallocate64(int fd, int mode, off_t off, off_t len)
+{
+    return fallocate(fd, mode, off, len);
+}
+
+int posix_fallocate64(int fd, off_t off, off_t len)
+{
+    return posix_fallocate(fd, off, len);
+}
+
 /* fsync: our buffers first (their error is the answer), then the kernel's. */
 int fsync(int fd)
 {
@@ -264,6 +274,32 @@ ssize_t pwritev2(int fd, const struct iovec *iov, int n, off_t off, int flags)
     IOLAB_SYNC_THEN(fd, IOLAB_REAL(pwritev2)(fd, iov, n, off, flags));
 }
 
+ssize_t preadv64v2(int fd, const struct iovec *iov, int n, off_t off, int flags)
+{
+    return preadv2(fd, iov, n, off, flags);
+}
+
+ssize_t pwritev64v2(int fd, const struct iovec *iov, int n, off_t off, int flags)
+{
+    return pwritev2(fd, iov, n, off, flags);
+}
+
+/* Locks: a process that unlocks expects its data to be visible to the next holder. */
+int flock(int fd, int op)
+{
+    IOLAB_SYNC_THEN(fd, IOLAB_REAL(flock)(fd, op));
+}
+
+int lockf(int fd, int cmd, off_t len)
+{
+    IOLAB_SYNC_THEN(fd, IOLAB_REAL(lockf)(fd, cmd, len));
+}
+
+int lockf64(int fd, int cmd, off_t len)
+{
+    return lockf(fd, cmd, len);
+}
+
 static void sync_pair(int a, int b)
 {
     iolab_buffer_sync_fd(a);
@@ -296,6 +332,17 @@ ssize_t copy_file_range(int in, off_t *inoff, int out, off_t *outoff, size_t n,
         iolab_call_leave(saved);
     }
     return IOLAB_REAL(copy_file_range)(in, inoff, out, outoff, n, flags);
+}
+
+ssize_t splice(int in, off_t *inoff, int out, off_t *outoff, size_t n, unsigned int flags)
+{
+    if (!iolab_buffer_in_lib && iolab_buffer_cfg.enabled) {
+        int saved = errno;
+        iolab_buffer_in_lib = 1;
+        sync_pair(in, out);
+        iolab_call_leave(saved);
+    }
+    return IOLAB_REAL(splice)(in, inoff, out, outoff, n, flags);
 }
 
 /* A shared writable mapping changes the file behind any read-ahead: stop buffering. */
