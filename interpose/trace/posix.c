@@ -504,62 +504,62 @@ ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
 ssize_t readv(int fd, const struct iovec *iov, int cnt)
 {
     IOLAB_WRAP(ssize_t, readv, (fd, iov, cnt), TRACED(fd),
-               posix_io(fd, 0, -1, ret, iov_aligned(iov, cnt), t0_, t1_));
+               posix_io(fd, 0, -1, ret, ret < 0 || iov_aligned(iov, cnt), t0_, t1_));
 }
 
 ssize_t writev(int fd, const struct iovec *iov, int cnt)
 {
     IOLAB_WRAP(ssize_t, writev, (fd, iov, cnt), TRACED(fd),
-               posix_io(fd, 1, -1, ret, iov_aligned(iov, cnt), t0_, t1_));
+               posix_io(fd, 1, -1, ret, ret < 0 || iov_aligned(iov, cnt), t0_, t1_));
 }
 
 ssize_t preadv(int fd, const struct iovec *iov, int cnt, off_t off)
 {
     IOLAB_WRAP(ssize_t, preadv, (fd, iov, cnt, off), TRACED(fd),
-               posix_io(fd, 0, off, ret, iov_aligned(iov, cnt), t0_, t1_));
+               posix_io(fd, 0, off, ret, ret < 0 || iov_aligned(iov, cnt), t0_, t1_));
 }
 
 ssize_t preadv64(int fd, const struct iovec *iov, int cnt, off64_t off)
 {
     IOLAB_WRAP(ssize_t, preadv64, (fd, iov, cnt, off), TRACED(fd),
-               posix_io(fd, 0, off, ret, iov_aligned(iov, cnt), t0_, t1_));
+               posix_io(fd, 0, off, ret, ret < 0 || iov_aligned(iov, cnt), t0_, t1_));
 }
 
 ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off)
 {
     IOLAB_WRAP(ssize_t, pwritev, (fd, iov, cnt, off), TRACED(fd),
-               posix_io(fd, 1, off, ret, iov_aligned(iov, cnt), t0_, t1_));
+               posix_io(fd, 1, off, ret, ret < 0 || iov_aligned(iov, cnt), t0_, t1_));
 }
 
 ssize_t pwritev64(int fd, const struct iovec *iov, int cnt, off64_t off)
 {
     IOLAB_WRAP(ssize_t, pwritev64, (fd, iov, cnt, off), TRACED(fd),
-               posix_io(fd, 1, off, ret, iov_aligned(iov, cnt), t0_, t1_));
+               posix_io(fd, 1, off, ret, ret < 0 || iov_aligned(iov, cnt), t0_, t1_));
 }
 
 /* preadv2/pwritev2: offset -1 means "at the current offset". */
 ssize_t preadv2(int fd, const struct iovec *iov, int cnt, off_t off, int flags)
 {
     IOLAB_WRAP(ssize_t, preadv2, (fd, iov, cnt, off, flags), TRACED(fd),
-               posix_io(fd, 0, off, ret, iov_aligned(iov, cnt), t0_, t1_));
+               posix_io(fd, 0, off, ret, ret < 0 || iov_aligned(iov, cnt), t0_, t1_));
 }
 
 ssize_t preadv64v2(int fd, const struct iovec *iov, int cnt, off64_t off, int flags)
 {
     IOLAB_WRAP(ssize_t, preadv64v2, (fd, iov, cnt, off, flags), TRACED(fd),
-               posix_io(fd, 0, off, ret, iov_aligned(iov, cnt), t0_, t1_));
+               posix_io(fd, 0, off, ret, ret < 0 || iov_aligned(iov, cnt), t0_, t1_));
 }
 
 ssize_t pwritev2(int fd, const struct iovec *iov, int cnt, off_t off, int flags)
 {
     IOLAB_WRAP(ssize_t, pwritev2, (fd, iov, cnt, off, flags), TRACED(fd),
-               posix_io(fd, 1, off, ret, iov_aligned(iov, cnt), t0_, t1_));
+               posix_io(fd, 1, off, ret, ret < 0 || iov_aligned(iov, cnt), t0_, t1_));
 }
 
 ssize_t pwritev64v2(int fd, const struct iovec *iov, int cnt, off64_t off, int flags)
 {
     IOLAB_WRAP(ssize_t, pwritev64v2, (fd, iov, cnt, off, flags), TRACED(fd),
-               posix_io(fd, 1, off, ret, iov_aligned(iov, cnt), t0_, t1_));
+               posix_io(fd, 1, off, ret, ret < 0 || iov_aligned(iov, cnt), t0_, t1_));
 }
 
 off_t lseek(int fd, off_t off, int whence)
