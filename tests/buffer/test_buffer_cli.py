@@ -62,7 +62,9 @@ def test_seed_case_512_byte_writes(buflib, cprog, tmp_path):
     assert t["Write MB"] == pytest.approx(total / 2**20, abs=1e-5)
     assert t["Total calls"] == 20_002
     full = total // size
-    assert t["Sys Write calls"] == full + 1  # aligned 1 MiB writes, then the rest at close
+    # aligned 1 MiB writes, then the rest at close (+1 if the run stalled over a second and
+    # the idle check wrote a partly filled buffer: a loaded CI machine)
+    assert full + 1 <= t["Sys Write calls"] <= full + 2
     assert t["Sys Write MB"] == pytest.approx(total / 2**20, abs=1e-5)
     assert t["Preflushes"] == full
     assert 1 <= t["Buffers used"] <= 4
