@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/vfs.h>
 
 #include "iolab_buffer.h"
 
@@ -27,11 +28,30 @@ static void sys_account(iolab_buffer_file_t *f, iolab_buffer_op_t op, int64_t r,
     pthread_mutex_unlock(&f->mu);
 }
 
+/* Kernel pseudo file systems (/proc, /sys, cgroups...): their "regular files" change on
+ * every read, so a read-ahead copy would be stale. */
+static int pseudo_fs(int fd)
+{
+    static const unsigned long magic[] = {
+        0x9fa0,     /* proc */      0x62656572, /* sysfs */   0x27e0eb,   /* cgroup */
+        0x63677270, /* cgroup2 */   0x64626720, /* debugfs */ 0x74726163, /* tracefs */
+        0x73636673, /* securityfs */ 0x62656570, /* configfs */ 0xde5e81e4, /* efivarfs */
+        0xcafe4a11, /* bpf */       0x6165676c, /* pstore */
+    };
+    struct statfs sf;
+    if (fstatfs(fd, &sf) != 0)
+        return 1;
+    for (size_t i = 0; i < sizeof magic / sizeof magic[0]; i++)
+        if ((unsigned long)sf.f_type == magic[i])
+            return 1;
+    return 0;
+}
+
 iolab_buffer_file_t *iolab_buffer_file_new(int fd, const char *path,
                                            const iolab_buffer_rule_t *rule)
 {
     struct stat st;
-    if (IOLAB_REAL(fstat)(fd, &st) != 0 || !S_ISREG(st.st_mode))
+    if (IOLAB_REAL(fstat)(fd, &st) != 0 || !S_ISREG(st.st_mode) || pseudo_fs(fd))
         return NULL;
     int fl = IOLAB_REAL(fcntl)(fd, F_GETFL);
     /* O_SYNC/O_DSYNC promise durability at return and O_DIRECT bypasses the page cache on
