@@ -15,6 +15,12 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#if defined(__has_include)
+#if __has_include(<sys/single_threaded.h>)
+#include <sys/single_threaded.h>
+#define IOLAB_HAVE_SINGLE_THREADED 1
+#endif
+#endif
 
 /* ---- counters: enums generated from the one list (counters/iolab_counters.def) ---- */
 enum iolab_posix_i {
@@ -252,14 +258,25 @@ static inline void iolab_cval_add(iolab_cval_t *t, int64_t v, int64_t *vals4, in
     iolab_top4_update(vals4, cnts4, v, t->freq[i]);
 }
 
-/* Lock a record for an update (and mark it as used since the last reset). */
+/* Lock a record for an update (and mark it as used since the last reset). A process that
+ * never started a thread needs no lock (glibc's __libc_single_threaded; it cannot change
+ * between lock and unlock, since the tracer starts no thread in between). */
 static inline void iolab_rec_lock(iolab_rec_t *r)
 {
-    pthread_mutex_lock(&r->lock);
+#ifdef IOLAB_HAVE_SINGLE_THREADED
+    if (!__libc_single_threaded)
+#endif
+        pthread_mutex_lock(&r->lock);
     r->used = 1;
 }
 
-static inline void iolab_rec_unlock(iolab_rec_t *r) { pthread_mutex_unlock(&r->lock); }
+static inline void iolab_rec_unlock(iolab_rec_t *r)
+{
+#ifdef IOLAB_HAVE_SINGLE_THREADED
+    if (!__libc_single_threaded)
+#endif
+        pthread_mutex_unlock(&r->lock);
+}
 
 /* First-start / last-end timestamps. */
 static inline void iolab_stamp(double *start, double *end, double t0, double t1)
