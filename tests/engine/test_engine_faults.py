@@ -182,9 +182,13 @@ def test_sigint_removes_files(engine: Engine, scratch: Path, tmp_path: Path):
 
 
 @pytest.mark.parametrize("call,phase", [("pwrite", "write"), ("pread", "read")])
-def test_eio_injected_with_libfiu(engine: Engine, scratch: Path, tmp_path: Path, call: str,
-                                  phase: str):
-    """Every pwrite (or pread) of the ranks fails with EIO (libfiu's POSIX preload)."""
+def test_eio_injected_with_libfiu(mpich_engine: Engine, scratch: Path, tmp_path: Path,
+                                  call: str, phase: str):
+    """Every pwrite (or pread) of the ranks fails with EIO (libfiu's POSIX preload).
+
+    The MPICH build: libfiu's malloc wrapper deadlocks against the dynamic loader's lock when
+    Open MPI dlopen()s its components (seen here in 2 of 6 runs), MPICH loads none."""
+    engine = mpich_engine
     fiu = shutil.which("fiu-run")
     if fiu is None:
         pytest.skip("fiu-run not installed (Debian: fiu-utils; ./test installs it as root)")
@@ -192,7 +196,7 @@ def test_eio_injected_with_libfiu(engine: Engine, scratch: Path, tmp_path: Path,
     argv = engine.argv(2, ["--path", str(scratch / "f"), *SMALL, "--json", str(jpath)])
     at = argv.index(str(engine.binary))
     argv[at:at] = [fiu, "-x", "-c", f"enable name=posix/io/rw/{call},failinfo=5"]
-    p = subprocess.run(argv, capture_output=True, text=True, env=_env(), timeout=90)
+    p = subprocess.run(argv, capture_output=True, text=True, env=_env(), timeout=60)
     assert p.returncode == 1, p.stderr
     doc = json.loads(jpath.read_text())
     assert doc["status"] == "failed"

@@ -56,7 +56,7 @@ def test_api_layout_verify(engine: Engine, scratch: Path, api: str, layout: str,
 
 
 @pytest.mark.parametrize("mode", ["collective", "file-view", "collective+file-view"])
-@pytest.mark.parametrize("layout", ["fpp", "segmented", "strided"])
+@pytest.mark.parametrize("layout", ["segmented", "strided"])
 @pytest.mark.parametrize("api", ["null", "mpiio", "hdf5", "pnetcdf"])
 def test_collective_and_file_view(engine: Engine, scratch: Path, api: str, layout: str,
                                   mode: str):

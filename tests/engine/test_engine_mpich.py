@@ -22,7 +22,7 @@ def args(scratch: Path, api: str, layout: str, *extra: str) -> list[str]:
             *extra]
 
 
-@pytest.mark.parametrize("np", [1, 4])
+@pytest.mark.parametrize("np", [4])
 @pytest.mark.parametrize("layout", ["fpp", "segmented", "strided", "serial", "subset"])
 @pytest.mark.parametrize("api", ["posix", "mpiio", "hdf5"])
 def test_mpich_layouts_verify(mpich_engine: Engine, scratch: Path, api: str, layout: str,
