@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -70,14 +71,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+_MPI_LIB = re.compile(rb"lib(?:mpi|mpich)[\w.+-]*\.so[\w.]*")
+
+
 def _elf_needed(program: str) -> list[str]:
-    """DT_NEEDED libraries of an ELF program (empty for scripts or on error)."""
+    """DT_NEEDED libraries of an ELF program (empty for scripts or on error). Without
+    readelf, the MPI library names found in the file's first 64 MiB stand in for them."""
     path = shutil.which(program) or program
+    if shutil.which("readelf"):
+        try:
+            out = subprocess.run(
+                ["readelf", "-d", path], capture_output=True, text=True, timeout=10
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return []
+        return [
+            ln.split("[", 1)[1].rstrip("]") for ln in out.stdout.splitlines() if "(NEEDED)" in ln
+        ]
     try:
-        out = subprocess.run(["readelf", "-d", path], capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.TimeoutExpired):
+        with open(path, "rb") as f:
+            head = f.read(64 << 20)
+    except OSError:
         return []
-    return [ln.split("[", 1)[1].rstrip("]") for ln in out.stdout.splitlines() if "(NEEDED)" in ln]
+    if not head.startswith(b"\x7fELF"):
+        return []
+    return sorted({m.decode() for m in _MPI_LIB.findall(head)})
 
 
 def _mpi_shim(argv: list[str], np: int | None) -> Path | None:
