@@ -288,3 +288,9 @@ def test_failed_exec_changes_nothing(tracer: Path, tmp_path: Path) -> None:
     _run_both(tmp_path, lambda w: [sys.executable, str(script), str(w / "f.txt")])
     _, job = profile([sys.executable, str(script), str(tmp_path / "g.txt")], tmp_path / "p")
     assert record(job, "POSIX", "g.txt").counters["POSIX_BYTES_WRITTEN"] == 3  # one file, final
+
+
+def test_io_in_exit_handlers_and_destructors(prog: Callable[[str], Path], tmp_path: Path) -> None:
+    _, job = profile([str(prog("exit_hooks")), str(tmp_path)], tmp_path / "p")
+    assert record(job, "POSIX", "atexit.dat").counters["POSIX_BYTES_WRITTEN"] == 3
+    assert record(job, "POSIX", "destructor.dat").counters["POSIX_BYTES_WRITTEN"] == 4
