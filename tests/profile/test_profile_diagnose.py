@@ -34,3 +34,24 @@ def test_same_findings_as_darshan(prog: Callable[[str], Path], tmp_path: Path) -
     theirs = darshan_loader.load_darshan_log(LOGS / "posix_write_1M_x_64B.darshan")
     assert _findings(ours) == _findings(theirs)
     assert ("small-requests", "high") in _findings(ours)
+
+
+def test_two_commands(prog: Callable[[str], Path], tmp_path: Path) -> None:
+    """`iolab profile -- ./app` then `iolab diagnose <profile>`: the whole user story."""
+    import os
+    import subprocess
+    import sys
+
+    from conftest import LIBDIR
+
+    env = {**os.environ, "IOLAB_LIBDIR": str(LIBDIR)}
+    run = subprocess.run([sys.executable, "-m", "iolab", "profile", "-o", str(tmp_path), "--",
+                          str(prog("posix_write")), str(tmp_path / "w.dat"), "20000", "64"],
+                         env=env, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and run.stdout == ""
+    (job,) = tmp_path.glob("*.iolab")
+    assert str(job) in run.stderr
+    diag_run = subprocess.run([sys.executable, "-m", "iolab", "diagnose", str(job)], env=env,
+                              capture_output=True, text=True, timeout=120)
+    assert diag_run.returncode == 0, diag_run.stderr
+    assert "small-requests" in diag_run.stdout and "iolab-profile 1" in diag_run.stdout
