@@ -260,6 +260,12 @@ void iolab_core_fd_set(int fd, int32_t idx)
     atomic_store_explicit(&iolab_core.fds[fd], idx + 1, memory_order_relaxed);
 }
 
+void iolab_core_fd_forget(unsigned int first, unsigned int last)
+{
+    for (size_t fd = first; fd < iolab_core.nfds && fd <= last; fd++)
+        atomic_store_explicit(&iolab_core.fds[fd], 0, memory_order_relaxed);
+}
+
 /* ---- handle maps (open addressing; lock-free lookups, inserts under the core lock) ---- */
 
 #define HANDLE_TOMB ((uintptr_t)1)

@@ -154,6 +154,8 @@ int iolab_core_excluded(const char *abspath);
 /* fd -> POSIX record index (-1: not a traced file). */
 int32_t iolab_core_fd_get(int fd);
 void iolab_core_fd_set(int fd, int32_t idx);
+/* Descriptors first..last (inclusive) are no longer traced files. */
+void iolab_core_fd_forget(unsigned int first, unsigned int last);
 
 /* Pointer-keyed map (FILE*, MPI_File) -> record index; map 0 = STDIO, 1 = MPI-IO. */
 int32_t iolab_core_handle_get(int map, uintptr_t key);

@@ -63,6 +63,8 @@
         IOLAB_REAL(name) args;                                                               \
         double t1_ = iolab_now();                                                            \
         int errno_ = errno;                                                                  \
+        (void)t0_;                                                                           \
+        (void)t1_;                                                                           \
         iolab_core_busy = 1;                                                                 \
         record;                                                                              \
         iolab_core_leave();                                                                  \

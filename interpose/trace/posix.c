@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <linux/close_range.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -437,6 +438,54 @@ int accept(int fd, struct sockaddr *addr, socklen_t *len)
 int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
 {
     IOLAB_WRAP(int, accept4, (fd, addr, len, flags), 1, forget_fds(0, &ret, 1));
+}
+
+/* Descriptors made without open(): never files we count, whatever number they reuse. */
+int eventfd(unsigned int count, int flags)
+{
+    IOLAB_WRAP(int, eventfd, (count, flags), 1, forget_fds(0, &ret, 1));
+}
+
+int epoll_create(int size) { IOLAB_WRAP(int, epoll_create, (size), 1, forget_fds(0, &ret, 1)); }
+
+int epoll_create1(int flags)
+{
+    IOLAB_WRAP(int, epoll_create1, (flags), 1, forget_fds(0, &ret, 1));
+}
+
+int timerfd_create(int clockid, int flags)
+{
+    IOLAB_WRAP(int, timerfd_create, (clockid, flags), 1, forget_fds(0, &ret, 1));
+}
+
+int signalfd(int fd, const sigset_t *mask, int flags)
+{
+    IOLAB_WRAP(int, signalfd, (fd, mask, flags), 1, forget_fds(0, &ret, 1));
+}
+
+int memfd_create(const char *name, unsigned int flags)
+{
+    IOLAB_WRAP(int, memfd_create, (name, flags), 1, forget_fds(0, &ret, 1));
+}
+
+int inotify_init(void) { IOLAB_WRAP(int, inotify_init, (), 1, forget_fds(0, &ret, 1)); }
+
+int inotify_init1(int flags)
+{
+    IOLAB_WRAP(int, inotify_init1, (flags), 1, forget_fds(0, &ret, 1));
+}
+
+/* close_range/closefrom close descriptors without close(): forget them all. */
+int close_range(unsigned int first, unsigned int last, int flags)
+{
+    IOLAB_WRAP(int, close_range, (first, last, flags), 1,
+               if (ret == 0 && !(flags & CLOSE_RANGE_CLOEXEC)) iolab_core_fd_forget(first, last));
+}
+
+void closefrom(int lowfd)
+{
+    IOLAB_WRAP_VOID(closefrom, (lowfd), 1,
+                    iolab_core_fd_forget(lowfd < 0 ? 0 : (unsigned)lowfd, UINT_MAX));
 }
 
 int chdir(const char *path) { IOLAB_WRAP(int, chdir, (path), 1, cwd_forget()); }

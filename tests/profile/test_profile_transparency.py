@@ -294,3 +294,13 @@ def test_io_in_exit_handlers_and_destructors(prog: Callable[[str], Path], tmp_pa
     _, job = profile([str(prog("exit_hooks")), str(tmp_path)], tmp_path / "p")
     assert record(job, "POSIX", "atexit.dat").counters["POSIX_BYTES_WRITTEN"] == 3
     assert record(job, "POSIX", "destructor.dat").counters["POSIX_BYTES_WRITTEN"] == 4
+
+
+def test_descriptor_numbers_reused_after_close_range(tracer: Path, prog: Callable[[str], Path],
+                                                     tmp_path: Path) -> None:
+    exe = prog("fdreuse")
+    _run_both(tmp_path, lambda w: [str(exe), str(w)])
+    _, job = profile([str(exe), str(tmp_path)], tmp_path / "p")
+    c = record(job, "POSIX", "reused.dat").counters
+    assert (c["POSIX_OPENS"], c["POSIX_WRITES"], c["POSIX_READS"]) == (2, 2, 0)
+    assert c["POSIX_BYTES_WRITTEN"] == 6
