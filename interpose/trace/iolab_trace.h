@@ -180,6 +180,10 @@ enum { IOLAB_LEFT_RECORDS, IOLAB_LEFT_FDS, IOLAB_LEFT_NAMES, IOLAB_LEFT_HANDLES,
        IOLAB_LEFT_N };
 void iolab_core_left_out(int what);
 
+/* posix.c: descriptor fd now refers to the file of abspath, as after a dup (POSIX_OPENS and
+ * `counter` + 1), e.g. fileno() of a traced stream. */
+void iolab_posix_refopen(int fd, const char *abspath, int counter, double t0, double t1);
+
 /* ---- shared counter logic (static inline, no locking: caller holds rec->lock) ---- */
 
 /* Darshan's 10 access-size bins, upper bounds inclusive. */

@@ -152,6 +152,29 @@ static void posix_dup(int oldfd, int newfd, double t0, double t1)
     iolab_rec_unlock(r);
 }
 
+void iolab_posix_refopen(int fd, const char *abspath, int counter, double t0, double t1)
+{
+    struct stat sb;
+    iolab_rec_t *r = iolab_core_find(IOLAB_MOD_POSIX, abspath);
+    if (!r && IOLAB_REAL(fstat)(fd, &sb) == 0 && is_file(sb.st_mode)) {
+        r = iolab_core_record(IOLAB_MOD_POSIX, abspath);
+        if (r) {
+            iolab_rec_lock(r);
+            C(r, FILE_ALIGNMENT) = sb.st_blksize;
+            iolab_rec_unlock(r);
+        }
+    }
+    iolab_core_fd_set(fd, r ? iolab_core_rec_index(r) : -1);
+    if (!r)
+        return;
+    iolab_rec_lock(r);
+    C(r, OPENS)++;
+    r->c[counter]++;
+    iolab_stamp(&F(r, OPEN_START_TIMESTAMP), &F(r, OPEN_END_TIMESTAMP), t0, t1);
+    meta_time(r, t0, t1);
+    iolab_rec_unlock(r);
+}
+
 static void posix_close(int fd, int ret, double t0, double t1)
 {
     iolab_rec_t *r = iolab_core_rec_at(IOLAB_MOD_POSIX, iolab_core_fd_get(fd));

@@ -36,7 +36,7 @@ static void stdio_open(FILE *fp, const char *path, const char *abs_known, int fd
     } else if (iolab_core_abspath(NULL, path, abs, sizeof abs) != 0 || iolab_core_excluded(abs)) {
         return;
     }
-    int fd = fileno(fp);
+    int fd = IOLAB_REAL(fileno)(fp);
     iolab_rec_t *r = iolab_core_find(IOLAB_MOD_STDIO, abs);
     if (!r) {
         if (IOLAB_REAL(fstat)(fd, &sb) != 0 || !(S_ISREG(sb.st_mode) || S_ISBLK(sb.st_mode)))
@@ -153,7 +153,7 @@ FILE *fdopen(int fd, const char *mode)
 
 int fclose(FILE *fp)
 {
-    int fd = iolab_core_active && fp ? fileno(fp) : -1;
+    int fd = iolab_core_active && fp ? IOLAB_REAL(fileno)(fp) : -1;
     IOLAB_WRAP(int, fclose, (fp), fd >= 0, stdio_close(fp, fd, t0_, t1_));
 }
 
@@ -270,6 +270,17 @@ off_t ftello(FILE *fp) { IOLAB_WRAP(off_t, ftello, (fp), 0, (void)0); }
 off64_t ftello64(FILE *fp) { IOLAB_WRAP(off64_t, ftello64, (fp), 0, (void)0); }
 
 void rewind(FILE *fp) { IOLAB_WRAP_VOID(rewind, (fp), TRACED(fp), stdio_seek(fp, 0, t0_, t1_)); }
+
+/* Like Darshan: the stream's descriptor becomes a POSIX reference to its file (so that
+ * fsync(fileno(fp)) is counted), POSIX_FILENOS and POSIX_OPENS + 1. */
+static void stdio_fileno(FILE *fp, int fd, double t0, double t1)
+{
+    iolab_rec_t *s = stream_rec(fp);
+    if (fd >= 0 && s)
+        iolab_posix_refopen(fd, iolab_core_rec_path(s), IOLAB_POSIX_FILENOS, t0, t1);
+}
+
+int fileno(FILE *fp) { IOLAB_WRAP(int, fileno, (fp), TRACED(fp), stdio_fileno(fp, ret, t0_, t1_)); }
 
 int fflush(FILE *fp)
 {

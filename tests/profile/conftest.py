@@ -41,7 +41,16 @@ def prog(tmp_path_factory: pytest.TempPathFactory, tracer: Path) -> Callable[[st
                 pytest.skip(f"{cc} is not installed")
             exe = outdir / name
             subprocess.run(
-                [cc, "-O2", "-Wall", "-o", str(exe), str(PROGS / f"{name}.c"), "-lpthread"],
+                [
+                    cc,
+                    "-O2",
+                    "-fno-builtin",
+                    "-Wall",
+                    "-o",
+                    str(exe),
+                    str(PROGS / f"{name}.c"),
+                    "-lpthread",
+                ],
                 check=True,
             )
             built[name] = exe

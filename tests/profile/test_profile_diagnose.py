@@ -45,13 +45,34 @@ def test_two_commands(prog: Callable[[str], Path], tmp_path: Path) -> None:
     from conftest import LIBDIR
 
     env = {**os.environ, "IOLAB_LIBDIR": str(LIBDIR)}
-    run = subprocess.run([sys.executable, "-m", "iolab", "profile", "-o", str(tmp_path), "--",
-                          str(prog("posix_write")), str(tmp_path / "w.dat"), "20000", "64"],
-                         env=env, capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "iolab",
+            "profile",
+            "-o",
+            str(tmp_path),
+            "--",
+            str(prog("posix_write")),
+            str(tmp_path / "w.dat"),
+            "20000",
+            "64",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 0 and run.stdout == ""
     (job,) = tmp_path.glob("*.iolab")
     assert str(job) in run.stderr
-    diag_run = subprocess.run([sys.executable, "-m", "iolab", "diagnose", str(job)], env=env,
-                              capture_output=True, text=True, timeout=120)
+    diag_run = subprocess.run(
+        [sys.executable, "-m", "iolab", "diagnose", str(job)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert diag_run.returncode == 0, diag_run.stderr
     assert "small-requests" in diag_run.stdout and "iolab-profile 1" in diag_run.stdout

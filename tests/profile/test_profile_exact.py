@@ -219,3 +219,28 @@ def test_record_limit_says_what_was_left_out(prog: Callable[[str], Path], tmp_pa
     assert record(job, "POSIX", "mixed_main.dat").counters["POSIX_READS"] == 12000
     assert "POSIX" in job.partial_modules
     assert any("12 POSIX left out" in n for n in job.notes)
+
+
+def test_stdio_formatted_character_and_fileno(prog: Callable[[str], Path], tmp_path: Path) -> None:
+    _, job = profile([str(prog("stdio_mix")), str(tmp_path / "mix.txt")], tmp_path / "p")
+    s = record(job, "STDIO", "mix.txt")
+    assert ints_except_time(s) == _expected(
+        "STDIO",
+        OPENS=1,
+        WRITES=11,
+        BYTES_WRITTEN=540,
+        MAX_BYTE_WRITTEN=539,
+        FLUSHES=1,
+        FORMATTED_WRITES=3,
+        CHAR_WRITES=7,
+        SEEKS=2,
+        READS=5,
+        BYTES_READ=109,
+        MAX_BYTE_READ=99,
+        CHAR_READS=4,
+    )
+    p = record(job, "POSIX", "mix.txt")  # fsync(fileno(f)) goes through POSIX
+    blk = os.stat(tmp_path / "mix.txt").st_blksize
+    assert ints_except_time(p) == _expected(
+        "POSIX", OPENS=1, FILENOS=1, FSYNCS=1, MEM_ALIGNMENT=8, FILE_ALIGNMENT=blk
+    )

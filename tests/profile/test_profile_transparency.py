@@ -296,8 +296,9 @@ def test_io_in_exit_handlers_and_destructors(prog: Callable[[str], Path], tmp_pa
     assert record(job, "POSIX", "destructor.dat").counters["POSIX_BYTES_WRITTEN"] == 4
 
 
-def test_descriptor_numbers_reused_after_close_range(tracer: Path, prog: Callable[[str], Path],
-                                                     tmp_path: Path) -> None:
+def test_descriptor_numbers_reused_after_close_range(
+    tracer: Path, prog: Callable[[str], Path], tmp_path: Path
+) -> None:
     exe = prog("fdreuse")
     _run_both(tmp_path, lambda w: [str(exe), str(w)])
     _, job = profile([str(exe), str(tmp_path)], tmp_path / "p")
