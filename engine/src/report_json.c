@@ -1,4 +1,5 @@
 /* iolab-bench: the result tree as the JSON document of docs/engine-json.md. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "json.h"
@@ -190,14 +191,16 @@ static void repetitions(iolab_json_t *j, const iolab_run_t *run)
 
 iolab_stats_t iolab_run_stats(const iolab_run_t *run, int op, int pass, iolab_metric_t m)
 {
-    double v[4096];
+    double *v = malloc((run->nphases ? run->nphases : 1) * sizeof *v);
     size_t n = 0;
-    for (size_t i = 0; i < run->nphases && n < sizeof v / sizeof *v; i++) {
+    for (size_t i = 0; v && i < run->nphases; i++) {
         const iolab_phase_t *p = &run->phases[i];
         if (p->op == op && p->pass == pass)
             v[n++] = m == IOLAB_METRIC_BW ? p->bw : m == IOLAB_METRIC_IOPS ? p->iops : p->time_s;
     }
-    return iolab_stats_of(v, n);
+    iolab_stats_t s = iolab_stats_of(v, n);
+    free(v);
+    return s;
 }
 
 static void stats_obj(iolab_json_t *j, const char *key, iolab_stats_t s)

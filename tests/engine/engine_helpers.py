@@ -68,7 +68,7 @@ def run_engine(engine: Engine, np: int, args: list[str], tmp: Path, *, json_out:
                env: dict[str, str] | None = None, timeout: float = 90) -> Result:
     """Run the engine under mpirun; parse its JSON (None when it wrote none)."""
     jpath = tmp / f"result-{os.urandom(4).hex()}.json"
-    full = [*args, "--json", str(jpath)] if json_out else list(args)
+    full = [*args, "--json", str(jpath)] if json_out and "--json" not in args else list(args)
     proc = subprocess.run(engine.argv(np, full), capture_output=True, text=True,
                           timeout=timeout, env={**_env(), **(env or {})})
     doc = None

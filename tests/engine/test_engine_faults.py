@@ -42,6 +42,7 @@ BAD_INPUT = [
     ("verify-on-null", ["--api", "null", "--verify"], "needs an api that stores data"),
     ("hint-on-posix", ["--hint", "cb_nodes=1"], "apply to MPI-IO based apis"),
     ("collective-on-posix", ["--collective"], "needs an api with collective I/O"),
+    ("json-unwritable", ["--json", "/nonexistent-iolab-dir/r.json"], "cannot write --json"),
     ("file-view-aggregated", ["--api", "null", "--layout", "serial", "--file-view"],
      "applies to the fpp, segmented and strided"),
 ]
