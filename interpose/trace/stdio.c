@@ -151,6 +151,32 @@ FILE *fdopen(int fd, const char *mode)
                stdio_fdopen(ret, fd, mode, t0_, t1_));
 }
 
+/* freopen: the stream now belongs to another file (or none, for a NULL path). */
+static void stdio_reopen(FILE *ret, FILE *fp, int oldfd, const char *path, const char *mode,
+                         double t0, double t1)
+{
+    if (!ret)
+        return;
+    iolab_core_fd_set(oldfd, -1);
+    iolab_core_handle_del(MAP_STDIO, (uintptr_t)fp);
+    if (path)
+        stdio_open(ret, path, NULL, 0, mode, t0, t1);
+}
+
+FILE *freopen(const char *path, const char *mode, FILE *fp)
+{
+    int fd = iolab_core_active && fp ? IOLAB_REAL(fileno)(fp) : -1;
+    IOLAB_WRAP(FILE *, freopen, (path, mode, fp), 1,
+               stdio_reopen(ret, fp, fd, path, mode, t0_, t1_));
+}
+
+FILE *freopen64(const char *path, const char *mode, FILE *fp)
+{
+    int fd = iolab_core_active && fp ? IOLAB_REAL(fileno)(fp) : -1;
+    IOLAB_WRAP(FILE *, freopen64, (path, mode, fp), 1,
+               stdio_reopen(ret, fp, fd, path, mode, t0_, t1_));
+}
+
 int fclose(FILE *fp)
 {
     int fd = iolab_core_active && fp ? IOLAB_REAL(fileno)(fp) : -1;

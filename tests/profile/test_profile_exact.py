@@ -244,3 +244,12 @@ def test_stdio_formatted_character_and_fileno(prog: Callable[[str], Path], tmp_p
     assert ints_except_time(p) == _expected(
         "POSIX", OPENS=1, FILENOS=1, FSYNCS=1, MEM_ALIGNMENT=8, FILE_ALIGNMENT=blk
     )
+
+
+def test_stdio_freopen(prog: Callable[[str], Path], tmp_path: Path) -> None:
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    _, job = profile([str(prog("stdio_freopen")), str(a), str(b)], tmp_path / "p")
+    assert a.read_text() == "one\nthree\n" and b.read_text() == "two!\n"
+    ra, rb = record(job, "STDIO", "a.txt"), record(job, "STDIO", "b.txt")
+    assert [ra.counters[f"STDIO_{k}"] for k in ("OPENS", "WRITES", "BYTES_WRITTEN")] == [2, 2, 10]
+    assert [rb.counters[f"STDIO_{k}"] for k in ("OPENS", "WRITES", "BYTES_WRITTEN")] == [1, 1, 5]
