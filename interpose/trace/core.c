@@ -528,6 +528,7 @@ __attribute__((constructor)) static void iolab_core_start(void)
 {
     const char *dir = getenv("IOLAB_TRACE_DIR");
     iolab_core_busy = 1;
+    iolab_resolve_all();
     if (!dir || !*dir || strlen(dir) >= sizeof iolab_core.outdir / 2 || is_launcher()) {
         iolab_core_busy = 0;
         return; /* not asked for, or a launcher: pass everything through */

@@ -56,6 +56,10 @@ typedef struct {
 
 extern iolab_core_state_t iolab_core;
 
+/* Resolve every symbol of iolab_trace_symbols.def now (at start-up), so that no dlsym runs
+ * later in a delicate place (a vfork child, a signal handler). */
+void iolab_resolve_all(void);
+
 /* posix.c's state in a forked child: fresh lock, cwd cache dropped. */
 void iolab_posix_after_fork(void);
 

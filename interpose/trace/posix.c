@@ -18,6 +18,13 @@
 #include "iolab_trace_symbols.def"
 #undef IOLAB_SYM
 
+void iolab_resolve_all(void)
+{
+#define IOLAB_SYM(ret, name, params) (void)IOLAB_REAL(name);
+#include "iolab_trace_symbols.def"
+#undef IOLAB_SYM
+}
+
 #define C(r, n) ((r)->c[IOLAB_POSIX_##n])
 #define F(r, n) ((r)->f[IOLAB_POSIX_F_##n])
 
