@@ -305,3 +305,23 @@ def test_descriptor_numbers_reused_after_close_range(
     c = record(job, "POSIX", "reused.dat").counters
     assert (c["POSIX_OPENS"], c["POSIX_WRITES"], c["POSIX_READS"]) == (2, 2, 0)
     assert c["POSIX_BYTES_WRITTEN"] == 6
+
+
+def test_python_subprocess_children(tracer: Path, tmp_path: Path) -> None:
+    """CPython starts children with vfork + exec: the children are profiled, the parent too."""
+    script = tmp_path / "sp.py"
+    script.write_text(
+        "import subprocess, sys\n"
+        "for i in range(3):\n"
+        "    subprocess.run(['sh', '-c', f'echo {i} > {sys.argv[1]}/child_{i}.txt'], check=True)\n"
+        "print(subprocess.run(['cat', f'{sys.argv[1]}/child_2.txt'], capture_output=True,\n"
+        "                     text=True).stdout.strip())\n"
+        "open(f'{sys.argv[1]}/parent.txt', 'w').write('p')\n")
+    _run_both(tmp_path, lambda w: [sys.executable, str(script), str(w)])
+    _, job = profile([sys.executable, str(script), str(tmp_path)], tmp_path / "p")
+    for i in range(3):
+        recs = [r for r in job.records if r.path.endswith(f"/child_{i}.txt")]
+        assert sum(r.counters["POSIX_BYTES_WRITTEN"] for r in recs) == 2  # the shell's
+        assert sum(r.counters["POSIX_BYTES_READ"] for r in recs) == (2 if i == 2 else 0)  # cat
+    assert record(job, "POSIX", "parent.txt").counters["POSIX_BYTES_WRITTEN"] == 1
+    assert job.nprocs >= 5  # python, 3 shells, cat
