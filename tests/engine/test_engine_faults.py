@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from engine_helpers import Engine, _env, run_engine
+from engine_helpers import Engine, _env, get_engine, run_engine
 
 SMALL = ["--transfer", "4K", "--block", "16K", "--quiet"]
 
@@ -91,11 +91,21 @@ def test_bad_input_mpich(mpich_engine: Engine, scratch: Path):
     assert_bad_input(r, "must be above zero")
 
 
-@pytest.mark.parametrize("layout", ["fpp", "strided", "subset"])
-def test_enospc_reported_and_cleaned(engine: Engine, scratch: Path, small_fs: Path,
+ENOSPC_CASES = [("default", "posix", "fpp"), ("default", "posix", "strided"),
+                ("default", "posix", "subset"), ("default", "mpiio", "fpp"),
+                ("default", "mpiio", "strided"), ("default", "hdf5", "strided"),
+                ("default", "pnetcdf", "strided"), ("mpich", "mpiio", "strided"),
+                ("mpich", "hdf5", "segmented")]
+
+
+@pytest.mark.parametrize("flavour,api,layout", ENOSPC_CASES)
+def test_enospc_reported_and_cleaned(scratch: Path, small_fs: Path, flavour: str, api: str,
                                      layout: str):
-    """2 ranks x 1 MiB on a 1 MiB tmpfs: ENOSPC mid-write."""
-    args = ["--path", str(small_fs / "f"), "--layout", layout, "--group", "2",
+    """2 ranks x 1 MiB on a 1 MiB tmpfs: ENOSPC mid-write, through every API."""
+    engine = get_engine(flavour)
+    if engine is None or api not in engine.apis:
+        pytest.skip(f"api {api} is not built in the {flavour} engine")
+    args = ["--api", api, "--path", str(small_fs / "f"), "--layout", layout, "--group", "2",
             "--transfer", "64K", "--block", "1M", "--quiet"]
     r = run_engine(engine, 2, args, scratch)
     assert r.rc == 1, r.stderr
