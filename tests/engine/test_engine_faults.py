@@ -180,8 +180,12 @@ def test_one_rank_fails_no_hang(engine: Engine, scratch: Path):
     assert [p.name for p in scratch.iterdir()] == ["f.1"]
 
 
-def test_sigint_removes_files(engine: Engine, scratch: Path, tmp_path: Path):
+@pytest.mark.parametrize("flavour", ["default", "mpich"])
+def test_sigint_removes_files(scratch: Path, tmp_path: Path, flavour: str):
     """Ctrl-C (SIGINT to mpirun) mid-run: status interrupted, scratch files removed."""
+    engine = get_engine(flavour)
+    if engine is None:
+        pytest.skip(f"the {flavour} engine is not built")
     jpath = tmp_path / "int.json"
     args = ["--path", str(scratch / "f"), "--transfer", "4K", "--block", "400M",
             "--posix.mode", "sync", "--quiet", "--json", str(jpath)]
@@ -199,7 +203,8 @@ def test_sigint_removes_files(engine: Engine, scratch: Path, tmp_path: Path):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    assert proc.returncode != 0
+    if flavour == "default":  # hydra's own exit code after a forwarded Ctrl-C varies
+        assert proc.returncode != 0
     assert list(scratch.iterdir()) == []
     doc = json.loads(jpath.read_text())
     assert doc["status"] == "interrupted"

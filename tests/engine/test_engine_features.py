@@ -134,9 +134,13 @@ def test_reorder_reads_other_ranks_data(engine: Engine, scratch: Path, layout: s
     assert r.doc["config"]["reorder_shift_ranks"] == 1
 
 
-def test_evict_and_read_three_times(engine: Engine, scratch: Path):
-    r = run_engine(engine, 2, args_for(scratch, "--evict", "--read-times", "3", "--verify"),
-                   scratch.parent)
+@pytest.mark.parametrize("api,layout", [("posix", "fpp"), ("posix", "subset"),
+                                        ("mpiio", "strided"), ("hdf5", "segmented")])
+def test_evict_and_read_three_times(engine: Engine, scratch: Path, api: str, layout: str):
+    if api not in engine.apis:
+        pytest.skip(f"api {api} not built")
+    r = run_engine(engine, 2, args_for(scratch, "--api", api, "--layout", layout, "--evict",
+                                       "--read-times", "3", "--verify"), scratch.parent)
     assert r.rc == 0, r.stderr
     reads = r.phases("read")
     assert [p["pass"] for p in reads] == [0, 1, 2]
