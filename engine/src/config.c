@@ -59,7 +59,7 @@ const iolab_option_t iolab_config_options[] = {
     {"json", "json", IOLAB_OPT_STR, NULL, NULL, NULL,
      "write the JSON result to this file; without it the JSON goes to stdout and the table to stderr", O(json)},
     {"quiet", "quiet", IOLAB_OPT_BOOL, "false", NULL, NULL,
-     "no table on stdout", O(quiet)},
+     "no table (only the JSON)", O(quiet)},
     {"progress", "progress", IOLAB_OPT_BOOL, "false", NULL, NULL,
      "print 'progress <rep> <op> <pass> <done>/<total>' on stderr after each phase",
      O(progress)},

@@ -56,6 +56,18 @@ static void api_choices(char *buf, size_t len)
         used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? "|" : "", all[i]->name);
 }
 
+static void print_help(const iolab_run_t *run)
+{
+    size_t n;
+    const iolab_backend_t *const *all = iolab_backends_all(&n);
+    iolab_options_help(run->groups, run->ngroups, stdout);
+    printf("\napis built into this binary (--api):\n");
+    for (size_t i = 0; i < n; i++)
+        printf("  %-8s %s\n", all[i]->name, all[i]->summary);
+    printf("\nexit codes: 0 ok, 1 the run failed (I/O error, verify mismatch), 2 bad input, "
+           "130 interrupted\n");
+}
+
 /* All ranks agree whether any rank found bad input; rank 0 prints the message of the
  * lowest such rank. Returns 1 when the run must stop with exit code 2. */
 static int agree_bad_input(iolab_run_t *run, const char *err)
@@ -322,7 +334,7 @@ static int start(iolab_run_t *run, int argc, char **argv)
         if (run->rank == 0 && strcmp(action, "list-options") == 0)
             iolab_options_list_json(run->groups, run->ngroups, choices, stdout);
         else if (run->rank == 0 && strcmp(action, "help") == 0)
-            iolab_options_help(run->groups, run->ngroups, stdout);
+            print_help(run);
         else if (run->rank == 0)
             printf("iolab-bench %s\n", IOLAB_VERSION);
         return 0;
