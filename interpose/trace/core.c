@@ -28,6 +28,10 @@ double iolab_core_t0 = 0;
 __thread int iolab_core_busy __attribute__((tls_model("initial-exec"))) = 0;
 
 iolab_core_state_t iolab_core;
+_Atomic int32_t *iolab_core_fdmap = NULL;
+size_t iolab_core_nfds = 0;
+iolab_rec_t *iolab_core_posix_recs = NULL;
+uint64_t iolab_core_mem_align = sizeof(void *);
 
 static pthread_mutex_t core_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -241,29 +245,22 @@ int iolab_core_excluded(const char *p)
 
 /* ---- fd map: fd -> record index + 1 (0: not traced) ---- */
 
-int32_t iolab_core_fd_get(int fd)
-{
-    if (fd < 0 || (size_t)fd >= iolab_core.nfds)
-        return -1;
-    return atomic_load_explicit(&iolab_core.fds[fd], memory_order_relaxed) - 1;
-}
-
 void iolab_core_fd_set(int fd, int32_t idx)
 {
     if (fd < 0)
         return;
-    if ((size_t)fd >= iolab_core.nfds) {
+    if ((size_t)fd >= iolab_core_nfds) {
         if (idx >= 0)
             iolab_core_left_out(IOLAB_LEFT_FDS);
         return;
     }
-    atomic_store_explicit(&iolab_core.fds[fd], idx + 1, memory_order_relaxed);
+    atomic_store_explicit(&iolab_core_fdmap[fd], idx + 1, memory_order_relaxed);
 }
 
 void iolab_core_fd_forget(unsigned int first, unsigned int last)
 {
-    for (size_t fd = first; fd < iolab_core.nfds && fd <= last; fd++)
-        atomic_store_explicit(&iolab_core.fds[fd], 0, memory_order_relaxed);
+    for (size_t fd = first; fd < iolab_core_nfds && fd <= last; fd++)
+        atomic_store_explicit(&iolab_core_fdmap[fd], 0, memory_order_relaxed);
 }
 
 /* ---- handle maps (open addressing; lock-free lookups, inserts under the core lock) ---- */
@@ -507,13 +504,16 @@ static int alloc_tables(void)
     iolab_core.names_cap = (size_t)env_long("IOLAB_TRACE_NAME_BYTES", 4L << 20, 4096, 1L << 30);
     iolab_core.names = map_zeroed(iolab_core.names_cap);
     struct rlimit rl;
-    iolab_core.nfds = 65536;
+    size_t nfds = 65536;
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_max != RLIM_INFINITY && rl.rlim_max > 65536)
-        iolab_core.nfds = rl.rlim_max > (1u << 20) ? (1u << 20) : rl.rlim_max;
-    iolab_core.fds = map_zeroed(iolab_core.nfds * sizeof(*iolab_core.fds));
+        nfds = rl.rlim_max > (1u << 20) ? (1u << 20) : rl.rlim_max;
+    iolab_core_fdmap = map_zeroed(nfds * sizeof(*iolab_core_fdmap));
+    iolab_core_posix_recs = iolab_core.pool[IOLAB_MOD_POSIX].recs;
+    if (iolab_core_fdmap) /* the wrappers read the map as soon as its size is not 0 */
+        iolab_core_nfds = nfds;
     for (int h = 0; h < 2; h++)
         iolab_core.handles[h] = map_zeroed(IOLAB_HANDLE_SLOTS * sizeof(iolab_handle_t));
-    if (!iolab_core.names || !iolab_core.fds || !iolab_core.handles[0] || !iolab_core.handles[1])
+    if (!iolab_core.names || !iolab_core_fdmap || !iolab_core.handles[0] || !iolab_core.handles[1])
         return -1;
     if (iolab_core_tracing) {
         iolab_core.seg_cap = (uint64_t)env_long("IOLAB_TRACE_SEGMENTS", 1L << 20, 1, 1L << 28);
@@ -544,6 +544,7 @@ __attribute__((constructor)) static void iolab_core_start(void)
         iolab_core.outdir[--iolab_core.outdir_len] = '\0';
     iolab_core_tracing = env_long("IOLAB_TRACE_DXT", 0, 0, 1) == 1;
     iolab_core.mem_alignment = env_long("IOLAB_MEM_ALIGNMENT", (long)sizeof(void *), 1, 1L << 20);
+    iolab_core_mem_align = (uint64_t)iolab_core.mem_alignment;
     if (alloc_tables() != 0) {
         iolab_core_busy = 0;
         return;

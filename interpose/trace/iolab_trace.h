@@ -114,7 +114,7 @@ static inline double iolab_now(void)
 {
 #if defined(__x86_64__)
     if (__builtin_expect(iolab_core_use_tsc, 1))
-        return (double)(__builtin_ia32_rdtsc() - iolab_core_tsc0);
+        return (double)(int64_t)(__builtin_ia32_rdtsc() - iolab_core_tsc0); /* signed: 1 insn */
 #endif
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -140,6 +140,18 @@ iolab_rec_t *iolab_core_record(iolab_module_t mod, const char *path);
 iolab_rec_t *iolab_core_find(iolab_module_t mod, const char *path);
 /* Memory alignment the POSIX module checks buffers against. */
 int64_t iolab_core_mem_alignment(void);
+/* The same, for the hot path of this library (hidden: one load). */
+extern uint64_t iolab_core_mem_align __attribute__((visibility("hidden")));
+
+/* 1 when v is a multiple of align (> 0). A mask when align is a power of two (always, for
+ * st_blksize and sizeof(void*)): a 64-bit division costs 40+ cycles, as much as the rest of
+ * a write's counting. */
+static inline int iolab_is_multiple(uint64_t v, uint64_t align)
+{
+    if (__builtin_expect((align & (align - 1)) == 0, 1))
+        return (v & (align - 1)) == 0;
+    return v % align == 0;
+}
 /* Records by index (for the fd and handle maps); NULL for -1. */
 iolab_rec_t *iolab_core_rec_at(iolab_module_t mod, int32_t idx);
 int32_t iolab_core_rec_index(const iolab_rec_t *rec);
@@ -151,8 +163,28 @@ int iolab_core_abspath(const char *dirpath, const char *path, char *out, size_t 
 /* 1 when the path is in a system folder Darshan also leaves out (/usr, /proc, /etc...). */
 int iolab_core_excluded(const char *abspath);
 
+/* The descriptor map, read by every POSIX call: iolab_core_fdmap[fd] = POSIX record index + 1,
+ * 0 when fd is not a traced file; iolab_core_nfds entries (0 while tracing is off). Hidden:
+ * only this library reads it, in one instruction, without a GOT or a call. */
+extern _Atomic int32_t *iolab_core_fdmap __attribute__((visibility("hidden")));
+extern size_t iolab_core_nfds __attribute__((visibility("hidden")));
+extern iolab_rec_t *iolab_core_posix_recs __attribute__((visibility("hidden")));
+
 /* fd -> POSIX record index (-1: not a traced file). */
-int32_t iolab_core_fd_get(int fd);
+static inline int32_t iolab_core_fd_get(int fd)
+{
+    if ((size_t)(unsigned)fd >= iolab_core_nfds) /* also fd < 0, and tracing off */
+        return -1;
+    return __atomic_load_n((int32_t *)&iolab_core_fdmap[fd], __ATOMIC_RELAXED) - 1;
+}
+
+/* fd -> its POSIX record, NULL when fd is not a traced file. A record, once made, stays at
+ * the same place until the process ends, so the pointer needs no lock. */
+static inline iolab_rec_t *iolab_core_fd_rec(int fd)
+{
+    int32_t i = iolab_core_fd_get(fd);
+    return i >= 0 ? &iolab_core_posix_recs[i] : NULL;
+}
 void iolab_core_fd_set(int fd, int32_t idx);
 /* Descriptors first..last (inclusive) are no longer traced files. */
 void iolab_core_fd_forget(unsigned int first, unsigned int last);

@@ -36,8 +36,6 @@ typedef struct {
     uint64_t left_misc[IOLAB_LEFT_N];
     char *names;                         /* path arena */
     size_t names_used, names_cap;
-    _Atomic int32_t *fds;
-    size_t nfds;
     iolab_handle_t *handles[2];
     iolab_segment_t *segs;
     _Atomic uint64_t seg_next;

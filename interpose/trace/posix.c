@@ -147,7 +147,7 @@ static void posix_dup(int oldfd, int newfd, double t0, double t1)
 {
     if (newfd < 0)
         return;
-    iolab_rec_t *r = iolab_core_rec_at(IOLAB_MOD_POSIX, iolab_core_fd_get(oldfd));
+    iolab_rec_t *r = iolab_core_fd_rec(oldfd);
     iolab_core_fd_set(newfd, r ? iolab_core_rec_index(r) : -1);
     if (!r)
         return;
@@ -184,7 +184,7 @@ void iolab_posix_refopen(int fd, const char *abspath, int counter, double t0, do
 
 static void posix_close(int fd, int ret, double t0, double t1)
 {
-    iolab_rec_t *r = iolab_core_rec_at(IOLAB_MOD_POSIX, iolab_core_fd_get(fd));
+    iolab_rec_t *r = iolab_core_fd_rec(fd);
     (void)ret; /* the descriptor is gone even when close reports an error */
     iolab_core_fd_set(fd, -1);
     if (!r)
@@ -196,13 +196,14 @@ static void posix_close(int fd, int ret, double t0, double t1)
     iolab_rec_unlock(r);
 }
 
-/* One read (write = 0) or write of ret bytes; off < 0: at the current offset. */
-static void posix_io(int fd, int write, int64_t off, ssize_t ret, int aligned, double t0, double t1)
+/* One read (write = 0) or write of ret bytes to r (the record of the call's descriptor,
+ * looked up once by the wrapper); off < 0: at the current offset. Inlined into each wrapper
+ * with `write` a constant, so every "read or write?" choice below is made at compile time. */
+static inline __attribute__((always_inline)) void posix_io(iolab_rec_t *r, const int write,
+                                                           int64_t off, ssize_t ret, int aligned,
+                                                           double t0, double t1)
 {
     if (ret < 0)
-        return;
-    iolab_rec_t *r = iolab_core_rec_at(IOLAB_MOD_POSIX, iolab_core_fd_get(fd));
-    if (!r)
         return;
     int64_t n = ret;
     iolab_rec_lock(r);
@@ -225,7 +226,7 @@ static void posix_io(int fd, int write, int64_t off, ssize_t ret, int aligned, d
     iolab_cval_add(&r->stride, stride, &C(r, STRIDE1_STRIDE), &C(r, STRIDE1_COUNT));
     if (!aligned)
         C(r, MEM_NOT_ALIGNED)++;
-    if (C(r, FILE_ALIGNMENT) > 0 && this_off % C(r, FILE_ALIGNMENT) != 0)
+    if (C(r, FILE_ALIGNMENT) > 0 && !iolab_is_multiple((uint64_t)this_off, (uint64_t)C(r, FILE_ALIGNMENT)))
         C(r, FILE_NOT_ALIGNED)++;
     if (r->last_io == (write ? IOLAB_IO_READ : IOLAB_IO_WRITE))
         C(r, RW_SWITCHES)++;
@@ -253,7 +254,7 @@ static void posix_io(int fd, int write, int64_t off, ssize_t ret, int aligned, d
 
 static inline int buf_aligned(const void *p)
 {
-    return (uintptr_t)p % (uintptr_t)iolab_core_mem_alignment() == 0;
+    return iolab_is_multiple((uintptr_t)p, iolab_core_mem_align);
 }
 
 static inline int iov_aligned(const struct iovec *iov, int cnt)
@@ -268,7 +269,7 @@ static void posix_seek(int fd, int64_t ret, double t0, double t1)
 {
     if (ret < 0)
         return;
-    iolab_rec_t *r = iolab_core_rec_at(IOLAB_MOD_POSIX, iolab_core_fd_get(fd));
+    iolab_rec_t *r = iolab_core_fd_rec(fd);
     if (!r)
         return;
     iolab_rec_lock(r);
@@ -282,7 +283,7 @@ static void posix_sync(int fd, int ret, int data_only, double t0, double t1)
 {
     if (ret < 0)
         return;
-    iolab_rec_t *r = iolab_core_rec_at(IOLAB_MOD_POSIX, iolab_core_fd_get(fd));
+    iolab_rec_t *r = iolab_core_fd_rec(fd);
     if (!r)
         return;
     iolab_rec_lock(r);
@@ -298,7 +299,7 @@ static void posix_counter_fd(int fd, int ret, int counter, double t0, double t1)
 {
     if (ret < 0)
         return;
-    iolab_rec_t *r = iolab_core_rec_at(IOLAB_MOD_POSIX, iolab_core_fd_get(fd));
+    iolab_rec_t *r = iolab_core_fd_rec(fd);
     if (!r)
         return;
     iolab_rec_lock(r);
@@ -525,120 +526,141 @@ int fchdir(int fd) { IOLAB_WRAP(int, fchdir, (fd), 1, cwd_forget()); }
 /* ---- wrappers: data ---- */
 
 #define TRACED(fd) (iolab_core_fd_get(fd) >= 0)
+/* The data wrappers look the descriptor's record up once, before the call. */
+#define IO_REC(fd) iolab_rec_t *r_ = iolab_core_fd_rec(fd)
 
 ssize_t read(int fd, void *buf, size_t n)
 {
-    IOLAB_WRAP(ssize_t, read, (fd, buf, n), TRACED(fd),
-               posix_io(fd, 0, -1, ret, buf_aligned(buf), t0_, t1_));
+    IO_REC(fd);
+    IOLAB_WRAP(ssize_t, read, (fd, buf, n), r_ != NULL,
+               posix_io(r_, 0, -1, ret, buf_aligned(buf), t0_, t1_));
 }
 
 ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
 {
-    IOLAB_WRAP(ssize_t, __read_chk, (fd, buf, n, buflen), TRACED(fd),
-               posix_io(fd, 0, -1, ret, buf_aligned(buf), t0_, t1_));
+    IO_REC(fd);
+    IOLAB_WRAP(ssize_t, __read_chk, (fd, buf, n, buflen), r_ != NULL,
+               posix_io(r_, 0, -1, ret, buf_aligned(buf), t0_, t1_));
 }
 
 ssize_t write(int fd, const void *buf, size_t n)
 {
-    IOLAB_WRAP(ssize_t, write, (fd, buf, n), TRACED(fd),
-               posix_io(fd, 1, -1, ret, buf_aligned(buf), t0_, t1_));
+    IO_REC(fd);
+    IOLAB_WRAP(ssize_t, write, (fd, buf, n), r_ != NULL,
+               posix_io(r_, 1, -1, ret, buf_aligned(buf), t0_, t1_));
 }
 
 ssize_t pread(int fd, void *buf, size_t n, off_t off)
 {
-    IOLAB_WRAP(ssize_t, pread, (fd, buf, n, off), TRACED(fd),
-               posix_io(fd, 0, off, ret, buf_aligned(buf), t0_, t1_));
+    IO_REC(fd);
+    IOLAB_WRAP(ssize_t, pread, (fd, buf, n, off), r_ != NULL,
+               posix_io(r_, 0, off, ret, buf_aligned(buf), t0_, t1_));
 }
 
 ssize_t pread64(int fd, void *buf, size_t n, off64_t off)
 {
-    IOLAB_WRAP(ssize_t, pread64, (fd, buf, n, off), TRACED(fd),
-               posix_io(fd, 0, off, ret, buf_aligned(buf), t0_, t1_));
+    IO_REC(fd);
+    IOLAB_WRAP(ssize_t, pread64, (fd, buf, n, off), r_ != NULL,
+               posix_io(r_, 0, off, ret, buf_aligned(buf), t0_, t1_));
 }
 
 ssize_t __pread_chk(int fd, void *buf, size_t n, off_t off, size_t buflen)
 {
-    IOLAB_WRAP(ssize_t, __pread_chk, (fd, buf, n, off, buflen), TRACED(fd),
-               posix_io(fd, 0, off, ret, buf_aligned(buf), t0_, t1_));
+    IO_REC(fd);
+    IOLAB_WRAP(ssize_t, __pread_chk, (fd, buf, n, off, buflen), r_ != NULL,
+               posix_io(r_, 0, off, ret, buf_aligned(buf), t0_, t1_));
 }
 
 ssize_t __pread64_chk(int fd, void *buf, size_t n, off64_t off, size_t buflen)
 {
-    IOLAB_WRAP(ssize_t, __pread64_chk, (fd, buf, n, off, buflen), TRACED(fd),
-               posix_io(fd, 0, off, ret, buf_aligned(buf), t0_, t1_));
+    IO_REC(fd);
+    IOLAB_WRAP(ssize_t, __pread64_chk, (fd, buf, n, off, buflen), r_ != NULL,
+               posix_io(r_, 0, off, ret, buf_aligned(buf), t0_, t1_));
 }
 
 ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
 {
-    IOLAB_WRAP(ssize_t, pwrite, (fd, buf, n, off), TRACED(fd),
-               posix_io(fd, 1, off, ret, buf_aligned(buf), t0_, t1_));
+    IO_REC(fd);
+    IOLAB_WRAP(ssize_t, pwrite, (fd, buf, n, off), r_ != NULL,
+               posix_io(r_, 1, off, ret, buf_aligned(buf), t0_, t1_));
 }
 
 ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
 {
-    IOLAB_WRAP(ssize_t, pwrite64, (fd, buf, n, off), TRACED(fd),
-               posix_io(fd, 1, off, ret, buf_aligned(buf), t0_, t1_));
+    IO_REC(fd);
+    IOLAB_WRAP(ssize_t, pwrite64, (fd, buf, n, off), r_ != NULL,
+               posix_io(r_, 1, off, ret, buf_aligned(buf), t0_, t1_));
 }
 
 ssize_t readv(int fd, const struct iovec *iov, int cnt)
 {
-    IOLAB_WRAP(ssize_t, readv, (fd, iov, cnt), TRACED(fd),
-               posix_io(fd, 0, -1, ret, ret < 0 || iov_aligned(iov, cnt), t0_, t1_));
+    IO_REC(fd);
+    IOLAB_WRAP(ssize_t, readv, (fd, iov, cnt), r_ != NULL,
+               posix_io(r_, 0, -1, ret, ret < 0 || iov_aligned(iov, cnt), t0_, t1_));
 }
 
 ssize_t writev(int fd, const struct iovec *iov, int cnt)
 {
-    IOLAB_WRAP(ssize_t, writev, (fd, iov, cnt), TRACED(fd),
-               posix_io(fd, 1, -1, ret, ret < 0 || iov_aligned(iov, cnt), t0_, t1_));
+    IO_REC(fd);
+    IOLAB_WRAP(ssize_t, writev, (fd, iov, cnt), r_ != NULL,
+               posix_io(r_, 1, -1, ret, ret < 0 || iov_aligned(iov, cnt), t0_, t1_));
 }
 
 ssize_t preadv(int fd, const struct iovec *iov, int cnt, off_t off)
 {
-    IOLAB_WRAP(ssize_t, preadv, (fd, iov, cnt, off), TRACED(fd),
-               posix_io(fd, 0, off, ret, ret < 0 || iov_aligned(iov, cnt), t0_, t1_));
+    IO_REC(fd);
+    IOLAB_WRAP(ssize_t, preadv, (fd, iov, cnt, off), r_ != NULL,
+               posix_io(r_, 0, off, ret, ret < 0 || iov_aligned(iov, cnt), t0_, t1_));
 }
 
 ssize_t preadv64(int fd, const struct iovec *iov, int cnt, off64_t off)
 {
-    IOLAB_WRAP(ssize_t, preadv64, (fd, iov, cnt, off), TRACED(fd),
-               posix_io(fd, 0, off, ret, ret < 0 || iov_aligned(iov, cnt), t0_, t1_));
+    IO_REC(fd);
+    IOLAB_WRAP(ssize_t, preadv64, (fd, iov, cnt, off), r_ != NULL,
+               posix_io(r_, 0, off, ret, ret < 0 || iov_aligned(iov, cnt), t0_, t1_));
 }
 
 ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off)
 {
-    IOLAB_WRAP(ssize_t, pwritev, (fd, iov, cnt, off), TRACED(fd),
-               posix_io(fd, 1, off, ret, ret < 0 || iov_aligned(iov, cnt), t0_, t1_));
+    IO_REC(fd);
+    IOLAB_WRAP(ssize_t, pwritev, (fd, iov, cnt, off), r_ != NULL,
+               posix_io(r_, 1, off, ret, ret < 0 || iov_aligned(iov, cnt), t0_, t1_));
 }
 
 ssize_t pwritev64(int fd, const struct iovec *iov, int cnt, off64_t off)
 {
-    IOLAB_WRAP(ssize_t, pwritev64, (fd, iov, cnt, off), TRACED(fd),
-               posix_io(fd, 1, off, ret, ret < 0 || iov_aligned(iov, cnt), t0_, t1_));
+    IO_REC(fd);
+    IOLAB_WRAP(ssize_t, pwritev64, (fd, iov, cnt, off), r_ != NULL,
+               posix_io(r_, 1, off, ret, ret < 0 || iov_aligned(iov, cnt), t0_, t1_));
 }
 
 /* preadv2/pwritev2: offset -1 means "at the current offset". */
 ssize_t preadv2(int fd, const struct iovec *iov, int cnt, off_t off, int flags)
 {
-    IOLAB_WRAP(ssize_t, preadv2, (fd, iov, cnt, off, flags), TRACED(fd),
-               posix_io(fd, 0, off, ret, ret < 0 || iov_aligned(iov, cnt), t0_, t1_));
+    IO_REC(fd);
+    IOLAB_WRAP(ssize_t, preadv2, (fd, iov, cnt, off, flags), r_ != NULL,
+               posix_io(r_, 0, off, ret, ret < 0 || iov_aligned(iov, cnt), t0_, t1_));
 }
 
 ssize_t preadv64v2(int fd, const struct iovec *iov, int cnt, off64_t off, int flags)
 {
-    IOLAB_WRAP(ssize_t, preadv64v2, (fd, iov, cnt, off, flags), TRACED(fd),
-               posix_io(fd, 0, off, ret, ret < 0 || iov_aligned(iov, cnt), t0_, t1_));
+    IO_REC(fd);
+    IOLAB_WRAP(ssize_t, preadv64v2, (fd, iov, cnt, off, flags), r_ != NULL,
+               posix_io(r_, 0, off, ret, ret < 0 || iov_aligned(iov, cnt), t0_, t1_));
 }
 
 ssize_t pwritev2(int fd, const struct iovec *iov, int cnt, off_t off, int flags)
 {
-    IOLAB_WRAP(ssize_t, pwritev2, (fd, iov, cnt, off, flags), TRACED(fd),
-               posix_io(fd, 1, off, ret, ret < 0 || iov_aligned(iov, cnt), t0_, t1_));
+    IO_REC(fd);
+    IOLAB_WRAP(ssize_t, pwritev2, (fd, iov, cnt, off, flags), r_ != NULL,
+               posix_io(r_, 1, off, ret, ret < 0 || iov_aligned(iov, cnt), t0_, t1_));
 }
 
 ssize_t pwritev64v2(int fd, const struct iovec *iov, int cnt, off64_t off, int flags)
 {
-    IOLAB_WRAP(ssize_t, pwritev64v2, (fd, iov, cnt, off, flags), TRACED(fd),
-               posix_io(fd, 1, off, ret, ret < 0 || iov_aligned(iov, cnt), t0_, t1_));
+    IO_REC(fd);
+    IOLAB_WRAP(ssize_t, pwritev64v2, (fd, iov, cnt, off, flags), r_ != NULL,
+               posix_io(r_, 1, off, ret, ret < 0 || iov_aligned(iov, cnt), t0_, t1_));
 }
 
 off_t lseek(int fd, off_t off, int whence)
