@@ -31,7 +31,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="set one threshold (repeatable), e.g. --set random_share=0.3")
     p.add_argument("--node-memory", metavar="SIZE",
                    help="memory per node (e.g. 96G) for the direct-I/O rule")
-    p.add_argument("--nodes", type=int, metavar="N", help="number of nodes of the job")
+    p.add_argument("--nodes", type=int, metavar="N",
+                   help="number of nodes of the job (iolab profiles know it)")
+    p.add_argument("--cores-per-node", type=int, metavar="N",
+                   help="cores per node, for the one-I/O-stream-per-node rule")
     p.add_argument("--list-thresholds", action="store_true", help="print thresholds and exit")
     p.add_argument("--list-rules", action="store_true", help="print the rules and exit")
     p.add_argument("-v", "--verbose", action="store_true",
@@ -70,8 +73,9 @@ def run(args: argparse.Namespace) -> int:
         return _list(args)
     if not args.logs:
         raise UsageError("no log given; usage: iolab diagnose LOG.darshan [LOG ...]")
-    if args.nodes is not None and args.nodes < 1:
-        raise UsageError(f"--nodes {args.nodes}: must be at least 1")
+    for opt, val in (("--nodes", args.nodes), ("--cores-per-node", args.cores_per_node)):
+        if val is not None and val < 1:
+            raise UsageError(f"{opt} {val}: must be at least 1")
     th = _thresholds(args)
     from iolab.diagnose.report import diagnose
     from iolab.model.job import build_model
@@ -81,7 +85,8 @@ def run(args: argparse.Namespace) -> int:
     groups = [[r] for r in raws] if args.each else [raws]
     reports = []
     for g in groups:
-        model = build_model(g, nodes=args.nodes, node_memory_bytes=th.node_memory_bytes or None)
+        model = build_model(g, nodes=args.nodes, node_memory_bytes=th.node_memory_bytes or None,
+                            cores_per_node=args.cores_per_node)
         reports.append(diagnose(model, th))
     _render(args, reports)
     if args.fail_on:

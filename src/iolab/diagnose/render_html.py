@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from html import escape
 
-from iolab.diagnose.report import Report
+from iolab.diagnose.report import Report, timeline_lines
 from iolab.diagnose.rules.base import Finding, fmt_bytes
 
 _CSS = """
@@ -67,6 +67,7 @@ def _report(rep: Report) -> str:
              f"{_e(fmt_bytes(m.bytes_by_dir['write']))}.</p>"]
     if s.top_fixes:
         parts.append("<ol>" + "".join(f"<li>{_e(t)}</li>" for t in s.top_fixes) + "</ol>")
+    parts.extend(f"<p>{_e(line)}</p>" for line in timeline_lines(s.timeline))
     parts.append("<h2>Findings</h2>")
     parts.extend(_finding(f) for f in rep.findings)
     if not rep.findings:

@@ -2,92 +2,157 @@
 
 Severity is always written as a word (HIGH / WARN / INFO); colour only repeats it. Names from
 a log are printed as text, never as rich markup.
+
+Every paragraph is wrapped here, at word boundaries, with a hanging indentation (the lines
+after the first line up under its text), at the terminal's width, ``$COLUMNS`` when the
+output is piped, else 100 columns; rich then prints the lines as they are (``soft_wrap``),
+so a pipe gets the same layout as a terminal.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
+import textwrap
 from typing import TextIO
 
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
-from iolab.diagnose.report import Report
-from iolab.diagnose.rules.base import fmt_bytes
+from iolab.diagnose.report import Report, timeline_lines
+from iolab.diagnose.rules.base import FileEvidence, fmt_bytes
 
 _STYLE = {"high": "bold red", "warn": "yellow", "info": "cyan"}
+DEFAULT_WIDTH = 100
+MIN_WIDTH = 40
+_BODY = 5  # indentation of a finding's body, under its rule id
 
 
-def render_text(rep: Report, out: TextIO, *, color: bool | None = None, width: int = 100,
-                verbose: bool = False) -> None:
-    con = Console(file=out, width=width, no_color=color is False,
-                  force_terminal=bool(color), highlight=False, soft_wrap=False)
-    job, m, s = rep.model.job, rep.model.metrics, rep.summary
-    con.print(f"[bold]iolab diagnose[/bold]  {escape(', '.join(job.sources[:3]))}"
-              + (f" (+{len(job.sources) - 3} more)" if len(job.sources) > 3 else ""))
-    con.print(f"  {escape(job.exe[:90]) or '(no executable name)'}")
-    con.print(f"  {job.nprocs} process(es)"
-              + (f" on {job.nodes} node(s)" if job.nodes else "")
-              + f", {job.run_time_s:.3f} s, format {', '.join(job.format_versions) or '?'}"
-              + f", top layer {m.top_layer}")
-    con.print()
-    con.print(f"[bold]Summary[/bold]: {escape(s.headline)}")
-    k = s.time_split_s
-    con.print(f"  where the I/O time went (summed over ranks): read {k['read']:.3f} s, "
-              f"write {k['write']:.3f} s, metadata {k['meta']:.3f} s")
-    if m.ifaces:
-        con.print("  by interface: " + ", ".join(
-            f"{name} {sum(i.time_s.values()):.3f} s / {fmt_bytes(i.total_bytes)}"
-            for name, i in m.ifaces.items()))
-    con.print(f"  data: read {fmt_bytes(m.bytes_by_dir['read'])}, written "
-              f"{fmt_bytes(m.bytes_by_dir['write'])}; files: {m.app_files} application, "
-              f"{m.files_by_category['mpi-runtime']} MPI runtime, "
-              f"{m.files_by_category['system']} system, {m.files_by_category['stream']} streams")
-    counts = {sev: sum(1 for f in rep.findings if f.severity == sev) for sev in _STYLE}
-    con.print(f"  findings: {counts['high']} HIGH, {counts['warn']} WARN, {counts['info']} INFO")
-    if s.top_fixes:
-        con.print("  [bold]top fixes[/bold]:")
-        for i, t in enumerate(s.top_fixes, 1):
-            con.print(f"   {i}. {escape(t)}")
-    for n in job.notes:
-        if "partial" in n:
-            con.print(f"  note: {escape(n)}")
-    con.print()
+def output_width(out: TextIO) -> int:
+    """$COLUMNS when set, else the terminal's width, else 100 (a pipe, a file)."""
+    env = os.environ.get("COLUMNS", "")
+    if env.isdigit() and int(env) > 0:
+        return max(int(env), MIN_WIDTH)
+    isatty = getattr(out, "isatty", None)
+    if isatty is not None and isatty():
+        return max(shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns, MIN_WIDTH)
+    return DEFAULT_WIDTH
+
+
+class _Writer:
+    """Wrapped, escaped paragraphs on a rich console."""
+
+    def __init__(self, con: Console, width: int) -> None:
+        self.con, self.width = con, width
+
+    def para(self, text: str, indent: int = 0, hang: int = 0, head: str = "",
+             head_style: str = "") -> None:
+        """``head`` + ``text`` wrapped at the width: the first line at ``indent``, the others at
+        ``indent + hang``; ``head`` (a severity word) may be styled, the rest is plain text."""
+        lines = textwrap.wrap(head + text, width=self.width, initial_indent=" " * indent,
+                              subsequent_indent=" " * (indent + hang), break_on_hyphens=False)
+        for i, line in enumerate(lines or [""]):
+            if i == 0 and head and head_style:
+                cut = indent + len(head)
+                self.con.print(" " * indent + f"[{head_style}]{escape(head)}[/]"
+                               + escape(line[cut:]))
+            else:
+                self.con.print(escape(line))
+
+    def files(self, rows: list[FileEvidence], indent: int) -> None:
+        """An aligned table when it fits the width, else one wrapped paragraph per file."""
+        keys = list(rows[0].values)
+        cells = [[r.path] + [str(r.values.get(k, "")) for k in keys] for r in rows]
+        heads = [rows[0].kind] + keys
+        widths = [max(len(h), *(len(c[j]) for c in cells)) for j, h in enumerate(heads)]
+        if indent + sum(widths) + 2 * (len(widths) - 1) <= self.width:
+            for line in [heads, *cells]:
+                text = "  ".join([line[0].ljust(widths[0])]
+                                 + [c.rjust(w) for c, w in zip(line[1:], widths[1:])])
+                self.con.print(escape(" " * indent + text.rstrip()))
+            return
+        for c in cells:
+            self.para(", ".join(f"{k} {v}" for k, v in zip(keys, c[1:])),
+                      indent=indent, hang=4, head=c[0] + ": ")
+
+
+def render_text(rep: Report, out: TextIO, *, color: bool | None = None,
+                width: int | None = None, verbose: bool = False) -> None:
+    w = width or output_width(out)
+    con = Console(file=out, width=w, no_color=color is False, force_terminal=bool(color),
+                  highlight=False, soft_wrap=True)
+    wr = _Writer(con, w)
+    _summary(rep, wr)
     for f in rep.findings:
         sev = f.severity
         d = f" ({f.hit.direction})" if f.hit.direction else ""
-        con.print(f"[{_STYLE[sev]}]{sev.upper():4}[/] [bold]{f.rule.id}{d}[/bold]: "
-                  f"{escape(f.rule.title)}")
-        con.print(f"     {escape(f.hit.summary)}")
+        wr.para(f"{f.rule.id}{d}: {f.rule.title}", hang=_BODY, head=f"{sev.upper():4} ",
+                head_style=_STYLE[sev] if color else "")
+        wr.para(f.hit.summary, indent=_BODY, hang=2)
         if f.hit.files:
-            table = Table(show_header=True, box=None, padding=(0, 1), pad_edge=False)
-            table.add_column("file", overflow="fold", max_width=60)
-            keys = list(f.hit.files[0].values)
-            for key in keys:
-                table.add_column(key, justify="right")
-            for e in f.hit.files[: (10 if verbose else 3)]:
-                table.add_row(escape(e.path),
-                              *[escape(str(e.values.get(key, ""))) for key in keys])
-            con.print(table)
-        con.print(f"     fix: {escape(f.fix.text)}")
+            wr.files(f.hit.files[: (10 if verbose else 3)], _BODY)
+        wr.para(f.fix.text, indent=_BODY, hang=5, head="fix: ")
         if f.fix.artifacts:
-            con.print("     artifacts: " + ", ".join(escape(a.name) for a in f.fix.artifacts)
-                      + "  (write them with --emit-fixes DIR)")
+            wr.para(", ".join(a.name for a in f.fix.artifacts)
+                    + "  (write them with --emit-fixes DIR)", indent=_BODY, hang=11,
+                    head="artifacts: ")
         if verbose:
-            con.print(f"     why: {escape(f.rule.why)}")
+            wr.para(f.rule.why, indent=_BODY, hang=5, head="why: ")
             for src in f.rule.sources:
-                con.print(f"     source: {escape(src.doc)}, {escape(src.where)}: "
-                          f"\"{escape(src.says)}\"")
-            con.print(f"     expected effect: {escape(f.rule.effect)}")
+                wr.para(f"{src.doc}, {src.where}: \"{src.says}\"", indent=_BODY, hang=8,
+                        head="source: ")
+            wr.para(f.rule.effect, indent=_BODY, hang=17, head="expected effect: ")
         con.print()
     if not rep.findings:
         con.print("No problem found by any rule.")
     if rep.not_judged:
-        con.print("not judged, data missing: " + "; ".join(
-            f"{rid} ({escape(needs)})" for rid, needs in rep.not_judged))
+        wr.para("; ".join(f"{rid} ({needs})" for rid, needs in rep.not_judged), hang=4,
+                head="not judged, data missing: ")
     th = rep.thresholds.as_dict()
-    con.print("thresholds: " + ", ".join(f"{k}={v}" for k, v in th.items())
-              if verbose else "thresholds: defaults" + _changed(rep) + " (all shown with -v)")
+    if verbose:
+        wr.para(", ".join(f"{k}={v}" for k, v in th.items()), hang=4, head="thresholds: ")
+    else:
+        wr.para("defaults" + _changed(rep) + " (all shown with -v)", hang=4,
+                head="thresholds: ")
+
+
+def _summary(rep: Report, wr: _Writer) -> None:
+    job, m, s = rep.model.job, rep.model.metrics, rep.summary
+    con = wr.con
+    wr.para(", ".join(job.sources[:3])
+            + (f" (+{len(job.sources) - 3} more)" if len(job.sources) > 3 else ""),
+            hang=4, head="iolab diagnose  ")
+    wr.para(job.exe[:300] or "(no executable name)", indent=2, hang=4)
+    wr.para(f"{job.nprocs} process(es)" + (f" on {job.nodes} node(s)" if job.nodes else "")
+            + f", {job.run_time_s:.3f} s, format {', '.join(job.format_versions) or '?'}"
+            + f", top layer {m.top_layer}", indent=2, hang=4)
+    con.print()
+    wr.para(s.headline, hang=4, head="Summary: ")
+    k = s.time_split_s
+    wr.para(f"where the I/O time went (summed over ranks): read {k['read']:.3f} s, "
+            f"write {k['write']:.3f} s, metadata {k['meta']:.3f} s", indent=2, hang=4)
+    if m.ifaces:
+        wr.para("by interface: " + ", ".join(
+            f"{name} {sum(i.time_s.values()):.3f} s / {fmt_bytes(i.total_bytes)}"
+            for name, i in m.ifaces.items()), indent=2, hang=4)
+    wr.para(f"data: read {fmt_bytes(m.bytes_by_dir['read'])}, written "
+            f"{fmt_bytes(m.bytes_by_dir['write'])}; files: {m.app_files} application, "
+            f"{m.files_by_category['mpi-runtime']} MPI runtime, "
+            f"{m.files_by_category['system']} system, {m.files_by_category['stream']} streams",
+            indent=2, hang=4)
+    for i, line in enumerate(timeline_lines(s.timeline)):
+        wr.para(line, indent=2 if i == 0 else 4, hang=4)
+    counts = {sev: sum(1 for f in rep.findings if f.severity == sev) for sev in _STYLE}
+    wr.para(f"findings: {counts['high']} HIGH, {counts['warn']} WARN, {counts['info']} INFO",
+            indent=2)
+    if s.top_fixes:
+        wr.para("top fixes:", indent=2)
+        for i, t in enumerate(s.top_fixes, 1):
+            wr.para(t, indent=3, hang=len(f"{i}. "), head=f"{i}. ")
+    for n in job.notes:
+        if "partial" in n:
+            wr.para(n, indent=2, hang=6, head="note: ")
+    con.print()
 
 
 def _changed(rep: Report) -> str:

@@ -2,8 +2,9 @@
 
 Records are copied straight from libdarshan-util's structs into numpy columns
 (:class:`RecordTable`): a 64,000-file log then costs a few arrays, not 64,000 dicts or
-DataFrames (what makes Drishti slow and large). DXT traces are not read: no rule needs them
-and they are the largest part of a log.
+DataFrames (what makes Drishti slow and large). DXT traces (DXT_POSIX, DXT_MPIIO) are read
+into one columnar :class:`TraceTable`, up to :data:`MAX_TRACE_SEGMENTS` operations (a longer
+trace is marked truncated, and the model says it is partial).
 
 Facts this loader handles (measured, Darshan 3.5 / pydarshan 3.5):
 - Logs are closed deterministically (context manager), never by garbage collection: that
@@ -31,7 +32,7 @@ import numpy as np
 
 from iolab.errors import UsageError
 from iolab.model.dutil import STRUCTS, Binding, Log, binding, counter_names
-from iolab.model.raw import RawJob, RecordTable
+from iolab.model.raw import TRACE_MODULES, RawJob, RecordTable, TraceTable
 
 # Modules read into tables: dutil.STRUCTS; the others (DXT, HEATMAP, APMPI, APXC, BG/Q, DFS,
 # DAOS) are noted as present but not needed by any rule.
@@ -39,6 +40,9 @@ _DARSHAN_MAGIC = 6567223
 _COMP_NAMES = {0: "zlib", 1: "bzip2", 2: "none"}
 _MIN_LOG_BYTES = 64
 _HEADER_341 = 32 + 65 * 16 + 64 * 4  # version, magic, flags, name map, module maps, versions
+# Trace operations read at most (32 bytes each in the log, ~50 bytes as columns): bounds the
+# memory and time of a log with a huge DXT section; the rest is reported as left out.
+MAX_TRACE_SEGMENTS = 2_000_000
 
 
 def _check_header(path: Path) -> None:
@@ -281,6 +285,7 @@ def _load_open(log: Log, p: Path) -> tuple[RawJob, dict[str, bytearray]]:
                          "incomplete") from None
     raw = RawJob(source="darshan", source_paths=[str(p)], mounts=mounts, **fields)
     buffers: dict[str, bytearray] = {}
+    dxt: dict[str, int] = {}
     for mod, info in log.modules().items():
         if info.get("partial_flag"):
             raw.partial_modules.append(mod)
@@ -292,12 +297,50 @@ def _load_open(log: Log, p: Path) -> tuple[RawJob, dict[str, bytearray]]:
                 raw.tables[mod] = table
         elif mod == "LUSTRE":
             raw.stripes = log.lustre(info["idx"])
+        elif mod in TRACE_MODULES:
+            dxt[mod] = info["idx"]
         else:
             raw.notes.append(f"module {mod} present, not used by any rule")
+    if dxt:
+        _read_trace(log, dxt, raw)
     for mod in raw.partial_modules:
         raw.notes.append(f"{mod} data is partial: the module ran out of memory at run time, "
                          "so its counts are lower bounds")
     return raw, buffers
+
+
+def _read_trace(log: Log, dxt: dict[str, int], raw: RawJob) -> None:
+    """DXT_POSIX then DXT_MPIIO into one TraceTable; the ranks' host names into rank_hosts."""
+    cols: dict[str, list[np.ndarray]] = {k: [] for k in (
+        "module", "rank", "record_id", "write", "offset", "length", "start_s", "end_s")}
+    left = MAX_TRACE_SEGMENTS
+    truncated = False
+    for code, mod in enumerate(TRACE_MODULES):
+        if mod not in dxt or left <= 0:
+            truncated |= mod in dxt
+            continue
+        recs, hosts, cut = log.dxt(dxt[mod], left)
+        truncated |= cut
+        for rank, host in hosts.items():
+            raw.rank_hosts.setdefault(rank, host)
+        for rank, rid, nw, rows in recs:
+            n = len(rows)
+            left -= n
+            cols["module"].append(np.full(n, code, dtype=np.int8))
+            cols["rank"].append(np.full(n, rank, dtype=np.int64))
+            cols["record_id"].append(np.full(n, rid, dtype=np.uint64))
+            cols["write"].append(np.arange(n) < nw)
+            cols["offset"].append(rows["offset"])
+            cols["length"].append(rows["length"])
+            cols["start_s"].append(rows["start"])
+            cols["end_s"].append(rows["end"])
+    if truncated:
+        raw.notes.append(f"DXT trace cut at {MAX_TRACE_SEGMENTS} operations (iolab's limit): "
+                         "the trace is partial")
+    if not cols["rank"]:
+        return
+    raw.trace_table = TraceTable(**{k: np.concatenate(v) for k, v in cols.items()},
+                                 truncated=truncated)
 
 
 def load_darshan_logs(paths: Sequence[str | os.PathLike[str]]) -> list[RawJob]:

@@ -206,3 +206,39 @@ class Log:
                 out[int(rec.base_rec.id)] = (int(c[i_size]), int(c[i_count]))
             lib.darshan_free(buf[0])
         return out
+
+    def dxt(self, idx: int, limit: int) -> tuple[list[Any], dict[int, str], bool]:
+        """DXT records of module ``idx``: per record (rank, record id, write count, segment
+        rows as a structured numpy array), the host of each rank, and whether ``limit``
+        segments were reached (the rest is not read).
+
+        A record's buffer holds its header, then its write segments, then its read segments
+        (``struct segment_info``: offset, length, start, end), as pydarshan reads it.
+        """
+        import numpy as np
+
+        ffi, lib = self.b.ffi, self.b.lib
+        head = ffi.sizeof("struct dxt_file_record")
+        seg = np.dtype([("offset", "<i8"), ("length", "<i8"), ("start", "<f8"), ("end", "<f8")])
+        out: list[Any] = []
+        hosts: dict[int, str] = {}
+        total = 0
+        while True:
+            # A fresh buffer per record: DXT records vary in size.
+            buf = ffi.new("void **")
+            if lib.darshan_log_get_record(self.handle, idx, buf) <= 0:
+                return out, hosts, False
+            try:
+                rec = ffi.cast("struct dxt_file_record *", buf[0])
+                w, r = int(rec.write_count), int(rec.read_count)
+                rank = int(rec.base_rec.rank)
+                hosts.setdefault(rank, ffi.string(rec.hostname).decode("utf-8", "replace"))
+                n = min(w + r, max(limit - total, 0))
+                rows = np.frombuffer(ffi.buffer(ffi.cast("char *", buf[0]) + head, n * 32),
+                                     dtype=seg).copy()
+                out.append((rank, int(rec.base_rec.id), min(w, n), rows))
+                total += n
+            finally:
+                lib.darshan_free(buf[0])
+            if total >= limit:
+                return out, hosts, True

@@ -18,6 +18,7 @@ from iolab.model.files import APP, categorize
 from iolab.model.metrics import Metrics, derive
 from iolab.model.raw import RawJob
 from iolab.model.tables import ModuleData, concat_modules, module_tables
+from iolab.model.trace import Trace, build_trace
 
 # Modules whose record names are file paths (H5D / PNETCDF_VAR name datasets and variables).
 FILE_MODULES = ("POSIX", "STDIO", "MPI-IO", "H5F", "PNETCDF_FILE")
@@ -45,6 +46,9 @@ class Job:
     # MPI_File_get_info at open). Never Darshan's 'h' field: those are the hints Darshan
     # used to write its own log.
     hints: dict[str, dict[str, str]] = field(default_factory=dict)
+    # Host of each rank (ranks renumbered like the records), when a source knows it: iolab
+    # profiles record it per process, Darshan's DXT records per rank.
+    rank_hosts: dict[int, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -70,6 +74,7 @@ class Model:
     files: FileTable
     mods: dict[str, ModuleData]
     stripes: dict[int, tuple[int, int]]
+    trace: Trace | None = None
     metrics: Metrics = field(init=False)
 
     def mod(self, name: str) -> ModuleData | None:
@@ -174,7 +179,7 @@ def build_model(
     """One model from one or more raw jobs (a workflow of several logs is one job)."""
     if not raws:
         raise UsageError("no job to analyse; give at least one log")
-    mods, paths, _ = _merge(raws)
+    mods, paths, offsets = _merge(raws)
     files = _file_table(mods, paths)
     stripes: dict[int, tuple[int, int]] = {}
     for r in raws:
@@ -182,9 +187,14 @@ def build_model(
     start = min(r.start_time for r in raws)
     end = max(r.end_time for r in raws)
     run = max(r.run_time_s for r in raws) if len(raws) == 1 else max(end - start, 0.0)
+    rank_hosts = {off + rank: host for r, off in zip(raws, offsets)
+                  for rank, host in r.rank_hosts.items() if host}
     known_nodes = nodes or next((r.nodes for r in raws if r.nodes), None)
     if known_nodes is None and any(r.hosts for r in raws):
         known_nodes = len({h for r in raws for h in r.hosts})
+    if known_nodes is None and rank_hosts and len(rank_hosts) >= sum(
+            max(r.nprocs, 1) for r in raws):  # every rank's host known: count the nodes
+        known_nodes = len(set(rank_hosts.values()))
     job = Job(
         sources=[p for r in raws for p in r.source_paths],
         source_kind=raws[0].source,
@@ -204,8 +214,10 @@ def build_model(
         notes=[n for r in raws for n in r.notes],
         n_logs=len(raws),
         hints=_hints(raws),
+        rank_hosts=rank_hosts,
     )
-    model = Model(job=job, files=files, mods=mods, stripes=stripes)
+    model = Model(job=job, files=files, mods=mods, stripes=stripes,
+                  trace=build_trace(raws, offsets, files))
     model.metrics = derive(model)
     return model
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from iolab.model.files import APP, CATEGORY_NAMES
+from iolab.model.trace import TraceMetrics, derive_trace
 
 if TYPE_CHECKING:
     from iolab.model.job import Model
@@ -89,6 +90,7 @@ class Metrics:
     top_layer: str  # the interface the application called: HDF5, PnetCDF, MPI-IO, POSIX, STDIO
     total_bytes: int
     bytes_by_dir: dict[str, int]
+    trace: TraceMetrics | None = None  # exact values from a trace (DXT, iolab --trace)
 
 
 def _sum(a: np.ndarray, mask: np.ndarray) -> int:
@@ -281,4 +283,5 @@ def derive(model: Model) -> Metrics:
         top_layer=_top_layer(model),
         total_bytes=sum(bytes_dir.values()),
         bytes_by_dir=bytes_dir,
+        trace=derive_trace(model, model.trace) if model.trace is not None else None,
     )

@@ -75,6 +75,31 @@ class TraceSegment:
 
 
 @dataclass
+class TraceTable:
+    """Traced operations as columns (a Darshan log's DXT records): one row per operation.
+
+    Columns are numpy arrays (typed ``Any`` like :class:`RecordTable`); ``record_id`` is the
+    id of the file's POSIX / MPI-IO record, ``module`` indexes :data:`TRACE_MODULES`.
+    """
+
+    module: Any  # int8: 0 DXT_POSIX, 1 DXT_MPIIO
+    rank: Any  # int64
+    record_id: Any  # uint64
+    write: Any  # bool: a write (else a read)
+    offset: Any  # int64
+    length: Any  # int64
+    start_s: Any  # float64, seconds since job start
+    end_s: Any  # float64
+    truncated: bool = False  # the loader stopped at its segment limit: the trace is partial
+
+    def __len__(self) -> int:
+        return int(len(self.rank))
+
+
+TRACE_MODULES = (DXT_POSIX, DXT_MPIIO)
+
+
+@dataclass
 class RawJob:
     """A whole job as one source describes it, before any derivation."""
 
@@ -102,3 +127,7 @@ class RawJob:
     # Lustre layout per record id (stripe_size, stripe_count, ost count), when known.
     stripes: dict[int, tuple[int, int]] = field(default_factory=dict)
     node_memory_bytes: int | None = None  # when the source knows it
+    # Columnar trace (Darshan DXT); a loader fills ``trace`` (segments) or this, or neither.
+    trace_table: TraceTable | None = None
+    # Host name of each rank, when the source knows it (iolab profiles; DXT records).
+    rank_hosts: dict[int, str] = field(default_factory=dict)

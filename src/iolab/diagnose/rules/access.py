@@ -17,9 +17,11 @@ from iolab.diagnose.rules.base import (
     Hit,
     Rule,
     Source,
+    Value,
     fmt_bytes,
     pct,
 )
+from iolab.diagnose.rules.common import DIR_NAMES, enough, file_rows, mpi_files, worst
 from iolab.model.files import APP
 from iolab.model.metrics import DIRECTIONS, SIZE_BINS, SMALL_BINS, exact_mib_requests
 
@@ -27,16 +29,18 @@ if TYPE_CHECKING:
     from iolab.diagnose.config import Thresholds
     from iolab.model.job import Model
 
-_D = {"read": ("READ", "READS", "BYTES_READ"), "write": ("WRITE", "WRITES", "BYTES_WRITTEN")}
-
-
-def _mpi_files(model: Model) -> np.ndarray:
-    """Per file: is it accessed through MPI-IO?"""
-    mask = np.zeros(len(model.files), dtype=bool)
-    md = model.mods.get("MPI-IO")
-    if md is not None and len(md):
-        mask[md.file_index] = True
-    return mask
+def _small_sizes(model: Model, d: str) -> tuple[list[int], int, int, str]:
+    """Size bins, small requests, exactly-1-MiB requests and where they come from: the
+    trace's exact lengths when it holds every request of this direction, else the counters
+    (Darshan's 100K_1M bin holds 1 MiB itself; see exact_mib_requests)."""
+    tm = model.metrics.trace
+    if tm is not None and tm.exact[d]:
+        s = tm.sizes[d]
+        return s.bins, s.small, s.exactly_1mib, "trace"
+    px = model.metrics.ifaces["POSIX"]
+    hist = px.hist.get(d, [0] * len(SIZE_BINS))
+    exact = px.hist.get(d + "_exact_1mib", [0])[0]
+    return hist, sum(hist[:SMALL_BINS]) - exact, exact, "counters"
 
 
 def _small(model: Model, th: Thresholds) -> list[Hit]:
@@ -47,12 +51,10 @@ def _small(model: Model, th: Thresholds) -> list[Hit]:
     app = model.files.category == APP
     shared = app & (model.files.nranks > 1)
     for d in DIRECTIONS:
-        D, OPS, _ = _D[d]
-        hist = px.hist.get(d, [0] * len(SIZE_BINS))
-        exact = px.hist.get(d + "_exact_1mib", [0])[0]
-        small = sum(hist[:SMALL_BINS]) - exact
+        D, OPS, _ = DIR_NAMES[d]
+        hist, small, exact, source = _small_sizes(model, d)
         ops = px.ops[d]
-        if ops == 0 or small < th.small_requests_min or small / ops < th.small_requests_share:
+        if not enough(small, ops, th.small_requests_min, th.small_requests_share):
             continue
         per = np.sum([model.per_file("POSIX", f"POSIX_SIZE_{D}_{b}")
                       for b in SIZE_BINS[:SMALL_BINS]], axis=0)
@@ -60,21 +62,26 @@ def _small(model: Model, th: Thresholds) -> list[Hit]:
         per = per - np.bincount(md.file_index, weights=exact_mib_requests(md, d),
                                 minlength=len(per))[:len(per)]
         per = np.where(app, per, 0)
-        top = [i for i in np.argsort(-per)[:10] if per[i] > 0]
+        top = worst(per)
         small_shared = int(per[shared].sum())
+        common = ""
+        if source == "trace":
+            common = ", ".join(f"{fmt_bytes(n)} x {c}"
+                               for n, c in model.metrics.trace.sizes[d].common)  # type: ignore[union-attr]
         hits.append(Hit(
             direction=d,
             summary=(f"{small} of {ops} POSIX {d}s ({pct(small / ops)}) are below 1 MiB; "
-                     f"{small_shared} of them on files shared by several ranks"),
+                     f"{small_shared} of them on files shared by several ranks"
+                     + (f"; sizes from the trace: {common}" if common else "")),
             values={f"posix_{d}s": ops, f"small_{d}s": small,
                     "small_share": round(small / ops, 4), f"small_{d}s_shared_files": small_shared,
-                    f"exactly_1mib_{d}s_not_small": exact,
+                    f"exactly_1mib_{d}s_not_small": exact, "sizes_from": source,
+                    **({"common_sizes": common} if common else {}),
                     **{f"posix_size_{d}_{b.lower()}": hist[i] for i, b in enumerate(SIZE_BINS)
                        if i < SMALL_BINS}},
-            files=[FileEvidence(model.files.paths[i],
-                                {f"small_{d}s": int(per[i]), "ranks": int(model.files.nranks[i])})
-                   for i in top],
-            data={"mpi": bool(_mpi_files(model)[top].any()) if top else False,
+            files=file_rows(model, top, {f"small_{d}s": per.astype(np.int64),
+                                          "ranks": model.files.nranks}),
+            data={"mpi": bool(mpi_files(model)[top].any()) if top else False,
                   "paths": [model.files.paths[i] for i in top]},
         ))
     return hits
@@ -99,10 +106,10 @@ def _small_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
 def _serial_small(model: Model, th: Thresholds) -> list[Hit]:
     """Non-MPI files accessed by one rank in many small sequential requests."""
     files = model.files
-    cand = (files.category == APP) & (files.nranks <= 1) & ~_mpi_files(model)
+    cand = (files.category == APP) & (files.nranks <= 1) & ~mpi_files(model)
     hits = []
     for d in DIRECTIONS:
-        D, OPS, BYTES = _D[d]
+        D, OPS, BYTES = DIR_NAMES[d]
         rows = []
         for mod, prefix, has_seq in (("POSIX", "POSIX", True), ("STDIO", "STDIO", False)):
             ops = model.per_file(mod, f"{prefix}_{OPS}")
@@ -157,7 +164,7 @@ def _misaligned_file(model: Model, th: Thresholds) -> list[Hit]:
     sel = app & (ops > 0) & (align > 0) & (avg >= align)
     na = md.pos("POSIX_FILE_NOT_ALIGNED")
     n_na, n_ops = int(na[sel].sum()), int(ops[sel].sum())
-    if n_ops == 0 or n_na < th.misaligned_min_ops or n_na / n_ops < th.misaligned_share:
+    if not enough(n_na, n_ops, th.misaligned_min_ops, th.misaligned_share):
         return []
     fidx = md.file_index[sel]
     stripes = [model.stripes.get(int(model.files.ids[i])) for i in np.unique(fidx)]
@@ -187,11 +194,9 @@ def _misaligned_file_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
 
 def _misaligned_mem(model: Model, th: Thresholds) -> list[Hit]:
     m = model.metrics
-    if m.posix_ops == 0 or m.mem_not_aligned < th.misaligned_min_ops:
+    if not enough(m.mem_not_aligned, m.posix_ops, th.misaligned_min_ops, th.misaligned_share):
         return []
     share = m.mem_not_aligned / m.posix_ops
-    if share < th.misaligned_share:
-        return []
     return [Hit(
         summary=(f"{m.mem_not_aligned} of {m.posix_ops} POSIX requests ({pct(share)}) use "
                  f"buffers not aligned to {m.mem_alignment} bytes"),
@@ -213,7 +218,7 @@ def _redundant(model: Model, th: Thresholds) -> list[Hit]:
     app = model.app_mask(md)
     hits = []
     for d in DIRECTIONS:
-        D, OPS, BYTES = _D[d]
+        D, OPS, BYTES = DIR_NAMES[d]
         byt = md.pos(f"POSIX_{BYTES}")
         ext = md.col(f"POSIX_MAX_BYTE_{'READ' if d == 'read' else 'WRITTEN'}") + 1
         # Per record: bytes moved beyond the extent touched = the same bytes moved again. A
@@ -221,9 +226,9 @@ def _redundant(model: Model, th: Thresholds) -> list[Hit]:
         # same data (the read-once-and-broadcast rule judges small inputs).
         excess = np.clip(byt - np.clip(ext, 0, None), 0, None) * app
         tot, ex = int(byt[app].sum()), int(excess.sum())
-        if tot == 0 or ex < th.redundant_min_bytes or ex / tot < th.redundant_share:
+        if not enough(ex, tot, th.redundant_min_bytes, th.redundant_share):
             continue
-        top = [i for i in np.argsort(-excess)[:10] if excess[i] > 0]
+        top = worst(excess)
         hits.append(Hit(
             direction=d,
             summary=(f"{fmt_bytes(ex)} of {fmt_bytes(tot)} {d} ({pct(ex / tot)}) moved the same "
@@ -247,19 +252,32 @@ def _redundant_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
 
 
 def _random(model: Model, th: Thresholds) -> list[Hit]:
+    """Random share per direction: measured in the trace when it holds every request (real
+    backward and irregular forward jumps per file per rank), else estimated from counters."""
     hits = []
+    tm = model.metrics.trace
     for d in DIRECTIONS:
         a = model.metrics.access[d]
-        if a.ops == 0 or a.random_est < th.random_min_ops or a.random_share < th.random_share:
+        values: dict[str, Value] = {f"posix_{d}s": a.ops, "consecutive": a.consec,
+                                    "sequential": a.seq, "random_estimate": a.random_est}
+        if tm is not None and tm.exact[d]:
+            t = tm.access[d]
+            n_random, share = t.random, t.random_share
+            summary = (f"{t.random} of {t.ops} POSIX {d}s ({pct(share)}) are random, measured "
+                       f"in the trace: {t.backward} jumped backward, {t.random_forward} forward "
+                       f"by irregular amounts; {t.strided} strided, {t.consecutive} consecutive")
+            values.update({"backward": t.backward, "forward_random": t.random_forward,
+                           "strided": t.strided, "repeated_offset": t.repeated,
+                           "trace_consecutive": t.consecutive, "measured_by": "trace"})
+        else:
+            n_random, share = a.random_est, a.random_share
+            summary = (f"about {a.random_est} of {a.ops} POSIX {d}s ({pct(share)}) are random: "
+                       f"{a.backward} went backward, {a.consec} were consecutive")
+            values.update({"backward": a.backward, "measured_by": "counters (estimate)"})
+        if not enough(n_random, a.ops, max(th.random_min_ops, 1), th.random_share):
             continue
-        hits.append(Hit(
-            direction=d,
-            summary=(f"about {a.random_est} of {a.ops} POSIX {d}s ({pct(a.random_share)}) are "
-                     f"random: {a.backward} went backward, {a.consec} were consecutive"),
-            values={f"posix_{d}s": a.ops, "consecutive": a.consec, "sequential": a.seq,
-                    "backward": a.backward, "random_estimate": a.random_est,
-                    "random_share": round(a.random_share, 4)},
-        ))
+        values.update({"random": n_random, "random_share": round(share, 4)})
+        hits.append(Hit(direction=d, summary=summary, values=values))
     return hits
 
 
@@ -331,7 +349,8 @@ def rules() -> list[Rule]:
              title="Random access pattern",
              why=("Random requests defeat read-ahead and write-behind; Darshan counts a random "
                   "request as 'sequential' half of the time (any higher offset), so the share "
-                  "here is estimated from backward jumps, not from that counter."),
+                  "is measured in the trace (DXT, iolab --trace) when there is one, else "
+                  "estimated from backward jumps, not from that counter."),
              sources=(Source(NERSC_KNL, "Direct I/O vs. Buffered I/O",
                              "highly random reads: avoiding the page buffer becomes reasonable"),
                       Source(DRISHTI, "random operations", "more than 20% random")),

@@ -43,8 +43,9 @@ DRISHTI = "Drishti (LBNL) check set, thresholds as starting points"
 
 @dataclass
 class FileEvidence:
-    path: str
+    path: str  # a file, or a node's host name when kind is "node"
     values: dict[str, Value]
+    kind: str = "file"
 
 
 @dataclass

@@ -21,6 +21,7 @@ from iolab.diagnose.rules.base import (
     fmt_bytes,
     pct,
 )
+from iolab.diagnose.rules.common import file_rows, mpi_files, worst
 from iolab.model.files import APP
 
 if TYPE_CHECKING:
@@ -87,14 +88,13 @@ def _opens(model: Model, th: Thresholds) -> list[Hit]:
     if total < th.opens_min_total:
         return []
     idx = np.nonzero(sel)[0]
-    top = idx[np.argsort(-opens[idx])][:10]
     return [Hit(
         summary=(f"{total} opens on {len(idx)} file(s), up to {per_rank[idx].max():.0f} per "
                  f"rank on one file"),
         values={"opens": total, "files": int(len(idx)),
                 "max_opens_per_rank": round(float(per_rank[idx].max()), 1)},
-        files=[FileEvidence(files.paths[i], {"opens": int(opens[i]),
-                                             "ranks": int(files.nranks[i])}) for i in top],
+        files=file_rows(model, worst(opens, sel), {"opens": opens.astype(np.int64),
+                                                   "ranks": files.nranks}),
     )]
 
 
@@ -110,25 +110,21 @@ def _bcast(model: Model, th: Thresholds) -> list[Hit]:
                + model.per_file("STDIO", "STDIO_BYTES_WRITTEN"))
     size = np.maximum(model.per_file_max("POSIX", "POSIX_MAX_BYTE_READ"),
                       model.per_file_max("STDIO", "STDIO_MAX_BYTE_READ")) + 1
-    mpi = np.zeros(len(files), dtype=bool)
-    md = model.mods.get("MPI-IO")
-    if md is not None and len(md):
-        mpi[md.file_index] = True
+    mpi = mpi_files(model)
     need = max(th.bcast_min_ranks, 2)
     sel = ((files.category == APP) & (files.nranks >= need) & (read > 0) & (written == 0)
            & (size > 0) & (size <= th.bcast_max_bytes) & ~mpi)
     if not sel.any():
         return []
     idx = np.nonzero(sel)[0]
-    top = idx[np.argsort(-files.nranks[idx])][:10]
     return [Hit(
         summary=(f"{len(idx)} small input file(s) read by up to {int(files.nranks[idx].max())} "
                  f"ranks each ({fmt_bytes(read[idx].sum())} read in total)"),
         values={"files": int(len(idx)), "max_ranks": int(files.nranks[idx].max()),
                 "bytes_read": int(read[idx].sum())},
-        files=[FileEvidence(files.paths[i], {"size_bytes": int(size[i]),
-                                             "ranks": int(files.nranks[i]),
-                                             "bytes_read": int(read[i])}) for i in top],
+        files=file_rows(model, worst(files.nranks, sel),
+                        {"size_bytes": size.astype(np.int64), "ranks": files.nranks,
+                         "bytes_read": read.astype(np.int64)}),
     )]
 
 
@@ -137,12 +133,25 @@ def _bcast_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
                artifacts=fixes.snippets("read_once_bcast"))
 
 
-def _stragglers(model: Model, th: Thresholds) -> list[Hit]:
-    rows = []
-    mpi = np.zeros(len(model.files), dtype=bool)
-    mp = model.mods.get("MPI-IO")
-    if mp is not None and len(mp):
-        mpi[mp.file_index] = True
+def _straggler_rows(model: Model, th: Thresholds) -> list[tuple]:
+    """(interface, file, fastest s, slowest s, fastest bytes, slowest bytes, time imbalance,
+    bytes imbalance, fastest rank, slowest rank) per shared file with a straggler.
+
+    A file the trace holds completely is judged on each rank's measured busy time (which
+    rank, how long); the others on Darshan's fastest/slowest counters.
+    """
+    rows: list[tuple] = []
+    tm = model.metrics.trace
+    traced = set()
+    for b in (tm.busy if tm is not None else []):
+        if not b.covered or model.files.category[b.file_index] != APP:
+            continue
+        traced.add(b.file_index)
+        dt = (b.slowest_s - b.fastest_s) / b.slowest_s if b.slowest_s > 0 else 0.0
+        if b.slowest_s >= th.imbalance_min_time_s and dt >= th.imbalance:
+            rows.append((b.module + " trace", b.file_index, b.fastest_s, b.slowest_s, "-", "-",
+                         dt, 0.0, b.fastest_rank, b.slowest_rank))
+    mpi = mpi_files(model)
     for mod, p in (("MPI-IO", "MPIIO"), ("POSIX", "POSIX"), ("STDIO", "STDIO")):
         md = model.mods.get(mod)
         if md is None or len(md) == 0:
@@ -156,7 +165,11 @@ def _stragglers(model: Model, th: Thresholds) -> list[Hit]:
         slow_t = md.fcol(f"{p}_F_SLOWEST_RANK_TIME")
         fast_b = md.col(f"{p}_FASTEST_RANK_BYTES")
         slow_b = md.col(f"{p}_SLOWEST_RANK_BYTES")
+        fast_r = md.col(f"{p}_FASTEST_RANK")
+        slow_r = md.col(f"{p}_SLOWEST_RANK")
         for i in np.nonzero(sel)[0]:
+            if int(md.file_index[i]) in traced:
+                continue
             dt = (slow_t[i] - fast_t[i]) / slow_t[i] if slow_t[i] > 0 else 0.0
             big_b = max(int(slow_b[i]), int(fast_b[i]))
             db = abs(int(slow_b[i]) - int(fast_b[i])) / big_b if big_b > 0 else 0.0
@@ -164,26 +177,34 @@ def _stragglers(model: Model, th: Thresholds) -> list[Hit]:
             b_ok = big_b >= th.imbalance_min_bytes and db >= th.imbalance
             if t_ok or b_ok:
                 rows.append((mod, int(md.file_index[i]), float(fast_t[i]), float(slow_t[i]),
-                             int(fast_b[i]), int(slow_b[i]), dt, db))
+                             int(fast_b[i]), int(slow_b[i]), dt, db, int(fast_r[i]),
+                             int(slow_r[i])))
+    return rows
+
+
+def _stragglers(model: Model, th: Thresholds) -> list[Hit]:
+    rows = _straggler_rows(model, th)
     if not rows:
         return []
     seen: set[int] = set()
     uniq = []
-    for r in rows:  # MPI-IO first: a file seen in both layers is reported once
+    for r in rows:  # trace, then MPI-IO: a file seen in several layers is reported once
         if r[1] not in seen:
             seen.add(r[1])
             uniq.append(r)
     uniq.sort(key=lambda r: -r[3])
-    worst = uniq[0]
+    w = uniq[0]
+    how = "measured in the trace" if w[0].endswith("trace") else "Darshan's rank counters"
     return [Hit(
-        summary=(f"{len(uniq)} shared file(s) with a straggler rank; worst: slowest rank "
-                 f"{worst[3]:.2f} s vs fastest {worst[2]:.2f} s ({pct(worst[6])} apart)"),
-        values={"files": len(uniq), "worst_slowest_time_s": round(worst[3], 6),
-                "worst_fastest_time_s": round(worst[2], 6),
-                "worst_time_imbalance": round(worst[6], 4),
-                "worst_bytes_imbalance": round(worst[7], 4)},
+        summary=(f"{len(uniq)} shared file(s) with a straggler rank; worst: rank {w[9]} took "
+                 f"{w[3]:.2f} s, rank {w[8]} {w[2]:.2f} s ({pct(w[6])} apart, {how})"),
+        values={"files": len(uniq), "worst_slowest_time_s": round(w[3], 6),
+                "worst_fastest_time_s": round(w[2], 6), "worst_slowest_rank": w[9],
+                "worst_fastest_rank": w[8], "worst_time_imbalance": round(w[6], 4),
+                "worst_bytes_imbalance": round(w[7], 4), "measured_by": how},
         files=[FileEvidence(model.files.paths[r[1]],
-                            {"interface": r[0], "fastest_time_s": round(r[2], 6),
+                            {"interface": r[0], "fastest_rank": r[8],
+                             "fastest_time_s": round(r[2], 6), "slowest_rank": r[9],
                              "slowest_time_s": round(r[3], 6), "fastest_bytes": r[4],
                              "slowest_bytes": r[5]}) for r in uniq[:10]],
     )]

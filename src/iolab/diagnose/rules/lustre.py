@@ -208,14 +208,57 @@ def _single_stream(model: Model, th: Thresholds) -> list[Hit]:
     tot = float(m.rank_bytes.sum())
     if n < 2 or tot < th.single_stream_min_bytes:
         return []
+    if model.job.rank_hosts and len(model.job.rank_hosts) >= n:
+        return _single_stream_per_node(model, th, tot)
     top = int(m.rank_bytes.argmax())
     share = float(m.rank_bytes[top]) / tot
     if share < th.single_stream_share:
         return []
     return [Hit(
         summary=(f"rank {top} moved {pct(share)} of the {fmt_bytes(tot)} of I/O while "
-                 f"{n - 1} other ranks waited: a single I/O stream"),
-        values={"rank": top, "share": round(share, 4), "bytes": int(tot), "nprocs": n},
+                 f"{n - 1} other ranks waited: a single I/O stream (judged per job: the "
+                 "rank-to-node map is unknown)"),
+        values={"rank": top, "share": round(share, 4), "bytes": int(tot), "nprocs": n,
+                "judged": "per job"},
+    )]
+
+
+def _single_stream_per_node(model: Model, th: Thresholds, tot: float) -> list[Hit]:
+    """Per node (rank -> host map known): one rank moves nearly all of the node's bytes while
+    the node has other ranks, or many cores (``--cores-per-node``), that could do I/O too."""
+    by_host: dict[str, list[int]] = {}
+    for rank, host in model.job.rank_hosts.items():
+        if 0 <= rank < model.metrics.rank_bytes.size:
+            by_host.setdefault(host, []).append(rank)
+    cores = model.job.cores_per_node
+    rows = []
+    for host, ranks in sorted(by_host.items()):
+        b = model.metrics.rank_bytes[ranks]
+        node = float(b.sum())
+        if node <= 0:
+            continue
+        top = int(np.argmax(b))
+        share = float(b[top]) / node
+        io_ranks = int((b >= 0.01 * node).sum())
+        if share >= th.single_stream_share and (len(ranks) >= 2 or (cores or 0) >= 4):
+            rows.append((host, ranks[top], share, node, len(ranks), io_ranks))
+    moved = sum(r[3] for r in rows)
+    if not rows or moved < 0.5 * tot:
+        return []
+    rows.sort(key=lambda r: -r[3])
+    h0 = rows[0]
+    cpn = f" of {cores} cores" if cores else ""
+    return [Hit(
+        summary=(f"{len(rows)} of {len(by_host)} node(s) do their I/O through one process: "
+                 f"e.g. on {h0[0]} rank {h0[1]} moved {pct(h0[2])} of the node's "
+                 f"{fmt_bytes(h0[3])} ({h0[4]} rank(s){cpn} on the node)"),
+        values={"nodes": len(by_host), "single_stream_nodes": len(rows),
+                "bytes_on_those_nodes": int(moved), "bytes": int(tot),
+                "max_ranks_per_node": max(len(r) for r in by_host.values()),
+                "cores_per_node": cores, "judged": "per node"},
+        files=[FileEvidence(h, {"rank": r, "share": round(sh, 4), "bytes": int(nb),
+                                "ranks_on_node": nr, "ranks_doing_io": io}, kind="node")
+               for h, r, sh, nb, nr, io in rows[:10]],
     )]
 
 
@@ -281,7 +324,8 @@ def rules() -> list[Rule]:
              title="One process does all the I/O",
              why=("A single stream per node cannot use a many-core node's bandwidth (KNL single "
                   "stream 2.3x slower than Haswell at the same frequency); serial spokesperson "
-                  "I/O does not scale."),
+                  "I/O does not scale. Judged per node when the rank-to-node map is known "
+                  "(iolab profiles, DXT host names), else per job."),
              sources=(Source(NERSC_KNL, "I/O Parallelism",
                              "parallelizing the IO with multiple cores can increase bandwidth"),
                       Source(KAUST, "Serial I/O: Spokesperson", "Pattern does not scale"),

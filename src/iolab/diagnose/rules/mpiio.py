@@ -4,6 +4,7 @@ alignment, fill mode."""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -172,7 +173,12 @@ def _aggregators(model: Model, th: Thresholds) -> list[Hit]:
         return []
     coll = int(model.per_file("MPI-IO", "MPIIO_COLL_WRITES").sum()
                + model.per_file("MPI-IO", "MPIIO_COLL_READS").sum())
-    ppn = model.job.nprocs / nodes
+    hosts = model.job.rank_hosts
+    per_host = Counter(hosts.values())
+    if per_host and len(per_host) == nodes:  # the map: ranks on the most crowded node
+        ppn = float(max(per_host.values()))
+    else:
+        ppn = model.job.nprocs / nodes
     if coll == 0 or ppn < 4:
         return []
     # With the hints in effect (iolab profiles), judge the real aggregator count.
