@@ -31,6 +31,7 @@ iolab_core_state_t iolab_core;
 _Atomic int32_t *iolab_core_fdmap = NULL;
 size_t iolab_core_nfds = 0;
 iolab_rec_t *iolab_core_posix_recs = NULL;
+iolab_rec_t *iolab_core_stdio_recs = NULL;
 uint64_t iolab_core_mem_align = sizeof(void *);
 
 static pthread_mutex_t core_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -509,6 +510,7 @@ static int alloc_tables(void)
         nfds = rl.rlim_max > (1u << 20) ? (1u << 20) : rl.rlim_max;
     iolab_core_fdmap = map_zeroed(nfds * sizeof(*iolab_core_fdmap));
     iolab_core_posix_recs = iolab_core.pool[IOLAB_MOD_POSIX].recs;
+    iolab_core_stdio_recs = iolab_core.pool[IOLAB_MOD_STDIO].recs;
     if (iolab_core_fdmap) /* the wrappers read the map as soon as its size is not 0 */
         iolab_core_nfds = nfds;
     for (int h = 0; h < 2; h++)

@@ -169,6 +169,7 @@ int iolab_core_excluded(const char *abspath);
 extern _Atomic int32_t *iolab_core_fdmap __attribute__((visibility("hidden")));
 extern size_t iolab_core_nfds __attribute__((visibility("hidden")));
 extern iolab_rec_t *iolab_core_posix_recs __attribute__((visibility("hidden")));
+extern iolab_rec_t *iolab_core_stdio_recs __attribute__((visibility("hidden")));
 
 /* fd -> POSIX record index (-1: not a traced file). */
 static inline int32_t iolab_core_fd_get(int fd)

@@ -48,11 +48,42 @@ static int cwd_get(char *out, size_t len)
     return ok;
 }
 
+/* Bumped at every chdir: a relative path remembered before means another file now. */
+static _Atomic unsigned cwd_generation = 0;
+
 static void cwd_forget(void)
 {
     pthread_mutex_lock(&cwd_lock);
     cwd_valid = 0;
+    cwd_generation++;
     pthread_mutex_unlock(&cwd_lock);
+}
+
+/* The last path this thread opened or stat'ed as given by the program, and its record: a
+ * program re-opening one file (100,000 open/close) skips the path resolution, the hash and
+ * the record lookup. Records never move or go away, so the pointer stays right; the cwd
+ * generation guards relative paths, and paths relative to another dirfd are not kept. */
+#define LAST_PATH_MAX 256
+static __thread char last_path[LAST_PATH_MAX] __attribute__((tls_model("initial-exec")));
+static __thread iolab_rec_t *last_rec __attribute__((tls_model("initial-exec")));
+static __thread unsigned last_gen __attribute__((tls_model("initial-exec")));
+
+static inline iolab_rec_t *last_get(int dirfd, const char *path)
+{
+    if (last_rec && (dirfd == AT_FDCWD || path[0] == '/') && last_gen == cwd_generation &&
+        strcmp(path, last_path) == 0)
+        return last_rec;
+    return NULL;
+}
+
+static inline void last_put(int dirfd, const char *path, iolab_rec_t *r, unsigned gen)
+{
+    size_t n = strlen(path);
+    if (!r || n >= LAST_PATH_MAX || !(dirfd == AT_FDCWD || path[0] == '/'))
+        return;
+    memcpy(last_path, path, n + 1);
+    last_gen = gen;
+    last_rec = r;
 }
 
 void iolab_posix_after_fork(void)
@@ -94,11 +125,19 @@ static iolab_rec_t *posix_file(int dirfd, const char *path, int fd, const struct
 {
     char abs[PATH_MAX];
     struct stat sb;
-    if (resolve_path(dirfd, path, abs, sizeof abs) != 0 || iolab_core_excluded(abs))
+    if (!path || !*path)
         return NULL;
-    iolab_rec_t *r = iolab_core_find(IOLAB_MOD_POSIX, abs);
+    iolab_rec_t *r = last_get(dirfd, path);
     if (r)
         return r;
+    unsigned gen = cwd_generation; /* before resolving: a chdir meanwhile voids the entry */
+    if (resolve_path(dirfd, path, abs, sizeof abs) != 0 || iolab_core_excluded(abs))
+        return NULL;
+    r = iolab_core_find(IOLAB_MOD_POSIX, abs);
+    if (r) {
+        last_put(dirfd, path, r, gen);
+        return r;
+    }
     if (!st) {
         if (IOLAB_REAL(fstat)(fd, &sb) != 0)
             return NULL;
@@ -111,6 +150,7 @@ static iolab_rec_t *posix_file(int dirfd, const char *path, int fd, const struct
         iolab_rec_lock(r);
         C(r, FILE_ALIGNMENT) = st->st_blksize;
         iolab_rec_unlock(r);
+        last_put(dirfd, path, r, gen);
     }
     return r;
 }

@@ -15,12 +15,18 @@
 #define F(r, n) ((r)->f[IOLAB_STDIO_F_##n])
 #define MAP_STDIO 0
 
+/* The record of a traced stream, NULL for the others (and while tracing is off). */
 static inline iolab_rec_t *stream_rec(FILE *fp)
 {
-    return iolab_core_rec_at(IOLAB_MOD_STDIO, iolab_core_handle_get(MAP_STDIO, (uintptr_t)fp));
+    if (!iolab_core_active)
+        return NULL;
+    int32_t i = iolab_core_handle_get(MAP_STDIO, (uintptr_t)fp);
+    return i >= 0 ? &iolab_core_stdio_recs[i] : NULL;
 }
 
-#define TRACED(fp) (iolab_core_active && iolab_core_handle_get(MAP_STDIO, (uintptr_t)(fp)) >= 0)
+#define TRACED(fp) (stream_rec(fp) != NULL)
+/* The data wrappers look the stream's record up once, before the call. */
+#define IO_REC(fp) iolab_rec_t *r_ = stream_rec(fp)
 
 /* ---- recording ---- */
 
@@ -83,11 +89,12 @@ static void stdio_close(FILE *fp, int fd, double t0, double t1)
 /* kind: 0 plain (fread/fwrite), 1 formatted, 2 character. flush: fflush. */
 enum { KIND_PLAIN, KIND_FORMATTED, KIND_CHAR };
 
-static void stdio_io(FILE *fp, int write, int64_t n, int kind, int flush, double t0, double t1)
+/* One read or write of n bytes on r (the stream's record). Inlined into each wrapper with
+ * write, kind and flush constants: the choices below are made at compile time. */
+static inline __attribute__((always_inline)) void stdio_io(iolab_rec_t *r, const int write,
+                                                           int64_t n, const int kind,
+                                                           const int flush, double t0, double t1)
 {
-    iolab_rec_t *r = stream_rec(fp);
-    if (!r)
-        return;
     iolab_rec_lock(r);
     int64_t off = r->offset;
     r->offset = off + n;
@@ -185,32 +192,37 @@ int fclose(FILE *fp)
 
 size_t fread(void *ptr, size_t size, size_t n, FILE *fp)
 {
-    IOLAB_WRAP(size_t, fread, (ptr, size, n, fp), TRACED(fp),
-               if (ret > 0) stdio_io(fp, 0, (int64_t)(size * ret), KIND_PLAIN, 0, t0_, t1_));
+    IO_REC(fp);
+    IOLAB_WRAP(size_t, fread, (ptr, size, n, fp), r_ != NULL,
+               if (ret > 0) stdio_io(r_, 0, (int64_t)(size * ret), KIND_PLAIN, 0, t0_, t1_));
 }
 
 size_t __fread_chk(void *ptr, size_t ptrlen, size_t size, size_t n, FILE *fp)
 {
-    IOLAB_WRAP(size_t, __fread_chk, (ptr, ptrlen, size, n, fp), TRACED(fp),
-               if (ret > 0) stdio_io(fp, 0, (int64_t)(size * ret), KIND_PLAIN, 0, t0_, t1_));
+    IO_REC(fp);
+    IOLAB_WRAP(size_t, __fread_chk, (ptr, ptrlen, size, n, fp), r_ != NULL,
+               if (ret > 0) stdio_io(r_, 0, (int64_t)(size * ret), KIND_PLAIN, 0, t0_, t1_));
 }
 
 size_t fwrite(const void *ptr, size_t size, size_t n, FILE *fp)
 {
-    IOLAB_WRAP(size_t, fwrite, (ptr, size, n, fp), TRACED(fp),
-               if (ret > 0) stdio_io(fp, 1, (int64_t)(size * ret), KIND_PLAIN, 0, t0_, t1_));
+    IO_REC(fp);
+    IOLAB_WRAP(size_t, fwrite, (ptr, size, n, fp), r_ != NULL,
+               if (ret > 0) stdio_io(r_, 1, (int64_t)(size * ret), KIND_PLAIN, 0, t0_, t1_));
 }
 
 int vfprintf(FILE *fp, const char *fmt, va_list ap)
 {
-    IOLAB_WRAP(int, vfprintf, (fp, fmt, ap), TRACED(fp),
-               if (ret > 0) stdio_io(fp, 1, ret, KIND_FORMATTED, 0, t0_, t1_));
+    IO_REC(fp);
+    IOLAB_WRAP(int, vfprintf, (fp, fmt, ap), r_ != NULL,
+               if (ret > 0) stdio_io(r_, 1, ret, KIND_FORMATTED, 0, t0_, t1_));
 }
 
 int __vfprintf_chk(FILE *fp, int flag, const char *fmt, va_list ap)
 {
-    IOLAB_WRAP(int, __vfprintf_chk, (fp, flag, fmt, ap), TRACED(fp),
-               if (ret > 0) stdio_io(fp, 1, ret, KIND_FORMATTED, 0, t0_, t1_));
+    IO_REC(fp);
+    IOLAB_WRAP(int, __vfprintf_chk, (fp, flag, fmt, ap), r_ != NULL,
+               if (ret > 0) stdio_io(r_, 1, ret, KIND_FORMATTED, 0, t0_, t1_));
 }
 
 int fprintf(FILE *fp, const char *fmt, ...)
@@ -233,44 +245,51 @@ int __fprintf_chk(FILE *fp, int flag, const char *fmt, ...)
 
 int fputs(const char *s, FILE *fp)
 {
-    IOLAB_WRAP(int, fputs, (s, fp), TRACED(fp),
-               if (ret != EOF && ret > 0) stdio_io(fp, 1, (int64_t)strlen(s), KIND_CHAR, 0, t0_, t1_));
+    IO_REC(fp);
+    IOLAB_WRAP(int, fputs, (s, fp), r_ != NULL,
+               if (ret != EOF && ret > 0) stdio_io(r_, 1, (int64_t)strlen(s), KIND_CHAR, 0, t0_, t1_));
 }
 
 int fputc(int c, FILE *fp)
 {
-    IOLAB_WRAP(int, fputc, (c, fp), TRACED(fp),
-               if (ret != EOF) stdio_io(fp, 1, 1, KIND_CHAR, 0, t0_, t1_));
+    IO_REC(fp);
+    IOLAB_WRAP(int, fputc, (c, fp), r_ != NULL,
+               if (ret != EOF) stdio_io(r_, 1, 1, KIND_CHAR, 0, t0_, t1_));
 }
 
 int putc(int c, FILE *fp)
 {
-    IOLAB_WRAP(int, putc, (c, fp), TRACED(fp),
-               if (ret != EOF) stdio_io(fp, 1, 1, KIND_CHAR, 0, t0_, t1_));
+    IO_REC(fp);
+    IOLAB_WRAP(int, putc, (c, fp), r_ != NULL,
+               if (ret != EOF) stdio_io(r_, 1, 1, KIND_CHAR, 0, t0_, t1_));
 }
 
 char *fgets(char *s, int n, FILE *fp)
 {
-    IOLAB_WRAP(char *, fgets, (s, n, fp), TRACED(fp),
-               if (ret) stdio_io(fp, 0, (int64_t)strlen(ret), KIND_CHAR, 0, t0_, t1_));
+    IO_REC(fp);
+    IOLAB_WRAP(char *, fgets, (s, n, fp), r_ != NULL,
+               if (ret) stdio_io(r_, 0, (int64_t)strlen(ret), KIND_CHAR, 0, t0_, t1_));
 }
 
 char *__fgets_chk(char *s, size_t size, int n, FILE *fp)
 {
-    IOLAB_WRAP(char *, __fgets_chk, (s, size, n, fp), TRACED(fp),
-               if (ret) stdio_io(fp, 0, (int64_t)strlen(ret), KIND_CHAR, 0, t0_, t1_));
+    IO_REC(fp);
+    IOLAB_WRAP(char *, __fgets_chk, (s, size, n, fp), r_ != NULL,
+               if (ret) stdio_io(r_, 0, (int64_t)strlen(ret), KIND_CHAR, 0, t0_, t1_));
 }
 
 int fgetc(FILE *fp)
 {
-    IOLAB_WRAP(int, fgetc, (fp), TRACED(fp),
-               if (ret != EOF) stdio_io(fp, 0, 1, KIND_CHAR, 0, t0_, t1_));
+    IO_REC(fp);
+    IOLAB_WRAP(int, fgetc, (fp), r_ != NULL,
+               if (ret != EOF) stdio_io(r_, 0, 1, KIND_CHAR, 0, t0_, t1_));
 }
 
 int getc(FILE *fp)
 {
-    IOLAB_WRAP(int, getc, (fp), TRACED(fp),
-               if (ret != EOF) stdio_io(fp, 0, 1, KIND_CHAR, 0, t0_, t1_));
+    IO_REC(fp);
+    IOLAB_WRAP(int, getc, (fp), r_ != NULL,
+               if (ret != EOF) stdio_io(r_, 0, 1, KIND_CHAR, 0, t0_, t1_));
 }
 
 int fseek(FILE *fp, long off, int whence)
@@ -310,6 +329,7 @@ int fileno(FILE *fp) { IOLAB_WRAP(int, fileno, (fp), TRACED(fp), stdio_fileno(fp
 
 int fflush(FILE *fp)
 {
-    IOLAB_WRAP(int, fflush, (fp), fp && TRACED(fp),
-               if (ret == 0) stdio_io(fp, 1, 0, KIND_PLAIN, 1, t0_, t1_));
+    IO_REC(fp);
+    IOLAB_WRAP(int, fflush, (fp), r_ != NULL,
+               if (ret == 0) stdio_io(r_, 1, 0, KIND_PLAIN, 1, t0_, t1_));
 }
