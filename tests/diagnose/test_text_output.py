@@ -1,0 +1,111 @@
+"""The terminal report read by a human through a pipe.
+
+Expected / was: piped output (`iolab diagnose LOG | cat`) is wrapped at 100 columns (or
+$COLUMNS) at word boundaries, every continued line indented under its paragraph / lines were
+broken mid-sentence and continued at column 0. The top fixes list three items when three
+findings with fixes exist / it listed 2 for posix_write_1M_x_64B (3 HIGH findings: the
+io-bound advice was left out).
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import subprocess
+import sys
+
+import pytest
+from diagnose_logs import GENERATED, REAL_LOGS
+
+from iolab.diagnose.config import Thresholds
+from iolab.diagnose.render_text import render_text
+from iolab.diagnose.report import diagnose
+from iolab.model.darshan import load_darshan_log
+from iolab.model.job import build_model
+
+pytestmark = pytest.mark.usefixtures("darshan_available")
+
+SMALL_LOG = GENERATED / "posix_write_1M_x_64B.darshan"
+MPI_DXT = next(p for p in REAL_LOGS if "mpi_io_test_with_dxt" in str(p))
+
+
+def _lines(text: str) -> list[str]:
+    return text.rstrip("\n").split("\n")
+
+
+def _check_layout(text: str, width: int) -> None:
+    lines = _lines(text)
+    assert max(len(ln) for ln in lines) <= width
+    for prev, line in zip(lines, lines[1:]):
+        # a line that continues a paragraph starts indented, deeper than a finding's head
+        if line and not line.startswith(" ") and prev.strip():
+            assert line.split()[0] in ("HIGH", "WARN", "INFO", "Summary:", "not", "thresholds:",
+                                       "No", "iolab"), line
+
+
+def test_piped_output_wraps_with_hanging_indent() -> None:
+    run = subprocess.run([sys.executable, "-m", "iolab", "diagnose", "-v", str(SMALL_LOG)],
+                         capture_output=True, text=True, timeout=120,
+                         env={"PATH": "/usr/bin:/bin", "PYTHONPATH": ":".join(sys.path)})
+    assert run.returncode == 0, run.stderr
+    _check_layout(run.stdout, 100)
+    lines = _lines(run.stdout)
+    head = next(i for i, ln in enumerate(lines) if ln.startswith("HIGH small-requests"))
+    assert lines[head + 1].startswith("     1000000 of 1000000 POSIX writes")
+    assert lines[head + 2].startswith("       ranks")  # the summary's wrapped tail, indented
+    assert "\x1b[" not in run.stdout  # no colour codes in a pipe
+
+
+@pytest.mark.parametrize("columns", ["72", "140"])
+def test_columns_sets_the_width(monkeypatch, columns: str) -> None:
+    monkeypatch.setenv("COLUMNS", columns)
+    rep = diagnose(build_model([load_darshan_log(MPI_DXT)]), Thresholds())
+    buf = io.StringIO()
+    render_text(rep, buf, color=False, verbose=True)
+    _check_layout(buf.getvalue(), int(columns))
+    longest = max(len(ln) for ln in _lines(buf.getvalue()))
+    assert longest > int(columns) - 15  # the width is used, not a fixed narrower one
+
+
+def test_top_fixes_three_when_three_findings_have_fixes() -> None:
+    rep = diagnose(build_model([load_darshan_log(SMALL_LOG)]), Thresholds())
+    assert sum(1 for f in rep.findings if f.severity == "high") == 3
+    tops = rep.summary.top_fixes
+    assert [t.split(":")[0] for t in tops] == [
+        "small-requests (write)", "small-serial-io (write)", "io-bound"]
+    buf = io.StringIO()
+    render_text(rep, buf, color=False)
+    out = buf.getvalue()
+    assert "   1. small-requests (write):" in out and "   3. io-bound:" in out
+
+
+def test_one_line_per_rule_when_both_directions_share_a_fix() -> None:
+    rep = diagnose(build_model([load_darshan_log(
+        GENERATED / "posix_mixed_rw_random_reads_dxt.darshan")]), Thresholds())
+    tops = rep.summary.top_fixes
+    assert tops[0].startswith("small-requests (read, write): ")
+    assert len(tops) == 2 and tops[1].startswith("random-access (read): ")
+
+
+def test_severity_in_words_and_colour_only_repeats_it() -> None:
+    rep = diagnose(build_model([load_darshan_log(SMALL_LOG)]), Thresholds())
+    buf = io.StringIO()
+    render_text(rep, buf, color=True, width=100)
+    heads = [ln for ln in _lines(buf.getvalue()) if "small-serial-io (write):" in ln
+             and "Small sequential" in ln]
+    assert len(heads) == 1 and re.match(
+        r"\x1b\[[0-9;]*mHIGH ?\x1b\[0m ?small-serial-io", heads[0])
+
+
+def test_timeline_is_in_the_summary() -> None:
+    rep = diagnose(build_model([load_darshan_log(MPI_DXT)]), Thresholds())
+    buf = io.StringIO()
+    render_text(rep, buf, color=False, width=100)
+    out = " ".join(buf.getvalue().split())
+    assert "timeline from the trace (576 operations, complete): 1 I/O phase" in out
+    assert "up to 32 rank(s) at once" in out
+    partial = next(p for p in REAL_LOGS if p.name == "partial_data_dxt.darshan")
+    buf = io.StringIO()
+    render_text(diagnose(build_model([load_darshan_log(partial)]), Thresholds()), buf,
+                color=False, width=100)
+    assert "operations, PARTIAL: DXT_POSIX ran out of memory" in " ".join(buf.getvalue().split())
