@@ -1,0 +1,146 @@
+"""Known answers from logs written with libdarshan-util's own write API (darshan_writer):
+each log reproduces the shape of a described program; exactly the right rules must fire,
+with the evidence the program implies.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from darshan_writer import Dxt, Rec, write_log
+
+from iolab.diagnose.config import Thresholds
+from iolab.diagnose.report import diagnose
+from iolab.model.darshan import load_darshan_log
+from iolab.model.job import build_model
+
+pytestmark = pytest.mark.usefixtures("darshan_available")
+KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
+
+
+def _run(path: Path):
+    return diagnose(build_model([load_darshan_log(path)]), Thresholds())
+
+
+def _ids(rep) -> set[str]:
+    return {f.rule.id + (f"/{f.hit.direction}" if f.hit.direction else "") for f in rep.findings}
+
+
+def _by_id(rep) -> dict[str, object]:
+    return {f.rule.id + (f"/{f.hit.direction}" if f.hit.direction else ""): f
+            for f in rep.findings}
+
+
+def test_small_config_read_by_every_rank(tmp_path: Path) -> None:
+    """16 ranks each read a 4 KiB namelist (one read), then write 1 GiB collectively in
+    4 MiB pieces: only the read-once-and-broadcast practice applies."""
+    recs = [
+        Rec("POSIX", "/scratch/run/config.nml", -1, {
+            "POSIX_OPENS": 16, "POSIX_READS": 16, "POSIX_BYTES_READ": 16 * 4 * KiB,
+            "POSIX_MAX_BYTE_READ": 4 * KiB - 1, "POSIX_SIZE_READ_1K_10K": 16,
+            "POSIX_ACCESS1_ACCESS": 4 * KiB, "POSIX_ACCESS1_COUNT": 16,
+            "POSIX_F_READ_TIME": 0.016, "POSIX_F_META_TIME": 0.01}),
+        Rec("POSIX", "/scratch/run/out.dat", -1, {
+            "POSIX_OPENS": 16, "POSIX_WRITES": 256, "POSIX_BYTES_WRITTEN": GiB,
+            "POSIX_MAX_BYTE_WRITTEN": GiB - 1, "POSIX_CONSEC_WRITES": 240,
+            "POSIX_SEQ_WRITES": 240, "POSIX_SIZE_WRITE_4M_10M": 256,
+            "POSIX_ACCESS1_ACCESS": 4 * MiB, "POSIX_ACCESS1_COUNT": 256,
+            "POSIX_FILE_ALIGNMENT": 4096, "POSIX_F_WRITE_TIME": 2.0,
+            "POSIX_F_FASTEST_RANK_TIME": 0.12, "POSIX_F_SLOWEST_RANK_TIME": 0.13,
+            "POSIX_FASTEST_RANK_BYTES": 64 * MiB, "POSIX_SLOWEST_RANK_BYTES": 64 * MiB}),
+        Rec("MPI-IO", "/scratch/run/out.dat", -1, {
+            "MPIIO_COLL_OPENS": 16, "MPIIO_COLL_WRITES": 256, "MPIIO_BYTES_WRITTEN": GiB,
+            "MPIIO_SIZE_WRITE_AGG_4M_10M": 256, "MPIIO_F_WRITE_TIME": 2.2,
+            "MPIIO_F_FASTEST_RANK_TIME": 0.13, "MPIIO_F_SLOWEST_RANK_TIME": 0.14}),
+    ]
+    log = write_log(tmp_path / "bcast.darshan", nprocs=16, run_time_s=100.0, exe="./sim",
+                    records=recs)
+    rep = _run(log)
+    assert _ids(rep) == {"small-shared-input", "read-write-balance"}
+    f = _by_id(rep)["small-shared-input"]
+    assert f.hit.files[0].path == "/scratch/run/config.nml"
+    assert f.hit.files[0].values == {"size_bytes": 4096, "ranks": 16, "bytes_read": 65536}
+
+
+def test_file_per_process_at_scale(tmp_path: Path) -> None:
+    """512 ranks each write their own 8 MiB file in 1 MiB writes, all in one directory."""
+    recs = [Rec("POSIX", f"/scratch/out/rank{r:04d}.dat", r, {
+        "POSIX_OPENS": 1, "POSIX_WRITES": 8, "POSIX_BYTES_WRITTEN": 8 * MiB,
+        "POSIX_MAX_BYTE_WRITTEN": 8 * MiB - 1, "POSIX_CONSEC_WRITES": 7, "POSIX_SEQ_WRITES": 7,
+        "POSIX_SIZE_WRITE_100K_1M": 8, "POSIX_ACCESS1_ACCESS": MiB, "POSIX_ACCESS1_COUNT": 8,
+        "POSIX_F_WRITE_TIME": 0.05}) for r in range(512)]
+    rep = _run(write_log(tmp_path / "fpp.darshan", nprocs=512, run_time_s=60.0, exe="./fpp",
+                         records=recs))
+    assert _ids(rep) == {"file-per-process", "read-write-balance"}
+    v = _by_id(rep)["file-per-process"].hit.values
+    assert v["per_rank_files"] == 512 and v["ranks_with_own_files"] == 512
+    assert rep.model.metrics.bytes_by_dir["write"] == 512 * 8 * MiB
+
+
+def _jumps(offsets: list[int], size: int) -> tuple[int, int]:
+    """(random, strided) by the definitions, for one stream of equal-size requests."""
+    gaps = [None] + [b - (a + size) for a, b in zip(offsets, offsets[1:])]
+    rnd = strided = 0
+    for i in range(1, len(offsets)):
+        g = gaps[i]
+        if g == 0 or offsets[i] == offsets[i - 1]:
+            continue
+        if g < 0:
+            rnd += 1
+        elif (i >= 2 and gaps[i - 1] == g) or (i + 1 < len(offsets) and gaps[i + 1] == g):
+            strided += 1
+        else:
+            rnd += 1
+    return rnd, strided
+
+
+def test_dxt_random_writes_and_a_slow_rank(tmp_path: Path) -> None:
+    """4 ranks on 2 nodes: each pwrite()s 2,000 blocks of 4 KiB of its own quarter of a shared
+    file in a shuffled order (seeded); rank 3's writes take 2 ms, the others' 0.5 ms."""
+    rng = random.Random(7)
+    dxt, seq, consec = [], 0, 0
+    for r in range(4):
+        slots = list(range(2000))
+        rng.shuffle(slots)
+        offs = [(r * 2000 + s) * 4 * KiB for s in slots]
+        dur = 0.002 if r == 3 else 0.0005
+        dxt.append(Dxt("DXT_POSIX", "/scratch/shared.dat", r, "n1" if r < 2 else "n2",
+                       writes=[(o, 4 * KiB, 1.0 + i * dur, 1.0 + (i + 1) * dur)
+                               for i, o in enumerate(offs)]))
+        seq += sum(1 for a, b in zip(offs, offs[1:]) if b > a)  # Darshan: any higher offset
+        consec += sum(1 for a, b in zip(offs, offs[1:]) if b == a + 4 * KiB)
+    rec = Rec("POSIX", "/scratch/shared.dat", -1, {
+        "POSIX_OPENS": 4, "POSIX_WRITES": 8000, "POSIX_BYTES_WRITTEN": 8000 * 4 * KiB,
+        "POSIX_MAX_BYTE_WRITTEN": 8000 * 4 * KiB - 1, "POSIX_SEQ_WRITES": seq,
+        "POSIX_CONSEC_WRITES": consec, "POSIX_SIZE_WRITE_1K_10K": 8000,
+        "POSIX_ACCESS1_ACCESS": 4 * KiB, "POSIX_ACCESS1_COUNT": 8000,
+        "POSIX_FILE_ALIGNMENT": 4096, "POSIX_F_WRITE_TIME": 3 * 1.0 + 4.0,
+        "POSIX_FASTEST_RANK": 0, "POSIX_SLOWEST_RANK": 3,
+        "POSIX_F_FASTEST_RANK_TIME": 1.0, "POSIX_F_SLOWEST_RANK_TIME": 4.0,
+        "POSIX_FASTEST_RANK_BYTES": 2000 * 4 * KiB, "POSIX_SLOWEST_RANK_BYTES": 2000 * 4 * KiB})
+    log = write_log(tmp_path / "dxt.darshan", nprocs=4, run_time_s=100.0, exe="./shuffle",
+                    records=[rec], dxt=dxt)
+    rep = _run(log)
+    assert _ids(rep) == {"small-requests/write", "random-access/write", "shared-file-stragglers",
+                         "read-write-balance"}
+    found = _by_id(rep)
+    rnd = found["random-access/write"].hit.values
+    want = [_jumps([s[0] for s in d.writes], 4 * KiB) for d in dxt]
+    assert rnd["measured_by"] == "trace"
+    assert rnd["random"] == sum(w[0] for w in want) and rnd["strided"] == sum(w[1] for w in want)
+    assert rnd["random"] >= 0.95 * 7996
+    st = found["shared-file-stragglers"].hit.values
+    assert (st["worst_slowest_rank"], st["worst_fastest_rank"]) == (3, 0)
+    assert st["worst_slowest_time_s"] == pytest.approx(4.0)
+    assert st["measured_by"] == "measured in the trace"
+    sm = found["small-requests/write"].hit.values
+    assert sm["sizes_from"] == "trace" and sm["common_sizes"] == "4.0 KiB x 8000"
+    assert sm["small_writes_shared_files"] == 8000
+    model = rep.model
+    assert model.job.nodes == 2 and model.job.rank_hosts == {0: "n1", 1: "n1", 2: "n2", 3: "n2"}
+    tl = model.metrics.trace.timeline
+    assert tl.max_concurrency == 4 and tl.n_phases == 1
+    assert tl.phases[0].start_s == pytest.approx(1.0) and tl.phases[0].end_s == pytest.approx(5.0)
+    assert tl.phases[0].bytes_written == 8000 * 4 * KiB and tl.phases[0].ranks == 4
