@@ -65,6 +65,7 @@ def profile(
     *,
     np: int | None = None,
     trace: bool = False,
+    mpi: str | None = None,
     extra_env: dict[str, str] | None = None,
 ) -> tuple[subprocess.CompletedProcess[str], RawJob]:
     """Run ``iolab profile`` on argv; return the run and the loaded profile."""
@@ -73,6 +74,8 @@ def profile(
         cmd += ["--np", str(np)]
     if trace:
         cmd.append("--trace")
+    if mpi:
+        cmd += ["--mpi", mpi]
     env = {**os.environ, "IOLAB_LIBDIR": str(LIBDIR), **(extra_env or {})}
     run = subprocess.run([*cmd, "--", *argv], capture_output=True, text=True, env=env, timeout=180)
     assert run.returncode == 0, run.stderr

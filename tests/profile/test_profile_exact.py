@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import ints_except_time, profile, record
+from conftest import LIBDIR, PROGS, ints_except_time, profile, record
 
 from iolab import counters as ctr
+
+SHIM_MPICH = "libiolab-trace-mpi-mpich.so"
 
 
 def _expected(module: str, **nonzero: int) -> dict[str, int]:
@@ -253,3 +257,38 @@ def test_stdio_freopen(prog: Callable[[str], Path], tmp_path: Path) -> None:
     ra, rb = record(job, "STDIO", "a.txt"), record(job, "STDIO", "b.txt")
     assert [ra.counters[f"STDIO_{k}"] for k in ("OPENS", "WRITES", "BYTES_WRITTEN")] == [2, 2, 10]
     assert [rb.counters[f"STDIO_{k}"] for k in ("OPENS", "WRITES", "BYTES_WRITTEN")] == [1, 1, 5]
+
+
+@pytest.mark.parametrize("how", ["np", "singleton"])
+def test_mpiio_strided_mpich(tmp_path: Path, how: str) -> None:
+    """A program built with mpicc.mpich gets the MPICH shim (libiolab-trace-mpi-mpich.so),
+    chosen from its DT_NEEDED libmpich (singleton run) or from --mpi mpich (under
+    mpirun.mpich): exact MPI-IO counters, like the Open MPI case."""
+    if shutil.which("mpicc.mpich") is None or shutil.which("mpirun.mpich") is None:
+        pytest.skip("MPICH is not installed")
+    if not (LIBDIR.parents[2] / "mpich" / "interpose" / "trace" / SHIM_MPICH).is_file():
+        pytest.skip(f"{SHIM_MPICH} is not built (./setup builds it in build/mpich)")
+    exe = tmp_path / "mpi_strided_mpich"
+    subprocess.run(["mpicc.mpich", "-O2", "-o", str(exe), str(PROGS / "mpi_strided.c")], check=True)
+    n, ranks = 128, (4 if how == "np" else 1)
+    _, job = profile(
+        [str(exe), str(tmp_path / "m.dat"), str(n), "4096", "coll"],
+        tmp_path / "p",
+        np=ranks if how == "np" else None,
+        mpi="mpich",
+    )
+    m = record(job, "MPI-IO", "m.dat")
+    assert job.nprocs == ranks and m.rank == (-1 if ranks > 1 else 0)
+    assert ints_except_time(m) == _expected(
+        "MPI-IO",
+        **({"COLL_OPENS": ranks} if ranks > 1 else {"INDEP_OPENS": 1}),  # as Darshan: by size
+        MODE=5,
+        BYTES_WRITTEN=ranks * n * 4096,
+        COLL_WRITES=ranks * n,
+        SIZE_WRITE_AGG_1K_10K=ranks * n,
+        ACCESS1_ACCESS=4096,
+        ACCESS1_COUNT=ranks * n,
+    )
+    assert "romio_cb_write" in job.metadata[f"hints:{tmp_path}/m.dat"]  # MPICH's ROMIO hints
+    p = record(job, "POSIX", "m.dat")  # what ROMIO wrote below, reduced over the ranks
+    assert p.counters["POSIX_BYTES_WRITTEN"] == ranks * n * 4096

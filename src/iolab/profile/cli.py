@@ -98,31 +98,58 @@ def _elf_needed(program: str) -> list[str]:
     return sorted({m.decode() for m in _MPI_LIB.findall(head)})
 
 
-def _mpi_shim(argv: list[str], np: int | None) -> Path | None:
-    """libiolab-trace-mpi.so when the program is an MPI program built with the same MPI."""
-    needed = _elf_needed(argv[0])
-    uses_mpi = any("libmpi" in n for n in needed)
-    if not uses_mpi and np is None:
-        return None
+# The MPI-IO shims: one per MPI library build (./setup: build/default with mpicc, build/mpich
+# with mpicc.mpich when the default is not MPICH). The flavour says which one --mpi picks.
+_SHIMS: dict[str, str] = {"default": "trace-mpi", "mpich": "trace-mpi-mpich"}
+
+
+def _find_shim(name: str) -> Path | None:
+    """libiolab-<name>.so: installed or in IOLAB_LIBDIR / build/default (paths), else in the
+    MPICH build tree beside it (build/mpich/interpose/trace)."""
     try:
-        shim = paths.interposer_library("trace-mpi")
+        return paths.interposer_library(name)
     except UsageError:
+        pass
+    fname = f"libiolab-{name}.so"
+    env = os.environ.get("IOLAB_LIBDIR")
+    trees = [Path(__file__).resolve().parents[3] / "build"]
+    if env and len(Path(env).parents) >= 3:
+        trees.insert(0, Path(env).parents[2])  # <build>/default/interpose/trace -> <build>
+    for tree in trees:
+        cand = tree / "mpich" / "interpose" / "trace" / fname
+        if cand.is_file():
+            return cand
+    return None
+
+
+def _mpi_libs(needed: list[str]) -> set[str]:
+    return {n for n in needed if "libmpi" in n}  # libmpi.so.40 (Open MPI), libmpich.so.12
+
+
+def _mpi_shim(argv: list[str], np: int | None, mpi: str) -> Path | None:
+    """The MPI-IO shim built against the MPI library the program links (read from its ELF
+    DT_NEEDED, as ldd would show), or, for a program that cannot be inspected (a script
+    started with --np), the one --mpi names. None for a non-MPI program."""
+    prog_mpi = _mpi_libs(_elf_needed(argv[0]))
+    if not prog_mpi and np is None:
         return None
-    shim_mpi = [n for n in _elf_needed(str(shim)) if "libmpi" in n]
-    prog_mpi = [n for n in needed if "libmpi" in n]
-    if prog_mpi and shim_mpi and set(prog_mpi) != set(shim_mpi):
+    shims = {k: s for k, s in ((k, _find_shim(n)) for k, n in _SHIMS.items()) if s is not None}
+    if prog_mpi:
+        for shim in shims.values():
+            if _mpi_libs(_elf_needed(str(shim))) == prog_mpi:
+                return shim
         print(
-            f"iolab: {argv[0]} uses {prog_mpi[0]}, the MPI-IO shim {shim_mpi[0]}: "
-            "MPI-IO not traced (POSIX and STDIO are)",
+            f"iolab: {argv[0]} uses {sorted(prog_mpi)[0]}, and no MPI-IO shim is built for it "
+            "(./setup builds one per MPI library): MPI-IO not traced (POSIX and STDIO are)",
             file=sys.stderr,
         )
         return None
-    return shim
+    return shims.get("mpich" if mpi == "mpich" else "default") or shims.get("default")
 
 
 def _trace_env(parts_dir: Path, argv: list[str], args: argparse.Namespace) -> dict[str, str]:
     libs = []
-    shim = _mpi_shim(argv, args.np)
+    shim = _mpi_shim(argv, args.np, args.mpi)
     if shim:
         libs.append(str(shim))
     libs.append(str(paths.interposer_library("trace")))
