@@ -186,46 +186,18 @@ static void *alloc_buf(const iolab_run_t *run, uint64_t len, int lr)
     return p;
 }
 
-/* Run the transfers of this rank (threads, vector or aggregated). Returns the workers. */
-static worker_t *transfer_all(iolab_run_t *run, const worker_t *proto, int nthreads,
-                              unsigned char *aggbuf, int kg)
-{
-    worker_t *w = calloc((size_t)nthreads, sizeof *w);
-    uint64_t n = iolab_layout_rank_xfers(&run->layout);
-    for (int t = 0; t < nthreads; t++) {
-        w[t] = *proto;
-        w[t].first = n * (uint64_t)t / (uint64_t)nthreads;
-        w[t].last = n * (uint64_t)(t + 1) / (uint64_t)nthreads;
-        uint64_t len = run->cfg.file_view ? iolab_layout_rank_bytes(&run->layout)
-                                          : run->layout.transfer;
-        w[t].buf = alloc_buf(run, len, proto->lr);
-        if (!w[t].buf)
-            w[t].err = ENOMEM;
-    }
-    if (iolab_layout_aggregated(&run->layout))
-        aggregated_loop(&w[0], aggbuf, kg);
-    else if (run->cfg.file_view)
-        vector_xfer(&w[0]);
-    else if (nthreads == 1)
-        worker_loop(&w[0]);
-    else {
-        pthread_t *th = calloc((size_t)nthreads, sizeof *th);
-        char *started = calloc((size_t)nthreads, 1);
-        for (int t = 0; t < nthreads; t++) {
-            started[t] = pthread_create(&th[t], NULL, worker_loop, &w[t]) == 0;
-            if (!started[t])  /* no thread left: do its share here rather than lose it */
-                worker_loop(&w[t]);
-        }
-        for (int t = 0; t < nthreads; t++)
-            if (started[t])
-                pthread_join(th[t], NULL);
-        free(started);
-        free(th);
-    }
-    return w;
-}
+/* What a rank needs for a phase, made before the barrier so that no allocation or buffer
+ * fill is timed. */
+typedef struct phase_setup {
+    worker_t *w;                /* nw workers (threads), each with its own buffer */
+    int nw;
+    unsigned char *aggbuf;      /* aggregator: the group's transfers, kg * transfer bytes */
+    int kg;
+    int does_io;                /* opens the file (aggregated layouts: aggregators only) */
+    MPI_Comm comm;              /* opens it together with these ranks */
+} phase_setup_t;
 
-/* Which communicator opens the file this rank works on (NULL: this rank does no I/O). */
+/* Which communicator opens the file this rank works on; *does_io 0: no file for it. */
 static MPI_Comm open_comm(const iolab_run_t *run, int *does_io)
 {
     *does_io = 1;
@@ -244,65 +216,115 @@ static MPI_Comm open_comm(const iolab_run_t *run, int *does_io)
     }
 }
 
-/* Open, record effective hints once, move, sync, close. Fills tl and the workers. */
-static worker_t *do_phase_io(iolab_run_t *run, worker_t *proto, timeline_t *tl, double t0)
+/* Workers and buffers for this rank's share (threads split the transfers evenly). */
+static void setup_phase(iolab_run_t *run, const worker_t *proto, phase_setup_t *ps)
 {
-    int does_io, nthreads = (int)run->cfg.threads;
-    MPI_Comm comm = open_comm(run, &does_io);
-    int kg = 1;
-    unsigned char *aggbuf = NULL;
-    if (run->cfg.file_view)
-        nthreads = 1;
-    if (iolab_layout_aggregated(&run->layout)) {
-        nthreads = 1;
-        MPI_Comm_size(run->group_comm, &kg);
-        if (does_io)
-            aggbuf = alloc_buf(run, run->layout.transfer * (uint64_t)kg, proto->lr);
+    memset(ps, 0, sizeof *ps);
+    ps->comm = open_comm(run, &ps->does_io);
+    ps->kg = 1;
+    int agg = iolab_layout_aggregated(&run->layout);
+    ps->nw = agg || run->cfg.file_view ? 1 : (int)run->cfg.threads;
+    if (agg) {
+        MPI_Comm_size(run->group_comm, &ps->kg);
+        if (ps->does_io)
+            ps->aggbuf = alloc_buf(run, run->layout.transfer * (uint64_t)ps->kg, proto->lr);
     }
+    ps->w = calloc((size_t)ps->nw, sizeof *ps->w);
+    uint64_t n = iolab_layout_rank_xfers(&run->layout);
+    uint64_t len = run->cfg.file_view ? iolab_layout_rank_bytes(&run->layout)
+                                      : run->layout.transfer;
+    for (int t = 0; t < ps->nw; t++) {
+        worker_t *w = &ps->w[t];
+        *w = *proto;
+        w->first = n * (uint64_t)t / (uint64_t)ps->nw;
+        w->last = n * (uint64_t)(t + 1) / (uint64_t)ps->nw;
+        w->buf = alloc_buf(run, len, proto->lr);
+        if (!w->buf || (ps->does_io && agg && !ps->aggbuf))
+            w->err = ENOMEM;
+    }
+}
+
+/* Run the transfers of this rank (threads, vector or aggregated). */
+static void transfer_all(iolab_run_t *run, phase_setup_t *ps, void *fh)
+{
+    worker_t *w = ps->w;
+    for (int t = 0; t < ps->nw; t++)
+        w[t].fh = fh;
+    if (iolab_layout_aggregated(&run->layout))
+        aggregated_loop(&w[0], ps->aggbuf, ps->kg);
+    else if (run->cfg.file_view)
+        vector_xfer(&w[0]);
+    else if (ps->nw == 1)
+        worker_loop(&w[0]);
+    else {
+        pthread_t *th = calloc((size_t)ps->nw, sizeof *th);
+        char *started = calloc((size_t)ps->nw, 1);
+        for (int t = 0; t < ps->nw; t++) {
+            started[t] = pthread_create(&th[t], NULL, worker_loop, &w[t]) == 0;
+            if (!started[t])  /* no thread left: do its share here rather than lose it */
+                worker_loop(&w[t]);
+        }
+        for (int t = 0; t < ps->nw; t++)
+            if (started[t])
+                pthread_join(th[t], NULL);
+        free(started);
+        free(th);
+    }
+}
+
+/* The first phase with an open file records the effective hints (rank 0 reports them). */
+static void record_hints(iolab_run_t *run, void *fh)
+{
+    if (run->hints.have_effective || !run->be->get_info)
+        return;
+    MPI_Info used = MPI_INFO_NULL;
+    if (run->be->get_info(fh, &used) == 0) {
+        iolab_hints_set_effective(&run->hints, used, run->env.mpi_library);
+        if (used != MPI_INFO_NULL)
+            MPI_Info_free(&used);
+    }
+}
+
+/* Open, move, sync, close; fills tl and the workers' counts and errors. */
+static void do_phase_io(iolab_run_t *run, phase_setup_t *ps, int op, int lr, timeline_t *tl,
+                        double t0)
+{
     char path[4096], err[IOLAB_ERRLEN] = "";
-    int f = iolab_layout_file_of(&run->layout, proto->lr);
+    int f = iolab_layout_file_of(&run->layout, lr), e = 0;
+    void *fh = NULL;
     iolab_run_file_path(run, f, path, sizeof path);
     tl->open_start = MPI_Wtime() - t0;
-    if (does_io) {
+    if (ps->does_io) {
         MPI_Info info = iolab_hints_info(&run->hints);
-        iolab_open_args_t a = {path, comm, (iolab_dir_t)proto->op,
+        iolab_open_args_t a = {path, ps->comm, (iolab_dir_t)op,
                                iolab_layout_file_bytes(&run->layout, f), info};
-        int e = run->be->open(run->be_state, &a, &proto->fh, err, sizeof err);
+        e = run->be->open(run->be_state, &a, &fh, err, sizeof err);
         if (info != MPI_INFO_NULL)
             MPI_Info_free(&info);
-        if (e) {
-            proto->fh = NULL;
-            proto->err = e;
+        if (e) {  /* no handle: the workers must not touch it */
+            fh = NULL;
+            for (int t = 0; t < ps->nw; t++)
+                ps->w[t].err = ps->w[t].err ? ps->w[t].err : e;
         }
-        if (proto->op == IOLAB_WRITE)
+        if (op == IOLAB_WRITE)
             run->files_exist = 1;
     }
     tl->open_end = MPI_Wtime() - t0;
-    worker_t *w = transfer_all(run, proto, nthreads, aggbuf, kg);
+    transfer_all(run, ps, fh);
     tl->xfer_end = MPI_Wtime() - t0;
-    if (proto->fh) {
-        if (!run->hints.have_effective && run->be->get_info) {
-            MPI_Info used = MPI_INFO_NULL;
-            if (run->be->get_info(proto->fh, &used) == 0) {
-                iolab_hints_set_effective(&run->hints, used, run->env.mpi_library);
-                if (used != MPI_INFO_NULL)
-                    MPI_Info_free(&used);
-            }
-        }
-        int e = 0;
-        if (proto->op == IOLAB_WRITE && run->cfg.fsync && run->be->sync)
-            e = run->be->sync(proto->fh);
-        int ce = run->be->close(proto->fh);
-        if (!w[0].err && (e || ce))
-            w[0].err = e ? e : ce;
+    worker_t *w0 = &ps->w[0];
+    if (fh) {
+        record_hints(run, fh);
+        int se = 0;
+        if (op == IOLAB_WRITE && run->cfg.fsync && run->be->sync)
+            se = run->be->sync(fh);
+        int ce = run->be->close(fh);
+        if (!w0->err && (se || ce))
+            w0->err = se ? se : ce;
     }
     tl->close_end = MPI_Wtime() - t0;
-    free(aggbuf);
-    if (proto->err && !w[0].err)
-        w[0].err = proto->err;
-    if (err[0] && !w[0].why[0])
-        snprintf(w[0].why, sizeof w[0].why, "%s", err);
-    return w;
+    if (err[0] && !w0->why[0])
+        snprintf(w0->why, sizeof w0->why, "%s", err);
 }
 
 /* Everyone learns the lowest failing rank's errno and message (MINLOC + broadcast). */
@@ -420,12 +442,14 @@ int iolab_phase_run(iolab_run_t *run, int op, int rep, int pass)
         ph.reorder_shift = (lr - run->rank + run->ranks) % run->ranks;
     }
     worker_t proto = {.run = run, .op = op, .lr = lr, .prep = run->cfg.write ? rep : 0};
+    phase_setup_t ps;
+    setup_phase(run, &proto, &ps);
     timeline_t tl;
     MPI_Barrier(run->world);
     double t0 = MPI_Wtime();
-    worker_t *w = do_phase_io(run, &proto, &tl, t0);
-    int nw = iolab_layout_aggregated(&run->layout) || run->cfg.file_view ? 1
-                                                                         : (int)run->cfg.threads;
+    do_phase_io(run, &ps, op, lr, &tl, t0);
+    worker_t *w = ps.w;
+    int nw = ps.nw;
     iolab_rank_stat_t me = {0, 0, tl.open_end - tl.open_start, tl.xfer_end - tl.open_end,
                             tl.close_end - tl.xfer_end, tl.open_start, tl.close_end};
     int err = 0;
@@ -451,6 +475,7 @@ int iolab_phase_run(iolab_run_t *run, int op, int rep, int pass)
     for (int t = 0; t < nw; t++)
         free(w[t].buf);
     free(w);
+    free(ps.aggbuf);
     return any[0] || any[1] || run->verify.bad;
 }
 
