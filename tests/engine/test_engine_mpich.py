@@ -94,16 +94,19 @@ def test_mpich_hint_sources(mpich_engine: Engine, scratch: Path, tmp_path: Path)
     assert h["ignored"] == []
 
 
-def test_openmpi_hints_not_verifiable(engine: Engine, scratch: Path):
-    """Open MPI echoes any key (unknown ones too): say "cannot verify", never "applied"."""
+@pytest.mark.parametrize("io,impl", [(None, "ompio"), ("romio321", "romio")])
+def test_openmpi_hints_not_verifiable(engine: Engine, scratch: Path, io: str | None,
+                                      impl: str):
+    """Open MPI echoes any key (unknown ones too), with OMPIO and with its ROMIO
+    (`--mca io romio321`): say "cannot verify", never "applied"; name the implementation."""
     need(engine, "mpiio")
-    r = run_engine(engine, 2, args(scratch, "mpiio", "strided", "--hint",
+    r = run_engine(engine, 2, args(scratch, "mpiio", "strided", "--verify", "--hint",
                                    "cb_buffer_size=1048576", "--hint", "iolab_no_such_hint=7"),
-                   scratch.parent)
+                   scratch.parent, env={"OMPI_MCA_io": io} if io else None)
     assert r.rc == 0, r.stderr
-    assert r.doc is not None
+    assert r.doc is not None and r.doc["verify"]["errors"] == 0
     h = r.doc["hints"]
-    assert r.doc["environment"]["mpiio_implementation"] in ("ompio", "romio")
+    assert r.doc["environment"]["mpiio_implementation"] == impl
     assert h["verifiable"] is False and h["ignored"] == []
     assert sorted(h["unverified"]) == ["cb_buffer_size", "iolab_no_such_hint"]
 
