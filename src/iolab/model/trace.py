@@ -256,14 +256,18 @@ def _busy(model: Model, tr: Trace, app_rows: np.ndarray, cov: dict[str, np.ndarr
     fidx, ranks = ukey // nr, ukey % nr
     out = []
     bounds = np.nonzero(np.diff(np.concatenate([[-1], fidx, [-1]])))[0]
-    both = cov["read"] | cov["write"]
+    # POSIX layer complete: every direction with counted operations is in the trace
+    posix_full = np.ones(len(model.files), dtype=bool)
+    for d in DIRECTIONS:
+        posix_full &= (model.per_file("POSIX", f"POSIX_{d.upper()}S") == 0) | cov[d]
+    posix_full &= cov["read"] | cov["write"]
     for lo, hi in zip(bounds[:-1], bounds[1:]):
         if hi - lo < 2:
             continue
         i = int(fidx[lo])
         b, rk, le = busy[lo:hi], ranks[lo:hi], last[lo:hi]
         mpi = bool(mpi_files[i])
-        full = bool(cov["mpiio"][i]) if mpi else bool(both[i]) and _posix_full(cov, i, model)
+        full = bool(cov["mpiio"][i] if mpi else posix_full[i])
         out.append(RankBusy(file_index=i, module=TRACE_MODULES[MPIIO_CODE if mpi else POSIX_CODE],
                             ranks=int(hi - lo), slowest_rank=int(rk[b.argmax()]),
                             slowest_s=float(b.max()), fastest_rank=int(rk[b.argmin()]),
@@ -271,14 +275,6 @@ def _busy(model: Model, tr: Trace, app_rows: np.ndarray, cov: dict[str, np.ndarr
                             last_end_s=float(le.max()), first_end_s=float(le.min()),
                             covered=full))
     return out
-
-
-def _posix_full(cov: dict[str, np.ndarray], i: int, model: Model) -> bool:
-    """Both directions of file ``i`` complete in the trace (a direction without ops counts)."""
-    for d in DIRECTIONS:
-        if model.per_file("POSIX", f"POSIX_{d.upper()}S")[i] > 0 and not cov[d][i]:
-            return False
-    return True
 
 
 def _merge(lo: np.ndarray, hi: np.ndarray, gap: float) -> tuple[np.ndarray, np.ndarray,

@@ -21,7 +21,15 @@ from iolab.diagnose.rules.base import (
     fmt_bytes,
     pct,
 )
-from iolab.diagnose.rules.common import DIR_NAMES, enough, file_rows, mpi_files, worst
+from iolab.diagnose.rules.common import (
+    DIR_NAMES,
+    enough,
+    file_rows,
+    mpi_files,
+    per_op,
+    shared_app_files,
+    worst,
+)
 from iolab.model.files import APP
 from iolab.model.metrics import DIRECTIONS, SIZE_BINS, SMALL_BINS, exact_mib_requests
 
@@ -49,7 +57,7 @@ def _small(model: Model, th: Thresholds) -> list[Hit]:
         return []
     hits = []
     app = model.files.category == APP
-    shared = app & (model.files.nranks > 1)
+    shared = shared_app_files(model)
     for d in DIRECTIONS:
         D, OPS, _ = DIR_NAMES[d]
         hist, small, exact, source = _small_sizes(model, d)
@@ -114,7 +122,7 @@ def _serial_small(model: Model, th: Thresholds) -> list[Hit]:
         for mod, prefix, has_seq in (("POSIX", "POSIX", True), ("STDIO", "STDIO", False)):
             ops = model.per_file(mod, f"{prefix}_{OPS}")
             byt = model.per_file(mod, f"{prefix}_{BYTES}")
-            avg = np.divide(byt, ops, out=np.zeros_like(byt), where=ops > 0)
+            avg = per_op(byt, ops)
             sel = cand & (ops >= th.buffer_min_ops) & (avg < th.buffer_max_avg_bytes)
             if has_seq:  # STDIO has no offsets: a stream is sequential by construction
                 consec = model.per_file(mod, f"POSIX_CONSEC_{OPS}")
@@ -158,7 +166,7 @@ def _misaligned_file(model: Model, th: Thresholds) -> list[Hit]:
     ops = md.pos("POSIX_READS") + md.pos("POSIX_WRITES")
     byt = md.pos("POSIX_BYTES_READ") + md.pos("POSIX_BYTES_WRITTEN")
     align = md.pos("POSIX_FILE_ALIGNMENT")
-    avg = np.divide(byt, ops, out=np.zeros(len(md)), where=ops > 0)
+    avg = per_op(byt, ops)
     # A request shorter than the alignment unit cannot be aligned: the small-request rules
     # judge those, so only requests of at least one unit count here.
     sel = app & (ops > 0) & (align > 0) & (avg >= align)

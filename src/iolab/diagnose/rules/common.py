@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from iolab.diagnose.rules.base import FileEvidence, Value
+from iolab.model.files import APP
 
 if TYPE_CHECKING:
     from iolab.model.job import Model
@@ -28,6 +29,17 @@ def mpi_files(model: Model) -> np.ndarray:
     if md is not None and len(md):
         mask[md.file_index] = True
     return mask
+
+
+def per_op(total: np.ndarray, ops: np.ndarray) -> np.ndarray:
+    """``total / ops`` element-wise, 0 where there are no operations (average sizes)."""
+    t = np.asarray(total, dtype=np.float64)
+    return np.divide(t, ops, out=np.zeros_like(t), where=np.asarray(ops) > 0)
+
+
+def shared_app_files(model: Model) -> np.ndarray:
+    """Per file: an application file opened by several ranks."""
+    return (model.files.category == APP) & (model.files.nranks > 1)
 
 
 def enough(count: float, total: float, min_count: float, min_share: float) -> bool:

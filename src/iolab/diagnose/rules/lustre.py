@@ -22,6 +22,7 @@ from iolab.diagnose.rules.base import (
     fmt_bytes,
     pct,
 )
+from iolab.diagnose.rules.common import per_op
 from iolab.model.files import APP
 
 if TYPE_CHECKING:
@@ -163,7 +164,7 @@ def _direct(model: Model, th: Thresholds) -> list[Hit]:
     reads = model.per_file("POSIX", "POSIX_READS")
     consec = model.per_file("POSIX", "POSIX_CONSEC_READS")
     size = np.maximum(model.per_file_max("POSIX", "POSIX_MAX_BYTE_READ") + 1, 0)
-    avg = np.divide(read, reads, out=np.zeros_like(read), where=reads > 0)
+    avg = per_op(read, reads)
     once = (app & (read >= th.direct_io_min_bytes) & (read <= 1.05 * size)
             & (consec >= th.sequential_share * reads) & (avg >= MiB))
     hits = []

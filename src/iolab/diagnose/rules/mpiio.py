@@ -23,6 +23,7 @@ from iolab.diagnose.rules.base import (
     fmt_bytes,
     pct,
 )
+from iolab.diagnose.rules.common import DIR_NAMES, enough, per_op, shared_app_files
 from iolab.model.files import APP
 from iolab.model.metrics import DIRECTIONS, SIZE_BINS, SMALL_BINS
 
@@ -30,14 +31,15 @@ if TYPE_CHECKING:
     from iolab.diagnose.config import Thresholds
     from iolab.model.job import Model
 
-_U = {"read": ("READ", "READS", "BYTES_READ"), "write": ("WRITE", "WRITES", "BYTES_WRITTEN")}
-
-
 def _mpi_per_file(model: Model, d: str) -> dict[str, np.ndarray]:
-    D, OPS, BYTES = _U[d]
+    """Per file, direction ``d``: MPI-IO calls by kind, all calls (``ops``), bytes, average
+    call size, small calls, and the POSIX layer's operations and bytes beneath."""
+    D, OPS, BYTES = DIR_NAMES[d]
     out = {k: model.per_file("MPI-IO", f"MPIIO_{k}_{OPS}")
            for k in ("INDEP", "COLL", "SPLIT", "NB")}
+    out["ops"] = out["INDEP"] + out["COLL"] + out["SPLIT"] + out["NB"]
     out["bytes"] = model.per_file("MPI-IO", f"MPIIO_{BYTES}")
+    out["avg"] = per_op(out["bytes"], out["ops"])
     out["small"] = np.sum([model.per_file("MPI-IO", f"MPIIO_SIZE_{D}_AGG_{b}")
                            for b in SIZE_BINS[:SMALL_BINS]], axis=0)
     out["posix_ops"] = model.per_file("POSIX", f"POSIX_{OPS}")
@@ -49,16 +51,15 @@ def _independent(model: Model, th: Thresholds) -> list[Hit]:
     if "MPI-IO" not in model.mods:
         return []
     files = model.files
-    shared = (files.category == APP) & (files.nranks > 1)
+    shared = shared_app_files(model)
     hits = []
     for d in DIRECTIONS:
         c = _mpi_per_file(model, d)
-        ops = c["INDEP"] + c["COLL"] + c["SPLIT"] + c["NB"]
-        avg = np.divide(c["bytes"], ops, out=np.zeros_like(ops), where=ops > 0)
+        ops, avg = c["ops"], c["avg"]
         # Large contiguous independent requests are fine (Drishti flags them): only small ones.
         sel = shared & (c["INDEP"] > 0) & (avg < th.small_request_bytes)
         indep, total = int(c["INDEP"][sel].sum()), int(ops[sel].sum())
-        if total == 0 or indep < th.independent_min_ops or indep / total < th.independent_share:
+        if not enough(indep, total, th.independent_min_ops, th.independent_share):
             continue
         idx = np.nonzero(sel)[0]
         top = idx[np.argsort(-c["INDEP"][idx])][:10]
@@ -94,14 +95,12 @@ def _cb(model: Model, th: Thresholds) -> list[Hit]:
     if "MPI-IO" not in model.mods:
         return []
     files = model.files
-    shared = (files.category == APP) & (files.nranks > 1)
+    shared = shared_app_files(model)
     hits = []
     for d in DIRECTIONS:
         c = _mpi_per_file(model, d)
-        ops = c["INDEP"] + c["COLL"] + c["SPLIT"] + c["NB"]
-        mavg = np.divide(c["bytes"], ops, out=np.zeros_like(ops), where=ops > 0)
-        pavg = np.divide(c["posix_bytes"], c["posix_ops"], out=np.zeros_like(ops),
-                         where=c["posix_ops"] > 0)
+        ops, mavg = c["ops"], c["avg"]
+        pavg = per_op(c["posix_bytes"], c["posix_ops"])
         sel = (shared & (ops >= th.small_requests_min)
                & (c["small"] >= th.small_requests_share * ops)
                & (c["posix_ops"] > 0) & (pavg < th.cb_aggregation_factor * mavg))

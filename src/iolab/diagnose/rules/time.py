@@ -22,6 +22,7 @@ from iolab.diagnose.rules.base import (
     fmt_bytes,
     pct,
 )
+from iolab.diagnose.rules.common import per_op
 from iolab.model.files import APP
 
 if TYPE_CHECKING:
@@ -165,7 +166,7 @@ def _ascii(model: Model, th: Thresholds) -> list[Hit]:
     w = model.per_file("STDIO", "STDIO_WRITES")
     b = model.per_file("STDIO", "STDIO_BYTES_WRITTEN")
     app = model.files.category == APP
-    avg = np.divide(b, w, out=np.zeros_like(b), where=w > 0)
+    avg = per_op(b, w)
     texty = np.array([p.lower().endswith(_TEXT_SUFFIXES) for p in model.files.paths], dtype=bool)
     sel = app & (w >= th.buffer_min_ops) & ((avg <= th.ascii_max_avg_bytes) | texty)
     sel &= b >= th.min_total_bytes
