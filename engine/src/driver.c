@@ -325,6 +325,7 @@ static int start(iolab_run_t *run, int argc, char **argv)
     const char *action = NULL;
     if (build_groups(run) != 0 ||
         iolab_options_defaults(run->groups, run->ngroups, err, sizeof err) != 0 ||
+        iolab_options_env(run->groups, run->ngroups, "IOLAB_BENCH_", err, sizeof err) != 0 ||
         iolab_options_parse(run->groups, run->ngroups, argc, argv, &action, err, sizeof err))
         if (!err[0])
             snprintf(err, sizeof err, "out of memory");

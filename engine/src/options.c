@@ -2,6 +2,7 @@
 #include "options.h"
 
 #include <errno.h>
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -175,6 +176,37 @@ int iolab_options_defaults(iolab_optgroup_t *groups, size_t ngroups, char *err, 
             if (o->def && o->type != IOLAB_OPT_ACTION && o->type != IOLAB_OPT_LIST &&
                 set_value(o, groups[g].base, o->def, err, errlen) != 0)
                 return -1;
+    return 0;
+}
+
+int iolab_options_env(iolab_optgroup_t *groups, size_t ngroups, const char *prefix, char *err,
+                      size_t errlen)
+{
+    for (size_t g = 0; g < ngroups; g++)
+        for (const iolab_option_t *o = groups[g].table; o && o->name; o++) {
+            char var[128];
+            int n = snprintf(var, sizeof var, "%s", prefix);
+            for (const char *c = o->name; *c && n < (int)sizeof var - 1; c++)
+                var[n++] = *c == '-' || *c == '.' ? '_' : (char)toupper((unsigned char)*c);
+            var[n] = '\0';
+            const char *v = getenv(var);
+            if (!v || o->type == IOLAB_OPT_ACTION)
+                continue;
+            char *copy = strdup(v), *save = NULL;
+            int rc = 0;
+            if (o->type == IOLAB_OPT_LIST) {
+                for (char *t = strtok_r(copy, ",", &save); t && !rc; t = strtok_r(NULL, ",", &save))
+                    rc = set_value(o, groups[g].base, t, err, errlen);
+            } else {
+                rc = set_value(o, groups[g].base, copy, err, errlen);
+            }
+            free(copy);
+            if (rc) {
+                size_t used = strlen(err);
+                snprintf(err + used, errlen - used, " (from the environment: %s)", var);
+                return -1;
+            }
+        }
     return 0;
 }
 

@@ -50,6 +50,12 @@ typedef struct iolab_optgroup {
 /* Fill every option of the groups with its default. Returns 0, or -1 with a message in err. */
 int iolab_options_defaults(iolab_optgroup_t *groups, size_t ngroups, char *err, size_t errlen);
 
+/* Take values from the environment: option "posix.mode" from IOLAB_BENCH_POSIX_MODE (prefix
+ * + name upper-cased, '-' and '.' as '_'); a list option's value is split at commas. Applied
+ * after the defaults and before argv, so the command line wins. Returns 0, or -1 with err. */
+int iolab_options_env(iolab_optgroup_t *groups, size_t ngroups, const char *prefix, char *err,
+                      size_t errlen);
+
 /* Parse argv (argv[0] is skipped) into the groups. An ACTION option found is returned through
  * *action (its name, or NULL). Returns 0, or -1 with one line in err (what, how to fix). */
 int iolab_options_parse(iolab_optgroup_t *groups, size_t ngroups, int argc, char **argv,

@@ -254,3 +254,18 @@ def test_docs_option_table_is_generated(engine: Engine):
     out = subprocess.run(["python3", str(gen), "--check", str(REPO / "docs" / "engine.md")],
                          input=p.stdout, capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_options_from_environment(engine: Engine, scratch: Path):
+    """IOLAB_BENCH_<NAME> sets an option (Slurm scripts); the command line wins over it."""
+    env = {"IOLAB_BENCH_TRANSFER": "8K", "IOLAB_BENCH_SEGMENTS": "3",
+           "IOLAB_BENCH_POSIX_MODE": "sync"}
+    r = run_engine(engine, 2, ["--api", "null", "--block", "16K", "--segments", "2",
+                               "--quiet"], scratch, env=env)
+    assert r.rc == 0 and r.doc is not None, r.stderr
+    c = r.doc["config"]
+    assert (c["transfer_bytes"], c["segments"], c["posix_mode"]) == (8192, 2, "sync")
+    (wr,) = r.phases("write")
+    assert wr["ops"] == 2 * 2 * 2  # 16K / 8K x 2 segments x 2 ranks
+    bad = run_engine(engine, 2, ["--api", "null"], scratch, env={"IOLAB_BENCH_REPS": "many"})
+    assert bad.rc == 2 and "IOLAB_BENCH_REPS" in bad.stderr
