@@ -130,7 +130,7 @@ def _finding_dict(f: Finding) -> dict[str, Any]:
         "direction": f.hit.direction,
         "summary": f.hit.summary,
         "evidence": dict(f.hit.values),
-        "files": [{"path": e.path, **e.values} for e in f.hit.files],
+        "files": [{"path": e.path, "kind": e.kind, **e.values} for e in f.hit.files],
         "why": r.why,
         "sources": [{"doc": s.doc, "where": s.where, "says": s.says} for s in r.sources],
         "expected_effect": r.effect,
