@@ -38,7 +38,8 @@ def _finding(f: Finding) -> str:
         + "</table>")
     if f.hit.files:
         keys = list(f.hit.files[0].values)
-        out.append(f"<table><tr><th>{_e(f.hit.files[0].kind)}</th>" + "".join(f"<th>{_e(k)}</th>" for k in keys)
+        out.append(f"<table><tr><th>{_e(f.hit.files[0].kind)}</th>"
+                   + "".join(f"<th>{_e(k)}</th>" for k in keys)
                    + "</tr>" + "".join(
                        "<tr><td>" + _e(e.path) + "</td>"
                        + "".join(f"<td>{_e(e.values.get(k, ''))}</td>" for k in keys) + "</tr>"

@@ -8,7 +8,7 @@ covered in a direction when its POSIX trace holds as many operations as its POSI
 ``IOLAB_TRACE_SEGMENTS`` then falls back to the estimates, and the report says it is partial).
 
 :func:`build_trace` merges the traces of one or more sources into columns;
-:func:`derive_trace` computes the metrics once (vectorised: a 2,000,000-operation trace
+:func:`derive_trace` computes the metrics once (vectorised: a 1,000,000-operation trace
 costs a few sorts).
 """
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -147,14 +147,19 @@ def _from_raw(raw: RawJob, files: FileTable, rank_off: int, t_off: float) -> dic
         pos = np.searchsorted(files.ids, np.asarray(t.record_id, dtype=np.uint64))
         pos = np.clip(pos, 0, max(len(files) - 1, 0))
         ok = (files.ids[pos] == t.record_id) if len(files) else np.zeros(len(t), dtype=bool)
-        return {"module": np.asarray(t.module, dtype=np.int8)[ok],
-                "rank": np.asarray(t.rank, dtype=np.int64)[ok] + rank_off,
-                "file_index": pos[ok].astype(np.int64),
-                "write": np.asarray(t.write, dtype=bool)[ok],
-                "offset": np.asarray(t.offset, dtype=np.int64)[ok],
-                "length": np.asarray(t.length, dtype=np.int64)[ok],
-                "start": np.asarray(t.start_s, dtype=np.float64)[ok] + t_off,
-                "end": np.asarray(t.end_s, dtype=np.float64)[ok] + t_off}
+        every = bool(ok.all())
+
+        def take(a: Any, dtype: Any, add: float = 0) -> np.ndarray:
+            """Column ``a`` without the rows of unknown files; shifted by ``add``; no copy
+            when nothing is removed or shifted (the columns can be large)."""
+            col = np.asarray(a, dtype=dtype)
+            col = col if every else col[ok]
+            return col + add if add else col
+        return {"module": take(t.module, np.int8), "rank": take(t.rank, np.int64, rank_off),
+                "file_index": pos if every else pos[ok], "write": take(t.write, bool),
+                "offset": take(t.offset, np.int64), "length": take(t.length, np.int64),
+                "start": take(t.start_s, np.float64, t_off),
+                "end": take(t.end_s, np.float64, t_off)}
     if not raw.trace:
         return {}
     where = {p: i for i, p in enumerate(files.paths)}
@@ -185,7 +190,8 @@ def build_trace(raws: Sequence[RawJob], offsets: Sequence[int], files: FileTable
             reasons.append(f"iolab read only the first operations of {raw.source_paths[0]}")
     if not parts:
         return None
-    cols = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+    cols = parts[0] if len(parts) == 1 else {k: np.concatenate([p[k] for p in parts])
+                                             for k in parts[0]}
     return Trace(**cols, partial_reasons=reasons)
 
 
@@ -206,27 +212,44 @@ def _coverage(model: Model, tr: Trace) -> dict[str, np.ndarray]:
     return out
 
 
-def _access(tr: Trace, rows: np.ndarray, nfiles: int) -> TraceAccess:
-    """Jumps along each (file, rank) stream of ``rows``, ordered by start time."""
+def _access(tr: Trace, rows: np.ndarray) -> TraceAccess:
+    """Jumps along each (file, rank) stream of ``rows``, ordered by start time.
+
+    Written for memory: one sort, then 8-byte columns gathered one at a time and 1-byte
+    masks (about 50 bytes per operation).
+    """
+    n = int(rows.size)
+    if n == 0:
+        return TraceAccess(0, 0, 0, 0, 0, 0, 0)
+    nfiles = int(np.unique(tr.file_index[rows]).size)
     o = rows[np.lexsort((tr.start[rows], tr.rank[rows], tr.file_index[rows]))]
-    f, r, off, ln = tr.file_index[o], tr.rank[o], tr.offset[o], tr.length[o]
-    same = np.zeros(len(o), dtype=bool)
-    same[1:] = (f[1:] == f[:-1]) & (r[1:] == r[:-1])
-    prev_off = np.concatenate([[0], off[:-1]])
-    gap = off - np.concatenate([[0], off[:-1] + ln[:-1]])
-    repeated = same & (off == prev_off) & (gap != 0)
+    same = np.zeros(n, dtype=bool)
+    col = tr.file_index[o]
+    same[1:] = col[1:] == col[:-1]
+    col = tr.rank[o]
+    same[1:] &= col[1:] == col[:-1]
+    off = tr.offset[o]
+    gap = np.zeros(n, dtype=np.int64)
+    gap[1:] = off[1:] - off[:-1]
+    repeated = np.zeros(n, dtype=bool)
+    repeated[1:] = gap[1:] == 0  # the same offset as the previous request
+    del col
+    gap[1:] -= tr.length[o[:-1]]
+    del off, o
+    repeated &= same & (gap != 0)
     consecutive = same & (gap == 0)
     backward = same & (gap < 0) & ~repeated
     forward = same & (gap > 0)
-    prev_gap = np.concatenate([[np.iinfo(np.int64).min], gap[:-1]])
-    next_gap = np.concatenate([gap[1:], [np.iinfo(np.int64).min]])
-    next_same = np.concatenate([same[1:], [False]])
-    strided = forward & ((same & (gap == prev_gap) & np.concatenate([[False], forward[:-1]]))
-                         | (next_same & (gap == next_gap)))
-    return TraceAccess(ops=int(len(o)), consecutive=int(consecutive.sum()),
-                       strided=int(strided.sum()), random_forward=int((forward & ~strided).sum()),
+    eq_prev = np.zeros(n, dtype=bool)  # the same jump as the previous request's
+    eq_prev[1:] = (gap[1:] == gap[:-1]) & forward[:-1]
+    del gap
+    strided = eq_prev.copy()
+    strided[:-1] |= eq_prev[1:] & forward[1:]  # ... or as the next request's
+    strided &= forward
+    return TraceAccess(ops=n, consecutive=int(consecutive.sum()), strided=int(strided.sum()),
+                       random_forward=int((forward & ~strided).sum()),
                        backward=int(backward.sum()), repeated=int(repeated.sum()),
-                       files=int(np.unique(f).size) if nfiles else 0)
+                       files=nfiles)
 
 
 def _sizes(lengths: np.ndarray) -> TraceSizes:
@@ -292,37 +315,44 @@ def _merge(lo: np.ndarray, hi: np.ndarray, gap: float) -> tuple[np.ndarray, np.n
 
 def _timeline(tr: Trace, rows: np.ndarray, run_s: float) -> Timeline:
     o = rows[np.argsort(tr.start[rows], kind="stable")]
-    lo, hi = tr.start[o], np.maximum(tr.end[o], tr.start[o])
+    lo = tr.start[o]
+    hi = np.maximum(tr.end[o], lo)
     gap = max(PHASE_GAP_MIN_S, PHASE_GAP_SHARE * run_s)
     p_lo, p_hi, grp = _merge(lo, hi, gap)
     n = p_lo.size
     nbytes = tr.length[o].astype(np.float64)
-    w = tr.write[o]
-    rd = np.bincount(grp, weights=np.where(w, 0.0, nbytes), minlength=n)
-    wr = np.bincount(grp, weights=np.where(w, nbytes, 0.0), minlength=n)
+    wr = np.bincount(grp, weights=nbytes * tr.write[o], minlength=n)
+    rd = np.bincount(grp, weights=nbytes, minlength=n) - wr
+    del nbytes
     ops = np.bincount(grp, minlength=n)
-    pr = np.unique(grp * (int(tr.rank[o].max()) + 1) + tr.rank[o])
-    nranks = np.bincount(pr // (int(tr.rank[o].max()) + 1), minlength=n)
+    rk = tr.rank[o]
+    del o
+    nr = int(rk.max()) + 1
+    nranks = np.bincount(np.unique(grp * nr + rk) // nr, minlength=n)
+    del grp
     phases = [Phase(float(p_lo[k]), float(p_hi[k]), int(ops[k]), int(rd[k]), int(wr[k]),
                     int(nranks[k])) for k in range(min(n, MAX_PHASES))]
     u_lo, u_hi, _ = _merge(lo, hi, 0.0)
     union = float((u_hi - u_lo).sum())
-    # Per rank: its own busy intervals (a rank counts once however many files it touches).
-    span = float(hi.max() - lo.min()) + 1.0
-    shifted = tr.rank[o] * span * 2
-    order = np.lexsort((lo, tr.rank[o]))
-    r_lo, r_hi, _ = _merge((lo + shifted)[order], (hi + shifted)[order], 0.0)
-    rk = np.floor(r_lo / (span * 2))
-    r_lo, r_hi = r_lo - rk * span * 2, r_hi - rk * span * 2
-    t = np.concatenate([r_lo, r_hi])
-    step = np.concatenate([np.ones(r_lo.size), -np.ones(r_hi.size)])
-    ev = np.lexsort((step, t))  # at equal times, ends (-1) before starts
-    conc = int(np.cumsum(step[ev]).max()) if t.size else 0
+    first, last = float(lo[0]), float(hi.max())
+    # Per rank: its own busy intervals (a rank counts once however many files it touches);
+    # ranks are kept apart by shifting each rank's times by rank x (2 x span).
+    shift = 2.0 * (last - first + 1.0)
+    order = np.lexsort((lo, rk))
+    base = rk[order] * shift
+    r_lo, r_hi, _ = _merge(lo[order] + base, hi[order] + base, 0.0)
+    del order, base
+    rank_of = np.floor(r_lo / shift)
+    r_lo -= rank_of * shift
+    r_hi -= rank_of * shift
+    # Ranks in flight at each interval start: starts so far minus ends at or before it.
+    starts, ends = np.sort(r_lo), np.sort(r_hi)
+    conc = np.arange(1, starts.size + 1) - np.searchsorted(ends, starts, side="right")
     return Timeline(phases=phases, n_phases=int(n), phase_gap_s=gap,
                     busy_fraction=min(union / run_s, 1.0) if run_s > 0 else 0.0,
-                    max_concurrency=conc,
+                    max_concurrency=int(conc.max()) if conc.size else 0,
                     mean_concurrency=float((r_hi - r_lo).sum() / union) if union > 0 else 0.0,
-                    first_s=float(lo.min()), last_s=float(hi.max()))
+                    first_s=first, last_s=last)
 
 
 def derive_trace(model: Model, tr: Trace) -> TraceMetrics | None:
@@ -336,7 +366,7 @@ def derive_trace(model: Model, tr: Trace) -> TraceMetrics | None:
     for d in DIRECTIONS:
         wd = tr.write == (d == "write")
         rows = np.nonzero(app & wd & (tr.module == POSIX_CODE) & cov[d][tr.file_index])[0]
-        access[d] = _access(tr, rows, len(model.files))
+        access[d] = _access(tr, rows)
         sizes[d] = _sizes(tr.length[rows])
         want = model.per_file("POSIX", f"POSIX_{d.upper()}S")
         need = (model.files.category == APP) & (want > 0)
