@@ -458,6 +458,8 @@ static void on_fork_child(void)
             rec_init_counters(r);
             if (r->module == IOLAB_MOD_POSIX)
                 r->c[IOLAB_POSIX_FILE_ALIGNMENT] = falign;
+            if (r->module == IOLAB_MOD_STDIO && iolab_core.names[r->path] == '<')
+                r->c[IOLAB_STDIO_OPENS] = 1; /* the standard streams: open since the start */
         }
         iolab_core.left[m] = 0;
     }
@@ -552,6 +554,7 @@ __attribute__((constructor)) static void iolab_core_start(void)
         return;
     }
     guess_rank();
+    iolab_stdio_std_open();
     iolab_core_use_tsc = tsc_invariant() && env_long("IOLAB_TRACE_CLOCK_GETTIME", 0, 0, 1) == 0;
     set_clock();
     pthread_atfork(on_fork_prepare, on_fork_parent, on_fork_child);

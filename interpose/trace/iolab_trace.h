@@ -213,6 +213,17 @@ enum { IOLAB_LEFT_RECORDS, IOLAB_LEFT_FDS, IOLAB_LEFT_NAMES, IOLAB_LEFT_HANDLES,
        IOLAB_LEFT_N };
 void iolab_core_left_out(int what);
 
+/* ---- posix.c, for posix_meta.c ---- */
+struct stat;
+/* Absolute, normalised path of `path` as given relative to dirfd (AT_FDCWD: the cwd) into
+ * out[len]. 0 on success. */
+int iolab_posix_abspath(int dirfd, const char *path, char *out, size_t len);
+/* The record for a path just opened (or stat'ed) as descriptor fd / with status st. NULL when
+ * the file is not one we count. st may be NULL: then fd is fstat'ed for a new record. */
+iolab_rec_t *iolab_posix_file(int dirfd, const char *path, int fd, const struct stat *st);
+/* counter + 1 on fd's record (when ret >= 0); POSIX_STATS also adds metadata time. */
+void iolab_posix_counter_fd(int fd, int ret, int counter, double t0, double t1);
+
 /* posix.c: descriptor fd now refers to the file of abspath, as after a dup (POSIX_OPENS and
  * `counter` + 1), e.g. fileno() of a traced stream. */
 void iolab_posix_refopen(int fd, const char *abspath, int counter, double t0, double t1);
@@ -315,6 +326,12 @@ static inline void iolab_rec_unlock(iolab_rec_t *r)
     if (!__libc_single_threaded)
 #endif
         pthread_mutex_unlock(&r->lock);
+}
+
+/* POSIX metadata time (open, close, seek, stat, rename): overlapping calls counted once. */
+static inline void iolab_posix_meta_time(iolab_rec_t *r, double t0, double t1)
+{
+    iolab_time_add(&r->f[IOLAB_POSIX_F_META_TIME], t0, t1, &r->last_meta_end);
 }
 
 /* First-start / last-end timestamps. */

@@ -61,6 +61,9 @@ void iolab_resolve_all(void);
 /* posix.c's state in a forked child: fresh lock, cwd cache dropped. */
 void iolab_posix_after_fork(void);
 
+/* stdio.c: the records <STDIN>, <STDOUT>, <STDERR> of the standard streams (at start-up). */
+void iolab_stdio_std_open(void);
+
 /* Install the SIGTERM/SIGINT handlers that write a partial profile (signals.c). */
 void iolab_signals_install(void);
 

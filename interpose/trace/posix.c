@@ -3,6 +3,7 @@
  * A record is per file (not per descriptor): like Darshan, every descriptor of a file shares
  * its offset and last-byte state, and an open resets them. Only regular files and block
  * devices are counted (checked once per path with fstat); pipes, sockets and ttys pass through.
+ * The stat family and rename are in posix_meta.c.
  */
 #include "iolab_wrap.h"
 
@@ -92,8 +93,7 @@ void iolab_posix_after_fork(void)
     cwd_valid = 0;
 }
 
-/* Absolute path of `path` as opened relative to dirfd. 0 on success. */
-static int resolve_path(int dirfd, const char *path, char *out, size_t len)
+int iolab_posix_abspath(int dirfd, const char *path, char *out, size_t len)
 {
     char dir[PATH_MAX];
     if (!path || !*path)
@@ -119,9 +119,7 @@ static int resolve_path(int dirfd, const char *path, char *out, size_t len)
 
 static inline int is_file(mode_t m) { return S_ISREG(m) || S_ISBLK(m); }
 
-/* The record for a path just opened (or stat'ed) as descriptor fd / with status st. NULL when
- * the file is not one we count. st may be NULL: then fd is fstat'ed for a new record. */
-static iolab_rec_t *posix_file(int dirfd, const char *path, int fd, const struct stat *st)
+iolab_rec_t *iolab_posix_file(int dirfd, const char *path, int fd, const struct stat *st)
 {
     char abs[PATH_MAX];
     struct stat sb;
@@ -131,7 +129,7 @@ static iolab_rec_t *posix_file(int dirfd, const char *path, int fd, const struct
     if (r)
         return r;
     unsigned gen = cwd_generation; /* before resolving: a chdir meanwhile voids the entry */
-    if (resolve_path(dirfd, path, abs, sizeof abs) != 0 || iolab_core_excluded(abs))
+    if (iolab_posix_abspath(dirfd, path, abs, sizeof abs) != 0 || iolab_core_excluded(abs))
         return NULL;
     r = iolab_core_find(IOLAB_MOD_POSIX, abs);
     if (r) {
@@ -155,16 +153,13 @@ static iolab_rec_t *posix_file(int dirfd, const char *path, int fd, const struct
     return r;
 }
 
-static inline void meta_time(iolab_rec_t *r, double t0, double t1)
-{
-    iolab_time_add(&F(r, META_TIME), t0, t1, &r->last_meta_end);
-}
+static inline void meta_time(iolab_rec_t *r, double t0, double t1) { iolab_posix_meta_time(r, t0, t1); }
 
 static void posix_open(int dirfd, const char *path, int flags, int mode, int fd, double t0, double t1)
 {
     if (fd < 0)
         return;
-    iolab_rec_t *r = posix_file(dirfd, path, fd, NULL);
+    iolab_rec_t *r = iolab_posix_file(dirfd, path, fd, NULL);
     iolab_core_fd_set(fd, r ? iolab_core_rec_index(r) : -1);
     if (!r)
         return;
@@ -335,7 +330,7 @@ static void posix_sync(int fd, int ret, int data_only, double t0, double t1)
     iolab_rec_unlock(r);
 }
 
-static void posix_counter_fd(int fd, int ret, int counter, double t0, double t1)
+void iolab_posix_counter_fd(int fd, int ret, int counter, double t0, double t1)
 {
     if (ret < 0)
         return;
@@ -346,25 +341,6 @@ static void posix_counter_fd(int fd, int ret, int counter, double t0, double t1)
     r->c[counter]++;
     if (counter == IOLAB_POSIX_STATS)
         meta_time(r, t0, t1);
-    iolab_rec_unlock(r);
-}
-
-/* stat by path: counted when the path is a regular file outside the system folders. */
-static void posix_stat(int dirfd, const char *path, int ret, mode_t mode, blksize_t blk,
-                       double t0, double t1)
-{
-    if (ret != 0 || !is_file(mode))
-        return;
-    struct stat sb;
-    memset(&sb, 0, sizeof sb);
-    sb.st_mode = mode;
-    sb.st_blksize = blk;
-    iolab_rec_t *r = posix_file(dirfd, path, -1, &sb);
-    if (!r)
-        return;
-    iolab_rec_lock(r);
-    C(r, STATS)++;
-    meta_time(r, t0, t1);
     iolab_rec_unlock(r);
 }
 
@@ -723,111 +699,13 @@ int fdatasync(int fd)
 void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
     IOLAB_WRAP(void *, mmap, (addr, len, prot, flags, fd, off), TRACED(fd),
-               posix_counter_fd(fd, ret == MAP_FAILED ? -1 : 0, IOLAB_POSIX_MMAPS, t0_, t1_));
+               iolab_posix_counter_fd(fd, ret == MAP_FAILED ? -1 : 0, IOLAB_POSIX_MMAPS, t0_, t1_));
 }
 
 void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off64_t off)
 {
     IOLAB_WRAP(void *, mmap64, (addr, len, prot, flags, fd, off), TRACED(fd),
-               posix_counter_fd(fd, ret == MAP_FAILED ? -1 : 0, IOLAB_POSIX_MMAPS, t0_, t1_));
-}
-
-/* ---- wrappers: stat family ---- */
-
-/* buf is read only after a success (a program may pass NULL and expect EFAULT). */
-#define STAT_PATH(dirfd, path, buf)                                                         \
-    do {                                                                                     \
-        if (ret == 0)                                                                        \
-            posix_stat(dirfd, path, ret, (buf)->st_mode, (buf)->st_blksize, t0_, t1_);       \
-    } while (0)
-#define STAT_FD(fd) posix_counter_fd(fd, ret, IOLAB_POSIX_STATS, t0_, t1_)
-
-int stat(const char *path, struct stat *buf)
-{
-    IOLAB_WRAP(int, stat, (path, buf), 1, STAT_PATH(AT_FDCWD, path, buf));
-}
-
-int stat64(const char *path, struct stat64 *buf)
-{
-    IOLAB_WRAP(int, stat64, (path, buf), 1, STAT_PATH(AT_FDCWD, path, buf));
-}
-
-int lstat(const char *path, struct stat *buf)
-{
-    IOLAB_WRAP(int, lstat, (path, buf), 1, STAT_PATH(AT_FDCWD, path, buf));
-}
-
-int lstat64(const char *path, struct stat64 *buf)
-{
-    IOLAB_WRAP(int, lstat64, (path, buf), 1, STAT_PATH(AT_FDCWD, path, buf));
-}
-
-int fstat(int fd, struct stat *buf) { IOLAB_WRAP(int, fstat, (fd, buf), TRACED(fd), STAT_FD(fd)); }
-
-int fstat64(int fd, struct stat64 *buf)
-{
-    IOLAB_WRAP(int, fstat64, (fd, buf), TRACED(fd), STAT_FD(fd));
-}
-
-/* fstatat(fd, "", buf, AT_EMPTY_PATH) is fstat(fd); recent kernels also accept NULL. */
-static inline int empty_path(const char *p) { return (uintptr_t)p == 0 || p[0] == '\0'; }
-
-#define STAT_AT(dirfd, path, flags, buf)                                                    \
-    do {                                                                                     \
-        if (((flags) & AT_EMPTY_PATH) && empty_path(path))                                     \
-            STAT_FD(dirfd);                                                                  \
-        else                                                                                 \
-            STAT_PATH(dirfd, path, buf);                                                     \
-    } while (0)
-
-int fstatat(int dirfd, const char *path, struct stat *buf, int flags)
-{
-    IOLAB_WRAP(int, fstatat, (dirfd, path, buf, flags), 1, STAT_AT(dirfd, path, flags, buf));
-}
-
-int fstatat64(int dirfd, const char *path, struct stat64 *buf, int flags)
-{
-    IOLAB_WRAP(int, fstatat64, (dirfd, path, buf, flags), 1, STAT_AT(dirfd, path, flags, buf));
-}
-
-int statx(int dirfd, const char *path, int flags, unsigned int mask, struct statx *buf)
-{
-    IOLAB_WRAP(int, statx, (dirfd, path, flags, mask, buf), 1, do {
-        if ((flags & AT_EMPTY_PATH) && empty_path(path))
-            STAT_FD(dirfd);
-        else if (ret == 0)
-            posix_stat(dirfd, path, ret, buf->stx_mode, buf->stx_blksize, t0_, t1_);
-    } while (0));
-}
-
-int __xstat(int ver, const char *path, struct stat *buf)
-{
-    IOLAB_WRAP(int, __xstat, (ver, path, buf), 1, STAT_PATH(AT_FDCWD, path, buf));
-}
-
-int __xstat64(int ver, const char *path, struct stat64 *buf)
-{
-    IOLAB_WRAP(int, __xstat64, (ver, path, buf), 1, STAT_PATH(AT_FDCWD, path, buf));
-}
-
-int __lxstat(int ver, const char *path, struct stat *buf)
-{
-    IOLAB_WRAP(int, __lxstat, (ver, path, buf), 1, STAT_PATH(AT_FDCWD, path, buf));
-}
-
-int __lxstat64(int ver, const char *path, struct stat64 *buf)
-{
-    IOLAB_WRAP(int, __lxstat64, (ver, path, buf), 1, STAT_PATH(AT_FDCWD, path, buf));
-}
-
-int __fxstat(int ver, int fd, struct stat *buf)
-{
-    IOLAB_WRAP(int, __fxstat, (ver, fd, buf), TRACED(fd), STAT_FD(fd));
-}
-
-int __fxstat64(int ver, int fd, struct stat64 *buf)
-{
-    IOLAB_WRAP(int, __fxstat64, (ver, fd, buf), TRACED(fd), STAT_FD(fd));
+               iolab_posix_counter_fd(fd, ret == MAP_FAILED ? -1 : 0, IOLAB_POSIX_MMAPS, t0_, t1_));
 }
 
 /* ---- process end without exit handlers ---- */

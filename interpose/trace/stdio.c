@@ -3,6 +3,9 @@
  *
  * glibc's own buffered reads and writes below a stream do not go through the PLT, so they
  * are not seen as POSIX calls: a stream's file has a STDIO record only, as with Darshan.
+ * stdin, stdout and stderr have the records <STDIN>, <STDOUT>, <STDERR> (as in Darshan:
+ * opened once at start, written only when read from or written to); printf, puts, scanf...
+ * count on them.
  */
 #include "iolab_wrap.h"
 
@@ -119,6 +122,8 @@ static inline __attribute__((always_inline)) void stdio_io(iolab_rec_t *r, const
         C(r, READS)++;
         if (kind == KIND_CHAR)
             C(r, CHAR_READS)++;
+        else if (kind == KIND_FORMATTED)
+            C(r, FORMATTED_READS)++;
         iolab_stamp(&F(r, READ_START_TIMESTAMP), &F(r, READ_END_TIMESTAMP), t0, t1);
         iolab_time_add(&F(r, READ_TIME), t0, t1, &r->last_read_end);
     }
@@ -332,4 +337,241 @@ int fflush(FILE *fp)
     IO_REC(fp);
     IOLAB_WRAP(int, fflush, (fp), r_ != NULL,
                if (ret == 0) stdio_io(r_, 1, 0, KIND_PLAIN, 1, t0_, t1_));
+}
+
+/* ---- the standard streams (Darshan's <STDIN>, <STDOUT>, <STDERR>) ---- */
+
+void iolab_stdio_std_open(void)
+{
+    static const char *const names[3] = {"<STDIN>", "<STDOUT>", "<STDERR>"};
+    FILE *const fps[3] = {stdin, stdout, stderr};
+    for (int i = 0; i < 3; i++) {
+        iolab_rec_t *r = iolab_core_record(IOLAB_MOD_STDIO, names[i]);
+        if (!r)
+            continue;
+        iolab_core_handle_put(MAP_STDIO, (uintptr_t)fps[i], iolab_core_rec_index(r));
+        C(r, OPENS) = 1; /* at time 0, as Darshan; `used` stays 0 until a read or write */
+    }
+}
+
+/* ---- formatted output on stdout ---- */
+
+int vprintf(const char *fmt, va_list ap)
+{
+    IO_REC(stdout);
+    IOLAB_WRAP(int, vprintf, (fmt, ap), r_ != NULL,
+               if (ret > 0) stdio_io(r_, 1, ret, KIND_FORMATTED, 0, t0_, t1_));
+}
+
+int __vprintf_chk(int flag, const char *fmt, va_list ap)
+{
+    IO_REC(stdout);
+    IOLAB_WRAP(int, __vprintf_chk, (flag, fmt, ap), r_ != NULL,
+               if (ret > 0) stdio_io(r_, 1, ret, KIND_FORMATTED, 0, t0_, t1_));
+}
+
+/* Variadic: through the v-form, as Darshan does (one call of the real library either way). */
+int printf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int r = vprintf(fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+int __printf_chk(int flag, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int r = __vprintf_chk(flag, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+/* ---- character and string output (compilers turn printf("text\n") into puts) ---- */
+
+int puts(const char *s)
+{
+    IO_REC(stdout);
+    IOLAB_WRAP(int, puts, (s), r_ != NULL,
+               if (ret != EOF) stdio_io(r_, 1, (int64_t)strlen(s) + 1, KIND_CHAR, 0, t0_, t1_));
+}
+
+int putchar(int c)
+{
+    IO_REC(stdout);
+    IOLAB_WRAP(int, putchar, (c), r_ != NULL,
+               if (ret != EOF) stdio_io(r_, 1, 1, KIND_CHAR, 0, t0_, t1_));
+}
+
+int putchar_unlocked(int c)
+{
+    IO_REC(stdout);
+    IOLAB_WRAP(int, putchar_unlocked, (c), r_ != NULL,
+               if (ret != EOF) stdio_io(r_, 1, 1, KIND_CHAR, 0, t0_, t1_));
+}
+
+#define PUTC_LIKE(name)                                                                      \
+    int name(int c, FILE *fp)                                                                \
+    {                                                                                        \
+        IO_REC(fp);                                                                          \
+        IOLAB_WRAP(int, name, (c, fp), r_ != NULL,                                           \
+                   if (ret != EOF) stdio_io(r_, 1, 1, KIND_CHAR, 0, t0_, t1_));              \
+    }
+PUTC_LIKE(fputc_unlocked)
+PUTC_LIKE(putc_unlocked)
+PUTC_LIKE(_IO_putc)
+
+int fputs_unlocked(const char *s, FILE *fp)
+{
+    IO_REC(fp);
+    IOLAB_WRAP(int, fputs_unlocked, (s, fp), r_ != NULL,
+               if (ret != EOF && ret > 0) stdio_io(r_, 1, (int64_t)strlen(s), KIND_CHAR, 0, t0_, t1_));
+}
+
+/* putw/getw move a binary int: plain I/O, like fwrite/fread. */
+int putw(int w, FILE *fp)
+{
+    IO_REC(fp);
+    IOLAB_WRAP(int, putw, (w, fp), r_ != NULL,
+               if (ret != EOF) stdio_io(r_, 1, (int64_t)sizeof(int), KIND_PLAIN, 0, t0_, t1_));
+}
+
+/* glibc's headers may make fwrite_unlocked/fread_unlocked macros under optimisation. */
+#undef fwrite_unlocked
+#undef fread_unlocked
+size_t fwrite_unlocked(const void *ptr, size_t size, size_t n, FILE *fp)
+{
+    IO_REC(fp);
+    IOLAB_WRAP(size_t, fwrite_unlocked, (ptr, size, n, fp), r_ != NULL,
+               if (ret > 0) stdio_io(r_, 1, (int64_t)(size * ret), KIND_PLAIN, 0, t0_, t1_));
+}
+
+/* ---- character, line and binary input ---- */
+
+size_t fread_unlocked(void *ptr, size_t size, size_t n, FILE *fp)
+{
+    IO_REC(fp);
+    IOLAB_WRAP(size_t, fread_unlocked, (ptr, size, n, fp), r_ != NULL,
+               if (ret > 0) stdio_io(r_, 0, (int64_t)(size * ret), KIND_PLAIN, 0, t0_, t1_));
+}
+
+/* A -1 read by getw is a value, not the end, when neither EOF nor an error is flagged
+ * (Darshan counts the end of file as a 4-byte read). */
+int getw(FILE *fp)
+{
+    IO_REC(fp);
+    IOLAB_WRAP(int, getw, (fp), r_ != NULL,
+               if (ret != EOF || (!feof(fp) && !ferror(fp)))
+                   stdio_io(r_, 0, (int64_t)sizeof(int), KIND_PLAIN, 0, t0_, t1_));
+}
+
+#define GETC_LIKE(name)                                                                      \
+    int name(FILE *fp)                                                                       \
+    {                                                                                        \
+        IO_REC(fp);                                                                          \
+        IOLAB_WRAP(int, name, (fp), r_ != NULL,                                              \
+                   if (ret != EOF) stdio_io(r_, 0, 1, KIND_CHAR, 0, t0_, t1_));              \
+    }
+GETC_LIKE(fgetc_unlocked)
+GETC_LIKE(getc_unlocked)
+GETC_LIKE(_IO_getc)
+
+int getchar(void)
+{
+    IO_REC(stdin);
+    IOLAB_WRAP(int, getchar, (), r_ != NULL,
+               if (ret != EOF) stdio_io(r_, 0, 1, KIND_CHAR, 0, t0_, t1_));
+}
+
+int getchar_unlocked(void)
+{
+    IO_REC(stdin);
+    IOLAB_WRAP(int, getchar_unlocked, (), r_ != NULL,
+               if (ret != EOF) stdio_io(r_, 0, 1, KIND_CHAR, 0, t0_, t1_));
+}
+
+char *fgets_unlocked(char *s, int n, FILE *fp)
+{
+    IO_REC(fp);
+    IOLAB_WRAP(char *, fgets_unlocked, (s, n, fp), r_ != NULL,
+               if (ret) stdio_io(r_, 0, (int64_t)strlen(ret), KIND_CHAR, 0, t0_, t1_));
+}
+
+#define GETDELIM_LIKE(name, params, args)                                                    \
+    ssize_t name params                                                                      \
+    {                                                                                        \
+        IO_REC(fp);                                                                          \
+        IOLAB_WRAP(ssize_t, name, args, r_ != NULL,                                          \
+                   if (ret > 0) stdio_io(r_, 0, ret, KIND_CHAR, 0, t0_, t1_));               \
+    }
+GETDELIM_LIKE(getline, (char **line, size_t *n, FILE *fp), (line, n, fp))
+GETDELIM_LIKE(getdelim, (char **line, size_t *n, int delim, FILE *fp), (line, n, delim, fp))
+GETDELIM_LIKE(__getdelim, (char **line, size_t *n, int delim, FILE *fp), (line, n, delim, fp))
+
+/* ---- formatted input: bytes = how far the stream moved (ftell before and after, as
+ * Darshan; 0 on a pipe), counted when the call returns non-zero (EOF included, as Darshan) */
+
+static inline long stream_pos(FILE *fp)
+{
+    int saved = errno; /* ftell of a pipe sets ESPIPE: the program must not see it */
+    long p = IOLAB_REAL(ftell)(fp);
+    errno = saved;
+    return p;
+}
+
+static void stdio_scanned(iolab_rec_t *r, FILE *fp, long p0, double t0, double t1)
+{
+    long p1 = stream_pos(fp);
+    stdio_io(r, 0, p0 >= 0 && p1 >= p0 ? p1 - p0 : 0, KIND_FORMATTED, 0, t0, t1);
+}
+
+/* cname: the C function; real: the symbol it defines and forwards to. glibc's headers
+ * redirect vfscanf, fscanf... to their __isoc99_ forms, so the plain symbols (which old
+ * binaries and -std=gnu89 programs call) are defined under other C names with asm labels. */
+#define SCANF_LIKE(cname, real, stream, params, args)                                        \
+    int cname params __asm__(#real);                                                         \
+    int cname params                                                                         \
+    {                                                                                        \
+        FILE *fp_ = (stream);                                                                \
+        iolab_rec_t *r_ = stream_rec(fp_);                                                   \
+        long p0_ = r_ && iolab_core_ready() ? stream_pos(fp_) : -1;                          \
+        IOLAB_WRAP(int, real, args, r_ != NULL,                                              \
+                   if (ret != 0) stdio_scanned(r_, fp_, p0_, t0_, t1_));                     \
+    }
+SCANF_LIKE(iolab_vfscanf, vfscanf, fp, (FILE *fp, const char *fmt, va_list ap), (fp, fmt, ap))
+SCANF_LIKE(iolab_isoc99_vfscanf, __isoc99_vfscanf, fp, (FILE *fp, const char *fmt, va_list ap),
+           (fp, fmt, ap))
+SCANF_LIKE(iolab_vscanf, vscanf, stdin, (const char *fmt, va_list ap), (fmt, ap))
+SCANF_LIKE(iolab_isoc99_vscanf, __isoc99_vscanf, stdin, (const char *fmt, va_list ap), (fmt, ap))
+
+#define SCANF_VARIADIC(cname, real, vname, params, last, args)                               \
+    int cname params __asm__(#real);                                                         \
+    int cname params                                                                         \
+    {                                                                                        \
+        va_list ap;                                                                          \
+        va_start(ap, last);                                                                  \
+        int r = vname args;                                                                  \
+        va_end(ap);                                                                          \
+        return r;                                                                            \
+    }
+SCANF_VARIADIC(iolab_fscanf, fscanf, iolab_vfscanf, (FILE *fp, const char *fmt, ...), fmt,
+               (fp, fmt, ap))
+SCANF_VARIADIC(iolab_isoc99_fscanf, __isoc99_fscanf, iolab_isoc99_vfscanf,
+               (FILE *fp, const char *fmt, ...), fmt, (fp, fmt, ap))
+SCANF_VARIADIC(iolab_scanf, scanf, iolab_vscanf, (const char *fmt, ...), fmt, (fmt, ap))
+SCANF_VARIADIC(iolab_isoc99_scanf, __isoc99_scanf, iolab_isoc99_vscanf, (const char *fmt, ...),
+               fmt, (fmt, ap))
+
+/* ---- positioning ---- */
+
+int fsetpos(FILE *fp, const fpos_t *pos)
+{
+    IOLAB_WRAP(int, fsetpos, (fp, pos), TRACED(fp), stdio_seek(fp, ret, t0_, t1_));
+}
+
+int fsetpos64(FILE *fp, const fpos64_t *pos)
+{
+    IOLAB_WRAP(int, fsetpos64, (fp, pos), TRACED(fp), stdio_seek(fp, ret, t0_, t1_));
 }

@@ -264,11 +264,21 @@ static void write_segments(out_t *o, double tick)
         OUT_LIT(o, "]}\n");
 }
 
+/* A record worth writing: touched, and for the standard streams (<STDOUT>...) read from or
+ * written to, as Darshan drops them otherwise. */
+static int rec_wanted(const iolab_rec_t *r)
+{
+    if (!r->used)
+        return 0;
+    return !(r->module == IOLAB_MOD_STDIO && iolab_core.names[r->path] == '<' &&
+             r->c[IOLAB_STDIO_READS] == 0 && r->c[IOLAB_STDIO_WRITES] == 0);
+}
+
 static int any_records(void)
 {
     for (int m = 0; m < IOLAB_NMODS; m++)
         for (uint32_t i = 0; i < iolab_core.pool[m].n; i++)
-            if (iolab_core.pool[m].recs[i].used)
+            if (rec_wanted(&iolab_core.pool[m].recs[i]))
                 return 1;
     return 0;
 }
@@ -311,7 +321,7 @@ void iolab_writer_write(const char *reason, int partial)
             continue;
         write_names(&out, m);
         for (uint32_t i = 0; i < iolab_core.pool[m].n; i++)
-            if (iolab_core.pool[m].recs[i].used ||
+            if (rec_wanted(&iolab_core.pool[m].recs[i]) ||
                 (iolab_core_tracing && iolab_core.pool[m].recs[i].merged))
                 write_record(&out, &iolab_core.pool[m].recs[i], (int)i, in_signal, tick);
     }
@@ -320,7 +330,7 @@ void iolab_writer_write(const char *reason, int partial)
     out_flush(&out);
     int failed = out.failed;
     IOLAB_REAL(close)(out.fd);
-    if (failed || rename(tmp, path) != 0) {
+    if (failed || IOLAB_REAL(rename)(tmp, path) != 0) {
         warn_once("write the profile", path);
         unlink(tmp);
     }

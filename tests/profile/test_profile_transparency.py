@@ -108,14 +108,18 @@ def test_mpi_program_unchanged(tracer: Path, prog: Callable[[str], Path], tmp_pa
 def test_fd_games_unchanged(tracer: Path, prog: Callable[[str], Path], tmp_path: Path) -> None:
     exe = prog("fdgames")
     _run_both(tmp_path, lambda w: [str(exe), str(w)])
-    _, job = profile([str(exe), str(tmp_path / "traced")], tmp_path / "p")
+    run, job = profile([str(exe), str(tmp_path / "traced")], tmp_path / "p")
     red = record(job, "POSIX", "redirected.txt")
     assert (red.counters["POSIX_OPENS"], red.counters["POSIX_DUPS"]) == (2, 1)  # open, dup2 onto 1
     assert (red.counters["POSIX_WRITES"], red.counters["POSIX_BYTES_WRITTEN"]) == (1, 14)
     app = record(job, "POSIX", "append.txt")
     assert (app.counters["POSIX_OPENS"], app.counters["POSIX_DUPS"]) == (2, 1)
     assert (app.counters["POSIX_WRITES"], app.counters["POSIX_BYTES_WRITTEN"]) == (2, 7)
-    assert {Path(r.path).name for r in job.records} == {"redirected.txt", "append.txt"}
+    assert {Path(r.path).name for r in job.records} == {"redirected.txt", "append.txt", "<STDOUT>"}
+    out = [r for r in job.records if r.path == "<STDOUT>"][0].counters  # two printf, one fflush
+    assert run.stdout == "before dup2\nafter: through a pipe\n"
+    assert (out["STDIO_OPENS"], out["STDIO_WRITES"], out["STDIO_FORMATTED_WRITES"]) == (1, 2, 2)
+    assert (out["STDIO_FLUSHES"], out["STDIO_BYTES_WRITTEN"]) == (1, len(run.stdout))
 
 
 def test_threads(prog: Callable[[str], Path], tmp_path: Path) -> None:
