@@ -145,6 +145,13 @@ def test_rules_doc_is_generated_and_current() -> None:
         assert r.sources and r.why and r.effect and r.severity in ("high", "warn", "info")
 
 
+def test_bad_node_counts(capsys) -> None:
+    assert "--nodes 0: must be at least 1" in _one_line_exit_2(capsys, "--nodes", "0",
+                                                               str(SMALL_LOG))
+    assert "--cores-per-node 0" in _one_line_exit_2(capsys, "--cores-per-node", "0",
+                                                    str(SMALL_LOG))
+
+
 def test_bad_profile_is_one_line(tmp_path: Path, capsys) -> None:
     p = tmp_path / "job.iolab"
     p.write_text('{"type": "nonsense"}\n')

@@ -106,24 +106,34 @@ LIBDIR = ROOT / "build" / "default" / "interpose" / "trace"
 
 
 @pytest.fixture(scope="module")
-def np2_profile(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A real `iolab profile --np 2 --trace` of tests/profile/progs/mpi_strided.c:
-    2 ranks, 1000 independent 4 KiB writes each, rank r's i-th block at (2i + r) * 4 KiB."""
+def mpi_strided(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """tests/profile/progs/mpi_strided.c built with mpicc (the tracer must be built too)."""
     if not (LIBDIR / "libiolab-trace.so").is_file():
         pytest.skip("libiolab-trace.so is not built (run ./setup)")
     if shutil.which("mpicc") is None:
         pytest.skip("mpicc is not installed")
-    tmp = tmp_path_factory.mktemp("np2")
-    exe = tmp / "mpi_strided"
+    exe = tmp_path_factory.mktemp("np2") / "mpi_strided"
     subprocess.run(["mpicc", "-O2", "-o", str(exe),
                     str(ROOT / "tests" / "profile" / "progs" / "mpi_strided.c")], check=True)
-    env = {**os.environ, "IOLAB_LIBDIR": str(LIBDIR)}
+    return exe
+
+
+def _profile_np2(exe: Path, out: Path, **env: str) -> Path:
+    """`iolab profile --np 2 --trace`: 2 ranks, 1000 independent 4 KiB writes each, rank r's
+    i-th block at (2i + r) * 4 KiB."""
     run = subprocess.run(
-        [sys.executable, "-m", "iolab", "profile", "-q", "-o", str(tmp / "p"), "--name", "job",
-         "--np", "2", "--trace", "--", str(exe), str(tmp / "s.dat"), "1000", "4096", "indep"],
-        capture_output=True, text=True, env=env, timeout=180)
+        [sys.executable, "-m", "iolab", "profile", "-q", "-o", str(out), "--name", "job",
+         "--np", "2", "--trace", "--", str(exe), str(out.parent / "s.dat"), "1000", "4096",
+         "indep"],
+        capture_output=True, text=True, env={**os.environ, "IOLAB_LIBDIR": str(LIBDIR), **env},
+        timeout=180)
     assert run.returncode == 0, run.stderr
-    return tmp / "p" / "job.iolab"
+    return out / "job.iolab"
+
+
+@pytest.fixture(scope="module")
+def np2_profile(mpi_strided: Path) -> Path:
+    return _profile_np2(mpi_strided, mpi_strided.parent / "p")
 
 
 def test_profile_np2_gives_the_rank_host_map_and_a_used_trace(np2_profile: Path) -> None:
@@ -161,3 +171,20 @@ def test_profile_np2_diagnose_command(np2_profile: Path) -> None:
     assert doc["summary"]["timeline"]["operations_by_module"]["DXT_MPIIO"] >= 2000
     ids = {(f["rule_id"], f["direction"]) for f in doc["findings"]}
     assert ("mpiio-independent", "write") in ids and ("random-access", "write") not in ids
+
+
+def test_profile_with_a_cut_trace_is_partial(mpi_strided: Path) -> None:
+    from iolab.diagnose.report import to_dict
+    from iolab.model.sources import load_source
+
+    job = _profile_np2(mpi_strided, mpi_strided.parent / "cut", IOLAB_TRACE_SEGMENTS="300")
+    rep = diagnose(build_model([load_source(job)]), Thresholds())
+    tm = rep.model.metrics.trace
+    assert tm is not None and not tm.complete and not tm.exact["write"]
+    assert any("incomplete in the profile" in r for r in tm.partial_reasons)
+    assert any("POSIX writes of the counters are not in the trace" in r
+               for r in tm.partial_reasons)
+    tl = to_dict(rep)["summary"]["timeline"]
+    assert tl["complete"] is False and tl["operations"] <= 2 * 300
+    small = next(f for f in rep.findings if f.rule.id == "small-requests")
+    assert small.hit.values["sizes_from"] == "counters"

@@ -104,6 +104,9 @@ def test_timeline_is_in_the_summary() -> None:
     out = " ".join(buf.getvalue().split())
     assert "timeline from the trace (576 operations, complete): 1 I/O phase" in out
     assert "up to 32 rank(s) at once" in out
+    from iolab.diagnose.render_html import render_html
+
+    assert "timeline from the trace (576 operations, complete)" in render_html([rep])
     partial = next(p for p in REAL_LOGS if p.name == "partial_data_dxt.darshan")
     buf = io.StringIO()
     render_text(diagnose(build_model([load_darshan_log(partial)]), Thresholds()), buf,

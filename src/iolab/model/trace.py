@@ -183,9 +183,11 @@ def build_trace(raws: Sequence[RawJob], offsets: Sequence[int], files: FileTable
         if not cols:
             continue
         parts.append(cols)
+        why = ("ran out of memory at run time" if raw.source == "darshan" else
+               "is incomplete in the profile (segment limit or interrupted process: see notes)")
         for mod in TRACE_MODULES:
             if mod in raw.partial_modules:
-                reasons.append(f"{mod} ran out of memory at run time ({raw.source_paths[0]})")
+                reasons.append(f"{mod} {why} ({raw.source_paths[0]})")
         if raw.trace_table is not None and raw.trace_table.truncated:
             reasons.append(f"iolab read only the first operations of {raw.source_paths[0]}")
     if not parts:
@@ -300,17 +302,19 @@ def _busy(model: Model, tr: Trace, app_rows: np.ndarray, cov: dict[str, np.ndarr
     return out
 
 
-def _merge(lo: np.ndarray, hi: np.ndarray, gap: float) -> tuple[np.ndarray, np.ndarray,
-                                                                 np.ndarray]:
+def _merge(lo: np.ndarray, hi: np.ndarray, gap: float
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Intervals sorted by start merged when less than ``gap`` apart: (starts, ends, group of
-    each input interval)."""
+    each input interval, index of each group's first interval)."""
     reach = np.maximum.accumulate(hi)
     new = np.ones(lo.size, dtype=bool)
     new[1:] = lo[1:] > reach[:-1] + gap
+    del reach
     grp = np.cumsum(new) - 1
     ends = np.full(int(grp[-1]) + 1, -np.inf)
     np.maximum.at(ends, grp, hi)
-    return lo[new], ends, grp
+    heads = np.nonzero(new)[0]
+    return lo[heads], ends, grp, heads
 
 
 def _timeline(tr: Trace, rows: np.ndarray, run_s: float) -> Timeline:
@@ -318,7 +322,7 @@ def _timeline(tr: Trace, rows: np.ndarray, run_s: float) -> Timeline:
     lo = tr.start[o]
     hi = np.maximum(tr.end[o], lo)
     gap = max(PHASE_GAP_MIN_S, PHASE_GAP_SHARE * run_s)
-    p_lo, p_hi, grp = _merge(lo, hi, gap)
+    p_lo, p_hi, grp, _ = _merge(lo, hi, gap)
     n = p_lo.size
     nbytes = tr.length[o].astype(np.float64)
     wr = np.bincount(grp, weights=nbytes * tr.write[o], minlength=n)
@@ -332,19 +336,21 @@ def _timeline(tr: Trace, rows: np.ndarray, run_s: float) -> Timeline:
     del grp
     phases = [Phase(float(p_lo[k]), float(p_hi[k]), int(ops[k]), int(rd[k]), int(wr[k]),
                     int(nranks[k])) for k in range(min(n, MAX_PHASES))]
-    u_lo, u_hi, _ = _merge(lo, hi, 0.0)
+    u_lo, u_hi, _, _ = _merge(lo, hi, 0.0)
     union = float((u_hi - u_lo).sum())
     first, last = float(lo[0]), float(hi.max())
     # Per rank: its own busy intervals (a rank counts once however many files it touches);
-    # ranks are kept apart by shifting each rank's times by rank x (2 x span).
+    # ranks are kept apart by shifting each rank's times (from the first start) by
+    # rank x (2 x span), so that one running maximum serves every rank.
     shift = 2.0 * (last - first + 1.0)
     order = np.lexsort((lo, rk))
-    base = rk[order] * shift
-    r_lo, r_hi, _ = _merge(lo[order] + base, hi[order] + base, 0.0)
-    del order, base
-    rank_of = np.floor(r_lo / shift)
-    r_lo -= rank_of * shift
-    r_hi -= rank_of * shift
+    rk = rk[order]
+    base = rk * shift - first
+    r_lo, r_hi, _, heads = _merge(lo[order] + base, hi[order] + base, 0.0)
+    del order
+    back = base[heads]
+    r_lo -= back
+    r_hi -= back
     # Ranks in flight at each interval start: starts so far minus ends at or before it.
     starts, ends = np.sort(r_lo), np.sort(r_hi)
     conc = np.arange(1, starts.size + 1) - np.searchsorted(ends, starts, side="right")
