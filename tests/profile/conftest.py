@@ -66,6 +66,7 @@ def profile(
     np: int | None = None,
     trace: bool = False,
     mpi: str | None = None,
+    stdin_text: str | None = None,
     extra_env: dict[str, str] | None = None,
 ) -> tuple[subprocess.CompletedProcess[str], RawJob]:
     """Run ``iolab profile`` on argv; return the run and the loaded profile."""
@@ -77,7 +78,14 @@ def profile(
     if mpi:
         cmd += ["--mpi", mpi]
     env = {**os.environ, "IOLAB_LIBDIR": str(LIBDIR), **(extra_env or {})}
-    run = subprocess.run([*cmd, "--", *argv], capture_output=True, text=True, env=env, timeout=180)
+    run = subprocess.run(
+        [*cmd, "--", *argv],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=180,
+        input=stdin_text if stdin_text is not None else "",
+    )
     assert run.returncode == 0, run.stderr
     return run, load(outdir / "job.iolab")
 

@@ -12,6 +12,7 @@ import pytest
 from conftest import LIBDIR, PROGS, ints_except_time, profile, record
 
 from iolab import counters as ctr
+from iolab.model.raw import RawJob
 
 SHIM_MPICH = "libiolab-trace-mpi-mpich.so"
 
@@ -292,3 +293,72 @@ def test_mpiio_strided_mpich(tmp_path: Path, how: str) -> None:
     assert "romio_cb_write" in job.metadata[f"hints:{tmp_path}/m.dat"]  # MPICH's ROMIO hints
     p = record(job, "POSIX", "m.dat")  # what ROMIO wrote below, reduced over the ranks
     assert p.counters["POSIX_BYTES_WRITTEN"] == ranks * n * 4096
+
+
+def _std(job: RawJob, name: str) -> dict[str, int]:
+    found = [r for r in job.records if r.module == "STDIO" and r.path == name]
+    assert len(found) == 1, name
+    return ints_except_time(found[0])
+
+
+def test_stdio_standard_streams_scanf_getline_rename(
+    prog: Callable[[str], Path], tmp_path: Path
+) -> None:
+    """<STDIN>/<STDOUT>/<STDERR> records as Darshan's (opened at start, kept when used);
+    printf/puts/putchar/fputs_unlocked, fscanf/getline/fsetpos; rename and renameat."""
+    run, job = profile([str(prog("stdio_std")), str(tmp_path)], tmp_path / "p", stdin_text="7 z")
+    assert run.stdout == "42 items\nhello\nxab\n" and run.stderr == "warn me\n"
+    assert _std(job, "<STDOUT>") == _expected(
+        "STDIO",
+        OPENS=1,
+        WRITES=4,
+        BYTES_WRITTEN=19,
+        MAX_BYTE_WRITTEN=18,
+        FORMATTED_WRITES=1,
+        CHAR_WRITES=3,
+    )
+    assert _std(job, "<STDERR>") == _expected(
+        "STDIO", OPENS=1, WRITES=1, BYTES_WRITTEN=8, MAX_BYTE_WRITTEN=7, FORMATTED_WRITES=1
+    )
+    assert _std(job, "<STDIN>") == _expected(
+        "STDIO", OPENS=1, READS=2, BYTES_READ=1, FORMATTED_READS=1, CHAR_READS=1
+    )
+    assert ints_except_time(record(job, "STDIO", "data.txt")) == _expected(
+        "STDIO",
+        OPENS=2,
+        WRITES=1,
+        BYTES_WRITTEN=15,
+        MAX_BYTE_WRITTEN=14,
+        FORMATTED_WRITES=1,
+        READS=4,
+        BYTES_READ=20,
+        MAX_BYTE_READ=14,
+        FORMATTED_READS=1,
+        CHAR_READS=2,
+        SEEKS=1,
+    )
+    blk = os.stat(tmp_path / "c.dat").st_blksize
+    posix = {Path(r.path).name: r for r in job.records if r.module == "POSIX"}
+    assert set(posix) == {"a.dat", "b.dat", "c.dat"}
+    base = {"MEM_ALIGNMENT": 8, "FILE_ALIGNMENT": blk}
+    assert ints_except_time(posix["a.dat"]) == _expected(
+        "POSIX",
+        OPENS=1,
+        MODE=0o644,
+        WRITES=1,
+        BYTES_WRITTEN=5,
+        MAX_BYTE_WRITTEN=4,
+        SIZE_WRITE_0_100=1,
+        ACCESS1_ACCESS=5,
+        ACCESS1_COUNT=1,
+        RENAME_SOURCES=1,
+        **base,
+    )
+    ids = [posix[n].record_id for n in ("a.dat", "b.dat")]  # stored as a signed counter
+    signed = [i - (1 << 64) if i >= 1 << 63 else i for i in ids]
+    assert ints_except_time(posix["b.dat"]) == _expected(
+        "POSIX", RENAME_SOURCES=1, RENAME_TARGETS=1, RENAMED_FROM=signed[0], **base
+    )
+    assert ints_except_time(posix["c.dat"]) == _expected(
+        "POSIX", RENAME_TARGETS=1, RENAMED_FROM=signed[1], **base
+    )
