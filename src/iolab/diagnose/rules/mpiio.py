@@ -5,6 +5,7 @@ alignment, fill mode."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -47,14 +48,20 @@ def _mpi_per_file(model: Model, d: str) -> dict[str, np.ndarray]:
     return out
 
 
-def _independent(model: Model, th: Thresholds) -> list[Hit]:
+def _mpi_directions(model: Model) -> Iterator[tuple[str, dict[str, np.ndarray], np.ndarray]]:
+    """Per direction: the per-file MPI-IO / POSIX totals and the shared application files;
+    nothing when the job has no MPI-IO."""
     if "MPI-IO" not in model.mods:
-        return []
-    files = model.files
+        return
     shared = shared_app_files(model)
-    hits = []
     for d in DIRECTIONS:
-        c = _mpi_per_file(model, d)
+        yield d, _mpi_per_file(model, d), shared
+
+
+def _independent(model: Model, th: Thresholds) -> list[Hit]:
+    files = model.files
+    hits = []
+    for d, c, shared in _mpi_directions(model):
         ops, avg = c["ops"], c["avg"]
         # Large contiguous independent requests are fine (Drishti flags them): only small ones.
         sel = shared & (c["INDEP"] > 0) & (avg < th.small_request_bytes)
@@ -92,13 +99,9 @@ def _cb(model: Model, th: Thresholds) -> list[Hit]:
     requests under a file are several times larger than the MPI-IO ones (65,536 x 4 KiB
     MPI-IO writes became 16,384 x 16 KiB POSIX writes from one aggregator).
     """
-    if "MPI-IO" not in model.mods:
-        return []
     files = model.files
-    shared = shared_app_files(model)
     hits = []
-    for d in DIRECTIONS:
-        c = _mpi_per_file(model, d)
+    for d, c, shared in _mpi_directions(model):
         ops, mavg = c["ops"], c["avg"]
         pavg = per_op(c["posix_bytes"], c["posix_ops"])
         sel = (shared & (ops >= th.small_requests_min)
