@@ -466,7 +466,7 @@ int iolab_phase_run(iolab_run_t *run, int op, int rep, int pass)
     MPI_Allreduce(flags, any, 2, MPI_INT, MPI_MAX, run->world);
     if (any[0])
         agree_failure(run, op, err, why, me.bytes);
-    else if (op == IOLAB_READ)  /* after an I/O error the data is garbage anyway */
+    else if (op == IOLAB_READ && !any[1])  /* after an error or interrupt: garbage anyway */
         agree_verify(run, w, nw, iolab_layout_file_of(&run->layout, lr));
     if (any[1])
         iolab_interrupted = 1;
