@@ -39,7 +39,7 @@ const iolab_option_t iolab_config_options[] = {
     {"threads", "threads", IOLAB_OPT_INT, "1", "count", NULL,
      "threads per rank, each doing pread/pwrite on its own part (posix)", O(threads)},
     {"reorder", "reorder", IOLAB_OPT_BOOL, "false", NULL, NULL,
-     "read what another rank wrote (shift by ranks per host, by 1 on one host)", O(reorder)},
+     "read what another rank wrote (one on another host when the run spans several)", O(reorder)},
     {"read-times", "read_times", IOLAB_OPT_INT, "1", "count", NULL,
      "read passes per repetition (the 'read 3 times' experiment)", O(read_times)},
     {"evict", "evict", IOLAB_OPT_BOOL, "false", NULL, NULL,
