@@ -134,7 +134,9 @@ def test_dxt_random_writes_and_a_slow_rank(tmp_path: Path) -> None:
     st = found["shared-file-stragglers"].hit.values
     assert (st["worst_slowest_rank"], st["worst_fastest_rank"]) == (3, 0)
     assert st["worst_slowest_time_s"] == pytest.approx(4.0)
-    assert st["measured_by"] == "measured in the trace"
+    assert st["measured_by"] == "measured in the trace" and st["worst_bytes_imbalance"] == 0
+    row = found["shared-file-stragglers"].hit.files[0].values
+    assert row["slowest_bytes"] == row["fastest_bytes"] == 2000 * 4 * KiB
     sm = found["small-requests/write"].hit.values
     assert sm["sizes_from"] == "trace" and sm["common_sizes"] == "4.0 KiB x 8000"
     assert sm["small_writes_shared_files"] == 8000

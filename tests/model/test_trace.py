@@ -23,6 +23,7 @@ GENERATED = SHARED / "darshan-generated"
 LOGS = SHARED / "darshan-logs"
 RANDOM_DXT = GENERATED / "posix_mixed_rw_random_reads_dxt.darshan"
 MPI_DXT = next((LOGS / "mpi_io_test_with_dxt").glob("*.darshan"))
+MiB = 1 << 20
 PARTIAL_DXT = LOGS / "partial_data_dxt" / "partial_data_dxt.darshan"
 HDF5_DXT = LOGS / "hdf5_diagonal_write_only" / "hdf5_diagonal_write_1_byte_dxt.darshan"
 
@@ -137,17 +138,21 @@ def test_per_rank_busy_time_equals_pydarshan_records() -> None:
     model = build_model([loader.load_darshan_log(MPI_DXT)])
     recs, names = _dxt(MPI_DXT, "DXT_MPIIO")
     busy: dict[int, float] = defaultdict(float)
+    moved: dict[int, int] = defaultdict(int)
     for rec in recs:
         if categorize(names[rec["id"]]) == APP:
             for d in ("read", "write"):
                 busy[rec["rank"]] += sum(s["end_time"] - s["start_time"]
                                          for s in rec[f"{d}_segments"])
+                moved[rec["rank"]] += sum(s["length"] for s in rec[f"{d}_segments"])
     (b,) = model.metrics.trace.busy
     assert b.module == "DXT_MPIIO" and b.covered and b.ranks == len(busy) == 32
     slow = max(busy, key=lambda k: busy[k])
     fast = min(busy, key=lambda k: busy[k])
     assert (b.slowest_rank, b.fastest_rank) == (slow, fast)
     assert b.slowest_s == pytest.approx(busy[slow]) and b.fastest_s == pytest.approx(busy[fast])
+    assert (b.slowest_bytes, b.fastest_bytes) == (moved[slow], moved[fast])
+    assert moved[slow] == 8 * 16 * MiB  # mpi-io-test: 4 writes and 4 reads of 16 MiB per rank
     assert model.job.rank_hosts == {r["rank"]: r["hostname"] for r in recs}
     assert model.job.nodes == 1  # every rank's host is known: one node
 

@@ -177,7 +177,8 @@ def to_dict(rep: Report) -> dict[str, Any]:
         "tool": {"name": "iolab diagnose", "version": __version__},
         "job": {
             "sources": job.sources, "source_kind": job.source_kind, "exe": job.exe,
-            "nprocs": job.nprocs, "nodes": job.nodes, "run_time_s": round(job.run_time_s, 6),
+            "nprocs": job.nprocs, "nodes": job.nodes, "cores_per_node": job.cores_per_node,
+            "run_time_s": round(job.run_time_s, 6),
             "start_time_unix_s": job.start_time, "end_time_unix_s": job.end_time,
             "format_versions": job.format_versions, "logs": job.n_logs,
             "partial_modules": job.partial_modules, "notes": job.notes,

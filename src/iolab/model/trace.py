@@ -95,8 +95,10 @@ class RankBusy:
     ranks: int
     slowest_rank: int
     slowest_s: float
+    slowest_bytes: int
     fastest_rank: int
     fastest_s: float
+    fastest_bytes: int
     median_s: float
     last_end_s: float  # when the last rank finished with the file
     first_end_s: float  # when the first rank finished with the file
@@ -276,6 +278,7 @@ def _busy(model: Model, tr: Trace, app_rows: np.ndarray, cov: dict[str, np.ndarr
     key = tr.file_index[rows] * nr + tr.rank[rows]
     ukey, inv = np.unique(key, return_inverse=True)
     busy = np.bincount(inv, weights=tr.end[rows] - tr.start[rows])
+    moved = np.bincount(inv, weights=tr.length[rows].astype(np.float64))
     last = np.full(ukey.size, -np.inf)
     np.maximum.at(last, inv, tr.end[rows])
     fidx, ranks = ukey // nr, ukey % nr
@@ -290,13 +293,14 @@ def _busy(model: Model, tr: Trace, app_rows: np.ndarray, cov: dict[str, np.ndarr
         if hi - lo < 2:
             continue
         i = int(fidx[lo])
-        b, rk, le = busy[lo:hi], ranks[lo:hi], last[lo:hi]
+        b, rk, le, mv = busy[lo:hi], ranks[lo:hi], last[lo:hi], moved[lo:hi]
         mpi = bool(mpi_files[i])
         full = bool(cov["mpiio"][i] if mpi else posix_full[i])
         out.append(RankBusy(file_index=i, module=TRACE_MODULES[MPIIO_CODE if mpi else POSIX_CODE],
                             ranks=int(hi - lo), slowest_rank=int(rk[b.argmax()]),
-                            slowest_s=float(b.max()), fastest_rank=int(rk[b.argmin()]),
-                            fastest_s=float(b.min()), median_s=float(np.median(b)),
+                            slowest_s=float(b.max()), slowest_bytes=int(mv[b.argmax()]),
+                            fastest_rank=int(rk[b.argmin()]), fastest_s=float(b.min()),
+                            fastest_bytes=int(mv[b.argmin()]), median_s=float(np.median(b)),
                             last_end_s=float(le.max()), first_end_s=float(le.min()),
                             covered=full))
     return out

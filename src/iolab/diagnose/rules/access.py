@@ -37,18 +37,19 @@ if TYPE_CHECKING:
     from iolab.diagnose.config import Thresholds
     from iolab.model.job import Model
 
-def _small_sizes(model: Model, d: str) -> tuple[list[int], int, int, str]:
-    """Size bins, small requests, exactly-1-MiB requests and where they come from: the
-    trace's exact lengths when it holds every request of this direction, else the counters
-    (Darshan's 100K_1M bin holds 1 MiB itself; see exact_mib_requests)."""
+def _small_sizes(model: Model, d: str) -> tuple[list[int], int, int, str, str]:
+    """Size bins, small requests, exactly-1-MiB requests, where they come from and the most
+    common sizes: the trace's exact lengths when it holds every request of this direction,
+    else the counters (Darshan's 100K_1M bin holds 1 MiB itself; see exact_mib_requests)."""
     tm = model.metrics.trace
     if tm is not None and tm.exact[d]:
         s = tm.sizes[d]
-        return s.bins, s.small, s.exactly_1mib, "trace"
+        common = ", ".join(f"{fmt_bytes(n)} x {c}" for n, c in s.common)
+        return s.bins, s.small, s.exactly_1mib, "trace", common
     px = model.metrics.ifaces["POSIX"]
     hist = px.hist.get(d, [0] * len(SIZE_BINS))
     exact = px.hist.get(d + "_exact_1mib", [0])[0]
-    return hist, sum(hist[:SMALL_BINS]) - exact, exact, "counters"
+    return hist, sum(hist[:SMALL_BINS]) - exact, exact, "counters", ""
 
 
 def _small(model: Model, th: Thresholds) -> list[Hit]:
@@ -60,7 +61,7 @@ def _small(model: Model, th: Thresholds) -> list[Hit]:
     shared = shared_app_files(model)
     for d in DIRECTIONS:
         D, OPS, _ = DIR_NAMES[d]
-        hist, small, exact, source = _small_sizes(model, d)
+        hist, small, exact, source, common = _small_sizes(model, d)
         ops = px.ops[d]
         if not enough(small, ops, th.small_requests_min, th.small_requests_share):
             continue
@@ -72,10 +73,6 @@ def _small(model: Model, th: Thresholds) -> list[Hit]:
         per = np.where(app, per, 0)
         top = worst(per)
         small_shared = int(per[shared].sum())
-        common = ""
-        if source == "trace":
-            common = ", ".join(f"{fmt_bytes(n)} x {c}"
-                               for n, c in model.metrics.trace.sizes[d].common)  # type: ignore[union-attr]
         hits.append(Hit(
             direction=d,
             summary=(f"{small} of {ops} POSIX {d}s ({pct(small / ops)}) are below 1 MiB; "

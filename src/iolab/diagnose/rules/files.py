@@ -148,9 +148,12 @@ def _straggler_rows(model: Model, th: Thresholds) -> list[tuple]:
             continue
         traced.add(b.file_index)
         dt = (b.slowest_s - b.fastest_s) / b.slowest_s if b.slowest_s > 0 else 0.0
+        big_b = max(b.slowest_bytes, b.fastest_bytes)
+        db = abs(b.slowest_bytes - b.fastest_bytes) / big_b if big_b > 0 else 0.0
         if b.slowest_s >= th.imbalance_min_time_s and dt >= th.imbalance:
-            rows.append((b.module + " trace", b.file_index, b.fastest_s, b.slowest_s, "-", "-",
-                         dt, 0.0, b.fastest_rank, b.slowest_rank))
+            rows.append((b.module + " trace", b.file_index, b.fastest_s, b.slowest_s,
+                         b.fastest_bytes, b.slowest_bytes, dt, db, b.fastest_rank,
+                         b.slowest_rank))
     mpi = mpi_files(model)
     for mod, p in (("MPI-IO", "MPIIO"), ("POSIX", "POSIX"), ("STDIO", "STDIO")):
         md = model.mods.get(mod)
