@@ -317,33 +317,6 @@ static void write_reports(const iolab_run_t *run)
     fflush(stdout);
 }
 
-/* 1 when every rank r and rank r + s live on different hosts. */
-static int shift_crosses_hosts(const iolab_env_t *e, int s)
-{
-    for (int r = 0; r < e->ranks; r++)
-        if (e->rank_host[r] == e->rank_host[(r + s) % e->ranks])
-            return 0;
-    return 1;
-}
-
-/* --reorder's shift: on one host 1 (the page cache is shared there anyway, but a rank reads
- * data it did not write); on several, the smallest shift that puts every reader on another
- * host than the writer: ranks per host for block placement (IOR -C's choice), 1 for
- * round-robin placement. */
-static int reorder_shift(const iolab_env_t *e)
-{
-    if (e->nhosts < 2)
-        return 1;
-    int tries[2] = {e->host_ranks[0], 1};
-    for (int i = 0; i < 2; i++)
-        if (shift_crosses_hosts(e, tries[i]))
-            return tries[i];
-    for (int s = 2; s < e->ranks && s < 256; s++)
-        if (shift_crosses_hosts(e, s))
-            return s;
-    return e->host_ranks[0];
-}
-
 /* Options, environment, validation (exit 2 on bad input, agreed by all ranks), backend
  * set-up. Returns -1 to go on, else the exit code. */
 static int start(iolab_run_t *run, int argc, char **argv)
@@ -377,7 +350,8 @@ static int start(iolab_run_t *run, int argc, char **argv)
         return 2;
     run->buf_align = run->env.page_size > run->env.logical_block_size
                          ? run->env.page_size : run->env.logical_block_size;
-    run->reorder_shift = reorder_shift(&run->env);
+    run->reorder_shift = iolab_layout_reorder_shift(run->env.rank_host, run->ranks,
+                                                    run->env.host_ranks[0]);
     int e = run->be->init(&run->be_state, run->be_opts, &run->cfg, &run->env, run->world, err,
                           sizeof err);
     if (e && !err[0])

@@ -172,3 +172,27 @@ int iolab_layout_reorder(const iolab_layout_t *l, int r, int shift)
     int g = iolab_layout_group_of(l, r), m = r - iolab_layout_group_first(l, g);
     return iolab_layout_group_first(l, (g + 1) % ng) + m;
 }
+
+/* 1 when every rank r and rank r + s live on different hosts. */
+static int crosses_hosts(const int *rank_host, int ranks, int s)
+{
+    for (int r = 0; r < ranks; r++)
+        if (rank_host[r] == rank_host[(r + s) % ranks])
+            return 0;
+    return 1;
+}
+
+int iolab_layout_reorder_shift(const int *rank_host, int ranks, int ranks_on_host0)
+{
+    int one_host = 1;
+    for (int r = 1; r < ranks; r++)
+        one_host &= rank_host[r] == rank_host[0];
+    if (one_host)
+        return 1;
+    if (ranks_on_host0 > 0 && crosses_hosts(rank_host, ranks, ranks_on_host0))
+        return ranks_on_host0;
+    for (int s = 1; s < ranks && s < 4096; s++)  /* bounded: O(ranks) per try */
+        if (crosses_hosts(rank_host, ranks, s))
+            return s;
+    return ranks_on_host0 > 0 ? ranks_on_host0 : 1;
+}

@@ -58,4 +58,10 @@ int iolab_layout_vec(const iolab_layout_t *l, int r, iolab_layout_vec_t *v);
  * only when all groups have the same size; returns r when no shift applies. */
 int iolab_layout_reorder(const iolab_layout_t *l, int r, int shift);
 
+/* --reorder's shift from the rank placement (rank_host[r]: host index of rank r): 1 on one
+ * host; on several, the smallest shift that puts every reader on another host than the
+ * writer, trying first ranks_on_host0 (block placement, IOR -C's choice) and 1 (round-robin
+ * placement). */
+int iolab_layout_reorder_shift(const int *rank_host, int ranks, int ranks_on_host0);
+
 #endif

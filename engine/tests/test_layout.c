@@ -113,6 +113,25 @@ static void check_bad_input(void)
           "zero segments accepted");
 }
 
+static void check_reorder_shift(void)
+{
+    const int one[] = {0, 0, 0, 0};
+    const int block[] = {0, 0, 0, 1, 1, 1};          /* 2 hosts x 3, block placement */
+    const int rr[] = {0, 1, 0, 1, 0, 1};             /* round-robin */
+    const int three[] = {0, 0, 1, 1, 2, 2};          /* 3 hosts x 2 */
+    const int uneven[] = {0, 0, 0, 1, 1, 2};         /* 3, 2, 1 ranks */
+    CHECK(iolab_layout_reorder_shift(one, 4, 4) == 1, "one host");
+    CHECK(iolab_layout_reorder_shift(block, 6, 3) == 3, "block placement");
+    const int rr4[] = {0, 1, 0, 1};                  /* round-robin, 2 per host */
+    CHECK(iolab_layout_reorder_shift(rr4, 4, 2) == 1, "round-robin placement");
+    CHECK(iolab_layout_reorder_shift(rr, 6, 3) % 2 == 1, "round-robin: an odd shift");
+    CHECK(iolab_layout_reorder_shift(three, 6, 2) == 2, "3 hosts");
+    int s = iolab_layout_reorder_shift(uneven, 6, 3);
+    for (int r = 0; r < 6; r++)
+        CHECK(uneven[r] != uneven[(r + s) % 6], "uneven: shift %d keeps rank %d on its host",
+              s, r);
+}
+
 int main(void)
 {
     static const char *names[] = {"fpp", "segmented", "strided", "serial", "subset"};
@@ -149,6 +168,7 @@ int main(void)
                                 combos++;
                             }
     check_bad_input();
+    check_reorder_shift();
     printf("%d layout combinations checked, %d failures\n", combos, failures);
     return failures ? 1 : 0;
 }
