@@ -374,6 +374,8 @@ int iolab_driver_main(int argc, char **argv)
     run->world = MPI_COMM_WORLD;
     MPI_Comm_rank(run->world, &run->rank);
     MPI_Comm_size(run->world, &run->ranks);
+    run->argc = argc;
+    run->argv = argv;
     int code = start(run, argc, argv);
     if (code < 0) {
         run_reps(run);

@@ -266,6 +266,10 @@ void iolab_report_json(const iolab_run_t *run, FILE *out)
     iolab_json_obj(&j, "tool");
     iolab_json_str(&j, "name", "iolab-bench");
     iolab_json_str(&j, "version", IOLAB_VERSION);
+    iolab_json_arr(&j, "argv");  /* as given: reruns the same measurement */
+    for (int i = 0; i < run->argc; i++)
+        iolab_json_str(&j, NULL, run->argv[i]);
+    iolab_json_end(&j, ']');
     iolab_json_end(&j, '}');
     iolab_json_str(&j, "status", run->status);
     error_and_verify(&j, run);

@@ -80,6 +80,8 @@ typedef struct iolab_run {
     iolab_failure_t fail;
     iolab_verify_result_t verify;
     int files_exist;           /* the run created files that may need removing */
+    int argc;                  /* the command line, recorded in the JSON */
+    char **argv;
 } iolab_run_t;
 
 /* Set by SIGINT/SIGTERM; checked between transfers. */

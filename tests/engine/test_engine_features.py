@@ -71,6 +71,7 @@ def test_json_matches_contract(engine: Engine, scratch: Path, api: str):
     check_shape(contract_example(), r.doc)
     d = r.doc
     assert d["schema_version"] == 1 and d["tool"]["name"] == "iolab-bench"
+    assert d["tool"]["argv"][0].endswith("iolab-bench") and "--reps" in d["tool"]["argv"]
     assert d["config"]["transfer_bytes"] == 4096 and d["config"]["block_bytes"] == 16384
     assert d["config"]["api"] == api and d["config"]["repetitions"] == 2
     env = d["environment"]
