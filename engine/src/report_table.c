@@ -22,6 +22,15 @@ static void header(const iolab_run_t *run, FILE *out)
     fprintf(out, "path %s  fs %s (block %llu, logical block %llu)\n", c->path, e->fs_type,
             (unsigned long long)e->fs_block_size, (unsigned long long)e->logical_block_size);
     fprintf(out, "MPI %.70s  MPI-IO %s\n", e->mpi_library, e->mpiio_impl);
+    const iolab_hints_t *h = &run->hints;
+    for (size_t i = 0; i < h->nreq; i++) {
+        const char *state = !h->have_effective ? "not opened"
+                            : !h->verifiable   ? "cannot verify (the library echoes hints)"
+                            : iolab_hints_ignored(h, i) ? "IGNORED by the library"
+                                                        : "in effect";
+        fprintf(out, "hint %s=%s (%s): %s\n", h->req[i].key, h->req[i].value,
+                h->req[i].source, state);
+    }
 }
 
 static void phases(const iolab_run_t *run, FILE *out)

@@ -3,10 +3,11 @@ hints, which ROMIO reports for real (Open MPI only echoes them: checked too)."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
-from engine_helpers import Engine, run_engine
+from engine_helpers import Engine, _env, run_engine
 
 T, B, S = 4096, 16384, 2
 
@@ -69,6 +70,17 @@ def test_mpich_hints_round_trip_and_ignored(mpich_engine: Engine, scratch: Path)
     assert h["ignored"] == ["iolab_no_such_hint"]
     # ROMIO reports hints nobody asked for: the real state of the library
     assert {"cb_nodes", "romio_cb_write"} <= set(h["effective"])
+
+
+def test_mpich_hints_in_table(mpich_engine: Engine, scratch: Path):
+    need(mpich_engine, "mpiio")
+    a = [x for x in args(scratch, "mpiio", "strided", "--hint", "cb_buffer_size=1048576",
+                         "--hint", "iolab_no_such_hint=7") if x != "--quiet"]
+    p = subprocess.run(mpich_engine.argv(2, [*a, "--json", str(scratch.parent / "t.json")]),
+                       capture_output=True, text=True, env=_env(), timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert "hint cb_buffer_size=1048576 (command line): in effect" in p.stdout
+    assert "hint iolab_no_such_hint=7 (command line): IGNORED by the library" in p.stdout
 
 
 def test_mpich_hint_sources(mpich_engine: Engine, scratch: Path, tmp_path: Path):
