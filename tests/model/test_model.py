@@ -86,3 +86,12 @@ def test_random_estimate_from_backward_jumps() -> None:
     a = build_model([load_darshan_log(GENERATED / "posix_mixed_rw_random_reads.darshan")])
     r = a.metrics.access["read"]
     assert (r.ops, r.seq, r.consec, r.backward, r.random_est) == (12000, 7039, 0, 4960, 9920)
+
+
+def test_rereads_of_the_same_offset_are_not_random() -> None:
+    """Expected / was: 0 random of 1,000,000 reads of byte 0 / 1,000,000 random (every read
+    after the first counted as a backward jump)."""
+    log = GENERATED.parent / "darshan-logs" / "partial_data_dxt" / "partial_data_dxt.darshan"
+    r = build_model([load_darshan_log(log)]).metrics.access["read"]
+    assert (r.ops, r.seq, r.consec) == (1_000_000, 0, 0)
+    assert r.random_est == 0 and r.rereads == 1_000_000

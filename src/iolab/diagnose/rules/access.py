@@ -264,7 +264,8 @@ def _random(model: Model, th: Thresholds) -> list[Hit]:
     for d in DIRECTIONS:
         a = model.metrics.access[d]
         values: dict[str, Value] = {f"posix_{d}s": a.ops, "consecutive": a.consec,
-                                    "sequential": a.seq, "random_estimate": a.random_est}
+                                    "sequential": a.seq, "random_estimate": a.random_est,
+                                    "same_offset_estimate": a.rereads}
         if tm is not None and tm.exact[d]:
             t = tm.access[d]
             n_random, share = t.random, t.random_share
