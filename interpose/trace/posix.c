@@ -68,11 +68,14 @@ static void cwd_forget(void)
 static __thread char last_path[LAST_PATH_MAX] __attribute__((tls_model("initial-exec")));
 static __thread iolab_rec_t *last_rec __attribute__((tls_model("initial-exec")));
 static __thread unsigned last_gen __attribute__((tls_model("initial-exec")));
+/* Set while last_put writes: a signal handler's open() on this thread then neither reads a
+ * half-written entry nor writes one under it. */
+static __thread int last_busy __attribute__((tls_model("initial-exec")));
 
 static inline iolab_rec_t *last_get(int dirfd, const char *path)
 {
-    if (last_rec && (dirfd == AT_FDCWD || path[0] == '/') && last_gen == cwd_generation &&
-        strcmp(path, last_path) == 0)
+    if (last_rec && !last_busy && (dirfd == AT_FDCWD || path[0] == '/') &&
+        last_gen == cwd_generation && strcmp(path, last_path) == 0)
         return last_rec;
     return NULL;
 }
@@ -80,11 +83,15 @@ static inline iolab_rec_t *last_get(int dirfd, const char *path)
 static inline void last_put(int dirfd, const char *path, iolab_rec_t *r, unsigned gen)
 {
     size_t n = strlen(path);
-    if (!r || n >= LAST_PATH_MAX || !(dirfd == AT_FDCWD || path[0] == '/'))
+    if (!r || last_busy || n >= LAST_PATH_MAX || !(dirfd == AT_FDCWD || path[0] == '/'))
         return;
+    last_busy = 1;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
     memcpy(last_path, path, n + 1);
     last_gen = gen;
     last_rec = r;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    last_busy = 0;
 }
 
 void iolab_posix_after_fork(void)

@@ -339,7 +339,9 @@ def test_stdio_standard_streams_scanf_getline_rename(
     )
     blk = os.stat(tmp_path / "c.dat").st_blksize
     posix = {Path(r.path).name: r for r in job.records if r.module == "POSIX"}
-    assert set(posix) == {"a.dat", "b.dat", "c.dat"}
+    assert set(posix) == {"a.dat", "b.dat", "c.dat", "x.dat"}  # 2 x.dat: one per folder
+    rel = {r.path: r.counters["POSIX_BYTES_WRITTEN"] for r in job.records if "x.dat" in r.path}
+    assert rel == {f"{tmp_path}/x.dat": 1, f"{tmp_path}/sub/x.dat": 2}
     base = {"MEM_ALIGNMENT": 8, "FILE_ALIGNMENT": blk}
     assert ints_except_time(posix["a.dat"]) == _expected(
         "POSIX",

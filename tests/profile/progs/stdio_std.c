@@ -1,11 +1,14 @@
 /* The standard streams and the STDIO calls beyond fread/fwrite: printf, puts, putchar,
  * fputs_unlocked to stdout, fprintf to stderr, scanf and getchar from stdin; a file written
  * with fprintf and read back with fscanf, getline, fsetpos, fread; a POSIX file renamed
- * twice (rename, renameat) and a rename that fails. Reads "7 z" on stdin.
+ * twice (rename, renameat) and a rename that fails; the same relative name opened before and
+ * after a chdir (two files: the tracer's last-path cache must not mix them). Reads "7 z" on
+ * stdin.
  * Usage: stdio_std DIR */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static void std_streams(void)
@@ -63,6 +66,22 @@ static void renames(const char *dir)
         exit(11);
 }
 
+static void relative_names(const char *dir)
+{
+    char sub[4096];
+    snprintf(sub, sizeof sub, "%s/sub", dir);
+    if (mkdir(sub, 0755) != 0 || chdir(dir) != 0)
+        exit(12);
+    for (int i = 1; i <= 2; i++) {                   /* DIR/x.dat: 1 byte, DIR/sub/x.dat: 2 */
+        int fd = open("x.dat", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd < 0 || write(fd, "yy", (size_t)i) != i)
+            exit(13);
+        close(fd);
+        if (i == 1 && chdir("sub") != 0)
+            exit(14);
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2)
@@ -70,5 +89,6 @@ int main(int argc, char **argv)
     std_streams();
     text_file(argv[1]);
     renames(argv[1]);
+    relative_names(argv[1]);
     return 0;
 }
