@@ -42,8 +42,8 @@ def output_width(out: TextIO) -> int:
 class _Writer:
     """Wrapped, escaped paragraphs on a rich console."""
 
-    def __init__(self, con: Console, width: int) -> None:
-        self.con, self.width = con, width
+    def __init__(self, con: Console, width: int, color: bool) -> None:
+        self.con, self.width, self.color = con, width, color
 
     def para(self, text: str, indent: int = 0, hang: int = 0, head: str = "",
              head_style: str = "") -> None:
@@ -52,7 +52,7 @@ class _Writer:
         lines = textwrap.wrap(head + text, width=self.width, initial_indent=" " * indent,
                               subsequent_indent=" " * (indent + hang), break_on_hyphens=False)
         for i, line in enumerate(lines or [""]):
-            if i == 0 and head and head_style:
+            if i == 0 and head and head_style and self.color:
                 cut = indent + len(head)
                 self.con.print(" " * indent + f"[{head_style}]{escape(head)}[/]"
                                + escape(line[cut:]))
@@ -81,13 +81,13 @@ def render_text(rep: Report, out: TextIO, *, color: bool | None = None,
     w = width or output_width(out)
     con = Console(file=out, width=w, no_color=color is False, force_terminal=bool(color),
                   highlight=False, soft_wrap=True)
-    wr = _Writer(con, w)
+    wr = _Writer(con, w, bool(color))
     _summary(rep, wr)
     for f in rep.findings:
         sev = f.severity
         d = f" ({f.hit.direction})" if f.hit.direction else ""
         wr.para(f"{f.rule.id}{d}: {f.rule.title}", hang=_BODY, head=f"{sev.upper():4} ",
-                head_style=_STYLE[sev] if color else "")
+                head_style=_STYLE[sev])
         wr.para(f.hit.summary, indent=_BODY, hang=2)
         if f.hit.files:
             wr.files(f.hit.files[: (10 if verbose else 3)], _BODY)
@@ -127,7 +127,7 @@ def _summary(rep: Report, wr: _Writer) -> None:
             + f", {job.run_time_s:.3f} s, format {', '.join(job.format_versions) or '?'}"
             + f", top layer {m.top_layer}", indent=2, hang=4)
     con.print()
-    wr.para(s.headline, hang=4, head="Summary: ")
+    wr.para(s.headline, hang=4, head="Summary: ", head_style="bold")
     k = s.time_split_s
     wr.para(f"where the I/O time went (summed over ranks): read {k['read']:.3f} s, "
             f"write {k['write']:.3f} s, metadata {k['meta']:.3f} s", indent=2, hang=4)
