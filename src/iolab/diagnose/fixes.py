@@ -12,6 +12,8 @@ from collections.abc import Iterable, Mapping
 
 from iolab.diagnose.rules.base import Artifact
 from iolab.diagnose.snippets import SNIPPETS
+from iolab.errors import UsageError
+from iolab.paths import interposer_library
 
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 
@@ -78,10 +80,19 @@ def iolab_buffer(paths: Iterable[str], size: str = "64M", count: int = 4,
     q = shlex.quote(spec)  # paths come from the log: quoted for the shell, whatever they hold
     return [
         env([f"export IOBUF_PARAMS={q}  # Cray IOBUF (module load iobuf, relink)",
-             "# or iolab's library, no relinking: iolab buffer -- ./app",
-             f"export LD_PRELOAD=libiolab-buffer.so IOLAB_BUFFER={q}"],
+             f"# or iolab's library, no relinking: iolab buffer -c {q} -- ./app",
+             f"export LD_PRELOAD={_buffer_library()} IOLAB_BUFFER={q}"],
             "buffering.env", "iolab buffer / Cray IOBUF"),
     ]
+
+
+def _buffer_library() -> str:
+    """libiolab-buffer.so's full path, shell-quoted (a bare name loads only from the loader's
+    search path)."""
+    try:
+        return shlex.quote(str(interposer_library("buffer")))
+    except UsageError:  # diagnosing where iolab's C parts are not built: say where they go
+        return '"$IOLAB_PREFIX/lib/iolab/libiolab-buffer.so"'
 
 
 def _pattern(path: str) -> str:
