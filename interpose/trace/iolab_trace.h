@@ -109,17 +109,21 @@ extern __thread int iolab_core_busy __attribute__((tls_model("initial-exec")));
 extern int iolab_core_use_tsc;
 extern uint64_t iolab_core_tsc0;
 
-/* Time since the process's profile started: seconds, or TSC ticks (see above). */
-static inline double iolab_now(void)
+/* Time since the process's profile started: seconds, or TSC ticks when use_tsc (the value
+ * of iolab_core_use_tsc, read once by the caller for both ends of a call). */
+static inline double iolab_now_with(int use_tsc)
 {
 #if defined(__x86_64__)
-    if (__builtin_expect(iolab_core_use_tsc, 1))
+    if (__builtin_expect(use_tsc, 1))
         return (double)(int64_t)(__builtin_ia32_rdtsc() - iolab_core_tsc0); /* signed: 1 insn */
 #endif
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9 - iolab_core_t0;
 }
+
+/* The same, reading the clock choice itself. */
+static inline double iolab_now(void) { return iolab_now_with(iolab_core_use_tsc); }
 
 /* Seconds per iolab_now() unit, measured between start and now. */
 double iolab_core_seconds_per_tick(void);

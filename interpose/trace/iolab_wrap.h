@@ -52,6 +52,25 @@
         return ret;                                                                          \
     } while (0)
 
+/* The skeleton of the data calls (read, write, fread, fwrite...), whose record `rec` the
+ * wrapper looked up before (non-NULL only while tracing) and whose `record` step only updates
+ * memory: no errno to save and restore, no second "tracing?" test. The guard stays, so that
+ * a signal handler's I/O during the update passes through instead of updating the same
+ * record (unlocked in a single-threaded process) at the same time. */
+#define IOLAB_WRAP_IO(type, name, args, rec, record)                                          \
+    do {                                                                                     \
+        if (!(rec) || iolab_core_busy)                                                       \
+            return IOLAB_REAL(name) args;                                                    \
+        const int tsc_ = iolab_core_use_tsc; /* not read again after the call */             \
+        double t0_ = iolab_now_with(tsc_);                                                   \
+        type ret = IOLAB_REAL(name) args;                                                    \
+        double t1_ = iolab_now_with(tsc_);                                                   \
+        iolab_core_busy = 1;                                                                 \
+        record;                                                                              \
+        iolab_core_leave();                                                                  \
+        return ret;                                                                          \
+    } while (0)
+
 /* The same for functions returning nothing. */
 #define IOLAB_WRAP_VOID(name, args, want, record)                                            \
     do {                                                                                     \

@@ -251,7 +251,7 @@ static inline __attribute__((always_inline)) void posix_io(iolab_rec_t *r, const
     iolab_rec_lock(r);
     int64_t this_off = off >= 0 ? off : r->offset;
     int64_t *last = write ? &r->last_byte_written : &r->last_byte_read;
-    int64_t stride = (this_off > 0 && this_off > *last && *last != 0) ? this_off - *last - 1 : 0;
+    int64_t stride = (*last != 0 && this_off > *last) ? this_off - *last - 1 : 0; /* > 0 */
     if (this_off > *last)
         r->c[write ? IOLAB_POSIX_SEQ_WRITES : IOLAB_POSIX_SEQ_READS]++;
     if (this_off == *last + 1)
@@ -555,105 +555,105 @@ int fchdir(int fd) { IOLAB_WRAP(int, fchdir, (fd), 1, cwd_forget()); }
 ssize_t read(int fd, void *buf, size_t n)
 {
     IO_REC(fd);
-    IOLAB_WRAP(ssize_t, read, (fd, buf, n), r_ != NULL,
+    IOLAB_WRAP_IO(ssize_t, read, (fd, buf, n), r_,
                posix_io(r_, 0, -1, ret, buf_aligned(buf), t0_, t1_));
 }
 
 ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
 {
     IO_REC(fd);
-    IOLAB_WRAP(ssize_t, __read_chk, (fd, buf, n, buflen), r_ != NULL,
+    IOLAB_WRAP_IO(ssize_t, __read_chk, (fd, buf, n, buflen), r_,
                posix_io(r_, 0, -1, ret, buf_aligned(buf), t0_, t1_));
 }
 
 ssize_t write(int fd, const void *buf, size_t n)
 {
     IO_REC(fd);
-    IOLAB_WRAP(ssize_t, write, (fd, buf, n), r_ != NULL,
+    IOLAB_WRAP_IO(ssize_t, write, (fd, buf, n), r_,
                posix_io(r_, 1, -1, ret, buf_aligned(buf), t0_, t1_));
 }
 
 ssize_t pread(int fd, void *buf, size_t n, off_t off)
 {
     IO_REC(fd);
-    IOLAB_WRAP(ssize_t, pread, (fd, buf, n, off), r_ != NULL,
+    IOLAB_WRAP_IO(ssize_t, pread, (fd, buf, n, off), r_,
                posix_io(r_, 0, off, ret, buf_aligned(buf), t0_, t1_));
 }
 
 ssize_t pread64(int fd, void *buf, size_t n, off64_t off)
 {
     IO_REC(fd);
-    IOLAB_WRAP(ssize_t, pread64, (fd, buf, n, off), r_ != NULL,
+    IOLAB_WRAP_IO(ssize_t, pread64, (fd, buf, n, off), r_,
                posix_io(r_, 0, off, ret, buf_aligned(buf), t0_, t1_));
 }
 
 ssize_t __pread_chk(int fd, void *buf, size_t n, off_t off, size_t buflen)
 {
     IO_REC(fd);
-    IOLAB_WRAP(ssize_t, __pread_chk, (fd, buf, n, off, buflen), r_ != NULL,
+    IOLAB_WRAP_IO(ssize_t, __pread_chk, (fd, buf, n, off, buflen), r_,
                posix_io(r_, 0, off, ret, buf_aligned(buf), t0_, t1_));
 }
 
 ssize_t __pread64_chk(int fd, void *buf, size_t n, off64_t off, size_t buflen)
 {
     IO_REC(fd);
-    IOLAB_WRAP(ssize_t, __pread64_chk, (fd, buf, n, off, buflen), r_ != NULL,
+    IOLAB_WRAP_IO(ssize_t, __pread64_chk, (fd, buf, n, off, buflen), r_,
                posix_io(r_, 0, off, ret, buf_aligned(buf), t0_, t1_));
 }
 
 ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
 {
     IO_REC(fd);
-    IOLAB_WRAP(ssize_t, pwrite, (fd, buf, n, off), r_ != NULL,
+    IOLAB_WRAP_IO(ssize_t, pwrite, (fd, buf, n, off), r_,
                posix_io(r_, 1, off, ret, buf_aligned(buf), t0_, t1_));
 }
 
 ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
 {
     IO_REC(fd);
-    IOLAB_WRAP(ssize_t, pwrite64, (fd, buf, n, off), r_ != NULL,
+    IOLAB_WRAP_IO(ssize_t, pwrite64, (fd, buf, n, off), r_,
                posix_io(r_, 1, off, ret, buf_aligned(buf), t0_, t1_));
 }
 
 ssize_t readv(int fd, const struct iovec *iov, int cnt)
 {
     IO_REC(fd);
-    IOLAB_WRAP(ssize_t, readv, (fd, iov, cnt), r_ != NULL,
+    IOLAB_WRAP_IO(ssize_t, readv, (fd, iov, cnt), r_,
                posix_io(r_, 0, -1, ret, ret < 0 || iov_aligned(iov, cnt), t0_, t1_));
 }
 
 ssize_t writev(int fd, const struct iovec *iov, int cnt)
 {
     IO_REC(fd);
-    IOLAB_WRAP(ssize_t, writev, (fd, iov, cnt), r_ != NULL,
+    IOLAB_WRAP_IO(ssize_t, writev, (fd, iov, cnt), r_,
                posix_io(r_, 1, -1, ret, ret < 0 || iov_aligned(iov, cnt), t0_, t1_));
 }
 
 ssize_t preadv(int fd, const struct iovec *iov, int cnt, off_t off)
 {
     IO_REC(fd);
-    IOLAB_WRAP(ssize_t, preadv, (fd, iov, cnt, off), r_ != NULL,
+    IOLAB_WRAP_IO(ssize_t, preadv, (fd, iov, cnt, off), r_,
                posix_io(r_, 0, off, ret, ret < 0 || iov_aligned(iov, cnt), t0_, t1_));
 }
 
 ssize_t preadv64(int fd, const struct iovec *iov, int cnt, off64_t off)
 {
     IO_REC(fd);
-    IOLAB_WRAP(ssize_t, preadv64, (fd, iov, cnt, off), r_ != NULL,
+    IOLAB_WRAP_IO(ssize_t, preadv64, (fd, iov, cnt, off), r_,
                posix_io(r_, 0, off, ret, ret < 0 || iov_aligned(iov, cnt), t0_, t1_));
 }
 
 ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off)
 {
     IO_REC(fd);
-    IOLAB_WRAP(ssize_t, pwritev, (fd, iov, cnt, off), r_ != NULL,
+    IOLAB_WRAP_IO(ssize_t, pwritev, (fd, iov, cnt, off), r_,
                posix_io(r_, 1, off, ret, ret < 0 || iov_aligned(iov, cnt), t0_, t1_));
 }
 
 ssize_t pwritev64(int fd, const struct iovec *iov, int cnt, off64_t off)
 {
     IO_REC(fd);
-    IOLAB_WRAP(ssize_t, pwritev64, (fd, iov, cnt, off), r_ != NULL,
+    IOLAB_WRAP_IO(ssize_t, pwritev64, (fd, iov, cnt, off), r_,
                posix_io(r_, 1, off, ret, ret < 0 || iov_aligned(iov, cnt), t0_, t1_));
 }
 
@@ -661,28 +661,28 @@ ssize_t pwritev64(int fd, const struct iovec *iov, int cnt, off64_t off)
 ssize_t preadv2(int fd, const struct iovec *iov, int cnt, off_t off, int flags)
 {
     IO_REC(fd);
-    IOLAB_WRAP(ssize_t, preadv2, (fd, iov, cnt, off, flags), r_ != NULL,
+    IOLAB_WRAP_IO(ssize_t, preadv2, (fd, iov, cnt, off, flags), r_,
                posix_io(r_, 0, off, ret, ret < 0 || iov_aligned(iov, cnt), t0_, t1_));
 }
 
 ssize_t preadv64v2(int fd, const struct iovec *iov, int cnt, off64_t off, int flags)
 {
     IO_REC(fd);
-    IOLAB_WRAP(ssize_t, preadv64v2, (fd, iov, cnt, off, flags), r_ != NULL,
+    IOLAB_WRAP_IO(ssize_t, preadv64v2, (fd, iov, cnt, off, flags), r_,
                posix_io(r_, 0, off, ret, ret < 0 || iov_aligned(iov, cnt), t0_, t1_));
 }
 
 ssize_t pwritev2(int fd, const struct iovec *iov, int cnt, off_t off, int flags)
 {
     IO_REC(fd);
-    IOLAB_WRAP(ssize_t, pwritev2, (fd, iov, cnt, off, flags), r_ != NULL,
+    IOLAB_WRAP_IO(ssize_t, pwritev2, (fd, iov, cnt, off, flags), r_,
                posix_io(r_, 1, off, ret, ret < 0 || iov_aligned(iov, cnt), t0_, t1_));
 }
 
 ssize_t pwritev64v2(int fd, const struct iovec *iov, int cnt, off64_t off, int flags)
 {
     IO_REC(fd);
-    IOLAB_WRAP(ssize_t, pwritev64v2, (fd, iov, cnt, off, flags), r_ != NULL,
+    IOLAB_WRAP_IO(ssize_t, pwritev64v2, (fd, iov, cnt, off, flags), r_,
                posix_io(r_, 1, off, ret, ret < 0 || iov_aligned(iov, cnt), t0_, t1_));
 }
 

@@ -198,35 +198,35 @@ int fclose(FILE *fp)
 size_t fread(void *ptr, size_t size, size_t n, FILE *fp)
 {
     IO_REC(fp);
-    IOLAB_WRAP(size_t, fread, (ptr, size, n, fp), r_ != NULL,
+    IOLAB_WRAP_IO(size_t, fread, (ptr, size, n, fp), r_,
                if (ret > 0) stdio_io(r_, 0, (int64_t)(size * ret), KIND_PLAIN, 0, t0_, t1_));
 }
 
 size_t __fread_chk(void *ptr, size_t ptrlen, size_t size, size_t n, FILE *fp)
 {
     IO_REC(fp);
-    IOLAB_WRAP(size_t, __fread_chk, (ptr, ptrlen, size, n, fp), r_ != NULL,
+    IOLAB_WRAP_IO(size_t, __fread_chk, (ptr, ptrlen, size, n, fp), r_,
                if (ret > 0) stdio_io(r_, 0, (int64_t)(size * ret), KIND_PLAIN, 0, t0_, t1_));
 }
 
 size_t fwrite(const void *ptr, size_t size, size_t n, FILE *fp)
 {
     IO_REC(fp);
-    IOLAB_WRAP(size_t, fwrite, (ptr, size, n, fp), r_ != NULL,
+    IOLAB_WRAP_IO(size_t, fwrite, (ptr, size, n, fp), r_,
                if (ret > 0) stdio_io(r_, 1, (int64_t)(size * ret), KIND_PLAIN, 0, t0_, t1_));
 }
 
 int vfprintf(FILE *fp, const char *fmt, va_list ap)
 {
     IO_REC(fp);
-    IOLAB_WRAP(int, vfprintf, (fp, fmt, ap), r_ != NULL,
+    IOLAB_WRAP_IO(int, vfprintf, (fp, fmt, ap), r_,
                if (ret > 0) stdio_io(r_, 1, ret, KIND_FORMATTED, 0, t0_, t1_));
 }
 
 int __vfprintf_chk(FILE *fp, int flag, const char *fmt, va_list ap)
 {
     IO_REC(fp);
-    IOLAB_WRAP(int, __vfprintf_chk, (fp, flag, fmt, ap), r_ != NULL,
+    IOLAB_WRAP_IO(int, __vfprintf_chk, (fp, flag, fmt, ap), r_,
                if (ret > 0) stdio_io(r_, 1, ret, KIND_FORMATTED, 0, t0_, t1_));
 }
 
@@ -251,49 +251,49 @@ int __fprintf_chk(FILE *fp, int flag, const char *fmt, ...)
 int fputs(const char *s, FILE *fp)
 {
     IO_REC(fp);
-    IOLAB_WRAP(int, fputs, (s, fp), r_ != NULL,
+    IOLAB_WRAP_IO(int, fputs, (s, fp), r_,
                if (ret != EOF && ret > 0) stdio_io(r_, 1, (int64_t)strlen(s), KIND_CHAR, 0, t0_, t1_));
 }
 
 int fputc(int c, FILE *fp)
 {
     IO_REC(fp);
-    IOLAB_WRAP(int, fputc, (c, fp), r_ != NULL,
+    IOLAB_WRAP_IO(int, fputc, (c, fp), r_,
                if (ret != EOF) stdio_io(r_, 1, 1, KIND_CHAR, 0, t0_, t1_));
 }
 
 int putc(int c, FILE *fp)
 {
     IO_REC(fp);
-    IOLAB_WRAP(int, putc, (c, fp), r_ != NULL,
+    IOLAB_WRAP_IO(int, putc, (c, fp), r_,
                if (ret != EOF) stdio_io(r_, 1, 1, KIND_CHAR, 0, t0_, t1_));
 }
 
 char *fgets(char *s, int n, FILE *fp)
 {
     IO_REC(fp);
-    IOLAB_WRAP(char *, fgets, (s, n, fp), r_ != NULL,
+    IOLAB_WRAP_IO(char *, fgets, (s, n, fp), r_,
                if (ret) stdio_io(r_, 0, (int64_t)strlen(ret), KIND_CHAR, 0, t0_, t1_));
 }
 
 char *__fgets_chk(char *s, size_t size, int n, FILE *fp)
 {
     IO_REC(fp);
-    IOLAB_WRAP(char *, __fgets_chk, (s, size, n, fp), r_ != NULL,
+    IOLAB_WRAP_IO(char *, __fgets_chk, (s, size, n, fp), r_,
                if (ret) stdio_io(r_, 0, (int64_t)strlen(ret), KIND_CHAR, 0, t0_, t1_));
 }
 
 int fgetc(FILE *fp)
 {
     IO_REC(fp);
-    IOLAB_WRAP(int, fgetc, (fp), r_ != NULL,
+    IOLAB_WRAP_IO(int, fgetc, (fp), r_,
                if (ret != EOF) stdio_io(r_, 0, 1, KIND_CHAR, 0, t0_, t1_));
 }
 
 int getc(FILE *fp)
 {
     IO_REC(fp);
-    IOLAB_WRAP(int, getc, (fp), r_ != NULL,
+    IOLAB_WRAP_IO(int, getc, (fp), r_,
                if (ret != EOF) stdio_io(r_, 0, 1, KIND_CHAR, 0, t0_, t1_));
 }
 
@@ -335,7 +335,7 @@ int fileno(FILE *fp) { IOLAB_WRAP(int, fileno, (fp), TRACED(fp), stdio_fileno(fp
 int fflush(FILE *fp)
 {
     IO_REC(fp);
-    IOLAB_WRAP(int, fflush, (fp), r_ != NULL,
+    IOLAB_WRAP_IO(int, fflush, (fp), r_,
                if (ret == 0) stdio_io(r_, 1, 0, KIND_PLAIN, 1, t0_, t1_));
 }
 
@@ -359,14 +359,14 @@ void iolab_stdio_std_open(void)
 int vprintf(const char *fmt, va_list ap)
 {
     IO_REC(stdout);
-    IOLAB_WRAP(int, vprintf, (fmt, ap), r_ != NULL,
+    IOLAB_WRAP_IO(int, vprintf, (fmt, ap), r_,
                if (ret > 0) stdio_io(r_, 1, ret, KIND_FORMATTED, 0, t0_, t1_));
 }
 
 int __vprintf_chk(int flag, const char *fmt, va_list ap)
 {
     IO_REC(stdout);
-    IOLAB_WRAP(int, __vprintf_chk, (flag, fmt, ap), r_ != NULL,
+    IOLAB_WRAP_IO(int, __vprintf_chk, (flag, fmt, ap), r_,
                if (ret > 0) stdio_io(r_, 1, ret, KIND_FORMATTED, 0, t0_, t1_));
 }
 
@@ -394,21 +394,21 @@ int __printf_chk(int flag, const char *fmt, ...)
 int puts(const char *s)
 {
     IO_REC(stdout);
-    IOLAB_WRAP(int, puts, (s), r_ != NULL,
+    IOLAB_WRAP_IO(int, puts, (s), r_,
                if (ret != EOF) stdio_io(r_, 1, (int64_t)strlen(s) + 1, KIND_CHAR, 0, t0_, t1_));
 }
 
 int putchar(int c)
 {
     IO_REC(stdout);
-    IOLAB_WRAP(int, putchar, (c), r_ != NULL,
+    IOLAB_WRAP_IO(int, putchar, (c), r_,
                if (ret != EOF) stdio_io(r_, 1, 1, KIND_CHAR, 0, t0_, t1_));
 }
 
 int putchar_unlocked(int c)
 {
     IO_REC(stdout);
-    IOLAB_WRAP(int, putchar_unlocked, (c), r_ != NULL,
+    IOLAB_WRAP_IO(int, putchar_unlocked, (c), r_,
                if (ret != EOF) stdio_io(r_, 1, 1, KIND_CHAR, 0, t0_, t1_));
 }
 
@@ -426,7 +426,7 @@ PUTC_LIKE(_IO_putc)
 int fputs_unlocked(const char *s, FILE *fp)
 {
     IO_REC(fp);
-    IOLAB_WRAP(int, fputs_unlocked, (s, fp), r_ != NULL,
+    IOLAB_WRAP_IO(int, fputs_unlocked, (s, fp), r_,
                if (ret != EOF && ret > 0) stdio_io(r_, 1, (int64_t)strlen(s), KIND_CHAR, 0, t0_, t1_));
 }
 
@@ -434,7 +434,7 @@ int fputs_unlocked(const char *s, FILE *fp)
 int putw(int w, FILE *fp)
 {
     IO_REC(fp);
-    IOLAB_WRAP(int, putw, (w, fp), r_ != NULL,
+    IOLAB_WRAP_IO(int, putw, (w, fp), r_,
                if (ret != EOF) stdio_io(r_, 1, (int64_t)sizeof(int), KIND_PLAIN, 0, t0_, t1_));
 }
 
@@ -444,7 +444,7 @@ int putw(int w, FILE *fp)
 size_t fwrite_unlocked(const void *ptr, size_t size, size_t n, FILE *fp)
 {
     IO_REC(fp);
-    IOLAB_WRAP(size_t, fwrite_unlocked, (ptr, size, n, fp), r_ != NULL,
+    IOLAB_WRAP_IO(size_t, fwrite_unlocked, (ptr, size, n, fp), r_,
                if (ret > 0) stdio_io(r_, 1, (int64_t)(size * ret), KIND_PLAIN, 0, t0_, t1_));
 }
 
@@ -453,7 +453,7 @@ size_t fwrite_unlocked(const void *ptr, size_t size, size_t n, FILE *fp)
 size_t fread_unlocked(void *ptr, size_t size, size_t n, FILE *fp)
 {
     IO_REC(fp);
-    IOLAB_WRAP(size_t, fread_unlocked, (ptr, size, n, fp), r_ != NULL,
+    IOLAB_WRAP_IO(size_t, fread_unlocked, (ptr, size, n, fp), r_,
                if (ret > 0) stdio_io(r_, 0, (int64_t)(size * ret), KIND_PLAIN, 0, t0_, t1_));
 }
 
@@ -481,21 +481,21 @@ GETC_LIKE(_IO_getc)
 int getchar(void)
 {
     IO_REC(stdin);
-    IOLAB_WRAP(int, getchar, (), r_ != NULL,
+    IOLAB_WRAP_IO(int, getchar, (), r_,
                if (ret != EOF) stdio_io(r_, 0, 1, KIND_CHAR, 0, t0_, t1_));
 }
 
 int getchar_unlocked(void)
 {
     IO_REC(stdin);
-    IOLAB_WRAP(int, getchar_unlocked, (), r_ != NULL,
+    IOLAB_WRAP_IO(int, getchar_unlocked, (), r_,
                if (ret != EOF) stdio_io(r_, 0, 1, KIND_CHAR, 0, t0_, t1_));
 }
 
 char *fgets_unlocked(char *s, int n, FILE *fp)
 {
     IO_REC(fp);
-    IOLAB_WRAP(char *, fgets_unlocked, (s, n, fp), r_ != NULL,
+    IOLAB_WRAP_IO(char *, fgets_unlocked, (s, n, fp), r_,
                if (ret) stdio_io(r_, 0, (int64_t)strlen(ret), KIND_CHAR, 0, t0_, t1_));
 }
 
