@@ -14,9 +14,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "backend.h"
+#include "mpifile.h"
 
 #define DATASET "data"
 
@@ -47,6 +49,9 @@ typedef struct hdf5_file {
     hsize_t mlen;
     hid_t mnone;        /* selects nothing: a rank's zero-byte part of a collective call */
     hsize_t extent;
+    char *path;         /* for error analysis (is the file system full?) */
+    MPI_Comm comm;      /* the ranks that opened the file (the core's; valid until close) */
+    int wrote, failed;  /* opened for writing; a transfer failed */
 } hdf5_file_t;
 
 /* The innermost message of HDF5's error stack (the one naming the real cause, e.g. the MPI
@@ -67,19 +72,6 @@ static void h5_errline(char *err, size_t errlen, const char *what, const char *p
         if (*p == '\n' || *p == '\t')
             *p = ' ';
     snprintf(err, errlen, "%s %s failed%s%s", what, path, inner[0] ? ": " : "", inner);
-}
-
-/* HDF5 returns -1 without an errno; the failed system call under the MPI-IO driver leaves
- * one, which is kept when I/O produces it (ENOSPC must stay ENOSPC). */
-static int h5_errno(int sys_errno)
-{
-    switch (sys_errno) {
-    case ENOSPC: case EDQUOT: case EIO: case EFBIG: case EROFS: case EACCES: case EPERM:
-    case ENOENT: case EISDIR: case ENOTDIR: case ENAMETOOLONG: case ESTALE:
-        return sys_errno;
-    default:
-        return EIO;
-    }
 }
 
 static int hdf5_init(void **state, const void *opts, const iolab_cfg_t *cfg,
@@ -109,7 +101,6 @@ static int hdf5_init(void **state, const void *opts, const iolab_cfg_t *cfg,
 static void hdf5_fini(void *state)
 {
     free(state);
-    H5close();  /* before MPI_Finalize: HDF5 holds MPI communicators and infos */
 }
 
 /* File access: the MPI-IO driver over comm with the hints, and the alignment. */
@@ -215,15 +206,6 @@ static int close_all(hdf5_file_t *h)
     return bad ? EIO : 0;
 }
 
-/* All ranks of comm learn whether any rank failed (a rank holding a file alone would make
- * collective calls nobody matches). Returns 1 when another rank failed. */
-static int other_rank_failed(MPI_Comm comm, int mine)
-{
-    int any = 0;
-    MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm);
-    return any && !mine;
-}
-
 static int hdf5_open(void *state, const iolab_open_args_t *a, void **fh, char *err,
                      size_t errlen)
 {
@@ -232,22 +214,16 @@ static int hdf5_open(void *state, const iolab_open_args_t *a, void **fh, char *e
     if (!h)
         return ENOMEM;
     *h = (hdf5_file_t){H5I_INVALID_HID, H5I_INVALID_HID, H5I_INVALID_HID, H5I_INVALID_HID,
-                       H5I_INVALID_HID, 0, H5I_INVALID_HID, 0};
-    int crank = 0;
-    MPI_Comm_rank(a->comm, &crank);
-    /* A write starts from a new file: H5F_ACC_TRUNC only truncates, and ROMIO applies
-     * creation-time hints (striping) only to files it creates. */
-    if (a->dir == IOLAB_WRITE) {
-        if (crank == 0 && access(iolab_env_strip_prefix(a->path), F_OK) == 0)
-            MPI_File_delete(a->path, MPI_INFO_NULL);
-        MPI_Barrier(a->comm);
-    }
+                       H5I_INVALID_HID, 0, H5I_INVALID_HID, 0, strdup(a->path), a->comm,
+                       a->dir == IOLAB_WRITE, 0};
+    if (a->dir == IOLAB_WRITE)
+        iolab_mpifile_fresh(a->comm, a->path);
     errno = 0;
     hid_t fapl = make_fapl(s->o, a);
     int rc = fapl < 0 ? (h5_errline(err, errlen, "H5Pset_fapl_mpio for", a->path), -1)
              : a->dir == IOLAB_WRITE ? create_file(s->o, a, fapl, h, err, errlen)
                                      : open_file(a, fapl, h, err, errlen);
-    int e = rc ? h5_errno(errno) : 0;
+    int e = rc ? iolab_mpifile_errno(errno, a->path) : 0;
     if (fapl >= 0)
         H5Pclose(fapl);
     if (!e && prepare(h, s->cfg->collective, err, errlen, a->path) != 0)
@@ -258,16 +234,20 @@ static int hdf5_open(void *state, const iolab_open_args_t *a, void **fh, char *e
                  a->path, (unsigned long long)h->extent, (unsigned long long)a->file_bytes);
         e = EIO;
     }
-    if (other_rank_failed(a->comm, e != 0)) {
+    if (!e && !h->path)
+        e = ENOMEM;
+    if (iolab_mpifile_other_failed(a->comm, e != 0)) {
         /* this rank's file stays open: closing it is collective over ranks that have none */
         snprintf(err, errlen, "opening %s failed on another rank of its communicator",
                  a->path);
+        free(h->path);
         free(h);
         return EIO;
     }
     if (e) {
         /* every rank failed, so closing what did open is matched */
         close_all(h);
+        free(h->path);
         free(h);
         return e;
     }
@@ -295,10 +275,15 @@ static int64_t move(hdf5_file_t *h, iolab_dir_t dir, void *buf, hid_t mspace, ui
                 : dir == IOLAB_WRITE
                     ? H5Dwrite(h->dset, H5T_NATIVE_UCHAR, mspace, h->fspace, h->dxpl, buf)
                     : H5Dread(h->dset, H5T_NATIVE_UCHAR, mspace, h->fspace, h->dxpl, buf);
+    int sys = errno;
     if (rc < 0) {
-        int e = h5_errno(errno);
         H5Eclear2(H5E_DEFAULT);
-        return -e;
+        h->failed = 1;
+        return -iolab_mpifile_errno(sys, h->path);
+    }
+    if (dir == IOLAB_WRITE && iolab_mpifile_write_errno(sys)) {
+        h->failed = 1;
+        return -sys;  /* a failed pwrite under a write reported as done (OMPIO) */
     }
     return (int64_t)want;
 }
@@ -354,8 +339,9 @@ static int hdf5_sync(void *fh)
     errno = 0;
     if (H5Fflush(h->file, H5F_SCOPE_GLOBAL) >= 0)
         return 0;
+    int sys = errno;
     H5Eclear2(H5E_DEFAULT);
-    return h5_errno(errno);
+    return iolab_mpifile_errno(sys, h->path);
 }
 
 /* The hints of the MPI file under HDF5: MPI_File_get_info on the driver's handle (what the
@@ -380,22 +366,44 @@ static int hdf5_get_info(void *fh, MPI_Info *info)
     return e;
 }
 
+/* Written file on a full file system: HDF5 1.10 cannot survive a failed H5Fclose (the file's
+ * ID stays registered with its memory freed, and H5close at MPI_Finalize crashes on it), and
+ * the close fails when its metadata cannot be written. So when a transfer failed on a rank of
+ * the file, or the file system is full, its first rank truncates the file (the run has failed;
+ * its data is lost anyway) to give the metadata room. Collective over the file's ranks.
+ * Returns ENOSPC when it truncated, so that the run cannot pass as ok. */
+static int make_room(hdf5_file_t *h)
+{
+    struct statvfs sv;
+    const char *p = iolab_env_strip_prefix(h->path);
+    int mine = h->failed || (statvfs(p, &sv) == 0 && sv.f_bfree == 0), any = 0, crank = 0;
+    MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, h->comm);
+    if (!any)
+        return 0;
+    MPI_Comm_rank(h->comm, &crank);
+    if (crank == 0 && truncate(p, 0) != 0)
+        return EIO;
+    MPI_Barrier(h->comm);
+    return ENOSPC;
+}
+
 static int hdf5_close(void *fh)
 {
     hdf5_file_t *h = fh;
+    int room = h->wrote ? make_room(h) : 0;
     errno = 0;
     int e = close_all(h);
+    e = e ? iolab_mpifile_errno(errno, h->path) : room;
+    free(h->path);
     free(h);
-    return e ? h5_errno(errno) : 0;
+    return e;
 }
 
 /* Called by one rank per file; a missing file is not an error. */
 static int hdf5_remove(void *state, const char *path)
 {
     (void)state;
-    if (access(iolab_env_strip_prefix(path), F_OK) != 0 && errno == ENOENT)
-        return 0;
-    return MPI_File_delete(path, MPI_INFO_NULL) == MPI_SUCCESS ? 0 : EIO;
+    return iolab_mpifile_remove(path);
 }
 
 const iolab_backend_t iolab_backend_hdf5 = {

@@ -12,9 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "backend.h"
+#include "mpifile.h"
 
 typedef struct mpiio_state {
     const iolab_cfg_t *cfg;
@@ -23,12 +23,13 @@ typedef struct mpiio_state {
 typedef struct mpiio_file {
     MPI_File fh;
     int collective;
+    char *path;         /* for error analysis (is the file system full?) */
 } mpiio_file_t;
 
-/* errno for an MPI error code. Library-specific classes are mapped first; for the generic
- * ones (OMPIO reports a failed pwrite as MPI_ERR_OTHER or MPI_ERR_IO) the errno left by the
- * failed system call is more telling, when it is one that I/O produces. */
-static int mpi_errno(int rc, int sys_errno)
+/* errno for an MPI error code on path. Library-specific classes are mapped first; for the
+ * generic ones (OMPIO reports a failed pwrite as MPI_ERR_OTHER or MPI_ERR_IO) the errno left
+ * by the failed system call, or a full file system, tells more. */
+static int mpi_errno(int rc, int sys_errno, const char *path)
 {
     int cls = MPI_ERR_OTHER;
     MPI_Error_class(rc, &cls);
@@ -42,14 +43,7 @@ static int mpi_errno(int rc, int sys_errno)
     case MPI_ERR_FILE_IN_USE: return EBUSY;
     case MPI_ERR_UNSUPPORTED_OPERATION: return ENOTSUP;
     case MPI_ERR_AMODE: case MPI_ERR_NOT_SAME: case MPI_ERR_ARG: return EINVAL;
-    default: break;
-    }
-    switch (sys_errno) {
-    case ENOSPC: case EDQUOT: case EIO: case EFBIG: case EROFS: case EACCES: case EPERM:
-    case ENOENT: case EISDIR: case ENOTDIR: case ENAMETOOLONG: case ESTALE:
-        return sys_errno;
-    default:
-        return EIO;
+    default: return iolab_mpifile_errno(sys_errno, path);
     }
 }
 
@@ -120,38 +114,21 @@ static int mpiio_init(void **state, const void *opts, const iolab_cfg_t *cfg,
 
 static void mpiio_fini(void *state) { free(state); }
 
-/* All ranks of comm learn whether any rank failed (open is collective, but a library may
- * report an error on some ranks only; a rank left holding a handle alone would then make
- * collective calls nobody matches). Returns 1 when another rank failed. */
-static int other_rank_failed(MPI_Comm comm, int mine)
-{
-    int any = 0;
-    MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm);
-    return any && !mine;
-}
-
 /* Open (writes: create afresh) the file over a->comm with the requested hints. */
 static int mpiio_open(void *state, const iolab_open_args_t *a, void **fh, char *err,
                       size_t errlen)
 {
     const mpiio_state_t *s = state;
-    int crank = 0, amode = a->dir == IOLAB_WRITE ? MPI_MODE_CREATE | MPI_MODE_WRONLY
-                                                 : MPI_MODE_RDONLY;
-    MPI_Comm_rank(a->comm, &crank);
-    /* A write starts from a new file rather than truncating the old one: ROMIO applies
-     * creation-time hints (striping_factor, striping_unit) only to a file it creates. */
-    if (a->dir == IOLAB_WRITE) {
-        if (crank == 0 && access(iolab_env_strip_prefix(a->path), F_OK) == 0)
-            MPI_File_delete(a->path, MPI_INFO_NULL);
-        MPI_Barrier(a->comm);
-    }
+    int amode = a->dir == IOLAB_WRITE ? MPI_MODE_CREATE | MPI_MODE_WRONLY : MPI_MODE_RDONLY;
+    if (a->dir == IOLAB_WRITE)
+        iolab_mpifile_fresh(a->comm, a->path);
     MPI_File f = MPI_FILE_NULL;
     errno = 0;
     int rc = MPI_File_open(a->comm, a->path, amode, a->info, &f);
-    int e = rc == MPI_SUCCESS ? 0 : mpi_errno(rc, errno);
+    int e = rc == MPI_SUCCESS ? 0 : mpi_errno(rc, errno, a->path);
     if (e)
         mpi_errline(err, errlen, "MPI_File_open", a->path, rc);
-    if (other_rank_failed(a->comm, e != 0)) {
+    if (iolab_mpifile_other_failed(a->comm, e != 0)) {
         /* The handle stays open: closing it is collective over ranks that have none. */
         snprintf(err, errlen, "MPI_File_open %s failed on another rank of its communicator",
                  a->path);
@@ -161,11 +138,14 @@ static int mpiio_open(void *state, const iolab_open_args_t *a, void **fh, char *
         return e;
     MPI_File_set_errhandler(f, MPI_ERRORS_RETURN);
     mpiio_file_t *m = malloc(sizeof *m);
-    if (!m) {
-        MPI_File_close(&f);
+    char *path = strdup(a->path);
+    if (!m || !path) {
+        free(m);
+        free(path);
+        MPI_File_close(&f);  /* collective; a rank out of memory is not worth a hang here */
         return ENOMEM;
     }
-    *m = (mpiio_file_t){f, s->cfg->collective};
+    *m = (mpiio_file_t){f, s->cfg->collective, path};
     *fh = m;
     return 0;
 }
@@ -183,14 +163,26 @@ static int64_t rw_at(const mpiio_file_t *m, iolab_dir_t dir, void *buf, MPI_Offs
     else
         rc = m->collective ? MPI_File_read_at_all(m->fh, offset, buf, count, t, &st)
                            : MPI_File_read_at(m->fh, offset, buf, count, t, &st);
+    int sys = errno;
     if (rc != MPI_SUCCESS)
-        return -mpi_errno(rc, errno);
+        return -mpi_errno(rc, sys, m->path);
+    /* OMPIO returns success, with a short count or even a full one, when a pwrite under it
+     * failed (ENOSPC): the errno it left is the only trace. */
+    if (dir == IOLAB_WRITE && iolab_mpifile_write_errno(sys))
+        return -sys;
     if (count == 0)
         return 0;
     /* Bytes really moved: a read at the end of the file is short, and the core reports it. */
-    MPI_Count n = 0;
+    MPI_Count n = 0, want = 0;
     MPI_Get_elements_x(&st, t, &n);
-    return n == MPI_UNDEFINED ? -EIO : (int64_t)n;
+    MPI_Type_size_x(t, &want);
+    if (n == MPI_UNDEFINED)
+        return -EIO;
+    /* OMPIO passes a partial pwrite on as a short count: a full file system is the usual
+     * cause, and saying so beats "short write". */
+    if (dir == IOLAB_WRITE && n < want * count && iolab_mpifile_errno(sys, m->path) != EIO)
+        return -iolab_mpifile_errno(sys, m->path);
+    return (int64_t)n;
 }
 
 /* Move len bytes at byte offset (the default view: etype and filetype MPI_BYTE). */
@@ -245,7 +237,8 @@ static int64_t mpiio_xfer_vec(void *fh, iolab_dir_t dir, void *buf, const iolab_
     MPI_Offset disp = ft == MPI_BYTE ? 0 : (MPI_Offset)v->offset;
     errno = 0;
     int rc = MPI_File_set_view(m->fh, disp, MPI_BYTE, ft, "native", MPI_INFO_NULL);
-    int64_t n = rc == MPI_SUCCESS ? rw_at(m, dir, buf, 0, count, mt) : -mpi_errno(rc, errno);
+    int64_t n = rc == MPI_SUCCESS ? rw_at(m, dir, buf, 0, count, mt)
+                                  : -mpi_errno(rc, errno, m->path);
     free_type(&ft);
     free_type(&mt);
     return n;
@@ -256,7 +249,7 @@ static int mpiio_sync(void *fh)
     const mpiio_file_t *m = fh;
     errno = 0;
     int rc = MPI_File_sync(m->fh);
-    return rc == MPI_SUCCESS ? 0 : mpi_errno(rc, errno);
+    return rc == MPI_SUCCESS ? 0 : mpi_errno(rc, errno, m->path);
 }
 
 /* The hints in effect. ROMIO returns its whole effective set (requested keys it does not
@@ -265,7 +258,7 @@ static int mpiio_get_info(void *fh, MPI_Info *info)
 {
     const mpiio_file_t *m = fh;
     int rc = MPI_File_get_info(m->fh, info);
-    return rc == MPI_SUCCESS ? 0 : mpi_errno(rc, 0);
+    return rc == MPI_SUCCESS ? 0 : mpi_errno(rc, 0, NULL);
 }
 
 static int mpiio_close(void *fh)
@@ -273,23 +266,17 @@ static int mpiio_close(void *fh)
     mpiio_file_t *m = fh;
     errno = 0;
     int rc = MPI_File_close(&m->fh);
+    int e = rc == MPI_SUCCESS ? 0 : mpi_errno(rc, errno, m->path);
+    free(m->path);
     free(m);
-    return rc == MPI_SUCCESS ? 0 : mpi_errno(rc, errno);
+    return e;
 }
 
-/* Called by one rank per file. MPI_File_delete's error class for a missing file differs
- * between libraries, so a file that is not there is checked for first. */
+/* Called by one rank per file; a missing file is not an error. */
 static int mpiio_remove(void *state, const char *path)
 {
     (void)state;
-    if (access(iolab_env_strip_prefix(path), F_OK) != 0 && errno == ENOENT)
-        return 0;
-    errno = 0;
-    int rc = MPI_File_delete(path, MPI_INFO_NULL);
-    if (rc == MPI_SUCCESS)
-        return 0;
-    int e = mpi_errno(rc, errno);
-    return e == ENOENT ? 0 : e;
+    return iolab_mpifile_remove(path);
 }
 
 const iolab_backend_t iolab_backend_mpiio = {

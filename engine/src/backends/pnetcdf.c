@@ -15,9 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "backend.h"
+#include "mpifile.h"
 
 #define VARIABLE "data"
 
@@ -39,11 +39,13 @@ typedef struct nc_state {
 typedef struct nc_file {
     int ncid, varid, collective;
     MPI_Offset extent;
+    char *path;         /* for error analysis (is the file system full?) */
 } nc_file_t;
 
-/* errno for a PnetCDF status: positive values are already system errnos; the generic file
- * errors keep the errno the failed system call left when I/O produces it. */
-static int nc_errno(int st, int sys_errno)
+/* errno for a PnetCDF status on path: positive values are already system errnos; the
+ * generic file errors go to the shared analysis (the system call's errno, a full file
+ * system). */
+static int nc_errno(int st, int sys_errno, const char *path)
 {
     if (st > 0)
         return st;
@@ -55,15 +57,17 @@ static int nc_errno(int st, int sys_errno)
     case NC_EQUOTA: return EDQUOT;
     case NC_ENOMEM: return ENOMEM;
     case NC_EINVAL: return EINVAL;
-    default: break;
+    default: return iolab_mpifile_errno(sys_errno, path);
     }
-    switch (sys_errno) {
-    case ENOSPC: case EDQUOT: case EIO: case EFBIG: case EROFS: case EACCES: case EPERM:
-    case ENOENT: case EISDIR: case ENOTDIR: case ENAMETOOLONG: case ESTALE:
-        return sys_errno;
-    default:
-        return EIO;
-    }
+}
+
+/* After a call that writes: its errno, or a write-failure errno the call left although it
+ * reported success (PnetCDF over OMPIO after pwrite failed with ENOSPC). */
+static int nc_write_errno(int st, int sys_errno, const char *path)
+{
+    if (st != NC_NOERR)
+        return nc_errno(st, sys_errno, path);
+    return iolab_mpifile_write_errno(sys_errno);
 }
 
 static void nc_errline(char *err, size_t errlen, const char *what, const char *path, int st)
@@ -120,22 +124,13 @@ static int lookup(const iolab_open_args_t *a, nc_file_t *f, char *err, size_t er
     return NC_NOERR;
 }
 
-/* All ranks of comm learn whether any rank failed (a rank holding a file alone would make
- * collective calls nobody matches). Returns 1 when another rank failed. */
-static int other_rank_failed(MPI_Comm comm, int mine)
-{
-    int any = 0;
-    MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm);
-    return any && !mine;
-}
-
 /* Create (writes; NC_CLOBBER replaces an old file) or open the file over a->comm with the
  * hints, and enter independent data mode unless transfers are collective. */
 static int pnetcdf_open(void *state, const iolab_open_args_t *a, void **fh, char *err,
                         size_t errlen)
 {
     const nc_state_t *s = state;
-    nc_file_t f = {-1, -1, s->cfg->collective, 0};
+    nc_file_t f = {-1, -1, s->cfg->collective, 0, NULL};
     errno = 0;
     int st = a->dir == IOLAB_WRITE
                  ? ncmpi_create(a->comm, a->path, NC_CLOBBER | NC_64BIT_DATA, a->info, &f.ncid)
@@ -148,11 +143,15 @@ static int pnetcdf_open(void *state, const iolab_open_args_t *a, void **fh, char
                                    : lookup(a, &f, err, errlen);
     if (st == NC_NOERR && !f.collective && (st = ncmpi_begin_indep_data(f.ncid)) != NC_NOERR)
         nc_errline(err, errlen, "ncmpi_begin_indep_data", a->path, st);
-    int e = st == NC_NOERR ? 0 : nc_errno(st, errno);
-    if (other_rank_failed(a->comm, e != 0)) {
+    int e = a->dir == IOLAB_WRITE ? nc_write_errno(st, errno, a->path)
+                                  : st == NC_NOERR ? 0 : nc_errno(st, errno, a->path);
+    if (!e && !(f.path = strdup(a->path)))
+        e = ENOMEM;
+    if (iolab_mpifile_other_failed(a->comm, e != 0)) {
         /* this rank's file stays open: closing it is collective over ranks that have none */
         snprintf(err, errlen, "opening %s failed on another rank of its communicator",
                  a->path);
+        free(f.path);
         return EIO;
     }
     if (e) {
@@ -162,7 +161,8 @@ static int pnetcdf_open(void *state, const iolab_open_args_t *a, void **fh, char
     }
     nc_file_t *h = malloc(sizeof *h);
     if (!h) {
-        ncmpi_close(f.ncid);
+        ncmpi_close(f.ncid);  /* collective; a rank out of memory is not worth a hang here */
+        free(f.path);
         return ENOMEM;
     }
     *h = f;
@@ -192,7 +192,9 @@ static int64_t pnetcdf_xfer(void *fh, iolab_dir_t dir, void *buf, uint64_t offse
     uint64_t n = offset >= ext ? 0 : ext - offset < len ? ext - offset : len;
     errno = 0;
     int st = vara(f, dir, buf, n ? (MPI_Offset)offset : 0, (MPI_Offset)n);
-    return st == NC_NOERR ? (int64_t)n : -nc_errno(st, errno);
+    int e = dir == IOLAB_WRITE ? nc_write_errno(st, errno, f->path)
+                               : st == NC_NOERR ? 0 : nc_errno(st, errno, f->path);
+    return e ? -e : (int64_t)n;
 }
 
 /* --file-view: the rank's v->count pieces as one varn request. */
@@ -227,7 +229,10 @@ static int64_t pnetcdf_xfer_vec(void *fh, iolab_dir_t dir, void *buf, const iola
                          : ncmpi_put_varn_schar(f->ncid, f->varid, num, starts, counts, p))
         : (f->collective ? ncmpi_get_varn_schar_all(f->ncid, f->varid, num, starts, counts, p)
                          : ncmpi_get_varn_schar(f->ncid, f->varid, num, starts, counts, p));
-    int e = st == NC_NOERR ? (nomem ? ENOMEM : 0) : nc_errno(st, errno);
+    int e = dir == IOLAB_WRITE ? nc_write_errno(st, errno, f->path)
+                               : st == NC_NOERR ? 0 : nc_errno(st, errno, f->path);
+    if (!e && nomem)
+        e = ENOMEM;
     free(vals);
     free(ptrs);
     return e ? -e : (int64_t)(v->count * v->length);
@@ -239,7 +244,7 @@ static int pnetcdf_sync(void *fh)
     const nc_file_t *f = fh;
     errno = 0;
     int st = ncmpi_sync(f->ncid);
-    return st == NC_NOERR ? 0 : nc_errno(st, errno);
+    return nc_write_errno(st, errno, f->path);
 }
 
 /* The MPI-IO hints in effect plus PnetCDF's own (nc_header_align_size, ...). */
@@ -247,7 +252,7 @@ static int pnetcdf_get_info(void *fh, MPI_Info *info)
 {
     const nc_file_t *f = fh;
     int st = ncmpi_inq_file_info(f->ncid, info);
-    return st == NC_NOERR ? 0 : nc_errno(st, 0);
+    return st == NC_NOERR ? 0 : nc_errno(st, 0, NULL);
 }
 
 static int pnetcdf_close(void *fh)
@@ -255,20 +260,19 @@ static int pnetcdf_close(void *fh)
     nc_file_t *f = fh;
     errno = 0;
     int st = ncmpi_close(f->ncid);
+    /* closing a written file writes its header: a write-failure errno counts */
+    int e = nc_write_errno(st, errno, f->path);
+    free(f->path);
     free(f);
-    return st == NC_NOERR ? 0 : nc_errno(st, errno);
+    return e;
 }
 
-/* Called by one rank per file; a missing file is not an error. */
+/* Called by one rank per file; a missing file is not an error. (ncmpi_delete is
+ * MPI_File_delete underneath.) */
 static int pnetcdf_remove(void *state, const char *path)
 {
     (void)state;
-    if (access(iolab_env_strip_prefix(path), F_OK) != 0 && errno == ENOENT)
-        return 0;
-    errno = 0;
-    int st = ncmpi_delete(path, MPI_INFO_NULL);
-    int e = st == NC_NOERR ? 0 : nc_errno(st, errno);
-    return e == ENOENT ? 0 : e;
+    return iolab_mpifile_remove(path);
 }
 
 const iolab_backend_t iolab_backend_pnetcdf = {
