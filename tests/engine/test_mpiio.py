@@ -9,9 +9,10 @@ test_engine_layouts.py; here the MPICH build gets the same table for mpiio."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
-from engine_helpers import Engine, run_engine
+from engine_helpers import Engine, Result, run_engine
 
 T, B, S = 4096, 16384, 2
 XFERS = B // T * S
@@ -39,7 +40,13 @@ def flavour_engine(request: pytest.FixtureRequest, flavour: str) -> Engine:
     return e
 
 
-def check_ok(r, np: int, layout: str, ops: int | None = None) -> None:
+def doc(r: Result) -> dict[str, Any]:
+    """The result JSON of a run that must have written one."""
+    assert r.doc is not None, r.stderr
+    return r.doc
+
+
+def check_ok(r: Result, np: int, layout: str, ops: int | None = None) -> None:
     assert r.rc == 0, r.stderr
     assert r.doc is not None and r.doc["status"] == "ok"
     for op in ("write", "read"):
@@ -56,7 +63,7 @@ def test_mpich_layout_verify(mpich_engine: Engine, scratch: Path, layout: str, n
     """The MPICH (ROMIO) build: every layout, independent calls, exact bytes and calls."""
     r = run_engine(mpich_engine, np, args(layout, scratch), scratch.parent)
     check_ok(r, np, layout)
-    assert r.doc["environment"]["mpiio_implementation"] == "romio"
+    assert doc(r)["environment"]["mpiio_implementation"] == "romio"
     assert list(scratch.iterdir()) == []
 
 
@@ -106,7 +113,7 @@ def test_romio_hints_round_trip(mpich_engine: Engine, scratch: Path):
                                           "--hint", "iolab_no_such_hint=1",
                                           "--hint", "cb_nodes=8"), scratch.parent)
     assert r.rc == 0, r.stderr
-    h = r.doc["hints"]
+    h = doc(r)["hints"]
     assert h["verifiable"] is True and h["unverified"] == []
     assert h["requested"] == {"cb_buffer_size": "1048576", "iolab_no_such_hint": "1",
                               "cb_nodes": "8"}
@@ -131,7 +138,7 @@ def test_romio_hints_from_file_and_environment(mpich_engine: Engine, scratch: Pa
                                           "--hint", "romio_ds_read=disable"),
                    scratch.parent, env={"ROMIO_HINTS": str(env_file)})
     assert r.rc == 0, r.stderr
-    h = r.doc["hints"]
+    h = doc(r)["hints"]
     assert h["sources"] == {"ind_wr_buffer_size": "ROMIO_HINTS", "cb_buffer_size": "hints file",
                             "romio_cb_write": "hints file", "romio_ds_read": "command line"}
     assert h["effective"]["ind_wr_buffer_size"] == "1048576"
@@ -146,8 +153,8 @@ def test_ompio_hints_unverifiable(engine: Engine, scratch: Path):
     r = run_engine(engine, 2, args("strided", scratch, "--hint", "cb_buffer_size=1048576",
                                    "--hint", "iolab_no_such_hint=1"), scratch.parent)
     assert r.rc == 0, r.stderr
-    h = r.doc["hints"]
-    assert r.doc["environment"]["mpiio_implementation"] == "ompio"
+    h = doc(r)["hints"]
+    assert doc(r)["environment"]["mpiio_implementation"] == "ompio"
     assert h["verifiable"] is False and h["ignored"] == []
     assert sorted(h["unverified"]) == ["cb_buffer_size", "iolab_no_such_hint"]
     assert h["effective"]["iolab_no_such_hint"] == "1"  # the echo that makes it unverifiable
