@@ -31,7 +31,8 @@ static const iolab_option_t hdf5_options[] = {
      "hdf5 api: H5Pset_alignment: place objects at multiples of this (0 = off)",
      offsetof(hdf5_opts_t, align)},
     {"hdf5.align-threshold", "hdf5_align_threshold", IOLAB_OPT_SIZE, "0", "bytes", NULL,
-     "hdf5 api: only objects of at least this size are aligned (0 = the alignment, as IOR)",
+     "hdf5 api: only objects of at least this size are aligned (0 = the raw data: the "
+     "dataset, or one chunk)",
      offsetof(hdf5_opts_t, align_threshold)},
     {"hdf5.chunk", "hdf5_chunk", IOLAB_OPT_SIZE, "0", "bytes", NULL,
      "hdf5 api: chunked dataset with chunks of this many bytes (0 = contiguous)",
@@ -110,7 +111,11 @@ static hid_t make_fapl(const hdf5_opts_t *o, const iolab_open_args_t *a)
     if (fapl < 0 || H5Pset_fapl_mpio(fapl, a->comm, a->info) < 0)
         goto fail;
     if (o->align) {
-        hsize_t threshold = o->align_threshold ? o->align_threshold : o->align;
+        /* By default align the raw data (the dataset, or each chunk) and nothing smaller:
+         * IOR's threshold (= the alignment) silently skips datasets smaller than it, and
+         * threshold 1 would pad every small metadata block to the alignment. */
+        hsize_t raw = o->chunk && o->chunk < a->file_bytes ? o->chunk : a->file_bytes;
+        hsize_t threshold = o->align_threshold ? o->align_threshold : raw;
         if (H5Pset_alignment(fapl, threshold, o->align) < 0)
             goto fail;
     }
