@@ -32,6 +32,7 @@ _Atomic int32_t *iolab_core_fdmap = NULL;
 size_t iolab_core_nfds = 0;
 iolab_rec_t *iolab_core_posix_recs = NULL;
 iolab_rec_t *iolab_core_stdio_recs = NULL;
+iolab_handle_t *iolab_core_stdio_handles = NULL;
 uint64_t iolab_core_mem_align = sizeof(void *);
 
 static pthread_mutex_t core_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -268,23 +269,13 @@ void iolab_core_fd_forget(unsigned int first, unsigned int last)
 
 #define HANDLE_TOMB ((uintptr_t)1)
 
-static inline uint32_t handle_slot(uintptr_t key)
-{
-    uint64_t h = (uint64_t)key * 0x9E3779B97F4A7C15ULL;
-    return (uint32_t)(h >> 40) & (IOLAB_HANDLE_SLOTS - 1);
-}
+static inline uint32_t handle_slot(uintptr_t key) { return iolab_handle_slot(key); }
 
 int32_t iolab_core_handle_get(int map, uintptr_t key)
 {
-    iolab_handle_t *t = iolab_core.handles[map];
-    for (uint32_t i = handle_slot(key), n = 0; n < IOLAB_HANDLE_SLOTS; n++, i = (i + 1) & (IOLAB_HANDLE_SLOTS - 1)) {
-        uintptr_t k = atomic_load_explicit(&t[i].key, memory_order_acquire);
-        if (k == 0)
-            return -1;
-        if (k == key)
-            return atomic_load_explicit(&t[i].idx, memory_order_relaxed);
-    }
-    return -1;
+    if (key == 0 || key == HANDLE_TOMB) /* never a handle: would match an empty/deleted slot */
+        return -1;
+    return iolab_handle_lookup(iolab_core.handles[map], key);
 }
 
 void iolab_core_handle_put(int map, uintptr_t key, int32_t idx)
@@ -519,6 +510,7 @@ static int alloc_tables(void)
         iolab_core.handles[h] = map_zeroed(IOLAB_HANDLE_SLOTS * sizeof(iolab_handle_t));
     if (!iolab_core.names || !iolab_core_fdmap || !iolab_core.handles[0] || !iolab_core.handles[1])
         return -1;
+    iolab_core_stdio_handles = iolab_core.handles[0];
     if (iolab_core_tracing) {
         iolab_core.seg_cap = (uint64_t)env_long("IOLAB_TRACE_SEGMENTS", 1L << 20, 1, 1L << 28);
         iolab_core.segs = map_zeroed(iolab_core.seg_cap * sizeof(iolab_segment_t));

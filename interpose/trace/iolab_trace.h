@@ -194,6 +194,36 @@ void iolab_core_fd_set(int fd, int32_t idx);
 /* Descriptors first..last (inclusive) are no longer traced files. */
 void iolab_core_fd_forget(unsigned int first, unsigned int last);
 
+/* A pointer-keyed map (open addressing, lock-free lookups; inserts under the core lock). */
+#define IOLAB_HANDLE_SLOTS 8192
+typedef struct {
+    _Atomic uintptr_t key;    /* 0 empty, 1 deleted */
+    _Atomic int32_t idx;
+} iolab_handle_t;
+
+static inline uint32_t iolab_handle_slot(uintptr_t key)
+{
+    uint64_t h = (uint64_t)key * 0x9E3779B97F4A7C15ULL;
+    return (uint32_t)(h >> 40) & (IOLAB_HANDLE_SLOTS - 1);
+}
+
+/* The record index of key in table t, -1 when absent. */
+static inline int32_t iolab_handle_lookup(iolab_handle_t *t, uintptr_t key)
+{
+    for (uint32_t i = iolab_handle_slot(key), n = 0; n < IOLAB_HANDLE_SLOTS;
+         n++, i = (i + 1) & (IOLAB_HANDLE_SLOTS - 1)) {
+        uintptr_t k = __atomic_load_n((uintptr_t *)&t[i].key, __ATOMIC_ACQUIRE);
+        if (k == 0) /* also for key 0 (a NULL FILE*): never found */
+            return -1;
+        if (k == key)
+            return __atomic_load_n((int32_t *)&t[i].idx, __ATOMIC_RELAXED);
+    }
+    return -1;
+}
+
+/* The STDIO map (FILE* -> record index), for stdio.c's hot path; NULL while tracing is off. */
+extern iolab_handle_t *iolab_core_stdio_handles __attribute__((visibility("hidden")));
+
 /* Pointer-keyed map (FILE*, MPI_File) -> record index; map 0 = STDIO, 1 = MPI-IO. */
 int32_t iolab_core_handle_get(int map, uintptr_t key);
 void iolab_core_handle_put(int map, uintptr_t key, int32_t idx);

@@ -8,7 +8,6 @@
 #include <stdatomic.h>
 #include <sys/types.h>
 
-#define IOLAB_HANDLE_SLOTS 8192
 
 typedef struct {
     iolab_rec_t *recs;        /* cap records, mmap'ed, touched as used */
@@ -18,10 +17,6 @@ typedef struct {
     uint32_t nbuckets;
 } iolab_pool_t;
 
-typedef struct {
-    _Atomic uintptr_t key;    /* 0 empty, 1 deleted */
-    _Atomic int32_t idx;
-} iolab_handle_t;
 
 typedef struct {
     uint8_t module, write;

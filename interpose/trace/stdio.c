@@ -21,9 +21,9 @@
 /* The record of a traced stream, NULL for the others (and while tracing is off). */
 static inline iolab_rec_t *stream_rec(FILE *fp)
 {
-    if (!iolab_core_active)
+    if (!iolab_core_active || !fp)
         return NULL;
-    int32_t i = iolab_core_handle_get(MAP_STDIO, (uintptr_t)fp);
+    int32_t i = iolab_handle_lookup(iolab_core_stdio_handles, (uintptr_t)fp);
     return i >= 0 ? &iolab_core_stdio_recs[i] : NULL;
 }
 
