@@ -1,0 +1,117 @@
+"""The pnetcdf backend: CDF-5 files that verify in independent and collective data mode, with
+varn for --file-view, fill mode, PnetCDF's own hints among the effective ones, ENOSPC, and the
+MPICH build that leaves it out (Debian has no PnetCDF for MPICH).
+
+Every API x layout x (1, 2, 4) ranks with the default build lives in test_engine_layouts.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from engine_helpers import Engine, Result, run_engine
+
+T, B, S = 4096, 16384, 2
+XFERS = B // T * S
+
+
+def args(layout: str, path: Path, *extra: str) -> list[str]:
+    return ["--api", "pnetcdf", "--layout", layout, "--transfer", str(T), "--block", str(B),
+            "--segments", str(S), "--path", str(path / "f"), "--quiet", "--group", "2",
+            "--verify", *extra]
+
+
+@pytest.fixture
+def nc_engine(engine: Engine) -> Engine:
+    if "pnetcdf" not in engine.apis:
+        pytest.skip(f"pnetcdf is not built into {engine.binary.name} (libpnetcdf-dev)")
+    return engine
+
+
+def doc(r: Result) -> dict[str, Any]:
+    assert r.doc is not None, r.stderr
+    return r.doc
+
+
+@pytest.mark.parametrize("mode", [[], ["--collective"], ["--file-view"],
+                                  ["--collective", "--file-view"]])
+@pytest.mark.parametrize("layout", ["fpp", "segmented", "strided"])
+def test_file_is_cdf5_and_verifies(nc_engine: Engine, scratch: Path, layout: str,
+                                   mode: list[str]):
+    """3 ranks (not a power of two), every data mode; the file is CDF-5 ("CDF\\x05") and
+    holds the variable's bytes after its header."""
+    r = run_engine(nc_engine, 3, args(layout, scratch, "--keep", *mode), scratch.parent)
+    assert r.rc == 0, r.stderr
+    for op in ("write", "read"):
+        (ph,) = r.phases(op)
+        assert ph["bytes"] == 3 * B * S
+        assert ph["ops"] == (3 if "--file-view" in mode else 3 * XFERS)
+    assert doc(r)["verify"]["errors"] == 0
+    files = sorted(scratch.iterdir())
+    assert len(files) == (3 if layout == "fpp" else 1)
+    for f in files:
+        raw = f.read_bytes()
+        assert raw[:4] == b"CDF\x05"
+        per_file = B * S if layout == "fpp" else 3 * B * S
+        assert per_file < len(raw) <= per_file + 4096  # data + a small header
+
+
+@pytest.mark.parametrize("fill", [False, True])
+def test_fill_mode(nc_engine: Engine, scratch: Path, fill: bool):
+    """--pnetcdf.fill writes fill values at define time (ncmpi_set_fill NC_FILL); the data
+    written afterwards still verifies. The option lands in the config."""
+    extra = ["--pnetcdf.fill"] if fill else []
+    r = run_engine(nc_engine, 2, args("strided", scratch, "--collective", *extra),
+                   scratch.parent)
+    assert r.rc == 0, r.stderr
+    assert doc(r)["config"]["pnetcdf_fill"] is fill
+    assert doc(r)["verify"]["errors"] == 0
+
+
+def test_read_only_run_with_reorder(nc_engine: Engine, scratch: Path):
+    w = run_engine(nc_engine, 4, args("segmented", scratch, "--write", "--keep"),
+                   scratch.parent)
+    assert w.rc == 0, w.stderr
+    r = run_engine(nc_engine, 4, args("segmented", scratch, "--read", "--reorder",
+                                      "--collective"), scratch.parent)
+    assert r.rc == 0, r.stderr
+    (ph,) = r.phases("read")
+    assert ph["bytes"] == 4 * B * S and ph["reorder_shift"] == 1
+    assert doc(r)["verify"]["errors"] == 0
+
+
+def test_hints_include_pnetcdf_own(nc_engine: Engine, scratch: Path):
+    """ncmpi_inq_file_info: the MPI-IO hints plus PnetCDF's (nc_header_align_size ...); under
+    Open MPI nothing is verifiable."""
+    r = run_engine(nc_engine, 2, args("strided", scratch, "--hint", "cb_buffer_size=1048576",
+                                      "--hint", "nc_header_align_size=4096"), scratch.parent)
+    assert r.rc == 0, r.stderr
+    h = doc(r)["hints"]
+    assert h["effective"]["cb_buffer_size"] == "1048576"
+    assert h["effective"]["nc_header_align_size"] == "4096"
+    assert {"nc_var_align_size", "nc_ibuf_size"} <= set(h["effective"])
+    assert h["verifiable"] is False
+    assert sorted(h["unverified"]) == ["cb_buffer_size", "nc_header_align_size"]
+
+
+@pytest.mark.parametrize("layout,coll", [("fpp", False), ("strided", True),
+                                         ("subset", False)])
+def test_enospc(nc_engine: Engine, scratch: Path, small_fs: Path, layout: str, coll: bool):
+    """Expected: errno 28. Was (before the errno check): PnetCDF over OMPIO reported these
+    writes as done and the run passed with a truncated file."""
+    a = ["--api", "pnetcdf", "--path", str(small_fs / "f"), "--layout", layout, "--group", "2",
+         "--transfer", "64K", "--block", "1M", "--quiet"] + (["--collective"] if coll else [])
+    r = run_engine(nc_engine, 2, a, scratch, timeout=60)
+    assert r.rc == 1, r.stderr
+    err = doc(r)["error"]
+    assert doc(r)["status"] == "failed" and err["errno"] == 28 and err["phase"] == "write"
+    assert list(small_fs.iterdir()) == []
+
+
+def test_left_out_of_the_mpich_build(mpich_engine: Engine, scratch: Path):
+    """Debian builds PnetCDF for Open MPI only: the MPICH engine leaves it out and says so."""
+    if "pnetcdf" in mpich_engine.apis:
+        pytest.skip("this MPICH build has PnetCDF")
+    r = run_engine(mpich_engine, 1, args("fpp", scratch), scratch.parent)
+    assert r.rc == 2 and "api 'pnetcdf' is not built" in r.stderr, r.stderr
