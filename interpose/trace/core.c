@@ -33,6 +33,8 @@ size_t iolab_core_nfds = 0;
 iolab_rec_t *iolab_core_posix_recs = NULL;
 iolab_rec_t *iolab_core_stdio_recs = NULL;
 iolab_handle_t *iolab_core_stdio_handles = NULL;
+iolab_handle_t *iolab_core_mpiio_handles = NULL;
+iolab_rec_t *iolab_core_mpiio_recs = NULL;
 uint64_t iolab_core_mem_align = sizeof(void *);
 
 static pthread_mutex_t core_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -511,6 +513,8 @@ static int alloc_tables(void)
     if (!iolab_core.names || !iolab_core_fdmap || !iolab_core.handles[0] || !iolab_core.handles[1])
         return -1;
     iolab_core_stdio_handles = iolab_core.handles[0];
+    iolab_core_mpiio_handles = iolab_core.handles[1];
+    iolab_core_mpiio_recs = iolab_core.pool[IOLAB_MOD_MPIIO].recs;
     if (iolab_core_tracing) {
         iolab_core.seg_cap = (uint64_t)env_long("IOLAB_TRACE_SEGMENTS", 1L << 20, 1, 1L << 28);
         iolab_core.segs = map_zeroed(iolab_core.seg_cap * sizeof(iolab_segment_t));

@@ -224,6 +224,11 @@ static inline int32_t iolab_handle_lookup(iolab_handle_t *t, uintptr_t key)
 /* The STDIO map (FILE* -> record index), for stdio.c's hot path; NULL while tracing is off. */
 extern iolab_handle_t *iolab_core_stdio_handles __attribute__((visibility("hidden")));
 
+/* The MPI-IO map (MPI_File -> record index) and records, for the MPI shim's hot path
+ * (exported: the shim is another library); NULL while tracing is off. */
+extern iolab_handle_t *iolab_core_mpiio_handles;
+extern iolab_rec_t *iolab_core_mpiio_recs;
+
 /* Pointer-keyed map (FILE*, MPI_File) -> record index; map 0 = STDIO, 1 = MPI-IO. */
 int32_t iolab_core_handle_get(int map, uintptr_t key);
 void iolab_core_handle_put(int map, uintptr_t key, int32_t idx);

@@ -21,9 +21,13 @@ enum { K_INDEP, K_COLL, K_SPLIT, K_NB };
 
 static inline uintptr_t fh_key(MPI_File fh) { return (uintptr_t)fh; }
 
+/* The file's record, NULL when not traced: one inlined hash probe, no call into the core. */
 static inline iolab_rec_t *fh_rec(MPI_File fh)
 {
-    return iolab_core_rec_at(IOLAB_MOD_MPIIO, iolab_core_handle_get(MAP_MPIIO, fh_key(fh)));
+    if (!iolab_core_mpiio_handles)
+        return NULL;
+    int32_t i = iolab_handle_lookup(iolab_core_mpiio_handles, fh_key(fh));
+    return i >= 0 ? &iolab_core_mpiio_recs[i] : NULL;
 }
 
 /* ---- recording ---- */
@@ -95,9 +99,12 @@ static void rec_open(MPI_Comm comm, const char *name, int amode, MPI_Info info, 
     iolab_rec_unlock(r);
 }
 
-/* off: the explicit offset of the _at forms (in etypes of the view), -1 otherwise. */
-static void rec_io(MPI_File fh, int write, int kind, int64_t off, int count, MPI_Datatype type,
-                   int ret, double t0, double t1)
+/* off: the explicit offset of the _at forms (in etypes of the view), -1 otherwise. Inlined
+ * into each wrapper: direction and kind are constants there. */
+static inline __attribute__((always_inline)) void rec_io(MPI_File fh, const int write,
+                                                         const int kind, int64_t off, int count,
+                                                         MPI_Datatype type, int ret, double t0,
+                                                         double t1)
 {
     static const int ctr[2][4] = {
         {IOLAB_MPIIO_INDEP_READS, IOLAB_MPIIO_COLL_READS, IOLAB_MPIIO_SPLIT_READS, IOLAB_MPIIO_NB_READS},
@@ -166,9 +173,10 @@ static void rec_meta(MPI_File fh, int counter, int ret, double t0, double t1)
     do {                                                                                     \
         if (!iolab_core_ready())                                                             \
             return call;                                                                     \
-        double t0_ = iolab_now();                                                            \
+        const int tsc_ = iolab_core_use_tsc;                                                 \
+        double t0_ = iolab_now_with(tsc_);                                                   \
         int ret = call;                                                                      \
-        double t1_ = iolab_now();                                                            \
+        double t1_ = iolab_now_with(tsc_);                                                   \
         int errno_ = errno;                                                                  \
         iolab_core_busy = 1;                                                                 \
         record;                                                                              \
