@@ -14,6 +14,7 @@ from conftest import profile, record
 from iolab.model.raw import RawRecord
 
 LOGS = Path(__file__).resolve().parents[3] / "shared" / "darshan-generated"
+HERE_LOGS = Path(__file__).resolve().parent / "darshan"  # logs made for these tests
 darshan = pytest.importorskip("darshan")
 
 _BINS = [
@@ -95,10 +96,13 @@ MPIIO_COMPARED = (
 )
 
 
-def darshan_records(log: str) -> list[tuple[str, int, str, dict[str, Any]]]:
-    """(module, rank, path, counters) of every POSIX/STDIO/MPI-IO record of a Darshan log."""
+def darshan_records(log: str | Path) -> list[tuple[str, int, str, dict[str, Any]]]:
+    """(module, rank, path, counters) of every POSIX/STDIO/MPI-IO record of a Darshan log
+    (a name in ../shared/darshan-generated, or a path)."""
     out = []
-    with darshan.DarshanReport(str(LOGS / log), read_all=True) as rep:
+    with darshan.DarshanReport(
+        str(log if isinstance(log, Path) else LOGS / log), read_all=True
+    ) as rep:
         for mod in ("POSIX", "STDIO", "MPI-IO"):
             if mod not in rep.records:
                 continue
@@ -242,3 +246,39 @@ def test_mpiio_below_hdf5_and_pnetcdf(
             ours, theirs[mod], [n for n in names if n != "MODE" or mod == "MPI-IO"], prefix
         )
     assert record(job, "MPI-IO", file).counters["MPIIO_HINTS"] == theirs["MPI-IO"]["MPIIO_HINTS"]
+
+
+def test_stdio_standard_streams_formatted_rename(
+    prog: Callable[[str], Path], tmp_path: Path
+) -> None:
+    """<STDOUT>/<STDERR> (printf, fflush, fprintf to stderr), fprintf/fputs/fscanf/fgets/
+    fsetpos/fread on a file, rename(): every STDIO counter and the POSIX counters (with the
+    rename ones) equal those of Darshan 3.5's log of the same program (darshan/README.md)."""
+    run, job = profile([str(prog("stdio_darshan")), str(tmp_path)], tmp_path / "p")
+    assert run.stdout == "answer: 42\n002.5\n" and run.stderr == "to stderr\n"
+    theirs = {
+        (m, p.rsplit("/", 1)[-1]): c
+        for m, _, p, c in darshan_records(HERE_LOGS / "stdio_darshan.darshan")
+    }
+    ours = {(r.module, r.path.rsplit("/", 1)[-1]): r for r in job.records}
+    assert (
+        set(ours)
+        == set(theirs)
+        == {
+            ("STDIO", "<STDOUT>"),
+            ("STDIO", "<STDERR>"),
+            ("STDIO", "text.txt"),
+            ("POSIX", "old.dat"),
+            ("POSIX", "new.dat"),
+        }
+    )
+    for (mod, name), rec in ours.items():
+        if mod == "STDIO":
+            assert_agree(rec, theirs[(mod, name)], STDIO_COMPARED, "STDIO")
+        else:
+            assert_agree(
+                rec,
+                theirs[(mod, name)],
+                [*POSIX_COMPARED, "RENAME_SOURCES", "RENAME_TARGETS"],
+                "POSIX",
+            )
