@@ -5,6 +5,7 @@
  * after a chdir (two files: the tracer's last-path cache must not mix them). Reads "7 z" on
  * stdin.
  * Usage: stdio_std DIR */
+#define _GNU_SOURCE /* fputs_unlocked */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
