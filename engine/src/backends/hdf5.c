@@ -211,6 +211,26 @@ static int close_all(hdf5_file_t *h)
     return bad ? EIO : 0;
 }
 
+/* Written file on a full file system: HDF5 1.10 cannot survive a failed H5Fclose (the file's
+ * ID stays registered with its memory freed, and H5close at MPI_Finalize crashes on it), and
+ * the close fails when its metadata cannot be written. So when a transfer failed on a rank of
+ * the file, or the file system is full, its first rank truncates the file (the run has failed;
+ * its data is lost anyway) to give the metadata room. Collective over the file's ranks.
+ * Returns ENOSPC when it truncated, so that the run cannot pass as ok. */
+static int make_room(hdf5_file_t *h)
+{
+    struct statvfs sv;
+    const char *p = iolab_env_strip_prefix(h->path);
+    int mine = h->failed || (statvfs(p, &sv) == 0 && sv.f_bfree == 0), any = 0, crank = 0;
+    MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, h->comm);
+    if (!any)
+        return 0;
+    MPI_Comm_rank(h->comm, &crank);
+    int bad = crank == 0 && truncate(p, 0) != 0 && errno != ENOENT;
+    MPI_Barrier(h->comm);
+    return bad ? EIO : ENOSPC;
+}
+
 static int hdf5_open(void *state, const iolab_open_args_t *a, void **fh, char *err,
                      size_t errlen)
 {
@@ -241,16 +261,25 @@ static int hdf5_open(void *state, const iolab_open_args_t *a, void **fh, char *e
     }
     if (!e && !h->path)
         e = ENOMEM;
-    if (iolab_mpifile_other_failed(a->comm, e != 0)) {
-        /* this rank's file stays open: closing it is collective over ranks that have none */
-        snprintf(err, errlen, "opening %s failed on another rank of its communicator",
-                 a->path);
+    /* Agree over the file's ranks: who failed, and did all (then the clean-up below is
+     * collective and matched; a rank left with a file alone cannot close it). */
+    int mine = e != 0, nfail = 0, csize = 1;
+    MPI_Comm_size(a->comm, &csize);
+    MPI_Allreduce(&mine, &nfail, 1, MPI_INT, MPI_SUM, a->comm);
+    if (nfail && nfail < csize) {
+        if (!e)
+            snprintf(err, errlen, "opening %s failed on another rank of its communicator",
+                     a->path);
         free(h->path);
-        free(h);
-        return EIO;
+        free(h);  /* this rank's file stays open: closing it is collective over ranks that
+                     have none */
+        return e ? e : EIO;
     }
     if (e) {
-        /* every rank failed, so closing what did open is matched */
+        /* every rank failed, so closing what did open is matched; a dataset that did not
+         * fit leaves a file whose close would fail (see make_room) */
+        if (a->dir == IOLAB_WRITE && h->path)
+            make_room(h);
         close_all(h);
         free(h->path);
         free(h);
@@ -369,27 +398,6 @@ static int hdf5_get_info(void *fh, MPI_Info *info)
         H5Pclose(fapl);
     H5Eclear2(H5E_DEFAULT);
     return e;
-}
-
-/* Written file on a full file system: HDF5 1.10 cannot survive a failed H5Fclose (the file's
- * ID stays registered with its memory freed, and H5close at MPI_Finalize crashes on it), and
- * the close fails when its metadata cannot be written. So when a transfer failed on a rank of
- * the file, or the file system is full, its first rank truncates the file (the run has failed;
- * its data is lost anyway) to give the metadata room. Collective over the file's ranks.
- * Returns ENOSPC when it truncated, so that the run cannot pass as ok. */
-static int make_room(hdf5_file_t *h)
-{
-    struct statvfs sv;
-    const char *p = iolab_env_strip_prefix(h->path);
-    int mine = h->failed || (statvfs(p, &sv) == 0 && sv.f_bfree == 0), any = 0, crank = 0;
-    MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, h->comm);
-    if (!any)
-        return 0;
-    MPI_Comm_rank(h->comm, &crank);
-    if (crank == 0 && truncate(p, 0) != 0)
-        return EIO;
-    MPI_Barrier(h->comm);
-    return ENOSPC;
 }
 
 static int hdf5_close(void *fh)
