@@ -104,22 +104,25 @@ _SHIMS: dict[str, str] = {"default": "trace-mpi", "mpich": "trace-mpi-mpich"}
 
 
 def _find_shim(name: str) -> Path | None:
-    """libiolab-<name>.so: installed or in IOLAB_LIBDIR / build/default (paths), else in the
-    MPICH build tree beside it (build/mpich/interpose/trace)."""
+    """libiolab-<name>.so from the same build as the tracer that will be preloaded: with
+    IOLAB_LIBDIR (<build>/default/interpose/trace), that folder or the MPICH build beside it
+    (<build>/mpich/interpose/trace); else the install or the source tree's build/default
+    (paths), else the source tree's build/mpich."""
+    fname = f"libiolab-{name}.so"
+    env = os.environ.get("IOLAB_LIBDIR")
+    if env:
+        cands = [Path(env) / fname]
+        if len(Path(env).parents) >= 3:
+            cands.append(Path(env).parents[2] / "mpich" / "interpose" / "trace" / fname)
+        for cand in cands:
+            if cand.is_file():
+                return cand
     try:
         return paths.interposer_library(name)
     except UsageError:
         pass
-    fname = f"libiolab-{name}.so"
-    env = os.environ.get("IOLAB_LIBDIR")
-    trees = [Path(__file__).resolve().parents[3] / "build"]
-    if env and len(Path(env).parents) >= 3:
-        trees.insert(0, Path(env).parents[2])  # <build>/default/interpose/trace -> <build>
-    for tree in trees:
-        cand = tree / "mpich" / "interpose" / "trace" / fname
-        if cand.is_file():
-            return cand
-    return None
+    cand = Path(__file__).resolve().parents[3] / "build" / "mpich" / "interpose" / "trace" / fname
+    return cand if cand.is_file() else None
 
 
 def _mpi_libs(needed: list[str]) -> set[str]:
