@@ -53,6 +53,7 @@ typedef struct hdf5_file {
     char *path;         /* for error analysis (is the file system full?) */
     MPI_Comm comm;      /* the ranks that opened the file (the core's; valid until close) */
     int wrote, failed;  /* opened for writing; a transfer failed */
+    MPI_File *mpifh;    /* the MPI file under HDF5 (its driver's; NULL if not found) */
 } hdf5_file_t;
 
 /* The innermost message of HDF5's error stack (the one naming the real cause, e.g. the MPI
@@ -211,6 +212,20 @@ static int close_all(hdf5_file_t *h)
     return bad ? EIO : 0;
 }
 
+/* The MPI file under an HDF5 file, or NULL. H5Fget_access_plist duplicates the driver's
+ * communicator (collective), so this is called where every rank of the file is. */
+static MPI_File *mpi_file_of(hid_t file)
+{
+    hid_t fapl = H5Fget_access_plist(file);
+    void *handle = NULL;
+    if (fapl < 0 || H5Fget_vfd_handle(file, fapl, &handle) < 0)
+        handle = NULL;
+    if (fapl >= 0)
+        H5Pclose(fapl);
+    H5Eclear2(H5E_DEFAULT);
+    return handle;
+}
+
 /* Written file on a full file system: HDF5 1.10 cannot survive a failed H5Fclose (the file's
  * ID stays registered with its memory freed, and H5close at MPI_Finalize crashes on it), and
  * the close fails when its metadata cannot be written. So when a transfer failed on a rank of
@@ -240,7 +255,7 @@ static int hdf5_open(void *state, const iolab_open_args_t *a, void **fh, char *e
         return ENOMEM;
     *h = (hdf5_file_t){H5I_INVALID_HID, H5I_INVALID_HID, H5I_INVALID_HID, H5I_INVALID_HID,
                        H5I_INVALID_HID, 0, H5I_INVALID_HID, 0, strdup(a->path), a->comm,
-                       a->dir == IOLAB_WRITE, 0};
+                       a->dir == IOLAB_WRITE, 0, NULL};
     if (a->dir == IOLAB_WRITE)
         iolab_mpifile_fresh(a->comm, a->path);
     errno = 0;
@@ -285,6 +300,7 @@ static int hdf5_open(void *state, const iolab_open_args_t *a, void **fh, char *e
         free(h);
         return e;
     }
+    h->mpifh = mpi_file_of(h->file);
     *fh = h;
     return 0;
 }
@@ -301,6 +317,28 @@ static hid_t mem_space(hdf5_file_t *h, hsize_t len)
     return h->mspace;
 }
 
+/* Sets *data when HDF5's own collective MPI-IO call failed (an entry of its error stack). */
+static herr_t find_coll_failure(unsigned n, const H5E_error2_t *e, void *data)
+{
+    (void)n;
+    if (e->desc && (strstr(e->desc, "MPI_File_write_at_all failed") ||
+                    strstr(e->desc, "MPI_File_read_at_all failed")))
+        *(int *)data = 1;
+    return 0;
+}
+
+/* HDF5 1.10's MPI-IO driver sets a file view for a collective transfer and resets it after
+ * with MPI_File_set_view (collective). When its MPI_File_*_at_all fails on this rank only
+ * (ROMIO without collective buffering: ENOSPC on one rank), it returns before the reset, and
+ * the other ranks wait in theirs for ever. Make the missing call here. */
+static void rematch_view(const hdf5_file_t *h)
+{
+    int skipped = 0;
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, find_coll_failure, &skipped);
+    if (skipped && h->mpifh)
+        MPI_File_set_view(*h->mpifh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL);
+}
+
 /* One H5Dwrite/H5Dread of the current file selection; want: bytes selected. */
 static int64_t move(hdf5_file_t *h, iolab_dir_t dir, void *buf, hid_t mspace, uint64_t want)
 {
@@ -311,6 +349,7 @@ static int64_t move(hdf5_file_t *h, iolab_dir_t dir, void *buf, hid_t mspace, ui
                     : H5Dread(h->dset, H5T_NATIVE_UCHAR, mspace, h->fspace, h->dxpl, buf);
     int sys = errno;
     if (rc < 0) {
+        rematch_view(h);
         H5Eclear2(H5E_DEFAULT);
         h->failed = 1;
         return -iolab_mpifile_errno(sys, h->path);
@@ -383,21 +422,9 @@ static int hdf5_sync(void *fh)
 static int hdf5_get_info(void *fh, MPI_Info *info)
 {
     const hdf5_file_t *h = fh;
-    hid_t fapl = H5Fget_access_plist(h->file);
-    void *handle = NULL;
-    int e = 0;
-    if (fapl >= 0 && H5Fget_vfd_handle(h->file, fapl, &handle) >= 0 && handle) {
-        e = MPI_File_get_info(*(MPI_File *)handle, info) == MPI_SUCCESS ? 0 : EIO;
-    } else {
-        MPI_Comm comm = MPI_COMM_NULL;
-        e = fapl >= 0 && H5Pget_fapl_mpio(fapl, &comm, info) >= 0 ? 0 : EIO;
-        if (comm != MPI_COMM_NULL)
-            MPI_Comm_free(&comm);
-    }
-    if (fapl >= 0)
-        H5Pclose(fapl);
-    H5Eclear2(H5E_DEFAULT);
-    return e;
+    if (!h->mpifh)
+        return ENOTSUP;
+    return MPI_File_get_info(*h->mpifh, info) == MPI_SUCCESS ? 0 : EIO;
 }
 
 static int hdf5_close(void *fh)
