@@ -203,3 +203,16 @@ def test_shared_file_open_fails_everywhere(engine: Engine, scratch: Path, coll: 
     assert r.rc == 1 and r.doc is not None, r.stderr
     assert r.doc["status"] == "failed" and r.doc["error"]["bytes_done"] == 0
     assert "MPI_File_open" in r.doc["error"]["message"]
+
+
+@pytest.mark.parametrize("mode", [["--collective"], ["--collective", "--file-view"]])
+def test_open_mpi_romio_also_echoes(engine: Engine, scratch: Path, mode: list[str]):
+    """Open MPI with its ROMIO (OMPI_MCA_io=romio321): reported as romio, verifies, and its
+    MPI_File_get_info echoes an unknown key like OMPIO does, so still nothing is verifiable."""
+    r = run_engine(engine, 4, args("strided", scratch, *mode, "--hint", "iolab_no_such_hint=1"),
+                   scratch.parent, env={"OMPI_MCA_io": "romio321"})
+    check_ok(r, 4, "strided", 4 if "--file-view" in mode else None)
+    assert doc(r)["environment"]["mpiio_implementation"] == "romio"
+    h = doc(r)["hints"]
+    assert h["effective"] == {"iolab_no_such_hint": "1"}
+    assert h["verifiable"] is False and h["unverified"] == ["iolab_no_such_hint"]
