@@ -216,3 +216,20 @@ def test_open_mpi_romio_also_echoes(engine: Engine, scratch: Path, mode: list[st
     h = doc(r)["hints"]
     assert h["effective"] == {"iolab_no_such_hint": "1"}
     assert h["verifiable"] is False and h["unverified"] == ["iolab_no_such_hint"]
+
+
+@pytest.mark.parametrize("flavour", ["default", "mpich"])
+@pytest.mark.parametrize("api", ["mpiio", "hdf5", "pnetcdf"])
+def test_subset_aggregators_share_one_file(request: pytest.FixtureRequest, scratch: Path,
+                                           flavour: str, api: str):
+    """N:M into one shared file: the aggregators open it over their own communicator and
+    write collectively; reads by another rank's group (--reorder) verify."""
+    e = flavour_engine(request, flavour)
+    if api not in e.apis:
+        pytest.skip(f"api {api} is not built into {e.binary.name}")
+    r = run_engine(e, 4, args("subset", scratch, "--group-files", "shared", "--collective",
+                              "--reorder", api=api), scratch.parent)
+    check_ok(r, 4, "subset")
+    (ph,) = r.phases("write")
+    assert [p["bytes"] for p in ph["per_rank"]] == [2 * B * S, 0, 2 * B * S, 0]
+    assert list(scratch.iterdir()) == []
