@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from trace_helpers import ROOT
 
 
 def test_trace_overhead_smoke(tracer: Path, tmp_path: Path) -> None:

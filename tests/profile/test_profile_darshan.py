@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import profile, record
+from trace_helpers import profile, record
 
 from iolab.model.raw import RawRecord
 
@@ -222,7 +222,7 @@ def test_mpiio_below_hdf5_and_pnetcdf(
     import shutil
     import subprocess
 
-    from conftest import PROGS
+    from trace_helpers import PROGS
 
     exe = tmp_path / name
     if shutil.which("mpicc") is None:

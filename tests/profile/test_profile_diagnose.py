@@ -7,8 +7,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import profile
 from test_profile_darshan import LOGS
+from trace_helpers import profile
 
 diag = pytest.importorskip("iolab.diagnose.report")
 config = pytest.importorskip("iolab.diagnose.config")
@@ -42,7 +42,7 @@ def test_two_commands(prog: Callable[[str], Path], tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    from conftest import LIBDIR
+    from trace_helpers import LIBDIR
 
     env = {**os.environ, "IOLAB_LIBDIR": str(LIBDIR)}
     run = subprocess.run(

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import LIBDIR, PROGS, ints_except_time, profile, record
+from trace_helpers import LIBDIR, PROGS, ints_except_time, profile, record
 
 from iolab import counters as ctr
 from iolab.model.raw import RawJob

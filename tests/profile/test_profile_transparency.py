@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import LIBDIR, profile, record
+from trace_helpers import LIBDIR, profile, record
 
 PY_WRITER = r"""
 import hashlib, os, sys
