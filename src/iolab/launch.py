@@ -264,3 +264,12 @@ def salloc_command(spec: LaunchSpec, argv: Sequence[str],
     if spec.ppn:
         cmd += ["--ntasks-per-node", str(spec.ppn)]
     return [*cmd, *extra, *argv]
+
+
+def preload_env(libraries: Sequence[str | os.PathLike[str]],
+                environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``LD_PRELOAD`` that puts ``libraries`` first, in order, before whatever the user
+    already preloads (iolab's interposers chain with ``dlsym(RTLD_NEXT)``)."""
+    env = os.environ if environ is None else environ
+    old = env.get("LD_PRELOAD", "")
+    return {"LD_PRELOAD": ":".join([*(str(lib) for lib in libraries), *([old] if old else [])])}

@@ -17,7 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from iolab import paths
+from iolab import launch, paths
 from iolab.buffer import spec as bufspec
 from iolab.errors import UsageError
 
@@ -45,8 +45,7 @@ def build_env(config: str, stats_file: str | None) -> dict[str, str]:
     bufspec.parse(config)
     lib = paths.interposer_library("buffer")
     value = bufspec.with_verbose(config, stats_file) if stats_file else config
-    old = os.environ.get("LD_PRELOAD", "")
-    return {"LD_PRELOAD": ":".join([str(lib)] + ([old] if old else [])), "IOLAB_BUFFER": value}
+    return {**launch.preload_env([lib]), "IOLAB_BUFFER": value}
 
 
 def _wait(proc: subprocess.Popen[bytes]) -> int:

@@ -156,8 +156,7 @@ def _trace_env(parts_dir: Path, argv: list[str], args: argparse.Namespace) -> di
     if shim:
         libs.append(str(shim))
     libs.append(str(paths.interposer_library("trace")))
-    old = os.environ.get("LD_PRELOAD", "")
-    env = {"LD_PRELOAD": ":".join(libs + ([old] if old else [])), "IOLAB_TRACE_DIR": str(parts_dir)}
+    env = {**launch.preload_env(libs), "IOLAB_TRACE_DIR": str(parts_dir)}
     if args.trace:
         env["IOLAB_TRACE_DXT"] = "1"
     return env
