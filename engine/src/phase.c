@@ -124,11 +124,13 @@ static void vector_xfer(worker_t *w)
         for (uint64_t p = 0; p < v.count; p++)
             iolab_pattern_fill(w->buf + p * v.length, v.length, w->lr, v.offset + p * v.stride,
                                w->prep);
-    if (iolab_interrupted || !w->fh) {
-        if (!run->cfg.collective || !w->fh)
-            return;
+    if (!w->fh)
+        return;
+    /* An interrupted rank still makes the call, with no pieces: setting a file view is
+     * collective over the file's ranks (MPI_File_set_view) even for independent transfers,
+     * so skipping it would leave the other ranks waiting. */
+    if (iolab_interrupted)
         v.count = 0;
-    }
     uint64_t want = v.count * v.length;
     int e = moved(w, run->be->xfer_vec(w->fh, (iolab_dir_t)w->op, w->buf, &v), want);
     if (e) {
