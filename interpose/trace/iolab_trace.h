@@ -331,18 +331,28 @@ static inline void iolab_top4_update(int64_t *vals4, int64_t *cnts4, int64_t v, 
 static inline void iolab_cval_add(iolab_cval_t *t, int64_t v, int64_t *vals4, int64_t *cnts4)
 {
     int i = t->last;
-    if (!(i < t->n && t->val[i] == v)) {
-        for (i = 0; i < t->n && t->val[i] != v; i++)
-            ;
-        if (i == t->n) {
-            if (t->n == IOLAB_CVAL_MAX)
-                return;
-            t->val[i] = v;
-            t->freq[i] = 0;
-            t->n++;
-        }
-        t->last = i;
+    /* Fast path: the value counted last again (a run of equal sizes or strides), usually
+     * already the most common: one compare, one increment, one store. */
+    if (__builtin_expect(t->val[i] == v && i < t->n, 1)) {
+        if (v == 0) /* zero is never listed: its slot, not its count, is what matters */
+            return;
+        int64_t f = ++t->freq[i];
+        if (__builtin_expect(vals4[0] == v, 1))
+            cnts4[0] = f;
+        else
+            iolab_top4_update(vals4, cnts4, v, f);
+        return;
     }
+    for (i = 0; i < t->n && t->val[i] != v; i++)
+        ;
+    if (i == t->n) {
+        if (t->n == IOLAB_CVAL_MAX)
+            return;
+        t->val[i] = v;
+        t->freq[i] = 0;
+        t->n++;
+    }
+    t->last = i;
     t->freq[i]++;
     iolab_top4_update(vals4, cnts4, v, t->freq[i]);
 }
@@ -364,6 +374,27 @@ static inline void iolab_rec_unlock(iolab_rec_t *r)
 #ifdef IOLAB_HAVE_SINGLE_THREADED
     if (!__libc_single_threaded)
 #endif
+        pthread_mutex_unlock(&r->lock);
+}
+
+/* The same pair for the data paths, which read glibc's flag once: it is a char, which the
+ * counter updates in between may alias, so the compiler would load it again for the unlock.
+ * Returns whether the record was locked; pass that to iolab_rec_unlock_if. */
+static inline int iolab_rec_lock_io(iolab_rec_t *r)
+{
+    int locked = 1;
+#ifdef IOLAB_HAVE_SINGLE_THREADED
+    locked = !__libc_single_threaded;
+#endif
+    if (locked)
+        pthread_mutex_lock(&r->lock);
+    r->used = 1;
+    return locked;
+}
+
+static inline void iolab_rec_unlock_if(iolab_rec_t *r, int locked)
+{
+    if (locked)
         pthread_mutex_unlock(&r->lock);
 }
 

@@ -248,14 +248,20 @@ static inline __attribute__((always_inline)) void posix_io(iolab_rec_t *r, const
     if (ret < 0)
         return;
     int64_t n = ret;
-    iolab_rec_lock(r);
+    const int locked = iolab_rec_lock_io(r);
     int64_t this_off = off >= 0 ? off : r->offset;
     int64_t *last = write ? &r->last_byte_written : &r->last_byte_read;
-    int64_t stride = (*last != 0 && this_off > *last) ? this_off - *last - 1 : 0; /* > 0 */
-    if (this_off > *last)
+    const int64_t prev = *last;
+    int64_t stride = 0;
+    const int consec = this_off == prev + 1;
+    if (__builtin_expect(consec, 1)) { /* the common case: sequential too, stride 0 */
         r->c[write ? IOLAB_POSIX_SEQ_WRITES : IOLAB_POSIX_SEQ_READS]++;
-    if (this_off == *last + 1)
         r->c[write ? IOLAB_POSIX_CONSEC_WRITES : IOLAB_POSIX_CONSEC_READS]++;
+    } else if (this_off > prev) {
+        r->c[write ? IOLAB_POSIX_SEQ_WRITES : IOLAB_POSIX_SEQ_READS]++;
+        if (prev != 0)
+            stride = this_off - prev - 1; /* > 0 */
+    }
     *last = this_off + n - 1;
     r->offset = this_off + n;
     int64_t *maxb = write ? &C(r, MAX_BYTE_WRITTEN) : &C(r, MAX_BYTE_READ);
@@ -265,7 +271,10 @@ static inline __attribute__((always_inline)) void posix_io(iolab_rec_t *r, const
     r->c[write ? IOLAB_POSIX_WRITES : IOLAB_POSIX_READS]++;
     r->c[(write ? IOLAB_POSIX_SIZE_WRITE_0_100 : IOLAB_POSIX_SIZE_READ_0_100) + iolab_size_bin(n)]++;
     iolab_cval_add(&r->access, n, &C(r, ACCESS1_ACCESS), &C(r, ACCESS1_COUNT));
-    iolab_cval_add(&r->stride, stride, &C(r, STRIDE1_STRIDE), &C(r, STRIDE1_COUNT));
+    if (__builtin_expect(consec, 1)) /* a constant 0: the count is one slot check */
+        iolab_cval_add(&r->stride, 0, &C(r, STRIDE1_STRIDE), &C(r, STRIDE1_COUNT));
+    else
+        iolab_cval_add(&r->stride, stride, &C(r, STRIDE1_STRIDE), &C(r, STRIDE1_COUNT));
     if (!aligned)
         C(r, MEM_NOT_ALIGNED)++;
     if (C(r, FILE_ALIGNMENT) > 0 && !iolab_is_multiple((uint64_t)this_off, (uint64_t)C(r, FILE_ALIGNMENT)))
@@ -289,7 +298,7 @@ static inline __attribute__((always_inline)) void posix_io(iolab_rec_t *r, const
         }
         iolab_time_add(&F(r, READ_TIME), t0, t1, &r->last_read_end);
     }
-    iolab_rec_unlock(r);
+    iolab_rec_unlock_if(r, locked);
     if (iolab_core_tracing)
         iolab_core_trace_add(r, write, this_off, n, t0, t1);
 }

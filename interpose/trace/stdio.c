@@ -98,7 +98,7 @@ static inline __attribute__((always_inline)) void stdio_io(iolab_rec_t *r, const
                                                            int64_t n, const int kind,
                                                            const int flush, double t0, double t1)
 {
-    iolab_rec_lock(r);
+    const int locked = iolab_rec_lock_io(r);
     int64_t off = r->offset;
     r->offset = off + n;
     if (write) {
@@ -127,7 +127,7 @@ static inline __attribute__((always_inline)) void stdio_io(iolab_rec_t *r, const
         iolab_stamp(&F(r, READ_START_TIMESTAMP), &F(r, READ_END_TIMESTAMP), t0, t1);
         iolab_time_add(&F(r, READ_TIME), t0, t1, &r->last_read_end);
     }
-    iolab_rec_unlock(r);
+    iolab_rec_unlock_if(r, locked);
 }
 
 static void stdio_seek(FILE *fp, int64_t ret, double t0, double t1)
