@@ -269,14 +269,19 @@ void iolab_posix_refopen(int fd, const char *abspath, int counter, double t0, do
 
 /* ---- shared counter logic (static inline, no locking: caller holds rec->lock) ---- */
 
-/* Darshan's 10 access-size bins, upper bounds inclusive. */
+/* Darshan's 10 access-size bins, upper bounds inclusive. A compare chain, smallest first
+ * (small accesses are the ones whose tracing cost shows): one compare for 0-100 bytes. */
 static inline int iolab_size_bin(int64_t n)
 {
-    static const int64_t top[9] = {100, 1024, 10240, 102400, 1048576, 4194304, 10485760,
-                                   104857600, 1073741824};
-    for (int i = 0; i < 9; i++)
-        if (n <= top[i])
-            return i;
+    if (n <= 100) return 0;
+    if (n <= 1024) return 1;
+    if (n <= 10240) return 2;
+    if (n <= 102400) return 3;
+    if (n <= 1048576) return 4;
+    if (n <= 4194304) return 5;
+    if (n <= 10485760) return 6;
+    if (n <= 104857600) return 7;
+    if (n <= 1073741824) return 8;
     return 9;
 }
 

@@ -265,7 +265,7 @@ static inline __attribute__((always_inline)) void posix_io(iolab_rec_t *r, const
     *last = this_off + n - 1;
     r->offset = this_off + n;
     int64_t *maxb = write ? &C(r, MAX_BYTE_WRITTEN) : &C(r, MAX_BYTE_READ);
-    if (*maxb < this_off + n - 1)
+    if (__builtin_expect(*maxb < this_off + n - 1, 1)) /* appending: the usual case */
         *maxb = this_off + n - 1;
     r->c[write ? IOLAB_POSIX_BYTES_WRITTEN : IOLAB_POSIX_BYTES_READ] += n;
     r->c[write ? IOLAB_POSIX_WRITES : IOLAB_POSIX_READS]++;
@@ -277,7 +277,8 @@ static inline __attribute__((always_inline)) void posix_io(iolab_rec_t *r, const
         iolab_cval_add(&r->stride, stride, &C(r, STRIDE1_STRIDE), &C(r, STRIDE1_COUNT));
     if (!aligned)
         C(r, MEM_NOT_ALIGNED)++;
-    if (C(r, FILE_ALIGNMENT) > 0 && !iolab_is_multiple((uint64_t)this_off, (uint64_t)C(r, FILE_ALIGNMENT)))
+    if (__builtin_expect(C(r, FILE_ALIGNMENT) > 0, 1) /* a regular file's block size */
+        && !iolab_is_multiple((uint64_t)this_off, (uint64_t)C(r, FILE_ALIGNMENT)))
         C(r, FILE_NOT_ALIGNED)++;
     if (r->last_io == (write ? IOLAB_IO_READ : IOLAB_IO_WRITE))
         C(r, RW_SWITCHES)++;
