@@ -210,8 +210,13 @@ static inline uint32_t iolab_handle_slot(uintptr_t key)
 /* The record index of key in table t, -1 when absent. */
 static inline int32_t iolab_handle_lookup(iolab_handle_t *t, uintptr_t key)
 {
-    for (uint32_t i = iolab_handle_slot(key), n = 0; n < IOLAB_HANDLE_SLOTS;
-         n++, i = (i + 1) & (IOLAB_HANDLE_SLOTS - 1)) {
+    uint32_t i = iolab_handle_slot(key);
+    /* The first probe, apart: with a few open streams it is almost always the hit, and the
+     * loop's set-up (counter, jump into it) would cost as much as the probe itself. */
+    uintptr_t k0 = __atomic_load_n((uintptr_t *)&t[i].key, __ATOMIC_ACQUIRE);
+    if (__builtin_expect(k0 == key && key != 0, 1))
+        return __atomic_load_n((int32_t *)&t[i].idx, __ATOMIC_RELAXED);
+    for (uint32_t n = 0; n < IOLAB_HANDLE_SLOTS; n++, i = (i + 1) & (IOLAB_HANDLE_SLOTS - 1)) {
         uintptr_t k = __atomic_load_n((uintptr_t *)&t[i].key, __ATOMIC_ACQUIRE);
         if (k == 0) /* also for key 0 (a NULL FILE*): never found */
             return -1;
