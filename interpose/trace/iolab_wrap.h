@@ -56,14 +56,16 @@
  * wrapper looked up before (non-NULL only while tracing) and whose `record` step only updates
  * memory: no errno to save and restore, no second "tracing?" test. The guard stays, so that
  * a signal handler's I/O during the update passes through instead of updating the same
- * record (unlocked in a single-threaded process) at the same time. */
+ * record (unlocked in a single-threaded process) at the same time. A record exists only
+ * after start-up resolved every real symbol (iolab_resolve_all), so the traced branch calls
+ * the pointer without the lazy getter's NULL test. */
 #define IOLAB_WRAP_IO(type, name, args, rec, record)                                          \
     do {                                                                                     \
         if (!(rec) || iolab_core_busy)                                                       \
             return IOLAB_REAL(name) args;                                                    \
         const int tsc_ = iolab_core_use_tsc; /* not read again after the call */             \
         double t0_ = iolab_now_with(tsc_);                                                   \
-        type ret = IOLAB_REAL(name) args;                                                    \
+        type ret = iolab_real_##name args;                                                   \
         double t1_ = iolab_now_with(tsc_);                                                   \
         iolab_core_busy = 1;                                                                 \
         record;                                                                              \
