@@ -1,7 +1,8 @@
 /* IOLAB_BUFFER parsing.  Syntax, in the spirit of Cray's IOBUF_PARAMS:
  *   IOLAB_BUFFER='ENTRY[,ENTRY...]'    ENTRY = PATTERN[:KEY[=VALUE]...]
  * PATTERN is an fnmatch glob on the path given to open/fopen, or %stdout / %stderr;
- * an empty pattern means '*'.  KEY: size=N[K|M|G], count=N, prefetch=N, verbose[=FILE].
+ * an empty pattern means '*'.  KEY: size=N[K|M|G], count=N, prefetch=N|auto,
+ * verbose[=FILE].
  * The first entry that matches a path wins.  An empty variable means one entry '*' with
  * the defaults. */
 #include <ctype.h>
@@ -78,9 +79,17 @@ static int parse_key(char *kv, iolab_buffer_rule_t *r, iolab_buffer_config_t *cf
             return 0;
         snprintf(err, errlen, "count=%s: expected 1 to %d", val, IOLAB_BUFFER_MAX_COUNT);
     } else if (strcmp(kv, "prefetch") == 0) {
-        if (parse_int(val, 0, IOLAB_BUFFER_MAX_COUNT - 1, &r->prefetch) == 0)
+        if (strcmp(val, "auto") == 0) {
+            r->prefetch = IOLAB_BUFFER_DEFAULT_PREFETCH;
+            r->prefetch_auto = 1;
             return 0;
-        snprintf(err, errlen, "prefetch=%s: expected 0 to %d", val, IOLAB_BUFFER_MAX_COUNT - 1);
+        }
+        if (parse_int(val, 0, IOLAB_BUFFER_MAX_COUNT - 1, &r->prefetch) == 0) {
+            r->prefetch_auto = 0; /* an explicit depth reads ahead on every file system */
+            return 0;
+        }
+        snprintf(err, errlen, "prefetch=%s: expected auto or 0 to %d", val,
+                 IOLAB_BUFFER_MAX_COUNT - 1);
     } else {
         snprintf(err, errlen, "unknown key '%s' (size, count, prefetch, verbose)", kv);
     }
@@ -98,6 +107,7 @@ static int parse_entry(char *entry, iolab_buffer_config_t *cfg, char *err, size_
     r->size = IOLAB_BUFFER_DEFAULT_SIZE;
     r->count = IOLAB_BUFFER_DEFAULT_COUNT;
     r->prefetch = IOLAB_BUFFER_DEFAULT_PREFETCH;
+    r->prefetch_auto = IOLAB_BUFFER_DEFAULT_PREFETCH_AUTO;
     char *save = NULL;
     char *pat = entry;
     char *colon = strchr(entry, ':');

@@ -47,6 +47,32 @@ static int pseudo_fs(int fd)
     return 0;
 }
 
+/* File systems where every read is a round trip to a server (or a user-space daemon): the
+ * kernel's readahead does not hide that latency, so prefetch=auto reads ahead there.  On
+ * local file systems (ext4, xfs, btrfs, tmpfs...) the kernel's readahead already overlaps
+ * sequential reads, and our copy and thread hand-off would only slow them down.  Returns
+ * the file system's name, or NULL for a local one. */
+static const char *roundtrip_fs(int fd)
+{
+    static const struct {
+        unsigned long magic;
+        const char *name;
+    } fs[] = {
+        {0x65735546, "fuse"},   {0x6969, "nfs"},        {0x0BD00BD0, "lustre"},
+        {0x47504653, "gpfs"},   {0xFF534D42, "cifs"},   {0xFE534D42, "smb2"},
+        {0x517B, "smb"},        {0x01021997, "9p"},     {0x19830326, "beegfs"},
+        {0x00C36400, "ceph"},   {0x5346414F, "afs"},    {0x6B414653, "kafs"},
+        {0x013111A8, "ibrix"},  {0xAAD7AAEA, "panfs"},
+    };
+    struct statfs sf;
+    if (fstatfs(fd, &sf) != 0)
+        return NULL;
+    for (size_t i = 0; i < sizeof fs / sizeof fs[0]; i++)
+        if ((unsigned long)(unsigned int)sf.f_type == fs[i].magic)
+            return fs[i].name;
+    return NULL;
+}
+
 iolab_buffer_file_t *iolab_buffer_file_new(int fd, const char *path,
                                            const iolab_buffer_rule_t *rule)
 {
@@ -70,6 +96,16 @@ iolab_buffer_file_t *iolab_buffer_file_new(int fd, const char *path,
     f->size = rule->size;
     f->count = rule->count;
     f->prefetch = rule->prefetch;
+    if (rule->prefetch_auto) {
+        const char *fs = roundtrip_fs(fd);
+        if (!fs)
+            f->prefetch = 0; /* the kernel's readahead does it: reads pass straight through */
+        snprintf(f->st.readahead_why, sizeof f->st.readahead_why, "auto: %s", fs ? fs :
+                 "local file system, kernel readahead");
+    } else {
+        snprintf(f->st.readahead_why, sizeof f->st.readahead_why, "prefetch=%d", f->prefetch);
+    }
+    f->st.readahead = f->prefetch;
     int acc = fl & O_ACCMODE;
     f->readable = acc == O_RDONLY || acc == O_RDWR;
     f->writable = acc == O_WRONLY || acc == O_RDWR;

@@ -46,6 +46,7 @@ typedef struct {
     size_t size;       /* bytes per buffer */
     int count;         /* buffers per file */
     int prefetch;      /* buffers read ahead (0: no read-ahead) */
+    int prefetch_auto; /* prefetch=auto: read ahead only on round-trip file systems */
 } iolab_buffer_rule_t;
 
 typedef struct {
@@ -58,7 +59,8 @@ typedef struct {
 
 #define IOLAB_BUFFER_DEFAULT_SIZE ((size_t)4 << 20)
 #define IOLAB_BUFFER_DEFAULT_COUNT 4
-#define IOLAB_BUFFER_DEFAULT_PREFETCH 2
+#define IOLAB_BUFFER_DEFAULT_PREFETCH 2 /* depth of prefetch=auto where it reads ahead */
+#define IOLAB_BUFFER_DEFAULT_PREFETCH_AUTO 1
 
 /* Parses `spec` (the value of IOLAB_BUFFER) into `cfg`.  Returns 0, or -1 with a one-line
  * reason in `err` (cfg is then disabled: the library passes everything through). */
@@ -83,6 +85,8 @@ typedef struct {
     size_t buffer_size;
     uint64_t prefetches; /* buffers filled ahead by the background thread */
     uint64_t preflushes; /* full buffers written behind by the background thread */
+    int readahead;       /* read-ahead depth chosen at open (0: reads pass through) */
+    char readahead_why[80]; /* why: "prefetch=2", "auto: fuse (round trips)", ... */
 } iolab_buffer_stats_t;
 
 /* Adds `s` to the statistics of `path` kept until exit (thread-safe). */

@@ -59,6 +59,10 @@ void iolab_buffer_stats_merge(const char *path, const iolab_buffer_stats_t *s)
     r->st.buffer_size = s->buffer_size;
     r->st.prefetches += s->prefetches;
     r->st.preflushes += s->preflushes;
+    if (s->readahead_why[0]) { /* the latest open's choice (one path, one file system) */
+        r->st.readahead = s->readahead;
+        memcpy(r->st.readahead_why, s->readahead_why, sizeof r->st.readahead_why);
+    }
     pthread_mutex_unlock(&lock);
 }
 
@@ -140,6 +144,9 @@ static void print_record(int fd, const iolab_buffer_record_t *r)
             (unsigned long long)(held >> 10));
     add(&t, "%-12s %10llu\n", "Prefetches", (unsigned long long)s->prefetches);
     add(&t, "%-12s %10llu\n", "Preflushes", (unsigned long long)s->preflushes);
+    if (s->readahead_why[0])
+        add(&t, "%-12s %10s (%s)\n", "Read-ahead", s->readahead > 0 ? "on" : "off",
+            s->readahead_why);
     emit(fd, t.buf, t.n);
 }
 

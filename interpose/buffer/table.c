@@ -144,6 +144,8 @@ void iolab_buffer_dup(int oldfd, int newfd)
     f->nobuf = 1;
     iolab_buffer_rule_t rule = {.size = f->size, .count = f->count, .prefetch = f->prefetch};
     iolab_buffer_file_t *g = newfd >= 0 ? iolab_buffer_file_new(newfd, f->path, &rule) : NULL;
+    if (g) /* the copy's table line says why the original chose its read-ahead */
+        memcpy(g->st.readahead_why, f->st.readahead_why, sizeof g->st.readahead_why);
     iolab_buffer_release(f);
     if (g) {
         g->nobuf = 1;

@@ -96,6 +96,48 @@ def test_sequential_reads_are_prefetched(buflib, cprog, tmp_path):
     assert t["Sys Read calls"] < 20
 
 
+def read_ahead_line(text: str, path: Path) -> str:
+    """The "Read-ahead" line of path's table, e.g. "off (auto: local file system, ...)"."""
+    block = text.split(f'File "{path}"', 1)[1].split("\nFile ", 1)[0]
+    return next(ln for ln in block.splitlines() if ln.startswith("Read-ahead"))[10:].strip()
+
+
+def test_auto_prefetch_steps_aside_on_a_local_file_system(buflib, cprog, tmp_path):
+    # prefetch=auto (the default) reads ahead only where each read is a round trip; on the
+    # local test folder the kernel's readahead does the job, so reads pass straight through.
+    # An explicit number keeps forcing read-ahead.
+    f = tmp_path / "r.dat"
+    run([cprog("threads"), "pshared", f, 1, 4000, 100], buflib, None)
+    tables = {}
+    for pf in ("auto", "2"):
+        r = iolab("buffer", "-c", f"*.dat:size=64K:count=4:prefetch={pf}", "--",
+                  cprog("threads"), "reads", f, 1, 4000, 100)
+        assert r.returncode == 0 and r.stdout.split() == ["intact", "4000"], r.stderr
+        tables[pf] = (parse_table(r.stderr)[str(f)], read_ahead_line(r.stderr, f))
+    auto, why = tables["auto"]
+    if not why.startswith("off (auto: local"):
+        pytest.skip(f"the test folder is not on a local file system: {why}")
+    assert auto["Read calls"] == 4000 and auto["Prefetches"] == 0
+    assert auto["Sys Read MB"] == pytest.approx(400_000 / 2**20, abs=1e-5)
+    assert auto["Sys Read calls"] >= 4000  # every read() went to the kernel as it was
+    forced, why = tables["2"]
+    assert why == "on (prefetch=2)"
+    assert forced["Read calls"] == 4000 and forced["Prefetches"] >= 7
+    assert forced["Sys Read MB"] == pytest.approx(400_000 / 2**20, abs=1e-5)
+    assert forced["Sys Read calls"] < 20
+
+
+def test_default_prefetch_is_auto(buflib, cprog, tmp_path):
+    f = tmp_path / "d.dat"
+    run([cprog("threads"), "pshared", f, 1, 400, 100], buflib, None)
+    r = iolab("buffer", "-c", "*.dat:size=64K", "--", cprog("threads"), "reads", f, 1, 400, 100)
+    assert r.returncode == 0, r.stderr
+    assert read_ahead_line(r.stderr, f).startswith(("off (auto: ", "on (auto: "))
+    assert bufspec.parse("*.dat")[0].prefetch_auto
+    assert not bufspec.parse("*.dat:prefetch=2")[0].prefetch_auto
+    assert bufspec.parse("*.dat:prefetch=2:prefetch=auto")[0].prefetch_auto
+
+
 def test_exit_status_and_output_are_the_programs(buflib, cprog, tmp_path):
     r = iolab("buffer", "-q", "--", "sh", "-c", "echo out; echo err >&2; exit 7")
     assert (r.returncode, r.stdout, r.stderr) == (7, "out\n", "err\n")
@@ -124,6 +166,8 @@ SPECS = [
     ("*:size=4k", True), ("*:size=100", False), ("*:size=2G", False), ("*:size=", False),
     ("*:size", False), ("*:count=0", False), ("*:count=65", False), ("*:prefetch=-1", False),
     ("*:count=x", False), ("%stdin", False), ("*:bogus=1", False), ("*:size=1M:count=4x", False),
+    ("*:prefetch=auto", True), ("*:count=1:prefetch=auto", True), ("*:prefetch=AUTO", False),
+    ("*:prefetch=", False), ("*:prefetch=autox", False),
 ]
 
 

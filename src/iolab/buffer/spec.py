@@ -2,8 +2,11 @@
 
 ``ENTRY[,ENTRY...]`` with ``ENTRY = PATTERN[:KEY[=VALUE]...]``; PATTERN is an fnmatch glob
 on the path given to open/fopen, or ``%stdout`` / ``%stderr`` (empty: ``*``). Keys:
-``size=N[K|M|G]`` (512 B to 1 GiB), ``count=N`` (1-64), ``prefetch=N`` (0-63, at most
-count-1), ``verbose[=FILE]``. An empty value is one entry ``*`` with the defaults.
+``size=N[K|M|G]`` (512 B to 1 GiB), ``count=N`` (1-64), ``prefetch=auto|N`` (auto, the
+default: read ahead 2 buffers only on file systems where every read is a round trip (FUSE,
+NFS, Lustre, GPFS, SMB, 9p, BeeGFS, CephFS...), pass reads through on local ones where the
+kernel reads ahead; N: 0-63, at most count-1, on every file system), ``verbose[=FILE]``.
+An empty value is one entry ``*`` with the defaults.
 
 The library (interpose/buffer/config.c) parses the same grammar; a test runs both over one
 table of good and bad values so they cannot drift apart.
@@ -18,7 +21,8 @@ from iolab.errors import UsageError
 
 DEFAULT_SIZE = 4 << 20
 DEFAULT_COUNT = 4
-DEFAULT_PREFETCH = 2
+DEFAULT_PREFETCH = 2  # depth of prefetch=auto where it reads ahead
+DEFAULT_PREFETCH_AUTO = True
 MAX_COUNT = 64
 
 _SIZE = re.compile(r"^(\d+)([KMGkmg]?)[Bb]?$")
@@ -33,6 +37,7 @@ class Rule:
     size: int = DEFAULT_SIZE
     count: int = DEFAULT_COUNT
     prefetch: int = DEFAULT_PREFETCH
+    prefetch_auto: bool = DEFAULT_PREFETCH_AUTO  # read ahead only on round-trip file systems
 
     @property
     def loss_bound_bytes(self) -> int:
@@ -60,6 +65,7 @@ def _entry(text: str) -> tuple[Rule, str | None]:
     if pattern.startswith("%") and pattern not in ("%stdout", "%stderr"):
         raise UsageError(f"IOLAB_BUFFER: '{pattern}': only %stdout and %stderr are special")
     size, count, prefetch, verbose = DEFAULT_SIZE, DEFAULT_COUNT, DEFAULT_PREFETCH, None
+    auto = DEFAULT_PREFETCH_AUTO
     for kv in (k for k in keys if k):
         key, eq, val = kv.partition("=")
         if key == "verbose":
@@ -75,15 +81,22 @@ def _entry(text: str) -> tuple[Rule, str | None]:
                 raise UsageError(f"IOLAB_BUFFER: size={val}: expected 512 to 1G, e.g. size=64M")
         elif key == "count":
             count = _int(val, 1, MAX_COUNT, "count")
+        elif key == "prefetch" and val == "auto":
+            prefetch, auto = DEFAULT_PREFETCH, True
         elif key == "prefetch":
-            prefetch = _int(val, 0, MAX_COUNT - 1, "prefetch")
+            try:
+                prefetch, auto = _int(val, 0, MAX_COUNT - 1, "prefetch"), False
+            except UsageError:
+                raise UsageError(
+                    f"IOLAB_BUFFER: prefetch={val}: expected auto or 0 to {MAX_COUNT - 1}"
+                ) from None
         else:
             raise UsageError(
                 f"IOLAB_BUFFER: unknown key '{key}' (size, count, prefetch, verbose)"
             )
     if prefetch >= count and prefetch > 0:
         prefetch = count - 1  # the window holds the buffer being read plus the prefetched
-    return Rule(pattern, size, count, prefetch), verbose
+    return Rule(pattern, size, count, prefetch, auto), verbose
 
 
 def parse(spec: str) -> list[Rule]:
