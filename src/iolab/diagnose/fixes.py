@@ -71,12 +71,12 @@ def snippets(topic: str) -> list[Artifact]:
     return out
 
 
-def iolab_buffer(paths: Iterable[str], size: str = "64M", count: int = 4,
-                 prefetch: bool = False) -> list[Artifact]:
-    """iolab's buffering library, IOBUF-style: ``pattern:size=..:count=..[:prefetch=..]``."""
+def iolab_buffer(paths: Iterable[str], size: str = "64M", count: int = 4) -> list[Artifact]:
+    """iolab's buffering library, IOBUF-style: ``pattern:size=..:count=..``. Read-ahead is
+    left to the library's ``prefetch=auto``: on where reads are round trips (FUSE, NFS,
+    Lustre...), off on local disks where the kernel's readahead already overlaps them."""
     pats = sorted({_pattern(p) for p in paths})[:8] or ["*"]
-    extra = ":prefetch=1" if prefetch else ""
-    spec = ",".join(f"{p}:size={size}:count={count}{extra}" for p in pats)
+    spec = ",".join(f"{p}:size={size}:count={count}" for p in pats)
     q = shlex.quote(spec)  # paths come from the log: quoted for the shell, whatever they hold
     return [
         env([f"export IOBUF_PARAMS={q}  # Cray IOBUF (module load iobuf, relink)",

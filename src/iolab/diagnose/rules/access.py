@@ -104,7 +104,7 @@ def _small_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
     return Fix(
         text=("Issue fewer, larger requests: gather data in memory and write/read it in "
               "blocks of 1 MiB or more, or buffer transparently with iolab buffer."),
-        artifacts=fixes.iolab_buffer(hit.data.get("paths", []), prefetch=hit.direction == "read")
+        artifacts=fixes.iolab_buffer(hit.data.get("paths", []))
         + fixes.snippets("buffered_writes"))
 
 
@@ -151,7 +151,7 @@ def _serial_small_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
         text=("Buffer the stream: run under `iolab buffer -- ./app` (LD_PRELOAD "
               "libiolab-buffer.so, no relinking), or Cray IOBUF, or give the stream a large "
               "buffer with setvbuf; each turns many small calls into a few 64 MiB ones."),
-        artifacts=fixes.iolab_buffer(paths, prefetch=hit.direction == "read")
+        artifacts=fixes.iolab_buffer(paths)
         + fixes.snippets("buffered_writes"))
 
 
