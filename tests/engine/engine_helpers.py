@@ -10,7 +10,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -116,3 +119,34 @@ def mount_fs(where: Path, fstype: str, options: str) -> str | None:
 
 def umount_fs(where: Path) -> None:
     subprocess.run(["umount", "-l", str(where)], capture_output=True)
+
+
+def interrupt_run(engine: Engine, np: int, args: list[str], jpath: Path, scratch: Path,
+                  started: Callable[[], bool], settle_s: float, flavour: str,
+                  check_started: bool = False) -> dict[str, Any]:
+    """Start a run, wait until started() and settle_s more (with check_started, started()
+    must still hold then: a run that recreates its file each repetition cannot promise it),
+    send SIGINT to mpirun (Ctrl-C),
+    and check what every interrupted run must leave: a non-zero exit (Open MPI), no scratch
+    file, JSON status "interrupted". Returns the JSON document."""
+    proc = subprocess.Popen(engine.argv(np, args), env=_env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.time() + 30
+        while time.time() < deadline and not started():
+            time.sleep(0.1)
+        time.sleep(settle_s)
+        assert not check_started or started(), "the run did not start"
+        assert proc.poll() is None, "the run ended before the signal"
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    if flavour == "default":  # hydra's own exit code after a forwarded Ctrl-C varies
+        assert proc.returncode != 0
+    assert list(scratch.iterdir()) == []
+    doc: dict[str, Any] = json.loads(jpath.read_text())
+    assert doc["status"] == "interrupted"
+    return doc

@@ -7,13 +7,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
-from engine_helpers import Engine, _env, get_engine, run_engine
+from engine_helpers import Engine, _env, get_engine, interrupt_run, run_engine
 
 SMALL = ["--transfer", "4K", "--block", "16K", "--quiet"]
 
@@ -189,25 +187,9 @@ def test_sigint_removes_files(scratch: Path, tmp_path: Path, flavour: str):
     jpath = tmp_path / "int.json"
     args = ["--path", str(scratch / "f"), "--transfer", "4K", "--block", "400M",
             "--posix.mode", "sync", "--quiet", "--json", str(jpath)]
-    proc = subprocess.Popen(engine.argv(2, args), env=_env(), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.time() + 30
-        while time.time() < deadline and len(list(scratch.iterdir())) < 2:
-            time.sleep(0.1)
-        time.sleep(0.5)
-        assert len(list(scratch.iterdir())) == 2, "the run did not start"
-        proc.send_signal(signal.SIGINT)
-        proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    if flavour == "default":  # hydra's own exit code after a forwarded Ctrl-C varies
-        assert proc.returncode != 0
-    assert list(scratch.iterdir()) == []
-    doc = json.loads(jpath.read_text())
-    assert doc["status"] == "interrupted"
+    doc = interrupt_run(engine, 2, args, jpath, scratch,
+                        lambda: len(list(scratch.iterdir())) == 2, 0.5, flavour,
+                        check_started=True)
     (ph,) = [p for r in doc["repetitions"] for p in r["phases"]]
     assert 0 < ph["bytes"] < 2 * 400 * 1024 * 1024
 

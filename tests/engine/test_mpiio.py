@@ -8,15 +8,11 @@ test_engine_layouts.py; here the MPICH build gets the same table for mpiio."""
 
 from __future__ import annotations
 
-import json
-import signal
-import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_helpers import Engine, Result, _env, run_engine
+from engine_helpers import Engine, Result, interrupt_run, run_engine
 
 T, B, S = 4096, 16384, 2
 XFERS = B // T * S
@@ -251,22 +247,5 @@ def test_sigint_mid_collective_run(request: pytest.FixtureRequest, scratch: Path
     jpath = tmp_path / "int.json"
     a = ["--api", api, "--layout", "strided", "--transfer", "4K", "--block", "8M", "--reps",
          "1000", "--collective", "--path", str(scratch / "f"), "--quiet", "--json", str(jpath)]
-    proc = subprocess.Popen(e.argv(2, a), env=_env(), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.time() + 30
-        while time.time() < deadline and not (scratch / "f").exists():
-            time.sleep(0.1)
-        time.sleep(1.0)
-        assert proc.poll() is None, "the run ended before the signal"
-        proc.send_signal(signal.SIGINT)
-        proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    if flavour == "default":  # hydra's own exit code after a forwarded Ctrl-C varies
-        assert proc.returncode != 0
-    assert list(scratch.iterdir()) == []
-    doc = json.loads(jpath.read_text())
-    assert doc["status"] == "interrupted"
+    interrupt_run(e, 2, a, jpath, scratch,
+                  lambda: (scratch / "f").exists(), 1.0, flavour)
