@@ -18,6 +18,7 @@ import json
 import os
 import socket
 import sqlite3
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -168,6 +169,28 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
+def _enter_wal(conn: sqlite3.Connection) -> None:
+    """Switch to WAL, retrying while another process holds the lock.
+
+    Changing the journal mode needs an exclusive lock, and SQLite answers "database is locked"
+    at once instead of calling the busy handler when several processes open a fresh database
+    together (a sweep's first trials): so wait here, up to the same busy timeout.
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    delay = 0.001
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+            if time.monotonic() >= deadline:
+                raise
+        time.sleep(delay)
+        delay = min(delay * 2, 0.05)
+
+
 def connect(path: Path | str | None = None,
             migrations: Sequence[Migration] = MIGRATIONS) -> sqlite3.Connection:
     """Open (creating if needed) the database at ``path`` and bring its schema up to date.
@@ -185,7 +208,7 @@ def connect(path: Path | str | None = None,
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         # WAL: readers never block the writer; needs a local file system (not NFS) for the
         # shared-memory index, which is why the default lives in the home data directory.
-        conn.execute("PRAGMA journal_mode = WAL")
+        _enter_wal(conn)
         conn.execute("PRAGMA foreign_keys = ON")
         migrate(conn, migrations)
     except sqlite3.DatabaseError as exc:
