@@ -475,6 +475,21 @@ static void window_advance(iolab_buffer_file_t *f, int64_t c)
     }
 }
 
+/* Waits until b holds the byte at c or its fill is over (the worker fills in chunks, so
+ * the program starts on a buffer's first megabyte, not after all of it).  Returns the bytes
+ * of b valid now; *over says whether the fill has ended (EOF, error or complete). */
+static size_t buf_wait_covers(iolab_buffer_file_t *f, iolab_buffer_buf_t *b, int64_t c,
+                              int *over)
+{
+    pthread_mutex_lock(&f->mu);
+    while (b->state == IOLAB_BUF_READING && b->off + (int64_t)b->len <= c)
+        pthread_cond_wait(&f->cv, &f->mu);
+    size_t len = b->len;
+    *over = b->state != IOLAB_BUF_READING;
+    pthread_mutex_unlock(&f->mu);
+    return len;
+}
+
 /* Copies [off, off+n) from the window.  Returns the bytes copied, or -1 when the window
  * cannot answer exactly (outside it, a read error, or EOF with nothing copied: the file may
  * have grown, so the kernel decides). */
@@ -487,12 +502,13 @@ static int64_t window_serve(iolab_buffer_file_t *f, int64_t off, char *dst, size
         if (c < f->wbase || c >= f->wbase + (int64_t)f->rn * (int64_t)f->size)
             break;
         iolab_buffer_buf_t *b = window_buf(f, c);
-        buf_wait_filled(f, b);
-        if (b->err)
-            return -1;
-        int64_t avail = b->off + (int64_t)b->len - c;
-        if (avail <= 0)
-            break;
+        int over;
+        int64_t avail = b->off + (int64_t)buf_wait_covers(f, b, c, &over) - c;
+        if (avail <= 0) {
+            if (b->err)
+                return -1; /* the kernel reports the error, at the program's offset */
+            break;         /* EOF */
+        }
         size_t k = (size_t)avail < n - copied ? (size_t)avail : n - copied;
         memcpy(dst + copied, b->data + (c - b->off), k);
         copied += k;

@@ -59,6 +59,10 @@ typedef struct {
 
 #define IOLAB_BUFFER_DEFAULT_SIZE ((size_t)4 << 20)
 #define IOLAB_BUFFER_DEFAULT_COUNT 4
+/* Read-ahead fills a buffer in chunks of a quarter buffer, at most this, each published as
+ * it lands: the program waits for one chunk, not one whole (64 MiB) buffer, and the file
+ * system still sees large reads. */
+#define IOLAB_BUFFER_READ_CHUNK_MAX ((size_t)1 << 20)
 #define IOLAB_BUFFER_DEFAULT_PREFETCH 2 /* depth of prefetch=auto where it reads ahead */
 #define IOLAB_BUFFER_DEFAULT_PREFETCH_AUTO 1
 

@@ -58,7 +58,9 @@ static void do_write(iolab_buffer_buf_t *b)
     pthread_mutex_unlock(&f->mu);
 }
 
-/* pread() until the buffer is full, EOF or an error (kept in b->err for the reader). */
+/* pread() until the buffer is full, EOF or an error (kept in b->err for the reader), in
+ * chunks: after each, the bytes so far are published (b->len) so the reader can start on
+ * them, and a cancelled fill (the program left the stream) stops early. */
 static void do_read(iolab_buffer_buf_t *b)
 {
     iolab_buffer_file_t *f = b->file;
@@ -68,10 +70,14 @@ static void do_read(iolab_buffer_buf_t *b)
     size_t done = 0;
     int err = 0;
     uint64_t calls = 0;
+    size_t chunk = f->size / 4 < IOLAB_BUFFER_READ_CHUNK_MAX ? f->size / 4
+                                                             : IOLAB_BUFFER_READ_CHUNK_MAX;
+    if (chunk < 512)
+        chunk = 512;
     double t0 = iolab_buffer_now();
     while (!cancelled && done < b->cap) {
-        ssize_t r = IOLAB_REAL(pread)(f->fd, b->data + done, b->cap - done,
-                                      b->off + (int64_t)done);
+        size_t want = b->cap - done < chunk ? b->cap - done : chunk;
+        ssize_t r = IOLAB_REAL(pread)(f->fd, b->data + done, want, b->off + (int64_t)done);
         calls++;
         if (r < 0 && errno == EINTR)
             continue;
@@ -80,6 +86,13 @@ static void do_read(iolab_buffer_buf_t *b)
         if (r <= 0)
             break;
         done += (size_t)r;
+        pthread_mutex_lock(&f->mu);
+        cancelled = b->state == IOLAB_BUF_CANCELLED;
+        if (!cancelled) {
+            b->len = done;
+            pthread_cond_broadcast(&f->cv);
+        }
+        pthread_mutex_unlock(&f->mu);
     }
     pthread_mutex_lock(&f->mu);
     account(f, IOLAB_OP_SYSREAD, (int64_t)done, t0, calls);

@@ -93,7 +93,8 @@ def test_sequential_reads_are_prefetched(buflib, cprog, tmp_path):
     assert t["Read calls"] == 4000 and t["Read avg"] == 100
     assert t["Sys Read MB"] == pytest.approx(400_000 / 2**20, abs=1e-5)  # each byte once
     assert t["Prefetches"] >= 7  # 400,000 B in 64 KiB buffers
-    assert t["Sys Read calls"] < 20
+    # filled in 16 KiB chunks (a quarter buffer): ~25 reads, plus one at EOF per buffer
+    assert t["Sys Read calls"] < 40
 
 
 def read_ahead_line(text: str, path: Path) -> str:
@@ -124,7 +125,7 @@ def test_auto_prefetch_steps_aside_on_a_local_file_system(buflib, cprog, tmp_pat
     assert why == "on (prefetch=2)"
     assert forced["Read calls"] == 4000 and forced["Prefetches"] >= 7
     assert forced["Sys Read MB"] == pytest.approx(400_000 / 2**20, abs=1e-5)
-    assert forced["Sys Read calls"] < 20
+    assert forced["Sys Read calls"] < 40  # 16 KiB chunks, not 100 B reads
 
 
 def test_default_prefetch_is_auto(buflib, cprog, tmp_path):
