@@ -247,6 +247,41 @@ def test_list_options(engine: Engine):
     assert by["transfer"]["unit"] == "bytes" and by["transfer"]["type"] == "size"
 
 
+NO_MPI_INIT_C = r"""
+#include <unistd.h>
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{ (void)argc; (void)argv; (void)required; (void)provided; _exit(99); }
+int MPI_Init(int *argc, char ***argv) { (void)argc; (void)argv; _exit(99); }
+"""
+
+
+@pytest.mark.parametrize("flag", ["--list-options", "--help", "--version"])
+def test_info_flags_print_without_starting_mpi(engine: Engine, tmp_path: Path, flag: str):
+    """`iolab bench` reads the option table on every call: it must not pay an MPI start.
+    A preloaded MPI_Init that exits 99 proves the engine never calls it for these flags,
+    while a real run still does (exit 99)."""
+    src, lib = tmp_path / "noinit.c", tmp_path / "libnoinit.so"
+    src.write_text(NO_MPI_INIT_C)
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(lib), str(src)], check=True)
+    env = {**_env(), "LD_PRELOAD": str(lib)}
+    p = subprocess.run([str(engine.binary), flag], capture_output=True, text=True, env=env,
+                       timeout=60)
+    assert p.returncode == 0 and p.stdout.strip(), p.stderr
+    run = subprocess.run([str(engine.binary), "--api", "null"], capture_output=True, env=env,
+                         timeout=60)
+    assert run.returncode == 99  # the shim does intercept MPI_Init when a run needs MPI
+    # bad input next to an info flag is still one line and exit 2, also without MPI
+    bad = subprocess.run([str(engine.binary), flag, "--bogus"], capture_output=True,
+                         text=True, env=env, timeout=60)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "--bogus" in bad.stderr
+
+
+def test_info_flags_print_once_under_a_launcher(engine: Engine):
+    p = subprocess.run(engine.argv(3, ["--version"]), capture_output=True, text=True,
+                       env=_env(), timeout=60)
+    assert p.returncode == 0 and p.stdout.count("iolab-bench ") == 1, p.stdout
+
+
 def test_docs_option_table_is_generated(engine: Engine):
     """docs/engine.md's option table is generated from --list-options (never hand-kept)."""
     gen = REPO / "engine" / "tools" / "gen_option_docs.py"
