@@ -58,6 +58,9 @@ typedef struct iolab_backend {
     const iolab_option_t *options;  /* "<name>.<opt>" rows, NULL-name terminated, or NULL */
     size_t options_size;            /* size of the struct those rows' offsets point into; the
                                        core allocates it, fills defaults and parses into it */
+    uint64_t max_call_bytes;        /* most bytes one xfer/xfer_vec can move (0: no limit);
+                                       the core refuses larger calls as bad input */
+    const char *max_call_why;       /* why, for that message */
 
     /* Check the configuration and set up. Called on every rank, also for a run that will
      * stop on bad input elsewhere. opts: this backend's filled options struct (read-only,

@@ -92,6 +92,17 @@ static int agree_bad_input(iolab_run_t *run, const char *err)
 }
 
 /* Checks of the options against each other and the backend's capabilities. */
+/* The most bytes one xfer/xfer_vec call moves: a rank's data through a file view, a
+ * group's transfers at an aggregator, else one transfer. */
+static uint64_t largest_call(const iolab_run_t *run)
+{
+    if (run->cfg.file_view)
+        return iolab_layout_rank_bytes(&run->layout);
+    if (iolab_layout_aggregated(&run->layout))
+        return run->layout.transfer * (uint64_t)run->layout.group;
+    return run->layout.transfer;
+}
+
 static int check_combinations(const iolab_run_t *run, char *err, size_t len)
 {
     const iolab_cfg_t *c = &run->cfg;
@@ -129,6 +140,12 @@ static int check_combinations(const iolab_run_t *run, char *err, size_t len)
     else if (agg && run->layout.transfer * (uint64_t)run->layout.group > INT_MAX)
         snprintf(err, len, "--transfer x group size must stay below 2 GiB for the serial and "
                  "subset layouts (MPI message size); use a smaller --transfer");
+    else if (run->be->max_call_bytes && largest_call(run) > run->be->max_call_bytes)
+        snprintf(err, len, "api %s: one call would move %llu bytes (%s), but %s; use a "
+                 "smaller --transfer%s", run->be->name, (unsigned long long)largest_call(run),
+                 c->file_view ? "a rank's data with --file-view" : agg ? "--transfer x group"
+                                                                   : "--transfer",
+                 run->be->max_call_why, c->file_view ? " or --block, or drop --file-view" : "");
     else
         return 0;
     return -1;

@@ -249,3 +249,42 @@ def test_sigint_mid_collective_run(request: pytest.FixtureRequest, scratch: Path
          "1000", "--collective", "--path", str(scratch / "f"), "--quiet", "--json", str(jpath)]
     interrupt_run(e, 2, a, jpath, scratch,
                   lambda: (scratch / "f").exists(), 1.0, flavour)
+
+
+@pytest.mark.parametrize("flavour", ["default", "mpich"])
+def test_one_transfer_over_2_gib(request: pytest.FixtureRequest, scratch: Path, flavour: str):
+    """One MPI_File_write_at/read_at of 2 GiB + 4 KiB: an int count cannot say it, so the
+    backend describes it with a derived type; every byte lands and verifies, in one call."""
+    e = flavour_engine(request, flavour)
+    big = (2 << 30) + 4096
+    r = run_engine(e, 1, ["--api", "mpiio", "--transfer", str(big), "--block", str(big),
+                          "--path", str(scratch / "f"), "--quiet", "--verify"],
+                   scratch.parent, timeout=600)
+    assert r.rc == 0, r.stderr
+    for op in ("write", "read"):
+        (ph,) = r.phases(op)
+        assert ph["bytes"] == big and ph["ops"] == 1
+    assert doc(r)["verify"] == {"enabled": True, "errors": 0, "first_bad": None}
+
+
+@pytest.mark.parametrize("flavour", ["default", "mpich"])
+@pytest.mark.parametrize("api,extra,what", [
+    ("hdf5", ["--transfer", "2G", "--block", "2G"], "(--transfer)"),
+    ("hdf5", ["--transfer", "1G", "--block", "3G", "--file-view"], "with --file-view"),
+    ("pnetcdf", ["--transfer", "2G", "--block", "2G"], "(--transfer)"),
+])
+def test_calls_the_library_cannot_make_are_bad_input(request: pytest.FixtureRequest,
+                                                     scratch: Path, flavour: str, api: str,
+                                                     extra: list[str], what: str):
+    """HDF5 1.10 and PnetCDF 1.12 fail a single call of 2 GiB or more with a bare EIO: the
+    engine says so before the run (one line, exit 2, nothing allocated or written)."""
+    e = flavour_engine(request, flavour)
+    if api not in e.apis:
+        pytest.skip(f"api {api} is not built into {e.binary.name}")
+    r = run_engine(e, 2, ["--api", api, *extra, "--path", str(scratch / "f"), "--quiet"],
+                   scratch.parent)
+    assert r.rc == 2 and r.doc is None, r.stderr
+    (line,) = r.stderr.strip().splitlines()
+    assert f"api {api}: one call would move" in line and what in line, line
+    assert "use a smaller --transfer" in line
+    assert list(scratch.iterdir()) == []

@@ -9,6 +9,7 @@
  * moves it with one H5Dwrite/H5Dread. HDF5's own error printing is off: errors become an errno
  * and one line (the innermost message of HDF5's error stack, which names the MPI error). */
 #include <errno.h>
+#include <limits.h>
 #include <hdf5.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -446,6 +447,14 @@ static int hdf5_remove(void *state, const char *path)
     return iolab_mpifile_remove(path);
 }
 
+/* HDF5 before 1.14 hands a contiguous transfer to MPI-IO with an int byte count: one
+ * H5Dwrite/H5Dread of 2 GiB or more fails with a bare I/O error (measured with 1.10.8). */
+#if H5_VERS_MAJOR == 1 && H5_VERS_MINOR < 14
+#define HDF5_MAX_CALL_BYTES ((uint64_t)INT_MAX)
+#else
+#define HDF5_MAX_CALL_BYTES 0
+#endif
+
 const iolab_backend_t iolab_backend_hdf5 = {
     .name = "hdf5",
     .summary = "parallel HDF5 (MPI-IO driver): one 1-D byte dataset, contiguous or chunked, "
@@ -454,6 +463,8 @@ const iolab_backend_t iolab_backend_hdf5 = {
             IOLAB_CAP_PLAIN_FILES | IOLAB_CAP_STORES_DATA,
     .options = hdf5_options,
     .options_size = sizeof(hdf5_opts_t),
+    .max_call_bytes = HDF5_MAX_CALL_BYTES,
+    .max_call_why = "HDF5 before 1.14 passes one call's size to MPI-IO as an int",
     .init = hdf5_init,
     .fini = hdf5_fini,
     .open = hdf5_open,

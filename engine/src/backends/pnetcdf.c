@@ -275,6 +275,14 @@ static int pnetcdf_remove(void *state, const char *path)
     return iolab_mpifile_remove(path);
 }
 
+/* PnetCDF 1.12 fails a single vara/varn call of 2 GiB or more with a bare I/O error
+ * (measured with Debian's 1.12.3); later versions are left to report for themselves. */
+#if PNETCDF_VERSION_MAJOR == 1 && PNETCDF_VERSION_MINOR <= 12
+#define PNETCDF_MAX_CALL_BYTES ((uint64_t)INT_MAX)
+#else
+#define PNETCDF_MAX_CALL_BYTES 0
+#endif
+
 const iolab_backend_t iolab_backend_pnetcdf = {
     .name = "pnetcdf",
     .summary = "PnetCDF: one 1-D NC_BYTE variable in a CDF-5 file, vara (varn with "
@@ -283,6 +291,8 @@ const iolab_backend_t iolab_backend_pnetcdf = {
             IOLAB_CAP_PLAIN_FILES | IOLAB_CAP_STORES_DATA,
     .options = pnetcdf_options,
     .options_size = sizeof(pnetcdf_opts_t),
+    .max_call_bytes = PNETCDF_MAX_CALL_BYTES,
+    .max_call_why = "PnetCDF 1.12 cannot move 2 GiB or more in one call",
     .init = pnetcdf_init,
     .fini = pnetcdf_fini,
     .open = pnetcdf_open,
