@@ -98,12 +98,17 @@ def test_rereads_of_the_same_offset_are_not_random() -> None:
 
 
 def test_profile_rank_hosts_number_ranks_like_the_loader() -> None:
-    from iolab.model.sources import profile_rank_hosts
+    from iolab.profile.format import Part, ProfileData
+    from iolab.profile.load import to_raw_job
 
-    mpi = [{"mpi": True, "rank": 1, "host": "b"}, {"mpi": True, "rank": 0, "host": "a"}]
-    assert profile_rank_hosts(mpi) == {0: "a", 1: "b"}
+    def rank_hosts(headers: list[dict[str, object]]) -> dict[int, str]:
+        return to_raw_job(ProfileData({}, [Part(h) for h in headers], [])).rank_hosts
+
+    mpi = [{"mpi": True, "rank": 1, "nprocs": 2, "host": "b"},
+           {"mpi": True, "rank": 0, "nprocs": 2, "host": "a"}]
+    assert rank_hosts(mpi) == {0: "a", 1: "b"}
     # non-MPI processes (fork/exec): ranks by start time, then pid
     forked = [{"start_unix": 5.0, "pid": 9, "host": "h2"}, {"start_unix": 1.0, "pid": 7,
                                                              "host": "h1"},
               {"start_unix": 5.0, "pid": 3, "host": "h3"}, {"start_unix": 0.5, "pid": 1}]
-    assert profile_rank_hosts(forked) == {1: "h1", 2: "h3", 3: "h2"}
+    assert rank_hosts(forked) == {1: "h1", 2: "h3", 3: "h2"}

@@ -122,6 +122,8 @@ def to_raw_job(data: ProfileData) -> RawJob:
         uid=int(parts[0].header["uid"]) if parts and "uid" in parts[0].header else None,
         nodes=len(hosts) or None,
         hosts=hosts,
+        rank_hosts={ranks[i]: str(p.header["host"]) for i, p in enumerate(parts)
+                    if p.header.get("host")},
         format_version=FORMAT_VERSION,
         metadata=_metadata(job, parts),
         notes=list(data.notes),
