@@ -102,6 +102,7 @@ iolab_buffer_file_t *iolab_buffer_file_new(int fd, const char *path,
             f->prefetch = 0; /* the kernel's readahead does it: reads pass straight through */
         snprintf(f->st.readahead_why, sizeof f->st.readahead_why, "auto: %s", fs ? fs :
                  "local file system, kernel readahead");
+        f->ra_judging = f->prefetch > 0;
     } else {
         snprintf(f->st.readahead_why, sizeof f->st.readahead_why, "prefetch=%d", f->prefetch);
     }
@@ -482,6 +483,12 @@ static size_t buf_wait_covers(iolab_buffer_file_t *f, iolab_buffer_buf_t *b, int
                               int *over)
 {
     pthread_mutex_lock(&f->mu);
+    if (f->ra_judging && b->state == IOLAB_BUF_READING && b->off + (int64_t)b->len <= c) {
+        double t0 = iolab_buffer_clock(); /* the program waits for the thread: time it */
+        while (b->state == IOLAB_BUF_READING && b->off + (int64_t)b->len <= c)
+            pthread_cond_wait(&f->cv, &f->mu);
+        f->ra_wait_s += iolab_buffer_clock() - t0;
+    }
     while (b->state == IOLAB_BUF_READING && b->off + (int64_t)b->len <= c)
         pthread_cond_wait(&f->cv, &f->mu);
     size_t len = b->len;
@@ -519,7 +526,40 @@ static int64_t window_serve(iolab_buffer_file_t *f, int64_t off, char *dst, size
 static int read_bufferable(iolab_buffer_file_t *f, size_t n)
 {
     return n > 0 && n <= f->size / 2 && !f->nobuf && !IOLAB_EXITING() && f->readable &&
-           f->prefetch > 0;
+           f->prefetch > 0 && !f->ra_off;
+}
+
+/* window_serve, timed while prefetch=auto judges the stream: the time since the previous
+ * read returned is the program's computation.  Once enough is served, read-ahead stays on,
+ * or steps aside (ra_off) when the program hardly computed between reads: then the reads
+ * are I/O bound, overlap has nothing to hide, and the copy only costs.  The caller leaves
+ * READ mode after a read that set ra_off. */
+static int64_t serve_judged(iolab_buffer_file_t *f, int64_t off, char *dst, size_t n)
+{
+    if (!f->ra_judging)
+        return window_serve(f, off, dst, n);
+    double now = iolab_buffer_clock();
+    if (f->ra_left > 0)
+        f->ra_compute_s += now - f->ra_left;
+    int64_t r = window_serve(f, off, dst, n);
+    if (r > 0)
+        f->ra_served += r;
+    int64_t enough = (int64_t)f->size * IOLAB_BUFFER_JUDGE_BUFFERS;
+    if (enough > IOLAB_BUFFER_JUDGE_MAX)
+        enough = IOLAB_BUFFER_JUDGE_MAX;
+    if (f->ra_served >= enough) {
+        f->ra_judging = 0;
+        f->ra_off = f->ra_compute_s < IOLAB_BUFFER_OVERLAP_MIN * f->ra_wait_s;
+        if (f->ra_off)
+            f->st.readahead = 0;
+        size_t len = strlen(f->st.readahead_why);
+        snprintf(f->st.readahead_why + len, sizeof f->st.readahead_why - len,
+                 "; %s after %lld MiB: computed %.3f s while waiting %.3f s%s",
+                 f->ra_off ? "stepped aside" : "kept", (long long)(f->ra_served >> 20),
+                 f->ra_compute_s, f->ra_wait_s, f->ra_off ? ", nothing to overlap" : "");
+    }
+    f->ra_left = iolab_buffer_clock();
+    return r;
 }
 
 int64_t iolab_buffer_read(iolab_buffer_file_t *f, void *buf, size_t n)
@@ -530,9 +570,11 @@ int64_t iolab_buffer_read(iolab_buffer_file_t *f, void *buf, size_t n)
         f->kpos == f->read_next)
         enter_read(f, f->kpos); /* the second read of a stream starts read-ahead */
     if (f->mode == IOLAB_MODE_READ && !IOLAB_EXITING() && n > 0) {
-        int64_t r = window_serve(f, f->pos, buf, n);
+        int64_t r = serve_judged(f, f->pos, buf, n);
         if (r >= 0) {
             f->pos += r;
+            if (f->ra_off)
+                iolab_buffer_sync(f, 0); /* the kernel's offset follows; reads pass through */
             return r;
         }
     }
@@ -556,9 +598,11 @@ int64_t iolab_buffer_pread(iolab_buffer_file_t *f, void *buf, size_t n, int64_t 
     if (f->mode == IOLAB_MODE_IDLE && read_bufferable(f, n) && off == f->pread_next)
         enter_read(f, off);
     if (f->mode == IOLAB_MODE_READ && !IOLAB_EXITING() && n > 0 && off >= 0) {
-        int64_t r = window_serve(f, off, buf, n);
+        int64_t r = serve_judged(f, off, buf, n);
         if (r >= 0) {
             f->pread_next = off + r;
+            if (f->ra_off)
+                iolab_buffer_sync(f, 0);
             return r;
         }
     }

@@ -28,6 +28,13 @@ double iolab_buffer_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+double iolab_buffer_clock(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 void iolab_buffer_stats_merge(const char *path, const iolab_buffer_stats_t *s)
 {
     if (!iolab_buffer_cfg.verbose)

@@ -6,46 +6,15 @@ read the variable the same way; the tracer can be preloaded with the library."""
 from __future__ import annotations
 
 import os
-import re
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from buffer_helpers import LIB_TRACE, lib_env, pattern, run
+from buffer_helpers import LIB_TRACE, iolab, lib_env, parse_table, pattern, read_ahead_line, run
 
 from iolab.buffer import spec as bufspec
 from iolab.errors import UsageError
-
-
-def iolab(*args: str | Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "iolab", *map(str, args)], capture_output=True, text=True,
-        timeout=120, env=env,
-    )
-
-
-def parse_table(text: str) -> dict[str, dict[str, float]]:
-    """{path: {"Write calls": n, "Write MB": x, ..., "Buffers used": n, ...}} of the tables."""
-    out: dict[str, dict[str, float]] = {}
-    cur: dict[str, float] = {}
-    for line in text.splitlines():
-        m = re.match(r'^File "(.*)"$', line)
-        if m:
-            cur = out.setdefault(m.group(1), {})
-            continue
-        m = re.match(r"^(Sys Read|Sys Write|Open|Read|Write|Close|Total)\s+([\d.\s]+)$", line)
-        if m:
-            row, nums = m.group(1), m.group(2).split()
-            cur[f"{row} calls"] = float(nums[0])
-            if len(nums) >= 5:
-                cur[f"{row} MB"] = float(nums[2])
-                cur[f"{row} avg"] = float(nums[4])
-        for key in ("Buffers used", "Prefetches", "Preflushes"):
-            if line.startswith(key):
-                cur[key] = float(line[len(key):].split()[0])
-    return out
 
 
 def test_seed_case_512_byte_writes(buflib, cprog, tmp_path):
@@ -95,12 +64,6 @@ def test_sequential_reads_are_prefetched(buflib, cprog, tmp_path):
     assert t["Prefetches"] >= 7  # 400,000 B in 64 KiB buffers
     # filled in 16 KiB chunks (a quarter buffer): ~25 reads, plus one at EOF per buffer
     assert t["Sys Read calls"] < 40
-
-
-def read_ahead_line(text: str, path: Path) -> str:
-    """The "Read-ahead" line of path's table, e.g. "off (auto: local file system, ...)"."""
-    block = text.split(f'File "{path}"', 1)[1].split("\nFile ", 1)[0]
-    return next(ln for ln in block.splitlines() if ln.startswith("Read-ahead"))[10:].strip()
 
 
 def test_auto_prefetch_steps_aside_on_a_local_file_system(buflib, cprog, tmp_path):
