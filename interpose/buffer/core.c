@@ -50,8 +50,9 @@ static int pseudo_fs(int fd)
 /* File systems where every read is a round trip to a server (or a user-space daemon): the
  * kernel's readahead does not hide that latency, so prefetch=auto reads ahead there.  On
  * local file systems (ext4, xfs, btrfs, tmpfs...) the kernel's readahead already overlaps
- * sequential reads, and our copy and thread hand-off would only slow them down.  Returns
- * the file system's name, or NULL for a local one. */
+ * most of it, and a program that only reads would pay our copy for nothing: there reads
+ * pass through unless the user asks (prefetch=N).  Returns the file system's name, or NULL
+ * for a local one. */
 static const char *roundtrip_fs(int fd)
 {
     static const struct {
@@ -477,22 +478,19 @@ static void window_advance(iolab_buffer_file_t *f, int64_t c)
 }
 
 /* Waits until b holds the byte at c or its fill is over (the worker fills in chunks, so
- * the program starts on a buffer's first megabyte, not after all of it).  Returns the bytes
- * of b valid now; *over says whether the fill has ended (EOF, error or complete). */
-static size_t buf_wait_covers(iolab_buffer_file_t *f, iolab_buffer_buf_t *b, int64_t c,
-                              int *over)
+ * the program starts on a buffer's first megabyte, not after all of it); while
+ * prefetch=auto judges the stream, the wait is timed.  Returns the bytes of b valid now. */
+static size_t buf_wait_covers(iolab_buffer_file_t *f, iolab_buffer_buf_t *b, int64_t c)
 {
     pthread_mutex_lock(&f->mu);
-    if (f->ra_judging && b->state == IOLAB_BUF_READING && b->off + (int64_t)b->len <= c) {
-        double t0 = iolab_buffer_clock(); /* the program waits for the thread: time it */
+    if (b->state == IOLAB_BUF_READING && b->off + (int64_t)b->len <= c) {
+        double t0 = f->ra_judging ? iolab_buffer_clock() : 0.0;
         while (b->state == IOLAB_BUF_READING && b->off + (int64_t)b->len <= c)
             pthread_cond_wait(&f->cv, &f->mu);
-        f->ra_wait_s += iolab_buffer_clock() - t0;
+        if (f->ra_judging)
+            f->ra_wait_s += iolab_buffer_clock() - t0;
     }
-    while (b->state == IOLAB_BUF_READING && b->off + (int64_t)b->len <= c)
-        pthread_cond_wait(&f->cv, &f->mu);
     size_t len = b->len;
-    *over = b->state != IOLAB_BUF_READING;
     pthread_mutex_unlock(&f->mu);
     return len;
 }
@@ -509,8 +507,7 @@ static int64_t window_serve(iolab_buffer_file_t *f, int64_t off, char *dst, size
         if (c < f->wbase || c >= f->wbase + (int64_t)f->rn * (int64_t)f->size)
             break;
         iolab_buffer_buf_t *b = window_buf(f, c);
-        int over;
-        int64_t avail = b->off + (int64_t)buf_wait_covers(f, b, c, &over) - c;
+        int64_t avail = b->off + (int64_t)buf_wait_covers(f, b, c) - c;
         if (avail <= 0) {
             if (b->err)
                 return -1; /* the kernel reports the error, at the program's offset */
