@@ -150,3 +150,24 @@ def interrupt_run(engine: Engine, np: int, args: list[str], jpath: Path, scratch
     doc: dict[str, Any] = json.loads(jpath.read_text())
     assert doc["status"] == "interrupted"
     return doc
+
+
+# The small run most engine tests use: transfer, block, segments, and transfers per rank.
+T, B, S = 4096, 16384, 2
+XFERS = B // T * S
+
+
+def expected_ops(layout: str, np: int, group: int = 2) -> int:
+    """I/O calls per phase: one per transfer per rank, or per aggregator for aggregated."""
+    if layout == "serial":
+        return XFERS
+    if layout == "subset":
+        g = min(group, np)
+        return -(-np // g) * XFERS
+    return np * XFERS
+
+
+def doc(r: Result) -> dict[str, Any]:
+    """The result JSON of a run that must have written one."""
+    assert r.doc is not None, r.stderr
+    return r.doc

@@ -6,22 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from engine_helpers import Engine, run_engine
+from engine_helpers import XFERS, B, Engine, S, T, expected_ops, run_engine
 
 APIS = ["null", "posix", "mpiio", "hdf5", "pnetcdf"]
 LAYOUTS = ["fpp", "segmented", "strided", "serial", "subset"]
-T, B, S = 4096, 16384, 2          # transfer, block, segments
-XFERS = B // T * S                # transfers per rank
-
-
-def expected_ops(layout: str, np: int, group: int = 2) -> int:
-    """I/O calls per phase: one per transfer per rank, or per aggregator for aggregated."""
-    if layout == "serial":
-        return XFERS
-    if layout == "subset":
-        g = min(group, np)
-        return -(-np // g) * XFERS
-    return np * XFERS
 
 
 def need_api(engine: Engine, api: str) -> None:

@@ -7,9 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from engine_helpers import Engine, _env, run_engine
-
-T, B, S = 4096, 16384, 2
+from engine_helpers import B, Engine, S, T, _env, run_engine
 
 
 def need(engine: Engine, api: str) -> None:

@@ -7,13 +7,9 @@ Every API x layout x (1, 2, 4) ranks with the default build lives in test_engine
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
-from engine_helpers import Engine, Result, run_engine
-
-T, B, S = 4096, 16384, 2
-XFERS = B // T * S
+from engine_helpers import XFERS, B, Engine, Result, S, T, doc, expected_ops, run_engine
 
 
 def args(layout: str, path: Path, *extra: str, api: str = "hdf5") -> list[str]:
@@ -33,11 +29,6 @@ def flavour_engine(request: pytest.FixtureRequest, flavour: str) -> Engine:
                                              else "mpich_engine"))
 
 
-def doc(r: Result) -> dict[str, Any]:
-    assert r.doc is not None, r.stderr
-    return r.doc
-
-
 def check_ok(r: Result, np: int, ops: int) -> None:
     assert r.rc == 0, r.stderr
     assert doc(r)["status"] == "ok"
@@ -45,14 +36,6 @@ def check_ok(r: Result, np: int, ops: int) -> None:
         (ph,) = r.phases(op)
         assert ph["bytes"] == np * B * S and ph["ops"] == ops
     assert doc(r)["verify"] == {"enabled": True, "errors": 0, "first_bad": None}
-
-
-def expected_ops(layout: str, np: int) -> int:
-    if layout == "serial":
-        return XFERS
-    if layout == "subset":
-        return -(-np // 2) * XFERS
-    return np * XFERS
 
 
 @pytest.mark.parametrize("np", [1, 2, 4])

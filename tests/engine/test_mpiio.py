@@ -9,13 +9,21 @@ test_engine_layouts.py; here the MPICH build gets the same table for mpiio."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
-from engine_helpers import Engine, Result, interrupt_run, run_engine
+from engine_helpers import (
+    XFERS,
+    B,
+    Engine,
+    Result,
+    S,
+    T,
+    doc,
+    expected_ops,
+    interrupt_run,
+    run_engine,
+)
 
-T, B, S = 4096, 16384, 2
-XFERS = B // T * S
 LAYOUTS = ["fpp", "segmented", "strided", "serial", "subset"]
 
 
@@ -25,25 +33,11 @@ def args(layout: str, path: Path, *extra: str, api: str = "mpiio") -> list[str]:
             "--verify", *extra]
 
 
-def expected_ops(layout: str, np: int) -> int:
-    if layout == "serial":
-        return XFERS
-    if layout == "subset":
-        return -(-np // 2) * XFERS
-    return np * XFERS
-
-
 def flavour_engine(request: pytest.FixtureRequest, flavour: str) -> Engine:
     e: Engine = request.getfixturevalue("engine" if flavour == "default" else "mpich_engine")
     if "mpiio" not in e.apis:
         pytest.skip(f"mpiio is not built into {e.binary.name}")
     return e
-
-
-def doc(r: Result) -> dict[str, Any]:
-    """The result JSON of a run that must have written one."""
-    assert r.doc is not None, r.stderr
-    return r.doc
 
 
 def check_ok(r: Result, np: int, layout: str, ops: int | None = None) -> None:

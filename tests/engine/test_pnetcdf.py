@@ -7,13 +7,9 @@ Every API x layout x (1, 2, 4) ranks with the default build lives in test_engine
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
-from engine_helpers import Engine, Result, run_engine
-
-T, B, S = 4096, 16384, 2
-XFERS = B // T * S
+from engine_helpers import XFERS, B, Engine, S, T, doc, run_engine
 
 
 def args(layout: str, path: Path, *extra: str) -> list[str]:
@@ -27,11 +23,6 @@ def nc_engine(engine: Engine) -> Engine:
     if "pnetcdf" not in engine.apis:
         pytest.skip(f"pnetcdf is not built into {engine.binary.name} (libpnetcdf-dev)")
     return engine
-
-
-def doc(r: Result) -> dict[str, Any]:
-    assert r.doc is not None, r.stderr
-    return r.doc
 
 
 @pytest.mark.parametrize("mode", [[], ["--collective"], ["--file-view"],
