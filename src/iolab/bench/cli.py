@@ -14,18 +14,14 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
-from iolab import launch, paths
+from iolab import cli_common, launch, paths
 from iolab.bench import jobs, options
 from iolab.bench.engine import EngineOutcome, ProgressView, run_engine
 from iolab.errors import EXIT_USAGE, UsageError
 from iolab.results import db
-from iolab.results.cli import add_db_argument, add_format_arguments
 from iolab.results.render import render, summary_report
-
-HELP = ("benchmark the file system with the iolab-bench engine (IOR's flags work too); "
-        "with no options, the default job")
 
 EXIT_FAILED_RUN = 1
 EXIT_INTERRUPTED = 130
@@ -40,34 +36,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      help="ranks (default: $SLURM_NTASKS under srun, else 2)")
     grp.add_argument("--nodes", type=int, metavar="N", help="nodes (srun -N)")
     grp.add_argument("--ppn", type=int, metavar="N", help="ranks per node")
-    grp.add_argument("--mpi", choices=("default", "mpich"), default="default",
-                     help="MPI library: the default build, or mpich (iolab-bench-mpich under "
-                          "mpirun.mpich: ROMIO with verifiable hints, like Cray MPICH)")
+    cli_common.add_mpi(grp, "MPI library: the default build (openmpi names it when it is "
+                            "Open MPI's), or mpich (iolab-bench-mpich under mpirun.mpich or "
+                            "srun --mpi=pmi2: ROMIO with verifiable hints, like Cray MPICH)")
     grp.add_argument("--launcher-args", metavar="ARGS",
                      help="extra launcher arguments, split like a shell would; write "
                           "--launcher-args=\"--mca io romio321\" (with '=') when they "
                           "start with '-'")
     out = parser.add_argument_group("output")
-    add_db_argument(out)
-    add_format_arguments(out)
+    cli_common.add_db(out)
+    cli_common.add_format(out)
     out.add_argument("--label", help="a label stored with the run (filter with "
                                      "'iolab results --label')")
     out.add_argument("--dry-run", action="store_true",
                      help="print the launch command(s) and exit; runs nothing")
-    out.add_argument("--verbose", action="store_true",
-                     help="pass the engine's and launcher's messages through as they come")
+    cli_common.add_quiet_verbose(
+        out, quiet_help="no progress lines (the summary and errors still print)",
+        verbose_help="pass the engine's and launcher's messages through as they come")
     _read_engine_options_lazily(parser)
-    _one_line_errors(parser)
-
-
-def _one_line_errors(parser: argparse.ArgumentParser) -> None:
-    """Bad input is one line (argparse's default prints the long usage first)."""
-
-    def error(message: str) -> NoReturn:
-        sys.stderr.write(f"iolab bench: {message} (see 'iolab bench --help')\n")
-        raise SystemExit(EXIT_USAGE)
-
-    setattr(parser, "error", error)  # noqa: B010  (an instance override, not a new attribute)
+    cli_common.one_line_errors(parser, "iolab bench")
 
 
 def _read_engine_options_lazily(parser: argparse.ArgumentParser) -> None:
@@ -134,8 +121,8 @@ def _cases(args: argparse.Namespace) -> tuple[list[jobs.Case], bool]:
     """The cases to run, and whether they need a scratch directory (no --path given)."""
     values = options.set_options(args)
     # each MPI library's build has its own backends (Debian has no PnetCDF for MPICH)
-    table = args.engine_table if args.mpi == "default" else \
-        options.load_table(paths.engine_binary(args.mpi))
+    table = args.engine_table if args.mpi != "mpich" else \
+        options.load_table(_engine(args.mpi))
     options.check_api(values, table)
     if not values:
         return list(jobs.DEFAULT_JOB), True
@@ -150,7 +137,8 @@ def run(args: argparse.Namespace) -> int:
         launch.prepare(spec, ["iolab-bench"])
         raise UsageError(args.engine_error)
     cases, needs_scratch = _cases(args)
-    engine = paths.engine_binary(args.mpi)
+    engine = _engine(args.mpi)
+    _check_test_files(args, spec)
     fixed = ("--quiet", "--progress")  # JSON on stdout, progress lines on stderr
     if args.dry_run:
         for case in cases:
@@ -184,6 +172,32 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_FAILED_RUN if "failed" in statuses else 0
 
 
+def _engine(mpi: str) -> Path:
+    """The engine built against ``mpi``: "openmpi" is the default build when that one is
+    Open MPI's (Debian's), and a mismatch is a UsageError rather than a wrong launch."""
+    engine = paths.engine_binary("mpich" if mpi == "mpich" else "default")
+    if mpi == "openmpi" and launch.binary_mpi(engine) not in (None, "openmpi"):
+        raise UsageError(f"{engine} is built against {launch.binary_mpi(engine)}, not Open "
+                         "MPI; use --mpi default, or rebuild with Open MPI's mpicc")
+    return engine
+
+
+def _check_test_files(args: argparse.Namespace, spec: launch.LaunchSpec) -> None:
+    """The engine writes and then removes its test file(s) (``-o/--path``, and per rank
+    PATH.N): never the results database, a Darshan log or a profile; a writable place.
+    Checked before anything runs, so a bad path is exit 2 with nothing stored."""
+    path = options.set_options(args).get("path")
+    if not path:
+        return
+    inputs = [str(args.db or db.default_db_path())]
+    inputs += [str(v) for k, v in options.set_options(args).items() if k == "hints-file"]
+    cli_common.check_output_file(path, "-o/--path", inputs, make_folder=False)
+    for rank in range(min(spec.np, 4096)):
+        for name in (f"{path}.{rank}", f"{path}.a{rank}"):
+            if Path(name).exists():
+                cli_common.check_output_file(name, "-o/--path (per-rank file)", inputs)
+
+
 def _keeps(args: argparse.Namespace) -> bool:
     return bool(options.set_options(args).get("keep"))
 
@@ -192,7 +206,7 @@ def _run_case(args: argparse.Namespace, spec: launch.LaunchSpec, engine: Path,
               case: jobs.Case, fixed: Sequence[str], conn: Any) -> CaseResult:
     cmd = launch.prepare(spec, [str(engine), *case.engine_args, *fixed])
     title = case.label or "iolab bench"
-    view = ProgressView(title)
+    view = ProgressView(title, quiet_s=float("inf") if args.quiet else 5.0)
     echo = (lambda line: print(line, file=sys.stderr)) if args.verbose else None
     try:
         outcome = run_engine(cmd, view.update, echo)
@@ -201,6 +215,10 @@ def _run_case(args: argparse.Namespace, spec: launch.LaunchSpec, engine: Path,
     if outcome.exit_code == EXIT_USAGE and not outcome.interrupted and outcome.doc is None:
         raise UsageError(outcome.engine_message() or "the engine rejected its options")
     status, error = _status(outcome, cmd.launcher)
+    mismatch = _launch_mismatch(outcome.doc, spec, cmd) if status == "ok" else None
+    if mismatch:
+        status, error = "failed", mismatch
+        print(f"iolab bench: {mismatch}", file=sys.stderr)
     run_id = db.store_run(conn, db.NewRun(
         command=["iolab", "bench", *args.bench_argv], status=status, engine_doc=outcome.doc,
         exit_code=outcome.exit_code, error=error, label=case.label,
@@ -231,6 +249,32 @@ def _status(outcome: EngineOutcome, launcher: str) -> tuple[str, str | None]:
     reason = outcome.engine_message() or "no message"
     return "failed", (f"{launcher} exited with {outcome.exit_code} and the engine printed no "
                       f"result: {reason}")
+
+
+def _launch_mismatch(doc: dict[str, Any] | None, spec: launch.LaunchSpec,
+                     cmd: launch.Launch) -> str | None:
+    """Why a run the engine calls ok did not run as asked (ranks, nodes, ranks per node,
+    phases), or None. A launcher that cannot reach the MPI library's PMI starts N separate
+    one-rank jobs that each report success: a wrong result, stored as failed."""
+    if doc is None:
+        return None
+    env = doc.get("environment") or {}
+    ranks = env.get("ranks")
+    hint = (" (under srun the MPI library needs its PMI type: --launcher-args=--mpi=pmi2 "
+            "for MPICH, pmix for Open MPI)" if cmd.launcher == "srun" else
+            " (is the launcher the one of the engine's MPI library? see --mpi)")
+    if ranks != spec.np:
+        return f"{ranks} rank(s) ran as one job, {spec.np} were asked for{hint}"
+    per_host = env.get("ranks_per_host") or {}
+    if spec.nodes and per_host and len(per_host) != spec.nodes:
+        return f"the ranks ran on {len(per_host)} node(s), {spec.nodes} were asked for"
+    if spec.ppn and per_host and any(n != spec.ppn for n in per_host.values()):
+        counts = ", ".join(f"{h}: {n}" for h, n in sorted(per_host.items()))
+        return f"ranks per node {counts}, {spec.ppn} were asked for"
+    reps = doc.get("repetitions")
+    if isinstance(reps, list) and not any(r.get("phases") for r in reps):
+        return "the engine ran no phase (no write or read was timed)"
+    return None
 
 
 def _heading(stored: list[dict[str, Any]]) -> str | None:

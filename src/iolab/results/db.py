@@ -192,12 +192,23 @@ def _enter_wal(conn: sqlite3.Connection) -> None:
 
 
 def connect(path: Path | str | None = None,
-            migrations: Sequence[Migration] = MIGRATIONS) -> sqlite3.Connection:
-    """Open (creating if needed) the database at ``path`` and bring its schema up to date.
+            migrations: Sequence[Migration] = MIGRATIONS,
+            must_exist: bool = False) -> sqlite3.Connection:
+    """Open the database at ``path`` and bring its schema up to date.
 
-    The connection is in autocommit mode; writes go through :func:`transaction`.
+    Commands that only read pass ``must_exist``: a missing database is a UsageError and
+    nothing is created. Writers create it, with at most the missing last folder of a path
+    the user gave (the default location's folders are made as needed). The connection is in
+    autocommit mode; writes go through :func:`transaction`.
     """
     db = Path(path).expanduser() if path is not None else default_db_path()
+    if must_exist and not db.is_file():
+        what = "--db" if path is not None else "the default results database"
+        raise UsageError(f"{what} {db}: no such database (nothing stored there yet?); "
+                         "give the --db PATH of a database 'iolab bench' wrote")
+    if path is not None and not db.parent.exists() and not db.parent.parent.is_dir():
+        raise UsageError(f"--db {db}: the folder {db.parent.parent} does not exist; create "
+                         "it first (iolab makes at most the last folder)")
     try:
         db.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(str(db), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
@@ -365,7 +376,7 @@ def list_runs(conn: sqlite3.Connection, flt: RunFilter = RunFilter()) -> list[di
     for col in ("status", "api", "layout", "label"):
         val = getattr(flt, col)
         if val is not None:
-            where.append(f"{col} = ?")
+            where.append(f"{col} = ? COLLATE NOCASE")
             params.append(val)
     cols = ", ".join(("id", *(c for c in RUN_COLUMNS if c != "engine_json")))
     sql = f"SELECT {cols} FROM runs"
@@ -377,6 +388,22 @@ def list_runs(conn: sqlite3.Connection, flt: RunFilter = RunFilter()) -> list[di
         params.append(flt.limit)
     rows = [_decode(dict(r)) for r in conn.execute(sql, params)]
     return rows[::-1]
+
+
+def stored_values(conn: sqlite3.Connection, column: str) -> list[str]:
+    """The distinct values of a filter column (to tell a typo from an empty result)."""
+    if column not in ("status", "api", "layout", "label"):
+        raise ValueError(f"not a filter column: {column}")
+    rows = conn.execute(f"SELECT DISTINCT {column} FROM runs WHERE {column} IS NOT NULL "
+                        f"ORDER BY {column}")
+    return [str(r[0]) for r in rows]
+
+
+def delete_runs(conn: sqlite3.Connection, run_ids: Sequence[int]) -> int:
+    """Delete these runs (all or none); return how many were deleted."""
+    with transaction(conn):
+        cur = conn.executemany("DELETE FROM runs WHERE id = ?", [(i,) for i in run_ids])
+    return int(cur.rowcount)
 
 
 def get_run(conn: sqlite3.Connection, run_id: int) -> dict[str, Any] | None:

@@ -195,11 +195,14 @@ RUN_COLUMNS = (
 )
 
 
-def runs_report(runs: Sequence[Mapping[str, Any]]) -> Report:
-    """``iolab results``: one row per stored run (JSON rows also carry the command line)."""
+def runs_report(runs: Sequence[Mapping[str, Any]], with_command: bool = False) -> Report:
+    """``iolab results``: one row per stored run (JSON rows also carry the command line;
+    ``with_command`` shows it in text and CSV too)."""
+    cols = (*RUN_COLUMNS, Column("command", "command", fmt_text)) if with_command \
+        else RUN_COLUMNS
     rows = [{**{c.key: r.get(c.key) for c in RUN_COLUMNS}, "command": r.get("command")}
             for r in runs]
-    return Report("runs", [Table("runs", None, RUN_COLUMNS, rows)], csv_table="runs")
+    return Report("runs", [Table("runs", None, cols, rows)], csv_table="runs")
 
 
 SUMMARY_COLUMNS = (
@@ -239,9 +242,10 @@ def _op_rows(run: Mapping[str, Any]) -> list[dict[str, Any]]:
     doc = doc if isinstance(doc, Mapping) else {}
     summary = doc.get("summary") or {}
     reps = doc.get("repetitions") or []
+    ok = run.get("status") == "ok"
     base = {"run_id": run.get("id"), "label": _case_name(run), "ranks": run.get("ranks"),
-            "transfer_bytes": run.get("transfer_bytes"), "repetitions": run.get("repetitions"),
-            "status": run.get("status")}
+            "transfer_bytes": run.get("transfer_bytes"),
+            "repetitions": run.get("repetitions") if ok else 0, "status": run.get("status")}
     rows = []
     for op in ("write", "read"):
         phases = [ph for rep in reps for ph in rep.get("phases") or [] if ph.get("op") == op]
@@ -250,16 +254,26 @@ def _op_rows(run: Mapping[str, Any]) -> list[dict[str, Any]]:
             continue
         bw = stats.get("bw_bytes_per_s") or {}
         caches = {ph.get("cache") for ph in phases}
-        rows.append({**base, "op": op,
+        # a failed or interrupted run: the repetitions whose phase finished, and "-" (not
+        # 0.0) for the figures it does not have
+        done = len({rep.get("index") for rep in reps for ph in rep.get("phases") or []
+                    if ph.get("op") == op and _positive(ph.get("bw_bytes_per_s"))})
+        figure = (lambda v: v) if ok else (lambda v: v if _positive(v) else None)
+        rows.append({**base, "op": op, "repetitions": base["repetitions"] if ok else done,
                      "bytes_per_rep": phases[0].get("bytes") if phases else None,
-                     "bw_median_bytes_per_s": bw.get("median"),
-                     "bw_min_bytes_per_s": bw.get("min"), "bw_max_bytes_per_s": bw.get("max"),
-                     "iops_median": (stats.get("iops") or {}).get("median"),
+                     "bw_median_bytes_per_s": figure(bw.get("median")),
+                     "bw_min_bytes_per_s": figure(bw.get("min")),
+                     "bw_max_bytes_per_s": figure(bw.get("max")),
+                     "iops_median": figure((stats.get("iops") or {}).get("median")),
                      "cache": (caches.pop() if len(caches) == 1 else "mixed") if op == "read"
                      else None})
     if not rows:  # a run that failed before any phase finished still gets its line
         rows.append({**base, "op": None})
     return rows
+
+
+def _positive(v: Any) -> bool:
+    return isinstance(v, (int, float)) and v > 0
 
 
 def _run_notes(run: Mapping[str, Any]) -> list[str]:
