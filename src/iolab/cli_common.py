@@ -84,7 +84,7 @@ def one_line_errors(parser: argparse.ArgumentParser, prog: str) -> None:
 
 # --- what a file is ----------------------------------------------------------------------
 
-_DARSHAN_MAGIC = 0x643735  # DARSHAN_MAGIC_NR, after the 8-byte version string
+_DARSHAN_MAGIC = 6567223  # DARSHAN_MAGIC_NR (0x643537), after the 8-byte version string
 _DARSHAN_VERSION = re.compile(rb"^[1-9]\.\d{1,3}\x00*$")
 _PROFILE_HEAD = re.compile(rb'^\{\s*"type"\s*:\s*"(job|process|names|record|segments)"')
 

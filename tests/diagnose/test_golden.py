@@ -11,6 +11,7 @@ import io
 import json
 from pathlib import Path
 
+import corpus
 import pytest
 from diagnose_logs import ALL_LOGS, REAL_LOGS, log_id
 
@@ -23,6 +24,7 @@ from iolab.model.files import APP, categorize
 from iolab.model.job import build_model
 
 pytestmark = pytest.mark.usefixtures("darshan_available")
+corpus.require()
 
 
 def _records(path: Path) -> dict[str, list[tuple[str, int, dict[str, float]]]]:

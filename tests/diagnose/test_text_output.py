@@ -14,6 +14,7 @@ import re
 import subprocess
 import sys
 
+import corpus
 import pytest
 from diagnose_logs import GENERATED, REAL_LOGS
 
@@ -26,6 +27,7 @@ from iolab.model.job import build_model
 pytestmark = pytest.mark.usefixtures("darshan_available")
 
 SMALL_LOG = GENERATED / "posix_write_1M_x_64B.darshan"
+corpus.require()
 MPI_DXT = next(p for p in REAL_LOGS if "mpi_io_test_with_dxt" in str(p))
 
 
