@@ -215,7 +215,12 @@ def _run_case(args: argparse.Namespace, spec: launch.LaunchSpec, engine: Path,
     if outcome.exit_code == EXIT_USAGE and not outcome.interrupted and outcome.doc is None:
         raise UsageError(outcome.engine_message() or "the engine rejected its options")
     status, error = _status(outcome, cmd.launcher)
-    mismatch = _launch_mismatch(outcome.doc, spec, cmd) if status == "ok" else None
+    mismatch = None
+    if outcome.documents > 1 and not outcome.interrupted:
+        mismatch = f"{outcome.documents} separate one-rank jobs ran, not one {spec.np}-rank " \
+                   f"job{_launch_hint(cmd)}"
+    elif status == "ok":
+        mismatch = _launch_mismatch(outcome.doc, spec, cmd)
     if mismatch:
         status, error = "failed", mismatch
         print(f"iolab bench: {mismatch}", file=sys.stderr)
@@ -251,6 +256,13 @@ def _status(outcome: EngineOutcome, launcher: str) -> tuple[str, str | None]:
                       f"result: {reason}")
 
 
+def _launch_hint(cmd: launch.Launch) -> str:
+    if cmd.launcher == "srun":
+        return (" (under srun the MPI library needs its PMI type: --launcher-args=--mpi=pmi2 "
+                "for MPICH, pmix for Open MPI)")
+    return " (is the launcher the one of the engine's MPI library? see --mpi)"
+
+
 def _launch_mismatch(doc: dict[str, Any] | None, spec: launch.LaunchSpec,
                      cmd: launch.Launch) -> str | None:
     """Why a run the engine calls ok did not run as asked (ranks, nodes, ranks per node,
@@ -260,11 +272,8 @@ def _launch_mismatch(doc: dict[str, Any] | None, spec: launch.LaunchSpec,
         return None
     env = doc.get("environment") or {}
     ranks = env.get("ranks")
-    hint = (" (under srun the MPI library needs its PMI type: --launcher-args=--mpi=pmi2 "
-            "for MPICH, pmix for Open MPI)" if cmd.launcher == "srun" else
-            " (is the launcher the one of the engine's MPI library? see --mpi)")
     if ranks != spec.np:
-        return f"{ranks} rank(s) ran as one job, {spec.np} were asked for{hint}"
+        return f"{ranks} rank(s) ran as one job, {spec.np} were asked for{_launch_hint(cmd)}"
     per_host = env.get("ranks_per_host") or {}
     if spec.nodes and per_host and len(per_host) != spec.nodes:
         return f"the ranks ran on {len(per_host)} node(s), {spec.nodes} were asked for"

@@ -57,6 +57,7 @@ class EngineOutcome:
     messages: list[str] = field(default_factory=list)  # stderr lines other than progress
     wall_time_s: float = 0.0
     interrupted: bool = False
+    documents: int = 0  # JSON documents begun on stdout: more than one = separate jobs
 
     def engine_message(self) -> str | None:
         """The engine's own one-line message (rank 0), not the launcher's banner."""
@@ -164,7 +165,8 @@ def run_engine(launch: Launch, on_progress: Callable[[Progress], None],
     reader.join()
     stdout = b"".join(out).decode("utf-8", "replace")
     return EngineOutcome(proc.returncode, parse_document(stdout), messages,
-                         time.monotonic() - start, interrupted)
+                         time.monotonic() - start, interrupted,
+                         stdout.count('"schema_version"'))
 
 
 class ProgressView:
