@@ -111,6 +111,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return _quiet_broken_pipe()
+    except SystemExit as exc:
+        if isinstance(exc.__context__, BrokenPipeError):  # rich's on_broken_pipe exits 1
+            return _quiet_broken_pipe()
+        raise
 
 
 def _flushed(code: int) -> int:

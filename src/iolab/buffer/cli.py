@@ -35,7 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     which.add_argument("--config", default=None, metavar="FILE",
                        help="a file holding the IOLAB_BUFFER value (lines joined with ',')")
     parser.add_argument(
-        "--stats", default=None, metavar="FILE",
+        "-o", "--output", "--stats", dest="stats", default=None, metavar="FILE",
         help="write the statistics to FILE, not stderr (never an existing log or profile)"
     )
     cli_common.add_quiet_verbose(

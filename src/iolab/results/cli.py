@@ -15,7 +15,7 @@ from typing import Any
 from iolab import cli_common
 from iolab.errors import UsageError
 from iolab.results import db
-from iolab.results.render import render, run_report, runs_report
+from iolab.results.render import ids_report, render, run_report, runs_report
 
 ACTIONS = ("list", "show", "import", "delete")
 
@@ -30,6 +30,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the run to show or delete, or the file to import")
     cli_common.add_db(parser)
     cli_common.add_format(parser)
+    cli_common.add_output(parser, "write the list or the run (text, --json, --csv) to FILE, "
+                                  "not stdout (never the database, a log or a profile)")
     cli_common.add_quiet_verbose(parser, quiet_help="list: print only the run ids",
                                  verbose_help="list: add the command line of each run")
     parser.add_argument("--yes", action="store_true", help="delete without asking")
@@ -65,6 +67,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("'iolab results show' needs a run id, e.g. 'iolab results show 3'")
     if args.action == "delete" and not args.items:
         raise UsageError("'iolab results delete' needs run ids, e.g. 'iolab results delete 3 4'")
+    if args.output:
+        cli_common.check_output_file(args.output, "-o", [args.db or db.default_db_path()])
     if args.action == "list" and args.db is None and not db.default_db_path().exists():
         print(f"no runs stored yet ({db.default_db_path()} does not exist; 'iolab bench' "
               "makes it)", file=sys.stderr)
@@ -85,13 +89,19 @@ def run(args: argparse.Namespace) -> int:
             flt = db.RunFilter(status=args.status, api=args.api, layout=args.layout,
                                label=args.label, limit=args.last)
             rows = db.list_runs(conn, flt)
-            if args.quiet:
-                sys.stdout.write("".join(f"{r['id']}\n" for r in rows))
-                return 0
             report = runs_report(rows, with_command=args.verbose)
+            if args.quiet:
+                report = ids_report(rows)
     finally:
         conn.close()
-    sys.stdout.write(render(report, args.format))
+    if args.quiet and args.action == "list" and args.format == "text":
+        text = "".join(f"{row['id']}\n" for row in report.nodes[0].rows)  # type: ignore[union-attr]
+    else:
+        text = render(report, args.format)
+    if args.output:
+        cli_common.write_output(Path(args.output), text)
+    else:
+        sys.stdout.write(text)
     return 0
 
 

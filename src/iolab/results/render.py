@@ -205,6 +205,13 @@ def runs_report(runs: Sequence[Mapping[str, Any]], with_command: bool = False) -
     return Report("runs", [Table("runs", None, cols, rows)], csv_table="runs")
 
 
+def ids_report(runs: Sequence[Mapping[str, Any]]) -> Report:
+    """``iolab results -q``: the run ids only (one per line in text)."""
+    rows = [{"id": r.get("id")} for r in runs]
+    return Report("runs", [Table("runs", None, (Column("id", "run"),), rows)],
+                  csv_table="runs")
+
+
 SUMMARY_COLUMNS = (
     Column("run_id", "run", align=">"),
     Column("label", "case"),
