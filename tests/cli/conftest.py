@@ -3,20 +3,13 @@
 from __future__ import annotations
 
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-OWN_LOG = REPO / "tests" / "profile" / "darshan" / "stdio_darshan.darshan"  # in the repo
-
-
-def iolab(*args: str, cwd: Path | None = None, stdin: str | None = None,
-          env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "iolab", *args], capture_output=True,
-                          text=True, cwd=cwd, input=stdin, env=env, timeout=300)
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # cli_helpers
+from cli_helpers import OWN_LOG, iolab  # noqa: E402
 
 
 @pytest.fixture

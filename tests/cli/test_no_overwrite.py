@@ -16,7 +16,7 @@ from pathlib import Path
 
 import corpus
 import pytest
-from conftest import iolab
+from cli_helpers import iolab
 
 from iolab import cli_common
 

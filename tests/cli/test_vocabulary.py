@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO, iolab
+from cli_helpers import REPO, iolab
 
 from iolab import cli_common, launch
 from iolab.cli import VERBS
