@@ -9,6 +9,7 @@ before anything is printed.
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import sys
 from collections.abc import Sequence
@@ -142,9 +143,10 @@ def run(args: argparse.Namespace) -> int:
     fixed = ("--quiet", "--progress")  # JSON on stdout, progress lines on stderr
     if args.dry_run:
         for case in cases:
-            path = ("--path", f"./.iolab-bench-XXXX/{case.scratch_name}") if needs_scratch else ()
+            # a path that exists when the line is pasted (the engine removes its files)
+            path = ("--path", f"./iolab-bench.{case.scratch_name}") if needs_scratch else ()
             cmd = launch.prepare(spec, [str(engine), *case.engine_args, *path, *fixed])
-            print(shlex.join(cmd.argv))
+            print(_pastable(cmd))
         return 0
     launch.prepare(spec, [str(engine)])  # no mpirun / srun: one line, before any scratch
     conn = db.connect(args.db)
@@ -163,6 +165,8 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if scratch is not None and not _keeps(args):
             scratch.remove()
+        elif scratch is not None:
+            print(f"iolab bench: test files kept (-k) in {scratch.dir}", file=sys.stderr)
         conn.close()
     _print_summary(args, stored, _heading(stored) if needs_scratch and not
                    options.set_options(args) else None)
@@ -196,6 +200,12 @@ def _check_test_files(args: argparse.Namespace, spec: launch.LaunchSpec) -> None
         for name in (f"{path}.{rank}", f"{path}.a{rank}"):
             if Path(name).exists():
                 cli_common.check_output_file(name, "-o/--path (per-rank file)", inputs)
+
+
+def _pastable(cmd: launch.Launch) -> str:
+    """The launch as a shell line that runs as printed: with the environment iolab sets."""
+    added = [f"{k}={v}" for k, v in cmd.env.items() if os.environ.get(k) != v]
+    return shlex.join(["env", *added, *cmd.argv] if added else cmd.argv)
 
 
 def _keeps(args: argparse.Namespace) -> bool:

@@ -279,6 +279,22 @@ def _op_rows(run: Mapping[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
+def _first_bad(bad: Any) -> str:
+    """{"rank": 1, "reader": 0, "offset": 4096, "file": "f"} -> words, not a dict."""
+    if not isinstance(bad, Mapping):
+        return f"at {fmt_text(bad)}"
+    return (f"at offset {bad.get('offset')} of {bad.get('file') or 'the file'}: rank "
+            f"{bad.get('rank')}'s data, read by rank {bad.get('reader')}")
+
+
+def fmt_mpi(v: Any) -> str:
+    """The MPI library's first line: MPICH's version string carries its whole configure
+    line (2 KB); that stays in the JSON."""
+    text = fmt_text(v).strip().splitlines()[0] if v else "-"
+    text = text.split(" MPICH Release date")[0]  # "MPICH Version: 4.0.2 MPICH Release ..."
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 def _positive(v: Any) -> bool:
     return isinstance(v, (int, float)) and v > 0
 
@@ -304,8 +320,8 @@ def _run_notes(run: Mapping[str, Any]) -> list[str]:
                      "use --evict or --reorder to measure the storage")
     verify = doc.get("verify") or {}
     if verify.get("enabled") and verify.get("errors"):
-        notes.append(f"run {rid}: verify found {verify['errors']} bad bytes, first at "
-                     f"{verify.get('first_bad')}")
+        notes.append(f"run {rid}: verify found {verify['errors']} bad bytes, first "
+                     f"{_first_bad(verify.get('first_bad'))}")
     return notes
 
 
@@ -378,7 +394,7 @@ def run_report(run: Mapping[str, Any]) -> Report:
         ("posix_mode", "posix mode", cfg.get("posix_mode"), fmt_text),
         ("path", "path", run.get("path"), fmt_text),
         ("fs_type", "file system", run.get("fs_type"), fmt_text),
-        ("mpi_library", "MPI", run.get("mpi_library"), fmt_text),
+        ("mpi_library", "MPI", run.get("mpi_library"), fmt_mpi),
         ("mpiio_implementation", "MPI-IO", run.get("mpiio_implementation"), fmt_text),
         ("write_bytes_total", "written", run.get("write_bytes_total"), fmt_bytes),
         ("read_bytes_total", "read", run.get("read_bytes_total"), fmt_bytes),
