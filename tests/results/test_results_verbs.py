@@ -113,3 +113,41 @@ def test_interrupted_run_shows_what_it_has() -> None:
     run["engine_json"]["summary"]["write"]["bw_bytes_per_s"]["median"] = 0.0
     (write,) = summary_report([run]).nodes[0].rows  # type: ignore[union-attr]
     assert write["bw_median_bytes_per_s"] is None  # shown as "-", was 0.0
+
+
+def test_machine_readable_keys_line_up(tmp_path: Path) -> None:
+    """Expected: 'label' is the user's label everywhere and 'case' the case; api, layout,
+    collective, file view and hints in the summary and the CSV; run ids in every row.
+    Was: 'label' meant the case in bench --json; runs differing only in collective I/O or
+    hints looked identical in the CSV; show --csv had no run id."""
+    from iolab.results.render import render, run_report, summary_report
+
+    doc = engine_doc()
+    doc["config"].update({"api": "mpiio", "collective": True, "file_view": True})
+    doc["hints"] = {"requested": {"cb_nodes": "1"}, "effective": {"cb_nodes": "1",
+                                                                   "romio_cb_write": "enable"}}
+    dbp = tmp_path / "r.db"
+    c = db.connect(dbp)
+    rid = db.store_run(c, db.NewRun(command=["x"], status="ok", engine_doc=doc, label="mine"))
+    row = db.get_run(c, rid)
+    listed = db.list_runs(c)
+    c.close()
+    assert row is not None
+    summary = json.loads(render(summary_report([row]), "json"))
+    assert summary["schema_version"] == 2
+    first = summary["summary"][0]
+    assert first["label"] == "mine" and first["case"].startswith("mpiio segmented collective")
+    assert (first["api"], first["layout"], first["collective"], first["file_view"]) == \
+        ("mpiio", "segmented", True, True)
+    assert first["hints"] == "cb_nodes=1;romio_cb_write=enable"
+    assert first["bw_mean_bytes_per_s"] == 2.0 * (1 << 20) and "bw_stddev_bytes_per_s" in first
+    text = render(summary_report([row]), "text")
+    assert "mean" in text.splitlines()[0] and "sd" in text.split()
+    r = iolab("results", "--csv", "--db", str(dbp))
+    header, values = r.stdout.splitlines()[:2]
+    cols = dict(zip(header.split(","), values.split(",")))
+    assert cols["label"] == "mine" and cols["collective"] == "True"
+    assert cols["file_view"] == "True" and cols["hints"] == "cb_nodes=1;romio_cb_write=enable"
+    assert listed[0]["collective"] is True
+    phases = render(run_report(row), "csv").splitlines()
+    assert phases[0].startswith("run_id,") and all(p.startswith(f"{rid},") for p in phases[1:])

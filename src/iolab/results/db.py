@@ -378,7 +378,8 @@ def list_runs(conn: sqlite3.Connection, flt: RunFilter = RunFilter()) -> list[di
         if val is not None:
             where.append(f"{col} = ? COLLATE NOCASE")
             params.append(val)
-    cols = ", ".join(("id", *(c for c in RUN_COLUMNS if c != "engine_json")))
+    cols = ", ".join(("id", *(c for c in RUN_COLUMNS if c != "engine_json"),
+                      *_FROM_DOCUMENT))
     sql = f"SELECT {cols} FROM runs"
     if where:
         sql += " WHERE " + " AND ".join(where)
@@ -388,6 +389,14 @@ def list_runs(conn: sqlite3.Connection, flt: RunFilter = RunFilter()) -> list[di
         params.append(flt.limit)
     rows = [_decode(dict(r)) for r in conn.execute(sql, params)]
     return rows[::-1]
+
+
+# Machine-readable columns read out of the stored document (no schema change needed).
+_FROM_DOCUMENT = (
+    "json_extract(engine_json, '$.config.collective') AS collective",
+    "json_extract(engine_json, '$.config.file_view') AS file_view",
+    "json_extract(engine_json, '$.hints.effective') AS hints",
+)
 
 
 def stored_values(conn: sqlite3.Connection, column: str) -> list[str]:
@@ -413,6 +422,9 @@ def get_run(conn: sqlite3.Connection, run_id: int) -> dict[str, Any] | None:
 
 
 def _decode(row: dict[str, Any]) -> dict[str, Any]:
+    for col in ("collective", "file_view"):  # JSON true/false come back from SQLite as 1/0
+        if isinstance(row.get(col), int):
+            row[col] = bool(row[col])
     for col in ("command", "launch_command", "engine_json"):
         if isinstance(row.get(col), str):
             try:
