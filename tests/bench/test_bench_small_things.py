@@ -55,3 +55,34 @@ def test_verify_note_and_mpi_are_words() -> None:
              "ABI: 14:2:2 MPICH Device: ch4:ucx MPICH configure: --build=x86_64 " + "x" * 2000)
     assert fmt_mpi(mpich) == "MPICH Version: 4.0.2"
     assert len(fmt_mpi("y" * 500)) == 80
+
+
+def _engine_error(engine: Path, *args: str) -> str:
+    import os
+
+    env = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+    p = subprocess.run([str(engine), *args], capture_output=True, text=True, env=env,
+                       timeout=60)
+    assert p.returncode == 2, p.stderr
+    return p.stderr.strip().splitlines()[0]
+
+
+def test_engine_error_lists_the_backends_this_build_has(engine: Path) -> None:
+    """Expected: the apis named in an error are this binary's (from its registry and
+    capability flags); was: a hand-typed list naming pnetcdf in builds without it."""
+    import re
+
+    from bench_helpers import engine_or_none
+
+    from iolab.bench import options
+
+    for exe in filter(None, (engine, engine_or_none("mpich"))):
+        built = options.built_apis(options.load_table(exe))
+        msg = _engine_error(exe, "--hint", "cb_nodes=1")
+        named = re.search(r"apis \(([^)]*)\)", msg)
+        assert named is not None, msg
+        mpiio_based = [a for a in built if a in ("mpiio", "hdf5", "pnetcdf")]
+        assert named.group(1).split(", ") == mpiio_based, (exe, msg)
+        msg = _engine_error(exe, "--collective")
+        listed = re.search(r"I/O \(([^)]*)\)", msg)
+        assert listed is not None and set(listed.group(1).split(", ")) <= set(built)
