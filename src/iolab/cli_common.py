@@ -136,13 +136,9 @@ def _parent_ok(target: Path, opt: str, make_folder: bool = True) -> None:
         parent = parent.parent
     elif not parent.is_dir():
         raise UsageError(f"{opt} {target}: {parent} is not a folder")
-    try:
-        fd, probe = tempfile.mkstemp(prefix=".iolab-probe-", dir=parent)
-    except OSError as exc:
-        raise UsageError(f"{opt} {target}: cannot create files in {parent} "
-                         f"({exc.strerror}); choose a writable place") from None
-    os.close(fd)
-    os.unlink(probe)
+    if not _can_create_in(parent):
+        raise UsageError(f"{opt} {target}: cannot create files in {parent}; choose a "
+                         "writable place")
 
 
 def _not_an_input(target: Path, opt: str, inputs: Iterable[str | os.PathLike[str]]) -> None:
@@ -189,8 +185,25 @@ def check_output_dir(path: str | os.PathLike[str], opt: str = "-o",
         if _same_file(target, Path(inp)):
             raise UsageError(f"{opt} {target} is an input of this command; choose another "
                              "folder")
-    _parent_ok(target / ".iolab", opt)
+    where = target if target.is_dir() else target.parent
+    if not where.is_dir():
+        raise UsageError(f"{opt} {target}: the output folder's parent {where} does not exist; "
+                         "create it first (iolab makes at most the last folder)")
+    if not _can_create_in(where):
+        what = "files in the output folder" if where == target else \
+            f"the output folder in {where}"
+        raise UsageError(f"{opt} {target}: cannot create {what}; choose a writable place")
     return target
+
+
+def _can_create_in(folder: Path) -> bool:
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".iolab-probe-", dir=folder)
+    except OSError:
+        return False
+    os.close(fd)
+    os.unlink(probe)
+    return True
 
 
 def make_dir(path: Path, quiet: bool = False) -> Path:

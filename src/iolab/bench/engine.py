@@ -173,7 +173,8 @@ class ProgressView:
     """Shows engine progress: a live status line on a terminal, plain lines otherwise.
 
     Plain lines appear only once a run has lasted ``quiet_s`` seconds, so short runs (and
-    the test logs) stay quiet while a long run still shows it is alive.
+    the test logs) stay quiet while a long run still shows it is alive; the lines held back
+    until then are printed first, so a log shows every phase from the first.
     """
 
     def __init__(self, title: str, stream: IO[str] | None = None, quiet_s: float = 5.0) -> None:
@@ -182,6 +183,7 @@ class ProgressView:
         self.quiet_s = quiet_s
         self.start = time.monotonic()
         self._status: Any = None
+        self._held: list[str] = []
         if self.stream.isatty():
             from rich.console import Console  # imported here: only terminals need it
 
@@ -194,7 +196,11 @@ class ProgressView:
         if self._status is not None:
             self._status.update(text)
         elif time.monotonic() - self.start >= self.quiet_s:
-            print(f"iolab: {text}", file=self.stream, flush=True)
+            for line in [*self._held, text]:
+                print(f"iolab: {line}", file=self.stream, flush=True)
+            self._held.clear()
+        else:
+            self._held.append(text)
 
     def close(self) -> None:
         if self._status is not None:

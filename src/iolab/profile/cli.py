@@ -240,6 +240,8 @@ def _show(rest: list[str]) -> int:
                     "parts) as text")
     parser.add_argument("file", metavar="FILE", help="the profile to show")
     cli_common.one_line_errors(parser, "iolab profile show")
+    if not rest:
+        raise UsageError("usage: iolab profile show FILE (see 'iolab profile show --help')")
     args = parser.parse_args(rest)
     dump(load(args.file), sys.stdout)
     return 0
