@@ -23,6 +23,7 @@ VERBS: dict[str, str] = {
     "profile": "iolab.profile.cli",
     "diagnose": "iolab.diagnose.cli",
     "buffer": "iolab.buffer.cli",
+    "tune": "iolab.tune.cli",
 }
 
 
