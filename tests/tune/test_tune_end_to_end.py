@@ -168,6 +168,34 @@ def test_command_objective_applies_hints_through_romio_hints(tmp_path: Path,
     assert doc["claim"]["significant"] and doc["claim"]["speedup"] == 2.0
 
 
+@pytest.fixture(scope="module")
+def ompio_readback(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if shutil.which("mpicc.openmpi") is None or shutil.which("mpirun.openmpi") is None:
+        pytest.skip("Open MPI is not installed (./setup installs it)")
+    exe = tmp_path_factory.mktemp("prog") / "ompio_readback"
+    subprocess.run(["mpicc.openmpi", "-O1", "-o", str(exe),
+                    str(HERE / "progs" / "ompio_readback.c")], check=True)
+    return exe
+
+
+def test_command_objective_applies_ompio_parameters(tmp_path: Path,
+                                                    ompio_readback: Path) -> None:
+    """Open MPI ranks read io_ompio_num_aggregators back through MPI_T: the OMPI_MCA_*
+    variable of each trial reached them."""
+    out = tune("--db", str(tmp_path / "r.db"), "--preset", "mpiio", "--knob",
+               "ompio.num_aggregators=1,2,4", "--metric", r"aggregators:\s*(-?\d+)",
+               "--trials", "12", "--confirm", "4", "--json", "--", "mpirun.openmpi",
+               "--oversubscribe", "--allow-run-as-root", "-np", "2", str(ompio_readback), str(tmp_path / "o.dat"),
+               cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["implementation"] == "ompio"
+    assert "cb_buffer_size" not in doc["space"]  # the preset follows the implementation
+    assert doc["baseline_score"] == 1.0  # OMPIO's default (-1): it decides
+    assert doc["winner"].get("ompio.num_aggregators") == "4"
+    assert doc["claim"]["significant"]
+
+
 def test_ompio_never_tunes_romio_hints(tmp_path: Path, engine_ok: None) -> None:
     out = tune("--db", str(tmp_path / "r.db"), "--knob", "cb_buffer_size=1m,4m", "--trials",
                "3", "--", "iolab", "bench", "-a", "mpiio", "-t", "64k", "-b", "1m", "--np",

@@ -187,7 +187,8 @@ def run(args: argparse.Namespace) -> int:
         from iolab.tune.space import build_space
 
         predicted = predict_implementation(kind, argv, args.mpi)
-        space = build_space(args.preset, args.knob, args.space, predicted or "romio")
+        space = build_space(args.preset, args.knob, args.space, predicted or "romio",
+                            preset_skips=("engine",) if kind == "command" else ())
         _check_space_for(kind, space)
         objective = _objective(kind, argv, args)
     conn = db.connect(args.db)

@@ -233,8 +233,11 @@ class Tuner:
         if len(samples["baseline"]) < 2 or len(samples["winner"]) < 2:
             return self._finish("failed", error="too many confirmation runs failed to judge")
         self.progress.winner = {k: v for k, v in winner.items() if v != DEFAULT}
-        self.progress.claim = compare(samples["baseline"], samples["winner"],
-                                      self.objective.maximize, seed=self.seed)
+        try:
+            self.progress.claim = compare(samples["baseline"], samples["winner"],
+                                          self.objective.maximize, seed=self.seed)
+        except ValueError as exc:  # e.g. a --metric that can be zero or negative
+            return self._finish("failed", error=f"cannot judge the winner: {exc}")
         self.progress.baseline_score = median(samples["baseline"])
         self.progress.winner_score = median(samples["winner"])
         return self._finish("done")

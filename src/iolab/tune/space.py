@@ -126,15 +126,19 @@ def read_space_file(path: Path) -> list[tuple[str, list[str] | None]]:
 
 
 def build_space(presets: Sequence[str], knob_args: Sequence[str],
-                space_file: Path | None, implementation: str) -> SearchSpace:
+                space_file: Path | None, implementation: str,
+                preset_skips: Sequence[str] = ()) -> SearchSpace:
     """The space the user asked for. ``implementation`` ("romio" or "ompio") picks the MPI-IO
-    preset's knobs. Explicit knobs override a preset's values for the same knob."""
+    preset's knobs; presets leave out knobs of the kinds in ``preset_skips`` (a command
+    cannot change its own I/O calls). Explicit knobs override a preset's values."""
     wanted: dict[str, list[str] | None] = {}
     for p in presets:
         if p not in PRESET_NAMES:
             raise UsageError(f"unknown preset {p!r}; presets: {', '.join(PRESET_NAMES)}")
         key = "mpiio-ompio" if p == "mpiio" and implementation == "ompio" else p
         for name in PRESETS[key]:
+            if knob(name).kind in preset_skips:
+                continue
             if name in ("cb_buffer_size", "cb_nodes") and implementation == "ompio":
                 continue  # the hdf5/pnetcdf presets' ROMIO hints mean nothing to OMPIO
             wanted.setdefault(name, None)

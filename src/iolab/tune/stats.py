@@ -56,6 +56,8 @@ def compare(baseline: Sequence[float], winner: Sequence[float], maximize: bool,
     """The claim for two samples of the objective (at least 2 values each)."""
     if len(baseline) < 2 or len(winner) < 2:
         raise ValueError("need at least 2 samples of each configuration")
+    if min(*baseline, *winner) <= 0:
+        raise ValueError("scores must be positive to be compared as a ratio")
     import numpy as np
     from scipy import stats
 
