@@ -185,7 +185,8 @@ def test_command_objective_applies_ompio_parameters(tmp_path: Path,
     out = tune("--db", str(tmp_path / "r.db"), "--preset", "mpiio", "--knob",
                "ompio.num_aggregators=1,2,4", "--metric", r"aggregators:\s*(-?\d+)",
                "--trials", "12", "--confirm", "4", "--json", "--", "mpirun.openmpi",
-               "--oversubscribe", "--allow-run-as-root", "-np", "2", str(ompio_readback), str(tmp_path / "o.dat"),
+               "--oversubscribe", "--allow-run-as-root", "-np", "2", str(ompio_readback),
+               str(tmp_path / "o.dat"),
                cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
