@@ -82,7 +82,7 @@ class Tuner:
     def __init__(self, objective: Objective, space: SearchSpace, budget: int, confirm: int,
                  seed: int, conn: sqlite3.Connection, tune_id: int,
                  on_trial: Callable[[store.Trial, TuneResult], None] | None = None,
-                 implementation: str | None = None) -> None:
+                 implementation: str | None = None, sampler: str = "tpe") -> None:
         self.objective = objective
         self.space = space
         self.budget = budget
@@ -91,6 +91,7 @@ class Tuner:
         self.conn = conn
         self.tune_id = tune_id
         self.on_trial = on_trial
+        self.sampler = sampler  # "tpe", or "random" (the baseline of bench/tune_efficiency)
         self.done: list[store.Trial] = []
         self.progress = TuneResult("running", implementation, None)
 
@@ -169,8 +170,9 @@ class Tuner:
         import optuna
 
         optuna.logging.set_verbosity(optuna.logging.WARNING)
-        sampler = optuna.samplers.TPESampler(seed=self.seed, multivariate=True,
-                                             n_startup_trials=max(3, self.budget // 4))
+        sampler = (optuna.samplers.RandomSampler(seed=self.seed) if self.sampler == "random"
+                   else optuna.samplers.TPESampler(seed=self.seed, multivariate=True,
+                                                   n_startup_trials=max(3, self.budget // 4)))
         study = optuna.create_study(
             direction="maximize" if self.objective.maximize else "minimize", sampler=sampler)
         dists = self._distributions()
