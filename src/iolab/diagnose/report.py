@@ -12,7 +12,7 @@ from typing import Any
 from iolab import __version__
 from iolab.diagnose.config import Thresholds
 from iolab.diagnose.rules import registry
-from iolab.diagnose.rules.base import SEVERITY_RANK, Finding, Rule, fmt_bytes
+from iolab.diagnose.rules.base import SEVERITY_RANK, Finding, Rule, fmt_bytes, fmt_seconds, pct
 from iolab.model.job import Model
 
 SCHEMA_VERSION = 1
@@ -31,22 +31,29 @@ TOP_FIXES = 3
 
 
 def _top_fixes(findings: list[Finding]) -> list[str]:
-    """The first three distinct fixes: problems first (HIGH, WARN; one line per rule even
-    when both directions fire), then the I/O-bound advice, then INFO findings that come with
-    a ready artifact. "Information only" findings have no fix to show."""
-    def rank(f: Finding) -> int:
-        if f.rule.id == "io-bound":
-            return 1
-        return 0 if f.severity != "info" else 2
-    cands = [f for f in findings if rank(f) < 2 or f.fix.artifacts]
-    cands.sort(key=lambda f: rank(f))  # stable: keeps severity order within a rank
-    out: dict[tuple[str, str], list[str]] = {}
-    for f in cands:
-        dirs = out.setdefault((f.rule.id, f.fix.text), [])
+    """The three distinct fixes that buy the most time, each with the time it can save (the
+    finding's cost: an upper bound); one line per rule even when both directions fire. The
+    I/O-bound advice comes last, only when fewer problems have a fix. "Information only"
+    findings have no fix to show."""
+    problems = [f for f in findings if not f.rule.overview and f.severity != "info"
+                and not f.fix.text.startswith("Information only")]
+    problems.sort(key=lambda f: -(f.cost_s or 0.0))
+    out: dict[tuple[str, str], tuple[list[str], float, Finding]] = {}
+    for f in problems:
+        dirs, c, first = out.get((f.rule.id, f.fix.text), ([], 0.0, f))
         if f.hit.direction:
             dirs.append(f.hit.direction)
-    return [f"{rid}{' (' + ', '.join(d) + ')' if d else ''}: {text}"
-            for (rid, text), d in list(out.items())[:TOP_FIXES]]
+        out[(f.rule.id, f.fix.text)] = (dirs, c + (f.cost_s or 0.0), first)
+    lines = []
+    for (rid, text), (d, c, f) in list(out.items())[:TOP_FIXES]:
+        gain = (f"saves up to {fmt_seconds(c)}"
+                + (f" ({pct(min(c / f.run_time_s, 1.0))} of the run)" if f.run_time_s > 0
+                   else "") if f.cost_s is not None else "saving unknown")
+        lines.append(f"{rid}{' (' + ', '.join(d) + ')' if d else ''}: {text} [{gain}]")
+    if len(lines) < TOP_FIXES:
+        lines += [f"{f.rule.id}: {f.fix.text}" for f in findings
+                  if f.rule.id == "io-bound"][:1]
+    return lines
 
 
 def _timeline(model: Model) -> dict[str, Any] | None:
@@ -100,22 +107,46 @@ def _summary(model: Model, th: Thresholds, findings: list[Finding]) -> Summary:
                    top_fixes=_top_fixes(findings), timeline=_timeline(model))
 
 
+def grade(f: Finding, model: Model, th: Thresholds) -> str:
+    """Severity from the cost: INFO under ``cost_info_s``; HIGH only when the finding costs
+    ``cost_high_share`` of the run in a job that is I/O bound; else WARN. Overview findings
+    (the I/O share itself) and information-only rules keep their own severity; a rule whose
+    cost the counters cannot tell is at most WARN."""
+    if f.rule.overview or f.rule.severity == "info":
+        return f.hit.severity or f.rule.severity
+    m = model.metrics
+    c = f.hit.cost_s
+    if c is None:
+        return "warn"
+    if c < th.cost_info_s:
+        return "info"
+    io_bound = m.run_time_s >= th.min_run_time_s and m.io_fraction >= th.io_bound_warn
+    share = f.cost_share or 0.0
+    return "high" if io_bound and share >= th.cost_high_share else "warn"
+
+
 def diagnose(model: Model, th: Thresholds, rules: list[Rule] | None = None) -> Report:
-    """Every rule on ``model``; findings sorted by severity then rule order."""
+    """Every rule whose precondition holds on ``model``; findings graded by their cost and
+    sorted by severity, then cost (problems before the overview of the job)."""
     rules = registry() if rules is None else rules
     findings: list[Finding] = []
     not_judged = []
     order = {r.id: i for i, r in enumerate(rules)}
+    run = model.metrics.run_time_s
     for rule in rules:
+        reason = rule.requires(model, th) if rule.requires is not None else None
+        if reason:
+            not_judged.append((rule.id, reason))
+            continue
+        part = rule.partly(model, th) if rule.partly is not None else None
+        if part:
+            not_judged.append((rule.id, part))
         for hit in rule.trigger(model, th):
-            findings.append(Finding(rule=rule, hit=hit, fix=rule.fix(model, hit, th)))
-        if rule.needs and not any(f.rule.id == rule.id for f in findings):
-            if ("Lustre" in rule.needs and not model.stripes) or (
-                    "--nodes" in rule.needs and not model.job.nodes) or (
-                    "--node-memory" in rule.needs and not (model.job.node_memory_bytes
-                                                           or th.node_memory_bytes)):
-                not_judged.append((rule.id, rule.needs))
-    findings.sort(key=lambda f: (SEVERITY_RANK[f.severity], order[f.rule.id]))
+            f = Finding(rule=rule, hit=hit, fix=rule.fix(model, hit, th), run_time_s=run)
+            f.graded = grade(f, model, th)
+            findings.append(f)
+    findings.sort(key=lambda f: (SEVERITY_RANK[f.severity], f.rule.overview,
+                                 -(f.cost_s or 0.0), order[f.rule.id]))
     return Report(model=model, thresholds=th, findings=findings,
                   summary=_summary(model, th, findings), not_judged=not_judged)
 
@@ -128,6 +159,8 @@ def _finding_dict(f: Finding) -> dict[str, Any]:
         "severity": f.severity,
         "title": r.title,
         "direction": f.hit.direction,
+        "cost_s": None if f.cost_s is None else round(f.cost_s, 6),
+        "cost_share_of_run": None if f.cost_share is None else round(f.cost_share, 6),
         "summary": f.hit.summary,
         "evidence": dict(f.hit.values),
         "files": [{"path": e.path, "kind": e.kind, **e.values} for e in f.hit.files],

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from iolab.errors import UsageError
-from iolab.model.files import APP, categorize
+from iolab.model.files import APP, categorize, names_anonymised
+from iolab.model.layers import CrossLayer, derive_layers
 from iolab.model.metrics import Metrics, derive
 from iolab.model.raw import RawJob
 from iolab.model.tables import ModuleData, concat_modules, module_tables
@@ -49,6 +50,9 @@ class Job:
     # Host of each rank (ranks renumbered like the records), when a source knows it: iolab
     # profiles record it per process, Darshan's DXT records per rank.
     rank_hosts: dict[int, str] = field(default_factory=dict)
+    # The log's file names are hashes or obfuscated paths (darshan-convert --obfuscate,
+    # anonymised archives): rules that read names (directories, suffixes) cannot judge.
+    names_anonymised: bool = False
 
 
 @dataclass
@@ -76,6 +80,7 @@ class Model:
     stripes: dict[int, tuple[int, int]]
     trace: Trace | None = None
     metrics: Metrics = field(init=False)
+    layers: CrossLayer = field(init=False)
 
     def mod(self, name: str) -> ModuleData | None:
         return self.mods.get(name)
@@ -215,10 +220,13 @@ def build_model(
         n_logs=len(raws),
         hints=_hints(raws),
         rank_hosts=rank_hosts,
+        names_anonymised=names_anonymised([p for p, c in zip(files.paths, files.category)
+                                           if c == APP]),
     )
     model = Model(job=job, files=files, mods=mods, stripes=stripes,
                   trace=build_trace(raws, offsets, files))
     model.metrics = derive(model)
+    model.layers = derive_layers(model)
     return model
 
 

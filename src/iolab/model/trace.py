@@ -84,6 +84,12 @@ class TraceSizes:
     exactly_1mib: int
     bins: list[int]  # Darshan's ten size bins, counted from the lengths
     common: list[tuple[int, int]]  # (size in bytes, requests), most common first
+    values: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    counts: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+
+    def below(self, limit: int) -> int:
+        """Requests strictly shorter than ``limit`` bytes."""
+        return int(self.counts[self.values < limit].sum())
 
 
 @dataclass
@@ -262,7 +268,8 @@ def _sizes(lengths: np.ndarray) -> TraceSizes:
     top = np.argsort(-counts, kind="stable")[:4]
     return TraceSizes(ops=int(lengths.size), small=int((lengths < MIB).sum()),
                       exactly_1mib=int((lengths == MIB).sum()), bins=[int(b) for b in bins],
-                      common=[(int(vals[i]), int(counts[i])) for i in top])
+                      common=[(int(vals[i]), int(counts[i])) for i in top],
+                      values=vals, counts=counts)
 
 
 def _busy(model: Model, tr: Trace, app_rows: np.ndarray, cov: dict[str, np.ndarray]

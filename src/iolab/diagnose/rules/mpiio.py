@@ -24,7 +24,15 @@ from iolab.diagnose.rules.base import (
     fmt_bytes,
     pct,
 )
-from iolab.diagnose.rules.common import DIR_NAMES, enough, per_op, shared_app_files
+from iolab.diagnose.rules.common import (
+    DIR_NAMES,
+    cost,
+    enough,
+    mpi_files,
+    needs_complete,
+    per_op,
+    shared_app_files,
+)
 from iolab.model.files import APP
 from iolab.model.metrics import DIRECTIONS, SIZE_BINS, SMALL_BINS
 
@@ -79,6 +87,7 @@ def _independent(model: Model, th: Thresholds) -> list[Hit]:
             files=[FileEvidence(files.paths[i], {"indep": int(c["INDEP"][i]),
                                                  "coll": int(c["COLL"][i]),
                                                  "ranks": int(files.nranks[i])}) for i in top],
+            cost_s=cost(model, sel, (d,), ("MPI-IO",)),
         ))
     return hits
 
@@ -127,22 +136,49 @@ def _cb(model: Model, th: Thresholds) -> list[Hit]:
                                                  "mpiio_avg_bytes": round(float(mavg[i]), 1),
                                                  "posix_avg_bytes": round(float(pavg[i]), 1)})
                    for i in top],
-            data={"paths": [files.paths[i] for i in top]},
+            data={"paths": [files.paths[i] for i in top],
+                  "independent": int(c["INDEP"][sel].sum())},
+            cost_s=cost(model, sel, (d,), ("MPI-IO",)),
         ))
     return hits
 
 
+def hint_in_effect(model: Model, name: str) -> str | None:
+    """The value of an MPI-IO hint on the job's files, when the source recorded it (iolab
+    profiles read MPI_File_get_info at open; Darshan's 'h' field is Darshan's own)."""
+    vals = {h[name] for h in model.job.hints.values() if name in h}
+    return vals.pop() if len(vals) == 1 else None
+
+
+ROMIO_CB_BUFFER_DEFAULT = 16 << 20  # ROMIO's default cb_buffer_size
+
+
 def _cb_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
+    """Only what the job does not do already: the hints in effect (when known), the node
+    count (aggregators per node mean nothing on one node) and the stripe (when known)."""
     d = "write" if hit.direction == "write" else "read"
-    stripe = next(iter(model.stripes.values()), (1 << 20, 1))[0] or 1 << 20
-    hints = {f"romio_cb_{d}": "enable", "cb_buffer_size": str(16 << 20),
-             "cb_config_list": "*:2", "striping_unit": str(stripe)}
-    if d == "write":
+    hints: dict[str, str] = {}
+    if hint_in_effect(model, f"romio_cb_{d}") != "enable":
+        hints[f"romio_cb_{d}"] = "enable"
+    if (model.job.nodes or 1) >= 2 and hint_in_effect(model, "cb_config_list") != "*:2":
+        hints["cb_config_list"] = "*:2"
+    stripes = [s for s, _ in model.stripes.values() if s > 0]
+    if stripes:
+        hints["striping_unit"] = str(max(set(stripes), key=stripes.count))
+        cur = int(hint_in_effect(model, "cb_buffer_size") or ROMIO_CB_BUFFER_DEFAULT)
+        want = max(stripes) * max(1, ROMIO_CB_BUFFER_DEFAULT // max(stripes))
+        if want != cur:  # a whole number of stripes; never ROMIO's default restated
+            hints["cb_buffer_size"] = str(want)
+    if d == "write" and hint_in_effect(model, "romio_ds_write") != "disable":
         hints["romio_ds_write"] = "disable"
-    hints["romio_no_indep_rw"] = "true"
+    if not hit.data.get("independent"):  # unsafe when the program makes independent calls
+        hints["romio_no_indep_rw"] = "true"
     return Fix(
-        text=("Turn on collective buffering with aggregators per node and a buffer matched to "
-              "the stripe; with independent calls, switch to collective ones first."),
+        text=("Turn on collective buffering"
+              + (" with two aggregators per node" if "cb_config_list" in hints else "")
+              + (" and file domains aligned to the stripe" if "striping_unit" in hints else "")
+              + ("; switch the independent calls to collective ones first"
+                 if hit.data.get("independent") else "") + "."),
         artifacts=fixes.romio_hints(hints, "romio_hints_cb") + fixes.snippets("collective_io"))
 
 
@@ -155,18 +191,36 @@ def _nonblocking(model: Model, th: Thresholds) -> list[Hit]:
     blocking = mp.ops["read"] + mp.ops["write"] - nb
     if nb > 0 or blocking < th.nonblocking_min_ops or model.metrics.io_fraction < th.io_bound_warn:
         return []
+    mpi = mpi_files(model)
+    io_t = cost(model, mpi, ("read", "write"), ("MPI-IO",))
+    compute = max(model.metrics.run_time_s - model.metrics.io_time_s, 0.0)
     return [Hit(
         summary=(f"{blocking} blocking MPI-IO calls and no non-blocking ones while I/O takes "
                  f"{pct(model.metrics.io_fraction)} of the run"),
         values={"blocking_ops": blocking, "nonblocking_ops": nb,
-                "io_fraction": round(model.metrics.io_fraction, 4)},
+                "io_fraction": round(model.metrics.io_fraction, 4),
+                "reads": mp.ops["read"], "writes": mp.ops["write"]},
+        # Overlap hides at most the smaller of the I/O and the computation.
+        cost_s=min(io_t, compute),
+        data={"reads": mp.ops["read"], "writes": mp.ops["write"],
+              "top": model.metrics.top_layer},
     )]
 
 
 def _nonblocking_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
-    return Fix(text=("Overlap I/O with computation: MPI_File_iwrite_at_all / iread_at_all, or "
-                     "PnetCDF's ncmpi_iput_vara + ncmpi_wait_all which also merges requests."),
-               artifacts=fixes.snippets("nonblocking_io"))
+    """Name only the directions the job uses, in the interface it calls."""
+    dirs = [d for d in DIRECTIONS if hit.data.get(d + "s")]
+    if hit.data.get("top") == "PnetCDF":
+        calls = " / ".join({"read": "ncmpi_iget_vara", "write": "ncmpi_iput_vara"}[d]
+                           for d in dirs)
+        text = (f"Overlap I/O with computation: PnetCDF's {calls} + ncmpi_wait_all, which also "
+                "merges the requests into one collective call.")
+    else:
+        calls = " / ".join({"read": "MPI_File_iread_at_all",
+                            "write": "MPI_File_iwrite_at_all"}[d] for d in dirs)
+        text = (f"Overlap I/O with computation: {calls} started before the computation "
+                "and completed with MPI_Wait after it.")
+    return Fix(text=text, artifacts=fixes.snippets("nonblocking_io"))
 
 
 def _aggregators(model: Model, th: Thresholds) -> list[Hit]:
@@ -181,7 +235,7 @@ def _aggregators(model: Model, th: Thresholds) -> list[Hit]:
         ppn = float(max(per_host.values()))
     else:
         ppn = model.job.nprocs / nodes
-    if coll == 0 or ppn < 4:
+    if coll == 0 or ppn < 4 or nodes < 2:  # one node: per-node aggregators change nothing
         return []
     # With the hints in effect (iolab profiles), judge the real aggregator count.
     cb_nodes = [int(h["cb_nodes"]) for h in model.job.hints.values()
@@ -197,7 +251,13 @@ def _aggregators(model: Model, th: Thresholds) -> list[Hit]:
                  f"node(s), aggregators: {agg} (one per node or fewer)"),
         values={"collective_ops": coll, "nodes": nodes, "ranks_per_node": round(ppn, 1),
                 "cb_nodes": min(cb_nodes) if cb_nodes else None},
+        cost_s=cost(model, mpi_files(model), ("read", "write"), ("MPI-IO",), 0.5),
     )]
+
+
+def _needs_nodes(model: Model, th: Thresholds) -> str | None:
+    """the node count (--nodes, or a log that says it)"""
+    return None if model.job.nodes else "the node count (--nodes, or a log that says it)"
 
 
 def _aggregators_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
@@ -234,6 +294,8 @@ def _hdf5(model: Model, th: Thresholds) -> list[Hit]:
                 "files": int(len(idx))},
         files=[FileEvidence(files.paths[i], {"posix_ops": int(ops[i]), "under_1k": int(tiny[i]),
                                              "not_aligned": int(na[i])}) for i in idx[:10]],
+        cost_s=cost(model, sel, ("read", "write", "meta"), ("POSIX",),
+                    max(n_tiny, n_na) / n_ops),
     )]
 
 
@@ -274,6 +336,9 @@ def _fill(model: Model, th: Thresholds) -> list[Hit]:
                 "data_bytes_written": sum(r[2] for r in rows)},
         files=[FileEvidence(model.files.paths[i], {"posix_bytes": p, "data_bytes": d,
                                                    "library": m}) for i, p, d, m in rows[:10]],
+        cost_s=cost(model, np.isin(np.arange(len(model.files)), [r[0] for r in rows]),
+                    ("write",), ("POSIX",),
+                    1 - sum(r[2] for r in rows) / max(sum(r[1] for r in rows), 1)),
     )]
 
 
@@ -296,7 +361,9 @@ def rules() -> list[Rule]:
                              "independent I/O"),
                       Source(DRISHTI, "collective vs independent", "independent MPI-IO calls")),
              effect="BTIO with collective I/O and hints: 1293 -> 3699 MiB/s (2.86x, CSC).",
-             trigger=_independent, fix=_independent_fix),
+             trigger=_independent, fix=_independent_fix,
+             requires=needs_complete("MPI-IO"),
+             cost="the slowest rank's MPI-IO time in that direction on those files"),
         Rule(id="collective-buffering", family="mpi-io", severity="warn", directional=True,
              title="Small interleaved shared-file access is not aggregated",
              why=("Read from both layers: the POSIX requests under the file are as small as the "
@@ -308,22 +375,27 @@ def rules() -> list[Rule]:
                              "MPICH_MPIIO_HINTS=*:romio_cb_write=enable:romio_ds_write=disable")),
              effect=("BTIO: striping_unit hint 2.27x, plus cb_config_list *:2 2.86x; with 2 OSTs "
                      "and romio_cb_write/romio_ds_write hints +33% (CSC)."),
-             trigger=_cb, fix=_cb_fix),
+             trigger=_cb, fix=_cb_fix,
+             requires=needs_complete("MPI-IO", "POSIX"),
+             cost="the slowest rank's MPI-IO time in that direction on those files"),
         Rule(id="mpiio-nonblocking", family="mpi-io", severity="info",
              title="Blocking MPI-IO only",
              why="Non-blocking I/O overlaps I/O with computation and lets PnetCDF merge requests.",
              sources=(Source(CSC_LUSTRE, "Non-Blocking I/O", "Use non-blocking I/O"),
                       Source(DRISHTI, "non-blocking MPI-IO", "no non-blocking calls")),
              effect="BTIO with PnetCDF non-blocking I/O and hints: 1820 -> 4565 MiB/s (2.5x, CSC).",
-             trigger=_nonblocking, fix=_nonblocking_fix),
+             trigger=_nonblocking, fix=_nonblocking_fix,
+             cost=("the smaller of the MPI-IO time and the computation time (what overlap "
+                   "can hide)")),
         Rule(id="aggregators-per-node", family="mpi-io", severity="warn",
              title="One collective-buffering aggregator per node",
              why=("By default only one rank per node does the file-system I/O of collective "
                   "calls; more aggregators use more of the node's network bandwidth."),
              sources=(cb_src, Source(DRISHTI, "aggregators", "cb_nodes vs number of nodes")),
              effect="BTIO: 2 aggregators per node raised 2.27x to 2.86x in total (CSC).",
-             trigger=_aggregators, fix=_aggregators_fix,
-             needs="the node count (--nodes); Darshan's 'h' field holds Darshan's own hints"),
+             trigger=_aggregators, fix=_aggregators_fix, requires=_needs_nodes,
+             cost="half the slowest rank's MPI-IO time (a bound: what a second aggregator "
+                  "per node can take over)"),
         Rule(id="hdf5-metadata-alignment", family="libraries", severity="warn",
              title="HDF5 over MPI-IO without collective metadata or alignment",
              why=("Independent metadata means every rank reads/writes tiny pieces of the file; "
@@ -333,11 +405,15 @@ def rules() -> list[Rule]:
                       Source(KAUST, "Consider available I/O middleware libraries",
                              "HDF5, ADIOS, MPI-IO")),
              effect="No published figure for this change alone.",
-             trigger=_hdf5, fix=_hdf5_fix),
+             trigger=_hdf5, fix=_hdf5_fix,
+             requires=needs_complete("POSIX"),
+             cost="POSIX time on the HDF5 files times the share of tiny or misaligned requests"),
         Rule(id="fill-mode", family="libraries", severity="warn",
              title="Fill values written before the data",
              why="Pre-filling a variable that is then overwritten doubles the bytes written.",
              sources=(Source(KAUST, "I/O Best Practices (3)", "Reduce I/O as much as possible"),),
              effect="Up to the extra bytes shown in the evidence.",
-             trigger=_fill, fix=_fill_fix),
+             trigger=_fill, fix=_fill_fix,
+             requires=needs_complete("POSIX"),
+             cost="POSIX write time on those files times the share of extra bytes"),
     ]
