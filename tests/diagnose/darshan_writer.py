@@ -122,10 +122,13 @@ def _dxt_bytes(d: Dxt) -> bytes:
 
 def write_log(out: Path, *, nprocs: int, run_time_s: float, exe: str,
               records: list[Rec], dxt: list[Dxt] | None = None,
-              metadata: str = "lib_ver=3.5.0\n") -> Path:
-    """Write a log at ``out`` (which must not exist) through libdarshan-util."""
+              metadata: str = "lib_ver=3.5.0\n", partial: tuple[str, ...] = ()) -> Path:
+    """Write a log at ``out`` (which must not exist) through libdarshan-util. ``partial``
+    names modules marked partial (ran out of record memory), a bit per module id in the
+    header as the runtime sets it."""
     ffi, lib = _writer()
-    fd = lib.darshan_log_create(str(out).encode(), ZLIB, 0)
+    flag = sum(1 << MODULE_NAMES.index(m) for m in partial)
+    fd = lib.darshan_log_create(str(out).encode(), ZLIB, flag)
     assert fd != ffi.NULL, f"darshan_log_create({out}) failed"
     keep: list[Any] = []  # cffi buffers alive until close
     try:

@@ -9,10 +9,22 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from iolab import __version__
 from iolab.diagnose.config import Thresholds
 from iolab.diagnose.rules import registry
-from iolab.diagnose.rules.base import SEVERITY_RANK, Finding, Rule, fmt_bytes, fmt_seconds, pct
+from iolab.diagnose.rules.base import (
+    SEVERITY_RANK,
+    FileEvidence,
+    Finding,
+    Rule,
+    Value,
+    fmt_bytes,
+    fmt_seconds,
+    pct,
+)
+from iolab.model.files import APP
 from iolab.model.job import Model
 
 SCHEMA_VERSION = 1
@@ -193,6 +205,33 @@ def timeline_lines(tl: dict[str, Any] | None, max_phases: int = 5) -> list[str]:
         lines.append(f"(+{n - max_phases} more phases; the first {len(tl['phases'])} are in "
                      "--json)")
     return lines
+
+
+LAYER_ROWS = 3
+
+
+def layer_rows(rep: Report, k: int = LAYER_ROWS) -> list[FileEvidence]:
+    """The cross-layer table of the summary: for the files whose slowest rank spent the most
+    time, bytes and the slowest rank's time at each layer present in the job."""
+    model = rep.model
+    L = model.layers
+    layers = [(name, lay) for name, lay in (("mpiio", L.mpiio), ("posix", L.posix),
+                                            ("stdio", L.stdio)) if lay.present.any()]
+    if not layers or not L.mpiio.present.any():
+        return []  # one layer only: the interface line already says it all
+    t = np.vstack([lay.slowest_rank_time_s for _, lay in layers]).max(axis=0)
+    app = model.files.category == APP
+    idx = [int(i) for i in np.argsort(-np.where(app, t, -1.0))[:k] if app[i] and t[i] > 0]
+    rows = []
+    for i in idx:
+        vals: dict[str, Value] = {}
+        if L.library[i]:
+            vals["library"] = str(L.library[i])
+        for name, lay in layers:
+            vals[f"{name}_bytes"] = fmt_bytes(lay.bytes[i])
+            vals[f"{name}_s"] = round(float(lay.slowest_rank_time_s[i]), 3)
+        rows.append(FileEvidence(model.files.paths[i], vals))
+    return rows
 
 
 def _ranks_per_host(rank_hosts: dict[int, str]) -> dict[str, int]:

@@ -335,7 +335,12 @@ def _timeline(tr: Trace, rows: np.ndarray, run_s: float) -> Timeline:
     gap = max(PHASE_GAP_MIN_S, PHASE_GAP_SHARE * run_s)
     p_lo, p_hi, grp, _ = _merge(lo, hi, gap)
     n = p_lo.size
-    nbytes = tr.length[o].astype(np.float64)
+    # Each byte once: a file traced at POSIX counts its POSIX segments only (its MPI-IO
+    # segments are the same bytes one layer up); MPI-IO segments count where POSIX is absent.
+    posix_files = np.zeros(int(tr.file_index.max()) + 1 if tr.file_index.size else 0, dtype=bool)
+    posix_files[tr.file_index[rows[tr.module[rows] == POSIX_CODE]]] = True
+    once = (tr.module[o] == POSIX_CODE) | ~posix_files[tr.file_index[o]]
+    nbytes = tr.length[o].astype(np.float64) * once
     wr = np.bincount(grp, weights=nbytes * tr.write[o], minlength=n)
     rd = np.bincount(grp, weights=nbytes, minlength=n) - wr
     del nbytes

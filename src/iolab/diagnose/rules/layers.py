@@ -377,9 +377,9 @@ def _slow_close_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
 
 def _tiny_file(model: Model, th: Thresholds) -> list[Hit]:
     L = model.layers
-    byt = np.maximum.reduce([L.posix.bytes, L.stdio.bytes, L.mpiio.bytes])
-    t = np.maximum.reduce([L.posix.slowest_rank_time_s, L.stdio.slowest_rank_time_s,
-                           L.mpiio.slowest_rank_time_s])
+    byt = np.vstack([L.posix.bytes, L.stdio.bytes, L.mpiio.bytes]).max(axis=0)
+    t = np.vstack([L.posix.slowest_rank_time_s, L.stdio.slowest_rank_time_s,
+                   L.mpiio.slowest_rank_time_s]).max(axis=0)
     unit = (_stripe(model) or (1 << 20, 1))[0]
     sel = _app(model) & (byt < unit) & (t >= th.tiny_file_min_s)
     if not sel.any():
