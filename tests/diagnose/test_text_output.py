@@ -56,7 +56,7 @@ def test_piped_output_wraps_with_hanging_indent() -> None:
     head = next(i for i, ln in enumerate(lines) if ln.startswith("INFO small-requests"))
     assert lines[head + 1].startswith("     1000000 of 1000000 POSIX writes")
     assert lines[head + 3].startswith("     costs 920.7 ms")
-    assert lines[head + 2].startswith("       several ranks")  # the summary's wrapped tail, indented
+    assert lines[head + 2].startswith("       several ranks")  # the wrapped tail, indented
     assert "\x1b[" not in run.stdout  # no colour codes in a pipe
 
 

@@ -280,11 +280,13 @@ def _skew(model: Model, th: Thresholds) -> list[Hit]:
         return []
     top = worst(over, sel)
     i0 = top[0]
+    mode = _mode(model, i0, "write" if L.mpiio.writes[i0] else "read")
+    waits = ("for file locks or each other" if mode == "independent"
+             else "for a late rank or for computation inside them")
     return [Hit(
         summary=(f"the slowest rank spent {fmt_seconds(m[i0])} in MPI-IO calls on "
                  f"{model.files.paths[i0]} but the slowest POSIX rank only {fmt_seconds(p[i0])}: "
-                 "the calls wait (for a late rank or for computation inside them), they do "
-                 "not do I/O"),
+                 f"the {mode} calls wait ({waits}), they do not do I/O"),
         values={"files": int(sel.sum()), "mpiio_slowest_s": round(float(m[i0]), 6),
                 "posix_slowest_s": round(float(p[i0]), 6),
                 "waiting_s": round(float(over[sel].sum()), 6)},
@@ -292,15 +294,15 @@ def _skew(model: Model, th: Thresholds) -> list[Hit]:
             "mpiio_slowest_s": np.round(m, 3), "posix_slowest_s": np.round(p, 3),
             "mpiio_calls": (L.calls.total("read") + L.calls.total("write")).astype(np.int64),
             "mode": lambda i: _mode(model, i)}),
-        data={"mode": _mode(model, i0, "write" if L.mpiio.writes[i0] else "read")},
+        data={"mode": mode},
         cost_s=float(over[sel].sum()),
     )]
 
 
 def _skew_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
     if hit.data.get("mode") == "independent":
-        return Fix(text=("Independent calls that wait are waiting for file locks: ROMIO locks "
-                         "the range it sieves on a shared file; turn data sieving off "
+        return Fix(text=("Independent calls that wait are most often waiting for file locks: "
+                         "ROMIO locks the range it sieves on a shared file; turn data sieving off "
                          "(romio_ds_read/romio_ds_write disable) for large contiguous pieces, "
                          "or make the calls collective so that one aggregator owns each "
                          "region."),
