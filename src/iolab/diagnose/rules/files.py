@@ -146,8 +146,13 @@ def _straggler_rows(model: Model, th: Thresholds) -> list[tuple]:
     A file the trace holds completely is judged on each rank's measured busy time (which
     rank, how long); the others on Darshan's fastest/slowest counters.
     """
+    from iolab.diagnose.rules.layers import waiting_files
+
     rows: list[tuple] = []
     tm = model.metrics.trace
+    # Equal shares but unequal MPI-IO time that the file system did not spend: the ranks
+    # wait (mpiio-time-skew says so, with its cause); not a straggler with more work.
+    waiting = waiting_files(model, th)
     traced = set()
     for b in (tm.busy if tm is not None else []):
         if not b.covered or model.files.category[b.file_index] != APP:
@@ -156,6 +161,9 @@ def _straggler_rows(model: Model, th: Thresholds) -> list[tuple]:
         dt = (b.slowest_s - b.fastest_s) / b.slowest_s if b.slowest_s > 0 else 0.0
         big_b = max(b.slowest_bytes, b.fastest_bytes)
         db = abs(b.slowest_bytes - b.fastest_bytes) / big_b if big_b > 0 else 0.0
+        if waiting[b.file_index] and db < th.imbalance:
+            traced.add(b.file_index)
+            continue
         if b.slowest_s >= th.imbalance_min_time_s and dt >= th.imbalance:
             rows.append((b.module + " trace", b.file_index, b.fastest_s, b.slowest_s,
                          b.fastest_bytes, b.slowest_bytes, dt, db, b.fastest_rank,
@@ -184,6 +192,8 @@ def _straggler_rows(model: Model, th: Thresholds) -> list[tuple]:
             db = abs(int(slow_b[i]) - int(fast_b[i])) / big_b if big_b > 0 else 0.0
             t_ok = slow_t[i] >= th.imbalance_min_time_s and dt >= th.imbalance
             b_ok = big_b >= th.imbalance_min_bytes and db >= th.imbalance
+            if waiting[md.file_index[i]] and not b_ok:
+                continue
             if t_ok or b_ok:
                 rows.append((mod, int(md.file_index[i]), float(fast_t[i]), float(slow_t[i]),
                              int(fast_b[i]), int(slow_b[i]), dt, db, int(fast_r[i]),

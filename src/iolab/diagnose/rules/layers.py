@@ -270,12 +270,20 @@ def _tiny_collective_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
                artifacts=fixes.snippets("collective_io"))
 
 
+def waiting_files(model: Model, th: Thresholds) -> np.ndarray:
+    """Per file: MPI-IO calls that mostly wait (the mpiio-time-skew rule's selection); the
+    straggler rule leaves these files to it, one cause per file."""
+    L = model.layers
+    m, p = L.mpiio.slowest_rank_time_s, L.posix.slowest_rank_time_s
+    return (_app(model) & L.mpiio.present & L.posix.present & (m >= th.mpiio_skew_ratio * p)
+            & (_overhead(model) >= th.mpiio_skew_min_s) & ~_tiny_collective_sel(model, th))
+
+
 def _skew(model: Model, th: Thresholds) -> list[Hit]:
     L = model.layers
     m, p = L.mpiio.slowest_rank_time_s, L.posix.slowest_rank_time_s
     over = _overhead(model)
-    sel = (_app(model) & L.mpiio.present & L.posix.present & (m >= th.mpiio_skew_ratio * p)
-           & (over >= th.mpiio_skew_min_s) & ~_tiny_collective_sel(model, th))
+    sel = waiting_files(model, th)
     if not sel.any():
         return []
     top = worst(over, sel)

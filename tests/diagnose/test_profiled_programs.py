@@ -1,0 +1,98 @@
+"""Known answers from real MPI programs run here under `iolab profile` (real ranks, real
+files): progs/mpi_patterns.c.
+
+- ROMIO (MPICH) collective writes that leave every other block empty, with
+  ``romio_cb_write enable`` (a ROMIO_HINTS file): two-phase collective buffering reads each
+  file domain before writing it. On a new file the reads return 0 bytes; on an existing file
+  they read the old data back.
+- Open MPI, rank 0 sleeps 2 s before a collective write: the other ranks wait inside
+  MPI_File_write_at_all, so their MPI-IO time is waiting, not I/O.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from iolab.diagnose.config import Thresholds
+from iolab.diagnose.report import diagnose
+from iolab.model.job import build_model
+from iolab.profile.load import load
+
+ROOT = Path(__file__).resolve().parents[2]
+LIBDIR = ROOT / "build" / "default" / "interpose" / "trace"
+PROG = Path(__file__).resolve().parent / "progs" / "mpi_patterns.c"
+CALLS, PIECE = 64, 64 << 10
+
+
+def _compile(cc: str, out: Path) -> Path:
+    if shutil.which(cc) is None:
+        pytest.skip(f"{cc} is not installed")
+    if not (LIBDIR / "libiolab-trace.so").is_file():
+        pytest.skip("libiolab-trace.so is not built (run ./setup)")
+    subprocess.run([cc, "-O2", "-Wall", "-o", str(out), str(PROG)], check=True)
+    return out
+
+
+def _profile(argv: list[str], outdir: Path, mpi: str | None = None,
+             env: dict[str, str] | None = None):
+    cmd = [sys.executable, "-m", "iolab", "profile", "-q", "-o", str(outdir), "--name", "job",
+           "--np", "4"] + (["--mpi", mpi] if mpi else [])
+    run = subprocess.run([*cmd, "--", *argv], capture_output=True, text=True, timeout=180,
+                         env={**os.environ, "IOLAB_LIBDIR": str(LIBDIR), **(env or {})})
+    assert run.returncode == 0, run.stderr
+    return diagnose(build_model([load(outdir / "job.iolab")]), Thresholds())
+
+
+def _sorted_by_cost(rep) -> bool:
+    from iolab.diagnose.rules.base import SEVERITY_RANK
+
+    keys = [(SEVERITY_RANK[f.severity], f.rule.overview, -(f.cost_s or 0.0))
+            for f in rep.findings]
+    return keys == sorted(keys)
+
+
+def test_romio_collective_writes_with_holes_read_the_file(tmp_path: Path) -> None:
+    exe = _compile("mpicc.mpich", tmp_path / "mpi_patterns")
+    hints = tmp_path / "romio_hints"
+    hints.write_text("romio_cb_write enable\n")
+    data = tmp_path / "holes.dat"
+    argv = [str(exe), str(data), "holes", str(CALLS), str(PIECE)]
+    env = {"ROMIO_HINTS": str(hints)}
+    for attempt, outdir in enumerate((tmp_path / "new", tmp_path / "old")):
+        rep = _profile(argv, outdir, mpi="mpich", env=env)
+        assert rep.model.job.hints[str(data)]["romio_cb_write"] == "enable"
+        f = next(f for f in rep.findings if f.rule.id == "read-modify-write")
+        v = f.hit.values
+        assert v["mpiio_reads"] == 0 and v["mpiio_writes"] == 4 * CALLS
+        # one aggregator (one node), one read of its file domain per collective call
+        assert v["posix_reads"] == CALLS
+        if attempt == 0:  # a new file: every read is past its end
+            assert v["zero_byte_reads"] == CALLS and v["posix_bytes_read"] == 0
+        else:  # the same file again: the reads bring the old data back
+            assert v["posix_bytes_read"] > 0
+        # the slowest rank's share of the reads: bounded by all the ranks' read time
+        read_s = float(rep.model.layers.posix.time_s["read"].sum())
+        assert f.cost_s is not None and 0 < f.cost_s <= read_s * (1 + 1e-9)
+        assert _sorted_by_cost(rep)
+        hint_file = next(a for a in f.fix.artifacts if a.kind == "romio-hints").content
+        assert "romio_ds_write disable" in hint_file
+
+
+def test_late_rank_makes_collective_calls_wait(tmp_path: Path) -> None:
+    exe = _compile("mpicc.openmpi", tmp_path / "mpi_patterns")
+    rep = _profile([str(exe), str(tmp_path / "late.dat"), "late", "2000", str(1 << 20)],
+                   tmp_path / "p")
+    first = rep.findings[0]
+    assert first.rule.id == "mpiio-time-skew" and first.severity == "high"
+    v = first.hit.values
+    assert v["mpiio_slowest_s"] >= 1.9 and v["posix_slowest_s"] < 0.5
+    assert first.cost_s == pytest.approx(v["mpiio_slowest_s"] - v["posix_slowest_s"], rel=1e-6)
+    # one cause per file: the waiting ranks are not also reported as stragglers
+    assert not any(f.rule.id == "shared-file-stragglers" for f in rep.findings)
+    assert "MPI_Barrier" in first.fix.text
