@@ -122,12 +122,14 @@ def _summary(model: Model, th: Thresholds, findings: list[Finding]) -> Summary:
 def grade(f: Finding, model: Model, th: Thresholds) -> str:
     """Severity from the cost: INFO under ``cost_info_s``; HIGH only when the finding costs
     ``cost_high_share`` of the run in a job that is I/O bound; else WARN. Overview findings
-    (the I/O share itself) and information-only rules keep their own severity; a rule whose
-    cost the counters cannot tell is at most WARN."""
+    (the I/O share itself) and information-only rules keep their own severity above
+    ``cost_info_s``; a rule whose cost the counters cannot tell is at most WARN."""
+    c = f.hit.cost_s
     if f.rule.overview or f.rule.severity == "info":
+        if c is not None and c < th.cost_info_s:
+            return "info"  # 0.6 s of I/O in a 1 s run is no problem to act on
         return f.hit.severity or f.rule.severity
     m = model.metrics
-    c = f.hit.cost_s
     if c is None:
         return "warn"
     if c < th.cost_info_s:
