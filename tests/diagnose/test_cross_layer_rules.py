@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from darshan_writer import Rec, write_log
+from darshan_writer import Lustre, Rec, write_log
 
 from iolab.diagnose.config import Thresholds
 from iolab.diagnose.report import diagnose, to_dict
@@ -222,3 +222,96 @@ def test_timeline_counts_each_byte_once() -> None:
     phase_bytes = sum(p["bytes_read"] + p["bytes_written"] for p in tl["phases"])
     px = rep.model.metrics.ifaces["POSIX"]
     assert phase_bytes == px.bytes["read"] + px.bytes["write"]
+
+
+def _one_writer_records(n: int, path: str = "/scratch/run/ckpt.dat") -> list[Rec]:
+    return _shared(path, n, {
+        "POSIX_WRITES": 2048, "POSIX_BYTES_WRITTEN": 8 * GiB, "POSIX_SIZE_WRITE_4M_10M": 2048,
+        "POSIX_MAX_BYTE_WRITTEN": 8 * GiB - 1, "POSIX_CONSEC_WRITES": 2047,
+        "POSIX_SEQ_WRITES": 2047, "POSIX_F_WRITE_TIME": 90.0,
+        "POSIX_F_SLOWEST_RANK_TIME": 90.0, "POSIX_SLOWEST_RANK_BYTES": 8 * GiB,
+        "POSIX_FASTEST_RANK_BYTES": 0}, {
+        "MPIIO_COLL_WRITES": n * 4, "MPIIO_BYTES_WRITTEN": 8 * GiB,
+        "MPIIO_SIZE_WRITE_AGG_4M_10M": n * 4, "MPIIO_F_WRITE_TIME": n * 95.0,
+        "MPIIO_F_SLOWEST_RANK_TIME": 96.0, "MPIIO_F_FASTEST_RANK_TIME": 94.0,
+        "MPIIO_SLOWEST_RANK_BYTES": 16 * MiB, "MPIIO_FASTEST_RANK_BYTES": 16 * MiB})
+
+
+@pytest.mark.parametrize("count", [1, 8])
+def test_single_writer_cause_from_the_lustre_layout(tmp_path: Path, count: int) -> None:
+    """512 ranks on 16 nodes; the file on 1 OST (ROMIO's Lustre driver: one aggregator per
+    OST) or on 8 OSTs with one aggregator anyway (cb_nodes): the cause and the numbers of
+    the fix come from the layout the log records."""
+    log = write_log(tmp_path / f"lustre{count}.darshan", nprocs=512, run_time_s=200.0,
+                    exe="./sim", records=_one_writer_records(512),
+                    lustre=[Lustre("/scratch/run/ckpt.dat", 4 * MiB, count)])
+    rep = _run(log, nodes=16)
+    f = _get(rep, "single-posix-writer/write")
+    hints = next(a for a in f.fix.artifacts if a.kind == "romio-hints").content
+    if count == 1:
+        # the same cause seen by the striping rule (an 8 GiB shared file on one OST): the
+        # two lead the report
+        assert {_key(g) for g in rep.findings[:2]} == {"single-posix-writer/write",
+                                                       "stripe-shared-file"}
+        assert f.hit.values["aggregators_wanted"] == 16
+        assert "one OST" in f.fix.text
+        assert "striping_factor 16\n" in hints and "cb_nodes 16\n" in hints
+    else:
+        assert _rank(rep, "single-posix-writer/write") == 0
+        assert f.hit.values["aggregators_wanted"] == 8
+        assert "below the 8 OSTs" in f.fix.text
+        assert "cb_nodes 8\n" in hints and "striping_factor" not in hints
+    assert f.cost_s == pytest.approx(90.0 * (1 - 1 / f.hit.values["aggregators_wanted"]))
+
+
+def test_rmw_fix_names_the_stripe(tmp_path: Path) -> None:
+    log = write_log(tmp_path / "rmw_lustre.darshan", nprocs=256, run_time_s=300.0,
+                    exe="./sim", records=_rmw_records(),
+                    lustre=[Lustre("/scratch/run/field.dat", 4 * MiB, 16)])
+    f = _get(_run(log), "read-modify-write/write")
+    hints = next(a for a in f.fix.artifacts if a.kind == "romio-hints").content
+    assert "striping_unit 4194304\n" in hints and "romio_ds_write disable\n" in hints
+
+
+def _interleaved(n: int, path: str = "/scratch/run/grid.dat") -> list[Rec]:
+    """n ranks, 4096 independent 32 KiB writes each, interleaved; POSIX sees them unmerged."""
+    ops = 4096 * n
+    return _shared(path, n, {
+        "POSIX_WRITES": ops, "POSIX_BYTES_WRITTEN": ops * 32 * KiB,
+        "POSIX_MAX_BYTE_WRITTEN": ops * 32 * KiB - 1, "POSIX_SIZE_WRITE_10K_100K": ops,
+        "POSIX_CONSEC_WRITES": 0, "POSIX_SEQ_WRITES": ops - n, "POSIX_F_WRITE_TIME": 64.0 * n,
+        "POSIX_F_SLOWEST_RANK_TIME": 66.0, "POSIX_F_FASTEST_RANK_TIME": 62.0,
+        "POSIX_SLOWEST_RANK_BYTES": 128 * MiB, "POSIX_FASTEST_RANK_BYTES": 128 * MiB}, {
+        "MPIIO_INDEP_WRITES": ops, "MPIIO_BYTES_WRITTEN": ops * 32 * KiB,
+        "MPIIO_SIZE_WRITE_AGG_10K_100K": ops, "MPIIO_F_WRITE_TIME": 66.0 * n,
+        "MPIIO_F_SLOWEST_RANK_TIME": 68.0, "MPIIO_F_FASTEST_RANK_TIME": 64.0,
+        "MPIIO_SLOWEST_RANK_BYTES": 128 * MiB, "MPIIO_FASTEST_RANK_BYTES": 128 * MiB})
+
+
+@pytest.mark.parametrize("stripe, small", [(1 * MiB, True), (64 * KiB, False)])
+def test_small_is_a_share_of_the_stripe(tmp_path: Path, stripe: int, small: bool) -> None:
+    """32 KiB requests: small on 1 MiB stripes (below 128 KiB), not on 64 KiB stripes
+    (below 8 KiB); Darshan's 100K-1M bin is never small by default."""
+    log = write_log(tmp_path / "grid.darshan", nprocs=64, run_time_s=100.0, exe="./sim",
+                    records=_interleaved(64),
+                    lustre=[Lustre("/scratch/run/grid.dat", stripe, 4)])
+    rep = _run(log)
+    hit = [f for f in rep.findings if _key(f) == "small-requests/write"]
+    assert bool(hit) == small
+    if small:
+        assert hit[0].hit.values["small_below_bytes"] == 128 * KiB
+
+
+def test_collective_buffering_hints_only_what_is_not_in_use(tmp_path: Path) -> None:
+    """Expected / was: no cb_buffer_size equal to ROMIO's 16 MiB default, no cb_config_list
+    *:2 for one node / both, always."""
+    log = write_log(tmp_path / "grid.darshan", nprocs=64, run_time_s=100.0, exe="./sim",
+                    records=_interleaved(64),
+                    lustre=[Lustre("/scratch/run/grid.dat", 4 * MiB, 4)])
+    for nodes, per_node in ((1, False), (4, True)):
+        f = _get(_run(log, nodes=nodes), "collective-buffering/write")
+        hints = next(a for a in f.fix.artifacts if a.kind == "romio-hints").content
+        assert "cb_buffer_size" not in hints  # 4 x 4 MiB stripes = ROMIO's default
+        assert "striping_unit 4194304\n" in hints
+        assert ("cb_config_list *:2\n" in hints) == per_node
+        assert "romio_no_indep_rw" not in hints  # the program makes independent calls
