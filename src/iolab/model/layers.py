@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from iolab.model.metrics import DIRECTIONS, SIZE_BINS
+
 if TYPE_CHECKING:
     from iolab.model.job import Model
     from iolab.model.tables import ModuleData
@@ -46,6 +48,12 @@ class Layer:
     close_s: np.ndarray
     syncs: np.ndarray  # fsync/fdatasync (POSIX), MPI_File_sync, fflush (STDIO)
     opens: np.ndarray
+    # Per direction: Darshan's ten request-size bins (n_files x 10; zeros for STDIO, which
+    # has none), consecutive requests (POSIX), the highest byte offset touched (-1: none).
+    size_hist: dict[str, np.ndarray]
+    consec: dict[str, np.ndarray]
+    max_byte: dict[str, np.ndarray]
+    not_aligned: np.ndarray  # requests off the file alignment (POSIX)
 
     @property
     def bytes(self) -> np.ndarray:
@@ -80,6 +88,7 @@ class CrossLayer:
     library: np.ndarray  # str per file: "PnetCDF", "HDF5" or ""
     library_close_s: np.ndarray  # H5Fclose / ncmpi_close duration (same rule as close_s)
     library_flushes: np.ndarray
+    library_uses_mpiio: np.ndarray  # bool: HDF5 opened the file with the MPI-IO driver
     # Derived once:
     write_amplification: np.ndarray  # POSIX bytes written / MPI-IO bytes written (0: n/a)
     mpi_write_only: np.ndarray  # bool: MPI-IO writes and no MPI-IO reads
@@ -113,8 +122,11 @@ def _layer(model: Model, module: str) -> Layer:
     md = model.mods.get(module)
     if md is None or len(md) == 0:
         z = _zeros(n)
+        zh = np.zeros((n, len(SIZE_BINS)))
         return Layer(module, np.zeros(n, dtype=bool), z, z, z, z,
-                     {k: z for k in TIME_KINDS}, z, z, np.full(n, -1.0), z, z, z)
+                     {k: z for k in TIME_KINDS}, z, z, np.full(n, -1.0), z, z, z,
+                     {d: zh for d in DIRECTIONS}, {d: z for d in DIRECTIONS},
+                     {d: np.full(n, -1.0) for d in DIRECTIONS}, z)
     p = LAYER_PREFIX[module]
     present = np.zeros(n, dtype=bool)
     present[md.file_index] = True
@@ -152,7 +164,31 @@ def _layer(model: Model, module: str) -> Layer:
         close_s=_per_file_max(md, close, n),
         syncs=_per_file(md, syncs, n),
         opens=_per_file(md, opens, n),
+        size_hist={d: _hist(md, module, d, n) for d in DIRECTIONS},
+        consec={d: _per_file(md, md.pos(f"POSIX_CONSEC_{d.upper()}S"), n)
+                if module == "POSIX" else _zeros(n) for d in DIRECTIONS},
+        max_byte={d: _per_file_max_signed(md, md.col(
+            f"{p}_MAX_BYTE_{'READ' if d == 'read' else 'WRITTEN'}"), n) for d in DIRECTIONS},
+        not_aligned=_per_file(md, md.pos("POSIX_FILE_NOT_ALIGNED"), n) if module == "POSIX"
+        else _zeros(n),
     )
+
+
+def _hist(md: ModuleData, module: str, d: str, n: int) -> np.ndarray:
+    """Darshan's size bins of direction ``d`` per file (MPI-IO: the aggregate sizes)."""
+    out = np.zeros((n, len(SIZE_BINS)))
+    if module == "STDIO":
+        return out
+    infix = f"SIZE_{d.upper()}_" if module == "POSIX" else f"SIZE_{d.upper()}_AGG_"
+    for j, b in enumerate(SIZE_BINS):
+        out[:, j] = _per_file(md, md.pos(f"{LAYER_PREFIX[module]}_{infix}{b}"), n)
+    return out
+
+
+def _per_file_max_signed(md: ModuleData, vals: np.ndarray, n: int) -> np.ndarray:
+    out = np.full(n, -1.0)
+    np.maximum.at(out, md.file_index, vals.astype(np.float64))
+    return out
 
 
 def _close_s(md: ModuleData, prefix: str, opens: np.ndarray, meta: np.ndarray,
@@ -174,9 +210,11 @@ def _close_s(md: ModuleData, prefix: str, opens: np.ndarray, meta: np.ndarray,
     return np.where(shared, np.minimum(span, cap), span)
 
 
-def _library(model: Model, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _library(model: Model, n: int
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     lib = np.full(n, "", dtype=object)
     written, close, flushes = _zeros(n), _zeros(n), _zeros(n)
+    use_mpi = np.zeros(n, dtype=bool)
     for mod, prefix, name in (("H5F", "H5F", "HDF5"), ("PNETCDF_FILE", "PNETCDF_FILE",
                                                          "PnetCDF")):
         md = model.mods.get(mod)
@@ -191,7 +229,9 @@ def _library(model: Model, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, 
                              else md.pos("PNETCDF_FILE_SYNCS"), n)
         if mod == "PNETCDF_FILE":
             written += _per_file(md, md.pos("PNETCDF_FILE_BYTES_WRITTEN"), n)
-    return written, lib, close, flushes
+        else:
+            use_mpi |= _per_file(md, md.pos("H5F_USE_MPIIO"), n) > 0
+    return written, lib, close, flushes, use_mpi
 
 
 def derive_layers(model: Model) -> CrossLayer:
@@ -203,7 +243,7 @@ def derive_layers(model: Model) -> CrossLayer:
                    else _zeros(n)) for k in MPIIO_KINDS},
         writes={k: (_per_file(md, md.pos(f"MPIIO_{k}_WRITES"), n) if md is not None and len(md)
                     else _zeros(n)) for k in MPIIO_KINDS})
-    lib_w, lib, lib_close, lib_flush = _library(model, n)
+    lib_w, lib, lib_close, lib_flush, lib_mpi = _library(model, n)
     amp = np.divide(posix.bytes_written, mpiio.bytes_written, out=_zeros(n),
                     where=mpiio.bytes_written > 0)
     wonly = mpiio.present & (mpiio.writes > 0) & (mpiio.reads == 0)
@@ -212,7 +252,8 @@ def derive_layers(model: Model) -> CrossLayer:
     return CrossLayer(
         posix=posix, mpiio=mpiio, stdio=stdio, calls=calls,
         library_bytes_written=lib_w, library=lib, library_close_s=lib_close,
-        library_flushes=lib_flush, write_amplification=amp, mpi_write_only=wonly,
+        library_flushes=lib_flush, library_uses_mpiio=lib_mpi, write_amplification=amp,
+        mpi_write_only=wonly,
         posix_reads_under_mpi_writes=np.where(wonly, posix.reads, 0.0),
         posix_bytes_read_under_mpi_writes=np.where(wonly, posix.bytes_read, 0.0),
         zero_byte_posix_reads=zero_reads, posix_top_rank_share=np.minimum(share, 1.0),

@@ -67,13 +67,11 @@ def _small(model: Model, th: Thresholds) -> list[Hit]:
     limit = small_limit(model, th)
     nb = small_bins(limit)
     for d in DIRECTIONS:
-        D, OPS, _ = DIR_NAMES[d]
         hist, small, exact, source, common = _small_sizes(model, d, limit)
         ops = px.ops[d]
         if not enough(small, ops, th.small_requests_min, th.small_requests_share):
             continue
-        per = np.sum([model.per_file("POSIX", f"POSIX_SIZE_{D}_{b}")
-                      for b in SIZE_BINS[:max(nb, 1)]], axis=0)
+        per = model.layers.posix.size_hist[d][:, :max(nb, 1)].sum(axis=1)
         md = model.mods["POSIX"]
         if nb >= SMALL_BINS:
             per = per - np.bincount(md.file_index, weights=exact_mib_requests(md, d),
@@ -143,16 +141,15 @@ def _serial_small(model: Model, th: Thresholds) -> list[Hit]:
     cand = (files.category == APP) & (files.nranks <= 1) & ~mpi_files(model)
     hits = []
     for d in DIRECTIONS:
-        D, OPS, BYTES = DIR_NAMES[d]
         rows = []
-        for mod, prefix, has_seq in (("POSIX", "POSIX", True), ("STDIO", "STDIO", False)):
-            ops = model.per_file(mod, f"{prefix}_{OPS}")
-            byt = model.per_file(mod, f"{prefix}_{BYTES}")
+        for mod in ("POSIX", "STDIO"):
+            lay = model.layers.layer(mod)
+            ops = lay.reads if d == "read" else lay.writes
+            byt = lay.bytes_read if d == "read" else lay.bytes_written
             avg = per_op(byt, ops)
             sel = cand & (ops >= th.buffer_min_ops) & (avg < th.buffer_max_avg_bytes)
-            if has_seq:  # STDIO has no offsets: a stream is sequential by construction
-                consec = model.per_file(mod, f"POSIX_CONSEC_{OPS}")
-                sel &= consec >= th.sequential_share * ops
+            if mod == "POSIX":  # STDIO has no offsets: a stream is sequential by construction
+                sel &= lay.consec[d] >= th.sequential_share * ops
             for i in np.nonzero(sel)[0]:
                 rows.append((mod, int(i), int(ops[i]), int(byt[i]), float(avg[i])))
         if not rows:
@@ -257,8 +254,7 @@ def _redundant(model: Model, th: Thresholds) -> list[Hit]:
     app = model.app_mask(md)
     hits = []
     for d in DIRECTIONS:
-        D, OPS, BYTES = DIR_NAMES[d]
-        byt = md.pos(f"POSIX_{BYTES}")
+        byt = md.pos(f"POSIX_{DIR_NAMES[d][2]}")
         ext = md.col(f"POSIX_MAX_BYTE_{'READ' if d == 'read' else 'WRITTEN'}") + 1
         # Per record: bytes moved beyond the extent touched = the same bytes moved again. A
         # record reduced over ranks adds every rank's bytes: that is every rank re-reading the

@@ -84,7 +84,8 @@ def _per_dir_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
 
 def _opens(model: Model, th: Thresholds) -> list[Hit]:
     files = model.files
-    opens = model.per_file("POSIX", "POSIX_OPENS") + model.per_file("STDIO", "STDIO_OPENS")
+    L = model.layers
+    opens = L.posix.opens + L.stdio.opens
     app = files.category == APP
     per_rank = np.divide(opens, np.maximum(files.nranks, 1))
     sel = app & (per_rank >= th.opens_per_file)
@@ -110,11 +111,10 @@ def _opens_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
 
 def _bcast(model: Model, th: Thresholds) -> list[Hit]:
     files = model.files
-    read = model.per_file("POSIX", "POSIX_BYTES_READ") + model.per_file("STDIO", "STDIO_BYTES_READ")
-    written = (model.per_file("POSIX", "POSIX_BYTES_WRITTEN")
-               + model.per_file("STDIO", "STDIO_BYTES_WRITTEN"))
-    size = np.maximum(model.per_file_max("POSIX", "POSIX_MAX_BYTE_READ"),
-                      model.per_file_max("STDIO", "STDIO_MAX_BYTE_READ")) + 1
+    L = model.layers
+    read = L.posix.bytes_read + L.stdio.bytes_read
+    written = L.posix.bytes_written + L.stdio.bytes_written
+    size = np.maximum(L.posix.max_byte["read"], L.stdio.max_byte["read"]) + 1
     mpi = mpi_files(model)
     need = max(th.bcast_min_ranks, 2)
     sel = ((files.category == APP) & (files.nranks >= need) & (read > 0) & (written == 0)
@@ -242,10 +242,7 @@ def _per_rank_imbalance(model: Model, th: Thresholds) -> list[Hit]:
     sel = (files.category == APP) & (files.nranks == 1) & (files.ranks_first >= 0)
     if sel.sum() < 2:
         return []
-    b = (model.per_file("POSIX", "POSIX_BYTES_READ")
-         + model.per_file("POSIX", "POSIX_BYTES_WRITTEN")
-         + model.per_file("STDIO", "STDIO_BYTES_READ")
-         + model.per_file("STDIO", "STDIO_BYTES_WRITTEN"))
+    b = model.layers.posix.bytes + model.layers.stdio.bytes
     ranks = files.ranks_first[sel]
     per_rank = np.bincount(ranks, weights=b[sel])
     active = np.unique(ranks)

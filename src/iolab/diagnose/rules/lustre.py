@@ -33,8 +33,8 @@ MiB = 1 << 20
 
 
 def _file_sizes(model: Model) -> np.ndarray:
-    a = np.maximum(model.per_file_max("POSIX", "POSIX_MAX_BYTE_WRITTEN"),
-                   model.per_file_max("POSIX", "POSIX_MAX_BYTE_READ"))
+    px = model.layers.posix
+    a = np.maximum(px.max_byte["write"], px.max_byte["read"])
     return np.maximum(a + 1, 0)
 
 
@@ -54,7 +54,7 @@ def _striped(model: Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def _writers(model: Model) -> np.ndarray:
-    w = model.per_file("POSIX", "POSIX_WRITES") > 0
+    w = model.layers.posix.writes > 0
     return np.where(w, model.files.nranks, 0)
 
 
@@ -162,10 +162,9 @@ def _stripe_size_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
 def _direct(model: Model, th: Thresholds) -> list[Hit]:
     files = model.files
     app = files.category == APP
-    read = model.per_file("POSIX", "POSIX_BYTES_READ")
-    reads = model.per_file("POSIX", "POSIX_READS")
-    consec = model.per_file("POSIX", "POSIX_CONSEC_READS")
-    size = np.maximum(model.per_file_max("POSIX", "POSIX_MAX_BYTE_READ") + 1, 0)
+    px = model.layers.posix
+    read, reads, consec = px.bytes_read, px.reads, px.consec["read"]
+    size = np.maximum(px.max_byte["read"] + 1, 0)
     avg = per_op(read, reads)
     once = (app & (read >= th.direct_io_min_bytes) & (read <= 1.05 * size)
             & (consec >= th.sequential_share * reads) & (avg >= MiB))

@@ -25,51 +25,51 @@ from iolab.diagnose.rules.base import (
     pct,
 )
 from iolab.diagnose.rules.common import (
-    DIR_NAMES,
     cost,
     enough,
     mpi_files,
     needs_complete,
     per_op,
     shared_app_files,
+    small_bins,
+    small_limit,
 )
 from iolab.model.files import APP
-from iolab.model.metrics import DIRECTIONS, SIZE_BINS, SMALL_BINS
+from iolab.model.metrics import DIRECTIONS
 
 if TYPE_CHECKING:
     from iolab.diagnose.config import Thresholds
     from iolab.model.job import Model
 
-def _mpi_per_file(model: Model, d: str) -> dict[str, np.ndarray]:
-    """Per file, direction ``d``: MPI-IO calls by kind, all calls (``ops``), bytes, average
-    call size, small calls, and the POSIX layer's operations and bytes beneath."""
-    D, OPS, BYTES = DIR_NAMES[d]
-    out = {k: model.per_file("MPI-IO", f"MPIIO_{k}_{OPS}")
-           for k in ("INDEP", "COLL", "SPLIT", "NB")}
-    out["ops"] = out["INDEP"] + out["COLL"] + out["SPLIT"] + out["NB"]
-    out["bytes"] = model.per_file("MPI-IO", f"MPIIO_{BYTES}")
+def _mpi_per_file(model: Model, th: Thresholds, d: str) -> dict[str, np.ndarray]:
+    """Per file, direction ``d``, from the model's layer columns: MPI-IO calls by kind, all
+    calls (``ops``), bytes, average call size, small calls, and the POSIX layer beneath."""
+    L = model.layers
+    out = dict(L.calls.of(d))
+    out["ops"] = L.calls.total(d)
+    out["bytes"] = L.mpiio.bytes_read if d == "read" else L.mpiio.bytes_written
     out["avg"] = per_op(out["bytes"], out["ops"])
-    out["small"] = np.sum([model.per_file("MPI-IO", f"MPIIO_SIZE_{D}_AGG_{b}")
-                           for b in SIZE_BINS[:SMALL_BINS]], axis=0)
-    out["posix_ops"] = model.per_file("POSIX", f"POSIX_{OPS}")
-    out["posix_bytes"] = model.per_file("POSIX", f"POSIX_{BYTES}")
+    out["small"] = L.mpiio.size_hist[d][:, :small_bins(small_limit(model, th))].sum(axis=1)
+    out["posix_ops"] = L.posix.reads if d == "read" else L.posix.writes
+    out["posix_bytes"] = L.posix.bytes_read if d == "read" else L.posix.bytes_written
     return out
 
 
-def _mpi_directions(model: Model) -> Iterator[tuple[str, dict[str, np.ndarray], np.ndarray]]:
+def _mpi_directions(model: Model, th: Thresholds
+                    ) -> Iterator[tuple[str, dict[str, np.ndarray], np.ndarray]]:
     """Per direction: the per-file MPI-IO / POSIX totals and the shared application files;
     nothing when the job has no MPI-IO."""
     if "MPI-IO" not in model.mods:
         return
     shared = shared_app_files(model)
     for d in DIRECTIONS:
-        yield d, _mpi_per_file(model, d), shared
+        yield d, _mpi_per_file(model, th, d), shared
 
 
 def _independent(model: Model, th: Thresholds) -> list[Hit]:
     files = model.files
     hits = []
-    for d, c, shared in _mpi_directions(model):
+    for d, c, shared in _mpi_directions(model, th):
         ops, avg = c["ops"], c["avg"]
         # Large contiguous independent requests are fine (Drishti flags them): only small ones.
         sel = shared & (c["INDEP"] > 0) & (avg < th.small_request_bytes)
@@ -110,7 +110,7 @@ def _cb(model: Model, th: Thresholds) -> list[Hit]:
     """
     files = model.files
     hits = []
-    for d, c, shared in _mpi_directions(model):
+    for d, c, shared in _mpi_directions(model, th):
         ops, mavg = c["ops"], c["avg"]
         pavg = per_op(c["posix_bytes"], c["posix_ops"])
         sel = (shared & (ops >= th.small_requests_min)
@@ -186,8 +186,8 @@ def _nonblocking(model: Model, th: Thresholds) -> list[Hit]:
     mp = model.metrics.ifaces.get("MPI-IO")
     if mp is None:
         return []
-    nb = (int(model.per_file("MPI-IO", "MPIIO_NB_READS").sum())
-          + int(model.per_file("MPI-IO", "MPIIO_NB_WRITES").sum()))
+    calls = model.layers.calls
+    nb = int(calls.reads["NB"].sum() + calls.writes["NB"].sum())
     blocking = mp.ops["read"] + mp.ops["write"] - nb
     if nb > 0 or blocking < th.nonblocking_min_ops or model.metrics.io_fraction < th.io_bound_warn:
         return []
@@ -227,8 +227,8 @@ def _aggregators(model: Model, th: Thresholds) -> list[Hit]:
     nodes = model.job.nodes
     if not nodes or "MPI-IO" not in model.mods:
         return []
-    coll = int(model.per_file("MPI-IO", "MPIIO_COLL_WRITES").sum()
-               + model.per_file("MPI-IO", "MPIIO_COLL_READS").sum())
+    calls = model.layers.calls
+    coll = int(calls.writes["COLL"].sum() + calls.reads["COLL"].sum())
     hosts = model.job.rank_hosts
     per_host = Counter(hosts.values())
     if per_host and len(per_host) == nodes:  # the map: ranks on the most crowded node
@@ -273,16 +273,16 @@ def _hdf5(model: Model, th: Thresholds) -> list[Hit]:
     if h5f is None or len(h5f) == 0 or model.job.nprocs < 2:
         return []
     files = model.files
-    use_mpi = model.per_file("H5F", "H5F_USE_MPIIO") > 0
+    L = model.layers
+    use_mpi = L.library_uses_mpiio
     h5 = np.zeros(len(files), dtype=bool)
     h5[h5f.file_index] = True
     sel = h5 & (files.category == APP) & use_mpi
     if not sel.any():
         return []
-    tiny = np.sum([model.per_file("POSIX", f"POSIX_SIZE_{D}_{b}")
-                   for D in ("READ", "WRITE") for b in ("0_100", "100_1K")], axis=0)
-    ops = model.per_file("POSIX", "POSIX_READS") + model.per_file("POSIX", "POSIX_WRITES")
-    na = model.per_file("POSIX", "POSIX_FILE_NOT_ALIGNED")
+    tiny = sum(L.posix.size_hist[d][:, :2].sum(axis=1) for d in DIRECTIONS)  # up to 1 KiB
+    ops = L.posix.reads + L.posix.writes
+    na = L.posix.not_aligned
     n_tiny, n_ops, n_na = int(tiny[sel].sum()), int(ops[sel].sum()), int(na[sel].sum())
     if n_ops == 0 or (n_tiny < model.job.nprocs * 4 and n_na < 0.5 * n_ops):
         return []
@@ -308,16 +308,16 @@ def _hdf5_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
 
 def _fill(model: Model, th: Thresholds) -> list[Hit]:
     rows = []
-    for mod, cnt in (("PNETCDF_FILE", "PNETCDF_FILE_BYTES_WRITTEN"), ("H5F", None)):
+    for mod, cnt in (("PNETCDF_FILE", "bytes"), ("H5F", None)):
         md = model.mods.get(mod)
         if md is None or len(md) == 0:
             continue
         sel = np.zeros(len(model.files), dtype=bool)
         sel[md.file_index] = True
         sel &= model.files.category == APP
-        posix = model.per_file("POSIX", "POSIX_BYTES_WRITTEN")
+        posix = model.layers.posix.bytes_written
         if cnt is not None:
-            data = model.per_file(mod, cnt)
+            data = model.layers.library_bytes_written
         else:
             data = np.zeros(len(model.files))
             d5 = model.mods.get("H5D")

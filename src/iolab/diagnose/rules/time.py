@@ -85,7 +85,7 @@ def _metadata(model: Model, th: Thresholds) -> list[Hit]:
                   and m.meta_time_s >= 0.1 * m.run_time_s and n_meta >= th.opens_min_total)
     if not (over_rank or over_share):
         return []
-    opens = model.per_file("POSIX", "POSIX_OPENS") + model.per_file("STDIO", "STDIO_OPENS")
+    opens = model.layers.posix.opens + model.layers.stdio.opens
     app = model.files.category == APP
     top = np.argsort(-np.where(app, opens, -1))[:5]
     return [Hit(
@@ -118,8 +118,7 @@ def _stdio(model: Model, th: Thresholds) -> list[Hit]:
     share = std.total_bytes / m.total_bytes
     if share < th.stdio_share or std.total_bytes < th.stdio_min_bytes:
         return []
-    sb = (model.per_file("STDIO", "STDIO_BYTES_READ")
-          + model.per_file("STDIO", "STDIO_BYTES_WRITTEN"))
+    sb = model.layers.stdio.bytes
     app = model.files.category == APP
     top = [i for i in np.argsort(-np.where(app, sb, -1))[:5] if app[i] and sb[i] > 0]
     return [Hit(
@@ -167,8 +166,8 @@ def _ascii(model: Model, th: Thresholds) -> list[Hit]:
     md = model.mods.get("STDIO")
     if md is None or len(md) == 0:
         return []
-    w = model.per_file("STDIO", "STDIO_WRITES")
-    b = model.per_file("STDIO", "STDIO_BYTES_WRITTEN")
+    w = model.layers.stdio.writes
+    b = model.layers.stdio.bytes_written
     app = model.files.category == APP
     avg = per_op(b, w)
     # A text suffix says "formatted" only when names are real (not anonymised hashes).
