@@ -96,3 +96,16 @@ def test_late_rank_makes_collective_calls_wait(tmp_path: Path) -> None:
     # one cause per file: the waiting ranks are not also reported as stragglers
     assert not any(f.rule.id == "shared-file-stragglers" for f in rep.findings)
     assert "MPI_Barrier" in first.fix.text
+
+
+def test_ompio_job_is_told_romio_hints_need_romio(tmp_path: Path) -> None:
+    """Expected / was: ROMIO hints for an Open MPI (OMPIO) job say that OMPIO ignores them
+    / a hints file handed out as if it applied."""
+    exe = _compile("mpicc.openmpi", tmp_path / "mpi_patterns")
+    rep = _profile([str(exe), str(tmp_path / "holes.dat"), "holes", str(CALLS), str(PIECE)],
+                   tmp_path / "p")
+    assert rep.model.job.mpiio_implementation == "OMPIO"
+    with_hints = [f for f in rep.findings
+                  if any(a.kind == "romio-hints" for a in f.fix.artifacts)]
+    assert with_hints
+    assert all("--mca io romio321" in f.fix.text for f in with_hints)

@@ -40,6 +40,8 @@ class Summary:
 
 
 TOP_FIXES = 3
+OMPIO_NOTE = (" This job ran Open MPI's OMPIO, which ignores ROMIO hints: run with "
+              "`mpirun --mca io romio321` (romio341 in newer releases) for them to apply.")
 
 
 def _top_fixes(findings: list[Finding]) -> list[str]:
@@ -157,6 +159,9 @@ def diagnose(model: Model, th: Thresholds, rules: list[Rule] | None = None) -> R
             not_judged.append((rule.id, part))
         for hit in rule.trigger(model, th):
             f = Finding(rule=rule, hit=hit, fix=rule.fix(model, hit, th), run_time_s=run)
+            if (model.job.mpiio_implementation == "OMPIO"
+                    and any(a.kind == "romio-hints" for a in f.fix.artifacts)):
+                f.fix.text += OMPIO_NOTE
             f.graded = grade(f, model, th)
             findings.append(f)
     findings.sort(key=lambda f: (SEVERITY_RANK[f.severity], f.rule.overview,
@@ -257,6 +262,8 @@ def to_dict(rep: Report) -> dict[str, Any]:
             "format_versions": job.format_versions, "logs": job.n_logs,
             "partial_modules": job.partial_modules, "notes": job.notes,
             "metadata": job.metadata,
+            "mpiio_implementation": job.mpiio_implementation or None,
+            "names_anonymised": job.names_anonymised,
             "ranks_per_host": _ranks_per_host(job.rank_hosts),
         },
         "summary": {"io_bound": rep.summary.io_bound, "headline": rep.summary.headline,

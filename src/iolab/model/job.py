@@ -53,6 +53,9 @@ class Job:
     # The log's file names are hashes or obfuscated paths (darshan-convert --obfuscate,
     # anonymised archives): rules that read names (directories, suffixes) cannot judge.
     names_anonymised: bool = False
+    # The MPI-IO implementation when the source tells: "ROMIO" (its hints read back at open),
+    # "OMPIO" (an Open MPI launch that read back no ROMIO hint), "" unknown (Darshan logs).
+    mpiio_implementation: str = ""
 
 
 @dataclass
@@ -174,6 +177,16 @@ def _hints(raws: Sequence[RawJob]) -> dict[str, dict[str, str]]:
     return out
 
 
+def _mpiio_implementation(job: Job, uses_mpiio: bool) -> str:
+    if any(k.startswith("romio_") for h in job.hints.values() for k in h):
+        return "ROMIO"
+    launch = job.metadata.get("launch", "")
+    if uses_mpiio and job.source_kind == "iolab-profile" and (
+            launch.startswith("mpirun ") or "openmpi" in launch):
+        return "OMPIO"
+    return ""
+
+
 def build_model(
     raws: Sequence[RawJob],
     *,
@@ -223,6 +236,7 @@ def build_model(
         names_anonymised=names_anonymised([p for p, c in zip(files.paths, files.category)
                                            if c == APP]),
     )
+    job.mpiio_implementation = _mpiio_implementation(job, "MPI-IO" in mods)
     model = Model(job=job, files=files, mods=mods, stripes=stripes,
                   trace=build_trace(raws, offsets, files))
     model.metrics = derive(model)
