@@ -47,7 +47,7 @@ def _records(path: Path) -> dict[str, list[tuple[str, int, dict[str, float]]]]:
 
 
 def _app_sum(recs, mod: str, counter: str) -> int:
-    return int(sum(max(int(c[counter]), 0) for p, _, c in recs.get(mod, [])
+    return int(sum(max(int(c.get(counter, 0)), 0) for p, _, c in recs.get(mod, [])
                    if categorize(p) == APP))
 
 
@@ -225,3 +225,24 @@ def test_golden_findings_of_every_log(reports) -> None:
     assert not missing, f"logs without a reviewed golden list: {missing}"
     diff = {k: {"golden": golden[k], "now": v} for k, v in got.items() if golden[k] != v}
     assert not diff, json.dumps(diff, indent=1)
+
+
+@pytest.mark.parametrize("path", ALL_LOGS, ids=log_id)
+def test_layer_columns_equal_counters(path: Path, reports) -> None:
+    """The model's per-file layer columns, summed over application files, equal the
+    counters read through pydarshan's dict API (a second read path)."""
+    rep = reports(path)
+    recs = _records(path)
+    model = rep.model
+    app = model.files.category == APP
+    L = model.layers
+    for lay, mod, p in ((L.posix, "POSIX", "POSIX"), (L.mpiio, "MPI-IO", "MPIIO"),
+                        (L.stdio, "STDIO", "STDIO")):
+        assert int(lay.bytes_read[app].sum()) == _app_sum(recs, mod, f"{p}_BYTES_READ")
+        assert int(lay.bytes_written[app].sum()) == _app_sum(recs, mod, f"{p}_BYTES_WRITTEN")
+    for d, ops in (("read", "READS"), ("write", "WRITES")):
+        for kind in ("INDEP", "COLL", "SPLIT", "NB"):
+            assert int(L.calls.of(d)[kind][app].sum()) == _app_sum(
+                recs, "MPI-IO", f"MPIIO_{kind}_{ops}")
+    assert int(L.posix.opens[app].sum()) == _app_sum(recs, "POSIX", "POSIX_OPENS") + _app_sum(
+        recs, "POSIX", "POSIX_FDOPENS")

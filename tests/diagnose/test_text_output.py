@@ -120,3 +120,26 @@ def test_timeline_is_in_the_summary() -> None:
     render_text(diagnose(build_model([load_darshan_log(partial)]), Thresholds()), buf,
                 color=False, width=100)
     assert "operations, PARTIAL: DXT_POSIX ran out of memory" in " ".join(buf.getvalue().split())
+
+
+def test_cost_and_cross_layer_table_in_text_and_html() -> None:
+    """Each finding shows its cost; the summary shows bytes and the slowest rank's time per
+    layer for the files that cost most (MPI-IO over POSIX here)."""
+    from iolab.diagnose.render_html import render_html
+
+    rep = diagnose(build_model([load_darshan_log(
+        GENERATED / "mpiio_4ranks_strided4K_coll.darshan")]), Thresholds())
+    buf = io.StringIO()
+    render_text(rep, buf, color=False, width=120)
+    out = buf.getvalue()
+    lines = _lines(out)
+    head = next(i for i, ln in enumerate(lines) if "mpiio_bytes" in ln)
+    assert lines[head].split() == ["file", "mpiio_bytes", "mpiio_s", "posix_bytes", "posix_s"]
+    row = lines[head + 1].split()
+    assert row[0] == "/tmp/dtests/shared_coll.dat" and row[1:3] == ["256.0", "MiB"]
+    assert "stdio_bytes" not in out  # no application file goes through STDIO
+    tiny = next(i for i, ln in enumerate(lines) if ln.startswith("HIGH tiny-collective-calls"))
+    assert lines[tiny + 3].strip().startswith("costs 1.4 s (87.")
+    html = render_html([rep])
+    assert "<b>Cost:</b> costs 1.4 s (87." in html
+    assert "<th>mpiio_bytes</th><th>mpiio_s</th><th>posix_bytes</th><th>posix_s</th>" in html

@@ -222,12 +222,12 @@ def layer_rows(rep: Report, k: int = LAYER_ROWS) -> list[FileEvidence]:
     time, bytes and the slowest rank's time at each layer present in the job."""
     model = rep.model
     L = model.layers
+    app = model.files.category == APP
     layers = [(name, lay) for name, lay in (("mpiio", L.mpiio), ("posix", L.posix),
-                                            ("stdio", L.stdio)) if lay.present.any()]
-    if not layers or not L.mpiio.present.any():
+                                            ("stdio", L.stdio)) if (lay.present & app).any()]
+    if not (L.mpiio.present & app).any():
         return []  # one layer only: the interface line already says it all
     t = np.vstack([lay.slowest_rank_time_s for _, lay in layers]).max(axis=0)
-    app = model.files.category == APP
     idx = [int(i) for i in np.argsort(-np.where(app, t, -1.0))[:k] if app[i] and t[i] > 0]
     rows = []
     for i in idx:
