@@ -24,8 +24,10 @@ from iolab.diagnose.rules.base import (
 from iolab.diagnose.rules.common import (
     DIR_NAMES,
     cost,
+    costliest,
     enough,
     file_rows,
+    file_time,
     mpi_files,
     per_op,
     shared_app_files,
@@ -77,7 +79,7 @@ def _small(model: Model, th: Thresholds) -> list[Hit]:
             per = per - np.bincount(md.file_index, weights=exact_mib_requests(md, d),
                                     minlength=len(per))[:len(per)]
         per = np.where(app, per, 0)
-        top = worst(per)
+        top = costliest(model, per > 0, per, (d,), ("POSIX",))
         small_shared = int(per[shared].sum())
         concerned = per > 0
         file_ops = model.layers.posix.reads if d == "read" else model.layers.posix.writes
@@ -95,7 +97,9 @@ def _small(model: Model, th: Thresholds) -> list[Hit]:
                     **{f"posix_size_{d}_{b.lower()}": hist[i] for i, b in enumerate(SIZE_BINS)
                        if i < SMALL_BINS}},
             files=file_rows(model, top, {f"small_{d}s": per.astype(np.int64),
-                                          "ranks": model.files.nranks}),
+                                          "ranks": model.files.nranks,
+                                          f"{d}_time_s": np.round(file_time(
+                                              model, (d,), ("POSIX",)), 3)}),
             data={"mpi": bool(mpi_files(model)[top].any()) if top else False,
                   "collective": _already_collective(model, top, d),
                   "paths": [model.files.paths[i] for i in top]},

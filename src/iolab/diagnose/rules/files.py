@@ -21,7 +21,15 @@ from iolab.diagnose.rules.base import (
     fmt_bytes,
     pct,
 )
-from iolab.diagnose.rules.common import cost, file_rows, mpi_files, needs_real_names, worst
+from iolab.diagnose.rules.common import (
+    cost,
+    costliest,
+    file_rows,
+    file_time,
+    mpi_files,
+    needs_real_names,
+    worst,
+)
 from iolab.model.files import APP
 
 if TYPE_CHECKING:
@@ -98,8 +106,9 @@ def _opens(model: Model, th: Thresholds) -> list[Hit]:
                  f"rank on one file"),
         values={"opens": total, "files": int(len(idx)),
                 "max_opens_per_rank": round(float(per_rank[idx].max()), 1)},
-        files=file_rows(model, worst(opens, sel), {"opens": opens.astype(np.int64),
-                                                   "ranks": files.nranks}),
+        files=file_rows(model, costliest(model, sel, opens, ("meta",)),
+                        {"opens": opens.astype(np.int64), "ranks": files.nranks,
+                         "meta_time_s": np.round(file_time(model, ("meta",)), 3)}),
         cost_s=cost(model, sel, ("meta",)),
     )]
 

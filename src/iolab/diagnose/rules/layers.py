@@ -22,7 +22,14 @@ from iolab.diagnose.rules.base import (
     fmt_bytes,
     fmt_seconds,
 )
-from iolab.diagnose.rules.common import cost, file_rows, needs_complete, small_limit, worst
+from iolab.diagnose.rules.common import (
+    cost,
+    costliest,
+    file_rows,
+    needs_complete,
+    small_limit,
+    worst,
+)
 from iolab.model.files import APP
 
 if TYPE_CHECKING:
@@ -113,7 +120,7 @@ def _amplification(model: Model, th: Thresholds) -> list[Hit]:
            & (extra >= th.amplification_min_bytes))
     if not sel.any():
         return []
-    top = worst(extra, sel)
+    top = costliest(model, sel, extra, ("write",), ("POSIX",))
     amp = float(L.posix.bytes_written[sel].sum() / L.mpiio.bytes_written[sel].sum())
     return [Hit(
         direction="write",
@@ -161,7 +168,7 @@ def _single_writer(model: Model, th: Thresholds) -> list[Hit]:
            & (mpi_share <= 2.0 / np.maximum(ranks, 1)))
     if not sel.any():
         return []
-    top = worst(L.posix.bytes_written, sel)
+    top = costliest(model, sel, L.posix.bytes_written, ("write",), ("POSIX",))
     i0 = top[0]
     k = _aggregators_wanted(model, int(ranks[i0]))
     t = float(L.posix.slowest_rank_time_s[sel].sum())

@@ -26,6 +26,7 @@ from iolab.diagnose.rules.base import (
 )
 from iolab.diagnose.rules.common import (
     cost,
+    costliest,
     enough,
     mpi_files,
     needs_complete,
@@ -76,8 +77,7 @@ def _independent(model: Model, th: Thresholds) -> list[Hit]:
         indep, total = int(c["INDEP"][sel].sum()), int(ops[sel].sum())
         if not enough(indep, total, th.independent_min_ops, th.independent_share):
             continue
-        idx = np.nonzero(sel)[0]
-        top = idx[np.argsort(-c["INDEP"][idx])][:10]
+        top = costliest(model, sel, c["INDEP"], (d,), ("MPI-IO",))
         hits.append(Hit(
             direction=d,
             summary=(f"{indep} of {total} MPI-IO {d}s ({pct(indep / total)}) on shared files are "
@@ -119,7 +119,7 @@ def _cb(model: Model, th: Thresholds) -> list[Hit]:
         if not sel.any():
             continue
         idx = np.nonzero(sel)[0]
-        top = idx[np.argsort(-ops[idx])][:10]
+        top = costliest(model, sel, ops, (d,), ("MPI-IO",))
         i0 = top[0]
         hits.append(Hit(
             direction=d,

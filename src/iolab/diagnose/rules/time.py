@@ -22,7 +22,7 @@ from iolab.diagnose.rules.base import (
     fmt_bytes,
     pct,
 )
-from iolab.diagnose.rules.common import cost, per_op
+from iolab.diagnose.rules.common import cost, costliest, file_time, per_op
 from iolab.model.files import APP
 
 if TYPE_CHECKING:
@@ -87,15 +87,17 @@ def _metadata(model: Model, th: Thresholds) -> list[Hit]:
         return []
     opens = model.layers.posix.opens + model.layers.stdio.opens
     app = model.files.category == APP
-    top = np.argsort(-np.where(app, opens, -1))[:5]
+    meta_t = file_time(model, ("meta",))
+    top = costliest(model, app, opens, ("meta",), k=5)
     return [Hit(
         summary=(f"metadata (open/stat/close/sync) took {meta_rank:.2f} s on the busiest rank, "
                  f"{m.meta_time_s:.2f} s summed over ranks ({pct(m.meta_fraction)} of the I/O "
                  "time)"),
         values={"meta_time_s": round(m.meta_time_s, 6), "meta_fraction": round(m.meta_fraction, 4),
                 "meta_time_max_rank_s": round(meta_rank, 6)},
-        files=[FileEvidence(model.files.paths[i], {"opens": int(opens[i])})
-               for i in top if app[i] and opens[i] > 0],
+        files=[FileEvidence(model.files.paths[i], {"opens": int(opens[i]),
+                                                   "meta_time_s": round(float(meta_t[i]), 3)})
+               for i in top],
         severity="high" if over_rank else "warn",
         cost_s=meta_rank,
     )]
@@ -120,7 +122,7 @@ def _stdio(model: Model, th: Thresholds) -> list[Hit]:
         return []
     sb = model.layers.stdio.bytes
     app = model.files.category == APP
-    top = [i for i in np.argsort(-np.where(app, sb, -1))[:5] if app[i] and sb[i] > 0]
+    top = costliest(model, app, sb, modules=("STDIO",), k=5)
     return [Hit(
         summary=(f"STDIO (fopen/fread/fwrite/fprintf) moved {fmt_bytes(std.total_bytes)}, "
                  f"{pct(share)} of the application's bytes"),
