@@ -315,3 +315,30 @@ def test_collective_buffering_hints_only_what_is_not_in_use(tmp_path: Path) -> N
         assert "striping_unit 4194304\n" in hints
         assert ("cb_config_list *:2\n" in hints) == per_node
         assert "romio_no_indep_rw" not in hints  # the program makes independent calls
+
+
+def test_evidence_names_the_file_that_costs_most(tmp_path: Path) -> None:
+    """Expected / was: the file that cost 113 s comes first / the one with the most small
+    requests (0.16 s) was pointed at and the costly one was not."""
+    recs = [
+        Rec("POSIX", "/scratch/run/many_fast.dat", 0, {
+            "POSIX_OPENS": 1, "POSIX_WRITES": 1_000_000, "POSIX_BYTES_WRITTEN": 64_000_000,
+            "POSIX_SIZE_WRITE_0_100": 1_000_000, "POSIX_CONSEC_WRITES": 999_999,
+            "POSIX_SEQ_WRITES": 999_999, "POSIX_MAX_BYTE_WRITTEN": 63_999_999,
+            "POSIX_F_WRITE_TIME": 0.16}),
+        Rec("POSIX", "/scratch/run/few_slow.dat", 1, {
+            "POSIX_OPENS": 1, "POSIX_WRITES": 5000, "POSIX_BYTES_WRITTEN": 5000 * 4096,
+            "POSIX_SIZE_WRITE_1K_10K": 5000, "POSIX_CONSEC_WRITES": 4999,
+            "POSIX_SEQ_WRITES": 4999, "POSIX_MAX_BYTE_WRITTEN": 5000 * 4096 - 1,
+            "POSIX_F_WRITE_TIME": 113.0}),
+    ]
+    log = write_log(tmp_path / "two.darshan", nprocs=2, run_time_s=300.0, exe="./sim",
+                    records=recs)
+    rep = _run(log)
+    f = _get(rep, "small-requests/write")
+    assert [e.path for e in f.hit.files] == ["/scratch/run/few_slow.dat",
+                                            "/scratch/run/many_fast.dat"]
+    assert f.hit.files[0].values["write_time_s"] == 113.0
+    assert f.cost_s == pytest.approx(113.0)  # rank 1's time; rank 0's 0.16 s runs beside it
+    assert f.severity == "high"
+    assert not any("much of the I/O time" in g.rule.title for g in rep.findings)
