@@ -7,6 +7,8 @@ files): progs/mpi_patterns.c.
   they read the old data back.
 - Open MPI, rank 0 sleeps 2 s before a collective write: the other ranks wait inside
   MPI_File_write_at_all, so their MPI-IO time is waiting, not I/O.
+- ROMIO (MPICH) independent writes through a strided file view: data sieving reads each
+  extent, fills in the rank's blocks and writes the whole extent back (4 ranks: 4x bytes).
 """
 
 from __future__ import annotations
@@ -82,6 +84,10 @@ def test_romio_collective_writes_with_holes_read_the_file(tmp_path: Path) -> Non
         assert _sorted_by_cost(rep)
         hint_file = next(a for a in f.fix.artifacts if a.kind == "romio-hints").content
         assert "romio_ds_write disable" in hint_file
+        # one node: ROMIO's one aggregator did every POSIX write of the balanced MPI-IO file
+        one = next(g for g in rep.findings if g.rule.id == "single-posix-writer")
+        assert one.hit.values["posix_top_rank_share"] == 1.0
+        assert one.hit.values["mpiio_top_rank_share"] == 0.25
 
 
 def test_late_rank_makes_collective_calls_wait(tmp_path: Path) -> None:
@@ -109,3 +115,25 @@ def test_ompio_job_is_told_romio_hints_need_romio(tmp_path: Path) -> None:
                   if any(a.kind == "romio-hints" for a in f.fix.artifacts)]
     assert with_hints
     assert all("--mca io romio321" in f.fix.text for f in with_hints)
+
+
+def test_romio_data_sieving_writes_every_byte_four_times(tmp_path: Path) -> None:
+    exe = _compile("mpicc.mpich", tmp_path / "mpi_patterns")
+    n, s = 4096, 1024
+    rep = _profile([str(exe), str(tmp_path / "sieve.dat"), "sieve", str(n), str(s)],
+                   tmp_path / "p", mpi="mpich")
+    amp = next(f for f in rep.findings if f.rule.id == "write-amplification")
+    v = amp.hit.values
+    assert v["mpiio_bytes_written"] == 4 * n * s
+    # each rank rewrites the extent from its first to its last block: 4 x its data, less
+    # the 3 blocks of the other ranks past its last one
+    assert v["posix_bytes_written"] == 4 * (4 * n * s - 3 * s)
+    assert v["amplification"] == pytest.approx(4.0, rel=1e-3)
+    write_s = float(rep.model.layers.posix.time_s["write"].sum())
+    assert amp.cost_s is not None and 0 < amp.cost_s <= write_s
+    rmw = next(f for f in rep.findings if f.rule.id == "read-modify-write")
+    assert rmw.hit.values["posix_bytes_read"] > 0 and rmw.hit.values["mpiio_reads"] == 0
+    assert "independent writes" in rmw.hit.summary
+    for f in (amp, rmw):
+        assert "romio_ds_write disable" in next(
+            a for a in f.fix.artifacts if a.kind == "romio-hints").content
