@@ -102,11 +102,18 @@ def _rmw_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
     lay = _stripe(model)
     if lay:
         hints["striping_unit"] = str(lay[0])
-    text = ("Align the file domains to the stripe"
-            + (f" (striping_unit {lay[0]}, the file's stripe size)" if lay else "")
-            + " and turn off data sieving for writes (romio_ds_write disable) where each rank "
-            "writes whole regions; better, make each collective call cover contiguous, "
-            "stripe-aligned blocks without holes, so that aggregators never read to fill gaps.")
+    align = (f"align the file domains to the {fmt_bytes(lay[0])} stripe (striping_unit "
+             f"{lay[0]}) and " if lay else "")
+    if hit.data.get("collective"):
+        text = ("Collective buffering fills holes by reading: " + align + "make each "
+                "collective call cover contiguous, stripe-aligned blocks without holes, so "
+                "that aggregators never read to fill gaps; turn off data sieving for writes "
+                "(romio_ds_write disable) for the independent parts.")
+    else:
+        text = ("Data sieving reads each extent to write a few blocks into it: " + align
+                + "turn it off for writes (romio_ds_write disable; each rank then writes only "
+                "its blocks: more, smaller requests, so measure), or make the writes "
+                "collective so that aggregators write whole regions.")
     return Fix(text=text, artifacts=fixes.romio_hints(hints, "romio_hints_no_rmw"))
 
 
@@ -132,8 +139,9 @@ def _amplification(model: Model, th: Thresholds) -> list[Hit]:
                 "mpiio_bytes_written": int(L.mpiio.bytes_written[sel].sum()),
                 "library_bytes_written": int(L.library_bytes_written[sel].sum())},
         files=file_rows(model, top, {
-            "library": lambda i: L.library[i] or "-",
-            "library_bytes": L.library_bytes_written.astype(np.int64),
+            **({"library": lambda i: L.library[i] or "-",
+                "library_bytes": L.library_bytes_written.astype(np.int64)}
+               if any(L.library[i] for i in top) else {}),
             "mpiio_bytes": L.mpiio.bytes_written.astype(np.int64),
             "posix_bytes": L.posix.bytes_written.astype(np.int64),
             "ratio": np.round(L.write_amplification, 2)}),
