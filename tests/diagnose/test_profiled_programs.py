@@ -137,3 +137,37 @@ def test_romio_data_sieving_writes_every_byte_four_times(tmp_path: Path) -> None
     for f in (amp, rmw):
         assert "romio_ds_write disable" in next(
             a for a in f.fix.artifacts if a.kind == "romio-hints").content
+
+
+def test_progress_log_flushed_line_by_line(tmp_path: Path) -> None:
+    """progs/flush_log.c: 2,000 lines, each fprintf + fflush + fsync(fileno(f)) into a 28 KB
+    file. Expected / was: one open, no frequent-open-close / "2001 opens" (Darshan's
+    POSIX_OPENS counts each fileno() too). The small file that costs time is found (with
+    the threshold lowered to this machine's fast fsync: seconds here, minutes on Lustre)."""
+    if shutil.which("cc") is None:
+        pytest.skip("cc is not installed")
+    if not (LIBDIR / "libiolab-trace.so").is_file():
+        pytest.skip("libiolab-trace.so is not built (run ./setup)")
+    exe = tmp_path / "flush_log"
+    subprocess.run(["cc", "-O2", "-Wall", "-o", str(exe), str(PROG.parent / "flush_log.c")],
+                   check=True)
+    log = tmp_path / "progress.log"
+    outdir = tmp_path / "p"
+    run = subprocess.run([sys.executable, "-m", "iolab", "profile", "-q", "-o", str(outdir),
+                          "--name", "job", "--", str(exe), str(log), "2000"],
+                         capture_output=True, text=True, timeout=180,
+                         env={**os.environ, "IOLAB_LIBDIR": str(LIBDIR)})
+    assert run.returncode == 0, run.stderr
+    model = build_model([load(outdir / "job.iolab")])
+    th = Thresholds()
+    th.tiny_file_min_s = 0.05
+    rep = diagnose(model, th)
+    assert not any(f.rule.id == "frequent-open-close" for f in rep.findings)
+    f = next(f for f in rep.findings if f.rule.id == "tiny-file-slow")
+    row = f.hit.files[0]
+    assert row.path == str(log) and row.values["opens"] == 1
+    assert row.values["syncs_flushes"] == 4000 and row.values["bytes"] == log.stat().st_size
+    assert f.cost_s == pytest.approx(float(model.layers.posix.slowest_rank_time_s.max()))
+    assert "fflush/fsync" in f.fix.text
+    # with the default threshold (60 s) a fast disk's 2,000 fsyncs are no finding
+    assert not any(g.rule.id == "tiny-file-slow" for g in diagnose(model, Thresholds()).findings)

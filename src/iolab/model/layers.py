@@ -140,7 +140,8 @@ def _layer(model: Model, module: str) -> Layer:
         reads, writes = md.pos(f"{p}_READS"), md.pos(f"{p}_WRITES")
         syncs = (md.pos("POSIX_FSYNCS") + md.pos("POSIX_FDSYNCS") if module == "POSIX"
                  else md.pos("STDIO_FLUSHES"))
-        opens = md.pos(f"{p}_OPENS") + md.pos(f"{p}_FDOPENS")
+        opens = posix_opens(md) if module == "POSIX" else (
+            md.pos("STDIO_OPENS") + md.pos("STDIO_FDOPENS"))
     t = {k: md.fcol(f"{p}_F_{k.upper()}_TIME") for k in TIME_KINDS}
     tot = t["read"] + t["write"] + t["meta"]
     shared = md.ranks < 0
@@ -189,6 +190,14 @@ def _per_file_max_signed(md: ModuleData, vals: np.ndarray, n: int) -> np.ndarray
     out = np.full(n, -1.0)
     np.maximum.at(out, md.file_index, vals.astype(np.float64))
     return out
+
+
+def posix_opens(md: ModuleData) -> np.ndarray:
+    """Real open()/creat() calls per POSIX record: Darshan's POSIX_OPENS also counts each
+    fileno() and dup() (its header says so), and a progress log that calls fileno() before
+    every fsync() is not opened 2,000 times."""
+    return np.clip(md.pos("POSIX_OPENS") - md.pos("POSIX_FILENOS") - md.pos("POSIX_DUPS"),
+                   0, None)
 
 
 def _close_s(md: ModuleData, prefix: str, opens: np.ndarray, meta: np.ndarray,

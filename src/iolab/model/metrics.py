@@ -119,7 +119,12 @@ def _iface(model: Model, mod: str) -> Iface | None:
         opens = _sum(md.pos("PNETCDF_VAR_OPENS"), m)
     else:
         ops = {d: _sum(md.pos(f"{prefix}_{d.upper()}S"), m) for d in DIRECTIONS}
-        opens = _sum(md.pos(f"{prefix}_OPENS"), m) + _sum(md.pos(f"{prefix}_FDOPENS"), m)
+        if mod == "POSIX":
+            from iolab.model.layers import posix_opens
+
+            opens = _sum(posix_opens(md), m)
+        else:
+            opens = _sum(md.pos(f"{prefix}_OPENS"), m) + _sum(md.pos(f"{prefix}_FDOPENS"), m)
     t = {"read": float(md.fcol(f"{prefix}_F_READ_TIME")[m].sum()),
          "write": float(md.fcol(f"{prefix}_F_WRITE_TIME")[m].sum()),
          "meta": float(md.fcol(f"{prefix}_F_META_TIME")[m].sum())}

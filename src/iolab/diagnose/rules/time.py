@@ -79,8 +79,8 @@ def _metadata(model: Model, th: Thresholds) -> list[Hit]:
     over_rank = meta_rank >= th.metadata_time_rank_s
     # A share alone needs many metadata calls: one slow close() that flushes a large file
     # is write time showing up as metadata, not a metadata problem.
-    n_meta = sum(int(model.per_file(mod, c).sum()) for mod, c in (
-        ("POSIX", "POSIX_OPENS"), ("POSIX", "POSIX_STATS"), ("STDIO", "STDIO_OPENS")))
+    n_meta = int(model.layers.posix.opens.sum() + model.layers.stdio.opens.sum()
+                 + model.per_file("POSIX", "POSIX_STATS").sum())
     over_share = (m.meta_fraction >= th.metadata_share and m.run_time_s >= th.min_run_time_s
                   and m.meta_time_s >= 0.1 * m.run_time_s and n_meta >= th.opens_min_total)
     if not (over_rank or over_share):
