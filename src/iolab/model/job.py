@@ -23,6 +23,20 @@ from iolab.model.trace import Trace, build_trace
 
 # Modules whose record names are file paths (H5D / PNETCDF_VAR name datasets and variables).
 FILE_MODULES = ("POSIX", "STDIO", "MPI-IO", "H5F", "PNETCDF_FILE")
+# Modules whose records are datasets / variables named "<file path>:<name>" (Darshan 3.2+);
+# their file_index is the file's, or -1 when the name does not start with a known file.
+DATASET_MODULES = ("H5D", "PNETCDF_VAR")
+
+
+def _dataset_file(name: str, by_path: dict[str, int]) -> int:
+    """The file of a dataset record: the longest prefix before a ':' that is a file."""
+    cut = name.rfind(":")
+    while cut > 0:
+        i = by_path.get(name[:cut])
+        if i is not None:
+            return i
+        cut = name.rfind(":", 0, cut)
+    return -1
 
 
 @dataclass
@@ -161,8 +175,12 @@ def _file_table(mods: dict[str, ModuleData], paths: dict[int, str]) -> FileTable
         uk = np.unique(np.concatenate(keys))
         np.add.at(nranks, (uk >> 32).astype(np.int64), 1)
     nranks = np.maximum(nranks, shared_n)
+    by_path = {n: i for i, n in enumerate(names)}
     for m, md in mods.items():
-        if m not in FILE_MODULES:
+        if m in DATASET_MODULES:
+            md.file_index = np.array([_dataset_file(paths.get(int(i), ""), by_path)
+                                      for i in md.ids], dtype=np.int64)
+        elif m not in FILE_MODULES:
             md.file_index = np.zeros(len(md), dtype=np.int64)
     return FileTable(ids=ids, paths=names, category=cat, nranks=nranks, ranks_first=first)
 

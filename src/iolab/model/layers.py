@@ -84,7 +84,7 @@ class CrossLayer:
     mpiio: Layer
     stdio: Layer
     calls: MpiioCalls
-    library_bytes_written: np.ndarray  # PnetCDF file bytes (the data the program wrote)
+    library_bytes_written: np.ndarray  # HDF5 dataset / PnetCDF variable bytes, per file
     library: np.ndarray  # str per file: "PnetCDF", "HDF5" or ""
     library_close_s: np.ndarray  # H5Fclose / ncmpi_close duration (same rule as close_s)
     library_flushes: np.ndarray
@@ -236,10 +236,21 @@ def _library(model: Model, n: int
         close = np.maximum(close, _per_file_max(md, _close_s(md, prefix, opens, meta), n))
         flushes += _per_file(md, md.pos("H5F_FLUSHES") if mod == "H5F"
                              else md.pos("PNETCDF_FILE_SYNCS"), n)
-        if mod == "PNETCDF_FILE":
-            written += _per_file(md, md.pos("PNETCDF_FILE_BYTES_WRITTEN"), n)
-        else:
+        if mod == "H5F":
             use_mpi |= _per_file(md, md.pos("H5F_USE_MPIIO"), n) > 0
+    # The data the program handed the library: its datasets' / variables' bytes, per file
+    # (records named "<file>:<dataset>"), else PnetCDF's per-file total.
+    for mod, prefix in (("H5D", "H5D"), ("PNETCDF_VAR", "PNETCDF_VAR")):
+        md = model.mods.get(mod)
+        if md is None or len(md) == 0:
+            continue
+        known = md.file_index >= 0
+        written += np.bincount(md.file_index[known], weights=md.pos(
+            f"{prefix}_BYTES_WRITTEN")[known].astype(np.float64), minlength=n)[:n]
+    md = model.mods.get("PNETCDF_FILE")
+    if md is not None and len(md):
+        pfile = _per_file(md, md.pos("PNETCDF_FILE_BYTES_WRITTEN"), n)
+        written = np.where(written > 0, written, pfile)
     return written, lib, close, flushes, use_mpi
 
 

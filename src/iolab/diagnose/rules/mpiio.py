@@ -307,25 +307,14 @@ def _hdf5_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
 
 
 def _fill(model: Model, th: Thresholds) -> list[Hit]:
-    rows = []
-    for mod, cnt in (("PNETCDF_FILE", "bytes"), ("H5F", None)):
-        md = model.mods.get(mod)
-        if md is None or len(md) == 0:
-            continue
-        sel = np.zeros(len(model.files), dtype=bool)
-        sel[md.file_index] = True
-        sel &= model.files.category == APP
-        posix = model.layers.posix.bytes_written
-        if cnt is not None:
-            data = model.layers.library_bytes_written
-        else:
-            data = np.zeros(len(model.files))
-            d5 = model.mods.get("H5D")
-            if d5 is None or len(d5) == 0:
-                continue
-            data[sel] = float(d5.pos("H5D_BYTES_WRITTEN").sum()) / max(int(sel.sum()), 1)
-        for i in np.nonzero(sel & (data > 0) & (posix >= 1.5 * data + th.min_total_bytes))[0]:
-            rows.append((int(i), int(posix[i]), int(data[i]), mod))
+    """Files whose POSIX layer received much more than the data the program handed the
+    library (HDF5 datasets / PnetCDF variables of that file, from the layer columns)."""
+    L = model.layers
+    posix, data = L.posix.bytes_written, L.library_bytes_written
+    sel = ((model.files.category == APP) & (L.library != "") & (data > 0)
+           & (posix >= 1.5 * data + th.min_total_bytes))
+    rows = [(int(i), int(posix[i]), int(data[i]), str(L.library[i]))
+            for i in np.nonzero(sel)[0]]
     if not rows:
         return []
     return [Hit(
