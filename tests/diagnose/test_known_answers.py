@@ -143,6 +143,13 @@ def test_tiny_collective_calls_first_with_its_cost() -> None:
     assert first.cost_s == pytest.approx(1.357, abs=0.01)
     assert rep.summary.top_fixes[0].startswith("tiny-collective-calls: ")
     assert "saves up to 1.4 s" in rep.summary.top_fixes[0]
+    from iolab.diagnose.report import to_dict
+
+    item = to_dict(rep)["summary"]["top_fix_savings"][0]
+    assert item["rule_id"] == "tiny-collective-calls"
+    assert item["saves_up_to_s"] == pytest.approx(first.cost_s, abs=1e-6)
+    assert item["share_of_run"] == pytest.approx(first.cost_s / rep.model.job.run_time_s,
+                                                 abs=1e-6)
     # already collective: the small-requests fix does not say "use collective I/O"
     small = _finding(rep, "small-requests", "write")
     assert small.fix.text.startswith("The MPI-IO calls are already collective")

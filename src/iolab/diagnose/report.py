@@ -37,6 +37,7 @@ class Summary:
     time_split_s: dict[str, float]
     top_fixes: list[str]
     timeline: dict[str, Any] | None = None  # from a trace: when the I/O happened
+    top_fix_items: list[dict[str, Any]] = field(default_factory=list)  # the same, as data
 
 
 TOP_FIXES = 3
@@ -44,30 +45,44 @@ OMPIO_NOTE = (" This job ran Open MPI's OMPIO, which ignores ROMIO hints: run wi
               "`mpirun --mca io romio321` (romio341 in newer releases) for them to apply.")
 
 
-def _top_fixes(findings: list[Finding]) -> list[str]:
+def _top_fix_items(findings: list[Finding]) -> list[dict[str, Any]]:
     """The three distinct fixes that buy the most time, each with the time it can save (the
-    finding's cost: an upper bound); one line per rule even when both directions fire. The
+    findings' cost: an upper bound); one item per rule even when both directions fire. The
     I/O-bound advice comes last, only when fewer problems have a fix. "Information only"
     findings have no fix to show."""
     problems = [f for f in findings if not f.rule.overview and f.severity != "info"
                 and not f.fix.text.startswith("Information only")]
     problems.sort(key=lambda f: -(f.cost_s or 0.0))
-    out: dict[tuple[str, str], tuple[list[str], float, Finding]] = {}
+    out: dict[tuple[str, str], dict[str, Any]] = {}
     for f in problems:
-        dirs, c, first = out.get((f.rule.id, f.fix.text), ([], 0.0, f))
+        item = out.setdefault((f.rule.id, f.fix.text), {
+            "rule_id": f.rule.id, "directions": [], "fix": f.fix.text, "saves_up_to_s": None,
+            "share_of_run": None})
         if f.hit.direction:
-            dirs.append(f.hit.direction)
-        out[(f.rule.id, f.fix.text)] = (dirs, c + (f.cost_s or 0.0), first)
-    lines = []
-    for (rid, text), (d, c, f) in list(out.items())[:TOP_FIXES]:
-        gain = (f"saves up to {fmt_seconds(c)}"
-                + (f" ({pct(min(c / f.run_time_s, 1.0))} of the run)" if f.run_time_s > 0
-                   else "") if f.cost_s is not None else "saving unknown")
-        lines.append(f"{rid}{' (' + ', '.join(d) + ')' if d else ''}: {text} [{gain}]")
-    if len(lines) < TOP_FIXES:
-        lines += [f"{f.rule.id}: {f.fix.text}" for f in findings
-                  if f.rule.id == "io-bound"][:1]
-    return lines
+            item["directions"].append(f.hit.direction)
+        if f.cost_s is not None:
+            item["saves_up_to_s"] = (item["saves_up_to_s"] or 0.0) + f.cost_s
+            if f.run_time_s > 0:
+                item["share_of_run"] = min(item["saves_up_to_s"] / f.run_time_s, 1.0)
+    items = list(out.values())[:TOP_FIXES]
+    if len(items) < TOP_FIXES:
+        items += [{"rule_id": f.rule.id, "directions": [], "fix": f.fix.text,
+                   "saves_up_to_s": None, "share_of_run": None}
+                  for f in findings if f.rule.id == "io-bound"][:1]
+    return items
+
+
+def _top_fix_line(item: dict[str, Any]) -> str:
+    d = item["directions"]
+    head = item["rule_id"] + (f" ({', '.join(d)})" if d else "")
+    gain = ""
+    if item["saves_up_to_s"] is not None:
+        gain = f" [saves up to {fmt_seconds(item['saves_up_to_s'])}" + (
+            f" ({pct(item['share_of_run'])} of the run)]" if item["share_of_run"] is not None
+            else "]")
+    elif item["rule_id"] != "io-bound":
+        gain = " [saving unknown]"
+    return f"{head}: {item['fix']}{gain}"
 
 
 def _timeline(model: Model) -> dict[str, Any] | None:
@@ -117,8 +132,13 @@ def _summary(model: Model, th: Thresholds, findings: list[Finding]) -> Summary:
     else:
         verdict, head = "no", f"not I/O bound: {100 * m.io_fraction:.1f}% of the run is I/O"
     split = {k: round(v, 6) for k, v in m.io_time_by_kind_s.items()}
+    items = _top_fix_items(findings)
     return Summary(io_bound=verdict, headline=head, time_split_s=split,
-                   top_fixes=_top_fixes(findings), timeline=_timeline(model))
+                   top_fixes=[_top_fix_line(i) for i in items], timeline=_timeline(model),
+                   top_fix_items=[{**i, "saves_up_to_s": None if i["saves_up_to_s"] is None
+                                   else round(i["saves_up_to_s"], 6),
+                                   "share_of_run": None if i["share_of_run"] is None
+                                   else round(i["share_of_run"], 6)} for i in items])
 
 
 def grade(f: Finding, model: Model, th: Thresholds) -> str:
@@ -269,7 +289,9 @@ def to_dict(rep: Report) -> dict[str, Any]:
         "summary": {"io_bound": rep.summary.io_bound, "headline": rep.summary.headline,
                     "io_time_s": round(m.io_time_s, 6), "io_fraction": round(m.io_fraction, 6),
                     "time_by_kind_s": rep.summary.time_split_s,
-                    "top_fixes": rep.summary.top_fixes, "timeline": rep.summary.timeline},
+                    "top_fixes": rep.summary.top_fixes,
+                    "top_fix_savings": rep.summary.top_fix_items,
+                    "timeline": rep.summary.timeline},
         "metrics": {
             "top_layer": m.top_layer,
             "files_by_category": m.files_by_category,
