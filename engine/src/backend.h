@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "decomp.h"
 #include "env.h"
 #include "options.h"
 
@@ -32,7 +33,9 @@ enum {
     IOLAB_CAP_HINTS = 1u << 4,       /* takes MPI-IO hints; has get_info */
     IOLAB_CAP_PLAIN_FILES = 1u << 5, /* a file is a plain file at args->path: the core may
                                         fsync/fadvise/mincore/unlink/stat it */
-    IOLAB_CAP_STORES_DATA = 1u << 6  /* reads return what was written (verify possible) */
+    IOLAB_CAP_STORES_DATA = 1u << 6, /* reads return what was written (verify possible) */
+    IOLAB_CAP_BOXES = 1u << 7,       /* has xfer_boxes; opens N-D files (open_args.array) */
+    IOLAB_CAP_LOCAL_SYNC = 1u << 8   /* sync is not collective (a rank may sync alone) */
 };
 
 /* A strided access: count pieces of length bytes, piece i at offset + i * stride. */
@@ -49,6 +52,9 @@ typedef struct iolab_open_args {
     iolab_dir_t dir;          /* IOLAB_WRITE: create (truncate); IOLAB_READ: existing file */
     uint64_t file_bytes;      /* final logical size of the file (an HDF5 dataset's extent) */
     MPI_Info info;            /* requested hints (IOLAB_CAP_HINTS), else MPI_INFO_NULL */
+    const iolab_decomp_t *array; /* subarray layout (IOLAB_CAP_BOXES): the file is this N-D
+                                    array (record dimension first) of array->elem-byte
+                                    elements; NULL: a 1-D array of file_bytes bytes */
 } iolab_open_args_t;
 
 typedef struct iolab_backend {
@@ -80,6 +86,14 @@ typedef struct iolab_backend {
     /* IOLAB_CAP_VECTOR: one call for v->count pieces; buf holds them back to back.
      * v->count may be 0. Returns bytes moved, or -errno. NULL when not capable. */
     int64_t (*xfer_vec)(void *fh, iolab_dir_t dir, void *buf, const iolab_vec_t *v);
+
+    /* IOLAB_CAP_BOXES: one call for n boxes of the N-D array (in file order); buf holds them
+     * back to back, each packed in C order. A box may have no elements (count 0: a rank's
+     * empty part of a call the others make). Every rank of the file makes the same calls,
+     * also with --collective off (setting a view is collective). Returns bytes moved, or
+     * -errno. NULL when not capable. */
+    int64_t (*xfer_boxes)(void *fh, iolab_dir_t dir, void *buf, const iolab_box_t *boxes,
+                          int n);
 
     /* Flush written data to stable storage (fsync, MPI_File_sync, H5Fflush). */
     int (*sync)(void *fh);

@@ -18,6 +18,9 @@ int iolab_layout_init(iolab_layout_t *l, int kind, int ranks, uint64_t transfer,
         l->group = 1;
     if (l->group > ranks)
         l->group = ranks;
+    l->array_bytes = 0;
+    if (kind == IOLAB_LAYOUT_SUBARRAY)
+        return 0;
     if (transfer == 0 || block == 0 || segments == 0) {
         snprintf(err, errlen, "--transfer, --block and --segments must be above zero "
                  "(got %llu, %llu, %llu)", (unsigned long long)transfer,
@@ -112,6 +115,8 @@ uint64_t iolab_layout_file_bytes(const iolab_layout_t *l, int f)
     uint64_t rb = iolab_layout_rank_bytes(l);
     if (l->kind == IOLAB_LAYOUT_FPP)
         return rb;
+    if (l->kind == IOLAB_LAYOUT_SUBARRAY)
+        return l->array_bytes;
     if (l->kind == IOLAB_LAYOUT_SUBSET && !l->group_shared)
         return rb * (uint64_t)iolab_layout_group_size(l, f);
     return rb * (uint64_t)l->ranks;
@@ -131,6 +136,8 @@ uint64_t iolab_layout_offset(const iolab_layout_t *l, int r, uint64_t i)
     case IOLAB_LAYOUT_STRIDED:
     case IOLAB_LAYOUT_SERIAL:
         return (i * n + ur) * t;
+    case IOLAB_LAYOUT_SUBARRAY:
+        return 0;  /* offsets come from decomp.h */
     case IOLAB_LAYOUT_SUBSET: {
         int g = iolab_layout_group_of(l, r), first = iolab_layout_group_first(l, g);
         uint64_t kg = (uint64_t)iolab_layout_group_size(l, g), m = (uint64_t)(r - first);
@@ -195,4 +202,21 @@ int iolab_layout_reorder_shift(const int *rank_host, int ranks, int ranks_on_hos
         if (crosses_hosts(rank_host, ranks, s))
             return s;
     return ranks_on_host0 > 0 ? ranks_on_host0 : 1;
+}
+
+uint64_t iolab_layout_permute(uint64_t i, uint64_t n, uint64_t seed)
+{
+    if (n < 2)
+        return i;
+    unsigned bits = 1;
+    while (bits < 64 && (1ull << bits) < n)
+        bits++;
+    uint64_t mask = bits == 64 ? ~0ull : (1ull << bits) - 1, x = i;
+    do {
+        for (uint64_t round = 0; round < 3; round++) {
+            x = (x * 0x9E3779B97F4A7C15ull + (seed ^ (round * 0x632BE59BD9B4E019ull))) & mask;
+            x ^= x >> ((bits + 1) / 2);  /* both steps are bijections of [0, 2^bits) */
+        }
+    } while (x >= n);
+    return x;
 }

@@ -30,6 +30,10 @@ typedef struct worker {
     uint64_t vbad;              /* transfers with wrong bytes */
     int bad_set;
     uint64_t bad_off;
+    uint64_t seed;              /* --random: the order of this rank's transfers */
+    double deadline;            /* --stonewall: MPI_Wtime to stop at (0: none) */
+    uint64_t next;              /* --stonewall: the next transfer index to do */
+    int sw_hit;                 /* --stonewall: stopped at the deadline */
 } worker_t;
 
 /* Timeline of one rank in one phase, seconds from the barrier. */
@@ -37,9 +41,23 @@ typedef struct timeline {
     double open_start, open_end, xfer_end, close_end;
 } timeline_t;
 
+void iolab_run_dir_path(const iolab_run_t *run, int f, char *buf, size_t len)
+{
+    const char *path = run->cfg.path, *slash = strrchr(path, '/');
+    if (slash)
+        snprintf(buf, len, "%.*s/%d", (int)(slash - path), path, f);
+    else
+        snprintf(buf, len, "%d", f);
+}
+
 void iolab_run_file_path(const iolab_run_t *run, int f, char *buf, size_t len)
 {
-    if (run->layout.kind == IOLAB_LAYOUT_FPP)
+    if (run->layout.kind == IOLAB_LAYOUT_FPP && run->cfg.unique_dir) {
+        const char *slash = strrchr(run->cfg.path, '/');
+        char dir[4096];
+        iolab_run_dir_path(run, f, dir, sizeof dir);
+        snprintf(buf, len, "%s/%s.%d", dir, slash ? slash + 1 : run->cfg.path, f);
+    } else if (run->layout.kind == IOLAB_LAYOUT_FPP)
         snprintf(buf, len, "%s.%d", run->cfg.path, f);
     else if (run->layout.kind == IOLAB_LAYOUT_SUBSET && !run->layout.group_shared)
         snprintf(buf, len, "%s.a%d", run->cfg.path, f);
@@ -80,12 +98,18 @@ static int step(worker_t *w, uint64_t i, int zero)
     uint64_t t = run->layout.transfer;
     if (zero) {
         int64_t n = run->be->xfer(w->fh, (iolab_dir_t)w->op, w->buf, 0, 0);
+        if (n >= 0 && w->op == IOLAB_WRITE && run->cfg.fsync_per_write && run->be->sync)
+            run->be->sync(w->fh);  /* a collective sync the others make too */
         return n < 0 ? (int)-n : 0;
     }
+    if (run->cfg.random)
+        i = iolab_layout_permute(i, iolab_layout_rank_xfers(&run->layout), w->seed);
     uint64_t off = iolab_layout_offset(&run->layout, w->lr, i);
     if (w->op == IOLAB_WRITE && run->cfg.verify)
         iolab_pattern_fill(w->buf, t, w->lr, off, w->prep);
     int e = moved(w, run->be->xfer(w->fh, (iolab_dir_t)w->op, w->buf, off, t), t);
+    if (!e && w->op == IOLAB_WRITE && run->cfg.fsync_per_write && run->be->sync)
+        e = run->be->sync(w->fh);
     if (e)
         return e;
     w->bytes += t;
@@ -95,14 +119,27 @@ static int step(worker_t *w, uint64_t i, int zero)
     return 0;
 }
 
+/* Every rank must make every call (collective transfers, or a collective sync after each
+ * write), so a rank that failed goes on with zero-byte calls. */
+static int lockstep(const iolab_run_t *run)
+{
+    return run->cfg.collective ||
+           (run->cfg.fsync_per_write && !(run->be->caps & IOLAB_CAP_LOCAL_SYNC));
+}
+
 static void *worker_loop(void *arg)
 {
     worker_t *w = arg;
-    int coll = w->run->cfg.collective;
-    for (uint64_t i = w->first; i < w->last; i++) {
+    int lock = lockstep(w->run);
+    for (uint64_t i = w->next; i < w->last; i++) {
         int zero = 0;
+        if (w->deadline > 0 && MPI_Wtime() >= w->deadline) {
+            w->sw_hit = 1;
+            w->next = i;
+            return NULL;
+        }
         if (w->err || iolab_interrupted) {
-            if (!coll || !w->fh)
+            if (!lock || !w->fh)
                 break;
             zero = 1;
         }
@@ -110,7 +147,28 @@ static void *worker_loop(void *arg)
         if (e && !w->err)
             w->err = e;
     }
+    w->next = w->last;
     return NULL;
+}
+
+/* --stonewall: each rank stopped at its deadline (or finished); all agree on the furthest
+ * count and wear out to it, so every rank moves the same amount (IOR -D with wear-out).
+ * Collective over the world. Fills the phase's stonewall numbers. */
+static void wear_out(worker_t *w, iolab_phase_t *ph)
+{
+    iolab_run_t *run = w->run;
+    uint64_t mine[2] = {w->next, ~w->next}, all[2];
+    int hit = w->sw_hit, any = 0;
+    MPI_Allreduce(mine, all, 2, MPI_UINT64_T, MPI_MAX, run->world);
+    MPI_Allreduce(&hit, &any, 1, MPI_INT, MPI_MAX, run->world);
+    w->deadline = 0;
+    w->last = all[0];
+    worker_loop(w);
+    ph->stonewall_hit = any;
+    ph->sw_max = all[0];
+    ph->sw_min = ~all[1];
+    if (w->op == IOLAB_WRITE)
+        run->sw_written = all[0];
 }
 
 /* --file-view: the rank's whole data in one call through a strided view. */
@@ -142,6 +200,92 @@ static void vector_xfer(worker_t *w)
     if (w->op == IOLAB_READ && run->cfg.verify)
         for (uint64_t p = 0; p < v.count; p++)
             check_data(w, w->buf + p * v.length, v.length, w->lr, v.offset + p * v.stride);
+}
+
+/* Subarray layout: fill (check) the pattern of each run of the boxes, packed in buf. */
+static void box_pattern(worker_t *w, const iolab_box_t *boxes, int nb, int check)
+{
+    const iolab_decomp_t *d = &w->run->decomp;
+    unsigned char *p = w->buf;
+    for (int k = 0; k < nb; k++) {
+        uint64_t runs, len;
+        iolab_box_runs(d, &boxes[k], &runs, &len);
+        for (uint64_t i = 0; i < runs; i++, p += len) {
+            uint64_t off = iolab_box_run_offset(d, &boxes[k], i);
+            if (check)
+                check_data(w, p, len, w->lr, off);
+            else
+                iolab_pattern_fill(p, len, w->lr, off, w->prep);
+        }
+    }
+}
+
+/* Backends without N-D files (posix, null): one call per contiguous run of the boxes.
+ * Returns 0 or an errno. */
+static int runs_xfer(worker_t *w, const iolab_box_t *boxes, int nb)
+{
+    const iolab_run_t *run = w->run;
+    const iolab_decomp_t *d = &run->decomp;
+    unsigned char *p = w->buf;
+    for (int k = 0; k < nb; k++) {
+        uint64_t runs, len;
+        iolab_box_runs(d, &boxes[k], &runs, &len);
+        for (uint64_t i = 0; i < runs; i++, p += len) {
+            uint64_t off = iolab_box_run_offset(d, &boxes[k], i);
+            int e = moved(w, run->be->xfer(w->fh, (iolab_dir_t)w->op, p, off, len), len);
+            if (e)
+                return e;
+            w->ops++;
+        }
+    }
+    return 0;
+}
+
+/* Subarray layout: per step, the rank's boxes of the N-D array with one xfer_boxes call
+ * (a file view, a hyperslab, vara calls), or run by run where the backend has no N-D files.
+ * With xfer_boxes every rank makes every step's call (empty boxes after a failure): setting
+ * a view is collective even for independent transfers. */
+static void boxes_xfer(worker_t *w)
+{
+    const iolab_run_t *run = w->run;
+    const iolab_decomp_t *d = &run->decomp;
+    int nb = iolab_decomp_nboxes(d, w->lr), native = (run->be->caps & IOLAB_CAP_BOXES) != 0;
+    iolab_box_t *boxes = calloc((size_t)nb, sizeof *boxes);
+    if (!boxes)
+        w->err = ENOMEM;
+    for (uint64_t s = 0; boxes && w->fh && s < d->steps; s++) {
+        int stop = w->err || iolab_interrupted;
+        if (stop && !native)
+            break;
+        for (int k = 0; k < nb; k++) {
+            iolab_decomp_box(d, w->lr, k, s, &boxes[k]);
+            if (stop)
+                memset(boxes[k].count, 0, sizeof boxes[k].count);
+        }
+        uint64_t want = stop ? 0 : iolab_decomp_step_bytes(d, w->lr);
+        if (w->op == IOLAB_WRITE && run->cfg.verify && !stop)
+            box_pattern(w, boxes, nb, 0);
+        int e = 0;
+        if (native) {
+            e = moved(w, run->be->xfer_boxes(w->fh, (iolab_dir_t)w->op, w->buf, boxes, nb),
+                      want);
+            w->ops += !e && want ? 1 : 0;
+        } else {
+            e = runs_xfer(w, boxes, nb);
+        }
+        if (w->op == IOLAB_WRITE && run->cfg.fsync_per_write && run->be->sync) {
+            int se = run->be->sync(w->fh);
+            e = e ? e : se;
+        }
+        if (e || stop) {
+            w->err = w->err ? w->err : e;
+            continue;
+        }
+        w->bytes += want;
+        if (w->op == IOLAB_READ && run->cfg.verify)
+            box_pattern(w, boxes, nb, 1);
+    }
+    free(boxes);
 }
 
 /* Serial and subset layouts: members ship each transfer to their group's aggregator (group
@@ -208,6 +352,7 @@ static MPI_Comm open_comm(const iolab_run_t *run, int *does_io)
         return MPI_COMM_SELF;
     case IOLAB_LAYOUT_SEGMENTED:
     case IOLAB_LAYOUT_STRIDED:
+    case IOLAB_LAYOUT_SUBARRAY:
         return run->world;
     default: {
         int grank;
@@ -233,30 +378,40 @@ static void setup_phase(iolab_run_t *run, const worker_t *proto, phase_setup_t *
     }
     ps->w = calloc((size_t)ps->nw, sizeof *ps->w);
     uint64_t n = iolab_layout_rank_xfers(&run->layout);
+    if (proto->op == IOLAB_READ && run->sw_written)  /* what a stonewalled write left */
+        n = run->sw_written;
     uint64_t len = run->cfg.file_view ? iolab_layout_rank_bytes(&run->layout)
                                       : run->layout.transfer;
+    if (run->layout.kind == IOLAB_LAYOUT_SUBARRAY)
+        len = iolab_decomp_step_bytes(&run->decomp, proto->lr);
     for (int t = 0; t < ps->nw; t++) {
         worker_t *w = &ps->w[t];
         *w = *proto;
         w->first = n * (uint64_t)t / (uint64_t)ps->nw;
         w->last = n * (uint64_t)(t + 1) / (uint64_t)ps->nw;
+        w->next = w->first;
         w->buf = alloc_buf(run, len, proto->lr);
         if (!w->buf || (ps->does_io && agg && !ps->aggbuf))
             w->err = ENOMEM;
     }
 }
 
-/* Run the transfers of this rank (threads, vector or aggregated). */
-static void transfer_all(iolab_run_t *run, phase_setup_t *ps, void *fh)
+/* Run the transfers of this rank (threads, vector, aggregated or N-D boxes). */
+static void transfer_all(iolab_run_t *run, phase_setup_t *ps, void *fh, iolab_phase_t *ph)
 {
     worker_t *w = ps->w;
     for (int t = 0; t < ps->nw; t++)
         w[t].fh = fh;
-    if (iolab_layout_aggregated(&run->layout))
+    if (run->layout.kind == IOLAB_LAYOUT_SUBARRAY)
+        boxes_xfer(&w[0]);
+    else if (iolab_layout_aggregated(&run->layout))
         aggregated_loop(&w[0], ps->aggbuf, ps->kg);
     else if (run->cfg.file_view)
         vector_xfer(&w[0]);
-    else if (ps->nw == 1)
+    else if (ps->nw == 1 && run->cfg.stonewall > 0) {
+        worker_loop(&w[0]);
+        wear_out(&w[0], ph);
+    } else if (ps->nw == 1)
         worker_loop(&w[0]);
     else {
         pthread_t *th = calloc((size_t)ps->nw, sizeof *th);
@@ -289,7 +444,7 @@ static void record_hints(iolab_run_t *run, void *fh)
 
 /* Open, move, sync, close; fills tl and the workers' counts and errors. */
 static void do_phase_io(iolab_run_t *run, phase_setup_t *ps, int op, int lr, timeline_t *tl,
-                        double t0)
+                        double t0, iolab_phase_t *ph)
 {
     char path[4096], err[IOLAB_ERRLEN] = "";
     int f = iolab_layout_file_of(&run->layout, lr), e = 0;
@@ -299,7 +454,9 @@ static void do_phase_io(iolab_run_t *run, phase_setup_t *ps, int op, int lr, tim
     if (ps->does_io) {
         MPI_Info info = iolab_hints_info(&run->hints);
         iolab_open_args_t a = {path, ps->comm, (iolab_dir_t)op,
-                               iolab_layout_file_bytes(&run->layout, f), info};
+                               iolab_layout_file_bytes(&run->layout, f), info,
+                               run->layout.kind == IOLAB_LAYOUT_SUBARRAY ? &run->decomp
+                                                                         : NULL};
         e = run->be->open(run->be_state, &a, &fh, err, sizeof err);
         if (info != MPI_INFO_NULL)
             MPI_Info_free(&info);
@@ -312,7 +469,9 @@ static void do_phase_io(iolab_run_t *run, phase_setup_t *ps, int op, int lr, tim
             run->files_exist = 1;
     }
     tl->open_end = MPI_Wtime() - t0;
-    transfer_all(run, ps, fh);
+    for (int t = 0; t < ps->nw; t++)
+        ps->w[t].deadline = run->cfg.stonewall > 0 ? t0 + run->cfg.stonewall : 0;
+    transfer_all(run, ps, fh, ph);
     tl->xfer_end = MPI_Wtime() - t0;
     worker_t *w0 = &ps->w[0];
     if (fh) {
@@ -443,13 +602,16 @@ int iolab_phase_run(iolab_run_t *run, int op, int rep, int pass)
             lr = iolab_layout_reorder(&run->layout, run->rank, run->reorder_shift);
         ph.reorder_shift = (lr - run->rank + run->ranks) % run->ranks;
     }
-    worker_t proto = {.run = run, .op = op, .lr = lr, .prep = run->cfg.write ? rep : 0};
+    int64_t prep = run->cfg.write ? rep : 0;
+    worker_t proto = {.run = run, .op = op, .lr = lr, .prep = prep,
+                      .seed = ((uint64_t)(uint32_t)lr << 32 | (uint32_t)prep) ^
+                              0x5851F42D4C957F2Dull};
     phase_setup_t ps;
     setup_phase(run, &proto, &ps);
     timeline_t tl;
     MPI_Barrier(run->world);
     double t0 = MPI_Wtime();
-    do_phase_io(run, &ps, op, lr, &tl, t0);
+    do_phase_io(run, &ps, op, lr, &tl, t0, &ph);
     worker_t *w = ps.w;
     int nw = ps.nw;
     iolab_rank_stat_t me = {0, 0, tl.open_end - tl.open_start, tl.xfer_end - tl.open_end,

@@ -13,12 +13,24 @@ static void header(const iolab_run_t *run, FILE *out)
     iolab_option_choice(&iolab_config_options[1], c->layout, layout, sizeof layout);
     fprintf(out, "iolab-bench %s  api %s  layout %s  ranks %d on %d host(s)\n", IOLAB_VERSION,
             c->api, layout, e->ranks, e->nhosts);
-    fprintf(out, "transfer %llu B  block %llu B  segments %llu  per rank %llu B  total %llu B"
-            "  files %d\n", (unsigned long long)c->transfer, (unsigned long long)c->block,
-            (unsigned long long)c->segments,
-            (unsigned long long)iolab_layout_rank_bytes(&run->layout),
-            (unsigned long long)(iolab_layout_rank_bytes(&run->layout) * (uint64_t)e->ranks),
-            iolab_layout_nfiles(&run->layout));
+    const iolab_decomp_t *d = &run->decomp;
+    if (run->layout.kind == IOLAB_LAYOUT_SUBARRAY) {
+        fprintf(out, "array %s", d->kind == IOLAB_DECOMP_BTIO ? "btio" : "subarray");
+        for (int i = 0; i < d->nd; i++)
+            fprintf(out, "%c%llu", i ? 'x' : ' ', (unsigned long long)d->dims[i]);
+        fprintf(out, " (record first) x %llu B  process grid", (unsigned long long)d->elem);
+        for (int i = 0; i < d->ngrid; i++)
+            fprintf(out, "%c%d", i ? 'x' : ' ', d->pgrid[i]);
+        fprintf(out, "  boxes per rank %d  total %llu B\n", iolab_decomp_nboxes(d, 0),
+                (unsigned long long)run->layout.array_bytes);
+    } else {
+        fprintf(out, "transfer %llu B  block %llu B  segments %llu  per rank %llu B  total %llu B"
+                "  files %d\n", (unsigned long long)c->transfer, (unsigned long long)c->block,
+                (unsigned long long)c->segments,
+                (unsigned long long)iolab_layout_rank_bytes(&run->layout),
+                (unsigned long long)(iolab_layout_rank_bytes(&run->layout) * (uint64_t)e->ranks),
+                iolab_layout_nfiles(&run->layout));
+    }
     fprintf(out, "path %s  fs %s (block %llu, logical block %llu)\n", c->path, e->fs_type,
             (unsigned long long)e->fs_block_size, (unsigned long long)e->logical_block_size);
     fprintf(out, "MPI %.70s  MPI-IO %s\n", e->mpi_library, e->mpiio_impl);

@@ -33,6 +33,11 @@ static int check_direct(const iolab_cfg_t *cfg, const iolab_env_t *env, char *er
                         size_t errlen)
 {
     uint64_t lbs = env->logical_block_size ? env->logical_block_size : 512;
+    if (cfg->layout == IOLAB_LAYOUT_SUBARRAY) {
+        snprintf(err, errlen, "--posix.mode direct does not apply to --layout subarray or "
+                 "--workload btio: their pieces are rows of elements, not aligned blocks");
+        return EINVAL;
+    }
     if (cfg->transfer % lbs != 0) {
         snprintf(err, errlen, "--posix.mode direct: --transfer %llu is not a multiple of the "
                  "logical block size %llu of %s (%s); O_DIRECT needs aligned sizes and offsets: "
@@ -161,7 +166,7 @@ const iolab_backend_t iolab_backend_posix = {
     .name = "posix",
     .summary = "open/pread/pwrite/close: buffered, O_DSYNC, fsync before close, O_DIRECT",
     .caps = IOLAB_CAP_SHARED | IOLAB_CAP_THREADS | IOLAB_CAP_PLAIN_FILES |
-            IOLAB_CAP_STORES_DATA,
+            IOLAB_CAP_STORES_DATA | IOLAB_CAP_LOCAL_SYNC,
     .options = posix_options,
     .options_size = sizeof(posix_opts_t),
     .init = posix_init,
