@@ -133,6 +133,9 @@ def _launch_spec(args: argparse.Namespace) -> launch.LaunchSpec:
 def _cases(args: argparse.Namespace) -> tuple[list[jobs.Case], bool]:
     """The cases to run, and whether they need a scratch directory (no --path given)."""
     values = options.set_options(args)
+    note = options.apply_ior_defaults(values, getattr(args, "bench_argv", []))
+    if note:
+        print(f"iolab bench: {note}", file=sys.stderr)
     # each MPI library's build has its own backends (Debian has no PnetCDF for MPICH)
     table = args.engine_table if args.mpi == "default" else \
         options.load_table(paths.engine_binary(args.mpi))
