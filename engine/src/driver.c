@@ -105,6 +105,13 @@ static uint64_t largest_call(const iolab_run_t *run)
     return run->layout.transfer;
 }
 
+/* Every rank must make every call: collective transfers, or a collective sync per write. */
+static int lockstep_calls(const iolab_run_t *run)
+{
+    return run->cfg.collective ||
+           (run->cfg.fsync_per_write && !(run->be->caps & IOLAB_CAP_LOCAL_SYNC));
+}
+
 /* The subarray layout and IOR's per-transfer patterns (--random, --fsync-per-write,
  * --stonewall, --unique-dir) against the rest. */
 static int check_array_and_ior(const iolab_run_t *run, char *err, size_t len)
@@ -118,11 +125,13 @@ static int check_array_and_ior(const iolab_run_t *run, char *err, size_t len)
     else if (!per_transfer && (c->random || c->fsync_per_write || c->stonewall > 0))
         snprintf(err, len, "--random, --fsync-per-write and --stonewall apply to the fpp, "
                  "segmented and strided layouts without --file-view");
+    else if (c->random && c->layout == IOLAB_LAYOUT_SEGMENTED && lockstep_calls(run))
+        snprintf(err, len, "--random on the segmented layout deals the transfers to random "
+                 "ranks (IOR -z), so ranks make different numbers of calls: drop "
+                 "--collective (or the collective sync per write of api %s)", run->be->name);
     else if (c->stonewall < 0)
         snprintf(err, len, "--stonewall %g: give seconds above 0 (0 = off)", c->stonewall);
-    else if (c->stonewall > 0 && (c->threads > 1 || c->collective ||
-                                  (c->fsync_per_write &&
-                                   !(run->be->caps & IOLAB_CAP_LOCAL_SYNC))))
+    else if (c->stonewall > 0 && (c->threads > 1 || lockstep_calls(run)))
         snprintf(err, len, "--stonewall cannot be combined with --threads, --collective or a "
                  "collective sync per write (api %s): ranks stop at different counts",
                  run->be->name);

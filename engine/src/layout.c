@@ -2,6 +2,7 @@
 #include "layout.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 int iolab_layout_init(iolab_layout_t *l, int kind, int ranks, uint64_t transfer,
                       uint64_t block, uint64_t segments, int group, int group_shared,
@@ -219,4 +220,38 @@ uint64_t iolab_layout_permute(uint64_t i, uint64_t n, uint64_t seed)
         }
     } while (x >= n);
     return x;
+}
+
+/* splitmix64's finaliser: which rank a slot is dealt to. */
+static uint64_t deal_mix(uint64_t x)
+{
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+uint64_t iolab_layout_random_slots(const iolab_layout_t *l, int r, uint64_t deal_seed,
+                                   uint64_t order_seed, uint64_t *slots)
+{
+    uint64_t nslots = (uint64_t)l->ranks * (l->block / l->transfer), m = 0;
+    for (uint64_t k = 0; k < nslots; k++)
+        if (deal_mix(deal_seed ^ deal_mix(k)) % (uint64_t)l->ranks == (uint64_t)r) {
+            if (slots)
+                slots[m] = k;
+            m++;
+        }
+    if (!slots)
+        return m;
+    /* visit them in a random order: a permutation of their indices, applied in place by
+     * following its cycles would need marks; a copy is simpler */
+    uint64_t *tmp = malloc((m ? m : 1) * sizeof *tmp);
+    if (!tmp)
+        return m;  /* sequential order: still every slot once */
+    for (uint64_t j = 0; j < m; j++)
+        tmp[j] = slots[iolab_layout_permute(j, m, order_seed)];
+    for (uint64_t j = 0; j < m; j++)
+        slots[j] = tmp[j];
+    free(tmp);
+    return m;
 }

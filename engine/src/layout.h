@@ -65,6 +65,14 @@ int iolab_layout_reorder(const iolab_layout_t *l, int r, int shift);
  * xor-shift on the next power of two, walking the cycle until the value is below n). */
 uint64_t iolab_layout_permute(uint64_t i, uint64_t n, uint64_t seed);
 
+/* --random on the segmented layout (IOR -z on a shared file): the l->ranks * block /
+ * transfer transfer slots of a segment are dealt to the ranks at random (slot k to the rank
+ * deal_seed picks, the same deal in every segment, as IOR), and rank r visits its slots in a
+ * random order (order_seed). Returns how many slots rank r got; fills slots (that many) when
+ * not NULL. Ranks get different counts, as in IOR. */
+uint64_t iolab_layout_random_slots(const iolab_layout_t *l, int r, uint64_t deal_seed,
+                                   uint64_t order_seed, uint64_t *slots);
+
 /* --reorder's shift from the rank placement (rank_host[r]: host index of rank r): 1 on one
  * host; on several, the smallest shift that puts every reader on another host than the
  * writer, trying first ranks_on_host0 (block placement, IOR -C's choice) and 1 (round-robin

@@ -31,6 +31,8 @@ typedef struct worker {
     int bad_set;
     uint64_t bad_off;
     uint64_t seed;              /* --random: the order of this rank's transfers */
+    const uint64_t *slots;      /* --random, segmented: this rank's slots of a segment */
+    uint64_t nslots;
     double deadline;            /* --stonewall: MPI_Wtime to stop at (0: none) */
     uint64_t next;              /* --stonewall: the next transfer index to do */
     int sw_hit;                 /* --stonewall: stopped at the deadline */
@@ -91,6 +93,27 @@ static int moved(worker_t *w, int64_t n, uint64_t want)
     return 0;
 }
 
+/* File offset of the rank's transfer i. --random as IOR -z: a file per process visits each
+ * block's transfers in a random order (the same in every block); the segmented shared file
+ * deals each segment's transfers to random ranks; strided (no IOR twin) permutes the rank's
+ * own transfers. */
+static uint64_t xfer_offset(const worker_t *w, uint64_t i)
+{
+    const iolab_layout_t *l = &w->run->layout;
+    if (!w->run->cfg.random)
+        return iolab_layout_offset(l, w->lr, i);
+    if (w->slots) {
+        uint64_t s = i / w->nslots, j = i % w->nslots;
+        return s * (uint64_t)l->ranks * l->block + w->slots[j] * l->transfer;
+    }
+    if (l->kind == IOLAB_LAYOUT_FPP) {
+        uint64_t k = l->block / l->transfer, s = i / k;
+        return iolab_layout_offset(l, w->lr, s * k + iolab_layout_permute(i % k, k, w->seed));
+    }
+    return iolab_layout_offset(l, w->lr,
+                               iolab_layout_permute(i, iolab_layout_rank_xfers(l), w->seed));
+}
+
 /* One transfer: fill (verify), move, check. zero: a zero-byte collective call. */
 static int step(worker_t *w, uint64_t i, int zero)
 {
@@ -102,9 +125,7 @@ static int step(worker_t *w, uint64_t i, int zero)
             run->be->sync(w->fh);  /* a collective sync the others make too */
         return n < 0 ? (int)-n : 0;
     }
-    if (run->cfg.random)
-        i = iolab_layout_permute(i, iolab_layout_rank_xfers(&run->layout), w->seed);
-    uint64_t off = iolab_layout_offset(&run->layout, w->lr, i);
+    uint64_t off = xfer_offset(w, i);
     if (w->op == IOLAB_WRITE && run->cfg.verify)
         iolab_pattern_fill(w->buf, t, w->lr, off, w->prep);
     int e = moved(w, run->be->xfer(w->fh, (iolab_dir_t)w->op, w->buf, off, t), t);
@@ -162,7 +183,7 @@ static void wear_out(worker_t *w, iolab_phase_t *ph)
     MPI_Allreduce(mine, all, 2, MPI_UINT64_T, MPI_MAX, run->world);
     MPI_Allreduce(&hit, &any, 1, MPI_INT, MPI_MAX, run->world);
     w->deadline = 0;
-    w->last = all[0];
+    w->last = all[0] < w->last ? all[0] : w->last;  /* random shared file: counts differ */
     worker_loop(w);
     ph->stonewall_hit = any;
     ph->sw_max = all[0];
@@ -340,6 +361,7 @@ typedef struct phase_setup {
     unsigned char *aggbuf;      /* aggregator: the group's transfers, kg * transfer bytes */
     int kg;
     int does_io;                /* opens the file (aggregated layouts: aggregators only) */
+    uint64_t *slots, nslots;    /* --random, segmented: this rank's slots (see xfer_offset) */
     MPI_Comm comm;              /* opens it together with these ranks */
 } phase_setup_t;
 
@@ -378,8 +400,18 @@ static void setup_phase(iolab_run_t *run, const worker_t *proto, phase_setup_t *
     }
     ps->w = calloc((size_t)ps->nw, sizeof *ps->w);
     uint64_t n = iolab_layout_rank_xfers(&run->layout);
-    if (proto->op == IOLAB_READ && run->sw_written)  /* what a stonewalled write left */
-        n = run->sw_written;
+    if (run->cfg.random && run->layout.kind == IOLAB_LAYOUT_SEGMENTED) {
+        /* the deal is the same on every rank (seeded by the repetition only) */
+        uint64_t deal = 0x2545F4914F6CDD1Dull ^ (uint64_t)proto->prep;
+        ps->nslots = iolab_layout_random_slots(&run->layout, proto->lr, deal, proto->seed,
+                                               NULL);
+        ps->slots = malloc((ps->nslots ? ps->nslots : 1) * sizeof *ps->slots);
+        if (ps->slots)
+            iolab_layout_random_slots(&run->layout, proto->lr, deal, proto->seed, ps->slots);
+        n = ps->nslots * run->layout.segments;
+    }
+    if (proto->op == IOLAB_READ && run->sw_written && run->sw_written < n)
+        n = run->sw_written;  /* what a stonewalled write left */
     uint64_t len = run->cfg.file_view ? iolab_layout_rank_bytes(&run->layout)
                                       : run->layout.transfer;
     if (run->layout.kind == IOLAB_LAYOUT_SUBARRAY)
@@ -390,8 +422,10 @@ static void setup_phase(iolab_run_t *run, const worker_t *proto, phase_setup_t *
         w->first = n * (uint64_t)t / (uint64_t)ps->nw;
         w->last = n * (uint64_t)(t + 1) / (uint64_t)ps->nw;
         w->next = w->first;
+        w->slots = ps->slots;
+        w->nslots = ps->nslots;
         w->buf = alloc_buf(run, len, proto->lr);
-        if (!w->buf || (ps->does_io && agg && !ps->aggbuf))
+        if (!w->buf || (ps->does_io && agg && !ps->aggbuf) || (ps->nslots && !ps->slots))
             w->err = ENOMEM;
     }
 }
@@ -640,6 +674,7 @@ int iolab_phase_run(iolab_run_t *run, int op, int rep, int pass)
         free(w[t].buf);
     free(w);
     free(ps.aggbuf);
+    free(ps.slots);
     return any[0] || any[1] || run->verify.bad;
 }
 

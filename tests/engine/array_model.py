@@ -20,10 +20,11 @@ def _mix(x: np.ndarray) -> np.ndarray:
     return x ^ (x >> np.uint64(31))
 
 
-def pattern_bytes(owner: np.ndarray, elem: int, rep: int = 0) -> bytes:
-    """The file bytes of an array whose element i (C order) belongs to rank owner.flat[i]."""
+def pattern_bytes(owner: np.ndarray, elem: int, rep: int = 0, start: int = 0) -> bytes:
+    """The file bytes of an array whose element i (C order) belongs to rank owner.flat[i]
+    (the array starting at file offset start)."""
     own = np.repeat(owner.ravel().astype(np.uint64), elem)
-    off = np.arange(own.size, dtype=np.uint64)
+    off = np.arange(start, start + own.size, dtype=np.uint64)
     seeds = _mix((own << np.uint64(32)) ^ np.uint64(rep))
     words = _mix(seeds ^ ((off >> np.uint64(3)) * np.uint64(0xD6E8FEB86659FD93)))
     return ((words >> ((off & np.uint64(7)) * np.uint64(8))) & np.uint64(0xFF)).astype(

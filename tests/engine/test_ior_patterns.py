@@ -48,32 +48,59 @@ def strace_run(engine: Engine, args: list[str], out: Path, calls: str) -> str:
     return out.read_text()
 
 
-def written_offsets(trace: str, path: Path) -> list[int]:
+def written_offsets(trace: str) -> list[int]:
     # pwrite64(fd, "..."..., 4096, 8192) = 4096 ; only the test file's writes are this size
     return [int(m.group(1)) for m in re.finditer(rf"pwrite64\(\d+, .*, {T}, (\d+)\) = {T}",
                                                  trace)]
 
 
-def test_random_same_file_other_order(engine: Engine, scratch: Path, tmp_path: Path):
-    """-z: the shared file is byte for byte the sequential one (IOR's offsets, each rank's
-    data), while the write order of a rank is a shuffled permutation of its offsets."""
+def test_random_file_per_process(engine: Engine, scratch: Path, tmp_path: Path):
+    """-z with -F: each rank's file is byte for byte the sequential one, while the writes
+    visit each block's transfers in a random order, block after block (IOR's
+    GetOffsetArrayRandom for filePerProc)."""
     if shutil.which("strace") is None:
         pytest.skip("strace is not installed")
-    for random in (False, True):
-        extra = ["--random"] if random else []
-        r = run_engine(engine, 3, small(scratch, "--layout", "segmented", "--keep", *extra),
-                       scratch.parent)
-        assert r.rc == 0 and doc(r)["verify"]["errors"] == 0, r.stderr
-        assert doc(r)["config"]["random"] is random
-        raw = (scratch / "f").read_bytes()
-        assert raw == pattern_bytes(ior_shared_owner(3, B, S), 1)
-        (scratch / "f").unlink()
+    r = run_engine(engine, 2, small(scratch, "--layout", "fpp", "--keep", "--random"),
+                   scratch.parent)
+    assert r.rc == 0 and doc(r)["verify"]["errors"] == 0, r.stderr
+    for rank in range(2):
+        f = scratch / f"f.{rank}"
+        assert f.read_bytes() == pattern_bytes(np.full(B * S, rank), 1)
+        f.unlink()
+    k = 32  # transfers per block
     trace = strace_run(engine, small(scratch, "--layout", "fpp", "--write", "--random",
-                                     "--block", str(64 * T)), tmp_path / "trace", "pwrite64")
-    offs = written_offsets(trace, scratch)
-    n = 64 * S
-    assert sorted(offs) == [i * T for i in range(n)]
-    assert offs != sorted(offs)
+                                     "--block", str(k * T)), tmp_path / "trace", "pwrite64")
+    offs = written_offsets(trace)
+    assert len(offs) == k * S
+    for seg in range(S):
+        block = offs[seg * k:(seg + 1) * k]
+        assert sorted(block) == [(seg * k + j) * T for j in range(k)]
+        assert block != sorted(block)
+
+
+def test_random_shared_file_deals_transfers(engine: Engine, scratch: Path):
+    """-z on one shared file (IOR's definition): every transfer slot of the file is written
+    exactly once, by a rank chosen at random (the same deal in every segment), so ranks move
+    different amounts; the data verifies. Each slot's writer is found from its bytes."""
+    ranks, per = 3, 16
+    r = run_engine(engine, ranks, small(scratch, "--layout", "segmented", "--keep",
+                                        "--random", "--block", str(per * T)), scratch.parent)
+    assert r.rc == 0 and doc(r)["verify"]["errors"] == 0, r.stderr
+    raw = (scratch / "f").read_bytes()
+    assert len(raw) == ranks * per * T * S
+    writer = []
+    for slot in range(ranks * per * S):
+        lo = slot * T
+        who = [k for k in range(ranks)
+               if raw[lo:lo + T] == pattern_bytes(np.full(T, k), 1, start=lo)]
+        assert len(who) == 1, f"slot {slot}: written by {who}"
+        writer.append(who[0])
+    (w,) = r.phases("write")
+    counts = [writer.count(k) for k in range(ranks)]
+    assert [p["bytes"] for p in w["per_rank"]] == [c * T for c in counts]
+    assert writer[:ranks * per] == writer[ranks * per:]  # the same deal in each segment
+    sequential = [s // per % ranks for s in range(ranks * per * S)]
+    assert writer != sequential
 
 
 def test_fsync_per_write(engine: Engine, scratch: Path, tmp_path: Path):
@@ -84,7 +111,7 @@ def test_fsync_per_write(engine: Engine, scratch: Path, tmp_path: Path):
         extra = ["--fsync-per-write"] if per_write else []
         trace = strace_run(engine, small(scratch, "--write", *extra), tmp_path / "t",
                            "pwrite64,fsync")
-        assert len(written_offsets(trace, scratch)) == 8
+        assert len(written_offsets(trace)) == 8
         assert len(re.findall(r"^\d+ +fsync\(", trace, re.M)) == want, trace[-2000:]
 
 
@@ -160,6 +187,8 @@ def test_unique_dir(engine: Engine, scratch: Path):
     (["--layout", "strided", "--random", "--api", "mpiio", "--file-view"],
      "apply to the fpp, segmented and strided layouts without --file-view"),
     (["--stonewall", "-1"], "--stonewall -1"),
+    (["--layout", "segmented", "--random", "--api", "mpiio", "--collective"],
+     "deals the transfers to random ranks"),
 ])
 def test_bad_input(engine: Engine, scratch: Path, extra: list[str], message: str):
     r = run_engine(engine, 2, ["--path", str(scratch / "f"), "--quiet", *extra],
@@ -204,6 +233,7 @@ def test_ior_line_with_F_writes_a_file_per_process(engine: Engine, scratch: Path
     path = scratch / "ior.dat"
     p = iolab_bench(tmp_path, "--np", "2", "-a", "POSIX", "-F", "-t", str(T), "-b", str(B),
                     "-s", str(S), "-k", "-o", str(path), "--verify", "-z")
+    assert stored_config(p)["random"] is True
     assert p.returncode == 0, p.stderr
     assert "IOR flags used" not in p.stderr
     assert stored_config(p)["layout"] == "fpp"
