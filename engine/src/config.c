@@ -80,6 +80,18 @@ const iolab_option_t iolab_config_options[] = {
     {"unique-dir", "unique_dir", IOLAB_OPT_BOOL, "false", NULL, NULL,
      "fpp: each rank's file in its own directory <dir>/<rank>/ (created and removed; IOR -u)",
      O(unique_dir)},
+    {"metadata", "metadata", IOLAB_OPT_ENUM, "off", NULL, "off|easy|hard",
+     "metadata benchmark instead of data I/O (as mdtest): per rank create, stat, open+read, "
+     "remove --md-files files; easy: empty files, a directory per rank; hard: 3901-byte files "
+     "in one shared directory (IO500); api posix", O(metadata)},
+    {"md-files", "md_files", IOLAB_OPT_COUNT, "1000", "count", NULL,
+     "metadata: files per rank", O(md_files)},
+    {"md-size", "md_file_bytes", IOLAB_OPT_SIZE, "0", "bytes", NULL,
+     "metadata: bytes written to each file at creation and read back (0: the preset's, easy 0, "
+     "hard 3901)", O(md_size)},
+    {"md-dir", "md_dir", IOLAB_OPT_ENUM, "preset", NULL, "preset|shared|unique",
+     "metadata: all files in one shared directory, or one directory per rank (preset: easy "
+     "unique, hard shared)", O(md_dir)},
     {"group", "group", IOLAB_OPT_INT, "0", "count", NULL,
      "subset layout: ranks per aggregator (0 = ranks per host)", O(group)},
     {"group-files", "group_files", IOLAB_OPT_ENUM, "aggregator", NULL, "aggregator|shared",

@@ -18,6 +18,9 @@ typedef enum {
 
 typedef enum { IOLAB_WORKLOAD_LAYOUT = 0, IOLAB_WORKLOAD_BTIO } iolab_workload_t;
 
+typedef enum { IOLAB_METADATA_OFF = 0, IOLAB_METADATA_EASY, IOLAB_METADATA_HARD } iolab_metadata_t;
+typedef enum { IOLAB_MD_DIR_PRESET = 0, IOLAB_MD_DIR_SHARED, IOLAB_MD_DIR_UNIQUE } iolab_md_dir_t;
+
 typedef enum { IOLAB_GROUP_FILES_AGGREGATOR = 0, IOLAB_GROUP_FILES_SHARED } iolab_group_files_t;
 
 /* Every core option; filled from iolab_config_options (config.c). Read-only for backends. */
@@ -51,6 +54,10 @@ typedef struct iolab_cfg {
     bool fsync_per_write;      /* sync after every write call (IOR -Y) */
     double stonewall;          /* seconds; stop, then wear out to the furthest rank (IOR -D) */
     bool unique_dir;           /* fpp: each rank's file in its own directory (IOR -u) */
+    int metadata;              /* iolab_metadata_t: the metadata benchmark instead of I/O */
+    uint64_t md_files;         /* metadata: files per rank */
+    uint64_t md_size;          /* metadata: bytes per file (0: the preset's) */
+    int md_dir;                /* metadata: iolab_md_dir_t */
     char *json;                /* JSON output file; NULL/"-" = stdout */
     bool quiet, progress;
 } iolab_cfg_t;

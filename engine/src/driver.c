@@ -289,6 +289,31 @@ static int setup_array(iolab_run_t *run, char *err, size_t len)
     return 0;
 }
 
+/* --metadata measures POSIX metadata calls itself: only the options that shape it apply. */
+static int check_metadata(const iolab_run_t *run, char *err, size_t len)
+{
+    const iolab_cfg_t *c = &run->cfg;
+    if (!c->metadata)
+        return 0;
+    if (run->be != iolab_backend_find("posix"))
+        snprintf(err, len, "--metadata measures the file system's own calls (open, stat, "
+                 "unlink): use --api posix, not %s", run->be->name);
+    else if (c->md_files < 1)
+        snprintf(err, len, "--md-files must be at least 1");
+    else if (c->collective || c->file_view || c->threads > 1 || c->random || c->stonewall > 0 ||
+             c->layout != IOLAB_LAYOUT_FPP || c->workload != IOLAB_WORKLOAD_LAYOUT ||
+             c->unique_dir || c->reorder || c->evict || c->read_times > 1)
+        snprintf(err, len, "--metadata runs its own phases (create, stat, open+read, remove): "
+                 "--layout, --workload, --collective, --file-view, --threads, --random, "
+                 "--stonewall, --unique-dir, --reorder, --evict and --read-times do not apply");
+    else if (c->md_size > (1u << 30))
+        snprintf(err, len, "--md-size %llu: metadata files are small; give at most 1 GiB",
+                 (unsigned long long)c->md_size);
+    else
+        return 0;
+    return -1;
+}
+
 /* Everything that can be checked before touching the file system. */
 static int validate(iolab_run_t *run, char *err, size_t len)
 {
@@ -312,7 +337,7 @@ static int validate(iolab_run_t *run, char *err, size_t len)
                           err, len) != 0 ||
         setup_array(run, err, len) != 0)
         return -1;
-    if (check_combinations(run, err, len) != 0)
+    if (check_metadata(run, err, len) != 0 || check_combinations(run, err, len) != 0)
         return -1;
     if (iolab_hints_collect(&run->hints, c, err, len) != 0)
         return -1;
@@ -390,7 +415,7 @@ static void progress(const iolab_run_t *run, int rep, int op, int pass, int done
 {
     if (run->rank != 0 || !run->cfg.progress)
         return;
-    fprintf(stderr, "progress %d %s %d %d/%d\n", rep, op == IOLAB_WRITE ? "write" : "read",
+    fprintf(stderr, "progress %d %s %d %d/%d\n", rep, iolab_op_name(op),
             pass, done, total);
     fflush(stderr);
 }
@@ -605,7 +630,10 @@ int iolab_driver_main(int argc, char **argv)
     run->argv = argv;
     int code = start(run, argc, argv);
     if (code < 0) {
-        run_reps(run);
+        if (run->cfg.metadata)
+            iolab_metadata_run(run);
+        else
+            run_reps(run);
         remove_files(run);
         finish_status(run);
         write_reports(run);

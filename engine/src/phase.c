@@ -523,7 +523,14 @@ static void do_phase_io(iolab_run_t *run, phase_setup_t *ps, int op, int lr, tim
 }
 
 /* Everyone learns the lowest failing rank's errno and message (MINLOC + broadcast). */
-static void agree_failure(iolab_run_t *run, int op, int err, const char *why,
+const char *iolab_op_name(int op)
+{
+    static const char *const names[] = {"write", "read", "create", "stat", "open_read",
+                                        "remove"};
+    return op >= 0 && op < (int)(sizeof names / sizeof *names) ? names[op] : "?";
+}
+
+void iolab_phase_agree_failure(iolab_run_t *run, int op, int err, const char *why,
                           uint64_t bytes_done)
 {
     struct { int val, rank; } in = {err ? run->rank : INT_MAX, run->rank}, out;
@@ -538,7 +545,7 @@ static void agree_failure(iolab_run_t *run, int op, int err, const char *why,
     MPI_Bcast(&e, 1, MPI_INT, who, run->world);
     MPI_Bcast(msg, sizeof msg, MPI_CHAR, who, run->world);
     run->fail.set = 1;
-    run->fail.phase = op == IOLAB_WRITE ? "write" : "read";
+    run->fail.phase = iolab_op_name(op);
     run->fail.rank = who;
     run->fail.err = e;
     run->fail.bytes_done = total;
@@ -577,7 +584,7 @@ static void agree_verify(iolab_run_t *run, const worker_t *w, int nw, int path_f
 }
 
 /* Gather every rank's numbers to rank 0 and compute the phase's result there. */
-static void collect(iolab_run_t *run, iolab_phase_t *ph, const iolab_rank_stat_t *me)
+void iolab_phase_collect(iolab_run_t *run, iolab_phase_t *ph, const iolab_rank_stat_t *me)
 {
     double mine[7] = {(double)me->bytes, (double)me->ops, me->open_s, me->xfer_s, me->close_s,
                       me->start, me->end};
@@ -610,7 +617,7 @@ static void collect(iolab_run_t *run, iolab_phase_t *ph, const iolab_rank_stat_t
     ph->iops = ph->time_s > 0 ? (double)ph->ops / ph->time_s : 0;
 }
 
-static void append_phase(iolab_run_t *run, const iolab_phase_t *ph)
+void iolab_phase_append(iolab_run_t *run, const iolab_phase_t *ph)
 {
     if (run->rank != 0)
         return;
@@ -663,13 +670,13 @@ int iolab_phase_run(iolab_run_t *run, int op, int rep, int pass)
     int flags[2] = {err != 0, iolab_interrupted != 0}, any[2];
     MPI_Allreduce(flags, any, 2, MPI_INT, MPI_MAX, run->world);
     if (any[0])
-        agree_failure(run, op, err, why, me.bytes);
+        iolab_phase_agree_failure(run, op, err, why, me.bytes);
     else if (op == IOLAB_READ && !any[1])  /* after an error or interrupt: garbage anyway */
         agree_verify(run, w, nw, iolab_layout_file_of(&run->layout, lr));
     if (any[1])
         iolab_interrupted = 1;
-    collect(run, &ph, &me);
-    append_phase(run, &ph);
+    iolab_phase_collect(run, &ph, &me);
+    iolab_phase_append(run, &ph);
     for (int t = 0; t < nw; t++)
         free(w[t].buf);
     free(w);

@@ -80,6 +80,18 @@ static void config(iolab_json_t *j, const iolab_run_t *run)
                                                 (uint64_t)run->ranks);
     iolab_json_int(j, "files", iolab_layout_nfiles(&run->layout));
     array(j, run);
+    if (run->cfg.metadata) {
+        int unique;
+        uint64_t size;
+        iolab_metadata_plan(run, &unique, &size);
+        iolab_json_obj(j, "metadata_plan");
+        iolab_json_uint(j, "files_per_rank", run->cfg.md_files);
+        iolab_json_uint(j, "file_bytes", size);
+        iolab_json_str(j, "dir", unique ? "unique" : "shared");
+        iolab_json_end(j, '}');
+    } else {
+        iolab_json_null(j, "metadata_plan");
+    }
     iolab_json_end(j, '}');
 }
 
@@ -153,7 +165,7 @@ static void minmax(iolab_json_t *j, const char *key, iolab_minmax_t m)
 static void phase(iolab_json_t *j, const iolab_run_t *run, const iolab_phase_t *p)
 {
     iolab_json_obj(j, NULL);
-    iolab_json_str(j, "op", p->op == IOLAB_WRITE ? "write" : "read");
+    iolab_json_str(j, "op", iolab_op_name(p->op));
     iolab_json_int(j, "pass", p->pass);
     iolab_json_str(j, "cache", p->cache);
     if (p->op == IOLAB_WRITE) {
@@ -271,6 +283,12 @@ static void op_summary(iolab_json_t *j, const char *key, const iolab_run_t *run,
 static void summary(iolab_json_t *j, const iolab_run_t *run)
 {
     iolab_json_obj(j, "summary");
+    if (run->cfg.metadata) {  /* per metadata phase; "iops" is operations per second */
+        for (int op = IOLAB_MD_CREATE; op <= IOLAB_MD_REMOVE; op++)
+            op_summary(j, iolab_op_name(op), run, op, 0);
+        iolab_json_end(j, '}');
+        return;
+    }
     if (run->cfg.write)
         op_summary(j, "write", run, IOLAB_WRITE, 0);
     if (run->cfg.read) {

@@ -106,6 +106,26 @@ void iolab_run_file_path(const iolab_run_t *run, int f, char *buf, size_t len);
  * when the run must stop (failure or interrupt, agreed by all ranks). */
 int iolab_phase_run(iolab_run_t *run, int op, int rep, int pass);
 
+/* Phase ops beyond iolab_dir_t: the metadata benchmark's (metadata.c). */
+enum { IOLAB_MD_CREATE = 2, IOLAB_MD_STAT, IOLAB_MD_READ, IOLAB_MD_REMOVE };
+
+/* "write", "read", "create", "stat", "open_read", "remove". */
+const char *iolab_op_name(int op);
+
+/* Pieces of a phase shared with the metadata benchmark (collective over run->world):
+ * everyone learns the lowest failing rank's errno and message; rank 0 gathers every rank's
+ * numbers into ph (time = latest end - earliest start) and appends it to run->phases. */
+void iolab_phase_agree_failure(iolab_run_t *run, int op, int err, const char *why,
+                               uint64_t bytes_done);
+void iolab_phase_collect(iolab_run_t *run, iolab_phase_t *ph, const iolab_rank_stat_t *me);
+void iolab_phase_append(iolab_run_t *run, const iolab_phase_t *ph);
+
+/* --metadata: the metadata benchmark's repetitions (create, stat, open+read, remove of
+ * --md-files files per rank). Stops at the first failure or interrupt. */
+void iolab_metadata_run(iolab_run_t *run);
+/* The metadata benchmark's resolved shape: a directory per rank (*unique) and file size. */
+void iolab_metadata_plan(const iolab_run_t *run, int *unique, uint64_t *size);
+
 /* Evict (when asked) and measure the page-cache residency of the run's files before a read
  * pass (collective). Fills the cache fields of *ph on every rank. */
 void iolab_phase_cache(iolab_run_t *run, int pass, iolab_phase_t *ph);
