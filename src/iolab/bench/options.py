@@ -199,7 +199,7 @@ def ior_flags_used(argv: Sequence[str]) -> bool:
 def apply_ior_defaults(values: dict[str, Any], argv: Sequence[str]) -> str | None:
     """IOR's layout where its flags are used and no layout was chosen (-F or --layout):
     one shared file. Returns the note to show, or None when iolab's default stands."""
-    if "layout" in values or "workload" in values or not ior_flags_used(argv):
+    if ({"layout", "workload", "metadata"} & values.keys()) or not ior_flags_used(argv):
         return None
     values["layout"] = IOR_SHARED_LAYOUT
     return IOR_LAYOUT_NOTE
