@@ -76,6 +76,11 @@ typedef struct iolab_backend {
                 const iolab_env_t *env, MPI_Comm world, char *err, size_t errlen);
     void (*fini)(void *state);
 
+    /* Optional: make a file ready before a phase's barrier, outside the timing (posix:
+     * preallocate). Same arguments as open, called where open will be (collective over
+     * a->comm). Returns 0 or an errno with one line in err. NULL: nothing to do. */
+    int (*prepare)(void *state, const iolab_open_args_t *a, char *err, size_t errlen);
+
     /* Open (or create) one file; *fh is the handle for the other calls. */
     int (*open)(void *state, const iolab_open_args_t *args, void **fh, char *err, size_t errlen);
 

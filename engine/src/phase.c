@@ -476,24 +476,49 @@ static void record_hints(iolab_run_t *run, void *fh)
     }
 }
 
+/* What open (and prepare) get for the file of logical rank lr. path: 4096 bytes. The
+ * caller frees a->info. */
+static void open_args(iolab_run_t *run, const phase_setup_t *ps, int op, int lr, char *path,
+                      iolab_open_args_t *a)
+{
+    int f = iolab_layout_file_of(&run->layout, lr);
+    iolab_run_file_path(run, f, path, 4096);
+    *a = (iolab_open_args_t){path, ps->comm, (iolab_dir_t)op,
+                             iolab_layout_file_bytes(&run->layout, f),
+                             iolab_hints_info(&run->hints),
+                             run->layout.kind == IOLAB_LAYOUT_SUBARRAY ? &run->decomp : NULL};
+}
+
+/* Before the barrier: the backend's untimed preparation of the files a write creates. */
+static void prepare_files(iolab_run_t *run, phase_setup_t *ps, int op, int lr)
+{
+    if (op != IOLAB_WRITE || !run->be->prepare || !ps->does_io)
+        return;
+    char path[4096];
+    iolab_open_args_t a;
+    open_args(run, ps, op, lr, path, &a);
+    int e = run->be->prepare(run->be_state, &a, ps->w[0].why, sizeof ps->w[0].why);
+    if (a.info != MPI_INFO_NULL)
+        MPI_Info_free(&a.info);
+    run->files_exist = 1;
+    for (int t = 0; e && t < ps->nw; t++)
+        ps->w[t].err = ps->w[t].err ? ps->w[t].err : e;
+}
+
 /* Open, move, sync, close; fills tl and the workers' counts and errors. */
 static void do_phase_io(iolab_run_t *run, phase_setup_t *ps, int op, int lr, timeline_t *tl,
                         double t0, iolab_phase_t *ph)
 {
     char path[4096], err[IOLAB_ERRLEN] = "";
-    int f = iolab_layout_file_of(&run->layout, lr), e = 0;
+    int e = 0;
     void *fh = NULL;
-    iolab_run_file_path(run, f, path, sizeof path);
     tl->open_start = MPI_Wtime() - t0;
     if (ps->does_io) {
-        MPI_Info info = iolab_hints_info(&run->hints);
-        iolab_open_args_t a = {path, ps->comm, (iolab_dir_t)op,
-                               iolab_layout_file_bytes(&run->layout, f), info,
-                               run->layout.kind == IOLAB_LAYOUT_SUBARRAY ? &run->decomp
-                                                                         : NULL};
+        iolab_open_args_t a;
+        open_args(run, ps, op, lr, path, &a);
         e = run->be->open(run->be_state, &a, &fh, err, sizeof err);
-        if (info != MPI_INFO_NULL)
-            MPI_Info_free(&info);
+        if (a.info != MPI_INFO_NULL)
+            MPI_Info_free(&a.info);
         if (e) {  /* no handle: the workers must not touch it */
             fh = NULL;
             for (int t = 0; t < ps->nw; t++)
@@ -649,6 +674,7 @@ int iolab_phase_run(iolab_run_t *run, int op, int rep, int pass)
                               0x5851F42D4C957F2Dull};
     phase_setup_t ps;
     setup_phase(run, &proto, &ps);
+    prepare_files(run, &ps, op, lr);
     timeline_t tl;
     MPI_Barrier(run->world);
     double t0 = MPI_Wtime();

@@ -1,9 +1,13 @@
 /* iolab-bench backend "posix": open/pread/pwrite/close on plain files.
  * Modes: buffered (page cache), sync (O_DSYNC: every write reaches storage), fsync (buffered,
  * fsync before close, inside the timing) and direct (O_DIRECT: no page cache; the core's
- * buffers are aligned to the logical block size, sizes and offsets are checked here). */
+ * buffers are aligned to the logical block size, sizes and offsets are checked here).
+ * --posix.preallocate reserves each file's blocks with posix_fallocate before the timed
+ * writes (as fio does): without it, O_DIRECT writes that extend a file are serialised by
+ * ext4's inode lock. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,12 +20,16 @@ enum { MODE_BUFFERED = 0, MODE_SYNC, MODE_FSYNC, MODE_DIRECT };
 
 typedef struct posix_opts {
     int mode;
+    bool preallocate;
 } posix_opts_t;
 
 static const iolab_option_t posix_options[] = {
     {"posix.mode", "posix_mode", IOLAB_OPT_ENUM, "buffered", NULL, "buffered|sync|fsync|direct",
      "posix api: page cache, O_DSYNC, fsync before close, or O_DIRECT",
      offsetof(posix_opts_t, mode)},
+    {"posix.preallocate", "posix_preallocate", IOLAB_OPT_BOOL, "false", NULL, NULL,
+     "posix api: posix_fallocate each file to its final size before the timed writes",
+     offsetof(posix_opts_t, preallocate)},
     {NULL, NULL, 0, NULL, NULL, NULL, NULL, 0}};
 
 typedef struct posix_file {
@@ -94,9 +102,9 @@ static int posix_open(void *state, const iolab_open_args_t *a, void **fh, char *
     MPI_Comm_size(a->comm, &csize);
     int fd = -1, e = 0;
     /* A shared file is truncated once, by the first rank, before the others open it: a late
-     * O_TRUNC would cut data another rank already wrote. */
+     * O_TRUNC would cut data another rank already wrote (or, preallocated, its blocks). */
     if (a->dir == IOLAB_WRITE && crank == 0) {
-        fd = open(a->path, flags | O_TRUNC, 0644);
+        fd = open(a->path, flags | (o->preallocate ? 0 : O_TRUNC), 0644);
         e = fd < 0 ? errno : 0;
     }
     if (csize > 1 && a->dir == IOLAB_WRITE)
@@ -117,6 +125,28 @@ static int posix_open(void *state, const iolab_open_args_t *a, void **fh, char *
     *f = (posix_file_t){fd, o->mode, a->dir == IOLAB_WRITE};
     *fh = f;
     return 0;
+}
+
+/* --posix.preallocate, before the phase's barrier: the file's first rank creates it afresh
+ * and reserves its final size (collective over a->comm). */
+static int posix_prepare(void *state, const iolab_open_args_t *a, char *err, size_t errlen)
+{
+    const posix_opts_t *o = state;
+    int crank = 0, e = 0;
+    if (!o->preallocate || a->dir != IOLAB_WRITE)
+        return 0;
+    MPI_Comm_rank(a->comm, &crank);
+    if (crank == 0) {
+        int fd = open(a->path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        e = fd < 0 ? errno : posix_fallocate(fd, 0, (off_t)a->file_bytes);
+        if (fd >= 0 && close(fd) != 0 && !e)
+            e = errno;
+        if (e)
+            snprintf(err, errlen, "posix_fallocate %s (%llu bytes): %s", a->path,
+                     (unsigned long long)a->file_bytes, strerror(e));
+    }
+    MPI_Bcast(&e, 1, MPI_INT, 0, a->comm);
+    return e;
 }
 
 static int64_t posix_xfer(void *fh, iolab_dir_t dir, void *buf, uint64_t offset, uint64_t len)
@@ -171,6 +201,7 @@ const iolab_backend_t iolab_backend_posix = {
     .options_size = sizeof(posix_opts_t),
     .init = posix_init,
     .fini = posix_fini,
+    .prepare = posix_prepare,
     .open = posix_open,
     .xfer = posix_xfer,
     .xfer_vec = NULL,
