@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from engine_helpers import B, S, T, Engine, _env, doc, run_engine
+from engine_helpers import B, Engine, S, T, _env, doc, run_engine
 
 
 def args(scratch: Path, *extra: str) -> list[str]:
