@@ -43,6 +43,22 @@ typedef struct iolab_vec {
     uint64_t offset, count, length, stride;
 } iolab_vec_t;
 
+/* --posix.queue-depth: the core's side of a queue of transfers. next() fills slot s (0 ..
+ * depth-1; its buffer is free again) with the next transfer and returns 1, or 0 when none
+ * is left (the end, an error, an interrupt); done() gives slot s back with the bytes moved or
+ * -errno. The backend calls them from the thread that called xfer_queue. */
+typedef struct iolab_qslot {
+    void *buf;
+    uint64_t offset, len;
+} iolab_qslot_t;
+
+typedef struct iolab_queue {
+    int (*next)(void *ctx, int slot, iolab_qslot_t *q);
+    void (*done)(void *ctx, int slot, int64_t result);
+    void *ctx;
+    int depth;
+} iolab_queue_t;
+
 /* What open needs. All pointers stay valid until close returns. */
 typedef struct iolab_open_args {
     const char *path;         /* file name (fpp: already suffixed with .<rank>) */
@@ -99,6 +115,14 @@ typedef struct iolab_backend {
      * -errno. NULL when not capable. */
     int64_t (*xfer_boxes)(void *fh, iolab_dir_t dir, void *buf, const iolab_box_t *boxes,
                           int n);
+
+    /* Optional: transfers with up to q->depth requests in flight (io_uring), each slot
+     * refilled as it completes, until next() has none. Returns 0, or an errno when the
+     * queue itself failed. NULL when not capable. */
+    int (*xfer_queue)(void *fh, iolab_dir_t dir, const iolab_queue_t *q);
+    /* Optional: requests kept in flight per rank (the backend's option; 1: one at a time,
+     * through xfer). Called after init. */
+    int (*queue_depth)(const void *state);
 
     /* Flush written data to stable storage (fsync, MPI_File_sync, H5Fflush). */
     int (*sync)(void *fh);

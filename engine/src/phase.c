@@ -172,6 +172,57 @@ static void *worker_loop(void *arg)
     return NULL;
 }
 
+/* --posix.queue-depth: the core's side of the backend's queue (see iolab_queue_t). */
+typedef struct queue_ctx {
+    worker_t *w;
+    uint64_t next;              /* next transfer index */
+    uint64_t *offsets;          /* per slot: the offset in flight (verify) */
+} queue_ctx_t;
+
+static int queue_next(void *ctx, int slot, iolab_qslot_t *q)
+{
+    queue_ctx_t *c = ctx;
+    worker_t *w = c->w;
+    uint64_t t = w->run->layout.transfer;
+    if (w->err || iolab_interrupted || c->next >= w->last)
+        return 0;
+    uint64_t off = xfer_offset(w, c->next++);
+    unsigned char *buf = w->buf + (uint64_t)slot * t;
+    if (w->op == IOLAB_WRITE && w->run->cfg.verify)
+        iolab_pattern_fill(buf, t, w->lr, off, w->prep);
+    c->offsets[slot] = off;
+    *q = (iolab_qslot_t){buf, off, t};
+    return 1;
+}
+
+static void queue_done(void *ctx, int slot, int64_t result)
+{
+    queue_ctx_t *c = ctx;
+    worker_t *w = c->w;
+    uint64_t t = w->run->layout.transfer;
+    int e = moved(w, result, t);
+    if (e) {
+        w->err = w->err ? w->err : e;
+        return;
+    }
+    w->bytes += t;
+    w->ops++;
+    if (w->op == IOLAB_READ && w->run->cfg.verify)
+        check_data(w, w->buf + (uint64_t)slot * t, t, w->lr, c->offsets[slot]);
+}
+
+/* The rank's transfers through the backend's queue, depth requests in flight. */
+static void queue_loop(worker_t *w, int depth)
+{
+    queue_ctx_t c = {w, w->first, calloc((size_t)depth, sizeof(uint64_t))};
+    iolab_queue_t q = {queue_next, queue_done, &c, depth};
+    int e = c.offsets && w->fh ? w->run->be->xfer_queue(w->fh, (iolab_dir_t)w->op, &q)
+                               : ENOMEM;
+    if (e && !w->err)
+        w->err = e;
+    free(c.offsets);
+}
+
 /* --stonewall: each rank stopped at its deadline (or finished); all agree on the furthest
  * count and wear out to it, so every rank moves the same amount (IOR -D with wear-out).
  * Collective over the world. Fills the phase's stonewall numbers. */
@@ -385,6 +436,14 @@ static MPI_Comm open_comm(const iolab_run_t *run, int *does_io)
     }
 }
 
+/* Requests the backend keeps in flight (--posix.queue-depth), 1 without a queue. */
+static int queue_depth(const iolab_run_t *run)
+{
+    int d = run->be->queue_depth && run->be->xfer_queue ? run->be->queue_depth(run->be_state)
+                                                        : 1;
+    return d > 1 ? d : 1;
+}
+
 /* Workers and buffers for this rank's share (threads split the transfers evenly). */
 static void setup_phase(iolab_run_t *run, const worker_t *proto, phase_setup_t *ps)
 {
@@ -413,7 +472,7 @@ static void setup_phase(iolab_run_t *run, const worker_t *proto, phase_setup_t *
     if (proto->op == IOLAB_READ && run->sw_written && run->sw_written < n)
         n = run->sw_written;  /* what a stonewalled write left */
     uint64_t len = run->cfg.file_view ? iolab_layout_rank_bytes(&run->layout)
-                                      : run->layout.transfer;
+                                      : run->layout.transfer * (uint64_t)queue_depth(run);
     if (run->layout.kind == IOLAB_LAYOUT_SUBARRAY)
         len = iolab_decomp_step_bytes(&run->decomp, proto->lr);
     for (int t = 0; t < ps->nw; t++) {
@@ -442,6 +501,8 @@ static void transfer_all(iolab_run_t *run, phase_setup_t *ps, void *fh, iolab_ph
         aggregated_loop(&w[0], ps->aggbuf, ps->kg);
     else if (run->cfg.file_view)
         vector_xfer(&w[0]);
+    else if (ps->nw == 1 && queue_depth(run) > 1)
+        queue_loop(&w[0], queue_depth(run));
     else if (ps->nw == 1 && run->cfg.stonewall > 0) {
         worker_loop(&w[0]);
         wear_out(&w[0], ph);
