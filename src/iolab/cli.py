@@ -23,6 +23,7 @@ VERBS: dict[str, str] = {
     "profile": "iolab.profile.cli",
     "diagnose": "iolab.diagnose.cli",
     "buffer": "iolab.buffer.cli",
+    "hints": "iolab.hints.cli",
 }
 
 
