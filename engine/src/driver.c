@@ -262,11 +262,14 @@ static int setup_array(iolab_run_t *run, char *err, size_t len)
     const char *grid = c->grid ? c->grid : btio ? "64x64x64" : NULL;
     uint64_t dims[IOLAB_GRID_MAXDIMS], pdims[IOLAB_GRID_MAXDIMS];
     int nd = grid ? iolab_grid_parse(grid, dims, IOLAB_GRID_MAXDIMS) : 0, pg[4] = {0};
+    if (!grid) {
+        snprintf(err, len, "--layout subarray needs --grid (the global array, e.g. --grid "
+                 "2048x1024x256)");
+        return -1;
+    }
     if (nd <= 0) {
-        snprintf(err, len, grid ? "--grid %s: give 1 to 4 whole numbers from 1 to 2^31-1 "
-                 "separated by x, slowest dimension first (e.g. --grid 2048x1024x256)"
-                 : "--layout subarray needs --grid (the global array, e.g. --grid "
-                 "2048x1024x256)%s", grid ? grid : "");
+        snprintf(err, len, "--grid %s: give 1 to 4 whole numbers from 1 to 2^31-1 separated "
+                 "by x, slowest dimension first (e.g. --grid 2048x1024x256)", grid);
         return -1;
     }
     if (c->pgrid) {
