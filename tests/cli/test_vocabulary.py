@@ -122,7 +122,7 @@ def test_closed_pipe_is_not_the_fail_on_code(tmp_path: Path) -> None:
     pytest.importorskip("darshan", reason="pydarshan (PyPI darshan) is not installed")
     if not corpus.GENERATED_LOGS:
         pytest.skip(corpus.GENERATED_MISSING)
-    log = corpus.GENERATED_DIR / "posix_write_1M_x_64B.darshan"  # has HIGH findings
+    log = corpus.GENERATED_DIR / "stdio_fwrite_2M_x_512B.darshan"  # has HIGH findings
     assert iolab("diagnose", "--fail-on", "high", str(log)).returncode == 1
     proc = subprocess.Popen([sys.executable, "-m", "iolab", "diagnose", "--fail-on", "high",
                              str(log)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)

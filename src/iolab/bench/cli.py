@@ -118,19 +118,18 @@ def _launch_spec(args: argparse.Namespace) -> launch.LaunchSpec:
                              mpi=args.mpi, extra=launch.parse_launcher_args(args.launcher_args))
 
 
-def _cases(args: argparse.Namespace) -> tuple[list[jobs.Case], bool]:
-    """The cases to run, and whether they need a scratch directory (no --path given)."""
+def _cases(args: argparse.Namespace) -> tuple[list[jobs.Case], bool, str | None]:
+    """The cases to run, whether they need a scratch directory (no --path given), and the
+    note to show once every check passed (IOR's layout chosen for IOR's flags)."""
     values = options.set_options(args)
     note = options.apply_ior_defaults(values, getattr(args, "bench_argv", []))
-    if note:
-        print(f"iolab bench: {note}", file=sys.stderr)
     # each MPI library's build has its own backends (Debian has no PnetCDF for MPICH)
     table = args.engine_table if args.mpi != "mpich" else \
         options.load_table(paths.engine_for_mpi(args.mpi))
     options.check_api(values, table)
     if not values:
-        return list(jobs.DEFAULT_JOB), True
-    return [jobs.user_case(args.label, options.engine_argv(values))], "path" not in values
+        return list(jobs.DEFAULT_JOB), True, note
+    return [jobs.user_case(args.label, options.engine_argv(values))], "path" not in values, note
 
 
 def run(args: argparse.Namespace) -> int:
@@ -140,11 +139,13 @@ def run(args: argparse.Namespace) -> int:
         # name the missing mpirun rather than the engine's abort message.
         launch.prepare(spec, ["iolab-bench"])
         raise UsageError(args.engine_error)
-    cases, needs_scratch = _cases(args)
+    cases, needs_scratch, note = _cases(args)
     engine = paths.engine_for_mpi(args.mpi)
     _check_test_files(args, spec)
     fixed = ("--quiet", "--progress")  # JSON on stdout, progress lines on stderr
     if args.dry_run:
+        if note:
+            print(f"iolab bench: {note}", file=sys.stderr)
         for case in cases:
             # a path that exists when the line is pasted (the engine removes its files)
             path = ("--path", f"./iolab-bench.{case.scratch_name}") if needs_scratch else ()
@@ -171,6 +172,8 @@ def run(args: argparse.Namespace) -> int:
         elif scratch is not None:
             print(f"iolab bench: test files kept (-k) in {scratch.dir}", file=sys.stderr)
         conn.close()
+    if note and stored:  # said once something ran: bad input stays one line
+        print(f"iolab bench: {note}", file=sys.stderr)
     _print_summary(args, stored, _heading(stored) if needs_scratch and not
                    options.set_options(args) else None)
     statuses = {r["status"] for r in stored}
