@@ -75,6 +75,8 @@ class Model:
     mods: dict[str, ModuleData]
     stripes: dict[int, tuple[int, int]]
     trace: Trace | None = None
+    # Record id -> the Lustre OST indices the file is striped over (Darshan LUSTRE module).
+    lustre_osts: dict[int, tuple[int, ...]] = field(default_factory=dict)
     metrics: Metrics = field(init=False)
 
     def mod(self, name: str) -> ModuleData | None:
@@ -217,7 +219,8 @@ def build_model(
         rank_hosts=rank_hosts,
     )
     model = Model(job=job, files=files, mods=mods, stripes=stripes,
-                  trace=build_trace(raws, offsets, files))
+                  trace=build_trace(raws, offsets, files),
+                  lustre_osts={k: v for r in raws for k, v in r.lustre_osts.items()})
     model.metrics = derive(model)
     return model
 

@@ -88,7 +88,7 @@ def _independent_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
     return Fix(
         text=("Use the collective calls (MPI_File_write_at_all / read_at_all, or a file view "
               "plus write_all) so that ROMIO merges the ranks' pieces into large requests."),
-        artifacts=fixes.snippets("collective_io") + fixes.romio_hints({key: "enable"},
+        artifacts=fixes.snippets("collective_io") + fixes.romio_hints(model, {key: "enable"},
                                                                       "romio_hints_collective"))
 
 
@@ -143,7 +143,8 @@ def _cb_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
     return Fix(
         text=("Turn on collective buffering with aggregators per node and a buffer matched to "
               "the stripe; with independent calls, switch to collective ones first."),
-        artifacts=fixes.romio_hints(hints, "romio_hints_cb") + fixes.snippets("collective_io"))
+        artifacts=fixes.romio_hints(model, hints, "romio_hints_cb", hit.data.get("paths", []))
+        + fixes.snippets("collective_io"))
 
 
 def _nonblocking(model: Model, th: Thresholds) -> list[Hit]:
@@ -204,7 +205,8 @@ def _aggregators_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
     nodes = model.job.nodes or 1
     return Fix(text=("Use two (up to four) aggregators per node: cb_config_list *:2 and "
                      f"cb_nodes {2 * nodes}; measure, the best value depends on the system."),
-               artifacts=fixes.romio_hints({"cb_config_list": "*:2", "cb_nodes": str(2 * nodes)},
+               artifacts=fixes.romio_hints(model, {"cb_config_list": "*:2",
+                                                   "cb_nodes": str(2 * nodes)},
                                            "romio_hints_aggregators"))
 
 
