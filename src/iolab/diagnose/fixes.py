@@ -50,7 +50,7 @@ ROMIO_HINTS: dict[str, str] = {
     "romio_cb_read": "mode", "romio_cb_write": "mode", "romio_no_indep_rw": "bool",
     "romio_ds_read": "mode", "romio_ds_write": "mode", "ind_rd_buffer_size": "bytes",
     "ind_wr_buffer_size": "bytes", "striping_unit": "stripe", "striping_factor": "osts",
-    "romio_cb_alltoall": "mode", "romio_cb_pfr": "mode", "romio_cb_fr_types": "mode",
+    "romio_cb_alltoall": "mode", "romio_cb_pfr": "mode",
     "romio_lustre_co_ratio": "count", "romio_lustre_coll_threshold": "bytes",
     "romio_lustre_ds_in_coll": "mode", "romio_min_fdomain_size": "bytes",
 }
@@ -133,6 +133,24 @@ def _cray_patterns(facts: JobFacts, paths: Iterable[str]) -> list[str]:
     return out[:32]
 
 
+def _cray_hints(facts: JobFacts, hints: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
+    """The hints as MPICH_MPIIO_HINTS can carry them: ``:`` separates its fields, so
+    ``cb_config_list *:N`` becomes ``cb_nodes`` (N per node times the nodes) when the nodes
+    are known, else it is left to MPI_Info_set."""
+    out = {k: v for k, v in hints.items() if k != "cb_config_list"}
+    notes = []
+    if "cb_config_list" in hints:
+        per = int(hints["cb_config_list"].split(":")[1])
+        if facts.nodes and "cb_nodes" not in out:
+            out["cb_nodes"] = str(min(per * facts.nodes, facts.nprocs))
+            notes.append(f"# cb_config_list *:{per} as cb_nodes ({per} per node x "
+                         f"{facts.nodes} node(s)): its ':' cannot be written here")
+        else:
+            notes.append(f"# cb_config_list *:{per}: set it with MPI_Info_set (its ':' cannot be "
+                         "written in MPICH_MPIIO_HINTS)")
+    return out, notes
+
+
 def _ompio_lines(facts: JobFacts, hints: Mapping[str, str]) -> tuple[list[str], list[str]]:
     """OMPIO's MCA equivalents of ROMIO hints, and the hints it has no equivalent for."""
     env: list[str] = []
@@ -163,10 +181,12 @@ def romio_hints(model: Model, hints: Mapping[str, str], stem: str = "romio_hints
                 paths: Iterable[str] = ()) -> list[Artifact]:
     """MPI-IO hints in the form the job's MPI library reads (see the module docstring);
     ``paths``: the files the finding names (Cray patterns; ``*`` without them). Nothing when
-    the job has no MPI-IO or no hint is worth setting."""
+    the job has no MPI-IO, when the named files are none of its MPI-IO files (hints would
+    reach only the others), or when no hint is worth setting."""
     facts = job_facts(model)
     lib = facts.mpi
-    if lib.name == "none":
+    named = list(paths)
+    if lib.name == "none" or (named and not set(named) & facts.mpi_paths):
         return []
     kept, dropped = _valid_hints(facts, model, hints)
     if not kept:
@@ -201,11 +221,12 @@ def romio_hints(model: Model, hints: Mapping[str, str], stem: str = "romio_hints
                             "export ROMIO_PRINT_HINTS=1  # check in the job output that they "
                             "applied\n", "ROMIO: source before mpirun/srun"))
     if lib.name in ("cray-mpich", "unknown"):
-        pats = _cray_patterns(facts, paths) or ["*"]
-        kv = ":".join(f"{k}={v}" for k, v in kept.items())
+        cray, notes = _cray_hints(facts, kept)
+        pats = _cray_patterns(facts, named) or ["*"]
+        kv = ":".join(f"{k}={v}" for k, v in cray.items())
         spec = ",".join(f"{p}:{kv}" for p in pats)
         out.append(Artifact("mpich-hints", f"{stem}.cray.env",
-                            "\n".join(head) + "\n"
+                            "\n".join(head + notes) + "\n"
                             f"export MPICH_MPIIO_HINTS={shlex.quote(spec)}\n"
                             "export MPICH_MPIIO_HINTS_DISPLAY=1  # Cray MPICH prints the hints "
                             "it used\n", "Cray MPICH"))
@@ -221,16 +242,6 @@ def stripe_size(n: int) -> int:
     (requests of 4 KiB never become a 4 KiB stripe)."""
     n = max(int(n), LUSTRE_STRIPE_UNIT)
     return min(n - n % LUSTRE_STRIPE_UNIT, LUSTRE_STRIPE_MAX)
-
-
-def stripe_count_for(model: Model, size_bytes: int, writers: int) -> int:
-    """A stripe count for a file of ``size_bytes`` written by ``writers`` ranks: NERSC's
-    guidance by size (1 GB-10 GB: 8, 10-100 GB: 24, 100 GB-1 TB: 72, more: 144), at most
-    one OST per writer for shared files, at most the OSTs the log saw (8 when it saw none)."""
-    gb = size_bytes / 1e9
-    by_size = 1 if gb < 1 else 8 if gb < 10 else 24 if gb < 100 else 72 if gb < 1000 else 144
-    cap = job_facts(model).osts_known or 8
-    return max(1, min(by_size, max(writers, 1), cap))
 
 
 def _size_arg(size: int) -> str:
@@ -279,7 +290,7 @@ def lfs_setstripe(model: Model, paths: Iterable[str], count: int, size: int, nam
             break
     if n == 0:
         return []
-    for d in dirs[:5]:
+    for d in ([] if keep_count else dirs[:5]):
         new = shlex.quote(os.path.join(d, "iolab-striped"))
         lines.append(f"# next run: write the output into a new directory with this layout "
                      f"(point the program's output path there): mkdir {new} && lfs setstripe "

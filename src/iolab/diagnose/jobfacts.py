@@ -103,6 +103,8 @@ def mpi_library(model: Model) -> MpiLibrary:
     romio_seen = len(keys & _ROMIO_REPORTED) >= 3
     cray_pe = [m for m, _ in job.mounts if _CRAY_PE.match(m)]
     io_default = "romio" if romio_seen else "unknown"
+    if not has_mpiio:  # hints have nothing to act on
+        return MpiLibrary("none", "none", "no MPI-IO records")
     if (m := _OPEN_MPI.search(hay)) is not None:
         io = "romio" if romio_seen else "ompio"
         why = f"Open MPI trace in the log ({m.group(0).strip('/')})"
@@ -116,8 +118,6 @@ def mpi_library(model: Model) -> MpiLibrary:
     if cray_pe and not re.search(r"/opt/aurora/", hay + "\n".join(m for m, _ in job.mounts)):
         return MpiLibrary("cray-mpich", "romio",
                           f"Cray programming environment mounted ({cray_pe[0]})")
-    if not has_mpiio:
-        return MpiLibrary("none", "none", "no MPI-IO records")
     return MpiLibrary("unknown", io_default,
                       "the log does not say which MPI library ran"
                       + ("; the hints in effect are ROMIO's" if romio_seen else ""))

@@ -72,7 +72,7 @@ FILE *f = fopen(FILENAME, "w");
 static char iobuf[64 << 20];                 /* 64 MiB, as IOBUF's case study */
 setvbuf(f, iobuf, _IOFBF, sizeof iobuf);     /* before the first I/O on f */
 /* For raw write(): collect records in a buffer and write() it when full. */
-/* No code change at all: iolab buffer -- ./app   (or LD_PRELOAD=libiolab-buffer.so) */
+/* No code change at all: iolab buffer -- PROGRAM ARGS   (or LD_PRELOAD=libiolab-buffer.so) */
 """,
     ("buffered_writes", "fortran"): """\
 ! Write in large unformatted blocks instead of many small records.

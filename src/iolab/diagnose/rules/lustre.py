@@ -150,8 +150,7 @@ def _stripe_size(model: Model, th: Thresholds) -> list[Hit]:
 
 
 def _stripe_size_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
-    s = int(hit.data.get("stripe", MiB))
-    s = max(MiB, (s // MiB) * MiB) if s >= MiB else MiB
+    s = fixes.stripe_size(int(hit.data.get("stripe", MiB)))  # a Lustre size: 64 KiB multiple
     return Fix(text=(f"Match stripe size and request size: stripe {fmt_bytes(s)} and tell MPI-IO "
                      "(striping_unit), or make requests a multiple of the stripe."),
                artifacts=fixes.romio_hints(model, {"striping_unit": str(s)}, "romio_hints_stripe",

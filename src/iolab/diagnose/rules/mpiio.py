@@ -88,8 +88,8 @@ def _independent_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
     return Fix(
         text=("Use the collective calls (MPI_File_write_at_all / read_at_all, or a file view "
               "plus write_all) so that ROMIO merges the ranks' pieces into large requests."),
-        artifacts=fixes.snippets("collective_io") + fixes.romio_hints(model, {key: "enable"},
-                                                                      "romio_hints_collective"))
+        artifacts=fixes.snippets("collective_io") + fixes.romio_hints(
+            model, {key: "enable"}, "romio_hints_collective", [e.path for e in hit.files]))
 
 
 def _cb(model: Model, th: Thresholds) -> list[Hit]:
