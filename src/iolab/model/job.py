@@ -19,6 +19,7 @@ from iolab.model.metrics import Metrics, derive
 from iolab.model.raw import RawJob
 from iolab.model.tables import ModuleData, concat_modules, module_tables
 from iolab.model.trace import Trace, build_trace
+from iolab.model.workflow import LogSpan, workflow_run_time
 
 # Modules whose record names are file paths (H5D / PNETCDF_VAR name datasets and variables).
 FILE_MODULES = ("POSIX", "STDIO", "MPI-IO", "H5F", "PNETCDF_FILE")
@@ -49,6 +50,8 @@ class Job:
     # Host of each rank (ranks renumbered like the records), when a source knows it: iolab
     # profiles record it per process, Darshan's DXT records per rank.
     rank_hosts: dict[int, str] = field(default_factory=dict)
+    # Each log of the job, in the order given (several logs of one workflow).
+    logs: list[LogSpan] = field(default_factory=list)
 
 
 @dataclass
@@ -188,7 +191,10 @@ def build_model(
         stripes.update(r.stripes)
     start = min(r.start_time for r in raws)
     end = max(r.end_time for r in raws)
-    run = max(r.run_time_s for r in raws) if len(raws) == 1 else max(end - start, 0.0)
+    logs = [LogSpan(source=(r.source_paths or [""])[0], jobid=r.jobid, exe=r.exe,
+                    start_time=r.start_time, end_time=r.end_time, run_time_s=r.run_time_s,
+                    first_rank=off, nprocs=max(r.nprocs, 1)) for r, off in zip(raws, offsets)]
+    run = raws[0].run_time_s if len(raws) == 1 else workflow_run_time(logs)
     rank_hosts = {off + rank: host for r, off in zip(raws, offsets)
                   for rank, host in r.rank_hosts.items() if host}
     known_nodes = nodes or next((r.nodes for r in raws if r.nodes), None)
@@ -217,6 +223,7 @@ def build_model(
         n_logs=len(raws),
         hints=_hints(raws),
         rank_hosts=rank_hosts,
+        logs=logs,
     )
     model = Model(job=job, files=files, mods=mods, stripes=stripes,
                   trace=build_trace(raws, offsets, files),
