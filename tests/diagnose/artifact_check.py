@@ -102,19 +102,21 @@ def _romio_file(job: Job, art: Artifact) -> list[str]:
 
 
 def _env_values(art: Artifact) -> tuple[dict[str, str], list[str]]:
-    """Source an environment file in an empty environment; its exported variables."""
+    """Source an environment file in an empty environment, from another directory than the
+    file's; its exported variables (``__DIR``: the file's directory)."""
     bad = [f"{art.name}: line is not an export: {ln!r}" for ln in art.content.splitlines()
            if ln.strip() and not ln.startswith("#") and not ln.startswith("export ")]
     with tempfile.NamedTemporaryFile("w", suffix=".env") as fh:
         fh.write(art.content)
         fh.flush()
-        r = _bash(["-c", '. "$1" && for v in $(compgen -e); do printf "%s=%s\\0" "$v" "${!v}";'
-                   " done", "_", fh.name])
+        r = _bash(["-c", 'cd / && . "$1" && for v in $(compgen -e); do printf "%s=%s\\0" "$v"'
+                   ' "${!v}"; done', "_", fh.name])
     if r.returncode != 0:
         return {}, bad + [f"{art.name}: sourcing failed: {r.stderr.strip()}"]
     vals = dict(kv.split("=", 1) for kv in r.stdout.split("\0") if "=" in kv)
     for k in ("PATH", "PWD", "SHLVL", "OLDPWD", "_"):
         vals.pop(k, None)
+    vals["__DIR"] = os.path.dirname(fh.name)
     return vals, bad
 
 
@@ -161,6 +163,7 @@ def _ompio(name: str, value: str, where: str) -> list[str]:
 
 def _env_file(job: Job, art: Artifact, siblings: list[Artifact]) -> list[str]:
     vals, out = _env_values(art)
+    here = vals.pop("__DIR")
     for name, value in vals.items():
         where = f"{art.name}: {name}"
         if name not in ALLOWED_ENV:
@@ -169,6 +172,8 @@ def _env_file(job: Job, art: Artifact, siblings: list[Artifact]) -> list[str]:
             base = os.path.basename(value)
             if not any(a.kind == "romio-hints" and a.name == base for a in siblings):
                 out.append(f"{where} names {base}, which the fix does not include")
+            if os.path.dirname(value) != here:
+                out.append(f"{where}={value}: not beside the sourced file ({here})")
         elif name == "MPICH_MPIIO_HINTS":
             out += _cray(job, value, where)
         elif name in ("IOLAB_BUFFER", "IOBUF_PARAMS"):

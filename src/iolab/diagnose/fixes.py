@@ -64,6 +64,8 @@ OMPIO_MCA = ("OMPI_MCA_io_ompio_bytes_per_agg", "OMPI_MCA_io_ompio_num_aggregato
              "OMPI_MCA_fcoll", "OMPI_MCA_fs_lustre_stripe_size", "OMPI_MCA_fs_lustre_stripe_width")
 OMPIO_TO_ROMIO = ("switch to ROMIO with `mpirun --mca io romio321` (Open MPI 4.x; romio341 in "
                   "5.x) and the ROMIO hints file")
+# The directory of the sourced file, so that it can be sourced from anywhere.
+_HERE = '$(cd "$(dirname "${BASH_SOURCE[0]:-$0}")" && pwd)'
 # Characters a pattern list cannot hold as they are (separators, glob metacharacters); the
 # shell quoting of the whole list takes care of the rest.
 _PATTERN_UNSAFE = set(",:*?[]\\\n\t")
@@ -204,7 +206,7 @@ def romio_hints(model: Model, hints: Mapping[str, str], stem: str = "romio_hints
             lines += [f"# no OMPIO equivalent for {', '.join(none)}: to use them, "
                       f"{OMPIO_TO_ROMIO}:",
                       "#   export OMPI_MCA_io=^ompio  # = mpirun --mca io romio321 (4.x)",
-                      f"#   export ROMIO_HINTS=\"$PWD/{stem}.txt\""]
+                      f"#   export ROMIO_HINTS=\"{_HERE}/{stem}.txt\""]
         if env or none:
             out.append(Artifact("ompio-mca", f"{stem}.ompio.env", "\n".join(lines) + "\n",
                                 "Open MPI (OMPIO): source before mpirun"))
@@ -217,7 +219,7 @@ def romio_hints(model: Model, hints: Mapping[str, str], stem: str = "romio_hints
         switch = ("export OMPI_MCA_io=^ompio  # Open MPI: use ROMIO (= mpirun --mca io "
                   "romio321 on 4.x); OMPIO ignores ROMIO_HINTS\n") if lib.io == "ompio" else ""
         out.append(Artifact("env", f"{stem}.env",
-                            switch + f"export ROMIO_HINTS=\"$PWD/{stem}.txt\"\n"
+                            switch + f"export ROMIO_HINTS=\"{_HERE}/{stem}.txt\"\n"
                             "export ROMIO_PRINT_HINTS=1  # check in the job output that they "
                             "applied\n", "ROMIO: source before mpirun/srun"))
     if lib.name in ("cray-mpich", "unknown"):
@@ -372,6 +374,16 @@ def slurm_affinity(model: Model, core_spec: int = 4, threads: int | None = None
     lines.append(f'srun -n "$NTASKS" -c "$CPUS_PER_TASK" --cpu-bind=cores {" ".join(words)}')
     return [Artifact("slurm", "slurm.sbatch", "\n".join(lines) + "\n",
                      f"batch script: {n} ranks" + (f" on {nodes} node(s)" if nodes else ""))]
+
+
+def cray_direct_io(model: Model) -> list[Artifact]:
+    """Cray MPICH's direct I/O switches, for jobs that may run on Cray MPICH (they mean
+    nothing to other libraries)."""
+    if job_facts(model).mpi.name not in ("cray-mpich", "unknown"):
+        return []
+    return [env(["export MPIO_DIRECT_READ=TRUE   # Cray MPICH: direct reads in MPI-IO",
+                 "export MPIO_DIRECT_WRITE=TRUE  # and writes (aligned requests only)"],
+                "direct_io.env", "Cray MPICH direct I/O")]
 
 
 def env(lines: Iterable[str], name: str, note: str = "") -> Artifact:

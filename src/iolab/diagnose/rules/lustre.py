@@ -199,10 +199,7 @@ def _direct_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
     return Fix(text=("Try direct I/O for this stream (O_DIRECT with 4 KiB-aligned buffers and "
                      "sizes, MPIO_DIRECT_READ/WRITE, H5Pset_fapl_direct); keep buffered I/O if it "
                      "does not measure faster: most patterns gain from the page cache."),
-               artifacts=fixes.snippets("direct_io") + [fixes.env(
-                   ["export MPIO_DIRECT_READ=TRUE   # Cray MPICH: direct reads in MPI-IO",
-                    "export MPIO_DIRECT_WRITE=TRUE  # and writes (aligned requests only)"],
-                   "direct_io.env", "Cray MPICH direct I/O")])
+               artifacts=fixes.snippets("direct_io") + fixes.cray_direct_io(model))
 
 
 def _single_stream(model: Model, th: Thresholds) -> list[Hit]:

@@ -1,0 +1,95 @@
+"""The MPI library is read from the job itself, and the hints take its form (issue 8, item 5).
+
+A real 2-rank MPI-IO program, built with Open MPI and with MPICH, is run under
+``iolab profile``: Open MPI's OMPIO leaves its ``.locktest`` and ``/tmp/ompi.*`` files,
+MPICH's ROMIO reports its hints in effect. Expected / was: a ROMIO hints file (and a Cray
+``MPICH_MPIIO_HINTS`` line) for every job, whichever library ran it.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from artifact_check import problems
+
+from iolab.diagnose import fixes
+from iolab.diagnose.jobfacts import job_facts
+from iolab.model.job import build_model
+from iolab.model.sources import load_source
+
+PROGRAM = r"""
+#include <mpi.h>
+/* Each rank writes 64 interleaved blocks of 4 KiB with collective calls to argv[1]. */
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int rank, size; MPI_Comm_rank(MPI_COMM_WORLD, &rank); MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_File fh; static char buf[4096];
+    MPI_File_open(MPI_COMM_WORLD, argv[1], MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL,
+                  &fh);
+    for (int i = 0; i < 64; i++)
+        MPI_File_write_at_all(fh, (MPI_Offset)(i * size + rank) * 4096, buf, 4096, MPI_BYTE,
+                              MPI_STATUS_IGNORE);
+    MPI_File_close(&fh);
+    MPI_Finalize();
+    return 0;
+}
+"""
+LIBS = {"openmpi": ("mpicc", "default"), "mpich": ("mpicc.mpich", "mpich")}
+
+
+def _profiled(tmp_path: Path, lib: str):
+    cc, flavour = LIBS[lib]
+    if not shutil.which(cc):
+        pytest.skip(f"{cc} is not installed")
+    src = tmp_path / "coll.c"
+    src.write_text(PROGRAM)
+    exe = tmp_path / f"coll_{lib}"
+    subprocess.run([cc, "-o", str(exe), str(src)], check=True, capture_output=True)
+    out = tmp_path / "shared.dat"
+    run = subprocess.run([sys.executable, "-m", "iolab", "profile", "--np", "2", "--mpi",
+                          flavour, "--launcher", "mpirun", "--name", str(tmp_path / "p.iolab"),
+                          "-q", "--", str(exe), str(out)],
+                         capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    if run.returncode != 0:
+        pytest.skip(f"iolab profile could not run the program: {run.stderr.strip()[-300:]}")
+    return build_model([load_source(tmp_path / "p.iolab")]), str(out)
+
+
+def test_open_mpi_job_gets_ompio_parameters(tmp_path: Path) -> None:
+    model, out = _profiled(tmp_path, "openmpi")
+    lib = job_facts(model).mpi
+    assert (lib.name, lib.io) == ("open-mpi", "ompio")
+    arts = fixes.romio_hints(model, {"cb_buffer_size": str(64 << 20), "cb_nodes": "2",
+                                     "romio_ds_write": "disable"}, paths=[out])
+    kinds = [a.kind for a in arts]
+    assert kinds == ["ompio-mca", "romio-hints", "env"]  # OMPIO's own form first
+    mca = arts[0].content
+    assert "export OMPI_MCA_io_ompio_bytes_per_agg=67108864" in mca
+    assert "export OMPI_MCA_io_ompio_num_aggregators=2" in mca
+    assert "romio_ds_write=disable" in mca and "romio321" in mca  # no equivalent: say so
+    assert "OMPI_MCA_io=^ompio" in arts[2].content  # the ROMIO file only with ROMIO
+    for a in arts:
+        assert problems(model, a, arts) == []
+
+
+def test_mpich_job_gets_a_romio_file_without_what_is_in_effect(tmp_path: Path) -> None:
+    model, out = _profiled(tmp_path, "mpich")
+    lib = job_facts(model).mpi
+    assert (lib.name, lib.io) == ("mpich", "romio")
+    assert model.job.hints  # ROMIO reported the hints in effect at open
+    arts = fixes.romio_hints(model, {"romio_cb_write": "enable", "cb_nodes": "1",
+                                     "cb_buffer_size": str(16 << 20)}, paths=[out])
+    assert [a.kind for a in arts] == ["romio-hints", "env"]
+    body = arts[0].content
+    assert "romio_cb_write enable" in body
+    assert "cb_nodes=1 (already in effect)" in body  # ROMIO said so at open
+    assert "cb_buffer_size=16777216 (ROMIO's default already)" in body
+    assert not [ln for ln in body.splitlines() if ln.startswith(("cb_nodes", "cb_buffer"))]
+    for a in arts:
+        assert problems(model, a, arts) == []
+    # nothing left to set: no file at all
+    assert fixes.romio_hints(model, {"cb_nodes": "1"}, paths=[out]) == []
