@@ -259,3 +259,21 @@ def test_ompio_mca_names_are_open_mpis() -> None:
             continue  # this Open MPI has no Lustre fs component (Debian: no Lustre)
         assert name in params, name
     assert re.search(r"^mca:io:romio3\d\d:", text, re.M)  # `--mca io romio321` exists
+
+
+def test_emitted_files_say_which_job_they_are_for(tmp_path: Path) -> None:
+    import os
+
+    from iolab.diagnose.emit import emit_fixes
+
+    _, rep = _scenario("open-mpi-16-nodes")
+    written = emit_fixes(rep, tmp_path)
+    index = (tmp_path / "README.md").read_text()
+    assert "For: `/home/u/bin/sim -i input.nml`, 512 rank(s) on 16 node(s)." in index
+    assert "MPI library: Open MPI with OMPIO (Open MPI's trace in the log: /dev/shm/" in index
+    assert "Lustre: at least 56 OSTs seen in the log." in index
+    scripts = [p for p in written if p.suffix in (".sh", ".sbatch")]
+    assert scripts and all(os.access(p, os.X_OK) for p in scripts)
+    for p in written:
+        if p.suffix in (".sh", ".sbatch", ".env"):
+            subprocess.run(["bash", "-n", str(p)], check=True)

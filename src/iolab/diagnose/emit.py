@@ -6,6 +6,7 @@ import os
 import re
 from pathlib import Path
 
+from iolab.diagnose.jobfacts import job_facts
 from iolab.diagnose.report import Report
 from iolab.errors import UsageError
 
@@ -20,7 +21,7 @@ def emit_fixes(rep: Report, outdir: Path) -> list[Path]:
         raise UsageError(f"{outdir}: cannot create ({exc.strerror}); choose another --emit-fixes"
                          " directory") from None
     written: list[Path] = []
-    index = ["# Fixes proposed by iolab diagnose", ""]
+    index = ["# Fixes proposed by iolab diagnose", ""] + _job_lines(rep) + [""]
     for f in rep.findings:
         if not f.fix.artifacts:
             continue
@@ -42,3 +43,17 @@ def emit_fixes(rep: Report, outdir: Path) -> list[Path]:
     idx.write_text("\n".join(index) + "\n")
     written.append(idx)
     return written
+
+
+def _job_lines(rep: Report) -> list[str]:
+    """What the files were computed for: check it matches the job you will run."""
+    facts = job_facts(rep.model)
+    where = f" on {facts.nodes} node(s)" if facts.nodes else " (nodes not in the log)"
+    lines = [f"For: `{facts.command_line or '(command line not in the log)'}`, "
+             f"{facts.nprocs} rank(s){where}.",
+             f"MPI library: {facts.mpi.label} ({facts.mpi.evidence}).",
+             "Lustre: " + (f"at least {facts.osts_known} OSTs seen in the log." if
+                           facts.osts_known else "no layout records in the log.")]
+    if facts.command_note:
+        lines.append(f"Note: {facts.command_note}.")
+    return lines

@@ -99,6 +99,12 @@ def mpi_library(model: Model) -> MpiLibrary:
     has_mpiio = "MPI-IO" in model.mods and len(model.mods["MPI-IO"]) > 0
     texts = [job.exe, job.metadata.get("launch", "")] + list(model.files.paths)
     hay = "\n".join(texts)
+
+    def seen(m: re.Match[str]) -> str:  # the line that matched, for the evidence
+        start = hay.rfind("\n", 0, m.start()) + 1
+        end = hay.find("\n", m.end())
+        line = hay[start:end if end >= 0 else None]
+        return line if len(line) <= 70 else "..." + line[-67:]
     keys = {k for h in job.hints.values() for k in h}
     romio_seen = len(keys & _ROMIO_REPORTED) >= 3
     cray_pe = [m for m, _ in job.mounts if _CRAY_PE.match(m)]
@@ -107,14 +113,14 @@ def mpi_library(model: Model) -> MpiLibrary:
         return MpiLibrary("none", "none", "no MPI-IO records")
     if (m := _OPEN_MPI.search(hay)) is not None:
         io = "romio" if romio_seen else "ompio"
-        why = f"Open MPI trace in the log ({m.group(0).strip('/')})"
+        why = f"Open MPI's trace in the log: {seen(m)}"
         if romio_seen:
             why += "; the hints in effect are ROMIO's"
         return MpiLibrary("open-mpi", io, why)
     if (m := _CRAY_MPICH.search(hay)) is not None:
-        return MpiLibrary("cray-mpich", "romio", f"Cray MPICH in the log ({m.group(0)})")
+        return MpiLibrary("cray-mpich", "romio", f"Cray MPICH in the log: {seen(m)}")
     if (m := _MPICH.search(hay)) is not None:
-        return MpiLibrary("mpich", "romio", f"MPICH family in the log ({m.group(0).strip('/')})")
+        return MpiLibrary("mpich", "romio", f"MPICH family in the log: {seen(m)}")
     if cray_pe and not re.search(r"/opt/aurora/", hay + "\n".join(m for m, _ in job.mounts)):
         return MpiLibrary("cray-mpich", "romio",
                           f"Cray programming environment mounted ({cray_pe[0]})")
