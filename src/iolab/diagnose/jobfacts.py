@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 # Which MPI library ran, from the traces it leaves (measured here: a 4-rank Open MPI 4.1 run
 # logs ``<file>.locktest.<rank>`` records, made by OMPIO's sharedfp/lockedfile component).
 _OPEN_MPI = re.compile(r"/ompi\.|openmpi-sessions|/vader_segment|/sm_segment|"
-                       r"\.locktest\.\d+$|/openmpi[/-]|/libmpi\.so\.[1-9]\d|orterun|prterun")
+                       r"\.locktest\.\d+$|/openmpi[/-]|/libmpi\.so\.(?:20|40)\b|orterun|prterun")
 _CRAY_MPICH = re.compile(r"/opt/cray/pe/mpich|libmpi_cray|/cray-mpich|cray_mpich")
 _CRAY_PE = re.compile(r"^(/var)?/opt/cray/pe(/|$)")  # mounts of the Cray programming environment
 _MPICH = re.compile(r"libmpich|/mpich[-_/.]|mpich[-_]?\d|mpiexec\.hydra|mpirun\.mpich|/impi/|"
