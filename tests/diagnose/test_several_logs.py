@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from artifact_check import all_problems
 from darshan_writer import Rec, write_log
 from diagnose_logs import REAL_LOGS, SHARED
 
@@ -91,6 +92,8 @@ def test_real_workflow_logs_of_one_job_add_up_per_log() -> None:
     assert merged.metrics.io_time_s == pytest.approx(want_io, rel=1e-9)
     assert merged.job.run_time_s == pytest.approx(want_run, rel=1e-9)
     assert merged.job.run_time_s != raws[0].run_time_s
+    # the workflow's fix files are valid for it too (its own files, its command line)
+    assert all_problems(merged, diagnose(merged, Thresholds()).findings) == []
 
 
 def _step(tmp: Path, name: str, jobid: int, start: int, run: float, io_s: float) -> Path:
