@@ -277,3 +277,36 @@ def test_emitted_files_say_which_job_they_are_for(tmp_path: Path) -> None:
     for p in written:
         if p.suffix in (".sh", ".sbatch", ".env"):
             subprocess.run(["bash", "-n", str(p)], check=True)
+
+
+@pytest.mark.usefixtures("darshan_available")
+def test_every_artifact_of_a_written_512_rank_log_is_valid(tmp_path: Path) -> None:
+    """The same job through a real log file (libdarshan-util's write API, Lustre mount
+    /scratch): 512 ranks, small independent MPI-IO writes to one shared file, a rank-0 log."""
+    from darshan_writer import Rec, write_log
+
+    from iolab.model.darshan import load_darshan_log
+
+    n = 1 << 20
+    recs = [
+        Rec("POSIX", "/scratch/run/out.dat", -1, {
+            "POSIX_OPENS": 512, "POSIX_WRITES": n, "POSIX_BYTES_WRITTEN": 64 * GiB,
+            "POSIX_MAX_BYTE_WRITTEN": 64 * GiB - 1, "POSIX_SIZE_WRITE_10K_100K": n,
+            "POSIX_F_WRITE_TIME": 4000.0, "POSIX_F_SLOWEST_RANK_TIME": 400.0}),
+        Rec("MPI-IO", "/scratch/run/out.dat", -1, {
+            "MPIIO_INDEP_OPENS": 512, "MPIIO_INDEP_WRITES": n, "MPIIO_BYTES_WRITTEN": 64 * GiB,
+            "MPIIO_SIZE_WRITE_AGG_10K_100K": n, "MPIIO_F_WRITE_TIME": 4100.0,
+            "MPIIO_F_SLOWEST_RANK_TIME": 420.0}),
+        Rec("POSIX", "/scratch/run/log.txt", 0, {
+            "POSIX_OPENS": 1, "POSIX_WRITES": 500_000, "POSIX_BYTES_WRITTEN": 20_000_000,
+            "POSIX_MAX_BYTE_WRITTEN": 19_999_999, "POSIX_CONSEC_WRITES": 499_999,
+            "POSIX_SEQ_WRITES": 499_999, "POSIX_SIZE_WRITE_0_100": 500_000,
+            "POSIX_F_WRITE_TIME": 30.0}),
+    ]
+    log = write_log(tmp_path / "big.darshan", nprocs=512, run_time_s=600.0,
+                    exe="/home/u/bin/sim -i input.nml", records=recs)
+    model = build_model([load_darshan_log(log)], nodes=16)
+    rep = diagnose(model, Thresholds())
+    kinds = {a.kind for a in _artifacts(rep)}
+    assert {"romio-hints", "ompio-mca", "mpich-hints", "slurm", "env"} <= kinds  # unknown MPI
+    assert all_problems(model, rep.findings) == []
