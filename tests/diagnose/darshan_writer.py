@@ -38,7 +38,7 @@ int darshan_log_put_mod(void *fd, int mod_id, void *buf, int size, int ver);
 void darshan_log_close(void *fd);
 """
 # Module format versions written by Darshan 3.5 (as its logs carry them).
-VERSIONS = {"POSIX": 4, "MPI-IO": 3, "STDIO": 2, "DXT_POSIX": 1, "DXT_MPIIO": 2}
+VERSIONS = {"POSIX": 4, "MPI-IO": 3, "STDIO": 2, "DXT_POSIX": 1, "DXT_MPIIO": 2, "LUSTRE": 2}
 ZLIB = 0
 
 
@@ -62,6 +62,25 @@ class Dxt:
     host: str
     writes: list[tuple[int, int, float, float]] = field(default_factory=list)
     reads: list[tuple[int, int, float, float]] = field(default_factory=list)
+
+
+@dataclass
+class Lustre:
+    """One LUSTRE record (format 2): a one-component layout and the OSTs it uses."""
+
+    path: str
+    stripe_size: int
+    osts: list[int]  # OST index of each stripe; the stripe count is their number
+    rank: int = -1
+
+
+def _lustre_bytes(rec: Lustre) -> bytes:
+    """Darshan's on-disk LUSTRE record: id, rank, num_comps, num_stripes, then each
+    component (7 counters and a 16-byte pool name), then the OST indices."""
+    comp = np.array([rec.stripe_size, len(rec.osts), 0, 0, 0, -1, -1], dtype="<i8").tobytes()
+    return (np.array([record_id(rec.path)], dtype="<u8").tobytes()
+            + np.array([rec.rank, 1, len(rec.osts)], dtype="<i8").tobytes()
+            + comp + bytes(16) + np.array(rec.osts, dtype="<i8").tobytes())
 
 
 def _writer() -> tuple[Any, Any]:
@@ -123,7 +142,7 @@ def _dxt_bytes(d: Dxt) -> bytes:
 def write_log(out: Path, *, nprocs: int, run_time_s: float, exe: str,
               records: list[Rec], dxt: list[Dxt] | None = None,
               metadata: str = "lib_ver=3.5.0\n", jobid: int = 4242,
-              start: int = 1_700_000_000) -> Path:
+              start: int = 1_700_000_000, lustre: list[Lustre] | None = None) -> Path:
     """Write a log at ``out`` (which must not exist) through libdarshan-util."""
     ffi, lib = _writer()
     fd = lib.darshan_log_create(str(out).encode(), ZLIB, 0)
@@ -140,7 +159,8 @@ def write_log(out: Path, *, nprocs: int, run_time_s: float, exe: str,
         mnt = ffi.new("struct iolab_mnt[1]")
         mnt[0].mnt_type, mnt[0].mnt_path = b"lustre", b"/scratch"
         assert lib.darshan_log_put_mounts(fd, mnt, 1) == 0
-        names = sorted({r.path for r in records} | {d.path for d in dxt or []})
+        names = sorted({r.path for r in records} | {d.path for d in dxt or []}
+                       | {lu.path for lu in lustre or []})
         refs = ffi.new("struct iolab_name_ref[]", max(len(names), 1))
         for i, name in enumerate(names):
             rec = ffi.new("char[]", record_id(name).to_bytes(8, "little") + name.encode() + b"\0")
@@ -150,6 +170,8 @@ def write_log(out: Path, *, nprocs: int, run_time_s: float, exe: str,
         assert lib.darshan_log_put_namehash(fd, refs if names else ffi.NULL) == 0
         chunks = [(MODULE_NAMES.index(r.module), r.module, _record_bytes(r)) for r in records]
         chunks += [(MODULE_NAMES.index(d.module), d.module, _dxt_bytes(d)) for d in dxt or []]
+        chunks += [(MODULE_NAMES.index("LUSTRE"), "LUSTRE", _lustre_bytes(lu))
+                   for lu in lustre or []]
         for mod_id, mod, data in sorted(chunks, key=lambda c: c[0]):  # modules in id order
             buf = ffi.new("char[]", data)
             keep.append(buf)

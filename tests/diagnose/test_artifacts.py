@@ -281,9 +281,10 @@ def test_emitted_files_say_which_job_they_are_for(tmp_path: Path) -> None:
 
 @pytest.mark.usefixtures("darshan_available")
 def test_every_artifact_of_a_written_512_rank_log_is_valid(tmp_path: Path) -> None:
-    """The same job through a real log file (libdarshan-util's write API, Lustre mount
-    /scratch): 512 ranks, small independent MPI-IO writes to one shared file, a rank-0 log."""
-    from darshan_writer import Rec, write_log
+    """The same job through a real log file (libdarshan-util's write API, LUSTRE records):
+    512 ranks, small independent MPI-IO writes to one shared file on one OST, a restart file
+    over 56 OSTs written in 1.5 MiB pieces, a rank-0 log."""
+    from darshan_writer import Lustre, Rec, write_log
 
     from iolab.model.darshan import load_darshan_log
 
@@ -297,6 +298,11 @@ def test_every_artifact_of_a_written_512_rank_log_is_valid(tmp_path: Path) -> No
             "MPIIO_INDEP_OPENS": 512, "MPIIO_INDEP_WRITES": n, "MPIIO_BYTES_WRITTEN": 64 * GiB,
             "MPIIO_SIZE_WRITE_AGG_10K_100K": n, "MPIIO_F_WRITE_TIME": 4100.0,
             "MPIIO_F_SLOWEST_RANK_TIME": 420.0}),
+        Rec("POSIX", "/scratch/run/restart.dat", -1, {
+            "POSIX_OPENS": 512, "POSIX_WRITES": 40000, "POSIX_BYTES_WRITTEN": 40000 * 1536 * KiB,
+            "POSIX_MAX_BYTE_WRITTEN": 40000 * 1536 * KiB - 1, "POSIX_SIZE_WRITE_1M_4M": 40000,
+            "POSIX_ACCESS1_ACCESS": 1536 * KiB, "POSIX_ACCESS1_COUNT": 40000,
+            "POSIX_F_WRITE_TIME": 50.0}),
         Rec("POSIX", "/scratch/run/log.txt", 0, {
             "POSIX_OPENS": 1, "POSIX_WRITES": 500_000, "POSIX_BYTES_WRITTEN": 20_000_000,
             "POSIX_MAX_BYTE_WRITTEN": 19_999_999, "POSIX_CONSEC_WRITES": 499_999,
@@ -304,9 +310,15 @@ def test_every_artifact_of_a_written_512_rank_log_is_valid(tmp_path: Path) -> No
             "POSIX_F_WRITE_TIME": 30.0}),
     ]
     log = write_log(tmp_path / "big.darshan", nprocs=512, run_time_s=600.0,
-                    exe="/home/u/bin/sim -i input.nml", records=recs)
+                    exe="/home/u/bin/sim -i input.nml", records=recs,
+                    lustre=[Lustre("/scratch/run/out.dat", MiB, [13]),
+                            Lustre("/scratch/run/restart.dat", MiB, list(range(56)))])
     model = build_model([load_darshan_log(log)], nodes=16)
+    assert job_facts(model).osts_known == 56
     rep = diagnose(model, Thresholds())
     kinds = {a.kind for a in _artifacts(rep)}
-    assert {"romio-hints", "ompio-mca", "mpich-hints", "slurm", "env"} <= kinds  # unknown MPI
+    assert {"romio-hints", "ompio-mca", "mpich-hints", "slurm", "env", "lfs"} <= kinds
     assert all_problems(model, rep.findings) == []
+    lfs = "".join(a.content for a in _artifacts(rep, "lfs"))
+    assert re.search(r"lfs setstripe -c 56 -S 1536K /scratch/run/restart.dat", lfs)
+    assert re.search(r"lfs setstripe -c (2[0-9]|[3-5][0-9]) -S 1M /scratch/run/out.dat", lfs)
