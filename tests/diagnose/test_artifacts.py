@@ -322,3 +322,27 @@ def test_every_artifact_of_a_written_512_rank_log_is_valid(tmp_path: Path) -> No
     lfs = "".join(a.content for a in _artifacts(rep, "lfs"))
     assert re.search(r"lfs setstripe -c 56 -S 1536K /scratch/run/restart.dat", lfs)
     assert re.search(r"lfs setstripe -c (2[0-9]|[3-5][0-9]) -S 1M /scratch/run/out.dat", lfs)
+
+
+def test_emit_never_overwrites_a_users_folder_nor_writes_broken_shell(tmp_path: Path) -> None:
+    from iolab.diagnose.emit import emit_fixes
+    from iolab.diagnose.rules.base import Artifact
+    from iolab.errors import UsageError
+
+    _, rep = _scenario("open-mpi-16-nodes")
+    mine = tmp_path / "project"
+    mine.mkdir()
+    (mine / "README.md").write_text("my notes\n")
+    with pytest.raises(UsageError, match="not empty"):
+        emit_fixes(rep, mine)
+    assert [p.name for p in mine.iterdir()] == ["README.md"]
+    assert (mine / "README.md").read_text() == "my notes\n"
+    out = tmp_path / "fixes"
+    first = emit_fixes(rep, out)
+    assert emit_fixes(rep, out) == first  # an earlier --emit-fixes folder is refreshed
+    f = next(f for f in rep.findings if f.fix.artifacts)
+    f.fix.artifacts.append(Artifact("env", "broken.env", "export A='unterminated\n"))
+    written = emit_fixes(rep, tmp_path / "again")
+    assert not any(p.name == "broken.env" for p in written)
+    assert "broken.env: not written, bash -n rejects it" in (tmp_path / "again" /
+                                                              "README.md").read_text()
