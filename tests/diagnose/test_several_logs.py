@@ -71,6 +71,11 @@ def test_real_logs_of_different_jobs_are_diagnosed_apart(capsys) -> None:
     assert main(["diagnose", "--color", "never", "--as-one-job", *map(str, paths)]) == 0
     out, err = capsys.readouterr()
     assert "12 process(es)" in out and "merged into one job as asked" in err
+    # merged, the years between the runs are not run time: the three run times add up
+    # (two of these formats keep whole seconds: start == end, run time 1 s)
+    merged = build_model(raws)
+    assert merged.job.run_time_s == pytest.approx(sum(r.run_time_s for r in raws))
+    assert merged.metrics.io_time_s <= merged.job.run_time_s
 
 
 @CORPUS

@@ -191,8 +191,11 @@ def build_model(
         stripes.update(r.stripes)
     start = min(r.start_time for r in raws)
     end = max(r.end_time for r in raws)
+    # A log's interval lasts its run time at least: formats before 3.41 keep whole seconds,
+    # so start and end are often equal.
     logs = [LogSpan(source=(r.source_paths or [""])[0], jobid=r.jobid, exe=r.exe,
-                    start_time=r.start_time, end_time=r.end_time, run_time_s=r.run_time_s,
+                    start_time=r.start_time, run_time_s=r.run_time_s,
+                    end_time=max(r.end_time, r.start_time + r.run_time_s),
                     first_rank=off, nprocs=max(r.nprocs, 1)) for r, off in zip(raws, offsets)]
     run = raws[0].run_time_s if len(raws) == 1 else workflow_run_time(logs)
     rank_hosts = {off + rank: host for r, off in zip(raws, offsets)
