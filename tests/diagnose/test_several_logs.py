@@ -9,6 +9,7 @@ run and I/O times, overlapping logs count once (the slowest).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -67,6 +68,10 @@ def test_real_logs_of_different_jobs_are_diagnosed_apart(capsys) -> None:
     out, err = capsys.readouterr()
     assert out.count("4 process(es)") == 3 and "12 process(es)" not in out
     assert err.count("\n") == 1 and "different jobs" in err
+    assert main(["diagnose", "--json", "-", *map(str, paths)]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [r["job"]["nprocs"] for r in doc["reports"]] == [4, 4, 4]
+    assert all(any("different jobs" in n for n in r["job"]["notes"]) for r in doc["reports"])
     # merged only when asked, and said so
     assert main(["diagnose", "--color", "never", "--as-one-job", *map(str, paths)]) == 0
     out, err = capsys.readouterr()

@@ -92,6 +92,7 @@ def run(args: argparse.Namespace) -> int:
     for g in groups:
         model = build_model(g, nodes=args.nodes, node_memory_bytes=th.node_memory_bytes or None,
                             cores_per_node=args.cores_per_node)
+        model.job.notes += [note] if note else []  # in each report's JSON too
         reports.append(diagnose(model, th))
     _render(args, reports)
     if args.fail_on:
