@@ -346,3 +346,32 @@ def test_emit_never_overwrites_a_users_folder_nor_writes_broken_shell(tmp_path: 
     assert not any(p.name == "broken.env" for p in written)
     assert "broken.env: not written, bash -n rejects it" in (tmp_path / "again" /
                                                               "README.md").read_text()
+
+
+def test_odd_hint_values_become_valid_ones_or_nothing() -> None:
+    from iolab.diagnose import fixes
+
+    model, _ = _scenario("unknown-mpi-no-command")
+    out = "/lus/proj/run42/out.dat"
+    arts = fixes.romio_hints(model, {"cb_buffer_size": "1000000", "striping_unit": "4096",
+                                     "striping_factor": "200", "cb_nodes": "4096",
+                                     "romio_cb_write": "yes", "no_such_hint": "1"}, paths=[out])
+    body = next(a for a in arts if a.kind == "romio-hints").content
+    assert "cb_buffer_size 983040" in body  # whole 64 KiB units
+    assert "striping_unit 65536" in body and "striping_factor 56" in body  # 56 OSTs seen
+    assert "cb_nodes 512" in body  # at most the ranks
+    assert "romio_cb_write" not in body.replace("# left out: romio_cb_write=yes", "")
+    assert "# left out: no_such_hint=1 (not valid for this job)" in body
+    assert all_problems_of(model, arts) == []
+    # cb_config_list alone, nodes unknown: Cray's syntax cannot carry it, no Cray file
+    arts = fixes.romio_hints(model, {"cb_config_list": "*:2"}, paths=[out])
+    assert "mpich-hints" not in {a.kind for a in arts} and arts
+    assert all_problems_of(model, arts) == []
+    # the named file is not an MPI-IO file: hints would reach only the others
+    assert fixes.romio_hints(model, {"cb_nodes": "4"}, paths=["/lus/proj/run42/log.txt"]) == []
+
+
+def all_problems_of(model, arts) -> list[str]:
+    from artifact_check import problems
+
+    return [p for a in arts for p in problems(model, a, arts)]

@@ -96,8 +96,8 @@ def _hint_value(facts: JobFacts, key: str, value: str) -> str | None:
         return str(min(n, facts.osts_known)) if facts.osts_known else None
     if kind == "count" and key == "cb_nodes":
         return str(min(n, facts.nprocs))
-    if kind == "bytes":
-        return str(max(n, 64 * KiB))
+    if kind == "bytes":  # buffers: whole 64 KiB units
+        return str(max(n - n % (64 * KiB), 64 * KiB))
     return str(n)
 
 
@@ -222,8 +222,8 @@ def romio_hints(model: Model, hints: Mapping[str, str], stem: str = "romio_hints
                             switch + f"export ROMIO_HINTS=\"{_HERE}/{stem}.txt\"\n"
                             "export ROMIO_PRINT_HINTS=1  # check in the job output that they "
                             "applied\n", "ROMIO: source before mpirun/srun"))
-    if lib.name in ("cray-mpich", "unknown"):
-        cray, notes = _cray_hints(facts, kept)
+    cray, notes = _cray_hints(facts, kept)
+    if lib.name in ("cray-mpich", "unknown") and cray:
         pats = _cray_patterns(facts, named) or ["*"]
         kv = ":".join(f"{k}={v}" for k, v in cray.items())
         spec = ",".join(f"{p}:{kv}" for p in pats)
