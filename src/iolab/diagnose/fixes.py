@@ -121,6 +121,21 @@ def _valid_hints(facts: JobFacts, model: Model, hints: Mapping[str, str]
     return kept, dropped
 
 
+def _stripe_of_named(facts: JobFacts, named: list[str], kept: dict[str, str],
+                     dropped: list[str]) -> None:
+    """``striping_unit`` is the named MPI-IO files' own stripe size when the log has their
+    layout (one size for all of them; several sizes: left out)."""
+    if "striping_unit" not in kept:
+        return
+    sizes = {facts.layouts[p][0] for p in named if p in facts.mpi_paths and p in facts.layouts}
+    if len(sizes) > 1:
+        dropped.append(f"striping_unit (the files have different stripe sizes: "
+                       f"{', '.join(map(str, sorted(sizes)))})")
+        del kept["striping_unit"]
+    elif sizes:
+        kept["striping_unit"] = str(sizes.pop())
+
+
 def _cray_patterns(facts: JobFacts, paths: Iterable[str]) -> list[str]:
     """MPICH_MPIIO_HINTS patterns (glob(7) on the name given to MPI_File_open) for the named
     MPI-IO files: the name as given relative to its directory, and any path ending in it."""
@@ -191,6 +206,7 @@ def romio_hints(model: Model, hints: Mapping[str, str], stem: str = "romio_hints
     if lib.name == "none" or (named and not set(named) & facts.mpi_paths):
         return []
     kept, dropped = _valid_hints(facts, model, hints)
+    _stripe_of_named(facts, named, kept, dropped)
     if not kept:
         return []
     head = [f"# For {facts.command[0] if facts.command else 'this job'}: MPI library "
