@@ -311,8 +311,8 @@ def test_every_artifact_of_a_written_512_rank_log_is_valid(tmp_path: Path) -> No
     ]
     log = write_log(tmp_path / "big.darshan", nprocs=512, run_time_s=600.0,
                     exe="/home/u/bin/sim -i input.nml", records=recs,
-                    lustre=[Lustre("/scratch/run/out.dat", MiB, [13]),
-                            Lustre("/scratch/run/restart.dat", MiB, list(range(56)))])
+                    lustre=[Lustre("/scratch/run/out.dat", MiB, 1),
+                            Lustre("/scratch/run/restart.dat", MiB, 56)])
     model = build_model([load_darshan_log(log)], nodes=16)
     assert job_facts(model).osts_known == 56
     rep = diagnose(model, Thresholds())
