@@ -93,3 +93,70 @@ def test_mpich_job_gets_a_romio_file_without_what_is_in_effect(tmp_path: Path) -
         assert problems(model, a, arts) == []
     # nothing left to set: no file at all
     assert fixes.romio_hints(model, {"cb_nodes": "1"}, paths=[out]) == []
+
+
+HINTS_IN_EFFECT = r"""
+#include <mpi.h>
+#include <stdio.h>
+/* Open argv[1] with no hints of its own and print the hints in effect (key=value). */
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    MPI_File fh; MPI_Info used;
+    if (MPI_File_open(MPI_COMM_WORLD, argv[1], MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL,
+                      &fh)) return 1;
+    MPI_File_get_info(fh, &used);
+    int n; MPI_Info_get_nkeys(used, &n);
+    for (int i = 0; i < n; i++) {
+        char k[MPI_MAX_INFO_KEY + 1], v[1024]; int f;
+        MPI_Info_get_nthkey(used, i, k); MPI_Info_get(used, k, 1023, v, &f);
+        printf("%s=%s\n", k, v);
+    }
+    MPI_File_close(&fh); MPI_Finalize(); return 0;
+}
+"""
+
+
+def _write(arts, d: Path) -> None:
+    d.mkdir()
+    for a in arts:
+        (d / a.name).write_text(a.content)
+
+
+def test_mpich_applies_the_emitted_romio_file(tmp_path: Path) -> None:
+    """Sourcing the emitted env file (from another directory) makes real MPICH use them."""
+    model, out = _profiled(tmp_path, "mpich")
+    arts = fixes.romio_hints(model, {"romio_cb_write": "enable",
+                                     "cb_buffer_size": str(4 << 20)}, paths=[out])
+    fixdir = tmp_path / "fixes"
+    _write(arts, fixdir)
+    src = tmp_path / "inuse.c"
+    src.write_text(HINTS_IN_EFFECT)
+    exe = tmp_path / "inuse"
+    subprocess.run(["mpicc.mpich", "-o", str(exe), str(src)], check=True, capture_output=True)
+    env_file = next(a.name for a in arts if a.kind == "env")
+    run = subprocess.run(["bash", "-c", f'. "{fixdir}/{env_file}" && mpirun.mpich -n 1 "$0" "$1"',
+                          str(exe), str(tmp_path / "x.dat")], cwd="/", capture_output=True,
+                         text=True, timeout=60, check=True)
+    got = dict(ln.split("=", 1) for ln in run.stdout.splitlines() if "=" in ln)
+    assert got["romio_cb_write"] == "enable" and got["cb_buffer_size"] == str(4 << 20)
+
+
+def test_open_mpi_reads_the_emitted_mca_parameters(tmp_path: Path) -> None:
+    """Sourcing the OMPIO file sets parameters Open MPI itself reports as set from the
+    environment (ompi_info), with the values written."""
+    if not shutil.which("ompi_info"):
+        pytest.skip("Open MPI (ompi_info) is not installed")
+    model, out = _profiled(tmp_path, "openmpi")
+    arts = fixes.romio_hints(model, {"cb_buffer_size": str(64 << 20), "cb_nodes": "2"},
+                             paths=[out])
+    fixdir = tmp_path / "fixes"
+    _write(arts, fixdir)
+    mca = next(a.name for a in arts if a.kind == "ompio-mca")
+    run = subprocess.run(["bash", "-c", f'. "{fixdir}/{mca}" && ompi_info --param io ompio '
+                          "--level 9 --parsable"], capture_output=True, text=True, timeout=60,
+                         check=True)
+    lines = set(run.stdout.splitlines())
+    for name, value in (("io_ompio_bytes_per_agg", str(64 << 20)),
+                        ("io_ompio_num_aggregators", "2")):
+        assert f"mca:io:ompio:param:{name}:value:{value}" in lines
+        assert f"mca:io:ompio:param:{name}:source:environment" in lines
