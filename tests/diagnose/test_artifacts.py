@@ -376,3 +376,33 @@ def all_problems_of(model, arts) -> list[str]:
     from artifact_check import problems
 
     return [p for a in arts for p in problems(model, a, arts)]
+
+
+def test_emitted_buffering_env_buffers_exactly_the_named_file(tmp_path: Path) -> None:
+    """Sourced, buffering.env loads libiolab-buffer for the named file only; the bytes come
+    out unchanged (the library's statistics name the file it buffered)."""
+    from iolab.diagnose import fixes
+    from iolab.paths import interposer_library
+
+    try:
+        interposer_library("buffer")
+    except Exception:  # noqa: BLE001 - not built here
+        pytest.skip("libiolab-buffer.so is not built")
+    named, other = tmp_path / "log.txt", tmp_path / "other.txt"
+    recs = [_rec("POSIX", str(p), 0, POSIX_OPENS=1, POSIX_WRITES=1000) for p in (named, other)]
+    raw = RawJob(source="darshan", source_paths=["s"], nprocs=1, start_time=0.0, end_time=1.0,
+                 run_time_s=1.0, records=recs, exe="/bin/sh step.sh")
+    (art,) = fixes.iolab_buffer(build_model([raw]), [str(named)])
+    env = tmp_path / "buffering.env"
+    env.write_text(art.content)
+    stats = tmp_path / "stats.txt"
+    # the exports reach the next program started (a child shell writing both files)
+    child = ('i=0; while [ $i -lt 2000 ]; do printf "%05d\\n" $i; i=$((i+1)); done > "$0"; '
+             'echo other > "$1"')
+    script = (f'. "{env}"; export IOLAB_BUFFER="$IOLAB_BUFFER:verbose={stats}"; '
+              f"bash -c '{child}' \"{named}\" \"{other}\"")
+    subprocess.run(["bash", "-c", script], check=True, timeout=60)
+    assert named.read_text() == "".join(f"{i:05d}\n" for i in range(2000))
+    assert other.read_text() == "other\n"
+    text = stats.read_text()
+    assert str(named) in text and str(other) not in text
