@@ -126,7 +126,8 @@ def _cray(job: Job, spec: str, where: str) -> list[str]:
         pattern, *kvs = entry.split(":")
         if not kvs:
             out.append(f"{where}: {entry!r} has no key=value")
-        if pattern != "*" and not any(pattern in (os.path.basename(p), "*/" + os.path.basename(p))
+        if pattern != "*" and not any(pattern in (os.path.basename(p), p,
+                                                  "*/" + os.path.basename(p))
                                       for p in job.mpi & job.app):
             out.append(f"{where}: pattern {pattern!r} names no MPI-IO file of the job")
         for kv in kvs:

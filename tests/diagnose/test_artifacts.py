@@ -146,7 +146,8 @@ def test_cray_hints_name_the_files_in_the_documented_syntax() -> None:
         spec = re.search(r"^export MPICH_MPIIO_HINTS='?([^'\n]+)'?$", a.content, re.M).group(1)
         entries = spec.split(",")
         # the shared MPI-IO file by name (never the log written with POSIX calls)
-        assert [e.split(":")[0] for e in entries] == ["out.dat", "*/out.dat"]
+        assert [e.split(":")[0] for e in entries] == ["out.dat", "/lus/proj/run42/out.dat",
+                                                      "*/out.dat"]
         for e in entries:
             assert all(re.fullmatch(r"[a-z_]+=[^:=,]+", kv) for kv in e.split(":")[1:])
 

@@ -138,13 +138,14 @@ def _stripe_of_named(facts: JobFacts, named: list[str], kept: dict[str, str],
 
 def _cray_patterns(facts: JobFacts, paths: Iterable[str]) -> list[str]:
     """MPICH_MPIIO_HINTS patterns (glob(7) on the name given to MPI_File_open) for the named
-    MPI-IO files: the name as given relative to its directory, and any path ending in it."""
+    MPI-IO files: the name opened from its own directory, the absolute path, and any path
+    ending in the name (where ``*`` may match ``/``)."""
     out: list[str] = []
     for p in paths:
         base = os.path.basename(p)
         if p in facts.mpi_paths and own_file(facts, p) and base and not (
-                set(base) & _PATTERN_UNSAFE):
-            for pat in (base, f"*/{base}"):
+                set(p) & _PATTERN_UNSAFE):
+            for pat in (base, p, f"*/{base}"):
                 if pat not in out:
                     out.append(pat)
     return out[:32]
