@@ -359,6 +359,14 @@ def program_words(model: Model) -> tuple[list[str], list[str]]:
         ">&2; exit 2; fi"]
 
 
+def program_short(model: Model) -> str:
+    """The log's program for a sentence: its name, ``...`` for its arguments."""
+    cmd = job_facts(model).command
+    if not cmd:
+        return "PROGRAM ARGS"
+    return shlex.quote(cmd[0]) + (" ..." if len(cmd) > 1 else "")
+
+
 def slurm_affinity(model: Model, core_spec: int = 4, threads: int | None = None
                    ) -> list[Artifact]:
     """A batch script for this job's ranks and nodes: one rank per core group, bound, with

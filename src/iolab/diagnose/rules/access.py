@@ -149,7 +149,8 @@ def _serial_small(model: Model, th: Thresholds) -> list[Hit]:
 def _serial_small_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
     paths = hit.data.get("paths", [])
     return Fix(
-        text=("Buffer the stream: run under `iolab buffer -- ./app` (LD_PRELOAD "
+        text=(f"Buffer the stream: run under `iolab buffer -- {fixes.program_short(model)}` "
+              "(LD_PRELOAD "
               "libiolab-buffer.so, no relinking), or Cray IOBUF, or give the stream a large "
               "buffer with setvbuf; each turns many small calls into a few 64 MiB ones."),
         artifacts=fixes.iolab_buffer(model, paths)

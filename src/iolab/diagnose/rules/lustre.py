@@ -111,8 +111,9 @@ def _small_striped(model: Model, th: Thresholds) -> list[Hit]:
 
 def _stripe_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
     want = int(hit.data.get("count", 8))
-    return Fix(text=(f"Create these files with a stripe count of {want} "
-                     "(lfs setstripe on the directory before the run, or on new files)."),
+    return Fix(text=(f"Re-create these files with a stripe count of {want} (a new file with "
+                     "the layout, then a copy), or give the next run's output a new directory "
+                     "with that layout."),
                artifacts=fixes.lfs_setstripe(model, hit.data.get("paths", []), want, MiB,
                                              f"stripe_count_{want}.lfs.sh",
                                              more_stripes=want > 1))
