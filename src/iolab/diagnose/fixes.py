@@ -44,7 +44,8 @@ KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 
 # ROMIO's hint names (ROMIO users guide, MPICH adio/common/ad_hints.c and the Lustre driver)
 # with the values each takes: "bool" (true/false), "mode" (enable/disable/automatic),
-# "bytes", "count", "config" (cb_config_list).
+# "bytes", "count", "config" (cb_config_list ``*:N``), "stripe" (a Lustre stripe size),
+# "osts" (a stripe count).
 ROMIO_HINTS: dict[str, str] = {
     "cb_buffer_size": "bytes", "cb_nodes": "count", "cb_config_list": "config",
     "romio_cb_read": "mode", "romio_cb_write": "mode", "romio_no_indep_rw": "bool",
@@ -291,7 +292,9 @@ def lfs_setstripe(model: Model, paths: Iterable[str], count: int, size: int, nam
         if not (own_file(facts, p) and facts.on_lustre(p)):
             continue
         cur = facts.layouts.get(p)
-        c = (cur[1] if cur else count) if keep_count else count
+        if keep_count and not cur:
+            continue  # the count to keep is not in the log: never guess it down to 1
+        c = cur[1] if keep_count and cur else count
         if cur and ((more_stripes and cur[1] >= c) or (cur[1] == c and cur[0] == size)):
             continue  # already as wide, or already this layout
         tmp = shlex.quote(p + ".iolab-restripe")
