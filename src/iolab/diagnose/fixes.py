@@ -186,7 +186,8 @@ def _ompio_lines(facts: JobFacts, hints: Mapping[str, str]) -> tuple[list[str], 
         elif key in ("romio_cb_write", "romio_cb_read") and v == "disable":
             env.append("export OMPI_MCA_fcoll=individual  # collective calls done independently")
         elif key in ("romio_cb_write", "romio_cb_read") and v == "enable":
-            env.append(f"# {key}={v}: OMPIO's collective calls always aggregate (fcoll)")
+            env.append(f"# {key}={v}: OMPIO aggregates collective calls by default (fcoll "
+                       "vulcan; dynamic_gen2 on Lustre)")
         elif key == "striping_unit":
             env.append(f"export OMPI_MCA_fs_lustre_stripe_size={v}  # new files on Lustre")
         elif key == "striping_factor":
