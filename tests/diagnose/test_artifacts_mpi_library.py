@@ -160,3 +160,42 @@ def test_open_mpi_reads_the_emitted_mca_parameters(tmp_path: Path) -> None:
                         ("io_ompio_num_aggregators", "2")):
         assert f"mca:io:ompio:param:{name}:value:{value}" in lines
         assert f"mca:io:ompio:param:{name}:source:environment" in lines
+
+
+def _model_with(paths=(), mounts=(), hosts=None, launch="", hints=None, exe="./a.out"):
+    from iolab.model.raw import RawJob, RawRecord
+
+    recs = [RawRecord(module="MPI-IO", rank=-1, record_id=1, path="/lus/run/out.dat",
+                      counters={"MPIIO_COLL_OPENS": 4})]
+    recs += [RawRecord(module="POSIX", rank=0, record_id=10 + i, path=p,
+                       counters={"POSIX_OPENS": 1}) for i, p in enumerate(paths)]
+    meta = {"launch": launch} if launch else {}
+    meta.update({f"hints:{p}": h for p, h in (hints or {}).items()})
+    raw = RawJob(source="iolab-profile" if launch else "darshan", source_paths=["s"], nprocs=4,
+                 start_time=0.0, end_time=1.0, run_time_s=1.0, records=recs, exe=exe,
+                 mounts=list(mounts), metadata=meta, rank_hosts=hosts or {})
+    return build_model([raw])
+
+
+ROMIO_IN_EFFECT = "cb_buffer_size=16777216;romio_cb_read=automatic;romio_cb_write=automatic"
+
+
+@pytest.mark.parametrize("case,want", [
+    (dict(paths=["/dev/shm/vader_segment.n1.2a.0"]), ("open-mpi", "ompio")),
+    (dict(paths=["/lus/run/out.dat.locktest.0"]), ("open-mpi", "ompio")),
+    (dict(paths=["/tmp/ompi.n1.0/x.sm"], hints={"/lus/run/out.dat": ROMIO_IN_EFFECT}),
+     ("open-mpi", "romio")),  # Open MPI run with --mca io romio321
+    (dict(launch="mpirun.mpich -np 4 env LD_PRELOAD=x"), ("mpich", "romio")),
+    (dict(exe="/opt/cray/pe/mpich/8.1.28/bin/x"), ("cray-mpich", "romio")),
+    (dict(mounts=[("/opt/cray/pe", "squashfs"), ("/lus", "lustre")]), ("cray-mpich", "romio")),
+    (dict(mounts=[("/opt/cray/pe", "squashfs"), ("/opt/aurora/24.1", "squashfs")]),
+     ("unknown", "unknown")),  # Aurora: MPICH, not Cray MPICH
+    (dict(hosts={0: "nid001234", 1: "nid001234", 2: "nid001235", 3: "nid001235"}),
+     ("cray-mpich", "romio")),
+    (dict(hints={"/lus/run/out.dat": ROMIO_IN_EFFECT}), ("unknown", "romio")),
+    (dict(), ("unknown", "unknown")),
+], ids=["vader", "locktest", "ompi-romio", "mpich-launch", "cray-path", "cray-mounts",
+        "aurora", "cray-nodes", "romio-hints", "nothing"])
+def test_mpi_library_from_the_traces_it_leaves(case: dict, want: tuple[str, str]) -> None:
+    lib = job_facts(_model_with(**case)).mpi
+    assert (lib.name, lib.io) == want, lib.evidence

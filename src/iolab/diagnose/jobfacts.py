@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 _OPEN_MPI = re.compile(r"/ompi\.|openmpi-sessions|/vader_segment|/sm_segment|"
                        r"\.locktest\.\d+$|/openmpi[/-]|/libmpi\.so\.(?:20|40)\b|orterun|prterun")
 _CRAY_MPICH = re.compile(r"/opt/cray/pe/mpich|libmpi_cray|/cray-mpich|cray_mpich")
+_CRAY_NODE = re.compile(r"^nid\d{5,6}$")  # Cray XC/EX compute node names (DXT host names)
 _CRAY_PE = re.compile(r"^(/var)?/opt/cray/pe(/|$)")  # mounts of the Cray programming environment
 _MPICH = re.compile(r"libmpich|/mpich[-_/.]|mpich[-_]?\d|mpiexec\.hydra|mpirun\.mpich|/impi/|"
                     r"intel_mpi|mvapich|/opt/aurora/")
@@ -124,6 +125,9 @@ def mpi_library(model: Model) -> MpiLibrary:
     if cray_pe and not re.search(r"/opt/aurora/", hay + "\n".join(m for m, _ in job.mounts)):
         return MpiLibrary("cray-mpich", "romio",
                           f"Cray programming environment mounted ({cray_pe[0]})")
+    nid = next((h for h in job.rank_hosts.values() if _CRAY_NODE.match(h)), None)
+    if nid is not None:
+        return MpiLibrary("cray-mpich", "romio", f"Cray node names ({nid})")
     return MpiLibrary("unknown", io_default,
                       "the log does not say which MPI library ran"
                       + ("; the hints in effect are ROMIO's" if romio_seen else ""))
