@@ -334,7 +334,7 @@ def test_emit_never_overwrites_a_users_folder_nor_writes_broken_shell(tmp_path: 
     mine = tmp_path / "project"
     mine.mkdir()
     (mine / "README.md").write_text("my notes\n")
-    with pytest.raises(UsageError, match="not empty"):
+    with pytest.raises(UsageError, match="holds other files"):
         emit_fixes(rep, mine)
     assert [p.name for p in mine.iterdir()] == ["README.md"]
     assert (mine / "README.md").read_text() == "my notes\n"

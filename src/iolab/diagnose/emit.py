@@ -31,8 +31,9 @@ def _check_outdir(outdir: Path) -> None:
     except OSError:
         ours = False
     if not ours:
-        raise UsageError(f"{outdir}: not empty and not an earlier --emit-fixes folder; give a "
-                         "new or empty directory (nothing was written)")
+        raise UsageError(f"--emit-fixes {outdir}: the folder holds other files (the fixes would "
+                         "be written among them, README.md included); give a new or empty "
+                         "folder")
 
 
 def _shell_error(content: str) -> str:
