@@ -83,7 +83,7 @@ def _hint_problems(job: Job, key: str, value: str, where: str) -> list[str]:
         if kind == "stripe":
             ok = ok and n % (64 * KiB) == 0 and job.osts > 0
         elif kind == "osts":
-            ok = ok and n <= job.osts
+            ok = ok and 0 < job.osts and n <= max(job.osts, 16)
         elif key == "cb_nodes":
             ok = ok and n <= job.nprocs
         elif kind == "bytes":
@@ -199,7 +199,7 @@ def _lfs_target(job: Job, path: str, where: str) -> list[str]:
 
 def _lfs(job: Job, art: Artifact) -> list[str]:
     out = []
-    cap = job.osts or 8
+    cap = max(job.osts, 16)  # the OSTs seen, or 16 when the log saw fewer
     for ln in art.content.splitlines():
         if not ln.strip() or ln.startswith("#") or ln.strip() in ("set -e", "#!/bin/bash"):
             continue

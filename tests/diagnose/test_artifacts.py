@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 from artifact_check import all_problems, slurm_run
-from diagnose_logs import ALL_LOGS, SHARED, log_id
+from corpus import GENERATED_MISSING, REAL_MISSING
+from diagnose_logs import ALL_LOGS, log_id
 
 from iolab.diagnose.config import Thresholds
 from iolab.diagnose.fixes import OMPIO_MCA, ROMIO_HINTS
@@ -30,8 +31,7 @@ from iolab.model.job import build_model
 from iolab.model.raw import SHARED_RANK, RawJob, RawRecord
 
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
-CORPUS = pytest.mark.skipif(not ALL_LOGS, reason=f"no Darshan log corpus at {SHARED} "
-                            "(darshan-logs, darshan-generated)")
+CORPUS = pytest.mark.skipif(not ALL_LOGS, reason=f"{REAL_MISSING}; {GENERATED_MISSING}")
 
 
 @CORPUS

@@ -12,10 +12,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import corpus
 import pytest
 from artifact_check import all_problems
 from darshan_writer import Rec, write_log
-from diagnose_logs import REAL_LOGS, SHARED
 
 from iolab.cli import main
 from iolab.diagnose.config import Thresholds
@@ -25,9 +25,9 @@ from iolab.model.job import build_model
 
 pytestmark = pytest.mark.usefixtures("darshan_available")
 MiB = 1 << 20
-RELEASE = SHARED / "darshan-logs" / "release_logs"
-DLIO = sorted((SHARED / "darshan-logs" / "dlio_logs").glob("*.darshan"))
-CORPUS = pytest.mark.skipif(not REAL_LOGS, reason=f"no Darshan log corpus at {SHARED}")
+RELEASE = corpus.REAL_LOGS_DIR / "release_logs"
+DLIO = sorted((corpus.REAL_LOGS_DIR / "dlio_logs").glob("*.darshan"))
+CORPUS = corpus.needs_real_logs
 
 
 def _load(paths):

@@ -94,7 +94,7 @@ def _hint_value(facts: JobFacts, key: str, value: str) -> str | None:
     if kind == "stripe":  # Lustre only: a multiple of 64 KiB
         return str(stripe_size(n)) if facts.osts_known else None
     if kind == "osts":
-        return str(min(n, facts.osts_known)) if facts.osts_known else None
+        return str(min(n, facts.stripe_cap)) if facts.osts_known else None
     if kind == "count" and key == "cb_nodes":
         return str(min(n, facts.nprocs))
     if kind == "bytes":  # buffers: whole 64 KiB units
@@ -278,7 +278,7 @@ def lfs_setstripe(model: Model, paths: Iterable[str], count: int, size: int, nam
     alone. Nothing when no named file is the job's own on Lustre."""
     facts = job_facts(model)
     size = stripe_size(size)
-    cap = facts.osts_known or 8
+    cap = facts.stripe_cap
     count = max(1, min(int(count), cap))
     lines = ["#!/bin/bash",
              "# Lustre layouts are fixed when a file is created (KAUST: create a new file with",
@@ -326,7 +326,7 @@ def lfs_new_dirs(model: Model, dirs: Iterable[str], count: int, size: int, name:
     """New directories (beside the crowded ones the job wrote into) whose new files get
     ``count`` stripes of ``size``: a directory's layout never changes other jobs' files."""
     facts = job_facts(model)
-    size, count = stripe_size(size), max(1, min(int(count), facts.osts_known or 1))
+    size, count = stripe_size(size), max(1, min(int(count), facts.stripe_cap))
     own_dirs = {os.path.dirname(p) for p in facts.app_paths}
     lines = ["#!/bin/bash",
              "# New directories for the job's many small files (one per crowded directory), each",
@@ -457,7 +457,7 @@ def iolab_buffer(model: Model, paths: Iterable[str], size: str = "64M", count: i
               f"export IOLAB_BUFFER={q}",
               f"export LD_PRELOAD={_buffer_library()}${{LD_PRELOAD:+:$LD_PRELOAD}}"]
     lines += [ln if ln.startswith("#") else "# " + ln for ln in pre]
-    lines.append(f"# or, without the exports: iolab buffer -c {q} -- {' '.join(words)}")
+    lines.append(f"# or, without the exports: iolab buffer --spec {q} -- {' '.join(words)}")
     return [env(lines, "buffering.env", "iolab buffer / Cray IOBUF: source before the run")]
 
 

@@ -10,48 +10,23 @@ program and arguments from the log's command line.
 from __future__ import annotations
 
 import os
-import re
 import shlex
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from iolab.model.files import APP
+from iolab.model.mpilib import MpiLibrary, mpi_library
 
 if TYPE_CHECKING:
     from iolab.model.job import Model
 
-# Which MPI library ran, from the traces it leaves (measured here: a 4-rank Open MPI 4.1 run
-# logs ``<file>.locktest.<rank>`` records, made by OMPIO's sharedfp/lockedfile component).
-_OPEN_MPI = re.compile(r"/ompi\.|openmpi-sessions|/vader_segment|/sm_segment|"
-                       r"\.locktest\.\d+$|/openmpi[/-]|/libmpi\.so\.(?:20|40)\b|orterun|prterun")
-_CRAY_MPICH = re.compile(r"/opt/cray/pe/mpich|libmpi_cray|/cray-mpich|cray_mpich")
-_CRAY_NODE = re.compile(r"^nid\d{5,6}$")  # Cray XC/EX compute node names (DXT host names)
-_CRAY_PE = re.compile(r"^(/var)?/opt/cray/pe(/|$)")  # mounts of the Cray programming environment
-_MPICH = re.compile(r"libmpich|/mpich[-_/.]|mpich[-_]?\d|mpiexec\.hydra|mpirun\.mpich|/impi/|"
-                    r"intel_mpi|mvapich|/opt/aurora/")
-# Keys ROMIO always reports through MPI_File_get_info (OMPIO only echoes what was set).
-_ROMIO_REPORTED = {"cb_buffer_size", "romio_cb_read", "romio_cb_write", "romio_no_indep_rw",
-                   "ind_rd_buffer_size", "ind_wr_buffer_size"}
 # Darshan keeps at most this many characters of the command line (DARSHAN_EXE_LEN - 1).
 _DARSHAN_EXE_MAX = 1023
 # Lustre: stripe sizes are multiples of 64 KiB, below 4 GiB.
 LUSTRE_STRIPE_UNIT = 64 << 10
 LUSTRE_STRIPE_MAX = (4 << 30) - LUSTRE_STRIPE_UNIT
+MIN_STRIPE_CAP = 16
 PARALLEL_FS = ("lustre", "gpfs", "beegfs", "pvfs2", "orangefs", "panfs", "dvs", "wekafs")
-
-
-@dataclass(frozen=True)
-class MpiLibrary:
-    name: str  # "open-mpi", "mpich", "cray-mpich", "none" (no MPI-IO), "unknown"
-    io: str  # the MPI-IO layer: "ompio", "romio", "none", "unknown"
-    evidence: str  # why we think so, for the artifact's header
-
-    @property
-    def label(self) -> str:
-        names = {"open-mpi": "Open MPI", "mpich": "MPICH (ROMIO)", "cray-mpich": "Cray MPICH",
-                 "none": "no MPI-IO", "unknown": "unknown MPI library"}
-        io = {"ompio": " with OMPIO", "romio": " with ROMIO"}.get(self.io, "")
-        return names.get(self.name, self.name) + (io if self.name == "open-mpi" else "")
 
 
 @dataclass(frozen=True)
@@ -68,6 +43,13 @@ class JobFacts:
     mounts: tuple[tuple[str, str], ...] = ()  # (mount point, type), longest first
     mpi_paths: frozenset[str] = frozenset()  # files accessed through MPI-IO
     app_paths: frozenset[str] = frozenset()  # the application's own files
+
+    @property
+    def stripe_cap(self) -> int:
+        """The most stripes a fix asks for: the OSTs the log saw, or 16 when it saw fewer
+        (a log of one file on OST 0 says nothing of the file system's size; Lustre stripes
+        over all its OSTs when asked for more than it has)."""
+        return max(self.osts_known, MIN_STRIPE_CAP)
 
     def mount_of(self, path: str) -> tuple[str, str] | None:
         """The mount point holding ``path`` and its type (None when unknown)."""
@@ -91,46 +73,6 @@ class JobFacts:
     def command_line(self) -> str:
         """The program and arguments, shell-quoted; "" when the log does not have them."""
         return shlex.join(self.command)
-
-
-def mpi_library(model: Model) -> MpiLibrary:
-    """The MPI library and its MPI-IO layer, from what the log shows (file records of the
-    MPI runtime, library and install paths, mounts, the launch line, hints in effect)."""
-    job = model.job
-    has_mpiio = "MPI-IO" in model.mods and len(model.mods["MPI-IO"]) > 0
-    texts = [job.exe, job.metadata.get("launch", "")] + list(model.files.paths)
-    hay = "\n".join(texts)
-
-    def seen(m: re.Match[str]) -> str:  # the line that matched, for the evidence
-        start = hay.rfind("\n", 0, m.start()) + 1
-        end = hay.find("\n", m.end())
-        line = hay[start:end if end >= 0 else None]
-        return line if len(line) <= 70 else "..." + line[-67:]
-    keys = {k for h in job.hints.values() for k in h}
-    romio_seen = len(keys & _ROMIO_REPORTED) >= 3
-    cray_pe = [m for m, _ in job.mounts if _CRAY_PE.match(m)]
-    io_default = "romio" if romio_seen else "unknown"
-    if not has_mpiio:  # hints have nothing to act on
-        return MpiLibrary("none", "none", "no MPI-IO records")
-    if (m := _OPEN_MPI.search(hay)) is not None:
-        io = "romio" if romio_seen else "ompio"
-        why = f"Open MPI's trace in the log: {seen(m)}"
-        if romio_seen:
-            why += "; the hints in effect are ROMIO's"
-        return MpiLibrary("open-mpi", io, why)
-    if (m := _CRAY_MPICH.search(hay)) is not None:
-        return MpiLibrary("cray-mpich", "romio", f"Cray MPICH in the log: {seen(m)}")
-    if (m := _MPICH.search(hay)) is not None:
-        return MpiLibrary("mpich", "romio", f"MPICH family in the log: {seen(m)}")
-    if cray_pe and not re.search(r"/opt/aurora/", hay + "\n".join(m for m, _ in job.mounts)):
-        return MpiLibrary("cray-mpich", "romio",
-                          f"Cray programming environment mounted ({cray_pe[0]})")
-    nid = next((h for h in job.rank_hosts.values() if _CRAY_NODE.match(h)), None)
-    if nid is not None:
-        return MpiLibrary("cray-mpich", "romio", f"Cray node names ({nid})")
-    return MpiLibrary("unknown", io_default,
-                      "the log does not say which MPI library ran"
-                      + ("; the hints in effect are ROMIO's" if romio_seen else ""))
 
 
 def _command(model: Model) -> tuple[tuple[str, ...], str]:
