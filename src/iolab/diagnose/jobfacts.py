@@ -25,8 +25,8 @@ _DARSHAN_EXE_MAX = 1023
 # Lustre: stripe sizes are multiples of 64 KiB, below 4 GiB.
 LUSTRE_STRIPE_UNIT = 64 << 10
 LUSTRE_STRIPE_MAX = (4 << 30) - LUSTRE_STRIPE_UNIT
+# The most stripes a fix asks for when the log saw fewer OSTs (see JobFacts.stripe_cap).
 MIN_STRIPE_CAP = 16
-PARALLEL_FS = ("lustre", "gpfs", "beegfs", "pvfs2", "orangefs", "panfs", "dvs", "wekafs")
 
 
 @dataclass(frozen=True)
