@@ -19,7 +19,7 @@ from darshan_writer import Rec, write_log
 
 from iolab.cli import main
 from iolab.diagnose.config import Thresholds
-from iolab.diagnose.report import diagnose
+from iolab.diagnose.report import diagnose, to_dict
 from iolab.diagnose.several import group_logs
 from iolab.model.job import build_model
 
@@ -134,6 +134,13 @@ def test_written_workflow_logs_add_up_and_other_jobs_stay_apart(tmp_path: Path) 
     assert wf.job.nprocs == 6 and wf.job.n_logs == 3
     rep = diagnose(wf, Thresholds())
     assert rep.model.metrics.io_fraction == pytest.approx(70.0 / 250.0)
+    # the JSON lists what the workflow's times add up from
+    per_log = to_dict(rep)["job"]["per_log"]
+    assert [(p["exe"].split()[0], p["start_offset_s"], p["run_time_s"], p["io_time_s"])
+            for p in per_log] == [("./pre", 0.0, 100.0, 40.0), ("./solve", 100.0, 100.0, 10.0),
+                                  ("./viz", 150.0, 100.0, 30.0)]
+    assert to_dict(rep)["summary"]["io_time_s"] == pytest.approx(40.0 + 30.0)
+    assert to_dict(diagnose(build_model(groups[1]), Thresholds()))["job"]["per_log"] == []
     # --as-one-job and --each override the job ids
     assert len(group_logs(raws, as_one_job=True)[0]) == 1
     assert [len(g) for g in group_logs(raws[:3], each=True)[0]] == [1, 1, 1]

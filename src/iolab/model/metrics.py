@@ -14,7 +14,7 @@ import numpy as np
 
 from iolab.model.files import APP, CATEGORY_NAMES
 from iolab.model.trace import TraceMetrics, derive_trace
-from iolab.model.workflow import workflow_io_time
+from iolab.model.workflow import log_io_times, workflow_io_time
 
 if TYPE_CHECKING:
     from iolab.model.job import Model
@@ -245,9 +245,7 @@ def _rank_io(model: Model) -> tuple[np.ndarray, np.ndarray, float, dict[str, flo
     rank_t = t + shared  # every rank of a log took part in each shared file of that log
     logs = model.job.logs
     if len(logs) > 1:  # a workflow: logs one after another add up, overlapping ones do not
-        per_log = [float(rank_t[lg.first_rank:lg.first_rank + lg.nprocs].max(initial=0.0))
-                   for lg in logs]
-        return rank_t, b, workflow_io_time(logs, per_log), kinds
+        return rank_t, b, workflow_io_time(logs, log_io_times(logs, rank_t)), kinds
     return rank_t, b, float(rank_t.max() if rank_t.size else 0.0), kinds
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,12 @@ def overlapping_groups(spans: Sequence[LogSpan]) -> list[list[int]]:
             groups.append([i])
             end = s.end_time
     return groups
+
+
+def log_io_times(spans: Sequence[LogSpan], rank_io_time_s: Any) -> list[float]:
+    """Each log's own I/O time: its slowest rank's (ranks ``first_rank`` onwards)."""
+    return [float(rank_io_time_s[s.first_rank:s.first_rank + s.nprocs].max(initial=0.0))
+            for s in spans]
 
 
 def workflow_run_time(spans: Sequence[LogSpan]) -> float:
