@@ -45,11 +45,13 @@ def write_1m(path: str, rank: int, rid: int, nbytes: int, secs: float = 1.0) -> 
 
 def test_file_per_process_and_files_per_directory() -> None:
     recs = [write_1m(f"/scratch/out/rank{r:05d}.dat", r, 1000 + r, 4 * MiB) for r in range(1200)]
-    got = fired(job(recs, nprocs=1200))
+    got = fired(job(recs, nprocs=1200, mounts=[("/scratch", "lustre")]))
     assert got["file-per-process"].hit.values["per_rank_files"] == 1200
     assert got["files-per-directory"].hit.values["max_files_in_one_dir"] == 1200
     lfs = got["files-per-directory"].fix.artifacts[0].content
-    assert "lfs setstripe -c 1 -S 1M -i -1 /scratch/out\n" in lfs
+    # a new directory for the job: the layout of one other jobs may share never changes
+    assert "mkdir /scratch/out/iolab-c1 && lfs setstripe -c 1 -S 1M /scratch/out/iolab-c1" in lfs
+    assert "/scratch/out\n" not in lfs
     # 200 ranks: below both thresholds (256 per-rank files, 1000 per directory)
     got = fired(job(recs[:200], nprocs=200))
     assert "file-per-process" not in got and "files-per-directory" not in got
@@ -107,7 +109,8 @@ def test_striping_rules() -> None:
     got = fired(raw)
     f = got["stripe-shared-file"]
     assert f.hit.values["recommended_stripe_count"] == 8
-    assert "lfs setstripe -c 8 -S 1M /lus/big.dat.new" in f.fix.artifacts[0].content
+    assert ("lfs setstripe -c 8 -S 1M /lus/big.dat.iolab-restripe && cp -p /lus/big.dat "
+            "/lus/big.dat.iolab-restripe" in f.fix.artifacts[0].content)
     assert got["stripe-small-files"].hit.files[0].path == "/lus/small.dat"
     assert got["stripe-size-mismatch"].hit.values["access_bytes"] == 1536 * 1024
     assert "stripe-huge-file" not in got

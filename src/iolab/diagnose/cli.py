@@ -16,8 +16,10 @@ _FAIL_LEVELS = {"high": ("high",), "warn": ("high", "warn")}
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("logs", nargs="*", metavar="LOG",
                    help="Darshan log(s) or iolab profile(s) (.iolab, .iolabp, folder of parts); "
-                        "several are analysed as one job unless --each")
+                        "logs of one job (same job id) are analysed together, others alone")
     p.add_argument("--each", action="store_true", help="analyse each log alone")
+    p.add_argument("--as-one-job", action="store_true",
+                   help="analyse all the logs as one job even when their job ids differ")
     cli_common.add_format(p, csv=False,
                           json_help="the report as JSON (schema_version 1): on stdout, or in "
                                     "the -o FILE")
@@ -91,15 +93,19 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"{opt} {val}: must be at least 1")
     th = _thresholds(args)
     from iolab.diagnose.report import diagnose
+    from iolab.diagnose.several import group_logs
     from iolab.model.job import build_model
     from iolab.model.sources import load_source
 
     raws = [load_source(p) for p in args.logs]
-    groups = [[r] for r in raws] if args.each else [raws]
+    groups, note = group_logs(raws, as_one_job=args.as_one_job, each=args.each)
+    if note:
+        print(f"iolab diagnose: {note}", file=sys.stderr)
     reports = []
     for g in groups:
         model = build_model(g, nodes=args.nodes, node_memory_bytes=th.node_memory_bytes or None,
                             cores_per_node=args.cores_per_node)
+        model.job.notes += [note] if note else []  # in each report's JSON too
         reports.append(diagnose(model, th))
     _render(args, reports)
     if args.fail_on:

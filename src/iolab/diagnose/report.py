@@ -26,6 +26,7 @@ from iolab.diagnose.rules.base import (
 )
 from iolab.model.files import APP
 from iolab.model.job import Model
+from iolab.model.workflow import log_io_times
 
 SCHEMA_VERSION = 1
 
@@ -41,8 +42,9 @@ class Summary:
 
 
 TOP_FIXES = 3
-OMPIO_NOTE = (" This job ran Open MPI's OMPIO, which ignores ROMIO hints: run with "
-              "`mpirun --mca io romio321` (romio341 in newer releases) for them to apply.")
+OMPIO_NOTE = (" This job ran Open MPI's OMPIO, which ignores ROMIO hints: its MCA parameters "
+              "are in the .ompio.env file; the ROMIO file applies with `mpirun --mca io "
+              "romio321` (romio341 in newer releases).")
 
 
 def _top_fix_items(findings: list[Finding]) -> list[dict[str, Any]]:
@@ -268,6 +270,19 @@ def _ranks_per_host(rank_hosts: dict[int, str]) -> dict[str, int]:
     return dict(sorted(out.items()))
 
 
+def _per_log(model: Model) -> list[dict[str, Any]]:
+    """A workflow's logs, each with its own run and I/O time (empty for one log): what the
+    job's times add up from (iolab.model.workflow)."""
+    logs = model.job.logs
+    if len(logs) < 2:
+        return []
+    io = log_io_times(logs, model.metrics.rank_io_time_s)
+    t0 = min(s.start_time for s in logs)
+    return [{"source": s.source, "jobid": s.jobid, "exe": s.exe, "nprocs": s.nprocs,
+             "start_offset_s": round(s.start_time - t0, 6), "run_time_s": round(s.run_time_s, 6),
+             "io_time_s": round(t, 6)} for s, t in zip(logs, io)]
+
+
 def to_dict(rep: Report) -> dict[str, Any]:
     """The report as plain data: the ``--json`` schema (``schema_version`` 1)."""
     job, m = rep.model.job, rep.model.metrics
@@ -285,6 +300,7 @@ def to_dict(rep: Report) -> dict[str, Any]:
             "mpiio_implementation": job.mpiio_implementation or None,
             "names_anonymised": job.names_anonymised,
             "ranks_per_host": _ranks_per_host(job.rank_hosts),
+            "per_log": _per_log(rep.model),
         },
         "summary": {"io_bound": rep.summary.io_bound, "headline": rep.summary.headline,
                     "io_time_s": round(m.io_time_s, 6), "io_fraction": round(m.io_fraction, 6),

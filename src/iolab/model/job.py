@@ -17,9 +17,11 @@ from iolab.errors import UsageError
 from iolab.model.files import APP, categorize, names_anonymised
 from iolab.model.layers import CrossLayer, derive_layers
 from iolab.model.metrics import Metrics, derive
+from iolab.model.mpilib import mpi_library
 from iolab.model.raw import RawJob
 from iolab.model.tables import ModuleData, concat_modules, module_tables
 from iolab.model.trace import Trace, build_trace
+from iolab.model.workflow import LogSpan, workflow_run_time
 
 # Modules whose record names are file paths (H5D / PNETCDF_VAR name datasets and variables).
 FILE_MODULES = ("POSIX", "STDIO", "MPI-IO", "H5F", "PNETCDF_FILE")
@@ -67,9 +69,11 @@ class Job:
     # The log's file names are hashes or obfuscated paths (darshan-convert --obfuscate,
     # anonymised archives): rules that read names (directories, suffixes) cannot judge.
     names_anonymised: bool = False
-    # The MPI-IO implementation when the source tells: "ROMIO" (its hints read back at open),
-    # "OMPIO" (an Open MPI launch that read back no ROMIO hint), "" unknown (Darshan logs).
+    # The MPI-IO implementation the log shows (iolab.model.mpilib): "ROMIO" (MPICH, Cray
+    # MPICH, or Open MPI with its hints read back), "OMPIO" (Open MPI's default), "" unknown.
     mpiio_implementation: str = ""
+    # Each log of the job, in the order given (several logs of one workflow).
+    logs: list[LogSpan] = field(default_factory=list)
 
 
 @dataclass
@@ -96,6 +100,8 @@ class Model:
     mods: dict[str, ModuleData]
     stripes: dict[int, tuple[int, int]]
     trace: Trace | None = None
+    # Record id -> the Lustre OST indices the file is striped over (Darshan LUSTRE module).
+    lustre_osts: dict[int, tuple[int, ...]] = field(default_factory=dict)
     metrics: Metrics = field(init=False)
     layers: CrossLayer = field(init=False)
 
@@ -195,16 +201,6 @@ def _hints(raws: Sequence[RawJob]) -> dict[str, dict[str, str]]:
     return out
 
 
-def _mpiio_implementation(job: Job, uses_mpiio: bool) -> str:
-    if any(k.startswith("romio_") for h in job.hints.values() for k in h):
-        return "ROMIO"
-    launch = job.metadata.get("launch", "")
-    if uses_mpiio and job.source_kind == "iolab-profile" and (
-            launch.startswith("mpirun ") or "openmpi" in launch):
-        return "OMPIO"
-    return ""
-
-
 def build_model(
     raws: Sequence[RawJob],
     *,
@@ -222,7 +218,13 @@ def build_model(
         stripes.update(r.stripes)
     start = min(r.start_time for r in raws)
     end = max(r.end_time for r in raws)
-    run = max(r.run_time_s for r in raws) if len(raws) == 1 else max(end - start, 0.0)
+    # A log's interval lasts its run time at least: formats before 3.41 keep whole seconds,
+    # so start and end are often equal.
+    logs = [LogSpan(source=(r.source_paths or [""])[0], jobid=r.jobid, exe=r.exe,
+                    start_time=r.start_time, run_time_s=r.run_time_s,
+                    end_time=max(r.end_time, r.start_time + r.run_time_s),
+                    first_rank=off, nprocs=max(r.nprocs, 1)) for r, off in zip(raws, offsets)]
+    run = raws[0].run_time_s if len(raws) == 1 else workflow_run_time(logs)
     rank_hosts = {off + rank: host for r, off in zip(raws, offsets)
                   for rank, host in r.rank_hosts.items() if host}
     known_nodes = nodes or next((r.nodes for r in raws if r.nodes), None)
@@ -253,10 +255,14 @@ def build_model(
         rank_hosts=rank_hosts,
         names_anonymised=names_anonymised([p for p, c in zip(files.paths, files.category)
                                            if c == APP]),
+        logs=logs,
     )
-    job.mpiio_implementation = _mpiio_implementation(job, "MPI-IO" in mods)
     model = Model(job=job, files=files, mods=mods, stripes=stripes,
-                  trace=build_trace(raws, offsets, files))
+                  trace=build_trace(raws, offsets, files),
+                  lustre_osts={k: v for r in raws for k, v in r.lustre_osts.items()})
+    # One answer for the report, the JSON and the fix files (iolab.model.mpilib).
+    job.mpiio_implementation = {"ompio": "OMPIO", "romio": "ROMIO"}.get(
+        mpi_library(model).io, "")
     model.metrics = derive(model)
     model.layers = derive_layers(model)
     return model

@@ -14,6 +14,7 @@ import numpy as np
 
 from iolab.model.files import APP, CATEGORY_NAMES
 from iolab.model.trace import TraceMetrics, derive_trace
+from iolab.model.workflow import log_io_times, workflow_io_time
 
 if TYPE_CHECKING:
     from iolab.model.job import Model
@@ -213,7 +214,7 @@ def _rank_io(model: Model) -> tuple[np.ndarray, np.ndarray, float, dict[str, flo
     t = np.zeros(n)
     b = np.zeros(n)
     kinds = {"read": 0.0, "write": 0.0, "meta": 0.0}
-    slowest_shared = 0.0
+    shared = np.zeros(n)  # per rank: the slowest-rank time of the shared files of its log
     mpi_files = set()
     mp = model.mods.get("MPI-IO")
     if mp is not None:
@@ -233,12 +234,19 @@ def _rank_io(model: Model) -> tuple[np.ndarray, np.ndarray, float, dict[str, flo
         own = m & (md.ranks >= 0)
         np.add.at(t, np.clip(md.ranks[own], 0, n - 1), tot[own])
         sh = m & (md.ranks < 0)
-        slowest_shared += float(md.fcol(f"{prefix}_F_SLOWEST_RANK_TIME")[sh].sum())
+        slow = md.fcol(f"{prefix}_F_SLOWEST_RANK_TIME")
+        spans, inv = np.unique(np.stack([md.span_lo[sh], md.span_n[sh]], axis=1), axis=0,
+                               return_inverse=True)  # one (first rank, ranks) per log
+        sums = np.bincount(inv.reshape(-1), weights=slow[sh], minlength=len(spans))
+        for (lo, k), v in zip(spans.tolist(), sums.tolist()):
+            shared[max(lo, 0):lo + max(k, 1)] += v  # the ranks of that log
         byt = md.pos(f"{prefix}_BYTES_READ") + md.pos(f"{prefix}_BYTES_WRITTEN")
         b += _rank_spread(n, md, m, byt.astype(np.float64))
-    slowest = float(t.max() if t.size else 0.0) + slowest_shared
-    rank_t = t + slowest_shared  # every rank took part in each shared file
-    return rank_t, b, slowest, kinds
+    rank_t = t + shared  # every rank of a log took part in each shared file of that log
+    logs = model.job.logs
+    if len(logs) > 1:  # a workflow: logs one after another add up, overlapping ones do not
+        return rank_t, b, workflow_io_time(logs, log_io_times(logs, rank_t)), kinds
+    return rank_t, b, float(rank_t.max() if rank_t.size else 0.0), kinds
 
 
 def derive(model: Model) -> Metrics:

@@ -129,13 +129,14 @@ def _small_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
         return Fix(
             text=("Aggregate before the file system: collective MPI-IO with a larger "
                   "collective buffer, so that aggregators issue large contiguous requests."),
-            artifacts=fixes.romio_hints({"romio_cb_write" if hit.direction == "write"
-                                         else "romio_cb_read": "enable"})
+            artifacts=fixes.romio_hints(model, {"romio_cb_write" if hit.direction == "write"
+                                                else "romio_cb_read": "enable"},
+                                        paths=hit.data.get("paths", []))
             + fixes.snippets("collective_io"))
     return Fix(
         text=("Issue fewer, larger requests: gather data in memory and write/read it in "
               "blocks of 1 MiB or more, or buffer transparently with iolab buffer."),
-        artifacts=fixes.iolab_buffer(hit.data.get("paths", []))
+        artifacts=fixes.iolab_buffer(model, hit.data.get("paths", []))
         + fixes.snippets("buffered_writes"))
 
 
@@ -179,10 +180,11 @@ def _serial_small(model: Model, th: Thresholds) -> list[Hit]:
 def _serial_small_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
     paths = hit.data.get("paths", [])
     return Fix(
-        text=("Buffer the stream: run under `iolab buffer -- ./app` (LD_PRELOAD "
+        text=(f"Buffer the stream: run under `iolab buffer -- {fixes.program_short(model)}` "
+              "(LD_PRELOAD "
               "libiolab-buffer.so, no relinking), or Cray IOBUF, or give the stream a large "
               "buffer with setvbuf; each turns many small calls into a few 64 MiB ones."),
-        artifacts=fixes.iolab_buffer(paths)
+        artifacts=fixes.iolab_buffer(model, paths)
         + fixes.snippets("buffered_writes"))
 
 
@@ -226,7 +228,7 @@ def _misaligned_file_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
     return Fix(
         text=(f"Start requests on {fmt_bytes(unit)} boundaries: tell MPI-IO the stripe "
               "(striping_unit), align HDF5 objects (H5Pset_alignment), pad records."),
-        artifacts=fixes.romio_hints({"striping_unit": str(unit)}, "romio_hints_align")
+        artifacts=fixes.romio_hints(model, {"striping_unit": str(unit)}, "romio_hints_align")
         + fixes.snippets("hdf5_collective_metadata"))
 
 

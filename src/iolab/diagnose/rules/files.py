@@ -3,7 +3,6 @@ inputs read by every rank, stragglers on shared files, imbalance among per-rank 
 
 from __future__ import annotations
 
-import shlex
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -81,13 +80,10 @@ def _per_dir(model: Model, th: Thresholds) -> list[Hit]:
 
 def _per_dir_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
     dirs = hit.data.get("dirs", [])
-    lfs = fixes.lfs_setstripe([], 1, 1 << 20, "small_files_dirs.lfs.sh")
-    lfs.content += "".join(f"lfs setstripe -c 1 -S 1M -i -1 {shlex.quote(d)}\n"
-                           for d in dirs[:20])
     return Fix(
         text=("Spread files over sub-directories (e.g. one per 1000 files or per rank group); "
               "set the stripe count of directories holding many small files to 1."),
-        artifacts=[lfs])
+        artifacts=fixes.lfs_new_dirs(model, dirs, 1, 1 << 20, "small_files_dirs.lfs.sh"))
 
 
 def _opens(model: Model, th: Thresholds) -> list[Hit]:

@@ -114,7 +114,8 @@ def _rmw_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
                 + "turn it off for writes (romio_ds_write disable; each rank then writes only "
                 "its blocks: more, smaller requests, so measure), or make the writes "
                 "collective so that aggregators write whole regions.")
-    return Fix(text=text, artifacts=fixes.romio_hints(hints, "romio_hints_no_rmw"))
+    return Fix(text=text, artifacts=fixes.romio_hints(model, hints, "romio_hints_no_rmw",
+                                                      [e.path for e in hit.files]))
 
 
 # --- write amplification -------------------------------------------------------------------
@@ -158,8 +159,8 @@ def _amplification_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
         text += ("; and turn off fill values for data the program writes completely "
                  "(ncmpi_set_fill NC_NOFILL, H5Pset_fill_time H5D_FILL_TIME_NEVER)")
     return Fix(text=text + ".",
-               artifacts=fixes.romio_hints({"romio_ds_write": "disable"},
-                                           "romio_hints_no_sieving")
+               artifacts=fixes.romio_hints(model, {"romio_ds_write": "disable"},
+                                           "romio_hints_no_sieving", [e.path for e in hit.files])
                + (fixes.snippets("fill_mode") if libs else []))
 
 
@@ -229,7 +230,8 @@ def _single_writer_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
     return Fix(text=(f"Cause: {cause}. Give the file {k} writers: cb_nodes {k}"
                      + (f" and a stripe count of {k} at creation" if "striping_factor" in hints
                         else "") + "; each aggregator then writes its own file domain."),
-               artifacts=fixes.romio_hints(hints, "romio_hints_aggregators"))
+               artifacts=fixes.romio_hints(model, hints, "romio_hints_aggregators",
+                                           [e.path for e in hit.files]))
 
 
 # --- MPI-IO time far above POSIX time, and tiny collective calls ---------------------------
@@ -329,9 +331,10 @@ def _skew_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
                          "(romio_ds_read/romio_ds_write disable) for large contiguous pieces, "
                          "or make the calls collective so that one aggregator owns each "
                          "region."),
-                   artifacts=fixes.romio_hints({"romio_ds_read": "disable",
-                                                "romio_ds_write": "disable"},
-                                               "romio_hints_no_sieving"))
+                   artifacts=fixes.romio_hints(model, {"romio_ds_read": "disable",
+                                                       "romio_ds_write": "disable"},
+                                               "romio_hints_no_sieving",
+                                               [e.path for e in hit.files]))
     return Fix(text=("Find the late rank: time an MPI_Barrier just before the I/O call to "
                      "separate waiting from I/O; balance the work before the I/O phase, or "
                      "start the I/O with non-blocking collectives (MPI_File_iwrite_all) so "

@@ -112,10 +112,12 @@ def _small_striped(model: Model, th: Thresholds) -> list[Hit]:
 
 def _stripe_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
     want = int(hit.data.get("count", 8))
-    return Fix(text=(f"Create these files with a stripe count of {want} "
-                     "(lfs setstripe on the directory before the run, or on new files)."),
-               artifacts=[fixes.lfs_setstripe(hit.data.get("paths", []), want, MiB,
-                                              f"stripe_count_{want}.lfs.sh")])
+    return Fix(text=(f"Re-create these files with a stripe count of {want} (a new file with "
+                     "the layout, then a copy), or give the next run's output a new directory "
+                     "with that layout."),
+               artifacts=fixes.lfs_setstripe(model, hit.data.get("paths", []), want, MiB,
+                                             f"stripe_count_{want}.lfs.sh",
+                                             more_stripes=want > 1))
 
 
 def _stripe_size(model: Model, th: Thresholds) -> list[Hit]:
@@ -151,12 +153,13 @@ def _stripe_size(model: Model, th: Thresholds) -> list[Hit]:
 
 
 def _stripe_size_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
-    s = int(hit.data.get("stripe", MiB))
-    s = max(MiB, (s // MiB) * MiB) if s >= MiB else MiB
+    s = fixes.stripe_size(int(hit.data.get("stripe", MiB)))  # a Lustre size: 64 KiB multiple
     return Fix(text=(f"Match stripe size and request size: stripe {fmt_bytes(s)} and tell MPI-IO "
                      "(striping_unit), or make requests a multiple of the stripe."),
-               artifacts=fixes.romio_hints({"striping_unit": str(s)}, "romio_hints_stripe")
-               + [fixes.lfs_setstripe(hit.data.get("paths", []), 4, s, "stripe_size.lfs.sh")])
+               artifacts=fixes.romio_hints(model, {"striping_unit": str(s)}, "romio_hints_stripe",
+                                           hit.data.get("paths", []))
+               + fixes.lfs_setstripe(model, hit.data.get("paths", []), 1, s, "stripe_size.lfs.sh",
+                                     keep_count=True))
 
 
 def _direct(model: Model, th: Thresholds) -> list[Hit]:
@@ -207,10 +210,7 @@ def _direct_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
     return Fix(text=("Try direct I/O for this stream (O_DIRECT with 4 KiB-aligned buffers and "
                      "sizes, MPIO_DIRECT_READ/WRITE, H5Pset_fapl_direct); keep buffered I/O if it "
                      "does not measure faster: most patterns gain from the page cache."),
-               artifacts=fixes.snippets("direct_io") + [fixes.env(
-                   ["export MPIO_DIRECT_READ=TRUE   # Cray MPICH: direct reads in MPI-IO",
-                    "export MPIO_DIRECT_WRITE=TRUE  # and writes (aligned requests only)"],
-                   "direct_io.env", "Cray MPICH direct I/O")])
+               artifacts=fixes.snippets("direct_io") + fixes.cray_direct_io(model))
 
 
 def _single_stream(model: Model, th: Thresholds) -> list[Hit]:
@@ -279,10 +279,7 @@ def _single_stream_per_node(model: Model, th: Thresholds, tot: float) -> list[Hi
 def _single_stream_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
     return Fix(text=("Let several processes per node (or several threads) do the I/O: a shared "
                      "file with collective MPI-IO, or subset aggregation; bind them to cores."),
-               artifacts=fixes.snippets("collective_io") + [fixes.slurm([
-                   "#SBATCH -S 4",
-                   f"srun -n {model.job.nprocs} -c 2 --cpu-bind=cores ./app",
-                   "export OMP_NUM_THREADS=8  # if the I/O is threaded (one stream per thread)"])])
+               artifacts=fixes.snippets("collective_io") + fixes.slurm_affinity(model))
 
 
 def rules() -> list[Rule]:

@@ -97,8 +97,8 @@ def _independent_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
     return Fix(
         text=("Use the collective calls (MPI_File_write_at_all / read_at_all, or a file view "
               "plus write_all) so that ROMIO merges the ranks' pieces into large requests."),
-        artifacts=fixes.snippets("collective_io") + fixes.romio_hints({key: "enable"},
-                                                                      "romio_hints_collective"))
+        artifacts=fixes.snippets("collective_io") + fixes.romio_hints(
+            model, {key: "enable"}, "romio_hints_collective", [e.path for e in hit.files]))
 
 
 def _cb(model: Model, th: Thresholds) -> list[Hit]:
@@ -179,7 +179,8 @@ def _cb_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
               + (" and file domains aligned to the stripe" if "striping_unit" in hints else "")
               + ("; switch the independent calls to collective ones first"
                  if hit.data.get("independent") else "") + "."),
-        artifacts=fixes.romio_hints(hints, "romio_hints_cb") + fixes.snippets("collective_io"))
+        artifacts=fixes.romio_hints(model, hints, "romio_hints_cb", hit.data.get("paths", []))
+        + fixes.snippets("collective_io"))
 
 
 def _nonblocking(model: Model, th: Thresholds) -> list[Hit]:
@@ -264,7 +265,8 @@ def _aggregators_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
     nodes = model.job.nodes or 1
     return Fix(text=("Use two (up to four) aggregators per node: cb_config_list *:2 and "
                      f"cb_nodes {2 * nodes}; measure, the best value depends on the system."),
-               artifacts=fixes.romio_hints({"cb_config_list": "*:2", "cb_nodes": str(2 * nodes)},
+               artifacts=fixes.romio_hints(model, {"cb_config_list": "*:2",
+                                                   "cb_nodes": str(2 * nodes)},
                                            "romio_hints_aggregators"))
 
 

@@ -50,14 +50,10 @@ def _io_bound(model: Model, th: Thresholds) -> list[Hit]:
 
 
 def _io_bound_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
-    ranks = model.job.nprocs
     return Fix(
         text=("Fix the findings below first; then keep system noise off the I/O path with "
               "core specialisation and place ranks with explicit affinity."),
-        artifacts=[fixes.slurm([
-            "#SBATCH -S 4                      # core specialisation: OS work on 4 cores",
-            f"srun -n {ranks} -c $(( $(nproc) / {max(ranks, 1)} )) --cpu-bind=cores ./app",
-        ])],
+        artifacts=fixes.slurm_affinity(model),
     )
 
 
@@ -140,7 +136,7 @@ def _stdio_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
     return Fix(
         text=("Move bulk data off STDIO: write it with POSIX/MPI-IO/HDF5 in large requests, "
               "or at least give the streams large buffers (setvbuf, iolab buffer, IOBUF)."),
-        artifacts=fixes.iolab_buffer(paths) + fixes.snippets("buffered_writes"),
+        artifacts=fixes.iolab_buffer(model, paths) + fixes.snippets("buffered_writes"),
     )
 
 
