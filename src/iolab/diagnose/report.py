@@ -163,7 +163,7 @@ def grade(f: Finding, model: Model, th: Thresholds) -> str:
 
 def diagnose(model: Model, th: Thresholds, rules: list[Rule] | None = None) -> Report:
     """Every rule whose precondition holds on ``model``; findings graded by their cost and
-    sorted by severity, then cost (problems before the overview of the job)."""
+    sorted by severity, then cost, problems before the overview of the job."""
     rules = registry() if rules is None else rules
     findings: list[Finding] = []
     not_judged = []
@@ -184,7 +184,9 @@ def diagnose(model: Model, th: Thresholds, rules: list[Rule] | None = None) -> R
                 f.fix.text += OMPIO_NOTE
             f.graded = grade(f, model, th)
             findings.append(f)
-    findings.sort(key=lambda f: (SEVERITY_RANK[f.severity], f.rule.overview,
+    # Problems first, by severity then cost: the first finding is the costliest problem;
+    # the job's overview (its I/O share, read/write balance) comes after them.
+    findings.sort(key=lambda f: (f.rule.overview, SEVERITY_RANK[f.severity],
                                  -(f.cost_s or 0.0), order[f.rule.id]))
     return Report(model=model, thresholds=th, findings=findings,
                   summary=_summary(model, th, findings), not_judged=not_judged)
