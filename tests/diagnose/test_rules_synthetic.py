@@ -228,3 +228,26 @@ def test_shell_artifacts_quote_hostile_paths(tmp_path) -> None:
                          capture_output=True, text=True, check=True).stdout
     assert not (tmp_path / "pwned").exists()
     assert out == evil + ":size=64M:count=4"
+
+
+def test_collective_buffering_already_on_is_not_recommended() -> None:
+    """Expected / was: with romio_cb_write enable read back from the job (an iolab profile),
+    the fix asks for larger calls / it handed out 'romio_cb_write enable' again."""
+    n = 20000
+    recs = [posix("/s/grid.dat", SHARED_RANK, 7, POSIX_OPENS=8, POSIX_WRITES=n,
+                  POSIX_BYTES_WRITTEN=n * 4096, POSIX_SIZE_WRITE_1K_10K=n,
+                  POSIX_F_WRITE_TIME=40.0, POSIX_F_SLOWEST_RANK_TIME=6.0),
+            RawRecord(module="MPI-IO", rank=SHARED_RANK, record_id=7, path="/s/grid.dat",
+                      counters={"MPIIO_COLL_OPENS": 8, "MPIIO_COLL_WRITES": n,
+                                "MPIIO_BYTES_WRITTEN": n * 4096,
+                                "MPIIO_SIZE_WRITE_AGG_1K_10K": n},
+                      fcounters={"MPIIO_F_WRITE_TIME": 48.0, "MPIIO_F_SLOWEST_RANK_TIME": 7.0})]
+    hints = {"hints:/s/grid.dat": "romio_cb_write=enable;romio_ds_write=disable;"
+                                  "romio_no_indep_rw=false;cb_buffer_size=16777216"}
+    f = fired(job(recs, nprocs=8, metadata=hints))["collective-buffering/write"]
+    assert f.fix.text.startswith("Collective buffering is already on (romio_cb_write enable)")
+    assert not any(a.kind == "romio-hints" for a in f.fix.artifacts)
+    # without the hints read back, the same counters get the hint
+    f = fired(job(recs, nprocs=8))["collective-buffering/write"]
+    assert "romio_cb_write enable" in next(a for a in f.fix.artifacts
+                                           if a.kind == "romio-hints").content
