@@ -66,7 +66,7 @@ def test_read_modify_write_first_with_its_cost(tmp_path: Path) -> None:
                     records=_rmw_records())
     rep = _run(log)
     f = rep.findings[0]
-    assert _key(f) == "read-modify-write/write" and f.severity == "high"
+    assert _key(f) == "read-modify-write" and f.severity == "high"
     assert f.hit.values["posix_reads"] == 4096 and f.hit.values["zero_byte_reads"] == 0
     assert f.hit.values["mpiio_reads"] == 0
     # the slowest rank's 60 s on the file, scaled to its read share (400 of 600 s summed)
@@ -106,13 +106,13 @@ def test_write_amplification_cost_is_the_extra_share(tmp_path: Path) -> None:
     log = write_log(tmp_path / "amp.darshan", nprocs=64, run_time_s=60.0, exe="./sim",
                     records=recs)
     rep = _run(log)
-    f = _get(rep, "write-amplification/write")
+    f = _get(rep, "write-amplification")
     assert f.hit.values["amplification"] == pytest.approx(3.0)
     assert f.cost_s == pytest.approx(30.0 * (1 - 1 / 3))
     assert f.severity == "high"
     # the same 2 GiB rewritten also show as redundant traffic (same cost): the two lead
-    assert _rank(rep, "write-amplification/write") <= 1
-    assert {_key(g) for g in rep.findings[:2]} == {"write-amplification/write",
+    assert _rank(rep, "write-amplification") <= 1
+    assert {_key(g) for g in rep.findings[:2]} == {"write-amplification",
                                                    "redundant-traffic/write"}
 
 
@@ -132,7 +132,7 @@ def test_single_posix_writer_behind_512_balanced_ranks(tmp_path: Path) -> None:
                     records=recs)
     rep = _run(log, nodes=16)
     f = rep.findings[0]
-    assert _key(f) == "single-posix-writer/write" and f.severity == "high"
+    assert _key(f) == "single-posix-writer" and f.severity == "high"
     assert f.hit.values["posix_top_rank_share"] == 1.0
     k = f.hit.values["aggregators_wanted"]
     assert k == 16  # one per node (no Lustre layout in the log)
@@ -191,7 +191,7 @@ def test_not_io_bound_job_has_no_high_finding(tmp_path: Path) -> None:
                     exe="./sim", records=_rmw_records())
     rep = _run(log)
     assert rep.model.metrics.io_fraction < 0.1
-    assert _get(rep, "read-modify-write/write").severity == "warn"
+    assert _get(rep, "read-modify-write").severity == "warn"
     assert not any(f.severity == "high" for f in rep.findings)
 
 
@@ -246,18 +246,18 @@ def test_single_writer_cause_from_the_lustre_layout(tmp_path: Path, count: int) 
                     exe="./sim", records=_one_writer_records(512),
                     lustre=[Lustre("/scratch/run/ckpt.dat", 4 * MiB, count)])
     rep = _run(log, nodes=16)
-    f = _get(rep, "single-posix-writer/write")
+    f = _get(rep, "single-posix-writer")
     hints = next(a for a in f.fix.artifacts if a.kind == "romio-hints").content
     if count == 1:
         # the same cause seen by the striping rule (an 8 GiB shared file on one OST): the
         # two lead the report
-        assert {_key(g) for g in rep.findings[:2]} == {"single-posix-writer/write",
+        assert {_key(g) for g in rep.findings[:2]} == {"single-posix-writer",
                                                        "stripe-shared-file"}
         assert f.hit.values["aggregators_wanted"] == 16
         assert "one OST" in f.fix.text
         assert "striping_factor 16\n" in hints and "cb_nodes 16\n" in hints
     else:
-        assert _rank(rep, "single-posix-writer/write") == 0
+        assert _rank(rep, "single-posix-writer") == 0
         assert f.hit.values["aggregators_wanted"] == 8
         assert "below the 8 OSTs" in f.fix.text
         assert "cb_nodes 8\n" in hints and "striping_factor" not in hints
@@ -268,7 +268,7 @@ def test_rmw_fix_names_the_stripe(tmp_path: Path) -> None:
     log = write_log(tmp_path / "rmw_lustre.darshan", nprocs=256, run_time_s=300.0,
                     exe="./sim", records=_rmw_records(),
                     lustre=[Lustre("/scratch/run/field.dat", 4 * MiB, 16)])
-    f = _get(_run(log), "read-modify-write/write")
+    f = _get(_run(log), "read-modify-write")
     hints = next(a for a in f.fix.artifacts if a.kind == "romio-hints").content
     assert "striping_unit 4194304\n" in hints and "romio_ds_write disable\n" in hints
 
