@@ -147,6 +147,11 @@ def test_aggregators_need_nodes() -> None:
     f = fired(job([rec], nprocs=64), nodes=2)["aggregators-per-node"]
     assert f.hit.values["ranks_per_node"] == 32
     assert "cb_config_list *:2" in f.fix.artifacts[0].content
+    # Expected / was: nothing for a single-node job / "two aggregators per node" for 4 ranks
+    # on one node (per-node aggregators change nothing there).
+    four = RawRecord(module="MPI-IO", rank=SHARED_RANK, record_id=72, path="/s/d.dat",
+                     counters={**rec.counters, "MPIIO_COLL_OPENS": 4})
+    assert "aggregators-per-node" not in fired(job([four], nprocs=4), nodes=1)
 
 
 def test_fill_mode_pnetcdf() -> None:
