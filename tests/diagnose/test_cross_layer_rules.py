@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 from darshan_writer import Lustre, Rec, write_log
 
@@ -342,3 +343,17 @@ def test_evidence_names_the_file_that_costs_most(tmp_path: Path) -> None:
     assert f.cost_s == pytest.approx(113.0)  # rank 1's time; rank 0's 0.16 s runs beside it
     assert f.severity == "high"
     assert not any("much of the I/O time" in g.rule.title for g in rep.findings)
+
+
+def test_trace_gives_exact_rank_shares_under_a_reduced_record() -> None:
+    """The mpi-io-test DXT log: 32 ranks each move 1/32 of the shared file's POSIX bytes;
+    the trace holds every byte, so the model knows it exactly (a reduced record alone only
+    bounds the top rank's share by its slowest/fastest ranks)."""
+    from diagnose_logs import REAL_LOGS
+
+    path = next(p for p in REAL_LOGS if "mpi_io_test_with_dxt" in str(p))
+    model = build_model([load_darshan_log(path)])
+    L = model.layers
+    i = int(np.argmax(L.posix.bytes * (model.files.category == 0)))
+    assert L.posix.ranks_moving_bytes[i] == 32
+    assert L.posix_top_rank_share[i] == pytest.approx(1 / 32)
