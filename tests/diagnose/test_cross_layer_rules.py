@@ -357,3 +357,21 @@ def test_trace_gives_exact_rank_shares_under_a_reduced_record() -> None:
     i = int(np.argmax(L.posix.bytes * (model.files.category == 0)))
     assert L.posix.ranks_moving_bytes[i] == 32
     assert L.posix_top_rank_share[i] == pytest.approx(1 / 32)
+
+
+def test_cost_never_exceeds_the_run(tmp_path: Path) -> None:
+    """300 shared files whose slowest ranks are different ranks: the per-file bound adds up
+    to 600 s in a 100 s run; the cost is capped at the run."""
+    recs = []
+    for k in range(300):
+        recs += _shared(f"/scratch/run/part{k:03d}.dat", 64, {
+            "POSIX_READS": 64, "POSIX_BYTES_READ": 3 * MiB, "POSIX_WRITES": 64,
+            "POSIX_BYTES_WRITTEN": 4 * MiB, "POSIX_SIZE_WRITE_10K_100K": 64,
+            "POSIX_F_READ_TIME": 40.0, "POSIX_F_SLOWEST_RANK_TIME": 2.0}, {
+            "MPIIO_COLL_WRITES": 64, "MPIIO_BYTES_WRITTEN": 4 * MiB,
+            "MPIIO_F_WRITE_TIME": 64.0, "MPIIO_F_SLOWEST_RANK_TIME": 2.0})
+    log = write_log(tmp_path / "many.darshan", nprocs=64, run_time_s=100.0, exe="./sim",
+                    records=recs)
+    rep = _run(log)
+    f = _get(rep, "read-modify-write")
+    assert f.cost_s == pytest.approx(100.0) and f.cost_share == 1.0

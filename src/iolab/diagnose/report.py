@@ -178,6 +178,10 @@ def diagnose(model: Model, th: Thresholds, rules: list[Rule] | None = None) -> R
         if part:
             not_judged.append((rule.id, part))
         for hit in rule.trigger(model, th):
+            if hit.cost_s is not None and run > 0:
+                # Sums of per-file bounds (a reduced record's slowest rank may differ from
+                # file to file) can exceed the run: nothing costs more than the run itself.
+                hit.cost_s = min(max(hit.cost_s, 0.0), run)
             f = Finding(rule=rule, hit=hit, fix=rule.fix(model, hit, th), run_time_s=run)
             if (model.job.mpiio_implementation == "OMPIO"
                     and any(a.kind == "romio-hints" for a in f.fix.artifacts)):
