@@ -256,3 +256,22 @@ def test_collective_buffering_already_on_is_not_recommended() -> None:
     f = fired(job(recs, nprocs=8))["collective-buffering/write"]
     assert "romio_cb_write enable" in next(a for a in f.fix.artifacts
                                            if a.kind == "romio-hints").content
+
+
+def test_slow_hdf5_close_is_the_metadata_flush() -> None:
+    """H5Fclose on rank 0 takes 8 s (metadata cache flush) in a 100 s run; POSIX shows the
+    flush as many small writes. The finding names the HDF5 layer and its fix."""
+    recs = [RawRecord(module="H5F", rank=0, record_id=5, path="/s/out.h5",
+                      counters={"H5F_OPENS": 1, "H5F_FLUSHES": 0, "H5F_USE_MPIIO": 1},
+                      fcounters={"H5F_F_CLOSE_START_TIMESTAMP": 90.0,
+                                 "H5F_F_CLOSE_END_TIMESTAMP": 98.0, "H5F_F_META_TIME": 8.5}),
+            posix("/s/out.h5", 0, 5, POSIX_OPENS=1, POSIX_WRITES=50000,
+                  POSIX_BYTES_WRITTEN=50000 * 512, POSIX_SIZE_WRITE_100_1K=50000,
+                  POSIX_F_WRITE_TIME=8.0, POSIX_F_CLOSE_START_TIMESTAMP=97.9,
+                  POSIX_F_CLOSE_END_TIMESTAMP=98.0)]
+    f = fired(job(recs, nprocs=1))["slow-close"]
+    assert f.hit.values["layer"] == "HDF5" and f.cost_s == 8.0
+    assert "H5Pset_coll_metadata_write" in f.fix.text
+    # opened 3 times: Darshan's first-close-start to last-close-end is no close duration
+    recs[0].counters["H5F_OPENS"] = 3
+    assert "slow-close" not in fired(job(recs, nprocs=1))
