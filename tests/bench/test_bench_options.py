@@ -44,6 +44,11 @@ IOR_CASES = [
     (["-k"], {"keep": True}),
     (["-o", "/scratch/me/ior.dat"], {"path": "/scratch/me/ior.dat"}),
     (["-U", "hints.txt"], {"hints-file": "hints.txt"}),
+    (["-z"], {"random": True}),
+    (["-Y"], {"fsync-per-write": True}),
+    (["-D", "30"], {"stonewall": "30"}),
+    (["-u"], {"unique-dir": True}),
+    (["--posix.odirect"], {"posix.mode": "direct"}),
 ]
 
 
@@ -54,7 +59,7 @@ def test_ior_alias(parser: argparse.ArgumentParser, argv: list[str],
 
 
 def test_every_ior_alias_is_tested() -> None:
-    tested = {argv[0] for argv, _ in IOR_CASES if len(argv[0]) == 2}
+    tested = {argv[0] for argv, _ in IOR_CASES if len(argv[0]) == 2 or argv[0][:2] == "--"}
     assert tested == {a.flag for a in options.IOR_ALIASES}
 
 
@@ -114,8 +119,9 @@ def test_other_verbs_never_start_the_engine(tmp_path: Path) -> None:
     marker = tmp_path / "engine-was-run"
     exe = _fake_engine(tmp_path, f"touch {marker}; exit 1")
     env = {"IOLAB_BENCH": str(exe)}
-    assert run_iolab("results", "--db", str(tmp_path / "r.db"), env=env).returncode == 0
-    assert not marker.exists()
+    # a read-only verb on a missing database: exit 2, nothing created, no engine started
+    assert run_iolab("results", "--db", str(tmp_path / "r.db"), env=env).returncode == 2
+    assert not marker.exists() and not (tmp_path / "r.db").exists()
     r = run_iolab("bench", "--help", env=env)  # help still works, and says why no options
     assert r.returncode == 0 and marker.exists()
     assert "Engine options are not available" in r.stdout

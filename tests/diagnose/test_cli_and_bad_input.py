@@ -7,12 +7,14 @@ import json
 import os
 from pathlib import Path
 
+import corpus
 import pytest
 from diagnose_logs import GENERATED, REAL_LOGS
 
 from iolab.cli import main
 
 pytestmark = pytest.mark.usefixtures("darshan_available")
+corpus.require()
 
 SMALL_LOG = GENERATED / "posix_write_1M_x_64B.darshan"
 CLEAN_LOG = next(p for p in REAL_LOGS if p.name == "mpi-io-test-x86_64-3.4.6.darshan")

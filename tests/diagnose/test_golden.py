@@ -11,6 +11,7 @@ import io
 import json
 from pathlib import Path
 
+import corpus
 import pytest
 from diagnose_logs import ALL_LOGS, REAL_LOGS, log_id
 
@@ -23,6 +24,7 @@ from iolab.model.files import APP, categorize
 from iolab.model.job import build_model
 
 pytestmark = pytest.mark.usefixtures("darshan_available")
+corpus.require()
 
 
 def _records(path: Path) -> dict[str, list[tuple[str, int, dict[str, float]]]]:
@@ -213,13 +215,20 @@ def test_golden_findings_of_every_log(reports) -> None:
     """
     import json
 
-    from diagnose_logs import SHARED
+    import corpus
+
+    def key(p: Path) -> str:  # the corpus' own folder names, wherever the setting points
+        for top, name in ((corpus.REAL_LOGS_DIR, "darshan-logs"),
+                          (corpus.GENERATED_DIR, "darshan-generated")):
+            if p.is_relative_to(top):
+                return f"{name}/{p.relative_to(top)}"
+        raise AssertionError(p)
 
     golden = json.loads(GOLDEN.read_text())
     got = {}
     for p in ALL_LOGS:
         rep = reports(p)
-        got[str(p.relative_to(SHARED))] = [
+        got[key(p)] = [
             f"{f.severity} {f.rule.id}" + (f"/{f.hit.direction}" if f.hit.direction else "")
             for f in rep.findings]
     missing = sorted(set(got) - set(golden))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+import corpus
 import pytest
 from diagnose_logs import GENERATED
 
@@ -17,6 +18,7 @@ from iolab.model.darshan import load_darshan_log
 from iolab.model.job import build_model
 
 pytestmark = pytest.mark.usefixtures("darshan_available")
+corpus.require(real=False)
 
 EXPECTED = {
     # 1,000,000 write() of 64 B from one process: small requests and buffering.

@@ -14,6 +14,7 @@ import re
 import subprocess
 import sys
 
+import corpus
 import pytest
 from diagnose_logs import GENERATED, REAL_LOGS
 
@@ -26,6 +27,7 @@ from iolab.model.job import build_model
 pytestmark = pytest.mark.usefixtures("darshan_available")
 
 SMALL_LOG = GENERATED / "posix_write_1M_x_64B.darshan"
+corpus.require()
 # 2,000,000 fwrite() of 512 B in a 1.8 s run: findings that cost more than a second.
 STDIO_LOG = GENERATED / "stdio_fwrite_2M_x_512B.darshan"
 MPI_DXT = next(p for p in REAL_LOGS if "mpi_io_test_with_dxt" in str(p))

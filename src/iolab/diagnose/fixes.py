@@ -80,7 +80,7 @@ def iolab_buffer(paths: Iterable[str], size: str = "64M", count: int = 4) -> lis
     q = shlex.quote(spec)  # paths come from the log: quoted for the shell, whatever they hold
     return [
         env([f"export IOBUF_PARAMS={q}  # Cray IOBUF (module load iobuf, relink)",
-             f"# or iolab's library, no relinking: iolab buffer -c {q} -- ./app",
+             f"# or iolab's library, no relinking: iolab buffer --spec {q} -- ./app",
              f"export LD_PRELOAD={_buffer_library()} IOLAB_BUFFER={q}"],
             "buffering.env", "iolab buffer / Cray IOBUF"),
     ]
