@@ -68,7 +68,7 @@ def _top_fix_items(findings: list[Finding]) -> list[dict[str, Any]]:
     if len(items) < TOP_FIXES:
         items += [{"rule_id": f.rule.id, "directions": [], "fix": f.fix.text,
                    "saves_up_to_s": None, "share_of_run": None}
-                  for f in findings if f.rule.id == "io-bound"][:1]
+                  for f in findings if f.rule.id == "io-bound" and f.severity != "info"][:1]
     return items
 
 
