@@ -213,8 +213,9 @@ def _single_writer_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
     lay = _stripe(model)
     nodes = model.job.nodes or 1
     hints = {"cb_nodes": str(k)}
-    if nodes > 1:
-        hints["cb_config_list"] = f"*:{max(1, -(-k // nodes))}"
+    per_node = -(-k // nodes)
+    if per_node > 1:  # "*:1" is ROMIO's default: never restated
+        hints["cb_config_list"] = f"*:{per_node}"
     if lay and lay[1] <= 1:
         hints["striping_factor"] = str(k)  # ROMIO sets the stripe count when it creates
         cause = ("the file sits on one OST (stripe count 1), and ROMIO's Lustre driver picks "
