@@ -114,7 +114,12 @@ def test_striping_rules() -> None:
     assert f.hit.values["recommended_stripe_count"] == 8
     assert "lfs setstripe -c 8 -S 1M /lus/big.dat.new" in f.fix.artifacts[0].content
     assert got["stripe-small-files"].hit.files[0].path == "/lus/small.dat"
-    assert got["stripe-size-mismatch"].hit.values["access_bytes"] == 1536 * 1024
+    mism = got["stripe-size-mismatch"]
+    assert mism.hit.values["access_bytes"] == 1536 * 1024
+    # Expected / was: a 1.5 MiB stripe on the file's own 4 OSTs / "-c 4 -S 1M": a hard-coded
+    # count, and the 1 MiB stripe the file already had
+    lfs = next(a for a in mism.fix.artifacts if a.kind == "lfs").content
+    assert "lfs setstripe -c 4 -S 1572864 /lus/odd.dat.new" in lfs
     assert "stripe-huge-file" not in got
     raw.stripes = {}
     assert not {k for k in fired(raw) if k.startswith("stripe-")}
