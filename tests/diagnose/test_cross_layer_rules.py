@@ -90,6 +90,9 @@ def test_partial_records_are_not_judged(tmp_path: Path) -> None:
     reasons = dict(rep.not_judged)
     assert "partial" in reasons["read-modify-write"]
     assert "partial" in reasons["write-amplification"]
+    from iolab.diagnose.render_html import render_html
+
+    assert "<li>read-modify-write: needs complete POSIX records" in render_html([rep])
 
 
 def test_write_amplification_cost_is_the_extra_share(tmp_path: Path) -> None:
