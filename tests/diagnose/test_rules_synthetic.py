@@ -50,6 +50,9 @@ def test_file_per_process_and_files_per_directory() -> None:
     assert got["files-per-directory"].hit.values["max_files_in_one_dir"] == 1200
     lfs = got["files-per-directory"].fix.artifacts[0].content
     assert "lfs setstripe -c 1 -S 1M -i -1 /scratch/out\n" in lfs
+    # Expected / was: nothing for a mount point / "lfs setstripe" on the file system's root
+    got = fired(job(recs, nprocs=1200, mounts=[("/scratch/out", "lustre")]))
+    assert not got["files-per-directory"].fix.artifacts
     # 200 ranks: below both thresholds (256 per-rank files, 1000 per directory)
     got = fired(job(recs[:200], nprocs=200))
     assert "file-per-process" not in got and "files-per-directory" not in got
