@@ -36,7 +36,6 @@ if TYPE_CHECKING:
     from iolab.diagnose.config import Thresholds
     from iolab.model.job import Model
 
-ROMIO_DEFAULT_CB_BUFFER = 16 << 20
 
 
 def _app(model: Model) -> np.ndarray:
