@@ -37,7 +37,6 @@ if TYPE_CHECKING:
     from iolab.model.job import Model
 
 
-
 def _app(model: Model) -> np.ndarray:
     return model.files.category == APP
 
