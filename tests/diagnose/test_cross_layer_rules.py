@@ -379,24 +379,3 @@ def test_cost_never_exceeds_the_run(tmp_path: Path) -> None:
     rep = _run(log)
     f = _get(rep, "read-modify-write")
     assert f.cost_s == pytest.approx(100.0) and f.cost_share == 1.0
-
-
-@pytest.mark.parametrize("stripe", [None, 1 * MiB])
-def test_misaligned_fix_names_a_stripe_only_when_there_is_one(tmp_path: Path,
-                                                            stripe: int | None) -> None:
-    """Expected / was: no striping_unit hint without a Lustre layout / "striping_unit 4096"
-    (the 4 KiB file alignment; Lustre's smallest stripe is 64 KiB)."""
-    recs = [Rec("POSIX", "/scratch/run/m.dat", 0, {
-        "POSIX_OPENS": 1, "POSIX_WRITES": 4000, "POSIX_BYTES_WRITTEN": 4000 * 65000,
-        "POSIX_SIZE_WRITE_10K_100K": 4000, "POSIX_FILE_NOT_ALIGNED": 4000,
-        "POSIX_FILE_ALIGNMENT": 4096, "POSIX_CONSEC_WRITES": 3999, "POSIX_SEQ_WRITES": 3999,
-        "POSIX_MAX_BYTE_WRITTEN": 4000 * 65000 - 1, "POSIX_F_WRITE_TIME": 20.0})]
-    lay = [Lustre("/scratch/run/m.dat", stripe, 4)] if stripe else []
-    log = write_log(tmp_path / "m.darshan", nprocs=1, run_time_s=100.0, exe="./sim",
-                    records=recs, lustre=lay)
-    f = _get(_run(log), "misaligned-file")
-    hints = [a.content for a in f.fix.artifacts if a.kind == "romio-hints"]
-    if stripe:
-        assert hints == ["striping_unit 1048576\n"]
-    else:
-        assert not hints and "4.0 KiB boundaries" in f.fix.text

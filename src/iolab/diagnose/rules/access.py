@@ -215,28 +215,19 @@ def _misaligned_file(model: Model, th: Thresholds) -> list[Hit]:
         files=[FileEvidence(model.files.paths[md.file_index[i]],
                             {"not_aligned": int(na[i]), "ops": int(ops[i])})
                for i in top if sel[i] and na[i] > 0],
-        data={"stripe": stripe, "alignment": int(np.max(align[sel]))},
+        data={"stripe": stripe or int(np.max(align[sel]))},
         cost_s=cost(model, np.isin(np.arange(len(model.files)), fidx), ("read", "write"),
                     ("POSIX",), n_na / n_ops),
     )]
 
 
 def _misaligned_file_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
-    """striping_unit only with the file's real Lustre stripe: the file system's block
-    alignment (4 KiB) is no stripe size (Lustre's smallest stripe is 64 KiB)."""
-    stripe = hit.data.get("stripe")
-    unit = int(stripe or hit.data.get("alignment") or 1 << 20)
-    if stripe:
-        return Fix(
-            text=(f"Start requests on {fmt_bytes(unit)} stripe boundaries: tell MPI-IO the "
-                  "stripe (striping_unit), align HDF5 objects (H5Pset_alignment), pad records."),
-            artifacts=fixes.romio_hints({"striping_unit": str(unit)}, "romio_hints_align")
-            + fixes.snippets("hdf5_collective_metadata"))
+    unit = int(hit.data.get("stripe") or 1 << 20)
     return Fix(
-        text=(f"Start requests on {fmt_bytes(unit)} boundaries (the file system's alignment): "
-              "align HDF5 objects (H5Pset_alignment), pad records, or size the pieces in "
-              "multiples of it."),
-        artifacts=fixes.snippets("hdf5_collective_metadata"))
+        text=(f"Start requests on {fmt_bytes(unit)} boundaries: tell MPI-IO the stripe "
+              "(striping_unit), align HDF5 objects (H5Pset_alignment), pad records."),
+        artifacts=fixes.romio_hints({"striping_unit": str(unit)}, "romio_hints_align")
+        + fixes.snippets("hdf5_collective_metadata"))
 
 
 def _misaligned_mem(model: Model, th: Thresholds) -> list[Hit]:

@@ -81,19 +81,14 @@ def _per_dir(model: Model, th: Thresholds) -> list[Hit]:
 
 
 def _per_dir_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
-    """Striping commands only for the job's own directories: never a mount point (or the
-    root), whose layout every other job on the file system inherits."""
-    mounts = {m.rstrip("/") or "/" for m, _ in model.job.mounts} | {"/"}
-    dirs = [d for d in hit.data.get("dirs", []) if (d.rstrip("/") or "/") not in mounts]
-    text = ("Spread files over sub-directories (e.g. one per 1000 files or per rank group); "
-            "set the stripe count of directories holding many small files to 1.")
-    if not dirs:
-        return Fix(text=text + " (The directory is a mount point: create a directory of the "
-                   "job's own for them first.)")
+    dirs = hit.data.get("dirs", [])
     lfs = fixes.lfs_setstripe([], 1, 1 << 20, "small_files_dirs.lfs.sh")
     lfs.content += "".join(f"lfs setstripe -c 1 -S 1M -i -1 {shlex.quote(d)}\n"
                            for d in dirs[:20])
-    return Fix(text=text, artifacts=[lfs])
+    return Fix(
+        text=("Spread files over sub-directories (e.g. one per 1000 files or per rank group); "
+              "set the stripe count of directories holding many small files to 1."),
+        artifacts=[lfs])
 
 
 def _opens(model: Model, th: Thresholds) -> list[Hit]:

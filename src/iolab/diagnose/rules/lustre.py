@@ -119,7 +119,7 @@ def _stripe_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
 
 
 def _stripe_size(model: Model, th: Thresholds) -> list[Hit]:
-    known, ssize, scount = _striped(model)
+    known, ssize, _ = _striped(model)
     md = model.mods.get("POSIX")
     if md is None or not known.any():
         return []
@@ -145,29 +145,18 @@ def _stripe_size(model: Model, th: Thresholds) -> list[Hit]:
                                                    "count": int(cnt[i]),
                                                    "stripe_size_bytes": int(ssize[i])})
                for i in idx[:10]],
-        data={"paths": [model.files.paths[i] for i in idx], "stripe": int(acc[idx[0]]),
-              "count": int(scount[idx[0]])},
+        data={"paths": [model.files.paths[i] for i in idx], "stripe": int(acc[idx[0]])},
         cost_s=cost(model, mism, ("read", "write"), ("POSIX",), 0.5),
     )]
 
 
-LUSTRE_STRIPE_UNIT = 64 << 10  # stripe sizes are multiples of 64 KiB
-
-
 def _stripe_size_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
-    """A stripe equal to the request size when Lustre allows it (a multiple of 64 KiB), with
-    the file's own stripe count kept; else only the advice to size requests in stripes."""
-    acc = int(hit.data.get("stripe", MiB))
-    count = max(int(hit.data.get("count") or 1), 1)
-    if acc % LUSTRE_STRIPE_UNIT:
-        return Fix(text=(f"Make requests a multiple of the stripe: {fmt_bytes(acc)} is not a "
-                         "multiple of Lustre's 64 KiB stripe unit, so no stripe matches it."))
-    return Fix(text=(f"Match stripe size and request size: stripe {fmt_bytes(acc)} (one request "
-                     f"per stripe, the same {count} OST(s)) and tell MPI-IO (striping_unit), "
-                     "or make requests a multiple of the stripe."),
-               artifacts=fixes.romio_hints({"striping_unit": str(acc)}, "romio_hints_stripe")
-               + [fixes.lfs_setstripe(hit.data.get("paths", []), count, acc,
-                                      "stripe_size.lfs.sh")])
+    s = int(hit.data.get("stripe", MiB))
+    s = max(MiB, (s // MiB) * MiB) if s >= MiB else MiB
+    return Fix(text=(f"Match stripe size and request size: stripe {fmt_bytes(s)} and tell MPI-IO "
+                     "(striping_unit), or make requests a multiple of the stripe."),
+               artifacts=fixes.romio_hints({"striping_unit": str(s)}, "romio_hints_stripe")
+               + [fixes.lfs_setstripe(hit.data.get("paths", []), 4, s, "stripe_size.lfs.sh")])
 
 
 def _direct(model: Model, th: Thresholds) -> list[Hit]:
