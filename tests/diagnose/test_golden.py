@@ -210,7 +210,8 @@ def test_golden_findings_of_every_log(reports) -> None:
     (INFO, nothing worth acting on); the treddy DXT log's first finding is MPI-IO waiting
     (9.4 s in MPI-IO for 2.7 s of POSIX on the slowest ranks); the 4-rank collective strided
     log's first is its 65,536 tiny collective calls (1.4 s of a 1.55 s run); the 64 B and
-    STDIO generated logs keep their buffering findings, INFO below a second.
+    STDIO generated logs keep their buffering findings, INFO below a second. The job's
+    overview (io-bound, read-write-balance) follows the problems, whatever its severity.
     """
     import json
 

@@ -43,11 +43,11 @@ EXPECTED = {
     # (MPI-IO 1.54 s, POSIX 0.18 s on the slowest rank): tiny-collective-calls first; ROMIO's
     # one aggregator on this one node wrote every POSIX byte (single-posix-writer, 0.13 s).
     "mpiio_4ranks_strided4K_coll.darshan": {"io-bound", "tiny-collective-calls",
-                                            "small-requests/write", "single-posix-writer/write",
+                                            "small-requests/write", "single-posix-writer",
                                             "read-write-balance", "mpiio-nonblocking"},
     # Collective HDF5 on one node: one aggregator writes for the 4 ranks.
     "hdf5_4ranks_collective_hyperslab.darshan": {"hdf5-metadata-alignment",
-                                                 "single-posix-writer/write",
+                                                 "single-posix-writer",
                                                  "read-write-balance"},
     "pnetcdf_4ranks_coll_and_indep_vara.darshan": {"read-write-balance"},
 }

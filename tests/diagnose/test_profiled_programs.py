@@ -54,7 +54,7 @@ def _profile(argv: list[str], outdir: Path, mpi: str | None = None,
 def _sorted_by_cost(rep) -> bool:
     from iolab.diagnose.rules.base import SEVERITY_RANK
 
-    keys = [(SEVERITY_RANK[f.severity], f.rule.overview, -(f.cost_s or 0.0))
+    keys = [(f.rule.overview, SEVERITY_RANK[f.severity], -(f.cost_s or 0.0))
             for f in rep.findings]
     return keys == sorted(keys)
 

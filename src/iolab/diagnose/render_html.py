@@ -84,6 +84,10 @@ def _report(rep: Report) -> str:
     parts.extend(_finding(f) for f in rep.findings)
     if not rep.findings:
         parts.append("<p>No problem found by any rule.</p>")
+    if rep.not_judged:
+        parts.append("<h2>Not judged</h2><ul>" + "".join(
+            f"<li>{_e(rid)}: needs {_e(needs)}</li>" for rid, needs in rep.not_judged)
+            + "</ul>")
     for n in job.notes:
         parts.append(f"<p>note: {_e(n)}</p>")
     parts.append("<h2>Thresholds</h2><table>" + "".join(

@@ -109,7 +109,7 @@ def render_text(rep: Report, out: TextIO, *, color: bool | None = None,
         con.print("No problem found by any rule.")
     if rep.not_judged:
         wr.para("; ".join(f"{rid} ({needs})" for rid, needs in rep.not_judged), hang=4,
-                head="not judged, data missing: ")
+                head="not judged (needs): ")
     th = rep.thresholds.as_dict()
     if verbose:
         wr.para(", ".join(f"{k}={v}" for k, v in th.items()), hang=4, head="thresholds: ")

@@ -70,7 +70,7 @@ def _top_fix_items(findings: list[Finding]) -> list[dict[str, Any]]:
     if len(items) < TOP_FIXES:
         items += [{"rule_id": f.rule.id, "directions": [], "fix": f.fix.text,
                    "saves_up_to_s": None, "share_of_run": None}
-                  for f in findings if f.rule.id == "io-bound"][:1]
+                  for f in findings if f.rule.id == "io-bound" and f.severity != "info"][:1]
     return items
 
 
@@ -165,7 +165,7 @@ def grade(f: Finding, model: Model, th: Thresholds) -> str:
 
 def diagnose(model: Model, th: Thresholds, rules: list[Rule] | None = None) -> Report:
     """Every rule whose precondition holds on ``model``; findings graded by their cost and
-    sorted by severity, then cost (problems before the overview of the job)."""
+    sorted by severity, then cost, problems before the overview of the job."""
     rules = registry() if rules is None else rules
     findings: list[Finding] = []
     not_judged = []
@@ -180,13 +180,19 @@ def diagnose(model: Model, th: Thresholds, rules: list[Rule] | None = None) -> R
         if part:
             not_judged.append((rule.id, part))
         for hit in rule.trigger(model, th):
+            if hit.cost_s is not None and run > 0:
+                # Sums of per-file bounds (a reduced record's slowest rank may differ from
+                # file to file) can exceed the run: nothing costs more than the run itself.
+                hit.cost_s = min(max(hit.cost_s, 0.0), run)
             f = Finding(rule=rule, hit=hit, fix=rule.fix(model, hit, th), run_time_s=run)
             if (model.job.mpiio_implementation == "OMPIO"
                     and any(a.kind == "romio-hints" for a in f.fix.artifacts)):
                 f.fix.text += OMPIO_NOTE
             f.graded = grade(f, model, th)
             findings.append(f)
-    findings.sort(key=lambda f: (SEVERITY_RANK[f.severity], f.rule.overview,
+    # Problems first, by severity then cost: the first finding is the costliest problem;
+    # the job's overview (its I/O share, read/write balance) comes after them.
+    findings.sort(key=lambda f: (f.rule.overview, SEVERITY_RANK[f.severity],
                                  -(f.cost_s or 0.0), order[f.rule.id]))
     return Report(model=model, thresholds=th, findings=findings,
                   summary=_summary(model, th, findings), not_judged=not_judged)

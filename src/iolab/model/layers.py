@@ -263,6 +263,7 @@ def derive_layers(model: Model) -> CrossLayer:
                    else _zeros(n)) for k in MPIIO_KINDS},
         writes={k: (_per_file(md, md.pos(f"MPIIO_{k}_WRITES"), n) if md is not None and len(md)
                     else _zeros(n)) for k in MPIIO_KINDS})
+    _exact_rank_bytes(model, posix)
     lib_w, lib, lib_close, lib_flush, lib_mpi = _library(model, n)
     amp = np.divide(posix.bytes_written, mpiio.bytes_written, out=_zeros(n),
                     where=mpiio.bytes_written > 0)
@@ -278,6 +279,33 @@ def derive_layers(model: Model) -> CrossLayer:
         posix_bytes_read_under_mpi_writes=np.where(wonly, posix.bytes_read, 0.0),
         zero_byte_posix_reads=zero_reads, posix_top_rank_share=np.minimum(share, 1.0),
     )
+
+
+def _exact_rank_bytes(model: Model, posix: Layer) -> None:
+    """Where the trace (DXT, iolab --trace) holds every POSIX byte of a file, the bytes of
+    each rank are known exactly even under a reduced record: take the top rank's bytes and
+    the number of ranks moving bytes from it."""
+    tr = model.trace
+    if tr is None or len(tr) == 0 or tr.partial_reasons:
+        return
+    from iolab.model.trace import POSIX_CODE
+
+    rows = tr.module == POSIX_CODE
+    if not rows.any():
+        return
+    n = len(model.files)
+    f, r, b = tr.file_index[rows], tr.rank[rows], tr.length[rows].astype(np.float64)
+    key = f.astype(np.int64) * (int(r.max()) + 1) + r
+    uk, inv = np.unique(key, return_inverse=True)
+    per = np.bincount(inv, weights=b)
+    uf = uk // (int(r.max()) + 1)
+    total = np.bincount(uf, weights=per, minlength=n)[:n]
+    top = np.zeros(n)
+    np.maximum.at(top, uf, per)
+    moving = np.bincount(uf, weights=(per > 0).astype(np.float64), minlength=n)[:n]
+    covered = (total > 0) & (total == posix.bytes)
+    posix.top_rank_bytes = np.where(covered, top, posix.top_rank_bytes)
+    posix.ranks_moving_bytes = np.where(covered, moving, posix.ranks_moving_bytes)
 
 
 def slowest_rank_time(model: Model, module: str, kinds: tuple[str, ...],

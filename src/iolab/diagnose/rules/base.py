@@ -95,7 +95,6 @@ class Rule:
     trigger: Trigger
     fix: FixFn
     directional: bool = False
-    needs: str = ""  # what the rule needs that a log may lack (shown when it cannot judge)
     # A typed precondition: None when the model holds what the rule needs, else the reason
     # it cannot judge (listed in the report under "not judged").
     requires: Callable[[Model, Thresholds], str | None] | None = None

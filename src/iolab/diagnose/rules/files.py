@@ -26,6 +26,7 @@ from iolab.diagnose.rules.common import (
     file_rows,
     file_time,
     mpi_files,
+    needs_complete,
     needs_real_names,
     worst,
 )
@@ -329,5 +330,6 @@ def rules() -> list[Rule]:
              sources=(Source(DRISHTI, "size imbalance", "per-rank files differ by > 15%"),),
              effect="At most the difference between the largest and smallest rank.",
              trigger=_per_rank_imbalance, fix=_per_rank_imbalance_fix,
+             requires=needs_complete("POSIX", "STDIO"),
              cost="busiest minus least busy rank's time on per-rank files"),
     ]

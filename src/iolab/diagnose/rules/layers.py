@@ -36,8 +36,6 @@ if TYPE_CHECKING:
     from iolab.diagnose.config import Thresholds
     from iolab.model.job import Model
 
-ROMIO_DEFAULT_CB_BUFFER = 16 << 20
-
 
 def _app(model: Model) -> np.ndarray:
     return model.files.category == APP
@@ -74,7 +72,6 @@ def _rmw(model: Model, th: Thresholds) -> list[Hit]:
     zero = int(L.zero_byte_posix_reads[sel].sum())
     i0 = top[0]
     return [Hit(
-        direction="write",
         summary=(f"{reads} POSIX reads "
                  f"({fmt_bytes(L.posix_bytes_read_under_mpi_writes[sel].sum())}, {zero} of them "
                  f"of 0 bytes) inside {int(sel.sum())} file(s) the program only "
@@ -131,7 +128,6 @@ def _amplification(model: Model, th: Thresholds) -> list[Hit]:
     top = costliest(model, sel, extra, ("write",), ("POSIX",))
     amp = float(L.posix.bytes_written[sel].sum() / L.mpiio.bytes_written[sel].sum())
     return [Hit(
-        direction="write",
         summary=(f"{fmt_bytes(L.posix.bytes_written[sel].sum())} reached POSIX for "
                  f"{fmt_bytes(L.mpiio.bytes_written[sel].sum())} written through MPI-IO "
                  f"({amp:.2f}x) on {int(sel.sum())} file(s)"),
@@ -182,7 +178,6 @@ def _single_writer(model: Model, th: Thresholds) -> list[Hit]:
     k = _aggregators_wanted(model, int(ranks[i0]))
     t = float(L.posix.slowest_rank_time_s[sel].sum())
     return [Hit(
-        direction="write",
         summary=(f"one rank wrote {100 * L.posix_top_rank_share[i0]:.0f}% of the POSIX bytes of "
                  f"{model.files.paths[i0]} while {int(ranks[i0])} ranks shared its MPI-IO "
                  f"writes evenly (largest rank {100 * mpi_share[i0]:.0f}%): one aggregator "
@@ -217,8 +212,9 @@ def _single_writer_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
     lay = _stripe(model)
     nodes = model.job.nodes or 1
     hints = {"cb_nodes": str(k)}
-    if nodes > 1:
-        hints["cb_config_list"] = f"*:{max(1, -(-k // nodes))}"
+    per_node = -(-k // nodes)
+    if per_node > 1:  # "*:1" is ROMIO's default: never restated
+        hints["cb_config_list"] = f"*:{per_node}"
     if lay and lay[1] <= 1:
         hints["striping_factor"] = str(k)  # ROMIO sets the stripe count when it creates
         cause = ("the file sits on one OST (stripe count 1), and ROMIO's Lustre driver picks "
@@ -445,7 +441,7 @@ def rules() -> list[Rule]:
     romio = Source(CSC_LUSTRE, "Improving I/O with ROMIO hints",
                    "romio_ds_write, striping_unit, cb_nodes, cb_config_list")
     return [
-        Rule(id="read-modify-write", family="cross-layer", severity="warn", directional=True,
+        Rule(id="read-modify-write", family="cross-layer", severity="warn",
              title="MPI-IO reads the file back while the program only writes",
              why=("POSIX reads under a file the program only writes through MPI-IO are MPI-IO "
                   "filling holes: data sieving and two-phase collective writes read each file "
@@ -456,7 +452,7 @@ def rules() -> list[Rule]:
              effect="Removes the read time shown as the cost; BTIO +33% with ds off (CSC).",
              trigger=_rmw, fix=_rmw_fix, requires=complete,
              cost="the slowest rank's POSIX read time on those files"),
-        Rule(id="write-amplification", family="cross-layer", severity="warn", directional=True,
+        Rule(id="write-amplification", family="cross-layer", severity="warn",
              title="More bytes reach the file system than the program writes",
              why=("POSIX bytes several times the MPI-IO bytes are written twice: data sieving "
                   "rewrites whole buffers around small pieces, fill values pre-write variables."),
@@ -465,7 +461,7 @@ def rules() -> list[Rule]:
              effect="Saves the extra share of the write time (shown as the cost).",
              trigger=_amplification, fix=_amplification_fix, requires=complete,
              cost="POSIX write time on those files times (1 - MPI-IO bytes / POSIX bytes)"),
-        Rule(id="single-posix-writer", family="cross-layer", severity="warn", directional=True,
+        Rule(id="single-posix-writer", family="cross-layer", severity="warn",
              title="One rank does the file-system writes of a balanced MPI-IO file",
              why=("Every rank writes its share through MPI-IO, but one aggregator writes it "
                   "all to the file: one stream's bandwidth for the whole job."),

@@ -22,7 +22,7 @@ from iolab.diagnose.rules.base import (
     fmt_bytes,
     pct,
 )
-from iolab.diagnose.rules.common import cost, needs_lustre, per_op
+from iolab.diagnose.rules.common import cost, needs_complete, needs_lustre, per_op
 from iolab.model.files import APP
 
 if TYPE_CHECKING:
@@ -349,5 +349,6 @@ def rules() -> list[Rule]:
              effect=("16-32 threads on one KNL core saturate Lustre bandwidth (NERSC); "
                      "Haswell/KNL single-stream ratio 2.30 (CUG 2017)."),
              trigger=_single_stream, fix=_single_stream_fix,
+             requires=needs_complete("POSIX", "STDIO", "MPI-IO"),
              cost="the I/O time of the rank doing the I/O"),
     ]

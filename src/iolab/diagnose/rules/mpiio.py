@@ -173,6 +173,14 @@ def _cb_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
         hints["romio_ds_write"] = "disable"
     if not hit.data.get("independent"):  # unsafe when the program makes independent calls
         hints["romio_no_indep_rw"] = "true"
+    if hint_in_effect(model, "romio_no_indep_rw") == "true":
+        hints.pop("romio_no_indep_rw", None)
+    if set(hints) <= {"romio_no_indep_rw"} and hint_in_effect(model, f"romio_cb_{d}"):
+        return Fix(text=(f"Collective buffering is already on (romio_cb_{d} "
+                         f"{hint_in_effect(model, f'romio_cb_{d}')}) and still issues requests "
+                         "as small as the calls: make each call carry more data (a file view, "
+                         "several variables per call)."),
+                   artifacts=fixes.snippets("collective_io"))
     return Fix(
         text=("Turn on collective buffering"
               + (" with two aggregators per node" if "cb_config_list" in hints else "")

@@ -22,7 +22,7 @@ from iolab.diagnose.rules.base import (
     fmt_bytes,
     pct,
 )
-from iolab.diagnose.rules.common import cost, costliest, file_time, per_op
+from iolab.diagnose.rules.common import cost, costliest, file_time, needs_complete, per_op
 from iolab.model.files import APP
 
 if TYPE_CHECKING:
@@ -234,7 +234,7 @@ def rules() -> list[Rule]:
                             "IOBUF intercepts standard I/O and caches sequential access"),
                      Source(DRISHTI, "STDIO usage", "STDIO share of the traffic above 10%")),
             effect="IOBUF with 4 x 64 MiB buffers: 1080 s -> 4.5 s for a 1 GB file (KAUST).",
-            trigger=_stdio, fix=_stdio_fix,
+            trigger=_stdio, fix=_stdio_fix, requires=needs_complete("POSIX"),
             cost="the slowest rank's STDIO time on the files concerned"),
         Rule(
             id="read-write-balance", family="volume", severity="info",
