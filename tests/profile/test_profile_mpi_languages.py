@@ -29,7 +29,11 @@ NP = 2
 
 # (id, compiler per MPI library, extra flags, source)
 PROGRAMS = {
-    "fortran-mpif.h": ({"openmpi": "mpif90", "mpich": "mpif90.mpich"}, ["-cpp"], "mpi_fortran_io.F90"),
+    "fortran-mpif.h": (
+        {"openmpi": "mpif90", "mpich": "mpif90.mpich"},
+        ["-cpp"],
+        "mpi_fortran_io.F90",
+    ),
     "fortran-use-mpi": (
         {"openmpi": "mpif90", "mpich": "mpif90.mpich"},
         ["-cpp", "-DUSE_MPI"],
@@ -171,7 +175,8 @@ def test_launch_line_program_found(line: list[str], kind: str, at: int, np: int)
         assert out[1:4] == ["-genv", "LD_PRELOAD", "/x/libiolab-trace.so"]
     else:
         exports = [a for a in out if "LD_PRELOAD=" in a]
-        assert len(exports) == 1 and exports[0].endswith("LD_PRELOAD=/x/libiolab-trace.so,IOLAB_TRACE_DIR=/d")
+        tail = "LD_PRELOAD=/x/libiolab-trace.so,IOLAB_TRACE_DIR=/d"
+        assert len(exports) == 1 and exports[0].endswith(tail)
         assert "ALL" in exports[0]
 
 
