@@ -15,6 +15,7 @@ import shutil
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -92,3 +93,24 @@ def test_each_fatal_signal_leaves_the_profile_and_the_status(
         assert "ended by SIGTERM" in job.metadata["run_incomplete"]
     else:
         assert job.metadata["crashed_ranks"] == f"0:{sig.name}"
+
+
+@pytest.mark.parametrize(
+    "mode,status,said,end",
+    [("exit", 5, "caught", "_exit"), ("resethand", 128 + signal.SIGSEGV, "once", "SIGSEGV"),
+     ("query", 0, "", "exit")],
+)
+def test_program_handlers_chained_and_dispositions_its_own(
+    prog: Callable[[str], Path], tmp_path: Path, mode: str, status: int, said: str, end: str
+) -> None:
+    """The program's own handler runs (the tracer's stays underneath): a handler that exits
+    leaves a normal profile, a one-shot one (as Open MPI's) lets the crash through, marked;
+    the dispositions read back are the program's."""
+    data = tmp_path / "f.dat"
+    run = _iolab("profile", "-q", "-o", str(tmp_path / "p"), "--name", "job",
+                 "--", str(prog("sig_chain")), str(data), mode)
+    assert run.returncode == status, run.stderr
+    assert said in run.stderr and run.stderr.count(said or "\n") <= 1
+    job = load(tmp_path / "p" / "job.iolab")
+    assert record(job, "POSIX", "f.dat").counters["POSIX_BYTES_WRITTEN"] == KIB4
+    assert job.metadata.get("crashed_ranks") == ("0:SIGSEGV" if end == "SIGSEGV" else None)
