@@ -54,9 +54,38 @@ enum iolab_mpiio_f {
     IOLAB_MPIIO_NF
 };
 
-typedef enum { IOLAB_MOD_POSIX = 0, IOLAB_MOD_STDIO, IOLAB_MOD_MPIIO, IOLAB_NMODS } iolab_module_t;
+enum iolab_h5f_i {
+#define IOLAB_H5F_I(name, kind, unit, doc) IOLAB_##name,
+#include "iolab_counters.def"
+    IOLAB_H5F_NI
+};
+enum iolab_h5f_f {
+#define IOLAB_H5F_F(name, kind, unit, doc) IOLAB_##name,
+#include "iolab_counters.def"
+    IOLAB_H5F_NF
+};
+enum iolab_h5d_i {
+#define IOLAB_H5D_I(name, kind, unit, doc) IOLAB_##name,
+#include "iolab_counters.def"
+    IOLAB_H5D_NI
+};
+enum iolab_h5d_f {
+#define IOLAB_H5D_F(name, kind, unit, doc) IOLAB_##name,
+#include "iolab_counters.def"
+    IOLAB_H5D_NF
+};
 
-#define IOLAB_MAX_NI 80 /* >= every module's integer counter count (checked in core.c) */
+/* H5F and H5D are recorded by libiolab-trace-hdf5.so (hdf5.c), the rest by this library. */
+typedef enum {
+    IOLAB_MOD_POSIX = 0,
+    IOLAB_MOD_STDIO,
+    IOLAB_MOD_MPIIO,
+    IOLAB_MOD_H5F,
+    IOLAB_MOD_H5D,
+    IOLAB_NMODS
+} iolab_module_t;
+
+#define IOLAB_MAX_NI 100 /* >= every module's integer counter count (checked in core.c) */
 #define IOLAB_MAX_NF 20
 #define IOLAB_CVAL_MAX 32 /* distinct values tracked per record for the common values */
 
@@ -196,6 +225,8 @@ void iolab_core_fd_forget(unsigned int first, unsigned int last);
 
 /* A pointer-keyed map (open addressing, lock-free lookups; inserts under the core lock). */
 #define IOLAB_HANDLE_SLOTS 8192
+/* Handle maps: 0 STDIO (FILE*), 1 MPI-IO (MPI_File), 2 H5F and 3 H5D (hid_t). */
+#define IOLAB_NHANDLE_MAPS 4
 typedef struct {
     _Atomic uintptr_t key;    /* 0 empty, 1 deleted */
     _Atomic int32_t idx;

@@ -74,9 +74,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _trace_env(
     parts_dir: Path, program: str, args: argparse.Namespace, line: launchline.LaunchLine | None
 ) -> dict[str, str]:
-    libs = []
+    libs: list[str] = []
     mpi_launch = args.np is not None or line is not None
     flavour = line.kind if line is not None and line.kind != "slurm" else args.mpi
+    libs.extend(str(p) for p in shim.layer_shims(program))  # above MPI-IO: first
     chosen = shim.choose(program, mpi_launch, flavour)
     if chosen:
         libs.append(str(chosen))

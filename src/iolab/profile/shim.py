@@ -24,11 +24,16 @@ from iolab.errors import UsageError
 # The MPI library itself, not its language bindings: libmpi.so.40 (Open MPI, Intel MPI),
 # libmpich.so.12 (MPICH, MVAPICH), libmpi_cray.so / libmpich_intel.so (vendor builds).
 _CORE_MPI = re.compile(r"^lib(?:mpi|mpich)(?:_(?:cray|intel\w*|gnu\w*|nvidia\w*|ibm))?\.so(?:\.|$)")
+# The HDF5 C library itself (Debian's per-MPI names, a site's plain one), not its Fortran,
+# C++ or high-level companions.
+_HDF5 = re.compile(r"^libhdf5(?:_openmpi|_mpich|_serial)?\.so(?:\.|$)")
 _LDD_LINE = re.compile(r"^\s*(\S+)(?:\s+=>\s+(\S+))?\s+\(0x[0-9a-f]+\)\s*$")
 
 # The MPI-IO shims: one per MPI library build (./setup: build/default with mpicc, build/mpich
 # with mpicc.mpich when the default is not MPICH). The flavour says which one --mpi picks.
 SHIMS: dict[str, str] = {"default": "trace-mpi", "mpich": "trace-mpi-mpich"}
+# The I/O library layers: one shim per build too (libiolab-trace-hdf5.so, ...-hdf5-mpich.so).
+LAYER_SHIMS: dict[str, tuple[str, ...]] = {"hdf5": ("trace-hdf5", "trace-hdf5-mpich")}
 
 
 def loaded_libraries(program: str, environ: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -69,12 +74,34 @@ def _needed_readelf(path: str) -> list[str]:
     return [ln.split("[", 1)[1].rstrip("]") for ln in out.stdout.splitlines() if "(NEEDED)" in ln]
 
 
-def mpi_library(program: str, environ: Mapping[str, str] | None = None) -> str | None:
-    """The MPI library the program loads (its resolved real path), or None."""
+def _library(program: str, pattern: re.Pattern[str],
+             environ: Mapping[str, str] | None = None) -> str | None:
     for soname, where in sorted(loaded_libraries(program, environ).items()):
-        if _CORE_MPI.match(soname):
+        if pattern.match(soname):
             return os.path.realpath(where) if os.path.isabs(where) else soname
     return None
+
+
+def mpi_library(program: str, environ: Mapping[str, str] | None = None) -> str | None:
+    """The MPI library the program loads (its resolved real path), or None."""
+    return _library(program, _CORE_MPI, environ)
+
+
+def layer_shims(program: str, environ: Mapping[str, str] | None = None) -> list[Path]:
+    """The shims of the I/O libraries the program loads (HDF5), each the one built against
+    the very library the program loads; none for a library no shim was built for."""
+    out = []
+    mine = _library(program, _HDF5, environ)
+    if mine is not None:
+        for name in LAYER_SHIMS["hdf5"]:
+            cand = find_shim(name)
+            if cand is not None and _library(str(cand), _HDF5, environ) == mine:
+                out.append(cand)
+                break
+        else:
+            print(f"iolab: {program} uses {Path(mine).name}, and no HDF5 layer is built for it:"
+                  " H5F/H5D not traced (MPI-IO, POSIX and STDIO are)", file=sys.stderr)
+    return out
 
 
 def find_shim(name: str) -> Path | None:
