@@ -2,6 +2,7 @@
 
     iolab profile [-o DIR] [--np N] [--trace] -- ./app args
     iolab profile show FILE
+    iolab profile export FILE.iolab        (FILE.darshan, a real Darshan log)
 
 The program's stdout, stderr and exit status are its own; iolab adds one line on stderr
 naming the profile, then ``iolab diagnose FILE`` reads it.
@@ -59,6 +60,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--trace",
         action="store_true",
         help="also record every read/write (offset, length, start, end), like DXT",
+    )
+    parser.add_argument(
+        "--darshan",
+        action="store_true",
+        help="also write the profile as a Darshan log (<name>.darshan, libdarshan-util)",
     )
     parser.add_argument(
         "--name", default=None, help="profile file name (default: <program>-<time>.iolab)"
@@ -177,6 +183,8 @@ def _run_program(args: argparse.Namespace, argv: list[str]) -> int:
     if not args.quiet:
         s = "es" if n != 1 else ""
         print(f"iolab: profile of {n} process{s} written to {target}", file=sys.stderr)
+    if args.darshan:
+        _export(target, args.quiet)
     return 128 + (-rc) if rc < 0 and -rc in signal.valid_signals() else rc
 
 
@@ -190,12 +198,30 @@ def _show(rest: list[str]) -> int:
     return 0
 
 
+def _export(profile: Path, quiet: bool = False) -> None:
+    """profile.iolab -> profile.darshan beside it (never over the input)."""
+    from iolab.profile.darshan_out import write_darshan
+    from iolab.profile.load import load
+
+    out = profile.with_suffix(".darshan")
+    if out.resolve() == profile.resolve():
+        raise UsageError(f"{profile} already ends in .darshan: give the .iolab profile")
+    write_darshan(load(profile), out)
+    if not quiet:
+        print(f"iolab: Darshan log written to {out}", file=sys.stderr)
+
+
 def run(args: argparse.Namespace) -> int:
     rest = list(args.command)
     if rest and rest[0] == "--":
         rest = rest[1:]
     elif rest and rest[0] == "show":
         return _show(rest[1:])
+    elif rest and rest[0] == "export":
+        if len(rest) != 2:
+            raise UsageError("usage: iolab profile export FILE.iolab  (writes FILE.darshan)")
+        _export(Path(rest[1]))
+        return 0
     if not rest:
         raise UsageError("nothing to run: iolab profile [-o DIR] [--np N] -- ./app args")
     return _run_program(args, rest)
