@@ -41,10 +41,12 @@ static pthread_mutex_t core_lock = PTHREAD_MUTEX_INITIALIZER;
 
 _Static_assert(IOLAB_POSIX_NI <= IOLAB_MAX_NI && IOLAB_STDIO_NI <= IOLAB_MAX_NI &&
                    IOLAB_MPIIO_NI <= IOLAB_MAX_NI && IOLAB_H5F_NI <= IOLAB_MAX_NI &&
-                   IOLAB_H5D_NI <= IOLAB_MAX_NI, "raise IOLAB_MAX_NI");
+                   IOLAB_H5D_NI <= IOLAB_MAX_NI && IOLAB_PNETCDF_FILE_NI <= IOLAB_MAX_NI &&
+                   IOLAB_PNETCDF_VAR_NI <= IOLAB_MAX_NI, "raise IOLAB_MAX_NI");
 _Static_assert(IOLAB_POSIX_NF <= IOLAB_MAX_NF && IOLAB_STDIO_NF <= IOLAB_MAX_NF &&
                    IOLAB_MPIIO_NF <= IOLAB_MAX_NF && IOLAB_H5F_NF <= IOLAB_MAX_NF &&
-                   IOLAB_H5D_NF <= IOLAB_MAX_NF, "raise IOLAB_MAX_NF");
+                   IOLAB_H5D_NF <= IOLAB_MAX_NF && IOLAB_PNETCDF_FILE_NF <= IOLAB_MAX_NF &&
+                   IOLAB_PNETCDF_VAR_NF <= IOLAB_MAX_NF, "raise IOLAB_MAX_NF");
 
 void *iolab_core_resolve(const char *name)
 {
@@ -486,7 +488,7 @@ static int is_launcher(void)
 
 static int alloc_tables(void)
 {
-    static const long caps[IOLAB_NMODS] = {4096, 1024, 1024, 256, 1024};
+    static const long caps[IOLAB_NMODS] = {4096, 1024, 1024, 256, 1024, 256, 1024};
     long maxrec = env_long("IOLAB_TRACE_MAX_RECORDS", 0, 1, 1L << 20);
     for (int m = 0; m < IOLAB_NMODS; m++) {
         iolab_pool_t *p = &iolab_core.pool[m];

@@ -75,17 +75,41 @@ enum iolab_h5d_f {
     IOLAB_H5D_NF
 };
 
-/* H5F and H5D are recorded by libiolab-trace-hdf5.so (hdf5.c), the rest by this library. */
+enum iolab_pncf_i {
+#define IOLAB_PNETCDF_FILE_I(name, kind, unit, doc) IOLAB_##name,
+#include "iolab_counters.def"
+    IOLAB_PNETCDF_FILE_NI
+};
+enum iolab_pncf_f {
+#define IOLAB_PNETCDF_FILE_F(name, kind, unit, doc) IOLAB_##name,
+#include "iolab_counters.def"
+    IOLAB_PNETCDF_FILE_NF
+};
+enum iolab_pncv_i {
+#define IOLAB_PNETCDF_VAR_I(name, kind, unit, doc) IOLAB_##name,
+#include "iolab_counters.def"
+    IOLAB_PNETCDF_VAR_NI
+};
+enum iolab_pncv_f {
+#define IOLAB_PNETCDF_VAR_F(name, kind, unit, doc) IOLAB_##name,
+#include "iolab_counters.def"
+    IOLAB_PNETCDF_VAR_NF
+};
+
+/* H5F and H5D are recorded by libiolab-trace-hdf5.so (hdf5.c), PNETCDF_FILE and PNETCDF_VAR
+ * by libiolab-trace-pnetcdf.so (pnetcdf.c), the rest by this library. */
 typedef enum {
     IOLAB_MOD_POSIX = 0,
     IOLAB_MOD_STDIO,
     IOLAB_MOD_MPIIO,
     IOLAB_MOD_H5F,
     IOLAB_MOD_H5D,
+    IOLAB_MOD_PNCF,
+    IOLAB_MOD_PNCV,
     IOLAB_NMODS
 } iolab_module_t;
 
-#define IOLAB_MAX_NI 100 /* >= every module's integer counter count (checked in core.c) */
+#define IOLAB_MAX_NI 128 /* >= every module's integer counter count (checked in core.c) */
 #define IOLAB_MAX_NF 20
 #define IOLAB_CVAL_MAX 32 /* distinct values tracked per record for the common values */
 
@@ -225,8 +249,9 @@ void iolab_core_fd_forget(unsigned int first, unsigned int last);
 
 /* A pointer-keyed map (open addressing, lock-free lookups; inserts under the core lock). */
 #define IOLAB_HANDLE_SLOTS 8192
-/* Handle maps: 0 STDIO (FILE*), 1 MPI-IO (MPI_File), 2 H5F and 3 H5D (hid_t). */
-#define IOLAB_NHANDLE_MAPS 4
+/* Handle maps: 0 STDIO (FILE*), 1 MPI-IO (MPI_File), 2 H5F and 3 H5D (hid_t), 4 PnetCDF
+ * files (ncid), 5 PnetCDF variables (ncid, varid). */
+#define IOLAB_NHANDLE_MAPS 6
 typedef struct {
     _Atomic uintptr_t key;    /* 0 empty, 1 deleted */
     _Atomic int32_t idx;

@@ -22,11 +22,12 @@ DEF_NAME = "iolab_counters.def"
 # Module as spelled in the .def file -> module as pydarshan and the profile spell it.
 MODULES: dict[str, str] = {
     "POSIX": "POSIX", "STDIO": "STDIO", "MPIIO": "MPI-IO", "H5F": "H5F", "H5D": "H5D",
+    "PNETCDF_FILE": "PNETCDF_FILE", "PNETCDF_VAR": "PNETCDF_VAR",
 }
 FLOAT_KINDS = frozenset({"time", "timestamp", "variance"})
 
 _LINE = re.compile(
-    r'^IOLAB_(POSIX|STDIO|MPIIO|H5F|H5D)_(I|F)\((\w+),\s*(\w+),\s*(\w+),\s*"(.*)"\)\s*$'
+    r'^IOLAB_(POSIX|STDIO|MPIIO|H5F|H5D|PNETCDF_FILE|PNETCDF_VAR)_(I|F)\((\w+),\s*(\w+),\s*(\w+),\s*"(.*)"\)\s*$'
 )
 
 

@@ -19,7 +19,7 @@ from iolab.profile.load import load
 
 darshan = pytest.importorskip("darshan")
 
-MODULES = ("POSIX", "MPI-IO", "STDIO", "H5F", "H5D")
+MODULES = ("POSIX", "MPI-IO", "STDIO", "H5F", "H5D", "PNETCDF_FILE", "PNETCDF_VAR")
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -100,3 +100,19 @@ def test_export_refuses_bad_input_in_one_line(tmp_path: Path) -> None:
         run = _run("profile", *args)
         assert run.returncode == 2 and len(run.stderr.strip().splitlines()) == 1
     assert list(tmp_path.iterdir()) == []
+
+
+def test_profile_export_pnetcdf_layers(tmp_path: Path) -> None:
+    if shutil.which("mpicc") is None or not Path("/usr/include/pnetcdf.h").is_file():
+        pytest.skip("mpicc or PnetCDF is not installed")
+    if not (LIBDIR / "libiolab-trace-pnetcdf.so").is_file():
+        pytest.skip("libiolab-trace-pnetcdf.so is not built (./setup)")
+    exe = tmp_path / "pnc"
+    subprocess.run(["mpicc", "-O2", "-o", str(exe), str(PROGS / "mpi_pnetcdf_rw.c"),
+                    "-lpnetcdf"], check=True)
+    run = _run("profile", "-q", "-o", str(tmp_path), "--name", "job", "--np", "2", "--darshan",
+               "--", str(exe), str(tmp_path / "rw.nc"))
+    assert run.returncode == 0, run.stderr
+    _check_equal(tmp_path / "job.iolab", tmp_path / "job.darshan")
+    theirs, _ = _theirs(tmp_path / "job.darshan")
+    assert theirs[("PNETCDF_VAR", f"{tmp_path}/rw.nc:series", -1)]["PNETCDF_VAR_GET_VAR"] == 2

@@ -6,7 +6,7 @@ and DXT Explorer read it.
 The library is the one pydarshan ships (``darshan.libs/libdarshan-util*.so``) or finds; the
 record layouts are Darshan's: a base record (id, rank), the module's integer counters in
 Darshan's order, its floating-point counters (H5D also carries its file's record id). The
-modules written are those iolab records that Darshan has: POSIX, MPI-IO, H5F, H5D, STDIO
+modules written are those iolab records that Darshan has: POSIX, MPI-IO, H5F, H5D, PnetCDF, STDIO
 (iolab's own extra counters have no place in Darshan's records and are left out).
 """
 
@@ -27,6 +27,8 @@ _MODULES: dict[str, tuple[int, int, bool]] = {
     "MPI-IO": (2, 3, False),
     "H5F": (3, 3, False),
     "H5D": (4, 2, True),
+    "PNETCDF_FILE": (5, 3, False),
+    "PNETCDF_VAR": (6, 1, True),
     "STDIO": (9, 2, False),
 }
 
@@ -81,8 +83,10 @@ def _names(module: str) -> tuple[list[str], list[str]]:
     return list(cb.counter_names(module)), list(cb.fcounter_names(module))
 
 
-def _file_ids(job: RawJob) -> dict[str, int]:
-    return {r.path: r.record_id for r in job.records if r.module == "H5F"}
+def _file_ids(job: RawJob, module: str) -> dict[str, int]:
+    """The record ids of the files of a dataset or variable module's records."""
+    file_mod = {"H5D": "H5F", "PNETCDF_VAR": "PNETCDF_FILE"}.get(module, "")
+    return {r.path: r.record_id for r in job.records if r.module == file_mod}
 
 
 def _module_buffer(ffi: Any, module: str, recs: list[RawRecord], files: dict[str, int]) -> Any:
@@ -97,7 +101,7 @@ def _module_buffer(ffi: Any, module: str, recs: list[RawRecord], files: dict[str
         head[0] = r.record_id & ((1 << 64) - 1)
         ffi.cast("int64_t *", buf + at)[1] = r.rank
         at += 16
-        if extra:  # H5D: the id of its file's H5F record
+        if extra:  # H5D, PNETCDF_VAR: the id of its file's record
             ffi.cast("uint64_t *", buf + at)[0] = files.get(r.path.rsplit(":", 1)[0], 0)
             at += 8
         c = ffi.cast("int64_t *", buf + at)
@@ -123,12 +127,11 @@ def write_darshan(job: RawJob, target: str | Path) -> Path:
         _put_header(ffi, lib, fd, job, keep)
         recs = [r for r in job.records if r.module in _MODULES]
         _put_names(ffi, lib, fd, recs, keep)
-        files = _file_ids(job)
         for module, (mod_id, ver, _) in sorted(_MODULES.items(), key=lambda kv: kv[1][0]):
             mine = [r for r in recs if r.module == module]
             if not mine:
                 continue
-            buf, size = _module_buffer(ffi, module, mine, files)
+            buf, size = _module_buffer(ffi, module, mine, _file_ids(job, module))
             keep.append(buf)
             if lib.darshan_log_put_mod(fd, mod_id, buf, size, ver) != 0:
                 raise UsageError(f"libdarshan-util refused the {module} records of {target}")

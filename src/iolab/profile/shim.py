@@ -27,13 +27,17 @@ _CORE_MPI = re.compile(r"^lib(?:mpi|mpich)(?:_(?:cray|intel\w*|gnu\w*|nvidia\w*|
 # The HDF5 C library itself (Debian's per-MPI names, a site's plain one), not its Fortran,
 # C++ or high-level companions.
 _HDF5 = re.compile(r"^libhdf5(?:_openmpi|_mpich|_serial)?\.so(?:\.|$)")
+_PNETCDF = re.compile(r"^libpnetcdf\.so(?:\.|$)")
 _LDD_LINE = re.compile(r"^\s*(\S+)(?:\s+=>\s+(\S+))?\s+\(0x[0-9a-f]+\)\s*$")
 
 # The MPI-IO shims: one per MPI library build (./setup: build/default with mpicc, build/mpich
 # with mpicc.mpich when the default is not MPICH). The flavour says which one --mpi picks.
 SHIMS: dict[str, str] = {"default": "trace-mpi", "mpich": "trace-mpi-mpich"}
 # The I/O library layers: one shim per build too (libiolab-trace-hdf5.so, ...-hdf5-mpich.so).
-LAYER_SHIMS: dict[str, tuple[str, ...]] = {"hdf5": ("trace-hdf5", "trace-hdf5-mpich")}
+LAYER_SHIMS: dict[str, tuple[re.Pattern[str], tuple[str, ...], str]] = {
+    "HDF5": (_HDF5, ("trace-hdf5", "trace-hdf5-mpich"), "H5F/H5D"),
+    "PnetCDF": (_PNETCDF, ("trace-pnetcdf", "trace-pnetcdf-mpich"), "PNETCDF_FILE/VAR"),
+}
 
 
 def loaded_libraries(program: str, environ: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -88,19 +92,22 @@ def mpi_library(program: str, environ: Mapping[str, str] | None = None) -> str |
 
 
 def layer_shims(program: str, environ: Mapping[str, str] | None = None) -> list[Path]:
-    """The shims of the I/O libraries the program loads (HDF5), each the one built against
-    the very library the program loads; none for a library no shim was built for."""
+    """The shims of the I/O libraries the program loads (HDF5, PnetCDF), each the one built
+    against the very library the program loads; none for a library no shim was built for
+    (said on stderr)."""
     out = []
-    mine = _library(program, _HDF5, environ)
-    if mine is not None:
-        for name in LAYER_SHIMS["hdf5"]:
+    for lib, (pattern, names, modules) in LAYER_SHIMS.items():
+        mine = _library(program, pattern, environ)
+        if mine is None:
+            continue
+        for name in names:
             cand = find_shim(name)
-            if cand is not None and _library(str(cand), _HDF5, environ) == mine:
+            if cand is not None and _library(str(cand), pattern, environ) == mine:
                 out.append(cand)
                 break
         else:
-            print(f"iolab: {program} uses {Path(mine).name}, and no HDF5 layer is built for it:"
-                  " H5F/H5D not traced (MPI-IO, POSIX and STDIO are)", file=sys.stderr)
+            print(f"iolab: {program} uses {Path(mine).name}, and no {lib} layer is built for "
+                  f"it: {modules} not traced (MPI-IO, POSIX and STDIO are)", file=sys.stderr)
     return out
 
 
