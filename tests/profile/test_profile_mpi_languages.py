@@ -204,3 +204,26 @@ def test_np_with_a_launch_line_is_refused(tmp_path: Path) -> None:
                           "--np", "2", "--", "mpirun.openmpi", "-np", "2", "true"],
                          capture_output=True, text=True, timeout=60)
     assert run.returncode == 2 and "--np" in run.stderr
+
+
+@pytest.mark.parametrize("mpi", ["openmpi", "mpich"])
+def test_nested_pmpi_call_counted_once(mpi: str, tmp_path: Path) -> None:
+    """A PMPI layer below the tracer whose PMPI_File_write_all calls PMPI_File_write_at_all
+    (which binds to the tracer's wrapper again): the depth guard counts the program's one
+    call. Without the guard each write_all counts twice."""
+    cc = {"openmpi": "mpicc", "mpich": "mpicc.mpich"}[mpi]
+    if shutil.which(cc) is None:
+        pytest.skip(f"{cc} is not installed")
+    if mpi == "mpich" and not SHIM_MPICH.is_file():
+        pytest.skip(f"{SHIM_MPICH.name} is not built")
+    tool, exe = tmp_path / "libtool.so", tmp_path / "write_all"
+    subprocess.run([cc, "-O2", "-shared", "-fPIC", "-o", str(tool),
+                    str(PROGS / "pmpi_nested_tool.c")], check=True)
+    subprocess.run([cc, "-O2", "-o", str(exe), str(PROGS / "mpi_write_all.c")], check=True)
+    data = tmp_path / "w.dat"
+    _, job = profile([str(exe), str(data)], tmp_path / "p", extra_env={"LD_PRELOAD": str(tool)})
+    m = record(job, "MPI-IO", "w.dat")
+    c = m.counters
+    assert (c["MPIIO_COLL_WRITES"], c["MPIIO_INDEP_WRITES"], c["MPIIO_BYTES_WRITTEN"]) == (
+        3, 0, 3 * 4096)
+    assert data.stat().st_size == 3 * 4096  # the tool did the writing, at the right places
