@@ -324,6 +324,10 @@ iolab_rec_t *iolab_posix_file(int dirfd, const char *path, int fd, const struct 
 /* counter + 1 on fd's record (when ret >= 0); POSIX_STATS also adds metadata time. */
 void iolab_posix_counter_fd(int fd, int ret, int counter, double t0, double t1);
 
+/* posix.c: one read or write of ret bytes at off (>= 0) on r, started at t0 and collected at
+ * t1 (asynchronous I/O, posix_aio.c); the caller holds the reentrancy guard. */
+void iolab_posix_io_done(iolab_rec_t *r, int write, int64_t off, ssize_t ret, const void *buf,
+                         double t0, double t1);
 /* posix.c: descriptor fd now refers to the file of abspath, as after a dup (POSIX_OPENS and
  * `counter` + 1), e.g. fileno() of a traced stream. */
 void iolab_posix_refopen(int fd, const char *abspath, int counter, double t0, double t1);
