@@ -228,3 +228,26 @@ def test_nested_pmpi_call_counted_once(mpi: str, tmp_path: Path) -> None:
     assert (c["MPIIO_COLL_WRITES"], c["MPIIO_INDEP_WRITES"], c["MPIIO_BYTES_WRITTEN"]) == (
         3, 0, 3 * 4096)
     assert data.stat().st_size == 3 * 4096  # the tool did the writing, at the right places
+
+
+@pytest.mark.parametrize("mpi", ["openmpi", "mpich"])
+def test_job_script_running_the_launcher(mpi: str, tmp_path: Path) -> None:
+    """iolab profile -- ./job.sh, a script that runs mpirun/mpiexec itself (as a batch script
+    does): the MPI shim of that launcher's MPI goes to the ranks through the environment."""
+    exe = _build("fortran-use-mpi", mpi, tmp_path)
+    data = tmp_path / "shared.dat"
+    script = tmp_path / "job.sh"
+    script.write_text("#!/bin/sh\n# a job script\nset -e\ncd \"$(dirname \"$0\")\"\n"
+                      + " ".join(_user_line(mpi, exe, data)) + "\n")
+    script.chmod(0o755)
+    assert launchline.script_launcher(str(script)) == mpi
+    _, job = profile([str(script)], tmp_path / "p")
+    _check(job, data, NP)
+
+
+def test_script_launcher_ignores_comments_and_words(tmp_path: Path) -> None:
+    script = tmp_path / "s.sh"
+    script.write_text("#!/bin/bash\n# mpirun -np 4 ./app\necho 'use srun-like tools'\nls\n")
+    assert launchline.script_launcher(str(script)) is None
+    script.write_text("#!/bin/bash\nmodule load x && srun -n 4 ./app\n")
+    assert launchline.script_launcher(str(script)) == "slurm"

@@ -81,8 +81,9 @@ def _trace_env(
     parts_dir: Path, program: str, args: argparse.Namespace, line: launchline.LaunchLine | None
 ) -> dict[str, str]:
     libs: list[str] = []
-    mpi_launch = args.np is not None or line is not None
-    flavour = line.kind if line is not None and line.kind != "slurm" else args.mpi
+    kind = line.kind if line is not None else launchline.script_launcher(program)
+    mpi_launch = args.np is not None or kind is not None
+    flavour = kind if kind is not None and kind != "slurm" else args.mpi
     libs.extend(str(p) for p in shim.layer_shims(program))  # above MPI-IO: first
     chosen = shim.choose(program, mpi_launch, flavour)
     if chosen:

@@ -10,6 +10,7 @@ Each launcher's options that take a value are listed here (a value such as ``-np
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -113,6 +114,37 @@ def _srun_export(opts: list[str], env: Mapping[str, str]) -> list[str]:
             out[i + 1] = f"{out[i + 1]},{pairs}"
             return out
     return [f"--export=ALL,{pairs}", *out]
+
+
+# A launcher run as a command of a script: at a line's start or after ; & | ( ` exec time,
+# by name or path.
+_SCRIPT_LAUNCH = re.compile(
+    r"(?:^|[;&|(`]|\bexec|\btime)\s*(?:\S*/)?("
+    + "|".join(re.escape(n) for n in _NAMES)
+    + r")(?=\s|$)",
+    re.MULTILINE,
+)
+
+
+def script_launcher(program: str, environ: Mapping[str, str] | None = None) -> str | None:
+    """The kind of the first MPI or Slurm launcher a shell script runs ("openmpi", "mpich",
+    "slurm"), None for anything else: a job script's ranks then get the MPI-IO shim of that
+    launcher's MPI (the script passes the preload on in its environment)."""
+    path = shutil.which(program, path=(environ or os.environ).get("PATH")) or program
+    try:
+        with open(path, "rb") as f:
+            head = f.read(1 << 20)
+    except OSError:
+        return None
+    if not head.startswith(b"#!"):
+        return None
+    lines = head.decode("utf-8", "replace").splitlines()[1:]
+    text = "\n".join(ln.split("#", 1)[0] for ln in lines)
+    for m in _SCRIPT_LAUNCH.finditer(text):
+        kind = launcher_kind(m.group(1), environ)
+        if kind is not None:
+            return kind
+    return None
 
 
 def launcher_kind(argv0: str, environ: Mapping[str, str] | None = None) -> str | None:
