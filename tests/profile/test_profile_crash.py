@@ -114,3 +114,19 @@ def test_program_handlers_chained_and_dispositions_its_own(
     job = load(tmp_path / "p" / "job.iolab")
     assert record(job, "POSIX", "f.dat").counters["POSIX_BYTES_WRITTEN"] == KIB4
     assert job.metadata.get("crashed_ranks") == ("0:SIGSEGV" if end == "SIGSEGV" else None)
+
+
+def test_rank_killed_without_a_chance_is_named_missing(crasher: Path, tmp_path: Path) -> None:
+    """SIGKILL runs no handler: the profile says which rank left nothing, from the rank count
+    the run asked for, and the ranks the launcher ended."""
+    data = tmp_path / "d"
+    data.mkdir()
+    run = _iolab("profile", "-q", "-o", str(tmp_path / "p"), "--name", "job", "--np", "3",
+                 "--", str(crasher), str(data), "1", "kill")
+    assert run.returncode != 0
+    job = load(tmp_path / "p" / "job.iolab")
+    text = job.metadata["run_incomplete"]
+    assert "rank 1 left no profile" in text and "the run crashed" in text
+    assert "crashed_ranks" not in job.metadata  # no rank reported a crash signal itself
+    assert not [r for r in job.records if r.module == "POSIX" and r.path.endswith("/own.1")]
+    assert record(job, "POSIX", "own.0", rank=0).counters["POSIX_BYTES_WRITTEN"] == 8 * KIB4

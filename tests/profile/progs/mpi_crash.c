@@ -1,8 +1,8 @@
 /* An MPI program one of whose ranks crashes mid-run: every rank writes 8 x 4 KiB to its own
  * file and 2 x 4 KiB to a shared file with MPI-IO, then the rank named on the command line
- * dies of the signal named (segv: a NULL store, abort, bus, fpe, term: raise) while the
- * others wait in a barrier (the launcher then ends them).
- * Usage: mpi_crash DIR RANK segv|abort|bus|fpe|term */
+ * dies of the signal named (segv: a NULL store, abort, bus, fpe, term, kill: raise) while
+ * the others wait in a barrier (the launcher then ends them).
+ * Usage: mpi_crash DIR RANK segv|abort|bus|fpe|term|kill */
 #include <mpi.h>
 
 #include <fcntl.h>
@@ -43,6 +43,8 @@ int main(int argc, char **argv)
             raise(SIGFPE);
         else if (!strcmp(how, "bus"))
             raise(SIGBUS);
+        else if (!strcmp(how, "kill"))
+            raise(SIGKILL); /* no handler runs: this rank leaves no profile */
         else
             raise(SIGTERM);
     }
