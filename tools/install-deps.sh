@@ -16,6 +16,8 @@ need() {  # need <test-command...> -- <debian packages...>
 has_file() { [ -e "$1" ]; }
 # Essentials: compilers, build tools, Python venv, one MPI.
 need command -v cc -- build-essential
+# Fortran MPI programs (mpif90): the tracer is tested on them, as applications are written.
+need command -v gfortran -- gfortran
 need command -v cmake -- cmake
 need command -v pkg-config -- pkg-config
 need python3 -c 'import venv, ensurepip' -- python3-venv

@@ -40,9 +40,13 @@ uint64_t iolab_core_mem_align = sizeof(void *);
 static pthread_mutex_t core_lock = PTHREAD_MUTEX_INITIALIZER;
 
 _Static_assert(IOLAB_POSIX_NI <= IOLAB_MAX_NI && IOLAB_STDIO_NI <= IOLAB_MAX_NI &&
-                   IOLAB_MPIIO_NI <= IOLAB_MAX_NI, "raise IOLAB_MAX_NI");
+                   IOLAB_MPIIO_NI <= IOLAB_MAX_NI && IOLAB_H5F_NI <= IOLAB_MAX_NI &&
+                   IOLAB_H5D_NI <= IOLAB_MAX_NI && IOLAB_PNETCDF_FILE_NI <= IOLAB_MAX_NI &&
+                   IOLAB_PNETCDF_VAR_NI <= IOLAB_MAX_NI, "raise IOLAB_MAX_NI");
 _Static_assert(IOLAB_POSIX_NF <= IOLAB_MAX_NF && IOLAB_STDIO_NF <= IOLAB_MAX_NF &&
-                   IOLAB_MPIIO_NF <= IOLAB_MAX_NF, "raise IOLAB_MAX_NF");
+                   IOLAB_MPIIO_NF <= IOLAB_MAX_NF && IOLAB_H5F_NF <= IOLAB_MAX_NF &&
+                   IOLAB_H5D_NF <= IOLAB_MAX_NF && IOLAB_PNETCDF_FILE_NF <= IOLAB_MAX_NF &&
+                   IOLAB_PNETCDF_VAR_NF <= IOLAB_MAX_NF, "raise IOLAB_MAX_NF");
 
 void *iolab_core_resolve(const char *name)
 {
@@ -484,7 +488,7 @@ static int is_launcher(void)
 
 static int alloc_tables(void)
 {
-    static const long caps[IOLAB_NMODS] = {4096, 1024, 1024};
+    static const long caps[IOLAB_NMODS] = {4096, 1024, 1024, 256, 1024, 256, 1024};
     long maxrec = env_long("IOLAB_TRACE_MAX_RECORDS", 0, 1, 1L << 20);
     for (int m = 0; m < IOLAB_NMODS; m++) {
         iolab_pool_t *p = &iolab_core.pool[m];
@@ -508,9 +512,12 @@ static int alloc_tables(void)
     iolab_core_stdio_recs = iolab_core.pool[IOLAB_MOD_STDIO].recs;
     if (iolab_core_fdmap) /* the wrappers read the map as soon as its size is not 0 */
         iolab_core_nfds = nfds;
-    for (int h = 0; h < 2; h++)
+    for (int h = 0; h < IOLAB_NHANDLE_MAPS; h++) {
         iolab_core.handles[h] = map_zeroed(IOLAB_HANDLE_SLOTS * sizeof(iolab_handle_t));
-    if (!iolab_core.names || !iolab_core_fdmap || !iolab_core.handles[0] || !iolab_core.handles[1])
+        if (!iolab_core.handles[h])
+            return -1;
+    }
+    if (!iolab_core.names || !iolab_core_fdmap)
         return -1;
     iolab_core_stdio_handles = iolab_core.handles[0];
     iolab_core_mpiio_handles = iolab_core.handles[1];

@@ -54,9 +54,62 @@ enum iolab_mpiio_f {
     IOLAB_MPIIO_NF
 };
 
-typedef enum { IOLAB_MOD_POSIX = 0, IOLAB_MOD_STDIO, IOLAB_MOD_MPIIO, IOLAB_NMODS } iolab_module_t;
+enum iolab_h5f_i {
+#define IOLAB_H5F_I(name, kind, unit, doc) IOLAB_##name,
+#include "iolab_counters.def"
+    IOLAB_H5F_NI
+};
+enum iolab_h5f_f {
+#define IOLAB_H5F_F(name, kind, unit, doc) IOLAB_##name,
+#include "iolab_counters.def"
+    IOLAB_H5F_NF
+};
+enum iolab_h5d_i {
+#define IOLAB_H5D_I(name, kind, unit, doc) IOLAB_##name,
+#include "iolab_counters.def"
+    IOLAB_H5D_NI
+};
+enum iolab_h5d_f {
+#define IOLAB_H5D_F(name, kind, unit, doc) IOLAB_##name,
+#include "iolab_counters.def"
+    IOLAB_H5D_NF
+};
 
-#define IOLAB_MAX_NI 80 /* >= every module's integer counter count (checked in core.c) */
+enum iolab_pncf_i {
+#define IOLAB_PNETCDF_FILE_I(name, kind, unit, doc) IOLAB_##name,
+#include "iolab_counters.def"
+    IOLAB_PNETCDF_FILE_NI
+};
+enum iolab_pncf_f {
+#define IOLAB_PNETCDF_FILE_F(name, kind, unit, doc) IOLAB_##name,
+#include "iolab_counters.def"
+    IOLAB_PNETCDF_FILE_NF
+};
+enum iolab_pncv_i {
+#define IOLAB_PNETCDF_VAR_I(name, kind, unit, doc) IOLAB_##name,
+#include "iolab_counters.def"
+    IOLAB_PNETCDF_VAR_NI
+};
+enum iolab_pncv_f {
+#define IOLAB_PNETCDF_VAR_F(name, kind, unit, doc) IOLAB_##name,
+#include "iolab_counters.def"
+    IOLAB_PNETCDF_VAR_NF
+};
+
+/* H5F and H5D are recorded by libiolab-trace-hdf5.so (hdf5.c), PNETCDF_FILE and PNETCDF_VAR
+ * by libiolab-trace-pnetcdf.so (pnetcdf.c), the rest by this library. */
+typedef enum {
+    IOLAB_MOD_POSIX = 0,
+    IOLAB_MOD_STDIO,
+    IOLAB_MOD_MPIIO,
+    IOLAB_MOD_H5F,
+    IOLAB_MOD_H5D,
+    IOLAB_MOD_PNCF,
+    IOLAB_MOD_PNCV,
+    IOLAB_NMODS
+} iolab_module_t;
+
+#define IOLAB_MAX_NI 128 /* >= every module's integer counter count (checked in core.c) */
 #define IOLAB_MAX_NF 20
 #define IOLAB_CVAL_MAX 32 /* distinct values tracked per record for the common values */
 
@@ -196,6 +249,9 @@ void iolab_core_fd_forget(unsigned int first, unsigned int last);
 
 /* A pointer-keyed map (open addressing, lock-free lookups; inserts under the core lock). */
 #define IOLAB_HANDLE_SLOTS 8192
+/* Handle maps: 0 STDIO (FILE*), 1 MPI-IO (MPI_File), 2 H5F and 3 H5D (hid_t), 4 PnetCDF
+ * files (ncid), 5 PnetCDF variables (ncid, varid). */
+#define IOLAB_NHANDLE_MAPS 6
 typedef struct {
     _Atomic uintptr_t key;    /* 0 empty, 1 deleted */
     _Atomic int32_t idx;
@@ -268,6 +324,10 @@ iolab_rec_t *iolab_posix_file(int dirfd, const char *path, int fd, const struct 
 /* counter + 1 on fd's record (when ret >= 0); POSIX_STATS also adds metadata time. */
 void iolab_posix_counter_fd(int fd, int ret, int counter, double t0, double t1);
 
+/* posix.c: one read or write of ret bytes at off (>= 0) on r, started at t0 and collected at
+ * t1 (asynchronous I/O, posix_aio.c); the caller holds the reentrancy guard. */
+void iolab_posix_io_done(iolab_rec_t *r, int write, int64_t off, ssize_t ret, const void *buf,
+                         double t0, double t1);
 /* posix.c: descriptor fd now refers to the file of abspath, as after a dup (POSIX_OPENS and
  * `counter` + 1), e.g. fileno() of a traced stream. */
 void iolab_posix_refopen(int fd, const char *abspath, int counter, double t0, double t1);

@@ -31,7 +31,7 @@ typedef struct {
     uint64_t left_misc[IOLAB_LEFT_N];
     char *names;                         /* path arena */
     size_t names_used, names_cap;
-    iolab_handle_t *handles[2];
+    iolab_handle_t *handles[IOLAB_NHANDLE_MAPS];
     iolab_segment_t *segs;
     _Atomic uint64_t seg_next;
     uint64_t seg_cap;

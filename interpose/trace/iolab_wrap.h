@@ -13,6 +13,7 @@
 
 #include "iolab_trace.h"
 
+#include <aio.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <sys/socket.h>

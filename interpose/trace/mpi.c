@@ -1,7 +1,12 @@
 /* libiolab-trace-mpi: the MPI-IO module, through the PMPI profiling interface.
  *
  * Preloaded (before libiolab-trace.so) by `iolab profile` for MPI programs only: it defines
- * MPI_Init*, MPI_File_* and calls PMPI_*; records live in the core's MPI-IO pool. The shared
+ * both MPI_x and PMPI_x for MPI_Init*, MPI_Finalize and MPI_File_* (Open MPI's Fortran
+ * bindings, and any PMPI tool, call PMPI_x directly: a wrapper of MPI_x alone misses them)
+ * and reaches the MPI library's PMPI_x through dlsym(RTLD_NEXT), never by name (the name
+ * binds back here). A thread-local depth guard counts a call once when the library's
+ * MPI_x calls another wrapped function inside (as Darshan does); records live in the core's
+ * MPI-IO pool. The shared
  * records are reduced when the profile is loaded (see src/iolab/profile/reduce.py), so
  * MPI_Finalize needs no extra communication. Counting follows Darshan's MPI-IO module:
  * an access's size is count x datatype size; split collectives count at _begin.
@@ -10,8 +15,10 @@
 
 #include "iolab_trace.h"
 
+#include <dlfcn.h>
 #include <limits.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #define C(r, n) ((r)->c[IOLAB_MPIIO_##n])
 #define F(r, n) ((r)->f[IOLAB_MPIIO_F_##n])
@@ -102,7 +109,8 @@ static void rec_open(MPI_Comm comm, const char *name, int amode, MPI_Info info, 
 /* off: the explicit offset of the _at forms (in etypes of the view), -1 otherwise. Inlined
  * into each wrapper: direction and kind are constants there. */
 static inline __attribute__((always_inline)) void rec_io(MPI_File fh, const int write,
-                                                         const int kind, int64_t off, int count,
+                                                         const int kind, int64_t off,
+                                                         int64_t count,
                                                          MPI_Datatype type, int ret, double t0,
                                                          double t1)
 {
@@ -117,7 +125,7 @@ static inline __attribute__((always_inline)) void rec_io(MPI_File fh, const int 
         return;
     int tsize = 0;
     PMPI_Type_size(type, &tsize);
-    int64_t n = (int64_t)count * tsize;
+    int64_t n = count * tsize;
     double el = t1 - t0;
     iolab_rec_lock(r);
     r->c[ctr[write][kind]]++;
@@ -168,15 +176,46 @@ static void rec_meta(MPI_File fh, int counter, int ret, double t0, double t1)
     iolab_rec_unlock(r);
 }
 
-/* The one wrapper skeleton, MPI flavour: time the PMPI call, record, keep errno. */
-#define IOLAB_MPI_WRAP(call, record)                                                         \
+/* The MPI library's PMPI_x, looked up once (the first call, or MPI_Init for the data calls). */
+static void *mpi_resolve(const char *pname);
+#define MPI_REAL_DECL(name)                                                                  \
+    static __typeof__(P##name) *real_##name;                                                 \
+    static inline __typeof__(P##name) *get_##name(void)                                      \
+    {                                                                                        \
+        if (__builtin_expect(real_##name == NULL, 0))                                        \
+            real_##name = (__typeof__(real_##name))mpi_resolve("P" #name);                   \
+        return real_##name;                                                                  \
+    }
+#define REAL_PMPI(name) (get_##name())
+
+static void *mpi_resolve(const char *pname)
+{
+    void *f = dlsym(RTLD_NEXT, pname);
+    if (!f) { /* no MPI library below us: nothing sensible to call */
+        static const char msg[] = "iolab-trace-mpi: no MPI library defines the PMPI functions\n";
+        if (write(2, msg, sizeof msg - 1) < 0) {
+        }
+        abort();
+    }
+    return f;
+}
+
+/* > 0 while this thread is inside a wrapped MPI call: an inner wrapped call passes through. */
+static __thread int mpi_depth __attribute__((tls_model("initial-exec")));
+
+/* The one wrapper skeleton, MPI flavour: time the real call, record, keep errno. The depth
+ * guard is held during the call (an MPI_x calling PMPI_y inside is counted once), the core's
+ * guard only while recording (what MPI-IO does below, in POSIX, is traced). */
+#define IOLAB_MPI_WRAP(name, args, record)                                                   \
     do {                                                                                     \
-        if (!iolab_core_ready())                                                             \
-            return call;                                                                     \
+        if (mpi_depth || !iolab_core_ready())                                                \
+            return REAL_PMPI(name) args;                                                      \
         const int tsc_ = iolab_core_use_tsc;                                                 \
+        mpi_depth++;                                                                         \
         double t0_ = iolab_now_with(tsc_);                                                   \
-        int ret = call;                                                                      \
+        int ret = REAL_PMPI(name) args;                                                       \
         double t1_ = iolab_now_with(tsc_);                                                   \
+        mpi_depth--;                                                                         \
         int errno_ = errno;                                                                  \
         iolab_core_busy = 1;                                                                 \
         record;                                                                              \
@@ -185,23 +224,40 @@ static void rec_meta(MPI_File fh, int counter, int ret, double t0, double t1)
         return ret;                                                                          \
     } while (0)
 
-/* ---- start ---- */
+/* PMPI_x: the same function as MPI_x (the alias shares its code and its guard). */
+#define MPI_BOTH(name) extern __typeof__(name) P##name __attribute__((alias(#name)));
+
+/* ---- start and end ---- */
+
+MPI_REAL_DECL(MPI_Init)
+MPI_REAL_DECL(MPI_Init_thread)
+MPI_REAL_DECL(MPI_Finalize)
 
 int MPI_Init(int *argc, char ***argv)
 {
-    int ret = PMPI_Init(argc, argv);
+    if (mpi_depth)
+        return REAL_PMPI(MPI_Init)(argc, argv);
+    mpi_depth++;
+    int ret = REAL_PMPI(MPI_Init)(argc, argv);
+    mpi_depth--;
     if (ret == MPI_SUCCESS)
         set_rank();
     return ret;
 }
+MPI_BOTH(MPI_Init)
 
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
-    int ret = PMPI_Init_thread(argc, argv, required, provided);
+    if (mpi_depth)
+        return REAL_PMPI(MPI_Init_thread)(argc, argv, required, provided);
+    mpi_depth++;
+    int ret = REAL_PMPI(MPI_Init_thread)(argc, argv, required, provided);
+    mpi_depth--;
     if (ret == MPI_SUCCESS)
         set_rank();
     return ret;
 }
+MPI_BOTH(MPI_Init_thread)
 
 /* Shared-file reduction (mpi_reduce.c), before MPI goes away; IOLAB_TRACE_NO_REDUCE=1 leaves
  * it to the loader. */
@@ -210,115 +266,135 @@ void iolab_mpi_reduce_shared(void);
 int MPI_Finalize(void)
 {
     const char *no = getenv("IOLAB_TRACE_NO_REDUCE");
-    if (iolab_core_ready() && !(no && *no == '1')) {
+    if (!mpi_depth && iolab_core_ready() && !(no && *no == '1')) {
         iolab_core_busy = 1;
         iolab_mpi_reduce_shared();
         iolab_core_busy = 0;
     }
-    return PMPI_Finalize();
+    mpi_depth++;
+    int ret = REAL_PMPI(MPI_Finalize)();
+    mpi_depth--;
+    return ret;
 }
+MPI_BOTH(MPI_Finalize)
 
 /* ---- open, close, views, hints, sync ---- */
 
+MPI_REAL_DECL(MPI_File_open)
+MPI_REAL_DECL(MPI_File_close)
+MPI_REAL_DECL(MPI_File_set_view)
+MPI_REAL_DECL(MPI_File_set_info)
+MPI_REAL_DECL(MPI_File_sync)
+
 int MPI_File_open(MPI_Comm comm, const char *name, int amode, MPI_Info info, MPI_File *fh)
 {
-    IOLAB_MPI_WRAP(PMPI_File_open(comm, name, amode, info, fh),
+    IOLAB_MPI_WRAP(MPI_File_open, (comm, name, amode, info, fh),
                    rec_open(comm, name, amode, info, fh, ret, t0_, t1_));
 }
+MPI_BOTH(MPI_File_open)
 
 int MPI_File_close(MPI_File *fh)
 {
     MPI_File old = fh ? *fh : MPI_FILE_NULL;
-    IOLAB_MPI_WRAP(PMPI_File_close(fh), do {
+    IOLAB_MPI_WRAP(MPI_File_close, (fh), do {
         rec_meta(old, -1, ret, t0_, t1_);
         iolab_core_handle_del(MAP_MPIIO, fh_key(old));
     } while (0));
 }
+MPI_BOTH(MPI_File_close)
 
 int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
                       const char *datarep, MPI_Info info)
 {
-    IOLAB_MPI_WRAP(PMPI_File_set_view(fh, disp, etype, filetype, datarep, info),
+    IOLAB_MPI_WRAP(MPI_File_set_view, (fh, disp, etype, filetype, datarep, info),
                    rec_meta(fh, IOLAB_MPIIO_VIEWS, ret, t0_, t1_));
 }
+MPI_BOTH(MPI_File_set_view)
 
 int MPI_File_set_info(MPI_File fh, MPI_Info info)
 {
-    IOLAB_MPI_WRAP(PMPI_File_set_info(fh, info), rec_meta(fh, IOLAB_MPIIO_HINTS, ret, t0_, t1_));
+    IOLAB_MPI_WRAP(MPI_File_set_info, (fh, info), rec_meta(fh, IOLAB_MPIIO_HINTS, ret, t0_, t1_));
 }
+MPI_BOTH(MPI_File_set_info)
 
 int MPI_File_sync(MPI_File fh)
 {
-    IOLAB_MPI_WRAP(PMPI_File_sync(fh), rec_meta(fh, IOLAB_MPIIO_SYNCS, ret, t0_, t1_));
+    IOLAB_MPI_WRAP(MPI_File_sync, (fh), rec_meta(fh, IOLAB_MPIIO_SYNCS, ret, t0_, t1_));
 }
+MPI_BOTH(MPI_File_sync)
 
-/* ---- data: one line per MPI function ---- */
+/* ---- data: one line per MPI function ----
+ * DATA(name, direction, kind, explicit offset?, count type, last parameter): the real-symbol
+ * pointer, MPI_name, and PMPI_name. */
 
-#define RD(kind) rec_io(fh, 0, kind, -1, count, type, ret, t0_, t1_)
-#define WR(kind) rec_io(fh, 1, kind, -1, count, type, ret, t0_, t1_)
-#define RD_AT(kind) rec_io(fh, 0, kind, off, count, type, ret, t0_, t1_)
-#define WR_AT(kind) rec_io(fh, 1, kind, off, count, type, ret, t0_, t1_)
-#define ARGS_R void *buf, int count, MPI_Datatype type
-#define ARGS_W const void *buf, int count, MPI_Datatype type
+#define OFF_PARAM_1 MPI_Offset off,
+#define OFF_PARAM_0
+#define OFF_ARG_1 off,
+#define OFF_ARG_0
+#define OFF_VAL_1 off
+#define OFF_VAL_0 -1
+#define BUF_0 void *buf
+#define BUF_1 const void *buf
+#define TAIL_ST MPI_Status *st
+#define TAIL_RQ MPI_Request *rq
+#define TAIL_NO
+#define TAILARG_ST , st
+#define TAILARG_RQ , rq
+#define TAILARG_NO
+#define TAILP_ST , TAIL_ST
+#define TAILP_RQ , TAIL_RQ
+#define TAILP_NO
 
-int MPI_File_read(MPI_File fh, ARGS_R, MPI_Status *st)
-{ IOLAB_MPI_WRAP(PMPI_File_read(fh, buf, count, type, st), RD(K_INDEP)); }
-int MPI_File_write(MPI_File fh, ARGS_W, MPI_Status *st)
-{ IOLAB_MPI_WRAP(PMPI_File_write(fh, buf, count, type, st), WR(K_INDEP)); }
-int MPI_File_read_at(MPI_File fh, MPI_Offset off, ARGS_R, MPI_Status *st)
-{ IOLAB_MPI_WRAP(PMPI_File_read_at(fh, off, buf, count, type, st), RD_AT(K_INDEP)); }
-int MPI_File_write_at(MPI_File fh, MPI_Offset off, ARGS_W, MPI_Status *st)
-{ IOLAB_MPI_WRAP(PMPI_File_write_at(fh, off, buf, count, type, st), WR_AT(K_INDEP)); }
-int MPI_File_read_shared(MPI_File fh, ARGS_R, MPI_Status *st)
-{ IOLAB_MPI_WRAP(PMPI_File_read_shared(fh, buf, count, type, st), RD(K_INDEP)); }
-int MPI_File_write_shared(MPI_File fh, ARGS_W, MPI_Status *st)
-{ IOLAB_MPI_WRAP(PMPI_File_write_shared(fh, buf, count, type, st), WR(K_INDEP)); }
+#define DATA(name, write, kind, at, ctype, tail)                                            \
+    MPI_REAL_DECL(name)                                                                      \
+    int name(MPI_File fh, OFF_PARAM_##at BUF_##write, ctype count,                           \
+             MPI_Datatype type TAILP_##tail)                                                 \
+    {                                                                                        \
+        IOLAB_MPI_WRAP(name, (fh, OFF_ARG_##at buf, count, type TAILARG_##tail),             \
+                       rec_io(fh, write, kind, OFF_VAL_##at, (int64_t)count, type, ret, t0_, \
+                              t1_));                                                         \
+    }                                                                                        \
+    MPI_BOTH(name)
 
-int MPI_File_read_all(MPI_File fh, ARGS_R, MPI_Status *st)
-{ IOLAB_MPI_WRAP(PMPI_File_read_all(fh, buf, count, type, st), RD(K_COLL)); }
-int MPI_File_write_all(MPI_File fh, ARGS_W, MPI_Status *st)
-{ IOLAB_MPI_WRAP(PMPI_File_write_all(fh, buf, count, type, st), WR(K_COLL)); }
-int MPI_File_read_at_all(MPI_File fh, MPI_Offset off, ARGS_R, MPI_Status *st)
-{ IOLAB_MPI_WRAP(PMPI_File_read_at_all(fh, off, buf, count, type, st), RD_AT(K_COLL)); }
-int MPI_File_write_at_all(MPI_File fh, MPI_Offset off, ARGS_W, MPI_Status *st)
-{ IOLAB_MPI_WRAP(PMPI_File_write_at_all(fh, off, buf, count, type, st), WR_AT(K_COLL)); }
-int MPI_File_read_ordered(MPI_File fh, ARGS_R, MPI_Status *st)
-{ IOLAB_MPI_WRAP(PMPI_File_read_ordered(fh, buf, count, type, st), RD(K_COLL)); }
-int MPI_File_write_ordered(MPI_File fh, ARGS_W, MPI_Status *st)
-{ IOLAB_MPI_WRAP(PMPI_File_write_ordered(fh, buf, count, type, st), WR(K_COLL)); }
+#define DATA_ALL(sfx, ctype)                                                                 \
+    DATA(MPI_File_read##sfx, 0, K_INDEP, 0, ctype, ST)                                       \
+    DATA(MPI_File_write##sfx, 1, K_INDEP, 0, ctype, ST)                                      \
+    DATA(MPI_File_read_at##sfx, 0, K_INDEP, 1, ctype, ST)                                    \
+    DATA(MPI_File_write_at##sfx, 1, K_INDEP, 1, ctype, ST)                                   \
+    DATA(MPI_File_read_shared##sfx, 0, K_INDEP, 0, ctype, ST)                                \
+    DATA(MPI_File_write_shared##sfx, 1, K_INDEP, 0, ctype, ST)                               \
+    DATA(MPI_File_read_all##sfx, 0, K_COLL, 0, ctype, ST)                                    \
+    DATA(MPI_File_write_all##sfx, 1, K_COLL, 0, ctype, ST)                                   \
+    DATA(MPI_File_read_at_all##sfx, 0, K_COLL, 1, ctype, ST)                                 \
+    DATA(MPI_File_write_at_all##sfx, 1, K_COLL, 1, ctype, ST)                                \
+    DATA(MPI_File_read_ordered##sfx, 0, K_COLL, 0, ctype, ST)                                \
+    DATA(MPI_File_write_ordered##sfx, 1, K_COLL, 0, ctype, ST)                               \
+    DATA(MPI_File_read_all_begin##sfx, 0, K_SPLIT, 0, ctype, NO)                             \
+    DATA(MPI_File_write_all_begin##sfx, 1, K_SPLIT, 0, ctype, NO)                            \
+    DATA(MPI_File_read_at_all_begin##sfx, 0, K_SPLIT, 1, ctype, NO)                          \
+    DATA(MPI_File_write_at_all_begin##sfx, 1, K_SPLIT, 1, ctype, NO)                         \
+    DATA(MPI_File_read_ordered_begin##sfx, 0, K_SPLIT, 0, ctype, NO)                         \
+    DATA(MPI_File_write_ordered_begin##sfx, 1, K_SPLIT, 0, ctype, NO)                        \
+    DATA(MPI_File_iread##sfx, 0, K_NB, 0, ctype, RQ)                                         \
+    DATA(MPI_File_iwrite##sfx, 1, K_NB, 0, ctype, RQ)                                        \
+    DATA(MPI_File_iread_at##sfx, 0, K_NB, 1, ctype, RQ)                                      \
+    DATA(MPI_File_iwrite_at##sfx, 1, K_NB, 1, ctype, RQ)                                     \
+    DATA(MPI_File_iread_shared##sfx, 0, K_NB, 0, ctype, RQ)                                  \
+    DATA(MPI_File_iwrite_shared##sfx, 1, K_NB, 0, ctype, RQ)
 
-int MPI_File_read_all_begin(MPI_File fh, ARGS_R)
-{ IOLAB_MPI_WRAP(PMPI_File_read_all_begin(fh, buf, count, type), RD(K_SPLIT)); }
-int MPI_File_write_all_begin(MPI_File fh, ARGS_W)
-{ IOLAB_MPI_WRAP(PMPI_File_write_all_begin(fh, buf, count, type), WR(K_SPLIT)); }
-int MPI_File_read_at_all_begin(MPI_File fh, MPI_Offset off, ARGS_R)
-{ IOLAB_MPI_WRAP(PMPI_File_read_at_all_begin(fh, off, buf, count, type), RD_AT(K_SPLIT)); }
-int MPI_File_write_at_all_begin(MPI_File fh, MPI_Offset off, ARGS_W)
-{ IOLAB_MPI_WRAP(PMPI_File_write_at_all_begin(fh, off, buf, count, type), WR_AT(K_SPLIT)); }
-int MPI_File_read_ordered_begin(MPI_File fh, ARGS_R)
-{ IOLAB_MPI_WRAP(PMPI_File_read_ordered_begin(fh, buf, count, type), RD(K_SPLIT)); }
-int MPI_File_write_ordered_begin(MPI_File fh, ARGS_W)
-{ IOLAB_MPI_WRAP(PMPI_File_write_ordered_begin(fh, buf, count, type), WR(K_SPLIT)); }
+/* The non-blocking collectives came with MPI 3.1. */
+#define DATA_NB_COLL(sfx, ctype)                                                             \
+    DATA(MPI_File_iread_all##sfx, 0, K_NB, 0, ctype, RQ)                                     \
+    DATA(MPI_File_iwrite_all##sfx, 1, K_NB, 0, ctype, RQ)                                    \
+    DATA(MPI_File_iread_at_all##sfx, 0, K_NB, 1, ctype, RQ)                                  \
+    DATA(MPI_File_iwrite_at_all##sfx, 1, K_NB, 1, ctype, RQ)
 
-int MPI_File_iread(MPI_File fh, ARGS_R, MPI_Request *rq)
-{ IOLAB_MPI_WRAP(PMPI_File_iread(fh, buf, count, type, rq), RD(K_NB)); }
-int MPI_File_iwrite(MPI_File fh, ARGS_W, MPI_Request *rq)
-{ IOLAB_MPI_WRAP(PMPI_File_iwrite(fh, buf, count, type, rq), WR(K_NB)); }
-int MPI_File_iread_at(MPI_File fh, MPI_Offset off, ARGS_R, MPI_Request *rq)
-{ IOLAB_MPI_WRAP(PMPI_File_iread_at(fh, off, buf, count, type, rq), RD_AT(K_NB)); }
-int MPI_File_iwrite_at(MPI_File fh, MPI_Offset off, ARGS_W, MPI_Request *rq)
-{ IOLAB_MPI_WRAP(PMPI_File_iwrite_at(fh, off, buf, count, type, rq), WR_AT(K_NB)); }
-int MPI_File_iread_shared(MPI_File fh, ARGS_R, MPI_Request *rq)
-{ IOLAB_MPI_WRAP(PMPI_File_iread_shared(fh, buf, count, type, rq), RD(K_NB)); }
-int MPI_File_iwrite_shared(MPI_File fh, ARGS_W, MPI_Request *rq)
-{ IOLAB_MPI_WRAP(PMPI_File_iwrite_shared(fh, buf, count, type, rq), WR(K_NB)); }
+DATA_ALL(, int)
 #if MPI_VERSION > 3 || (MPI_VERSION == 3 && MPI_SUBVERSION >= 1)
-int MPI_File_iread_all(MPI_File fh, ARGS_R, MPI_Request *rq)
-{ IOLAB_MPI_WRAP(PMPI_File_iread_all(fh, buf, count, type, rq), RD(K_NB)); }
-int MPI_File_iwrite_all(MPI_File fh, ARGS_W, MPI_Request *rq)
-{ IOLAB_MPI_WRAP(PMPI_File_iwrite_all(fh, buf, count, type, rq), WR(K_NB)); }
-int MPI_File_iread_at_all(MPI_File fh, MPI_Offset off, ARGS_R, MPI_Request *rq)
-{ IOLAB_MPI_WRAP(PMPI_File_iread_at_all(fh, off, buf, count, type, rq), RD_AT(K_NB)); }
-int MPI_File_iwrite_at_all(MPI_File fh, MPI_Offset off, ARGS_W, MPI_Request *rq)
-{ IOLAB_MPI_WRAP(PMPI_File_iwrite_at_all(fh, off, buf, count, type, rq), WR_AT(K_NB)); }
+DATA_NB_COLL(, int)
+#endif
+/* MPI 4's large-count forms (MPICH >= 4.0; its Fortran 2008 bindings may call them). */
+#if MPI_VERSION >= 4
+DATA_ALL(_c, MPI_Count)
+DATA_NB_COLL(_c, MPI_Count)
 #endif

@@ -309,6 +309,15 @@ static inline int buf_aligned(const void *p)
     return iolab_is_multiple((uintptr_t)p, iolab_core_mem_align);
 }
 
+void iolab_posix_io_done(iolab_rec_t *r, int write, int64_t off, ssize_t ret, const void *buf,
+                         double t0, double t1)
+{
+    if (write)
+        posix_io(r, 1, off, ret, buf_aligned(buf), t0, t1);
+    else
+        posix_io(r, 0, off, ret, buf_aligned(buf), t0, t1);
+}
+
 static inline int iov_aligned(const struct iovec *iov, int cnt)
 {
     for (int i = 0; i < cnt; i++)

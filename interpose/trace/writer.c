@@ -45,11 +45,49 @@ static const char *const names_mpiio_f[] = {
 #include "iolab_counters.def"
     NULL};
 
+static const char *const names_h5f_i[] = {
+#define IOLAB_H5F_I(name, kind, unit, doc) #name,
+#include "iolab_counters.def"
+    NULL};
+static const char *const names_h5f_f[] = {
+#define IOLAB_H5F_F(name, kind, unit, doc) #name,
+#include "iolab_counters.def"
+    NULL};
+static const char *const names_h5d_i[] = {
+#define IOLAB_H5D_I(name, kind, unit, doc) #name,
+#include "iolab_counters.def"
+    NULL};
+static const char *const names_h5d_f[] = {
+#define IOLAB_H5D_F(name, kind, unit, doc) #name,
+#include "iolab_counters.def"
+    NULL};
+static const char *const names_pncf_i[] = {
+#define IOLAB_PNETCDF_FILE_I(name, kind, unit, doc) #name,
+#include "iolab_counters.def"
+    NULL};
+static const char *const names_pncf_f[] = {
+#define IOLAB_PNETCDF_FILE_F(name, kind, unit, doc) #name,
+#include "iolab_counters.def"
+    NULL};
+static const char *const names_pncv_i[] = {
+#define IOLAB_PNETCDF_VAR_I(name, kind, unit, doc) #name,
+#include "iolab_counters.def"
+    NULL};
+static const char *const names_pncv_f[] = {
+#define IOLAB_PNETCDF_VAR_F(name, kind, unit, doc) #name,
+#include "iolab_counters.def"
+    NULL};
+
 static const char *const *const name_tables[IOLAB_NMODS][2] = {
-    {names_posix_i, names_posix_f}, {names_stdio_i, names_stdio_f}, {names_mpiio_i, names_mpiio_f}};
+    {names_posix_i, names_posix_f}, {names_stdio_i, names_stdio_f}, {names_mpiio_i, names_mpiio_f},
+    {names_h5f_i, names_h5f_f},     {names_h5d_i, names_h5d_f},
+    {names_pncf_i, names_pncf_f},   {names_pncv_i, names_pncv_f}};
 static const int name_counts[IOLAB_NMODS][2] = {
-    {IOLAB_POSIX_NI, IOLAB_POSIX_NF}, {IOLAB_STDIO_NI, IOLAB_STDIO_NF}, {IOLAB_MPIIO_NI, IOLAB_MPIIO_NF}};
-static const char *const module_names[IOLAB_NMODS] = {"POSIX", "STDIO", "MPI-IO"};
+    {IOLAB_POSIX_NI, IOLAB_POSIX_NF}, {IOLAB_STDIO_NI, IOLAB_STDIO_NF}, {IOLAB_MPIIO_NI, IOLAB_MPIIO_NF},
+    {IOLAB_H5F_NI, IOLAB_H5F_NF},     {IOLAB_H5D_NI, IOLAB_H5D_NF},
+    {IOLAB_PNETCDF_FILE_NI, IOLAB_PNETCDF_FILE_NF}, {IOLAB_PNETCDF_VAR_NI, IOLAB_PNETCDF_VAR_NF}};
+static const char *const module_names[IOLAB_NMODS] = {"POSIX", "STDIO", "MPI-IO", "H5F", "H5D",
+                                                       "PNETCDF_FILE", "PNETCDF_VAR"};
 
 /* The counter name table, exported for the test that checks C and Python agree.
  * module: 0 POSIX, 1 STDIO, 2 MPI-IO; is_float: 0 counters, 1 fcounters. NULL past the end. */
@@ -189,10 +227,13 @@ static void write_process(out_t *o, const char *reason, int partial)
             partial ? "true" : "false", iolab_core_tracing ? "true" : "false");
     write_cmdline(o);
     write_hints(o);
-    out_fmt(o, ",\"left_out\":{\"POSIX\":%llu,\"STDIO\":%llu,\"MPI-IO\":%llu,\"fds\":%llu,"
+    out_fmt(o, ",\"left_out\":{\"POSIX\":%llu,\"STDIO\":%llu,\"MPI-IO\":%llu,\"H5F\":%llu,"
+               "\"H5D\":%llu,\"PNETCDF_FILE\":%llu,\"PNETCDF_VAR\":%llu,\"fds\":%llu,"
                "\"names\":%llu,\"handles\":%llu,\"hints\":%llu,\"segments\":%llu}}\n",
             (unsigned long long)iolab_core.left[0], (unsigned long long)iolab_core.left[1],
-            (unsigned long long)iolab_core.left[2],
+            (unsigned long long)iolab_core.left[2], (unsigned long long)iolab_core.left[3],
+            (unsigned long long)iolab_core.left[4], (unsigned long long)iolab_core.left[5],
+            (unsigned long long)iolab_core.left[6],
             (unsigned long long)iolab_core.left_misc[IOLAB_LEFT_FDS],
             (unsigned long long)iolab_core.left_misc[IOLAB_LEFT_NAMES],
             (unsigned long long)iolab_core.left_misc[IOLAB_LEFT_HANDLES],

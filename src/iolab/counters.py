@@ -20,17 +20,22 @@ from iolab.errors import UsageError
 
 DEF_NAME = "iolab_counters.def"
 # Module as spelled in the .def file -> module as pydarshan and the profile spell it.
-MODULES: dict[str, str] = {"POSIX": "POSIX", "STDIO": "STDIO", "MPIIO": "MPI-IO"}
+MODULES: dict[str, str] = {
+    "POSIX": "POSIX", "STDIO": "STDIO", "MPIIO": "MPI-IO", "H5F": "H5F", "H5D": "H5D",
+    "PNETCDF_FILE": "PNETCDF_FILE", "PNETCDF_VAR": "PNETCDF_VAR",
+}
 FLOAT_KINDS = frozenset({"time", "timestamp", "variance"})
 
-_LINE = re.compile(r'^IOLAB_(POSIX|STDIO|MPIIO)_(I|F)\((\w+),\s*(\w+),\s*(\w+),\s*"(.*)"\)\s*$')
+_LINE = re.compile(
+    r'^IOLAB_(POSIX|STDIO|MPIIO|H5F|H5D|PNETCDF_FILE|PNETCDF_VAR)_(I|F)\((\w+),\s*(\w+),\s*(\w+),\s*"(.*)"\)\s*$'
+)
 
 
 @dataclass(frozen=True)
 class Counter:
     """One counter: Darshan's name where Darshan has it."""
 
-    module: str  # "POSIX", "STDIO", "MPI-IO"
+    module: str  # "POSIX", "STDIO", "MPI-IO", "H5F", "H5D"
     name: str
     is_float: bool
     kind: str  # count, bytes, offset, size, rank, flags, id, time, timestamp, variance

@@ -10,7 +10,8 @@ import pytest
 
 from iolab import counters as ctr
 
-MODULES = ["POSIX", "STDIO", "MPI-IO"]
+# the C module order
+MODULES = ["POSIX", "STDIO", "MPI-IO", "H5F", "H5D", "PNETCDF_FILE", "PNETCDF_VAR"]
 
 
 def _c_names(lib: ctypes.CDLL, module: int, is_float: int) -> list[str]:

@@ -82,7 +82,10 @@ def _report(rep: Report) -> str:
     parts.extend(f"<p>{_e(line)}</p>" for line in timeline_lines(s.timeline))
     parts.append("<h2>Findings</h2>")
     parts.extend(_finding(f) for f in rep.findings)
-    if not rep.findings:
+    if not rep.findings and "run_incomplete" in job.metadata:
+        parts.append("<p>No rule fired on what was recorded, but the run did not finish "
+                     "(see the note below): what is missing was not judged.</p>")
+    elif not rep.findings:
         parts.append("<p>No problem found by any rule.</p>")
     if rep.not_judged:
         parts.append("<h2>Not judged</h2><ul>" + "".join(

@@ -105,7 +105,10 @@ def render_text(rep: Report, out: TextIO, *, color: bool | None = None,
                         head="source: ")
             wr.para(f.rule.effect, indent=_BODY, hang=17, head="expected effect: ")
         con.print()
-    if not rep.findings:
+    if not rep.findings and "run_incomplete" in rep.model.job.metadata:
+        wr.para("No rule fired on what was recorded, but the run did not finish (see the note "
+                "above): what is missing was not judged.", hang=4)
+    elif not rep.findings:
         con.print("No problem found by any rule.")
     if rep.not_judged:
         wr.para("; ".join(f"{rid} ({needs})" for rid, needs in rep.not_judged), hang=4,

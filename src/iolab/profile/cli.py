@@ -2,6 +2,7 @@
 
     iolab profile [-o DIR] [--np N] [--trace] -- ./app args
     iolab profile show FILE
+    iolab profile export FILE.iolab        (FILE.darshan, a real Darshan log)
 
 The program's stdout, stderr and exit status are its own; iolab adds one line on stderr
 naming the profile, then ``iolab diagnose FILE`` reads it.
@@ -12,7 +13,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import shlex
 import shutil
 import signal
@@ -25,6 +25,7 @@ from pathlib import Path
 from iolab import cli_common, launch, paths
 from iolab.errors import UsageError
 from iolab.profile import format as fmt
+from iolab.profile import launchline, shim
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -50,6 +51,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="also record every read/write (offset, length, start, end), like DXT",
     )
     parser.add_argument(
+        "--darshan",
+        action="store_true",
+        help="also write the profile as a Darshan log (<name>.darshan, libdarshan-util)",
+    )
+    parser.add_argument(
         "--name", default=None, help="profile file name (default: <program>-<time>.iolab)"
     )
     cli_common.add_quiet_verbose(parser, quiet_help="do not print the profile's name",
@@ -60,90 +66,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     cli_common.one_line_errors(parser, "iolab profile")
 
 
-_MPI_LIB = re.compile(rb"lib(?:mpi|mpich)[\w.+-]*\.so[\w.]*")
-
-
-def _elf_needed(program: str) -> list[str]:
-    """DT_NEEDED libraries of an ELF program (empty for scripts or on error). Without
-    readelf, the MPI library names found in the file's first 64 MiB stand in for them."""
-    path = shutil.which(program) or program
-    if shutil.which("readelf"):
-        try:
-            out = subprocess.run(
-                ["readelf", "-d", path], capture_output=True, text=True, timeout=10
-            )
-        except (OSError, subprocess.TimeoutExpired):
-            return []
-        return [
-            ln.split("[", 1)[1].rstrip("]") for ln in out.stdout.splitlines() if "(NEEDED)" in ln
-        ]
-    try:
-        with open(path, "rb") as f:
-            head = f.read(64 << 20)
-    except OSError:
-        return []
-    if not head.startswith(b"\x7fELF"):
-        return []
-    return sorted({m.decode() for m in _MPI_LIB.findall(head)})
-
-
-# The MPI-IO shims: one per MPI library build (./setup: build/default with mpicc, build/mpich
-# with mpicc.mpich when the default is not MPICH). The flavour says which one --mpi picks.
-_SHIMS: dict[str, str] = {"default": "trace-mpi", "mpich": "trace-mpi-mpich"}
-
-
-def _find_shim(name: str) -> Path | None:
-    """libiolab-<name>.so from the same build as the tracer that will be preloaded: with
-    IOLAB_LIBDIR (<build>/default/interpose/trace), that folder or the MPICH build beside it
-    (<build>/mpich/interpose/trace); else the install or the source tree's build/default
-    (paths), else the source tree's build/mpich."""
-    fname = f"libiolab-{name}.so"
-    env = os.environ.get("IOLAB_LIBDIR")
-    if env:
-        cands = [Path(env) / fname]
-        if len(Path(env).parents) >= 3:
-            cands.append(Path(env).parents[2] / "mpich" / "interpose" / "trace" / fname)
-        for cand in cands:
-            if cand.is_file():
-                return cand
-    try:
-        return paths.interposer_library(name)
-    except UsageError:
-        pass
-    cand = Path(__file__).resolve().parents[3] / "build" / "mpich" / "interpose" / "trace" / fname
-    return cand if cand.is_file() else None
-
-
-def _mpi_libs(needed: list[str]) -> set[str]:
-    return {n for n in needed if "libmpi" in n}  # libmpi.so.40 (Open MPI), libmpich.so.12
-
-
-def _mpi_shim(argv: list[str], np: int | None, mpi: str) -> Path | None:
-    """The MPI-IO shim built against the MPI library the program links (read from its ELF
-    DT_NEEDED, as ldd would show), or, for a program that cannot be inspected (a script
-    started with --np), the one --mpi names. None for a non-MPI program."""
-    prog_mpi = _mpi_libs(_elf_needed(argv[0]))
-    if not prog_mpi and np is None:
-        return None
-    shims = {k: s for k, s in ((k, _find_shim(n)) for k, n in _SHIMS.items()) if s is not None}
-    if prog_mpi:
-        for shim in shims.values():
-            if _mpi_libs(_elf_needed(str(shim))) == prog_mpi:
-                return shim
-        print(
-            f"iolab: {argv[0]} uses {sorted(prog_mpi)[0]}, and no MPI-IO shim is built for it "
-            "(./setup builds one per MPI library): MPI-IO not traced (POSIX and STDIO are)",
-            file=sys.stderr,
-        )
-        return None
-    return shims.get("mpich" if mpi == "mpich" else "default") or shims.get("default")
-
-
-def _trace_env(parts_dir: Path, argv: list[str], args: argparse.Namespace) -> dict[str, str]:
-    libs = []
-    shim = _mpi_shim(argv, args.np, args.mpi)
-    if shim:
-        libs.append(str(shim))
+def _trace_env(
+    parts_dir: Path, program: str, args: argparse.Namespace, line: launchline.LaunchLine | None
+) -> dict[str, str]:
+    libs: list[str] = []
+    kind = line.kind if line is not None else launchline.script_launcher(program)
+    mpi_launch = args.np is not None or kind is not None
+    flavour = kind if kind is not None and kind != "slurm" else args.mpi
+    libs.extend(str(p) for p in shim.layer_shims(program))  # above MPI-IO: first
+    chosen = shim.choose(program, mpi_launch, flavour)
+    if chosen:
+        libs.append(str(chosen))
     libs.append(str(paths.interposer_library("trace")))
     env = {**launch.preload_env(libs), "IOLAB_TRACE_DIR": str(parts_dir)}
     if args.trace:
@@ -176,9 +109,16 @@ def _output_dir(path: str, name: str | None, quiet: bool) -> Path:
 
 
 def _command(
-    args: argparse.Namespace, argv: list[str], parts_dir: Path, spec: launch.LaunchSpec | None
+    args: argparse.Namespace,
+    argv: list[str],
+    parts_dir: Path,
+    spec: launch.LaunchSpec | None,
+    line: launchline.LaunchLine | None,
 ) -> tuple[list[str], dict[str, str]]:
-    env_add = _trace_env(parts_dir, argv, args)
+    if line is not None:  # the user's own launcher: the preload goes to the ranks its way
+        env_add = _trace_env(parts_dir, launchline.check_program(line), args, line)
+        return line.with_env(env_add), dict(os.environ)
+    env_add = _trace_env(parts_dir, argv[0], args, None)
     if spec is None:
         return list(argv), {**os.environ, **env_add}
     # `env` sets the preload for the ranks only: the launcher itself is not traced.
@@ -195,12 +135,20 @@ def _wait(proc: subprocess.Popen[bytes]) -> int:
 
 def _run_program(args: argparse.Namespace, argv: list[str]) -> int:
     spec = None  # validated before anything is created
+    line = launchline.parse(argv)
+    if line is not None and args.np is not None:
+        raise UsageError(
+            f"--np starts the ranks itself, and the command is a launch line ({argv[0]}): "
+            "drop --np, or give the program alone after --"
+        )
+    if line is not None:
+        launchline.check_program(line)
     if args.np is not None:
         spec = launch.LaunchSpec(np=args.np, launcher=args.launcher, mpi=args.mpi)
     outdir = _output_dir(args.output, args.name, args.quiet)
     parts_dir = Path(tempfile.mkdtemp(prefix=".iolab-parts-", dir=outdir)).resolve()
     try:
-        cmd, env = _command(args, argv, parts_dir, spec)
+        cmd, env = _command(args, argv, parts_dir, spec, line)
         start = time.time()
         if args.verbose:
             print(f"iolab: running {shlex.join(cmd)}", file=sys.stderr)
@@ -210,15 +158,16 @@ def _run_program(args: argparse.Namespace, argv: list[str]) -> int:
             raise UsageError(f"cannot start {cmd[0]}: {exc.strerror}") from exc
         rc = _wait(proc)
         stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(start))
-        stem = args.name or f"{Path(argv[0]).name}-{stamp}-{os.getpid()}"
+        program = line.program if line is not None else argv
+        stem = args.name or f"{Path(program[0]).name}-{stamp}-{os.getpid()}"
         target = outdir / (stem if stem.endswith(fmt.JOB_SUFFIX) else stem + fmt.JOB_SUFFIX)
         job = {
-            "cmdline": argv,
+            "cmdline": program,
             "start_unix": start,
             "end_unix": time.time(),
             "exit_code": rc,
-            "np": args.np,
-            "launch": cmd[: len(cmd) - len(argv)] if spec else [],
+            "np": line.np if line is not None else args.np,
+            "launch": cmd[: len(cmd) - len(program)] if spec or line else [],
             "trace": bool(args.trace),
         }
         n = _merge(parts_dir, target, job)
@@ -227,6 +176,8 @@ def _run_program(args: argparse.Namespace, argv: list[str]) -> int:
     if not args.quiet:
         s = "es" if n != 1 else ""
         print(f"iolab: profile of {n} process{s} written to {target}", file=sys.stderr)
+    if args.darshan:
+        _export(target, args.quiet)
     return 128 + (-rc) if rc < 0 and -rc in signal.valid_signals() else rc
 
 
@@ -247,12 +198,31 @@ def _show(rest: list[str]) -> int:
     return 0
 
 
+def _export(profile: Path, quiet: bool = False) -> None:
+    """profile.iolab -> profile.darshan beside it (never over the input)."""
+    from iolab.profile.darshan_out import write_darshan
+    from iolab.profile.load import load
+
+    out = profile.with_suffix(".darshan")
+    if out.resolve() == profile.resolve():
+        raise UsageError(f"{profile} already ends in .darshan: give the .iolab profile")
+    cli_common.check_output_file(out, "export", inputs=[profile])  # never over a log
+    write_darshan(load(profile), out)
+    if not quiet:
+        print(f"iolab: Darshan log written to {out}", file=sys.stderr)
+
+
 def run(args: argparse.Namespace) -> int:
     rest = list(args.command)
     if rest and rest[0] == "--":
         rest = rest[1:]
     elif rest and rest[0] == "show":
         return _show(rest[1:])
+    elif rest and rest[0] == "export":
+        if len(rest) != 2:
+            raise UsageError("usage: iolab profile export FILE.iolab  (writes FILE.darshan)")
+        _export(Path(rest[1]))
+        return 0
     if not rest:
         raise UsageError("nothing to run: iolab profile [-o DIR] [--np N] -- ./app args")
     return _run_program(args, rest)

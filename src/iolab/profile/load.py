@@ -97,6 +97,54 @@ def _losses(part: Part, rank: int, mods: dict[str, ctr.ModuleCounters], job: Raw
         job.partial_modules.extend(mods)
 
 
+# Signals that mean the program crashed (those the tracer's handler writes a profile for);
+# SIGTERM and SIGINT end a process from outside (the launcher after another rank's crash,
+# a time limit, Ctrl-C).
+CRASH_SIGNALS = ("SIGSEGV", "SIGBUS", "SIGFPE", "SIGILL", "SIGABRT")
+END_SIGNALS = ("SIGTERM", "SIGINT")
+
+
+def _ranks_text(ranks: list[int]) -> str:
+    return ("rank " if len(ranks) == 1 else "ranks ") + ", ".join(map(str, sorted(ranks)))
+
+
+def _unfinished(
+    job: dict[str, Any], parts: list[Part], ranks: dict[int, int], nprocs: int, raw: RawJob
+) -> None:
+    """A run that did not finish: ranks killed by a crash signal, ranks ended by SIGTERM or
+    SIGINT, ranks that left no profile at all. Said in metadata (``crashed_ranks``
+    "1:SIGSEGV,...", ``run_incomplete``, the sentence) and in a note, so that every report
+    says the run crashed and what is missing."""
+    ends = {ranks[i]: str(p.header.get("end", "")) for i, p in enumerate(parts)
+            if p.header.get("partial")}
+    crashed = {r: e for r, e in ends.items() if e in CRASH_SIGNALS}
+    stopped = sorted(r for r, e in ends.items() if e in END_SIGNALS)
+    expected = job.get("np") or nprocs
+    missing = sorted(set(range(int(expected))) - set(ranks.values())) if parts else []
+    rc = int(job.get("exit_code") or 0)
+    killed = rc < 0 or rc > 128
+    if not (crashed or stopped or missing or (killed and not parts)):
+        return
+    said = []
+    if crashed:
+        said.append("; ".join(f"rank {r} killed by {e}" for r, e in sorted(crashed.items())))
+        raw.metadata["crashed_ranks"] = ",".join(f"{r}:{e}" for r, e in sorted(crashed.items()))
+    if stopped:
+        said.append(f"{_ranks_text(stopped)} ended by "
+                    + "/".join(sorted({ends[r] for r in stopped})))
+    if missing:
+        said.append(f"{_ranks_text(missing)} left no profile (killed without a chance to "
+                    "write, e.g. SIGKILL)")
+    if not parts:
+        said.append(f"no process left a profile (exit status {rc})")
+    what = "crashed" if crashed or killed else "did not finish"
+    text = (f"the run {what}: {'; '.join(said)}. The counters cover what happened until "
+            "then (partial profiles, written by the tracer's signal handler); the rest of the "
+            "run is missing and was not judged")
+    raw.metadata["run_incomplete"] = text
+    raw.notes.insert(0, text)
+
+
 def to_raw_job(data: ProfileData) -> RawJob:
     """Build the RawJob of a profile read by :func:`iolab.profile.format.read`."""
     parts, job = data.parts, data.job
@@ -132,6 +180,7 @@ def to_raw_job(data: ProfileData) -> RawJob:
         _add_part(part, ranks[i], start, tsnames, raw)
         _losses(part, ranks[i], mods, raw)
     raw.partial_modules = sorted(set(raw.partial_modules))
+    _unfinished(job, parts, ranks, nprocs, raw)
     if mpi and nprocs > 1:
         raw.records = _reduce(raw.records, nprocs, mods)
     return raw

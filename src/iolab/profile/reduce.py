@@ -11,7 +11,12 @@ from collections.abc import Sequence
 from iolab.counters import ModuleCounters
 from iolab.model.raw import SHARED_RANK, RawRecord
 
-_PREFIX = {"POSIX": "POSIX", "STDIO": "STDIO", "MPI-IO": "MPIIO"}
+_PREFIX = {"POSIX": "POSIX", "STDIO": "STDIO", "MPI-IO": "MPIIO", "H5F": "H5F", "H5D": "H5D",
+           "PNETCDF_FILE": "PNETCDF_FILE", "PNETCDF_VAR": "PNETCDF_VAR"}
+# Modules whose common accesses are (size, 5 lengths, 5 strides) tuples.
+_TUPLE_MODULES = ("H5D", "PNETCDF_VAR")
+_H5D_TUPLE = ["ACCESS", *(f"LENGTH_D{d}" for d in range(1, 6)),
+              *(f"STRIDE_D{d}" for d in range(1, 6))]
 
 
 def top4_update(vals: list[int], cnts: list[int], v: int, count: int, add: bool) -> None:
@@ -67,6 +72,25 @@ def _merge_common(
         out[f"{p}_{what}{i + 1}_COUNT"] = cnts[i]
 
 
+def _merge_tuple_access(out: dict[str, int], recs: Sequence[RawRecord], p: str) -> None:
+    """H5D's and PNETCDF_VAR's common accesses are (size, 5 lengths, 5 strides) tuples: counts
+    of equal tuples add up over the ranks; the 4 most frequent are kept (ties to the larger
+    size)."""
+    freq: dict[tuple[int, ...], int] = {}
+    for r in recs:
+        for i in range(1, 5):
+            key = tuple(r.counters.get(f"{p}_ACCESS{i}_{k}", 0) for k in _H5D_TUPLE)
+            n = r.counters.get(f"{p}_ACCESS{i}_COUNT", 0)
+            if n and key[0]:
+                freq[key] = freq.get(key, 0) + n
+    top = sorted(freq.items(), key=lambda kv: (-kv[1], -kv[0][0], kv[0]))[:4]
+    for i in range(4):
+        key, n = top[i] if i < len(top) else ((0,) * len(_H5D_TUPLE), 0)
+        for k, v in zip(_H5D_TUPLE, key, strict=True):
+            out[f"{p}_ACCESS{i + 1}_{k}"] = v
+        out[f"{p}_ACCESS{i + 1}_COUNT"] = n
+
+
 def _io_time(r: RawRecord, p: str) -> float:
     f = r.fcounters
     return (
@@ -99,9 +123,12 @@ def reduce_shared(recs: Sequence[RawRecord], mc: ModuleCounters) -> RawRecord:
             ci[c.name] = max(vals)
         else:  # flags, size (alignment, mode): the first rank's non-zero value
             ci[c.name] = next((v for v in vals if v), 0)
-    for what, cnt in (("ACCESS", "ACCESS"), ("STRIDE", "STRIDE")):
-        if f"{p}_{what}1_{cnt}" in ci:
-            _merge_common(ci, recs, p, what, cnt)
+    if p in _TUPLE_MODULES:
+        _merge_tuple_access(ci, recs, p)
+    else:
+        for what, cnt in (("ACCESS", "ACCESS"), ("STRIDE", "STRIDE")):
+            if f"{p}_{what}1_{cnt}" in ci:
+                _merge_common(ci, recs, p, what, cnt)
     cf: dict[str, float] = {}
     for c in mc.floats:
         vals_f = [r.fcounters.get(c.name, 0.0) for r in recs]
@@ -117,6 +144,8 @@ def reduce_shared(recs: Sequence[RawRecord], mc: ModuleCounters) -> RawRecord:
         if key in cf and recs:
             slow = max(recs, key=lambda r, k=key: r.fcounters.get(k, 0.0))  # type: ignore[misc]
             ci[f"{p}_MAX_{d}_TIME_SIZE"] = slow.counters.get(f"{p}_MAX_{d}_TIME_SIZE", 0)
+    if f"{p}_FASTEST_RANK" not in ci:  # H5F: no rank statistics in Darshan's record
+        return _shared(mc, recs, ci, cf)
     times = [_io_time(r, p) for r in recs]
     nbytes = [_io_bytes(r, p) for r in recs]
     fast = min(range(len(recs)), key=lambda i: (times[i], recs[i].rank))
@@ -129,6 +158,12 @@ def reduce_shared(recs: Sequence[RawRecord], mc: ModuleCounters) -> RawRecord:
     cf[f"{p}_F_SLOWEST_RANK_TIME"] = times[slow_i]
     cf[f"{p}_F_VARIANCE_RANK_TIME"] = _pvariance(times)
     cf[f"{p}_F_VARIANCE_RANK_BYTES"] = _pvariance([float(b) for b in nbytes])
+    return _shared(mc, recs, ci, cf)
+
+
+def _shared(
+    mc: ModuleCounters, recs: Sequence[RawRecord], ci: dict[str, int], cf: dict[str, float]
+) -> RawRecord:
     return RawRecord(
         module=mc.module,
         rank=SHARED_RANK,

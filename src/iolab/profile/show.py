@@ -21,6 +21,8 @@ def dump(job: RawJob, out: TextIO) -> None:
     out.write(f"# start_time: {job.start_time:.6f} ({_when(job.start_time)})\n")
     out.write(f"# end_time: {job.end_time:.6f} ({_when(job.end_time)})\n")
     out.write(f"# run time: {job.run_time_s:.4f} s\n")
+    if "run_incomplete" in job.metadata:
+        out.write(f"# RUN INCOMPLETE: {job.metadata['run_incomplete']}\n")
     for key, value in sorted(job.metadata.items()):
         out.write(f"# metadata: {key} = {value}\n")
     if job.partial_modules:

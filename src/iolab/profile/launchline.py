@@ -1,0 +1,238 @@
+"""A user-written launch line, ``iolab profile -- mpirun -np 4 ./app``: the program behind the
+launcher's options, and the same line with the tracer passed to the ranks the launcher's own
+way (Open MPI ``-x NAME=VALUE``, MPICH Hydra ``-genv NAME VALUE``, Slurm
+``--export=ALL,NAME=VALUE``), so that the launcher itself is not traced.
+
+Each launcher's options that take a value are listed here (a value such as ``-np 4`` or
+``--hostfile hosts`` is not the program); ``--opt=value`` forms carry their value anyway.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from iolab import launch
+from iolab.errors import UsageError
+
+# Open MPI 4/5 mpirun (orterun, prterun): options with values (one, unless said). Open MPI
+# accepts one or two dashes for its long options.
+_OPENMPI_VALUES: dict[str, int] = {
+    **dict.fromkeys(
+        [
+            "np", "n", "c", "H", "host", "hostfile", "machinefile", "default-hostfile", "x",
+            "am", "tune", "map-by", "rank-by", "bind-to", "npernode", "N", "npersocket", "ppr",
+            "wdir", "wd", "path", "prefix", "preload-files", "cpus-per-proc", "cpus-per-rank",
+            "cpu-set", "rf", "rankfile", "output-filename", "stdin", "timeout", "app",
+            "personality", "report-pid", "report-uri", "launch-agent", "ompi-server",
+            "server-wait-time", "max-vm-size", "slot-list", "use-hwthread-cpus-list",
+            "report-state-on-timeout", "get-stack-traces", "enable-recovery", "dvm-uri",
+            "mca-param-file", "tmpdir", "runtime-options", "pmixmca", "gpmixmca", "prtemca",
+            "output", "display", "rankby", "mapby", "bindto",
+        ],
+        1,
+    ),
+    "mca": 2, "gmca": 2, "omca": 2, "pmca": 2,
+}
+
+# MPICH's Hydra mpiexec (also Intel MPI's): single-dash options.
+_HYDRA_VALUES: dict[str, int] = {
+    **dict.fromkeys(
+        [
+            "n", "np", "f", "hostfile", "machinefile", "hosts", "host", "ppn", "genvlist",
+            "envlist", "wdir", "dir", "configfile", "launcher", "launcher-exec", "bootstrap",
+            "bootstrap-exec", "iface", "rmk", "errfile-pattern", "outfile-pattern", "binding",
+            "bind-to", "map-by", "demux", "gpus-per-proc", "ckpointlib", "ckpoint-prefix",
+            "ckpoint-num", "ckpoint-interval", "nameserver", "localhost", "membind", "topolib",
+            "gdb-exec", "usize", "tmpdir", "rr", "genvnone-except", "pmi-port",
+        ],
+        1,
+    ),
+    "genv": 2, "env": 2,
+}
+
+# Slurm's srun: short options with a value, and long ones (a long option's value may also
+# come after '='; options whose value is optional take it only with '=', so are flags here).
+_SRUN_SHORT_VALUES = set("AbcdDeiJLmMnNoprStTwxCGW")
+_SRUN_LONG_VALUES = {
+    "account", "acctg-freq", "begin", "bb", "bbf", "cluster-constraint", "clusters",
+    "comment", "constraint", "container", "core-spec", "cores-per-socket", "cpu-bind",
+    "cpu-freq", "cpus-per-gpu", "cpus-per-task", "deadline", "delay-boot", "dependency",
+    "chdir", "error", "exclude", "export", "export-file", "gid", "gpu-bind", "gpu-freq",
+    "gpus", "gpus-per-node", "gpus-per-socket", "gpus-per-task", "gres", "gres-flags",
+    "hint", "input", "job-name", "jobid", "licenses", "distribution", "mail-type",
+    "mail-user", "mcs-label", "mem", "mem-per-cpu", "mem-per-gpu", "mem-bind", "mincpus",
+    "mpi", "network", "ntasks", "ntasks-per-core", "ntasks-per-gpu", "ntasks-per-node",
+    "ntasks-per-socket", "nodes", "nodelist", "nodefile", "output", "open-mode",
+    "partition", "prolog", "epilog", "qos", "reservation", "signal", "slurmd-debug",
+    "sockets-per-node", "task-epilog", "task-prolog", "thread-spec", "threads-per-core",
+    "time", "time-min", "tmp", "uid", "wait", "wckey", "switches", "profile", "het-group",
+    "tres-per-task", "relative",
+}
+
+_NAMES = {
+    "mpirun": None, "mpiexec": None, "orterun": "openmpi", "prterun": "openmpi",
+    "mpirun.openmpi": "openmpi", "mpiexec.openmpi": "openmpi", "mpirun.mpich": "mpich",
+    "mpiexec.mpich": "mpich", "mpiexec.hydra": "mpich", "srun": "slurm",
+}
+
+
+@dataclass(frozen=True)
+class LaunchLine:
+    """A launch line split at its program: launcher argv (before), program argv (after)."""
+
+    kind: str  # "openmpi", "mpich" (Hydra) or "slurm"
+    launcher: list[str]
+    program: list[str]
+    np: int | None  # the rank count the line asks for, when it says
+
+    def with_env(self, env: Mapping[str, str]) -> list[str]:
+        """The line with env passed to the ranks (not to the launcher)."""
+        first, opts = self.launcher[0], self.launcher[1:]
+        if self.kind == "openmpi":
+            added = [a for k, v in env.items() for a in ("-x", f"{k}={v}")]
+            return [first, *added, *opts, *self.program]
+        if self.kind == "mpich":
+            added = [a for k, v in env.items() for a in ("-genv", k, v)]
+            return [first, *added, *opts, *self.program]
+        return [first, *_srun_export(opts, env), *self.program]
+
+
+def _srun_export(opts: list[str], env: Mapping[str, str]) -> list[str]:
+    """srun's options with env added to its --export (ALL when the line has none)."""
+    pairs = ",".join(f"{k}={v}" for k, v in env.items())
+    out = list(opts)
+    for i, opt in enumerate(out):
+        if opt.startswith("--export="):
+            out[i] = f"{opt},{pairs}"
+            return out
+        if opt == "--export" and i + 1 < len(out):
+            out[i + 1] = f"{out[i + 1]},{pairs}"
+            return out
+    return [f"--export=ALL,{pairs}", *out]
+
+
+# A launcher run as a command of a script: at a line's start or after ; & | ( ` exec time,
+# by name or path.
+_SCRIPT_LAUNCH = re.compile(
+    r"(?:^|[;&|(`]|\bexec|\btime)\s*(?:\S*/)?("
+    + "|".join(re.escape(n) for n in _NAMES)
+    + r")(?=\s|$)",
+    re.MULTILINE,
+)
+
+
+def script_launcher(program: str, environ: Mapping[str, str] | None = None) -> str | None:
+    """The kind of the first MPI or Slurm launcher a shell script runs ("openmpi", "mpich",
+    "slurm"), None for anything else: a job script's ranks then get the MPI-IO shim of that
+    launcher's MPI (the script passes the preload on in its environment)."""
+    path = shutil.which(program, path=(environ or os.environ).get("PATH")) or program
+    try:
+        with open(path, "rb") as f:
+            head = f.read(1 << 20)
+    except OSError:
+        return None
+    if not head.startswith(b"#!"):
+        return None
+    lines = head.decode("utf-8", "replace").splitlines()[1:]
+    text = "\n".join(ln.split("#", 1)[0] for ln in lines)
+    for m in _SCRIPT_LAUNCH.finditer(text):
+        kind = launcher_kind(m.group(1), environ)
+        if kind is not None:
+            return kind
+    return None
+
+
+def launcher_kind(argv0: str, environ: Mapping[str, str] | None = None) -> str | None:
+    """"openmpi", "mpich" or "slurm" when argv0 is an MPI or Slurm launcher, else None."""
+    name = Path(argv0).name
+    if name not in _NAMES:
+        return None
+    kind = _NAMES[name]
+    if kind is None:
+        if shutil.which(argv0, path=(environ or os.environ).get("PATH")) is None:
+            return None  # not installed: the program is what it says (and fails as such)
+        kind = launch.mpi_flavour(argv0, environ)
+    return kind
+
+
+def _value_count(kind: str, opt: str) -> int:
+    """How many of the following arguments opt consumes (0 for a flag, or an --opt=value)."""
+    if kind == "slurm":
+        if opt.startswith("--"):
+            return 0 if "=" in opt else int(opt[2:] in _SRUN_LONG_VALUES)
+        # -n4, -n 4; grouped flags such as -lk end in a flag
+        return int(len(opt) == 2 and opt[1] in _SRUN_SHORT_VALUES)
+    if "=" in opt:
+        return 0
+    table = _OPENMPI_VALUES if kind == "openmpi" else _HYDRA_VALUES
+    return table.get(opt.lstrip("-"), 0)
+
+
+def _np(kind: str, launcher: list[str]) -> int | None:
+    names = {"slurm": ("-n", "--ntasks")}.get(kind, ("-n", "-np", "--np", "--n", "-c"))
+    for i, opt in enumerate(launcher):
+        key, _, val = opt.partition("=")
+        if key in names and not val and i + 1 < len(launcher):
+            val = launcher[i + 1]
+        elif kind == "slurm" and opt.startswith("-n") and len(opt) > 2 and opt[2] != "=":
+            key, val = "-n", opt[2:]
+        if key in names and val.isdigit():
+            return int(val)
+    return None
+
+
+def parse(argv: list[str], environ: Mapping[str, str] | None = None) -> LaunchLine | None:
+    """The launch line argv, split at its program; None when argv[0] is no launcher. A line
+    whose program cannot be found is refused (UsageError: one line, exit 2)."""
+    kind = launcher_kind(argv[0], environ)
+    if kind is None:
+        return None
+    i = 1
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--" and kind == "slurm":
+            i += 1
+            break
+        if not arg.startswith("-") or arg == "-":
+            break
+        i += 1 + _value_count(kind, arg)
+    launcher, program = argv[:i], argv[i:]
+    if not program or program[0] == ":":
+        raise UsageError(
+            f"no program found behind {Path(argv[0]).name}'s options in "
+            f"'{' '.join(argv)}': put the program after them "
+            f"(iolab profile -- {Path(argv[0]).name} -np 4 ./app)"
+        )
+    return LaunchLine(kind, launcher, program, _np(kind, launcher))
+
+
+def check_program(line: LaunchLine, environ: Mapping[str, str] | None = None) -> str:
+    """The program's path (for the shim choice); UsageError when it cannot be found."""
+    prog = line.program[0]
+    env = os.environ if environ is None else environ
+    found = shutil.which(prog, path=env.get("PATH")) if "/" not in prog else None
+    if found:
+        return found
+    if "/" in prog and (os.path.isfile(prog) or _in_wdir(line, prog)):
+        return prog
+    raise UsageError(
+        f"cannot find the program '{prog}' that {Path(line.launcher[0]).name} would start "
+        "(not a file, nor on PATH): check the launch line, or give the program's path"
+    )
+
+
+def _in_wdir(line: LaunchLine, prog: str) -> bool:
+    """A relative program found in the launcher's working-folder option (-wdir, --chdir)."""
+    opts = line.launcher
+    for i, opt in enumerate(opts):
+        key, _, val = opt.partition("=")
+        if key.lstrip("-") in ("wdir", "wd", "dir", "chdir", "D"):
+            val = val or (opts[i + 1] if i + 1 < len(opts) else "")
+            if val and os.path.isfile(os.path.join(val, prog)):
+                return True
+    return False

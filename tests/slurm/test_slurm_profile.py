@@ -1,0 +1,54 @@
+"""``iolab profile -- srun ...`` on the one-node Slurm: the program behind srun's options is
+found, the tracer reaches the ranks through srun's ``--export``, and the MPI-IO counters of a
+Fortran (``use mpi_f08``) program are exact.
+
+Expected / was: under srun the program inspected was ``srun`` itself, so no MPI-IO shim was
+preloaded and the ranks' MPI-IO went unseen.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from iolab.profile.load import load
+
+pytestmark = pytest.mark.slurm
+
+ROOT = Path(__file__).resolve().parents[2]
+LIBDIR = ROOT / "build" / "default" / "interpose" / "trace"
+PROG = ROOT / "tests" / "profile" / "progs" / "mpi_fortran_io.F90"
+BLOCK = 800  # 100 doubles
+
+
+@pytest.mark.parametrize("export", [None, "--export=ALL,OMP_NUM_THREADS=1"])
+def test_profile_srun_line_fortran_mpiio(
+    slurm_env: dict[str, str], tmp_path: Path, export: str | None
+) -> None:
+    if shutil.which("mpif90") is None or not (LIBDIR / "libiolab-trace-mpi.so").is_file():
+        pytest.skip("mpif90 or libiolab-trace-mpi.so missing (tools/install-deps.sh, ./setup)")
+    exe = tmp_path / "fio"
+    subprocess.run(["mpif90", "-cpp", "-DUSE_F08", "-O2", "-o", str(exe), str(PROG)],
+                   check=True, cwd=tmp_path)
+    data = tmp_path / "shared.dat"
+    line = ["srun", "-n", "2", "-t", "5", "--mpi=pmix", *([export] if export else []),
+            "-J", "iolab-profile-test", str(exe), str(data)]
+    env = {**slurm_env, "IOLAB_LIBDIR": str(LIBDIR)}
+    run = subprocess.run([sys.executable, "-m", "iolab", "profile", "-q", "-o",
+                          str(tmp_path / "p"), "--name", "job", "--", *line],
+                         capture_output=True, text=True, env=env, timeout=300)
+    assert run.returncode == 0, run.stderr
+    job = load(tmp_path / "p" / "job.iolab")
+    assert job.nprocs == 2
+    m = [r for r in job.records if r.module == "MPI-IO" and r.path == str(data)]
+    assert len(m) == 1 and m[0].rank == -1
+    c = m[0].counters
+    assert (c["MPIIO_INDEP_WRITES"], c["MPIIO_COLL_WRITES"], c["MPIIO_NB_WRITES"]) == (4, 2, 2)
+    assert (c["MPIIO_INDEP_READS"], c["MPIIO_COLL_READS"], c["MPIIO_NB_READS"]) == (2, 2, 2)
+    assert c["MPIIO_BYTES_WRITTEN"] == 8 * BLOCK and c["MPIIO_BYTES_READ"] == 6 * BLOCK
+    # srun itself was not traced: every process of the profile is a rank of the program
+    assert job.metadata.get("np") == "2"
