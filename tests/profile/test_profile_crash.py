@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -126,7 +127,12 @@ def test_rank_killed_without_a_chance_is_named_missing(crasher: Path, tmp_path: 
     assert run.returncode != 0
     job = load(tmp_path / "p" / "job.iolab")
     text = job.metadata["run_incomplete"]
-    assert "rank 1 left no profile" in text and "the run crashed" in text
+    # rank 1 always; the launcher's SIGTERM then SIGKILL 1 s later may also beat a slow
+    # (loaded) rank 0 to its profile, and then it is named with rank 1
+    missing = re.search(r"ranks? ([\d, ]+) left no profile", text)
+    assert missing and "1" in missing.group(1).replace(" ", "").split(","), text
+    assert "the run crashed" in text
     assert "crashed_ranks" not in job.metadata  # no rank reported a crash signal itself
     assert not [r for r in job.records if r.module == "POSIX" and r.path.endswith("/own.1")]
-    assert record(job, "POSIX", "own.0", rank=0).counters["POSIX_BYTES_WRITTEN"] == 8 * KIB4
+    if "0" not in missing.group(1).replace(" ", "").split(","):
+        assert record(job, "POSIX", "own.0", rank=0).counters["POSIX_BYTES_WRITTEN"] == 8 * KIB4
