@@ -379,3 +379,22 @@ def test_cost_never_exceeds_the_run(tmp_path: Path) -> None:
     rep = _run(log)
     f = _get(rep, "read-modify-write")
     assert f.cost_s == pytest.approx(100.0) and f.cost_share == 1.0
+
+
+def test_tiny_collective_calls_are_counted_per_rank(tmp_path: Path) -> None:
+    """Expected / was: 512 ranks making 2 small collective calls each are not 'many tiny
+    collective calls' / the record's sum over ranks (1,024) was compared with the threshold."""
+    def log(n: int, per_rank: int) -> Path:
+        calls = n * per_rank
+        return write_log(tmp_path / f"c{n}_{per_rank}.darshan", nprocs=n, run_time_s=100.0,
+                         exe="./sim", records=_shared("/scratch/run/vars.dat", n, {
+                             "POSIX_WRITES": calls // 8, "POSIX_BYTES_WRITTEN": calls * 4096,
+                             "POSIX_F_WRITE_TIME": 1.0, "POSIX_F_SLOWEST_RANK_TIME": 1.0}, {
+                             "MPIIO_COLL_WRITES": calls, "MPIIO_BYTES_WRITTEN": calls * 4096,
+                             "MPIIO_SIZE_WRITE_AGG_1K_10K": calls,
+                             "MPIIO_F_WRITE_TIME": n * 30.0,
+                             "MPIIO_F_SLOWEST_RANK_TIME": 31.0}))
+    assert not any(f.rule.id == "tiny-collective-calls" for f in _run(log(512, 2)).findings)
+    f = _get(_run(log(8, 4096)), "tiny-collective-calls")
+    assert f.hit.values["collective_calls_per_rank"] == 4096
+    assert f.cost_s == pytest.approx(30.0) and f.severity == "high"

@@ -237,7 +237,10 @@ def _tiny_collective_sel(model: Model, th: Thresholds) -> np.ndarray:
     coll = sum(L.calls.of(d)["COLL"] + L.calls.of(d)["SPLIT"] for d in ("read", "write"))
     calls = L.calls.total("read") + L.calls.total("write")
     avg = np.divide(L.mpiio.bytes, calls, out=np.zeros(len(model.files)), where=calls > 0)
-    return (_app(model) & (coll >= th.tiny_collective_calls) & (coll >= 0.5 * calls)
+    # Per rank: 512 ranks making 2 collective calls each are not "many calls" (1,024 in the
+    # record's sum); every rank of the file takes part in each collective call.
+    per_rank = coll / np.maximum(model.files.nranks, 1)
+    return (_app(model) & (per_rank >= th.tiny_collective_calls) & (coll >= 0.5 * calls)
             & (avg < small_limit(model, th)))
 
 
@@ -263,6 +266,8 @@ def _tiny_collective(model: Model, th: Thresholds) -> list[Hit]:
                  f"average on {int(sel.sum())} file(s): each call synchronises the ranks and "
                  "runs the two-phase exchange for a few bytes"),
         values={"files": int(sel.sum()), "collective_calls": int(coll[sel].sum()),
+                "collective_calls_per_rank": round(
+                    float(coll[i0] / max(int(model.files.nranks[i0]), 1)), 1),
                 "avg_call_bytes": round(float(avg[i0]), 1),
                 "mpiio_slowest_s": round(float(L.mpiio.slowest_rank_time_s[sel].sum()), 6),
                 "posix_slowest_s": round(float(L.posix.slowest_rank_time_s[sel].sum()), 6)},
