@@ -398,3 +398,29 @@ def test_tiny_collective_calls_are_counted_per_rank(tmp_path: Path) -> None:
     f = _get(_run(log(8, 4096)), "tiny-collective-calls")
     assert f.hit.values["collective_calls_per_rank"] == 4096
     assert f.cost_s == pytest.approx(30.0) and f.severity == "high"
+
+
+def test_cli_json_ranks_a_512_rank_job_by_cost(tmp_path: Path, capsys) -> None:
+    """End to end through `iolab diagnose --json`: on a 512-rank log with a one-OST layout,
+    findings come ranked by cost, each with cost_s and its share, and the top fix savings
+    match the first findings."""
+    import json
+
+    from iolab.cli import main
+
+    log = write_log(tmp_path / "prod.darshan", nprocs=512, run_time_s=200.0, exe="./sim",
+                    records=_one_writer_records(512) + _rmw_records(512),
+                    lustre=[Lustre("/scratch/run/ckpt.dat", 4 * MiB, 1),
+                            Lustre("/scratch/run/field.dat", 4 * MiB, 16)])
+    assert main(["diagnose", "--json", "--nodes", "16", str(log)]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    problems = [f for f in doc["findings"] if f["rule_id"] not in ("io-bound",
+                                                                   "read-write-balance")]
+    sev = {"high": 0, "warn": 1, "info": 2}
+    keys = [(sev[f["severity"]], -(f["cost_s"] or 0.0)) for f in problems]
+    assert keys == sorted(keys)
+    assert all(f["cost_s"] is not None and 0 <= f["cost_share_of_run"] <= 1 for f in problems)
+    first = problems[0]
+    assert first["rule_id"] in ("single-posix-writer", "stripe-shared-file")
+    assert doc["summary"]["top_fix_savings"][0]["saves_up_to_s"] == pytest.approx(
+        first["cost_s"], abs=1e-5)
