@@ -202,3 +202,17 @@ def test_hdf5_fill_values_written_before_the_data(tmp_path: Path, mode: str) -> 
         assert "H5Pset_fill_time" in fill[0].fix.text
     else:
         assert L.posix.bytes_written[i] < 17 * MiB and not fill
+
+
+def test_late_rank_before_the_close_is_waiting_not_a_slow_close(tmp_path: Path) -> None:
+    """progs/mpi_patterns.c lateclose (Open MPI): rank 0 sleeps 2 s before the collective
+    MPI_File_close. The other ranks' 2 s inside the close are waiting for it: reported once,
+    as MPI-IO waiting with the close named, not also as a slow close (a flush)."""
+    exe = _compile("mpicc.openmpi", tmp_path / "mpi_patterns")
+    rep = _profile([str(exe), str(tmp_path / "lc.dat"), "lateclose", "2000", str(1 << 20)],
+                   tmp_path / "p")
+    first = rep.findings[0]
+    assert first.rule.id == "mpiio-time-skew"
+    assert first.hit.values["mpiio_close_s"] >= 1.9
+    assert "in MPI_File_close" in first.hit.summary
+    assert not any(f.rule.id == "slow-close" for f in rep.findings)
