@@ -379,3 +379,48 @@ def test_cost_never_exceeds_the_run(tmp_path: Path) -> None:
     rep = _run(log)
     f = _get(rep, "read-modify-write")
     assert f.cost_s == pytest.approx(100.0) and f.cost_share == 1.0
+
+
+def test_tiny_collective_calls_are_counted_per_rank(tmp_path: Path) -> None:
+    """Expected / was: 512 ranks making 2 small collective calls each are not 'many tiny
+    collective calls' / the record's sum over ranks (1,024) was compared with the threshold."""
+    def log(n: int, per_rank: int) -> Path:
+        calls = n * per_rank
+        return write_log(tmp_path / f"c{n}_{per_rank}.darshan", nprocs=n, run_time_s=100.0,
+                         exe="./sim", records=_shared("/scratch/run/vars.dat", n, {
+                             "POSIX_WRITES": calls // 8, "POSIX_BYTES_WRITTEN": calls * 4096,
+                             "POSIX_F_WRITE_TIME": 1.0, "POSIX_F_SLOWEST_RANK_TIME": 1.0}, {
+                             "MPIIO_COLL_WRITES": calls, "MPIIO_BYTES_WRITTEN": calls * 4096,
+                             "MPIIO_SIZE_WRITE_AGG_1K_10K": calls,
+                             "MPIIO_F_WRITE_TIME": n * 30.0,
+                             "MPIIO_F_SLOWEST_RANK_TIME": 31.0}))
+    assert not any(f.rule.id == "tiny-collective-calls" for f in _run(log(512, 2)).findings)
+    f = _get(_run(log(8, 4096)), "tiny-collective-calls")
+    assert f.hit.values["collective_calls_per_rank"] == 4096
+    assert f.cost_s == pytest.approx(30.0) and f.severity == "high"
+
+
+def test_cli_json_ranks_a_512_rank_job_by_cost(tmp_path: Path, capsys) -> None:
+    """End to end through `iolab diagnose --json`: on a 512-rank log with a one-OST layout,
+    findings come ranked by cost, each with cost_s and its share, and the top fix savings
+    match the first findings."""
+    import json
+
+    from iolab.cli import main
+
+    log = write_log(tmp_path / "prod.darshan", nprocs=512, run_time_s=200.0, exe="./sim",
+                    records=_one_writer_records(512) + _rmw_records(512),
+                    lustre=[Lustre("/scratch/run/ckpt.dat", 4 * MiB, 1),
+                            Lustre("/scratch/run/field.dat", 4 * MiB, 16)])
+    assert main(["diagnose", "--json", "--nodes", "16", str(log)]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    problems = [f for f in doc["findings"] if f["rule_id"] not in ("io-bound",
+                                                                   "read-write-balance")]
+    sev = {"high": 0, "warn": 1, "info": 2}
+    keys = [(sev[f["severity"]], -(f["cost_s"] or 0.0)) for f in problems]
+    assert keys == sorted(keys)
+    assert all(f["cost_s"] is not None and 0 <= f["cost_share_of_run"] <= 1 for f in problems)
+    first = problems[0]
+    assert first["rule_id"] in ("single-posix-writer", "stripe-shared-file")
+    assert doc["summary"]["top_fix_savings"][0]["saves_up_to_s"] == pytest.approx(
+        first["cost_s"], abs=1e-5)

@@ -30,6 +30,7 @@ ROOT = Path(__file__).resolve().parents[2]
 LIBDIR = ROOT / "build" / "default" / "interpose" / "trace"
 PROG = Path(__file__).resolve().parent / "progs" / "mpi_patterns.c"
 CALLS, PIECE = 64, 64 << 10
+MiB = 1 << 20
 
 
 def _compile(cc: str, out: Path) -> Path:
@@ -171,3 +172,47 @@ def test_progress_log_flushed_line_by_line(tmp_path: Path) -> None:
     assert "fflush/fsync" in f.fix.text
     # with the default threshold (60 s) a fast disk's 2,000 fsyncs are no finding
     assert not any(g.rule.id == "tiny-file-slow" for g in diagnose(model, Thresholds()).findings)
+
+
+@pytest.mark.parametrize("mode", ["fill", "nofill"])
+def test_hdf5_fill_values_written_before_the_data(tmp_path: Path, mode: str) -> None:
+    """progs/h5_fill.c under iolab profile (Open MPI's parallel HDF5, 4 ranks, 4 MiB each):
+    with a fill value written at allocation the file receives 32 MiB for 16 MiB of data; the
+    model links the H5D record ('<file>:/data') to the file, so fill-mode compares that
+    file's own dataset bytes with its POSIX bytes. H5D_FILL_TIME_NEVER: no finding."""
+    inc = Path("/usr/include/hdf5/openmpi")
+    lib = Path("/usr/lib/x86_64-linux-gnu/hdf5/openmpi")
+    if shutil.which("mpicc.openmpi") is None or not inc.is_dir():
+        pytest.skip("parallel HDF5 for Open MPI is not installed")
+    if not (LIBDIR / "libiolab-trace-hdf5.so").is_file():
+        pytest.skip("libiolab-trace-hdf5.so is not built (run ./setup)")
+    exe = tmp_path / "h5_fill"
+    subprocess.run(["mpicc.openmpi", "-O2", f"-I{inc}", "-o", str(exe),
+                    str(PROG.parent / "h5_fill.c"), f"-L{lib}", "-lhdf5"], check=True)
+    data = tmp_path / "fill.h5"
+    rep = _profile([str(exe), str(data), str(1 << 19), mode], tmp_path / "p")
+    L = rep.model.layers
+    i = rep.model.files.paths.index(str(data))
+    assert L.library[i] == "HDF5" and L.library_bytes_written[i] == 16 * MiB
+    fill = [f for f in rep.findings if f.rule.id == "fill-mode"]
+    if mode == "fill":
+        assert L.posix.bytes_written[i] >= 32 * MiB
+        assert fill and fill[0].hit.files[0].values["data_bytes"] == 16 * MiB
+        assert "of datasets" in fill[0].hit.summary
+        assert "H5Pset_fill_time" in fill[0].fix.text
+    else:
+        assert L.posix.bytes_written[i] < 17 * MiB and not fill
+
+
+def test_late_rank_before_the_close_is_waiting_not_a_slow_close(tmp_path: Path) -> None:
+    """progs/mpi_patterns.c lateclose (Open MPI): rank 0 sleeps 2 s before the collective
+    MPI_File_close. The other ranks' 2 s inside the close are waiting for it: reported once,
+    as MPI-IO waiting with the close named, not also as a slow close (a flush)."""
+    exe = _compile("mpicc.openmpi", tmp_path / "mpi_patterns")
+    rep = _profile([str(exe), str(tmp_path / "lc.dat"), "lateclose", "2000", str(1 << 20)],
+                   tmp_path / "p")
+    first = rep.findings[0]
+    assert first.rule.id == "mpiio-time-skew"
+    assert first.hit.values["mpiio_close_s"] >= 1.9
+    assert "in MPI_File_close" in first.hit.summary
+    assert not any(f.rule.id == "slow-close" for f in rep.findings)

@@ -81,6 +81,9 @@ def test_top_fixes_three_when_three_findings_have_fixes() -> None:
     assert [t.split(":")[0] for t in tops] == [
         "stdio-share", "small-serial-io (write)", "io-bound"]
     assert "[saves up to 1.6 s (88.5% of the run)]" in tops[0]
+    # the buffering fix works on the same stream's writes: its seconds are not extra
+    assert tops[1].endswith("the same operations as stdio-share: not in addition]")
+    assert rep.summary.top_fix_items[1]["overlaps"] == ["stdio-share"]
     buf = io.StringIO()
     render_text(rep, buf, color=False)
     out = buf.getvalue()

@@ -85,8 +85,8 @@ class Thresholds:
     mpiio_skew_ratio: float = _t(3.0, "ratio",
                                  "slowest rank's MPI-IO time / its POSIX time that triggers")
     mpiio_skew_min_s: float = _t(1.0, "s", "MPI-IO time above POSIX time below this is noise")
-    tiny_collective_calls: int = _t(1000, "calls", "collective calls of one file that trigger "
-                                    "when they are small")
+    tiny_collective_calls: int = _t(1000, "calls", "small collective calls per rank on one "
+                                    "file that trigger")
     slow_close_s: float = _t(1.0, "s", "a close or flush slower than this triggers")
     tiny_file_min_s: float = _t(60.0, "s", "time on one small file that triggers")
 

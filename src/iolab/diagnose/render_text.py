@@ -111,8 +111,12 @@ def render_text(rep: Report, out: TextIO, *, color: bool | None = None,
     elif not rep.findings:
         con.print("No problem found by any rule.")
     if rep.not_judged:
-        wr.para("; ".join(f"{rid} ({needs})" for rid, needs in rep.not_judged), hang=4,
-                head="not judged (needs): ")
+        by_need: dict[str, list[str]] = {}
+        for rid, needs in rep.not_judged:  # one line per missing thing, its rules after it
+            by_need.setdefault(needs, []).append(rid)
+        wr.para("not judged, for want of:")
+        for needs, rids in by_need.items():
+            wr.para(f"{needs}: {', '.join(rids)}", indent=2, hang=4)
     th = rep.thresholds.as_dict()
     if verbose:
         wr.para(", ".join(f"{k}={v}" for k, v in th.items()), hang=4, head="thresholds: ")

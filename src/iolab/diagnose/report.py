@@ -56,20 +56,29 @@ def _top_fix_items(findings: list[Finding]) -> list[dict[str, Any]]:
                 and not f.fix.text.startswith("Information only")]
     problems.sort(key=lambda f: -(f.cost_s or 0.0))
     out: dict[tuple[str, str], dict[str, Any]] = {}
+    files: dict[tuple[str, str], set[str]] = {}
     for f in problems:
         item = out.setdefault((f.rule.id, f.fix.text), {
             "rule_id": f.rule.id, "directions": [], "fix": f.fix.text, "saves_up_to_s": None,
-            "share_of_run": None})
+            "share_of_run": None, "overlaps": []})
+        files.setdefault((f.rule.id, f.fix.text), set()).update(
+            e.path for e in f.hit.files if e.kind == "file")
         if f.hit.direction:
             item["directions"].append(f.hit.direction)
         if f.cost_s is not None:
             item["saves_up_to_s"] = (item["saves_up_to_s"] or 0.0) + f.cost_s
             if f.run_time_s > 0:
                 item["share_of_run"] = min(item["saves_up_to_s"] / f.run_time_s, 1.0)
-    items = list(out.values())[:TOP_FIXES]
+    keys = list(out)[:TOP_FIXES]
+    # Two fixes for the same files' operations (a STDIO stream that is both "bulk data
+    # through STDIO" and "small writes to buffer") save the same seconds once, not twice.
+    for k, key in enumerate(keys):
+        out[key]["overlaps"] = [out[prev]["rule_id"] for prev in keys[:k]
+                                if files[key] & files[prev]]
+    items = [out[k] for k in keys]
     if len(items) < TOP_FIXES:
         items += [{"rule_id": f.rule.id, "directions": [], "fix": f.fix.text,
-                   "saves_up_to_s": None, "share_of_run": None}
+                   "saves_up_to_s": None, "share_of_run": None, "overlaps": []}
                   for f in findings if f.rule.id == "io-bound" and f.severity != "info"][:1]
     return items
 
@@ -84,6 +93,9 @@ def _top_fix_line(item: dict[str, Any]) -> str:
             else "]")
     elif item["rule_id"] != "io-bound":
         gain = " [saving unknown]"
+    if item.get("overlaps"):
+        gain = gain.rstrip("]") + (", " if gain else " [") + "the same operations as " + \
+            ", ".join(item["overlaps"]) + ": not in addition]"
     return f"{head}: {item['fix']}{gain}"
 
 

@@ -54,6 +54,7 @@ class Layer:
     consec: dict[str, np.ndarray]
     max_byte: dict[str, np.ndarray]
     not_aligned: np.ndarray  # requests off the file alignment (POSIX)
+    stats: np.ndarray  # stat/lstat/fstat calls (POSIX)
 
     @property
     def bytes(self) -> np.ndarray:
@@ -126,7 +127,7 @@ def _layer(model: Model, module: str) -> Layer:
         return Layer(module, np.zeros(n, dtype=bool), z, z, z, z,
                      {k: z for k in TIME_KINDS}, z, z, np.full(n, -1.0), z, z, z,
                      {d: zh for d in DIRECTIONS}, {d: z for d in DIRECTIONS},
-                     {d: np.full(n, -1.0) for d in DIRECTIONS}, z)
+                     {d: np.full(n, -1.0) for d in DIRECTIONS}, z, z)
     p = LAYER_PREFIX[module]
     present = np.zeros(n, dtype=bool)
     present[md.file_index] = True
@@ -172,6 +173,7 @@ def _layer(model: Model, module: str) -> Layer:
             f"{p}_MAX_BYTE_{'READ' if d == 'read' else 'WRITTEN'}"), n) for d in DIRECTIONS},
         not_aligned=_per_file(md, md.pos("POSIX_FILE_NOT_ALIGNED"), n) if module == "POSIX"
         else _zeros(n),
+        stats=_per_file(md, md.pos("POSIX_STATS"), n) if module == "POSIX" else _zeros(n),
     )
 
 

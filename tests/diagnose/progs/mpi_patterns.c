@@ -5,6 +5,8 @@
  *          each file domain before writing it (read-modify-write).
  *   late:  rank 0 sleeps N milliseconds, then every rank writes S bytes once with
  *          MPI_File_write_at_all: the other ranks wait inside the collective call.
+ *   lateclose: every rank writes S bytes collectively, then rank 0 sleeps N milliseconds
+ *          before MPI_File_close (collective): the other ranks wait inside the close.
  *   sieve: one independent MPI_File_write of N blocks of S bytes through a file view
  *          (rank r's blocks every P*S bytes from r*S): ROMIO's data sieving reads each
  *          buffer's extent, fills in the blocks and writes the whole extent back.
@@ -42,6 +44,13 @@ int main(int argc, char **argv)
         }
         MPI_File_write_at_all(fh, (MPI_Offset)rank * s, buf, (int)s, MPI_BYTE,
                               MPI_STATUS_IGNORE);
+    } else if (strcmp(mode, "lateclose") == 0) {
+        MPI_File_write_at_all(fh, (MPI_Offset)rank * s, buf, (int)s, MPI_BYTE,
+                              MPI_STATUS_IGNORE);
+        if (rank == 0) {
+            struct timespec ts = {n / 1000, (n % 1000) * 1000000L};
+            nanosleep(&ts, NULL);
+        }
     } else if (strcmp(mode, "sieve") == 0) {
         MPI_Datatype blocks;
         char *all = malloc((size_t)(n * s));

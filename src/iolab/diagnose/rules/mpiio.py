@@ -329,7 +329,8 @@ def _fill(model: Model, th: Thresholds) -> list[Hit]:
         return []
     return [Hit(
         summary=(f"{len(rows)} file(s) received much more than their data: e.g. "
-                 f"{fmt_bytes(rows[0][1])} written for {fmt_bytes(rows[0][2])} of variables "
+                 f"{fmt_bytes(rows[0][1])} written for {fmt_bytes(rows[0][2])} of "
+                 f"{'datasets' if rows[0][3] == 'HDF5' else 'variables'} "
                  "(fill values written first)"),
         values={"files": len(rows), "posix_bytes_written": sum(r[1] for r in rows),
                 "data_bytes_written": sum(r[2] for r in rows)},

@@ -76,7 +76,7 @@ def _metadata(model: Model, th: Thresholds) -> list[Hit]:
     # A share alone needs many metadata calls: one slow close() that flushes a large file
     # is write time showing up as metadata, not a metadata problem.
     n_meta = int(model.layers.posix.opens.sum() + model.layers.stdio.opens.sum()
-                 + model.per_file("POSIX", "POSIX_STATS").sum())
+                 + model.layers.posix.stats.sum())
     over_share = (m.meta_fraction >= th.metadata_share and m.run_time_s >= th.min_run_time_s
                   and m.meta_time_s >= 0.1 * m.run_time_s and n_meta >= th.opens_min_total)
     if not (over_rank or over_share):
