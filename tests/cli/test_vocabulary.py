@@ -130,3 +130,33 @@ def test_closed_pipe_is_not_the_fail_on_code(tmp_path: Path) -> None:
     proc.stdout.close()  # the reader is gone before anything is written
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=120) == 0 and "Traceback" not in err and "Exception" not in err
+
+
+VALUES = {"--output": ["x.out"], "--mpi": ["mpich"], "--config": ["c.toml"], "--db": ["r.db"]}
+
+
+@pytest.mark.parametrize("verb", list(VERBS))
+def test_each_shared_flag_parses_to_one_meaning(verb: str) -> None:
+    """Every shared flag a verb has is accepted with the same value shape everywhere."""
+    from iolab.cli import build_parser
+
+    parser = build_parser(only=verb)
+    for flag, has in vocabulary().items():
+        if not has[verb]:
+            continue
+        spelled = "-o" if flag == "--output" and verb == "bench" else flag
+        argv = [verb, spelled, *VALUES.get(flag, [])]
+        args, rest = parser.parse_known_args(argv)
+        assert rest == [], (verb, flag, rest)
+        if flag == "--json":
+            assert args.format == "json"
+        elif flag == "--csv":
+            assert args.format == "csv"
+        elif flag in ("--quiet", "--verbose"):
+            assert getattr(args, flag[2:]) is True
+        elif flag == "--mpi":
+            assert args.mpi == "mpich"
+    if has_quiet := vocabulary()["--quiet"][verb]:
+        with pytest.raises(SystemExit):  # -q and -v together: one says less, one more
+            parser.parse_args([verb, "-q", "-v"])
+    assert has_quiet
