@@ -200,3 +200,32 @@ def test_file_kind_reads_magic_not_names(tmp_path: Path, logs: tuple[Path, Path]
 @corpus.needs_real_logs
 def test_every_darshan_version_is_recognised(log: Path) -> None:
     assert cli_common.file_kind(log) == "a Darshan log"
+
+
+def test_emit_fixes_never_among_other_files(logs: tuple[Path, Path], tmp_path: Path) -> None:
+    """Expected: the fixes go to a new or empty folder (or one an earlier run wrote); was:
+    --emit-fixes . wrote README.md over the user's own."""
+    a, _ = logs
+    own = tmp_path / "proj"
+    own.mkdir()
+    (own / "README.md").write_text("my project\n")
+    line = one_line_exit_2(iolab("diagnose", "--emit-fixes", str(own), str(a)))
+    assert "holds other files" in line
+    assert (own / "README.md").read_text() == "my project\n"
+    fixes = tmp_path / "fixes"
+    assert iolab("diagnose", "-q", "--emit-fixes", str(fixes), str(a)).returncode == 0
+    assert (fixes / "README.md").read_text().startswith("# Fixes proposed by iolab diagnose")
+    r = iolab("diagnose", "-q", "--emit-fixes", str(fixes), str(a))  # again: rewritten
+    assert r.returncode == 0, r.stderr
+
+
+def test_db_is_never_another_file(logs: tuple[Path, Path], tmp_path: Path) -> None:
+    a, _ = logs
+    before = sha(a)
+    doc = tmp_path / "run.json"
+    doc.write_text(json.dumps({"schema_version": 1, "status": "ok", "config": {},
+                               "environment": {}, "repetitions": []}))
+    line = one_line_exit_2(iolab("results", "import", str(doc), "--db", str(a)))
+    assert "not a usable iolab results database" in line
+    one_line_exit_2(iolab("results", "--db", str(a)))
+    assert sha(a) == before

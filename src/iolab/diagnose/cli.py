@@ -127,7 +127,20 @@ def _check_outputs(args: argparse.Namespace) -> None:
     if len(files) == 2 and Path(files[0][1]).resolve() == Path(files[1][1]).resolve():
         raise UsageError(f"-o and --html name the same file {args.output}; give two names")
     if args.emit_fixes:
-        cli_common.check_output_dir(args.emit_fixes, "--emit-fixes", inputs)
+        d = cli_common.check_output_dir(args.emit_fixes, "--emit-fixes", inputs)
+        if d.is_dir() and any(d.iterdir()) and not _earlier_fixes(d):
+            raise UsageError(f"--emit-fixes {d}: the folder holds other files (the fixes "
+                             "would be written among them, README.md included); give a new "
+                             "or empty folder")
+
+
+def _earlier_fixes(folder: Path) -> bool:
+    """A folder an earlier --emit-fixes wrote (its README.md says so): may be rewritten."""
+    try:
+        return (folder / "README.md").read_text(errors="replace").startswith(
+            "# Fixes proposed by iolab diagnose")
+    except OSError:
+        return False
 
 
 def _render(args: argparse.Namespace, reports: list) -> None:
