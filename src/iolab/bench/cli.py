@@ -61,9 +61,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _read_engine_options_lazily(parser: argparse.ArgumentParser) -> None:
     """Add the engine's options the first time this parser parses.
 
-    ``iolab`` builds every verb's parser on each call; running the engine there would slow
-    every verb and break them all when the engine is missing. The subparser's
-    ``parse_known_args`` runs only when ``bench`` is the verb (``--help`` included).
+    ``iolab`` builds only the running verb's parser, but ``build_parser()`` (every verb:
+    tests, generated docs) must not run the engine for the others, nor break when it is
+    missing. The subparser's ``parse_known_args`` runs only when ``bench`` is the verb
+    (``--help`` included).
     """
     original = parser.parse_known_args
     loaded: list[bool] = []
