@@ -151,6 +151,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     launch.prepare(spec, [str(engine)])  # no mpirun / srun: one line, before any scratch
     conn = db.connect(args.db)
+    test_path = options.set_options(args).get("path")
+    if test_path:  # the one rule for every verb: the missing last folder is made, and said
+        cli_common.make_dir(Path(test_path).parent)
     scratch = jobs.Scratch() if needs_scratch else None
     stored: list[dict[str, Any]] = []
     try:
@@ -196,7 +199,7 @@ def _check_test_files(args: argparse.Namespace, spec: launch.LaunchSpec) -> None
         return
     inputs = [str(args.db or db.default_db_path())]
     inputs += [str(v) for k, v in options.set_options(args).items() if k == "hints-file"]
-    cli_common.check_output_file(path, "-o/--path", inputs, make_folder=False)
+    cli_common.check_output_file(path, "-o/--path", inputs)
     for rank in range(min(spec.np, 4096)):
         for name in (f"{path}.{rank}", f"{path}.a{rank}"):
             if Path(name).exists():
