@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "decomp.h"
 #include "env.h"
 #include "options.h"
 
@@ -32,13 +33,31 @@ enum {
     IOLAB_CAP_HINTS = 1u << 4,       /* takes MPI-IO hints; has get_info */
     IOLAB_CAP_PLAIN_FILES = 1u << 5, /* a file is a plain file at args->path: the core may
                                         fsync/fadvise/mincore/unlink/stat it */
-    IOLAB_CAP_STORES_DATA = 1u << 6  /* reads return what was written (verify possible) */
+    IOLAB_CAP_STORES_DATA = 1u << 6, /* reads return what was written (verify possible) */
+    IOLAB_CAP_BOXES = 1u << 7,       /* has xfer_boxes; opens N-D files (open_args.array) */
+    IOLAB_CAP_LOCAL_SYNC = 1u << 8   /* sync is not collective (a rank may sync alone) */
 };
 
 /* A strided access: count pieces of length bytes, piece i at offset + i * stride. */
 typedef struct iolab_vec {
     uint64_t offset, count, length, stride;
 } iolab_vec_t;
+
+/* --posix.queue-depth: the core's side of a queue of transfers. next() fills slot s (0 ..
+ * depth-1; its buffer is free again) with the next transfer and returns 1, or 0 when none
+ * is left (the end, an error, an interrupt); done() gives slot s back with the bytes moved or
+ * -errno. The backend calls them from the thread that called xfer_queue. */
+typedef struct iolab_qslot {
+    void *buf;
+    uint64_t offset, len;
+} iolab_qslot_t;
+
+typedef struct iolab_queue {
+    int (*next)(void *ctx, int slot, iolab_qslot_t *q);
+    void (*done)(void *ctx, int slot, int64_t result);
+    void *ctx;
+    int depth;
+} iolab_queue_t;
 
 /* What open needs. All pointers stay valid until close returns. */
 typedef struct iolab_open_args {
@@ -49,6 +68,9 @@ typedef struct iolab_open_args {
     iolab_dir_t dir;          /* IOLAB_WRITE: create (truncate); IOLAB_READ: existing file */
     uint64_t file_bytes;      /* final logical size of the file (an HDF5 dataset's extent) */
     MPI_Info info;            /* requested hints (IOLAB_CAP_HINTS), else MPI_INFO_NULL */
+    const iolab_decomp_t *array; /* subarray layout (IOLAB_CAP_BOXES): the file is this N-D
+                                    array (record dimension first) of array->elem-byte
+                                    elements; NULL: a 1-D array of file_bytes bytes */
 } iolab_open_args_t;
 
 typedef struct iolab_backend {
@@ -70,6 +92,11 @@ typedef struct iolab_backend {
                 const iolab_env_t *env, MPI_Comm world, char *err, size_t errlen);
     void (*fini)(void *state);
 
+    /* Optional: make a file ready before a phase's barrier, outside the timing (posix:
+     * preallocate). Same arguments as open, called where open will be (collective over
+     * a->comm). Returns 0 or an errno with one line in err. NULL: nothing to do. */
+    int (*prepare)(void *state, const iolab_open_args_t *a, char *err, size_t errlen);
+
     /* Open (or create) one file; *fh is the handle for the other calls. */
     int (*open)(void *state, const iolab_open_args_t *args, void **fh, char *err, size_t errlen);
 
@@ -80,6 +107,22 @@ typedef struct iolab_backend {
     /* IOLAB_CAP_VECTOR: one call for v->count pieces; buf holds them back to back.
      * v->count may be 0. Returns bytes moved, or -errno. NULL when not capable. */
     int64_t (*xfer_vec)(void *fh, iolab_dir_t dir, void *buf, const iolab_vec_t *v);
+
+    /* IOLAB_CAP_BOXES: one call for n boxes of the N-D array (in file order); buf holds them
+     * back to back, each packed in C order. A box may have no elements (count 0: a rank's
+     * empty part of a call the others make). Every rank of the file makes the same calls,
+     * also with --collective off (setting a view is collective). Returns bytes moved, or
+     * -errno. NULL when not capable. */
+    int64_t (*xfer_boxes)(void *fh, iolab_dir_t dir, void *buf, const iolab_box_t *boxes,
+                          int n);
+
+    /* Optional: transfers with up to q->depth requests in flight (io_uring), each slot
+     * refilled as it completes, until next() has none. Returns 0, or an errno when the
+     * queue itself failed. NULL when not capable. */
+    int (*xfer_queue)(void *fh, iolab_dir_t dir, const iolab_queue_t *q);
+    /* Optional: requests kept in flight per rank (the backend's option; 1: one at a time,
+     * through xfer). Called after init. */
+    int (*queue_depth)(const void *state);
 
     /* Flush written data to stable storage (fsync, MPI_File_sync, H5Fflush). */
     int (*sync)(void *fh);

@@ -12,8 +12,14 @@ typedef enum {
     IOLAB_LAYOUT_SEGMENTED,  /* shared file, each rank one contiguous block per segment */
     IOLAB_LAYOUT_STRIDED,    /* shared file, ranks' transfers interleave */
     IOLAB_LAYOUT_SERIAL,     /* rank 0 gathers everything over MPI and does all the I/O */
-    IOLAB_LAYOUT_SUBSET      /* one aggregator per group of k ranks (N:M) */
+    IOLAB_LAYOUT_SUBSET,     /* one aggregator per group of k ranks (N:M) */
+    IOLAB_LAYOUT_SUBARRAY    /* shared file: an N-D array, each rank its boxes (decomp.h) */
 } iolab_layout_kind_t;
+
+typedef enum { IOLAB_WORKLOAD_LAYOUT = 0, IOLAB_WORKLOAD_BTIO } iolab_workload_t;
+
+typedef enum { IOLAB_METADATA_OFF = 0, IOLAB_METADATA_EASY, IOLAB_METADATA_HARD } iolab_metadata_t;
+typedef enum { IOLAB_MD_DIR_PRESET = 0, IOLAB_MD_DIR_SHARED, IOLAB_MD_DIR_UNIQUE } iolab_md_dir_t;
 
 typedef enum { IOLAB_GROUP_FILES_AGGREGATOR = 0, IOLAB_GROUP_FILES_SHARED } iolab_group_files_t;
 
@@ -40,6 +46,18 @@ typedef struct iolab_cfg {
     bool fsync;                /* sync before close after writing */
     int64_t group;             /* subset: ranks per aggregator; 0 = ranks per host */
     int group_files;           /* iolab_group_files_t */
+    int workload;              /* iolab_workload_t */
+    char *grid, *pgrid;        /* subarray/btio: "2048x1024x256"; process grid (NULL: MPI's) */
+    uint64_t elem;             /* subarray/btio: bytes per element */
+    uint64_t steps;            /* subarray/btio: records (0: the workload's default) */
+    bool random;               /* transfers of a rank in a random order (IOR -z) */
+    bool fsync_per_write;      /* sync after every write call (IOR -Y) */
+    double stonewall;          /* seconds; stop, then wear out to the furthest rank (IOR -D) */
+    bool unique_dir;           /* fpp: each rank's file in its own directory (IOR -u) */
+    int metadata;              /* iolab_metadata_t: the metadata benchmark instead of I/O */
+    uint64_t md_files;         /* metadata: files per rank */
+    uint64_t md_size;          /* metadata: bytes per file (0: the preset's) */
+    int md_dir;                /* metadata: iolab_md_dir_t */
     char *json;                /* JSON output file; NULL/"-" = stdout */
     bool quiet, progress;
 } iolab_cfg_t;

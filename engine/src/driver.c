@@ -96,6 +96,8 @@ static int agree_bad_input(iolab_run_t *run, const char *err)
  * group's transfers at an aggregator, else one transfer. */
 static uint64_t largest_call(const iolab_run_t *run)
 {
+    if (run->layout.kind == IOLAB_LAYOUT_SUBARRAY)
+        return iolab_decomp_step_bytes(&run->decomp, run->rank);
     if (run->cfg.file_view)
         return iolab_layout_rank_bytes(&run->layout);
     if (iolab_layout_aggregated(&run->layout))
@@ -123,6 +125,47 @@ static const char *apis_with(unsigned cap, char *buf, size_t len)
     return buf;
 }
 
+/* Every rank must make every call: collective transfers, or a collective sync per write. */
+static int lockstep_calls(const iolab_run_t *run)
+{
+    return run->cfg.collective ||
+           (run->cfg.fsync_per_write && !(run->be->caps & IOLAB_CAP_LOCAL_SYNC));
+}
+
+/* The subarray layout and IOR's per-transfer patterns (--random, --fsync-per-write,
+ * --stonewall, --unique-dir) against the rest. */
+static int check_array_and_ior(const iolab_run_t *run, char *err, size_t len)
+{
+    const iolab_cfg_t *c = &run->cfg;
+    int array = c->layout == IOLAB_LAYOUT_SUBARRAY;
+    int per_transfer = !array && !c->file_view && !iolab_layout_aggregated(&run->layout);
+    if (array && (c->threads > 1 || c->file_view))
+        snprintf(err, len, "--threads and --file-view do not apply to --layout subarray or "
+                 "--workload btio (each rank's boxes already go through one file view)");
+    else if (!per_transfer && (c->random || c->fsync_per_write || c->stonewall > 0))
+        snprintf(err, len, "--random, --fsync-per-write and --stonewall apply to the fpp, "
+                 "segmented and strided layouts without --file-view");
+    else if (c->random && c->layout == IOLAB_LAYOUT_SEGMENTED && lockstep_calls(run))
+        snprintf(err, len, "--random on the segmented layout deals the transfers to random "
+                 "ranks (IOR -z), so ranks make different numbers of calls: drop "
+                 "--collective (or the collective sync per write of api %s)", run->be->name);
+    else if (c->stonewall < 0)
+        snprintf(err, len, "--stonewall %g: give seconds above 0 (0 = off)", c->stonewall);
+    else if (c->stonewall > 0 && (c->threads > 1 || lockstep_calls(run)))
+        snprintf(err, len, "--stonewall cannot be combined with --threads, --collective or a "
+                 "collective sync per write (api %s): ranks stop at different counts",
+                 run->be->name);
+    else if (c->unique_dir && c->layout != IOLAB_LAYOUT_FPP)
+        snprintf(err, len, "--unique-dir applies to --layout fpp (a file per process, as IOR "
+                 "-u with -F)");
+    else if (c->unique_dir && !(run->be->caps & IOLAB_CAP_PLAIN_FILES))
+        snprintf(err, len, "--unique-dir needs an api whose files are plain files; api %s's "
+                 "are not", run->be->name);
+    else
+        return 0;
+    return -1;
+}
+
 static int check_combinations(const iolab_run_t *run, char *err, size_t len)
 {
     const iolab_cfg_t *c = &run->cfg;
@@ -130,7 +173,10 @@ static int check_combinations(const iolab_run_t *run, char *err, size_t len)
     unsigned caps = run->be->caps;
     int agg = iolab_layout_aggregated(&run->layout);
     int shared = c->layout == IOLAB_LAYOUT_SEGMENTED || c->layout == IOLAB_LAYOUT_STRIDED ||
+                 c->layout == IOLAB_LAYOUT_SUBARRAY ||
                  (c->layout == IOLAB_LAYOUT_SUBSET && c->group_files == IOLAB_GROUP_FILES_SHARED);
+    if (check_array_and_ior(run, err, len) != 0)
+        return -1;
     if (c->reps < 1 || c->read_times < 1 || c->threads < 1 || c->group < 0)
         snprintf(err, len, "--reps, --read-times and --threads must be at least 1 and --group "
                  "at least 0 (got %lld, %lld, %lld, %lld)", (long long)c->reps,
@@ -216,6 +262,84 @@ static int check_files(const iolab_run_t *run, char *err, size_t len)
     return 0;
 }
 
+/* --layout subarray / --workload btio: parse the grids, decompose the array over the ranks
+ * (MPI_Dims_create unless --pgrid), size the file. Other layouts refuse the array options. */
+static int setup_array(iolab_run_t *run, char *err, size_t len)
+{
+    iolab_cfg_t *c = &run->cfg;
+    int btio = c->workload == IOLAB_WORKLOAD_BTIO;
+    if (btio)
+        c->layout = IOLAB_LAYOUT_SUBARRAY;
+    if (c->layout != IOLAB_LAYOUT_SUBARRAY) {
+        if (!c->grid && !c->pgrid && !c->steps)
+            return 0;
+        snprintf(err, len, "--grid, --pgrid and --steps apply to --layout subarray and "
+                 "--workload btio; add --layout subarray");
+        return -1;
+    }
+    if (btio && c->pgrid) {
+        snprintf(err, len, "--pgrid does not apply to --workload btio: its decomposition is "
+                 "BT's (q x q ranks, q cells each)");
+        return -1;
+    }
+    const char *grid = c->grid ? c->grid : btio ? "64x64x64" : NULL;
+    uint64_t dims[IOLAB_GRID_MAXDIMS], pdims[IOLAB_GRID_MAXDIMS];
+    int nd = grid ? iolab_grid_parse(grid, dims, IOLAB_GRID_MAXDIMS) : 0, pg[4] = {0};
+    if (!grid) {
+        snprintf(err, len, "--layout subarray needs --grid (the global array, e.g. --grid "
+                 "2048x1024x256)");
+        return -1;
+    }
+    if (nd <= 0) {
+        snprintf(err, len, "--grid %s: give 1 to 4 whole numbers from 1 to 2^31-1 separated "
+                 "by x, slowest dimension first (e.g. --grid 2048x1024x256)", grid);
+        return -1;
+    }
+    if (c->pgrid) {
+        int np = iolab_grid_parse(c->pgrid, pdims, IOLAB_GRID_MAXDIMS);
+        if (np != nd) {
+            snprintf(err, len, "--pgrid %s: give %d whole numbers separated by x, one per "
+                     "--grid dimension, whose product is the number of ranks", c->pgrid, nd);
+            return -1;
+        }
+        for (int i = 0; i < nd; i++)
+            pg[i] = (int)pdims[i];
+    } else {
+        MPI_Dims_create(run->ranks, nd, pg);
+    }
+    uint64_t steps = c->steps ? c->steps : btio ? 5 : 1;
+    if (iolab_decomp_init(&run->decomp, btio ? IOLAB_DECOMP_BTIO : IOLAB_DECOMP_BLOCK,
+                          run->ranks, nd, dims, pg, c->elem, steps, err, len) != 0)
+        return -1;
+    run->layout.array_bytes = iolab_decomp_file_bytes(&run->decomp);
+    return 0;
+}
+
+/* --metadata measures POSIX metadata calls itself: only the options that shape it apply. */
+static int check_metadata(const iolab_run_t *run, char *err, size_t len)
+{
+    const iolab_cfg_t *c = &run->cfg;
+    if (!c->metadata)
+        return 0;
+    if (run->be != iolab_backend_find("posix"))
+        snprintf(err, len, "--metadata measures the file system's own calls (open, stat, "
+                 "unlink): use --api posix, not %s", run->be->name);
+    else if (c->md_files < 1)
+        snprintf(err, len, "--md-files must be at least 1");
+    else if (c->collective || c->file_view || c->threads > 1 || c->random || c->stonewall > 0 ||
+             c->layout != IOLAB_LAYOUT_FPP || c->workload != IOLAB_WORKLOAD_LAYOUT ||
+             c->unique_dir || c->reorder || c->evict || c->read_times > 1)
+        snprintf(err, len, "--metadata runs its own phases (create, stat, open+read, remove): "
+                 "--layout, --workload, --collective, --file-view, --threads, --random, "
+                 "--stonewall, --unique-dir, --reorder, --evict and --read-times do not apply");
+    else if (c->md_size > (1u << 30))
+        snprintf(err, len, "--md-size %llu: metadata files are small; give at most 1 GiB",
+                 (unsigned long long)c->md_size);
+    else
+        return 0;
+    return -1;
+}
+
 /* Everything that can be checked before touching the file system. */
 static int validate(iolab_run_t *run, char *err, size_t len)
 {
@@ -232,11 +356,14 @@ static int validate(iolab_run_t *run, char *err, size_t len)
         if (strcmp(run->groups[g].owner, run->be->name) == 0)
             run->be_opts = run->groups[g].base;
     int group = c->group > 0 ? (int)c->group : run->env.host_ranks[0];
+    if (c->workload == IOLAB_WORKLOAD_BTIO)
+        c->layout = IOLAB_LAYOUT_SUBARRAY;
     if (iolab_layout_init(&run->layout, c->layout, run->ranks, c->transfer, c->block,
                           c->segments, group, c->group_files == IOLAB_GROUP_FILES_SHARED,
-                          err, len) != 0)
+                          err, len) != 0 ||
+        setup_array(run, err, len) != 0)
         return -1;
-    if (check_combinations(run, err, len) != 0)
+    if (check_metadata(run, err, len) != 0 || check_combinations(run, err, len) != 0)
         return -1;
     if (iolab_hints_collect(&run->hints, c, err, len) != 0)
         return -1;
@@ -285,13 +412,36 @@ static void remove_files(iolab_run_t *run)
             run->be->remove(run->be_state, path);
         }
     MPI_Barrier(run->world);
+    if (run->dirs_made) {  /* --unique-dir: the directory this rank made (if now empty) */
+        char dir[4096];
+        iolab_run_dir_path(run, run->rank, dir, sizeof dir);
+        rmdir(iolab_env_strip_prefix(dir));
+    }
+}
+
+/* --unique-dir: each rank makes the directory of its file before a run that writes (an
+ * existing one is used as it is). Returns 0, or -1 with one line in err. */
+static int make_dirs(iolab_run_t *run, char *err, size_t len)
+{
+    if (!run->cfg.unique_dir || !run->cfg.write)
+        return 0;
+    char dir[4096];
+    iolab_run_dir_path(run, run->rank, dir, sizeof dir);
+    const char *p = iolab_env_strip_prefix(dir);
+    if (mkdir(p, 0755) == 0)
+        run->dirs_made = 1;
+    else if (errno != EEXIST) {
+        snprintf(err, len, "--unique-dir: cannot create %.300s: %s", p, strerror(errno));
+        return -1;
+    }
+    return 0;
 }
 
 static void progress(const iolab_run_t *run, int rep, int op, int pass, int done, int total)
 {
     if (run->rank != 0 || !run->cfg.progress)
         return;
-    fprintf(stderr, "progress %d %s %d %d/%d\n", rep, op == IOLAB_WRITE ? "write" : "read",
+    fprintf(stderr, "progress %d %s %d %d/%d\n", rep, iolab_op_name(op),
             pass, done, total);
     fflush(stderr);
 }
@@ -404,6 +554,15 @@ static int start(iolab_run_t *run, int argc, char **argv)
         validate(run, err, sizeof err);
     if (agree_bad_input(run, err))
         return 2;
+    make_dirs(run, err, sizeof err);
+    if (agree_bad_input(run, err)) {
+        if (run->dirs_made) {  /* another rank could not: nothing of the run stays */
+            char dir[4096];
+            iolab_run_dir_path(run, run->rank, dir, sizeof dir);
+            rmdir(iolab_env_strip_prefix(dir));
+        }
+        return 2;
+    }
     run->buf_align = run->env.page_size > run->env.logical_block_size
                          ? run->env.page_size : run->env.logical_block_size;
     run->reorder_shift = iolab_layout_reorder_shift(run->env.rank_host, run->ranks,
@@ -497,7 +656,10 @@ int iolab_driver_main(int argc, char **argv)
     run->argv = argv;
     int code = start(run, argc, argv);
     if (code < 0) {
-        run_reps(run);
+        if (run->cfg.metadata)
+            iolab_metadata_run(run);
+        else
+            run_reps(run);
         remove_files(run);
         finish_status(run);
         write_reports(run);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static int put(iolab_hint_t **v, size_t *n, const char *k, const char *val, const char *src)
 {
@@ -74,6 +75,63 @@ static int read_file(iolab_hints_t *h, const char *path, const char *src, int mu
     return rc;
 }
 
+/* Hints whose values have a fixed form: ROMIO's, Cray MPICH's, PnetCDF's. A wrong value is
+ * not an error to the libraries (ROMIO's atoi reads "abc" as 0 and "1m" as 1), so it would
+ * run, be stored and mislead; others pass unchecked (ROMIO reports unknown keys as ignored). */
+#define NUMBER NULL /* a whole number */
+#define SWITCH "enable|disable|automatic"
+#define BOOLEAN "true|false"
+static const struct {
+    const char *key, *form;
+} value_forms[] = {
+    {"cb_buffer_size", NUMBER}, {"cb_nodes", NUMBER}, {"ind_rd_buffer_size", NUMBER},
+    {"ind_wr_buffer_size", NUMBER}, {"striping_factor", NUMBER}, {"striping_unit", NUMBER},
+    {"start_iodevice", NUMBER}, {"romio_lustre_co_ratio", NUMBER},
+    {"romio_lustre_coll_threshold", NUMBER}, {"cray_cb_nodes_multiplier", NUMBER},
+    {"cray_cb_write_lock_mode", NUMBER}, {"nc_header_align_size", NUMBER},
+    {"nc_var_align_size", NUMBER}, {"nc_record_align_size", NUMBER},
+    {"nc_header_read_chunk_size", NUMBER}, {"nc_ibuf_size", NUMBER},
+    {"romio_cb_read", SWITCH}, {"romio_cb_write", SWITCH}, {"romio_ds_read", SWITCH},
+    {"romio_ds_write", SWITCH}, {"romio_cb_fr_types", SWITCH}, {"romio_cb_pfr", SWITCH},
+    {"romio_cb_ds_threshold", NUMBER}, {"romio_lustre_ds_in_coll", "enable|disable"},
+    {"romio_no_indep_rw", BOOLEAN}, {"direct_io", BOOLEAN}, {"nc_in_place_swap",
+    "enable|disable|auto"},
+};
+
+/* 1 when value is one of the '|'-separated choices (any case). */
+static int one_of(const char *value, const char *choices)
+{
+    size_t n = strlen(value);
+    for (const char *p = choices; *p;) {
+        const char *bar = strchr(p, '|');
+        size_t len = bar ? (size_t)(bar - p) : strlen(p);
+        if (len == n && strncasecmp(p, value, n) == 0)
+            return 1;
+        p = bar ? bar + 1 : p + len;
+    }
+    return 0;
+}
+
+/* Each requested hint of a known key has a value of its form. Returns 0, or -1 with err. */
+static int check_values(const iolab_hints_t *h, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < h->nreq; i++)
+        for (size_t k = 0; k < sizeof value_forms / sizeof *value_forms; k++) {
+            const char *v = h->req[i].value, *form = value_forms[k].form;
+            if (strcmp(h->req[i].key, value_forms[k].key) != 0)
+                continue;
+            int ok = !form ? v[0] && strspn(v, "0123456789") == strlen(v) : one_of(v, form);
+            if (ok)
+                break;
+            snprintf(err, errlen, "hint %s=%s (from the %s): %s takes %s%s; the library would "
+                     "take it silently and measure something else", h->req[i].key, v,
+                     h->req[i].source, h->req[i].key, form ? "one of " : "",
+                     form ? form : "a whole number (bytes or a count, no suffix)");
+            return -1;
+        }
+    return 0;
+}
+
 int iolab_hints_collect(iolab_hints_t *h, const iolab_cfg_t *cfg, char *err, size_t errlen)
 {
     memset(h, 0, sizeof *h);
@@ -94,7 +152,7 @@ int iolab_hints_collect(iolab_hints_t *h, const iolab_cfg_t *cfg, char *err, siz
         snprintf(key, sizeof key, "%.*s", (int)(eq - kv), kv);
         put(&h->req, &h->nreq, key, eq + 1, "command line");
     }
-    return 0;
+    return check_values(h, err, errlen);
 }
 
 MPI_Info iolab_hints_info(const iolab_hints_t *h)

@@ -2,6 +2,7 @@
 #include "layout.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 int iolab_layout_init(iolab_layout_t *l, int kind, int ranks, uint64_t transfer,
                       uint64_t block, uint64_t segments, int group, int group_shared,
@@ -18,6 +19,9 @@ int iolab_layout_init(iolab_layout_t *l, int kind, int ranks, uint64_t transfer,
         l->group = 1;
     if (l->group > ranks)
         l->group = ranks;
+    l->array_bytes = 0;
+    if (kind == IOLAB_LAYOUT_SUBARRAY)
+        return 0;
     if (transfer == 0 || block == 0 || segments == 0) {
         snprintf(err, errlen, "--transfer, --block and --segments must be above zero "
                  "(got %llu, %llu, %llu)", (unsigned long long)transfer,
@@ -112,6 +116,8 @@ uint64_t iolab_layout_file_bytes(const iolab_layout_t *l, int f)
     uint64_t rb = iolab_layout_rank_bytes(l);
     if (l->kind == IOLAB_LAYOUT_FPP)
         return rb;
+    if (l->kind == IOLAB_LAYOUT_SUBARRAY)
+        return l->array_bytes;
     if (l->kind == IOLAB_LAYOUT_SUBSET && !l->group_shared)
         return rb * (uint64_t)iolab_layout_group_size(l, f);
     return rb * (uint64_t)l->ranks;
@@ -131,6 +137,8 @@ uint64_t iolab_layout_offset(const iolab_layout_t *l, int r, uint64_t i)
     case IOLAB_LAYOUT_STRIDED:
     case IOLAB_LAYOUT_SERIAL:
         return (i * n + ur) * t;
+    case IOLAB_LAYOUT_SUBARRAY:
+        return 0;  /* offsets come from decomp.h */
     case IOLAB_LAYOUT_SUBSET: {
         int g = iolab_layout_group_of(l, r), first = iolab_layout_group_first(l, g);
         uint64_t kg = (uint64_t)iolab_layout_group_size(l, g), m = (uint64_t)(r - first);
@@ -195,4 +203,55 @@ int iolab_layout_reorder_shift(const int *rank_host, int ranks, int ranks_on_hos
         if (crosses_hosts(rank_host, ranks, s))
             return s;
     return ranks_on_host0 > 0 ? ranks_on_host0 : 1;
+}
+
+uint64_t iolab_layout_permute(uint64_t i, uint64_t n, uint64_t seed)
+{
+    if (n < 2)
+        return i;
+    unsigned bits = 1;
+    while (bits < 64 && (1ull << bits) < n)
+        bits++;
+    uint64_t mask = bits == 64 ? ~0ull : (1ull << bits) - 1, x = i;
+    do {
+        for (uint64_t round = 0; round < 3; round++) {
+            x = (x * 0x9E3779B97F4A7C15ull + (seed ^ (round * 0x632BE59BD9B4E019ull))) & mask;
+            x ^= x >> ((bits + 1) / 2);  /* both steps are bijections of [0, 2^bits) */
+        }
+    } while (x >= n);
+    return x;
+}
+
+/* splitmix64's finaliser: which rank a slot is dealt to. */
+static uint64_t deal_mix(uint64_t x)
+{
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+uint64_t iolab_layout_random_slots(const iolab_layout_t *l, int r, uint64_t deal_seed,
+                                   uint64_t order_seed, uint64_t *slots)
+{
+    uint64_t nslots = (uint64_t)l->ranks * (l->block / l->transfer), m = 0;
+    for (uint64_t k = 0; k < nslots; k++)
+        if (deal_mix(deal_seed ^ deal_mix(k)) % (uint64_t)l->ranks == (uint64_t)r) {
+            if (slots)
+                slots[m] = k;
+            m++;
+        }
+    if (!slots)
+        return m;
+    /* visit them in a random order: a permutation of their indices, applied in place by
+     * following its cycles would need marks; a copy is simpler */
+    uint64_t *tmp = malloc((m ? m : 1) * sizeof *tmp);
+    if (!tmp)
+        return m;  /* sequential order: still every slot once */
+    for (uint64_t j = 0; j < m; j++)
+        tmp[j] = slots[iolab_layout_permute(j, m, order_seed)];
+    for (uint64_t j = 0; j < m; j++)
+        slots[j] = tmp[j];
+    free(tmp);
+    return m;
 }

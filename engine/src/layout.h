@@ -17,6 +17,8 @@ typedef struct iolab_layout {
     uint64_t transfer, block, segments;
     int group;          /* subset: ranks per group (serial: ranks) */
     int group_shared;   /* subset: 1 = one shared file, 0 = one file per aggregator */
+    uint64_t array_bytes; /* subarray: the file's size (the caller sets it from decomp.h;
+                             offsets come from there, not from the transfer functions here) */
 } iolab_layout_t;
 
 /* A strided access (same shape as iolab_vec_t in backend.h). */
@@ -26,7 +28,7 @@ typedef struct iolab_layout_vec {
 
 /* Fill l from the options; group <= 0 is replaced by default_group. Returns 0, or -1 when
  * the sizes cannot describe a file (zero, block not a multiple of transfer, overflow) with
- * one line in err. */
+ * one line in err. The subarray layout ignores transfer, block and segments. */
 int iolab_layout_init(iolab_layout_t *l, int kind, int ranks, uint64_t transfer,
                       uint64_t block, uint64_t segments, int group, int group_shared,
                       char *err, size_t errlen);
@@ -57,6 +59,19 @@ int iolab_layout_vec(const iolab_layout_t *l, int r, iolab_layout_vec_t *v);
  * per host on several hosts, 1 on one host). Aggregated layouts shift by whole groups and
  * only when all groups have the same size; returns r when no shift applies. */
 int iolab_layout_reorder(const iolab_layout_t *l, int r, int shift);
+
+/* Transfer index i (< n) of a rank in a random order (--random, IOR -z): a bijection of
+ * [0, n) chosen by seed, computed without memory (rounds of an odd multiply and an
+ * xor-shift on the next power of two, walking the cycle until the value is below n). */
+uint64_t iolab_layout_permute(uint64_t i, uint64_t n, uint64_t seed);
+
+/* --random on the segmented layout (IOR -z on a shared file): the l->ranks * block /
+ * transfer transfer slots of a segment are dealt to the ranks at random (slot k to the rank
+ * deal_seed picks, the same deal in every segment, as IOR), and rank r visits its slots in a
+ * random order (order_seed). Returns how many slots rank r got; fills slots (that many) when
+ * not NULL. Ranks get different counts, as in IOR. */
+uint64_t iolab_layout_random_slots(const iolab_layout_t *l, int r, uint64_t deal_seed,
+                                   uint64_t order_seed, uint64_t *slots);
 
 /* --reorder's shift from the rank placement (rank_host[r]: host index of rank r): 1 on one
  * host; on several, the smallest shift that puts every reader on another host than the

@@ -15,168 +15,35 @@
 #include "evict.h"
 #include "pattern.h"
 #include "run.h"
-
-/* One thread's share of a rank's transfers (one worker per rank without --threads). */
-typedef struct worker {
-    iolab_run_t *run;
-    void *fh;
-    int op, lr;                 /* direction; logical rank whose data this is */
-    int64_t prep;               /* repetition in the pattern */
-    uint64_t first, last;       /* transfer indices [first, last) */
-    unsigned char *buf;
-    uint64_t bytes, ops;
-    int err;                    /* first errno */
-    char why[IOLAB_ERRLEN];     /* message when errno alone would mislead */
-    uint64_t vbad;              /* transfers with wrong bytes */
-    int bad_set;
-    uint64_t bad_off;
-} worker_t;
+#include "xfer_loops.h"
 
 /* Timeline of one rank in one phase, seconds from the barrier. */
 typedef struct timeline {
     double open_start, open_end, xfer_end, close_end;
 } timeline_t;
 
+void iolab_run_dir_path(const iolab_run_t *run, int f, char *buf, size_t len)
+{
+    const char *path = run->cfg.path, *slash = strrchr(path, '/');
+    if (slash)
+        snprintf(buf, len, "%.*s/%d", (int)(slash - path), path, f);
+    else
+        snprintf(buf, len, "%d", f);
+}
+
 void iolab_run_file_path(const iolab_run_t *run, int f, char *buf, size_t len)
 {
-    if (run->layout.kind == IOLAB_LAYOUT_FPP)
+    if (run->layout.kind == IOLAB_LAYOUT_FPP && run->cfg.unique_dir) {
+        const char *slash = strrchr(run->cfg.path, '/');
+        char dir[4096];
+        iolab_run_dir_path(run, f, dir, sizeof dir);
+        snprintf(buf, len, "%s/%s.%d", dir, slash ? slash + 1 : run->cfg.path, f);
+    } else if (run->layout.kind == IOLAB_LAYOUT_FPP)
         snprintf(buf, len, "%s.%d", run->cfg.path, f);
     else if (run->layout.kind == IOLAB_LAYOUT_SUBSET && !run->layout.group_shared)
         snprintf(buf, len, "%s.a%d", run->cfg.path, f);
     else
         snprintf(buf, len, "%s", run->cfg.path);
-}
-
-static void check_data(worker_t *w, const unsigned char *buf, uint64_t len, int lr,
-                       uint64_t off)
-{
-    int64_t bad = iolab_pattern_check(buf, len, lr, off, w->prep);
-    if (bad < 0)
-        return;
-    w->vbad++;
-    if (!w->bad_set || off + (uint64_t)bad < w->bad_off) {
-        w->bad_set = 1;
-        w->bad_off = off + (uint64_t)bad;
-    }
-}
-
-static int moved(worker_t *w, int64_t n, uint64_t want)
-{
-    if (n < 0)
-        return (int)-n;
-    if ((uint64_t)n != want) {
-        snprintf(w->why, sizeof w->why, "%s", w->op == IOLAB_READ
-                 ? "short read: the file is shorter than the layout (written with other sizes?)"
-                 : "short write");
-        return EIO;
-    }
-    return 0;
-}
-
-/* One transfer: fill (verify), move, check. zero: a zero-byte collective call. */
-static int step(worker_t *w, uint64_t i, int zero)
-{
-    const iolab_run_t *run = w->run;
-    uint64_t t = run->layout.transfer;
-    if (zero) {
-        int64_t n = run->be->xfer(w->fh, (iolab_dir_t)w->op, w->buf, 0, 0);
-        return n < 0 ? (int)-n : 0;
-    }
-    uint64_t off = iolab_layout_offset(&run->layout, w->lr, i);
-    if (w->op == IOLAB_WRITE && run->cfg.verify)
-        iolab_pattern_fill(w->buf, t, w->lr, off, w->prep);
-    int e = moved(w, run->be->xfer(w->fh, (iolab_dir_t)w->op, w->buf, off, t), t);
-    if (e)
-        return e;
-    w->bytes += t;
-    w->ops++;
-    if (w->op == IOLAB_READ && run->cfg.verify)
-        check_data(w, w->buf, t, w->lr, off);
-    return 0;
-}
-
-static void *worker_loop(void *arg)
-{
-    worker_t *w = arg;
-    int coll = w->run->cfg.collective;
-    for (uint64_t i = w->first; i < w->last; i++) {
-        int zero = 0;
-        if (w->err || iolab_interrupted) {
-            if (!coll || !w->fh)
-                break;
-            zero = 1;
-        }
-        int e = step(w, i, zero);
-        if (e && !w->err)
-            w->err = e;
-    }
-    return NULL;
-}
-
-/* --file-view: the rank's whole data in one call through a strided view. */
-static void vector_xfer(worker_t *w)
-{
-    const iolab_run_t *run = w->run;
-    iolab_layout_vec_t lv;
-    iolab_layout_vec(&run->layout, w->lr, &lv);
-    iolab_vec_t v = {lv.offset, lv.count, lv.length, lv.stride};
-    if (w->op == IOLAB_WRITE && run->cfg.verify)
-        for (uint64_t p = 0; p < v.count; p++)
-            iolab_pattern_fill(w->buf + p * v.length, v.length, w->lr, v.offset + p * v.stride,
-                               w->prep);
-    if (!w->fh)
-        return;
-    /* An interrupted rank still makes the call, with no pieces: setting a file view is
-     * collective over the file's ranks (MPI_File_set_view) even for independent transfers,
-     * so skipping it would leave the other ranks waiting. */
-    if (iolab_interrupted)
-        v.count = 0;
-    uint64_t want = v.count * v.length;
-    int e = moved(w, run->be->xfer_vec(w->fh, (iolab_dir_t)w->op, w->buf, &v), want);
-    if (e) {
-        w->err = e;
-        return;
-    }
-    w->bytes += want;
-    w->ops += v.count ? 1 : 0;
-    if (w->op == IOLAB_READ && run->cfg.verify)
-        for (uint64_t p = 0; p < v.count; p++)
-            check_data(w, w->buf + p * v.length, v.length, w->lr, v.offset + p * v.stride);
-}
-
-/* Serial and subset layouts: members ship each transfer to their group's aggregator (group
- * rank 0) over MPI, which moves the group's transfers with one call. */
-static void aggregated_loop(worker_t *w, unsigned char *aggbuf, int kg)
-{
-    iolab_run_t *run = w->run;
-    int grank;
-    MPI_Comm_rank(run->group_comm, &grank);
-    uint64_t t = run->layout.transfer, n = iolab_layout_rank_xfers(&run->layout);
-    int agg_coll = run->cfg.collective && run->agg_comm != MPI_COMM_NULL;
-    for (uint64_t i = 0; i < n; i++) {
-        int stop = w->err || iolab_interrupted;
-        uint64_t off = iolab_layout_offset(&run->layout, w->lr, i);
-        if (w->op == IOLAB_WRITE) {
-            if (run->cfg.verify && !stop)
-                iolab_pattern_fill(w->buf, t, w->lr, off, w->prep);
-            MPI_Gather(w->buf, (int)t, MPI_BYTE, aggbuf, (int)t, MPI_BYTE, 0, run->group_comm);
-        }
-        if (grank == 0 && w->fh && (!stop || agg_coll)) {
-            uint64_t len = stop ? 0 : t * (uint64_t)kg;
-            int e = moved(w, run->be->xfer(w->fh, (iolab_dir_t)w->op, aggbuf, off, len), len);
-            if (e && !w->err)
-                w->err = e;
-            else if (!e && len) {
-                w->bytes += len;
-                w->ops++;
-            }
-        }
-        if (w->op == IOLAB_READ) {
-            MPI_Scatter(aggbuf, (int)t, MPI_BYTE, w->buf, (int)t, MPI_BYTE, 0, run->group_comm);
-            if (run->cfg.verify && !stop)
-                check_data(w, w->buf, t, w->lr, off);
-        }
-    }
 }
 
 static void *alloc_buf(const iolab_run_t *run, uint64_t len, int lr)
@@ -196,6 +63,7 @@ typedef struct phase_setup {
     unsigned char *aggbuf;      /* aggregator: the group's transfers, kg * transfer bytes */
     int kg;
     int does_io;                /* opens the file (aggregated layouts: aggregators only) */
+    uint64_t *slots, nslots;    /* --random, segmented: this rank's slots (see xfer_offset) */
     MPI_Comm comm;              /* opens it together with these ranks */
 } phase_setup_t;
 
@@ -208,6 +76,7 @@ static MPI_Comm open_comm(const iolab_run_t *run, int *does_io)
         return MPI_COMM_SELF;
     case IOLAB_LAYOUT_SEGMENTED:
     case IOLAB_LAYOUT_STRIDED:
+    case IOLAB_LAYOUT_SUBARRAY:
         return run->world;
     default: {
         int grank;
@@ -216,6 +85,14 @@ static MPI_Comm open_comm(const iolab_run_t *run, int *does_io)
         return run->agg_comm != MPI_COMM_NULL ? run->agg_comm : MPI_COMM_SELF;
     }
     }
+}
+
+/* Requests the backend keeps in flight (--posix.queue-depth), 1 without a queue. */
+static int queue_depth(const iolab_run_t *run)
+{
+    int d = run->be->queue_depth && run->be->xfer_queue ? run->be->queue_depth(run->be_state)
+                                                        : 1;
+    return d > 1 ? d : 1;
 }
 
 /* Workers and buffers for this rank's share (threads split the transfers evenly). */
@@ -233,38 +110,62 @@ static void setup_phase(iolab_run_t *run, const worker_t *proto, phase_setup_t *
     }
     ps->w = calloc((size_t)ps->nw, sizeof *ps->w);
     uint64_t n = iolab_layout_rank_xfers(&run->layout);
+    if (run->cfg.random && run->layout.kind == IOLAB_LAYOUT_SEGMENTED) {
+        /* the deal is the same on every rank (seeded by the repetition only) */
+        uint64_t deal = 0x2545F4914F6CDD1Dull ^ (uint64_t)proto->prep;
+        ps->nslots = iolab_layout_random_slots(&run->layout, proto->lr, deal, proto->seed,
+                                               NULL);
+        ps->slots = malloc((ps->nslots ? ps->nslots : 1) * sizeof *ps->slots);
+        if (ps->slots)
+            iolab_layout_random_slots(&run->layout, proto->lr, deal, proto->seed, ps->slots);
+        n = ps->nslots * run->layout.segments;
+    }
+    if (proto->op == IOLAB_READ && run->sw_written && run->sw_written < n)
+        n = run->sw_written;  /* what a stonewalled write left */
     uint64_t len = run->cfg.file_view ? iolab_layout_rank_bytes(&run->layout)
-                                      : run->layout.transfer;
+                                      : run->layout.transfer * (uint64_t)queue_depth(run);
+    if (run->layout.kind == IOLAB_LAYOUT_SUBARRAY)
+        len = iolab_decomp_step_bytes(&run->decomp, proto->lr);
     for (int t = 0; t < ps->nw; t++) {
         worker_t *w = &ps->w[t];
         *w = *proto;
         w->first = n * (uint64_t)t / (uint64_t)ps->nw;
         w->last = n * (uint64_t)(t + 1) / (uint64_t)ps->nw;
+        w->next = w->first;
+        w->slots = ps->slots;
+        w->nslots = ps->nslots;
         w->buf = alloc_buf(run, len, proto->lr);
-        if (!w->buf || (ps->does_io && agg && !ps->aggbuf))
+        if (!w->buf || (ps->does_io && agg && !ps->aggbuf) || (ps->nslots && !ps->slots))
             w->err = ENOMEM;
     }
 }
 
-/* Run the transfers of this rank (threads, vector or aggregated). */
-static void transfer_all(iolab_run_t *run, phase_setup_t *ps, void *fh)
+/* Run the transfers of this rank (threads, vector, aggregated or N-D boxes). */
+static void transfer_all(iolab_run_t *run, phase_setup_t *ps, void *fh, iolab_phase_t *ph)
 {
     worker_t *w = ps->w;
     for (int t = 0; t < ps->nw; t++)
         w[t].fh = fh;
-    if (iolab_layout_aggregated(&run->layout))
-        aggregated_loop(&w[0], ps->aggbuf, ps->kg);
+    if (run->layout.kind == IOLAB_LAYOUT_SUBARRAY)
+        iolab_boxes_xfer(&w[0]);
+    else if (iolab_layout_aggregated(&run->layout))
+        iolab_aggregated_loop(&w[0], ps->aggbuf, ps->kg);
     else if (run->cfg.file_view)
-        vector_xfer(&w[0]);
-    else if (ps->nw == 1)
-        worker_loop(&w[0]);
+        iolab_vector_xfer(&w[0]);
+    else if (ps->nw == 1 && queue_depth(run) > 1)
+        iolab_queue_loop(&w[0], queue_depth(run));
+    else if (ps->nw == 1 && run->cfg.stonewall > 0) {
+        iolab_worker_loop(&w[0]);
+        iolab_wear_out(&w[0], ph);
+    } else if (ps->nw == 1)
+        iolab_worker_loop(&w[0]);
     else {
         pthread_t *th = calloc((size_t)ps->nw, sizeof *th);
         char *started = calloc((size_t)ps->nw, 1);
         for (int t = 0; t < ps->nw; t++) {
-            started[t] = pthread_create(&th[t], NULL, worker_loop, &w[t]) == 0;
+            started[t] = pthread_create(&th[t], NULL, iolab_worker_loop, &w[t]) == 0;
             if (!started[t])  /* no thread left: do its share here rather than lose it */
-                worker_loop(&w[t]);
+                iolab_worker_loop(&w[t]);
         }
         for (int t = 0; t < ps->nw; t++)
             if (started[t])
@@ -287,22 +188,49 @@ static void record_hints(iolab_run_t *run, void *fh)
     }
 }
 
+/* What open (and prepare) get for the file of logical rank lr. path: 4096 bytes. The
+ * caller frees a->info. */
+static void open_args(iolab_run_t *run, const phase_setup_t *ps, int op, int lr, char *path,
+                      iolab_open_args_t *a)
+{
+    int f = iolab_layout_file_of(&run->layout, lr);
+    iolab_run_file_path(run, f, path, 4096);
+    *a = (iolab_open_args_t){path, ps->comm, (iolab_dir_t)op,
+                             iolab_layout_file_bytes(&run->layout, f),
+                             iolab_hints_info(&run->hints),
+                             run->layout.kind == IOLAB_LAYOUT_SUBARRAY ? &run->decomp : NULL};
+}
+
+/* Before the barrier: the backend's untimed preparation of the files a write creates. */
+static void prepare_files(iolab_run_t *run, phase_setup_t *ps, int op, int lr)
+{
+    if (op != IOLAB_WRITE || !run->be->prepare || !ps->does_io)
+        return;
+    char path[4096];
+    iolab_open_args_t a;
+    open_args(run, ps, op, lr, path, &a);
+    int e = run->be->prepare(run->be_state, &a, ps->w[0].why, sizeof ps->w[0].why);
+    if (a.info != MPI_INFO_NULL)
+        MPI_Info_free(&a.info);
+    run->files_exist = 1;
+    for (int t = 0; e && t < ps->nw; t++)
+        ps->w[t].err = ps->w[t].err ? ps->w[t].err : e;
+}
+
 /* Open, move, sync, close; fills tl and the workers' counts and errors. */
 static void do_phase_io(iolab_run_t *run, phase_setup_t *ps, int op, int lr, timeline_t *tl,
-                        double t0)
+                        double t0, iolab_phase_t *ph)
 {
     char path[4096], err[IOLAB_ERRLEN] = "";
-    int f = iolab_layout_file_of(&run->layout, lr), e = 0;
+    int e = 0;
     void *fh = NULL;
-    iolab_run_file_path(run, f, path, sizeof path);
     tl->open_start = MPI_Wtime() - t0;
     if (ps->does_io) {
-        MPI_Info info = iolab_hints_info(&run->hints);
-        iolab_open_args_t a = {path, ps->comm, (iolab_dir_t)op,
-                               iolab_layout_file_bytes(&run->layout, f), info};
+        iolab_open_args_t a;
+        open_args(run, ps, op, lr, path, &a);
         e = run->be->open(run->be_state, &a, &fh, err, sizeof err);
-        if (info != MPI_INFO_NULL)
-            MPI_Info_free(&info);
+        if (a.info != MPI_INFO_NULL)
+            MPI_Info_free(&a.info);
         if (e) {  /* no handle: the workers must not touch it */
             fh = NULL;
             for (int t = 0; t < ps->nw; t++)
@@ -312,7 +240,9 @@ static void do_phase_io(iolab_run_t *run, phase_setup_t *ps, int op, int lr, tim
             run->files_exist = 1;
     }
     tl->open_end = MPI_Wtime() - t0;
-    transfer_all(run, ps, fh);
+    for (int t = 0; t < ps->nw; t++)
+        ps->w[t].deadline = run->cfg.stonewall > 0 ? t0 + run->cfg.stonewall : 0;
+    transfer_all(run, ps, fh, ph);
     tl->xfer_end = MPI_Wtime() - t0;
     worker_t *w0 = &ps->w[0];
     if (fh) {
@@ -329,8 +259,15 @@ static void do_phase_io(iolab_run_t *run, phase_setup_t *ps, int op, int lr, tim
         snprintf(w0->why, sizeof w0->why, "%s", err);
 }
 
+const char *iolab_op_name(int op)
+{
+    static const char *const names[] = {"write", "read", "create", "stat", "open_read",
+                                        "remove"};
+    return op >= 0 && op < (int)(sizeof names / sizeof *names) ? names[op] : "?";
+}
+
 /* Everyone learns the lowest failing rank's errno and message (MINLOC + broadcast). */
-static void agree_failure(iolab_run_t *run, int op, int err, const char *why,
+void iolab_phase_agree_failure(iolab_run_t *run, int op, int err, const char *why,
                           uint64_t bytes_done)
 {
     struct { int val, rank; } in = {err ? run->rank : INT_MAX, run->rank}, out;
@@ -345,7 +282,7 @@ static void agree_failure(iolab_run_t *run, int op, int err, const char *why,
     MPI_Bcast(&e, 1, MPI_INT, who, run->world);
     MPI_Bcast(msg, sizeof msg, MPI_CHAR, who, run->world);
     run->fail.set = 1;
-    run->fail.phase = op == IOLAB_WRITE ? "write" : "read";
+    run->fail.phase = iolab_op_name(op);
     run->fail.rank = who;
     run->fail.err = e;
     run->fail.bytes_done = total;
@@ -384,7 +321,7 @@ static void agree_verify(iolab_run_t *run, const worker_t *w, int nw, int path_f
 }
 
 /* Gather every rank's numbers to rank 0 and compute the phase's result there. */
-static void collect(iolab_run_t *run, iolab_phase_t *ph, const iolab_rank_stat_t *me)
+void iolab_phase_collect(iolab_run_t *run, iolab_phase_t *ph, const iolab_rank_stat_t *me)
 {
     double mine[7] = {(double)me->bytes, (double)me->ops, me->open_s, me->xfer_s, me->close_s,
                       me->start, me->end};
@@ -417,7 +354,7 @@ static void collect(iolab_run_t *run, iolab_phase_t *ph, const iolab_rank_stat_t
     ph->iops = ph->time_s > 0 ? (double)ph->ops / ph->time_s : 0;
 }
 
-static void append_phase(iolab_run_t *run, const iolab_phase_t *ph)
+void iolab_phase_append(iolab_run_t *run, const iolab_phase_t *ph)
 {
     if (run->rank != 0)
         return;
@@ -443,13 +380,17 @@ int iolab_phase_run(iolab_run_t *run, int op, int rep, int pass)
             lr = iolab_layout_reorder(&run->layout, run->rank, run->reorder_shift);
         ph.reorder_shift = (lr - run->rank + run->ranks) % run->ranks;
     }
-    worker_t proto = {.run = run, .op = op, .lr = lr, .prep = run->cfg.write ? rep : 0};
+    int64_t prep = run->cfg.write ? rep : 0;
+    worker_t proto = {.run = run, .op = op, .lr = lr, .prep = prep,
+                      .seed = ((uint64_t)(uint32_t)lr << 32 | (uint32_t)prep) ^
+                              0x5851F42D4C957F2Dull};
     phase_setup_t ps;
     setup_phase(run, &proto, &ps);
+    prepare_files(run, &ps, op, lr);
     timeline_t tl;
     MPI_Barrier(run->world);
     double t0 = MPI_Wtime();
-    do_phase_io(run, &ps, op, lr, &tl, t0);
+    do_phase_io(run, &ps, op, lr, &tl, t0, &ph);
     worker_t *w = ps.w;
     int nw = ps.nw;
     iolab_rank_stat_t me = {0, 0, tl.open_end - tl.open_start, tl.xfer_end - tl.open_end,
@@ -467,17 +408,18 @@ int iolab_phase_run(iolab_run_t *run, int op, int rep, int pass)
     int flags[2] = {err != 0, iolab_interrupted != 0}, any[2];
     MPI_Allreduce(flags, any, 2, MPI_INT, MPI_MAX, run->world);
     if (any[0])
-        agree_failure(run, op, err, why, me.bytes);
+        iolab_phase_agree_failure(run, op, err, why, me.bytes);
     else if (op == IOLAB_READ && !any[1])  /* after an error or interrupt: garbage anyway */
         agree_verify(run, w, nw, iolab_layout_file_of(&run->layout, lr));
     if (any[1])
         iolab_interrupted = 1;
-    collect(run, &ph, &me);
-    append_phase(run, &ph);
+    iolab_phase_collect(run, &ph, &me);
+    iolab_phase_append(run, &ph);
     for (int t = 0; t < nw; t++)
         free(w[t].buf);
     free(w);
     free(ps.aggbuf);
+    free(ps.slots);
     return any[0] || any[1] || run->verify.bad;
 }
 

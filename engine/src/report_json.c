@@ -36,6 +36,31 @@ static void config_group(iolab_json_t *j, const iolab_optgroup_t *g)
     }
 }
 
+/* The N-D array of the subarray layout and btio (null otherwise): its dimensions in the
+ * file (record first), the process grid, boxes per rank, steps. */
+static void array(iolab_json_t *j, const iolab_run_t *run)
+{
+    const iolab_decomp_t *d = &run->decomp;
+    if (run->layout.kind != IOLAB_LAYOUT_SUBARRAY) {
+        iolab_json_null(j, "array");
+        return;
+    }
+    iolab_json_obj(j, "array");
+    iolab_json_str(j, "decomposition", d->kind == IOLAB_DECOMP_BTIO ? "btio" : "block");
+    iolab_json_arr(j, "dims");
+    for (int i = 0; i < d->nd; i++)
+        iolab_json_uint(j, NULL, d->dims[i]);
+    iolab_json_end(j, ']');
+    iolab_json_arr(j, "pgrid");
+    for (int i = 0; i < d->ngrid; i++)
+        iolab_json_int(j, NULL, d->pgrid[i]);
+    iolab_json_end(j, ']');
+    iolab_json_int(j, "boxes_per_rank", iolab_decomp_nboxes(d, 0));
+    iolab_json_uint(j, "elem_bytes", d->elem);
+    iolab_json_uint(j, "steps", d->steps);
+    iolab_json_end(j, '}');
+}
+
 static void config(iolab_json_t *j, const iolab_run_t *run)
 {
     iolab_json_obj(j, "config");
@@ -45,10 +70,28 @@ static void config(iolab_json_t *j, const iolab_run_t *run)
         config_group(j, &run->groups[g]);
     iolab_json_int(j, "group_effective", run->layout.group);
     iolab_json_int(j, "reorder_shift_ranks", run->cfg.reorder ? run->reorder_shift : 0);
-    iolab_json_uint(j, "rank_bytes", iolab_layout_rank_bytes(&run->layout));
-    iolab_json_uint(j, "total_bytes", iolab_layout_rank_bytes(&run->layout) *
-                                          (uint64_t)run->ranks);
+    int sub = run->layout.kind == IOLAB_LAYOUT_SUBARRAY;
+    /* subarray: rank 0's share (the largest of an uneven split) */
+    iolab_json_uint(j, "rank_bytes", sub ? iolab_decomp_step_bytes(&run->decomp, 0) *
+                                               run->decomp.steps
+                                         : iolab_layout_rank_bytes(&run->layout));
+    iolab_json_uint(j, "total_bytes", sub ? run->layout.array_bytes
+                                          : iolab_layout_rank_bytes(&run->layout) *
+                                                (uint64_t)run->ranks);
     iolab_json_int(j, "files", iolab_layout_nfiles(&run->layout));
+    array(j, run);
+    if (run->cfg.metadata) {
+        int unique;
+        uint64_t size;
+        iolab_metadata_plan(run, &unique, &size);
+        iolab_json_obj(j, "metadata_plan");
+        iolab_json_uint(j, "files_per_rank", run->cfg.md_files);
+        iolab_json_uint(j, "file_bytes", size);
+        iolab_json_str(j, "dir", unique ? "unique" : "shared");
+        iolab_json_end(j, '}');
+    } else {
+        iolab_json_null(j, "metadata_plan");
+    }
     iolab_json_end(j, '}');
 }
 
@@ -122,7 +165,7 @@ static void minmax(iolab_json_t *j, const char *key, iolab_minmax_t m)
 static void phase(iolab_json_t *j, const iolab_run_t *run, const iolab_phase_t *p)
 {
     iolab_json_obj(j, NULL);
-    iolab_json_str(j, "op", p->op == IOLAB_WRITE ? "write" : "read");
+    iolab_json_str(j, "op", iolab_op_name(p->op));
     iolab_json_int(j, "pass", p->pass);
     iolab_json_str(j, "cache", p->cache);
     if (p->op == IOLAB_WRITE) {
@@ -137,6 +180,16 @@ static void phase(iolab_json_t *j, const iolab_run_t *run, const iolab_phase_t *
         iolab_json_end(j, '}');
     }
     iolab_json_int(j, "reorder_shift", p->reorder_shift);
+    if (run->cfg.stonewall > 0) {
+        iolab_json_obj(j, "stonewall");
+        iolab_json_num(j, "deadline_s", run->cfg.stonewall);
+        iolab_json_bool(j, "hit", p->stonewall_hit);
+        iolab_json_uint(j, "xfers_min", p->sw_min);
+        iolab_json_uint(j, "xfers_max", p->sw_max);
+        iolab_json_end(j, '}');
+    } else {
+        iolab_json_null(j, "stonewall");
+    }
     iolab_json_uint(j, "bytes", p->bytes);
     iolab_json_uint(j, "ops", p->ops);
     iolab_json_num(j, "time_s", p->time_s);
@@ -230,6 +283,12 @@ static void op_summary(iolab_json_t *j, const char *key, const iolab_run_t *run,
 static void summary(iolab_json_t *j, const iolab_run_t *run)
 {
     iolab_json_obj(j, "summary");
+    if (run->cfg.metadata) {  /* per metadata phase; "iops" is operations per second */
+        for (int op = IOLAB_MD_CREATE; op <= IOLAB_MD_REMOVE; op++)
+            op_summary(j, iolab_op_name(op), run, op, 0);
+        iolab_json_end(j, '}');
+        return;
+    }
     if (run->cfg.write)
         op_summary(j, "write", run, IOLAB_WRITE, 0);
     if (run->cfg.read) {

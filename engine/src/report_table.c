@@ -13,12 +13,32 @@ static void header(const iolab_run_t *run, FILE *out)
     iolab_option_choice(&iolab_config_options[1], c->layout, layout, sizeof layout);
     fprintf(out, "iolab-bench %s  api %s  layout %s  ranks %d on %d host(s)\n", IOLAB_VERSION,
             c->api, layout, e->ranks, e->nhosts);
-    fprintf(out, "transfer %llu B  block %llu B  segments %llu  per rank %llu B  total %llu B"
-            "  files %d\n", (unsigned long long)c->transfer, (unsigned long long)c->block,
-            (unsigned long long)c->segments,
-            (unsigned long long)iolab_layout_rank_bytes(&run->layout),
-            (unsigned long long)(iolab_layout_rank_bytes(&run->layout) * (uint64_t)e->ranks),
-            iolab_layout_nfiles(&run->layout));
+    const iolab_decomp_t *d = &run->decomp;
+    if (c->metadata) {
+        int unique;
+        uint64_t size;
+        iolab_metadata_plan(run, &unique, &size);
+        fprintf(out, "metadata %s: %llu files per rank of %llu B, %s\n",
+                c->metadata == IOLAB_METADATA_HARD ? "hard" : "easy",
+                (unsigned long long)c->md_files, (unsigned long long)size,
+                unique ? "a directory per rank" : "one shared directory");
+    } else if (run->layout.kind == IOLAB_LAYOUT_SUBARRAY) {
+        fprintf(out, "array %s", d->kind == IOLAB_DECOMP_BTIO ? "btio" : "subarray");
+        for (int i = 0; i < d->nd; i++)
+            fprintf(out, "%c%llu", i ? 'x' : ' ', (unsigned long long)d->dims[i]);
+        fprintf(out, " (record first) x %llu B  process grid", (unsigned long long)d->elem);
+        for (int i = 0; i < d->ngrid; i++)
+            fprintf(out, "%c%d", i ? 'x' : ' ', d->pgrid[i]);
+        fprintf(out, "  boxes per rank %d  total %llu B\n", iolab_decomp_nboxes(d, 0),
+                (unsigned long long)run->layout.array_bytes);
+    } else {
+        fprintf(out, "transfer %llu B  block %llu B  segments %llu  per rank %llu B  total %llu B"
+                "  files %d\n", (unsigned long long)c->transfer, (unsigned long long)c->block,
+                (unsigned long long)c->segments,
+                (unsigned long long)iolab_layout_rank_bytes(&run->layout),
+                (unsigned long long)(iolab_layout_rank_bytes(&run->layout) * (uint64_t)e->ranks),
+                iolab_layout_nfiles(&run->layout));
+    }
     fprintf(out, "path %s  fs %s (block %llu, logical block %llu)\n", c->path, e->fs_type,
             (unsigned long long)e->fs_block_size, (unsigned long long)e->logical_block_size);
     fprintf(out, "MPI %.70s  MPI-IO %s\n", e->mpi_library, e->mpiio_impl);
@@ -35,12 +55,12 @@ static void header(const iolab_run_t *run, FILE *out)
 
 static void phases(const iolab_run_t *run, FILE *out)
 {
-    fprintf(out, "\n%-6s %3s %4s %10s %10s %9s %9s %9s %9s %-7s\n", "access", "rep", "pass",
+    fprintf(out, "\n%-9s %3s %4s %10s %10s %9s %9s %9s %9s %-7s\n", "access", "rep", "pass",
             "bw(MiB/s)", "IOPS", "open(s)", "xfer(s)", "close(s)", "total(s)", "cache");
     for (size_t i = 0; i < run->nphases; i++) {
         const iolab_phase_t *p = &run->phases[i];
-        fprintf(out, "%-6s %3d %4d %10.2f %10.1f %9.4f %9.4f %9.4f %9.4f %-7s\n",
-                p->op == IOLAB_WRITE ? "write" : "read", p->rep, p->pass, p->bw / MIB, p->iops,
+        fprintf(out, "%-9s %3d %4d %10.2f %10.1f %9.4f %9.4f %9.4f %9.4f %-7s\n",
+                iolab_op_name(p->op), p->rep, p->pass, p->bw / MIB, p->iops,
                 p->open_s.max, p->xfer_s.max, p->close_s.max, p->time_s, p->cache);
     }
 }
@@ -51,7 +71,7 @@ static void summary_line(const iolab_run_t *run, FILE *out, int op, int pass, co
     iolab_stats_t io = iolab_run_stats(run, op, pass, IOLAB_METRIC_IOPS);
     if (!bw.n)
         return;
-    fprintf(out, "%-8s %10.2f %10.2f %10.2f %10.2f %10.2f %10.1f %4zu\n", name, bw.max / MIB,
+    fprintf(out, "%-9s %10.2f %10.2f %10.2f %10.2f %10.2f %10.1f %4zu\n", name, bw.max / MIB,
             bw.min / MIB, bw.median / MIB, bw.mean / MIB, bw.stddev / MIB, io.median, bw.n);
 }
 
@@ -59,7 +79,7 @@ void iolab_report_table(const iolab_run_t *run, FILE *out)
 {
     header(run, out);
     phases(run, out);
-    fprintf(out, "\n%-8s %10s %10s %10s %10s %10s %10s %4s\n", "summary", "max(MiB/s)",
+    fprintf(out, "\n%-9s %10s %10s %10s %10s %10s %10s %4s\n", "summary", "max(MiB/s)",
             "min", "median", "mean", "stddev", "IOPS(med)", "reps");
     summary_line(run, out, IOLAB_WRITE, 0, "write");
     for (int pass = 0; pass < run->cfg.read_times; pass++) {
@@ -67,6 +87,8 @@ void iolab_report_table(const iolab_run_t *run, FILE *out)
         snprintf(name, sizeof name, pass ? "read#%d" : "read", pass + 1);
         summary_line(run, out, IOLAB_READ, pass, name);
     }
+    for (int op = IOLAB_MD_CREATE; op <= IOLAB_MD_REMOVE; op++)  /* IOPS: operations/s */
+        summary_line(run, out, op, 0, iolab_op_name(op));
     if (strcmp(run->status, "ok") != 0)
         fprintf(out, "\nstatus %s: %s\n", run->status,
                 run->fail.set ? run->fail.message : "interrupted");

@@ -35,6 +35,9 @@ typedef struct iolab_phase {
     int evict_attempted, evict_verified;
     double resident_fraction; /* of the files' pages before the pass; < 0 unknown */
     int reorder_shift;        /* ranks between reader and writer; 0 = own data */
+    int stonewall_hit;        /* --stonewall: a rank reached the deadline */
+    uint64_t sw_min, sw_max;  /* --stonewall: fewest / most transfers a rank had done at its
+                                 deadline (sw_max = every rank's count after wear-out) */
     uint64_t bytes, ops;
     double time_s, bw, iops;
     iolab_minmax_t open_s, xfer_s, close_s;
@@ -69,6 +72,9 @@ typedef struct iolab_run {
     void *be_state;
     iolab_env_t env;
     iolab_layout_t layout;
+    iolab_decomp_t decomp;     /* subarray layout / btio: the N-D array and its boxes */
+    uint64_t sw_written;       /* --stonewall: transfers per rank the last write moved (reads
+                                  read as many); 0 = all */
     iolab_hints_t hints;
     MPI_Comm group_comm;       /* aggregated layouts: my group, aggregator = rank 0 */
     MPI_Comm agg_comm;         /* subset to one shared file: the aggregators */
@@ -80,6 +86,7 @@ typedef struct iolab_run {
     iolab_failure_t fail;
     iolab_verify_result_t verify;
     int files_exist;           /* the run created files that may need removing */
+    int dirs_made;             /* --unique-dir: this rank created its directory */
     int argc;                  /* the command line, recorded in the JSON */
     char **argv;
 } iolab_run_t;
@@ -87,14 +94,37 @@ typedef struct iolab_run {
 /* Set by SIGINT/SIGTERM; checked between transfers. */
 extern volatile sig_atomic_t iolab_interrupted;
 
-/* Path of file f of the layout into buf (fpp: <path>.<f>, subset aggregator files
- * <path>.a<f>, else <path>). */
+/* --unique-dir: the directory of rank f's file (<dir of --path>/<f>). */
+void iolab_run_dir_path(const iolab_run_t *run, int f, char *buf, size_t len);
+
+/* Path of file f of the layout into buf (fpp: <path>.<f>, with --unique-dir
+ * <dir>/<f>/<name>.<f>; subset aggregator files <path>.a<f>, else <path>). */
 void iolab_run_file_path(const iolab_run_t *run, int f, char *buf, size_t len);
 
 /* Run one phase (collective over run->world). Appends the result to run->phases on rank 0
  * and records failures in run->fail / run->verify (identical on all ranks). Returns 0, or 1
  * when the run must stop (failure or interrupt, agreed by all ranks). */
 int iolab_phase_run(iolab_run_t *run, int op, int rep, int pass);
+
+/* Phase ops beyond iolab_dir_t: the metadata benchmark's (metadata.c). */
+enum { IOLAB_MD_CREATE = 2, IOLAB_MD_STAT, IOLAB_MD_READ, IOLAB_MD_REMOVE };
+
+/* "write", "read", "create", "stat", "open_read", "remove". */
+const char *iolab_op_name(int op);
+
+/* Pieces of a phase shared with the metadata benchmark (collective over run->world):
+ * everyone learns the lowest failing rank's errno and message; rank 0 gathers every rank's
+ * numbers into ph (time = latest end - earliest start) and appends it to run->phases. */
+void iolab_phase_agree_failure(iolab_run_t *run, int op, int err, const char *why,
+                               uint64_t bytes_done);
+void iolab_phase_collect(iolab_run_t *run, iolab_phase_t *ph, const iolab_rank_stat_t *me);
+void iolab_phase_append(iolab_run_t *run, const iolab_phase_t *ph);
+
+/* --metadata: the metadata benchmark's repetitions (create, stat, open+read, remove of
+ * --md-files files per rank). Stops at the first failure or interrupt. */
+void iolab_metadata_run(iolab_run_t *run);
+/* The metadata benchmark's resolved shape: a directory per rank (*unique) and file size. */
+void iolab_metadata_plan(const iolab_run_t *run, int *unique, uint64_t *size);
 
 /* Evict (when asked) and measure the page-cache residency of the run's files before a read
  * pass (collective). Fills the cache fields of *ph on every rank. */

@@ -132,6 +132,65 @@ static void check_reorder_shift(void)
               s, r);
 }
 
+/* --random: a permutation of [0, n) for every n and seed, not the identity when n is large
+ * enough to tell, and different seeds give different orders. */
+static void check_permute(void)
+{
+    for (uint64_t n = 0; n <= 300; n++)
+        for (uint64_t seed = 0; seed < 4; seed++) {
+            unsigned char *seen = calloc(n ? n : 1, 1);
+            uint64_t fixed = 0;
+            for (uint64_t i = 0; i < n; i++) {
+                uint64_t p = iolab_layout_permute(i, n, seed * 0x1234567ull);
+                CHECK(p < n, "permute n=%llu: %llu out of range", (unsigned long long)n,
+                      (unsigned long long)p);
+                CHECK(!seen[p], "permute n=%llu seed %llu: %llu twice", (unsigned long long)n,
+                      (unsigned long long)seed, (unsigned long long)p);
+                seen[p] = 1;
+                fixed += p == i;
+            }
+            free(seen);
+            CHECK(n < 16 || fixed < n / 2, "permute n=%llu: %llu of %llu in place",
+                  (unsigned long long)n, (unsigned long long)fixed, (unsigned long long)n);
+        }
+    int differ = 0;
+    for (uint64_t i = 0; i < 64; i++)
+        differ += iolab_layout_permute(i, 64, 1) != iolab_layout_permute(i, 64, 2);
+    CHECK(differ > 32, "seeds 1 and 2 give nearly the same order (%d of 64 differ)", differ);
+    uint64_t big = 1ull << 40;
+    CHECK(iolab_layout_permute(big - 1, big, 7) < big, "permute 2^40");
+}
+
+/* --random on the segmented layout: every slot of a segment dealt to exactly one rank, each
+ * rank's list a permutation of its slots; the deal does not depend on the order seed. */
+static void check_random_slots(void)
+{
+    for (int ranks = 1; ranks <= 7; ranks++)
+        for (uint64_t per = 1; per <= 9; per += 4) {
+            iolab_layout_t l;
+            char err[256];
+            CHECK(iolab_layout_init(&l, IOLAB_LAYOUT_SEGMENTED, ranks, 4, 4 * per, 2, 1, 0, err,
+                                    sizeof err) == 0, "init: %s", err);
+            uint64_t nslots = (uint64_t)ranks * per, total = 0;
+            unsigned char *seen = calloc(nslots, 1);
+            for (int r = 0; r < ranks; r++) {
+                uint64_t m = iolab_layout_random_slots(&l, r, 99, (uint64_t)r, NULL);
+                uint64_t *slots = calloc(m ? m : 1, sizeof *slots);
+                CHECK(iolab_layout_random_slots(&l, r, 99, 12345, slots) == m, "count");
+                for (uint64_t j = 0; j < m; j++) {
+                    CHECK(slots[j] < nslots && !seen[slots[j]], "slot %llu dealt twice",
+                          (unsigned long long)slots[j]);
+                    seen[slots[j]] = 1;
+                }
+                total += m;
+                free(slots);
+            }
+            CHECK(total == nslots, "%llu of %llu slots dealt", (unsigned long long)total,
+                  (unsigned long long)nslots);
+            free(seen);
+        }
+}
+
 int main(void)
 {
     static const char *names[] = {"fpp", "segmented", "strided", "serial", "subset"};
@@ -169,6 +228,8 @@ int main(void)
                             }
     check_bad_input();
     check_reorder_shift();
+    check_permute();
+    check_random_slots();
     printf("%d layout combinations checked, %d failures\n", combos, failures);
     return failures ? 1 : 0;
 }

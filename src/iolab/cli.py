@@ -34,6 +34,12 @@ VERBS: dict[str, tuple[str, str]] = {
     "buffer": ("iolab.buffer.cli",
                "run a program with libiolab-buffer (open IOBUF: write-behind, read-ahead); "
                "print stats"),
+    "hints": ("iolab.hints.cli",
+              "open a test file with MPI-IO hints and show the effective ones (unknown keys, "
+              "changed values; OMPIO's parameters under Open MPI)"),
+    "tune": ("iolab.tune.cli",
+             "find the fastest hints, striping, I/O mode and layout for a workload on this "
+             "file system, and prove the winner with statistics"),
 }
 
 

@@ -11,7 +11,7 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "bench.md"
 
 
 def test_ior_flag_table_matches_the_aliases() -> None:
-    rows = re.findall(r"^\| `(-\w)`\s+\| `([^`]+)`", DOC.read_text(), flags=re.M)
+    rows = re.findall(r"^\| `(-\w|--[\w.]+)`\s+\| `([^`]+)`", DOC.read_text(), flags=re.M)
     documented = {flag: target for flag, target in rows}
     expected = {}
     for a in options.IOR_ALIASES:

@@ -44,6 +44,11 @@ IOR_CASES = [
     (["-k"], {"keep": True}),
     (["-o", "/scratch/me/ior.dat"], {"path": "/scratch/me/ior.dat"}),
     (["-U", "hints.txt"], {"hints-file": "hints.txt"}),
+    (["-z"], {"random": True}),
+    (["-Y"], {"fsync-per-write": True}),
+    (["-D", "30"], {"stonewall": "30"}),
+    (["-u"], {"unique-dir": True}),
+    (["--posix.odirect"], {"posix.mode": "direct"}),
 ]
 
 
@@ -54,7 +59,7 @@ def test_ior_alias(parser: argparse.ArgumentParser, argv: list[str],
 
 
 def test_every_ior_alias_is_tested() -> None:
-    tested = {argv[0] for argv, _ in IOR_CASES if len(argv[0]) == 2}
+    tested = {argv[0] for argv, _ in IOR_CASES if len(argv[0]) == 2 or argv[0][:2] == "--"}
     assert tested == {a.flag for a in options.IOR_ALIASES}
 
 

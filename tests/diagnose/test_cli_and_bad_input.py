@@ -77,7 +77,11 @@ def test_truncated_by_one_byte(tmp_path: Path, capsys) -> None:
 
 
 def test_fail_on(capsys) -> None:
-    assert main(["diagnose", "--fail-on", "high", str(SMALL_LOG)]) == 1
+    # 1.6 s of a 1.8 s run in 512 B fwrite()s: HIGH
+    assert main(["diagnose", "--fail-on", "high",
+                 str(GENERATED / "stdio_fwrite_2M_x_512B.darshan")]) == 1
+    # the 64 B writes cost 0.92 s of a 1.1 s run: INFO (under a second), no HIGH
+    assert main(["diagnose", "--fail-on", "high", str(SMALL_LOG)]) == 0
     assert main(["diagnose", "--fail-on", "warn", str(CLEAN_LOG)]) == 0
     assert main(["diagnose", str(SMALL_LOG)]) == 0
     capsys.readouterr()

@@ -153,6 +153,25 @@ def test_fill_mode_pnetcdf() -> None:
     assert "NC_NOFILL" in f.fix.artifacts[0].content
 
 
+def test_fill_mode_hdf5_per_file() -> None:
+    """Two HDF5 files of 64 MiB of datasets each; only b.h5 received 128 MiB (fill values
+    first). Expected / was: b.h5 alone, from its own datasets ("<file>:<dataset>" records) /
+    the datasets' bytes spread evenly over the files."""
+    recs = []
+    for rid, name, posix in ((91, "/s/a.h5", 64 * MiB), (92, "/s/b.h5", 128 * MiB)):
+        recs += [RawRecord(module="H5F", rank=SHARED_RANK, record_id=rid, path=name,
+                           counters={"H5F_OPENS": 4, "H5F_USE_MPIIO": 1}),
+                 RawRecord(module="H5D", rank=SHARED_RANK, record_id=rid + 100,
+                           path=f"{name}:/grid/temperature",
+                           counters={"H5D_OPENS": 4, "H5D_WRITES": 64,
+                                     "H5D_BYTES_WRITTEN": 64 * MiB}),
+                 write_1m(name, SHARED_RANK, rid, posix)]
+    f = fired(job(recs, nprocs=4))["fill-mode"]
+    assert [e.path for e in f.hit.files] == ["/s/b.h5"]
+    assert f.hit.files[0].values == {"posix_bytes": 128 * MiB, "data_bytes": 64 * MiB,
+                                     "library": "HDF5"}
+
+
 def test_formatted_output() -> None:
     rec = RawRecord(module="STDIO", rank=0, record_id=91, path="/s/results.csv",
                     counters={"STDIO_OPENS": 1, "STDIO_WRITES": 200_000,

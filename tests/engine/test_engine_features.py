@@ -225,7 +225,8 @@ REQUIRED_OPTIONS = [
     "api", "layout", "transfer", "block", "segments", "write", "read", "reps", "path",
     "collective", "file-view", "hint", "hints-file", "threads", "reorder", "read-times", "evict",
     "verify", "keep", "group", "group-files", "json", "quiet", "progress", "list-options",
-    "posix.mode", "null.delay-us",
+    "posix.mode", "null.delay-us", "workload", "grid", "pgrid", "elem", "steps", "random",
+    "fsync-per-write", "stonewall", "unique-dir",
 ]
 
 
@@ -241,7 +242,9 @@ def test_list_options(engine: Engine):
     for o in table:
         assert set(o) >= {"name", "type", "default", "unit", "choices", "help"} and o["help"]
     by = {o["name"]: o for o in table}
-    assert by["layout"]["choices"] == ["fpp", "segmented", "strided", "serial", "subset"]
+    assert by["layout"]["choices"] == ["fpp", "segmented", "strided", "serial", "subset",
+                                       "subarray"]
+    assert by["workload"]["choices"] == ["layout", "btio"]
     assert by["posix.mode"]["choices"] == ["buffered", "sync", "fsync", "direct"]
     assert by["api"]["choices"] == engine.apis and "posix" in engine.apis
     assert by["transfer"]["unit"] == "bytes" and by["transfer"]["type"] == "size"

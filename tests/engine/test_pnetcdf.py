@@ -60,6 +60,33 @@ def test_fill_mode(nc_engine: Engine, scratch: Path, fill: bool):
     assert doc(r)["verify"]["errors"] == 0
 
 
+@pytest.mark.parametrize("mode", [[], ["--collective"], ["--file-view"],
+                                  ["--collective", "--file-view"]])
+def test_nonblocking_verifies_with_hints(nc_engine: Engine, scratch: Path, mode: list[str]):
+    """--pnetcdf.nonblocking (ncmpi_iput/iget_vara, _varn with --file-view, then
+    ncmpi_wait_all in collective data mode, ncmpi_wait in independent): the data verifies,
+    the file is the same CDF-5 file as the blocking calls write, and the hints reach the
+    file (PnetCDF's own nc_header_align_size moves the data to 8192)."""
+    r = run_engine(nc_engine, 3, args("strided", scratch, "--keep", "--pnetcdf.nonblocking",
+                                      "--hint", "nc_header_align_size=8192", *mode),
+                   scratch.parent)
+    assert r.rc == 0, r.stderr
+    d = doc(r)
+    assert d["config"]["pnetcdf_nonblocking"] is True and d["verify"]["errors"] == 0
+    assert d["hints"]["effective"]["nc_header_align_size"] == "8192"
+    for op in ("write", "read"):
+        (ph,) = r.phases(op)
+        assert ph["bytes"] == 3 * B * S
+    raw = (scratch / "f").read_bytes()
+    assert raw[:4] == b"CDF\x05" and len(raw) == 8192 + 3 * B * S
+    nonblocking_file = raw
+    (scratch / "f").unlink()
+    r = run_engine(nc_engine, 3, args("strided", scratch, "--keep", "--hint",
+                                      "nc_header_align_size=8192", *mode), scratch.parent)
+    assert r.rc == 0, r.stderr
+    assert (scratch / "f").read_bytes() == nonblocking_file
+
+
 def test_read_only_run_with_reorder(nc_engine: Engine, scratch: Path):
     w = run_engine(nc_engine, 4, args("segmented", scratch, "--write", "--keep"),
                    scratch.parent)

@@ -6,8 +6,11 @@
  * H5Pset_alignment (objects land on file-system block or stripe boundaries). A transfer is a
  * hyperslab selection written with H5FD_MPIO_INDEPENDENT or, with --collective,
  * H5FD_MPIO_COLLECTIVE; --file-view selects a rank's whole strided share as one hyperslab and
- * moves it with one H5Dwrite/H5Dread. HDF5's own error printing is off: errors become an errno
- * and one line (the innermost message of HDF5's error stack, which names the MPI error). */
+ * moves it with one H5Dwrite/H5Dread. The subarray layout (and btio) makes the dataset the
+ * N-D array instead (record dimension first, unsigned integers of --elem bytes) and moves a
+ * rank's boxes as one union of hyperslabs per call. HDF5's own error printing is off: errors
+ * become an errno and one line (the innermost message of HDF5's error stack, which names the
+ * MPI error). */
 #include <errno.h>
 #include <limits.h>
 #include <hdf5.h>
@@ -50,7 +53,9 @@ typedef struct hdf5_file {
     hid_t mspace;       /* memory space of mlen bytes, kept while lengths repeat */
     hsize_t mlen;
     hid_t mnone;        /* selects nothing: a rank's zero-byte part of a collective call */
-    hsize_t extent;
+    hsize_t extent;     /* 1-D: bytes; N-D: elements of the first dimension */
+    hid_t mtype;        /* element type in memory and file (bytes, or --elem-byte integers) */
+    const iolab_decomp_t *array;  /* subarray layout: the N-D array (the core's), or NULL */
     char *path;         /* for error analysis (is the file system full?) */
     MPI_Comm comm;      /* the ranks that opened the file (the core's; valid until close) */
     int wrote, failed;  /* opened for writing; a transfer failed */
@@ -82,6 +87,13 @@ static int hdf5_init(void **state, const void *opts, const iolab_cfg_t *cfg,
 {
     (void)env, (void)world;
     const hdf5_opts_t *o = opts;
+    if (cfg->layout == IOLAB_LAYOUT_SUBARRAY && (o->chunk || (cfg->elem != 1 &&
+        cfg->elem != 2 && cfg->elem != 4 && cfg->elem != 8))) {
+        snprintf(err, errlen, "api hdf5 with --layout subarray or --workload btio: --elem must "
+                 "be 1, 2, 4 or 8 (an integer type; got %llu) and --hdf5.chunk is not "
+                 "supported", (unsigned long long)cfg->elem);
+        return EINVAL;
+    }
     /* HDF5 1.10 limits a chunk to 4 GiB - 1 bytes. */
     if (o->chunk >= (1ull << 32)) {
         snprintf(err, errlen, "--hdf5.chunk %llu: HDF5 chunks must be below 4 GiB; use a "
@@ -128,27 +140,45 @@ fail:
     return H5I_INVALID_HID;
 }
 
-/* Create the file and its dataset (extent a->file_bytes). Fill values are never written: a
- * parallel dataset is allocated at creation, and filling it would be a hidden first write. */
+/* The element type of the file's dataset: bytes, or an N-D array's --elem-byte integers
+ * (native in memory and file: no conversion, the bytes round-trip). */
+static hid_t elem_type(const iolab_decomp_t *array)
+{
+    if (!array)
+        return H5T_NATIVE_UCHAR;
+    switch (array->elem) {
+    case 2: return H5T_NATIVE_UINT16;
+    case 4: return H5T_NATIVE_UINT32;
+    case 8: return H5T_NATIVE_UINT64;
+    default: return H5T_NATIVE_UCHAR;
+    }
+}
+
+/* Create the file and its dataset (extent a->file_bytes, or the N-D array's dimensions).
+ * Fill values are never written: a parallel dataset is allocated at creation, and filling
+ * it would be a hidden first write. */
 static int create_file(const hdf5_opts_t *o, const iolab_open_args_t *a, hid_t fapl,
                        hdf5_file_t *h, char *err, size_t errlen)
 {
-    hsize_t dims = a->file_bytes;
+    hsize_t dims[IOLAB_DECOMP_MAXDIMS] = {a->file_bytes};
+    int nd = a->array ? a->array->nd : 1;
+    for (int i = 0; a->array && i < nd; i++)
+        dims[i] = a->array->dims[i];
     h->file = H5Fcreate(a->path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
     if (h->file < 0) {
         h5_errline(err, errlen, "H5Fcreate", a->path);
         return -1;
     }
-    hid_t space = H5Screate_simple(1, &dims, NULL);
+    hid_t space = H5Screate_simple(nd, dims, NULL);
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
     int ok = space >= 0 && dcpl >= 0 && H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) >= 0;
     if (ok && o->chunk) {
         /* a fixed-size dataset cannot have chunks larger than itself */
-        hsize_t chunk = o->chunk < dims ? o->chunk : dims;
+        hsize_t chunk = o->chunk < dims[0] ? o->chunk : dims[0];
         ok = H5Pset_chunk(dcpl, 1, &chunk) >= 0;
     }
     if (ok)
-        h->dset = H5Dcreate2(h->file, DATASET, H5T_NATIVE_UCHAR, space, H5P_DEFAULT, dcpl,
+        h->dset = H5Dcreate2(h->file, DATASET, h->mtype, space, H5P_DEFAULT, dcpl,
                              H5P_DEFAULT);
     if (space >= 0)
         H5Sclose(space);
@@ -178,20 +208,43 @@ static int open_file(const iolab_open_args_t *a, hid_t fapl, hdf5_file_t *h, cha
     return 0;
 }
 
+/* 1 when the dataset's dimensions are the N-D array's (a read of another run's file). */
+static int same_dims(const hdf5_file_t *h)
+{
+    hsize_t dims[IOLAB_DECOMP_MAXDIMS];
+    if (H5Sget_simple_extent_ndims(h->fspace) != h->array->nd)
+        return 0;
+    H5Sget_simple_extent_dims(h->fspace, dims, NULL);
+    for (int i = 0; i < h->array->nd; i++)
+        if (dims[i] != h->array->dims[i])
+            return 0;
+    return 1;
+}
+
 /* Dataspaces and the transfer property list of an open dataset. */
 static int prepare(hdf5_file_t *h, int collective, char *err, size_t errlen, const char *path)
 {
     hsize_t one = 1;
+    int nd = h->array ? h->array->nd : 1;
     h->fspace = H5Dget_space(h->dset);
     h->mnone = H5Screate_simple(1, &one, NULL);
     h->dxpl = H5Pcreate(H5P_DATASET_XFER);
     if (h->fspace < 0 || h->mnone < 0 || h->dxpl < 0 || H5Sselect_none(h->mnone) < 0 ||
         H5Pset_dxpl_mpio(h->dxpl, collective ? H5FD_MPIO_COLLECTIVE
                                              : H5FD_MPIO_INDEPENDENT) < 0 ||
-        H5Sget_simple_extent_dims(h->fspace, &h->extent, NULL) != 1) {
+        H5Sget_simple_extent_ndims(h->fspace) < 1) {
         h5_errline(err, errlen, "preparing the dataset of", path);
         return -1;
     }
+    if (h->array ? !same_dims(h) : H5Sget_simple_extent_ndims(h->fspace) != nd) {
+        snprintf(err, errlen, "%s: dataset /" DATASET " has other dimensions than the array "
+                 "of this run; write it first with the same --grid, --steps and layout "
+                 "(--write --keep)", path);
+        return -1;
+    }
+    hsize_t dims[IOLAB_DECOMP_MAXDIMS];
+    H5Sget_simple_extent_dims(h->fspace, dims, NULL);
+    h->extent = dims[0];
     return 0;
 }
 
@@ -255,8 +308,8 @@ static int hdf5_open(void *state, const iolab_open_args_t *a, void **fh, char *e
     if (!h)
         return ENOMEM;
     *h = (hdf5_file_t){H5I_INVALID_HID, H5I_INVALID_HID, H5I_INVALID_HID, H5I_INVALID_HID,
-                       H5I_INVALID_HID, 0, H5I_INVALID_HID, 0, strdup(a->path), a->comm,
-                       a->dir == IOLAB_WRITE, 0, NULL};
+                       H5I_INVALID_HID, 0, H5I_INVALID_HID, 0, elem_type(a->array), a->array,
+                       strdup(a->path), a->comm, a->dir == IOLAB_WRITE, 0, NULL};
     if (a->dir == IOLAB_WRITE)
         iolab_mpifile_fresh(a->comm, a->path);
     errno = 0;
@@ -269,7 +322,7 @@ static int hdf5_open(void *state, const iolab_open_args_t *a, void **fh, char *e
         H5Pclose(fapl);
     if (!e && prepare(h, s->cfg->collective, err, errlen, a->path) != 0)
         e = EIO;
-    if (!e && a->dir == IOLAB_READ && h->extent < a->file_bytes) {
+    if (!e && a->dir == IOLAB_READ && !a->array && h->extent < a->file_bytes) {
         snprintf(err, errlen, "%s: dataset /" DATASET " has %llu bytes but the layout reads "
                  "%llu; write it first with the same sizes and layout (--write --keep)",
                  a->path, (unsigned long long)h->extent, (unsigned long long)a->file_bytes);
@@ -346,8 +399,8 @@ static int64_t move(hdf5_file_t *h, iolab_dir_t dir, void *buf, hid_t mspace, ui
     errno = 0;
     herr_t rc = mspace < 0 ? -1
                 : dir == IOLAB_WRITE
-                    ? H5Dwrite(h->dset, H5T_NATIVE_UCHAR, mspace, h->fspace, h->dxpl, buf)
-                    : H5Dread(h->dset, H5T_NATIVE_UCHAR, mspace, h->fspace, h->dxpl, buf);
+                    ? H5Dwrite(h->dset, h->mtype, mspace, h->fspace, h->dxpl, buf)
+                    : H5Dread(h->dset, h->mtype, mspace, h->fspace, h->dxpl, buf);
     int sys = errno;
     if (rc < 0) {
         rematch_view(h);
@@ -406,6 +459,56 @@ static int64_t hdf5_xfer_vec(void *fh, iolab_dir_t dir, void *buf, const iolab_v
     return move(h, dir, buf, mem_space(h, want), want);
 }
 
+/* The boxes as one union of hyperslabs: H5S_SELECT_OR keeps the union in the dataset's C
+ * order, which is the boxes' packed order when they come in file order (BTIO's cells sit in
+ * different z-slabs); otherwise one call per box. */
+static int64_t boxes_call(hdf5_file_t *h, iolab_dir_t dir, void *buf, const iolab_box_t *b,
+                          int n)
+{
+    const iolab_decomp_t *d = h->array;
+    uint64_t elems = 0;
+    int first = 1;
+    if (H5Sselect_none(h->fspace) < 0)
+        return -EIO;
+    for (int k = 0; k < n; k++) {
+        uint64_t ne = iolab_box_elems(d, &b[k]);
+        hsize_t start[IOLAB_DECOMP_MAXDIMS], count[IOLAB_DECOMP_MAXDIMS];
+        if (!ne)
+            continue;
+        for (int i = 0; i < d->nd; i++) {
+            start[i] = b[k].start[i];
+            count[i] = b[k].count[i];
+        }
+        if (H5Sselect_hyperslab(h->fspace, first ? H5S_SELECT_SET : H5S_SELECT_OR, start,
+                                NULL, count, NULL) < 0) {
+            int64_t r = empty_call(h, dir, buf);
+            return r < 0 ? r : -EIO;
+        }
+        first = 0;
+        elems += ne;
+    }
+    if (!elems)
+        return empty_call(h, dir, buf);
+    int64_t r = move(h, dir, buf, mem_space(h, elems), elems * d->elem);
+    return r;
+}
+
+static int64_t hdf5_xfer_boxes(void *fh, iolab_dir_t dir, void *buf, const iolab_box_t *b,
+                               int n)
+{
+    hdf5_file_t *h = fh;
+    if (iolab_boxes_ordered(h->array, b, n))
+        return boxes_call(h, dir, buf, b, n);
+    int64_t total = 0;
+    for (int k = 0; k < n; k++) {
+        int64_t r = boxes_call(h, dir, (char *)buf + total, &b[k], 1);
+        if (r < 0)
+            return r;
+        total += r;
+    }
+    return total;
+}
+
 /* H5Fflush is collective; the MPI-IO driver ends it with MPI_File_sync. */
 static int hdf5_sync(void *fh)
 {
@@ -460,7 +563,7 @@ const iolab_backend_t iolab_backend_hdf5 = {
     .summary = "parallel HDF5 (MPI-IO driver): one 1-D byte dataset, contiguous or chunked, "
                "hyperslab transfers, independent or collective",
     .caps = IOLAB_CAP_SHARED | IOLAB_CAP_COLLECTIVE | IOLAB_CAP_VECTOR | IOLAB_CAP_HINTS |
-            IOLAB_CAP_PLAIN_FILES | IOLAB_CAP_STORES_DATA,
+            IOLAB_CAP_PLAIN_FILES | IOLAB_CAP_STORES_DATA | IOLAB_CAP_BOXES,
     .options = hdf5_options,
     .options_size = sizeof(hdf5_opts_t),
     .max_call_bytes = HDF5_MAX_CALL_BYTES,
@@ -470,6 +573,7 @@ const iolab_backend_t iolab_backend_hdf5 = {
     .open = hdf5_open,
     .xfer = hdf5_xfer,
     .xfer_vec = hdf5_xfer_vec,
+    .xfer_boxes = hdf5_xfer_boxes,
     .sync = hdf5_sync,
     .get_info = hdf5_get_info,
     .close = hdf5_close,

@@ -72,7 +72,8 @@ static int null_remove(void *state, const char *path) { (void)state, (void)path;
 const iolab_backend_t iolab_backend_null = {
     .name = "null",
     .summary = "no I/O: each transfer sleeps --null.delay-us (tests the driver)",
-    .caps = IOLAB_CAP_SHARED | IOLAB_CAP_COLLECTIVE | IOLAB_CAP_VECTOR | IOLAB_CAP_THREADS,
+    .caps = IOLAB_CAP_SHARED | IOLAB_CAP_COLLECTIVE | IOLAB_CAP_VECTOR | IOLAB_CAP_THREADS |
+            IOLAB_CAP_LOCAL_SYNC,
     .options = null_options,
     .options_size = sizeof(null_opts_t),
     .init = null_init,

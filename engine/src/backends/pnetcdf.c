@@ -5,8 +5,13 @@
  * variable index. Transfers are ncmpi_put_vara_schar_all / get_vara_schar_all (collective
  * data mode, --collective) or the same without _all in independent data mode. --file-view
  * moves a rank's whole strided share with one ncmpi_put_varn/get_varn call (n pieces, one
- * request). Fill mode is off unless --pnetcdf.fill: filling writes the whole variable at
- * ncmpi_enddef, a hidden first write that would be timed as part of open. */
+ * request). The subarray layout (and btio) makes the variable the N-D array with an unlimited
+ * record dimension first (NC_BYTE, NC_SHORT, NC_INT or NC_INT64 for --elem 1, 2, 4, 8) and
+ * moves a rank's boxes with one vara call each. --pnetcdf.nonblocking posts iput/iget
+ * requests instead and completes them with ncmpi_wait_all (collective data mode) or
+ * ncmpi_wait (independent), as BTIO's non-blocking method does per time step. Fill mode is
+ * off unless --pnetcdf.fill: filling writes the whole variable at ncmpi_enddef, a hidden
+ * first write that would be timed as part of open. */
 #include <errno.h>
 #include <limits.h>
 #include <pnetcdf.h>
@@ -22,13 +27,17 @@
 #define VARIABLE "data"
 
 typedef struct pnetcdf_opts {
-    bool fill;
+    bool fill, nonblocking;
 } pnetcdf_opts_t;
 
 static const iolab_option_t pnetcdf_options[] = {
     {"pnetcdf.fill", "pnetcdf_fill", IOLAB_OPT_BOOL, "false", NULL, NULL,
      "pnetcdf api: write fill values when the variable is defined (ncmpi_set_fill NC_FILL)",
      offsetof(pnetcdf_opts_t, fill)},
+    {"pnetcdf.nonblocking", "pnetcdf_nonblocking", IOLAB_OPT_BOOL, "false", NULL, NULL,
+     "pnetcdf api: non-blocking requests (ncmpi_iput/iget_vara, _varn), completed per call "
+     "with ncmpi_wait_all (collective) or ncmpi_wait (independent data mode)",
+     offsetof(pnetcdf_opts_t, nonblocking)},
     {NULL, NULL, 0, NULL, NULL, NULL, NULL, 0}};
 
 typedef struct nc_state {
@@ -37,9 +46,11 @@ typedef struct nc_state {
 } nc_state_t;
 
 typedef struct nc_file {
-    int ncid, varid, collective;
+    int ncid, varid, collective, nonblocking;
     MPI_Offset extent;
     char *path;         /* for error analysis (is the file system full?) */
+    const iolab_decomp_t *array;  /* subarray layout: the N-D array (the core's), or NULL */
+    MPI_Datatype mtype; /* the elements in memory (MPI_SIGNED_CHAR ... MPI_LONG_LONG) */
 } nc_file_t;
 
 /* errno for a PnetCDF status on path: positive values are already system errnos; the
@@ -78,7 +89,14 @@ static void nc_errline(char *err, size_t errlen, const char *what, const char *p
 static int pnetcdf_init(void **state, const void *opts, const iolab_cfg_t *cfg,
                         const iolab_env_t *env, MPI_Comm world, char *err, size_t errlen)
 {
-    (void)env, (void)world, (void)err, (void)errlen;
+    (void)env, (void)world;
+    if (cfg->layout == IOLAB_LAYOUT_SUBARRAY && cfg->elem != 1 && cfg->elem != 2 &&
+        cfg->elem != 4 && cfg->elem != 8) {
+        snprintf(err, errlen, "api pnetcdf with --layout subarray or --workload btio: --elem "
+                 "must be 1, 2, 4 or 8 (NC_BYTE, NC_SHORT, NC_INT, NC_INT64; got %llu)",
+                 (unsigned long long)cfg->elem);
+        return EINVAL;
+    }
     nc_state_t *s = malloc(sizeof *s);
     if (!s)
         return ENOMEM;
@@ -89,13 +107,45 @@ static int pnetcdf_init(void **state, const void *opts, const iolab_cfg_t *cfg,
 
 static void pnetcdf_fini(void *state) { free(state); }
 
-/* Define the file's one dimension and variable, then leave define mode. */
+/* The netCDF type and MPI memory type of an array's --elem-byte elements. */
+static nc_type elem_types(uint64_t elem, MPI_Datatype *mtype)
+{
+    switch (elem) {
+    case 2: *mtype = MPI_SHORT; return NC_SHORT;
+    case 4: *mtype = MPI_INT; return NC_INT;
+    case 8: *mtype = MPI_LONG_LONG; return NC_INT64;
+    default: *mtype = MPI_SIGNED_CHAR; return NC_BYTE;
+    }
+}
+
+/* The dimensions of the file: "x" (the 1-D layouts), or the N-D array's: "time" (unlimited,
+ * the record), then d0, d1 ... Returns a status. */
+static int define_dims(const iolab_open_args_t *a, nc_file_t *f, int *dimids, int *nd)
+{
+    const iolab_decomp_t *d = a->array;
+    int st = NC_NOERR;
+    if (!d) {
+        *nd = 1;
+        return ncmpi_def_dim(f->ncid, "x", (MPI_Offset)a->file_bytes, &dimids[0]);
+    }
+    *nd = d->nd;
+    for (int i = 0; i < d->nd && st == NC_NOERR; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "d%d", i - 1);
+        st = ncmpi_def_dim(f->ncid, i == 0 ? "time" : name,
+                           i == 0 ? NC_UNLIMITED : (MPI_Offset)d->dims[i], &dimids[i]);
+    }
+    return st;
+}
+
+/* Define the file's dimensions and its variable, then leave define mode. */
 static int define(const nc_state_t *s, const iolab_open_args_t *a, nc_file_t *f, char *err,
                   size_t errlen)
 {
-    int dimid, old, st;
-    if ((st = ncmpi_def_dim(f->ncid, "x", (MPI_Offset)a->file_bytes, &dimid)) != NC_NOERR ||
-        (st = ncmpi_def_var(f->ncid, VARIABLE, NC_BYTE, 1, &dimid, &f->varid)) != NC_NOERR ||
+    int dimids[IOLAB_DECOMP_MAXDIMS], nd = 1, old, st;
+    nc_type type = a->array ? elem_types(a->array->elem, &f->mtype) : NC_BYTE;
+    if ((st = define_dims(a, f, dimids, &nd)) != NC_NOERR ||
+        (st = ncmpi_def_var(f->ncid, VARIABLE, type, nd, dimids, &f->varid)) != NC_NOERR ||
         (st = ncmpi_set_fill(f->ncid, s->o->fill ? NC_FILL : NC_NOFILL, &old)) != NC_NOERR ||
         (st = ncmpi_enddef(f->ncid)) != NC_NOERR) {
         nc_errline(err, errlen, "defining variable " VARIABLE " of", a->path, st);
@@ -105,10 +155,40 @@ static int define(const nc_state_t *s, const iolab_open_args_t *a, nc_file_t *f,
     return NC_NOERR;
 }
 
+/* An existing file's variable has the array's shape (records: at least the steps). */
+static int lookup_array(const iolab_open_args_t *a, nc_file_t *f, char *err, size_t errlen)
+{
+    const iolab_decomp_t *d = a->array;
+    int dimids[IOLAB_DECOMP_MAXDIMS], nd = 0, st, same;
+    nc_type type, want = elem_types(d->elem, &f->mtype);
+    if ((st = ncmpi_inq_varid(f->ncid, VARIABLE, &f->varid)) != NC_NOERR ||
+        (st = ncmpi_inq_varndims(f->ncid, f->varid, &nd)) != NC_NOERR ||
+        (st = ncmpi_inq_vartype(f->ncid, f->varid, &type)) != NC_NOERR) {
+        nc_errline(err, errlen, "finding variable " VARIABLE " in", a->path, st);
+        return st;
+    }
+    same = nd == d->nd && type == want &&
+           ncmpi_inq_vardimid(f->ncid, f->varid, dimids) == NC_NOERR;
+    for (int i = 0; same && i < nd; i++) {
+        MPI_Offset len = 0;
+        same = ncmpi_inq_dimlen(f->ncid, dimids[i], &len) == NC_NOERR &&
+               (i == 0 ? (uint64_t)len >= d->dims[0] : (uint64_t)len == d->dims[i]);
+    }
+    if (!same) {
+        snprintf(err, errlen, "%s: variable " VARIABLE " has another shape or type than the "
+                 "array of this run; write it first with the same --grid, --elem, --steps and "
+                 "layout (--write --keep)", a->path);
+        return NC_EEDGE;
+    }
+    return NC_NOERR;
+}
+
 /* Find the variable of an existing file and its length. */
 static int lookup(const iolab_open_args_t *a, nc_file_t *f, char *err, size_t errlen)
 {
     int dimid, st;
+    if (a->array)
+        return lookup_array(a, f, err, errlen);
     if ((st = ncmpi_inq_varid(f->ncid, VARIABLE, &f->varid)) != NC_NOERR ||
         (st = ncmpi_inq_vardimid(f->ncid, f->varid, &dimid)) != NC_NOERR ||
         (st = ncmpi_inq_dimlen(f->ncid, dimid, &f->extent)) != NC_NOERR) {
@@ -130,7 +210,8 @@ static int pnetcdf_open(void *state, const iolab_open_args_t *a, void **fh, char
                         size_t errlen)
 {
     const nc_state_t *s = state;
-    nc_file_t f = {-1, -1, s->cfg->collective, 0, NULL};
+    nc_file_t f = {-1, -1, s->cfg->collective, s->o->nonblocking, 0, NULL, a->array,
+                   MPI_SIGNED_CHAR};
     errno = 0;
     int st = a->dir == IOLAB_WRITE
                  ? ncmpi_create(a->comm, a->path, NC_CLOBBER | NC_64BIT_DATA, a->info, &f.ncid)
@@ -170,11 +251,32 @@ static int pnetcdf_open(void *state, const iolab_open_args_t *a, void **fh, char
     return 0;
 }
 
+/* Complete n posted requests: collectively in collective data mode. */
+static int wait_requests(const nc_file_t *f, int n, int *reqs)
+{
+    int *sts = malloc((size_t)(n ? n : 1) * sizeof *sts);
+    if (!sts)
+        return NC_ENOMEM;
+    int st = f->collective ? ncmpi_wait_all(f->ncid, n, reqs, sts)
+                           : ncmpi_wait(f->ncid, n, reqs, sts);
+    for (int i = 0; st == NC_NOERR && i < n; i++)
+        st = sts[i];
+    free(sts);
+    return st;
+}
+
 /* One vara call; count may be 0 (an empty part of a collective call). */
 static int vara(const nc_file_t *f, iolab_dir_t dir, void *buf, MPI_Offset start,
                 MPI_Offset count)
 {
     signed char *p = buf;
+    if (f->nonblocking) {
+        int req = NC_REQ_NULL, st = dir == IOLAB_WRITE
+            ? ncmpi_iput_vara_schar(f->ncid, f->varid, &start, &count, p, &req)
+            : ncmpi_iget_vara_schar(f->ncid, f->varid, &start, &count, p, &req);
+        int wst = wait_requests(f, 1, &req);  /* collective: made even after a failed post */
+        return st != NC_NOERR ? st : wst;
+    }
     if (dir == IOLAB_WRITE)
         return f->collective ? ncmpi_put_vara_schar_all(f->ncid, f->varid, &start, &count, p)
                              : ncmpi_put_vara_schar(f->ncid, f->varid, &start, &count, p);
@@ -224,11 +326,20 @@ static int64_t pnetcdf_xfer_vec(void *fh, iolab_dir_t dir, void *buf, const iola
     MPI_Offset *const *starts = num ? ptrs : &dptr, *const *counts = num ? ptrs + num : &dptr;
     signed char *p = buf;
     errno = 0;
-    int st = dir == IOLAB_WRITE
-        ? (f->collective ? ncmpi_put_varn_schar_all(f->ncid, f->varid, num, starts, counts, p)
-                         : ncmpi_put_varn_schar(f->ncid, f->varid, num, starts, counts, p))
-        : (f->collective ? ncmpi_get_varn_schar_all(f->ncid, f->varid, num, starts, counts, p)
-                         : ncmpi_get_varn_schar(f->ncid, f->varid, num, starts, counts, p));
+    int st, req = NC_REQ_NULL;
+    if (f->nonblocking) {
+        st = dir == IOLAB_WRITE
+            ? ncmpi_iput_varn_schar(f->ncid, f->varid, num, starts, counts, p, &req)
+            : ncmpi_iget_varn_schar(f->ncid, f->varid, num, starts, counts, p, &req);
+        int wst = wait_requests(f, 1, &req);
+        st = st != NC_NOERR ? st : wst;
+    } else {
+        st = dir == IOLAB_WRITE
+            ? (f->collective ? ncmpi_put_varn_schar_all(f->ncid, f->varid, num, starts, counts, p)
+                             : ncmpi_put_varn_schar(f->ncid, f->varid, num, starts, counts, p))
+            : (f->collective ? ncmpi_get_varn_schar_all(f->ncid, f->varid, num, starts, counts, p)
+                             : ncmpi_get_varn_schar(f->ncid, f->varid, num, starts, counts, p));
+    }
     int e = dir == IOLAB_WRITE ? nc_write_errno(st, errno, f->path)
                                : st == NC_NOERR ? 0 : nc_errno(st, errno, f->path);
     if (!e && nomem)
@@ -236,6 +347,64 @@ static int64_t pnetcdf_xfer_vec(void *fh, iolab_dir_t dir, void *buf, const iola
     free(vals);
     free(ptrs);
     return e ? -e : (int64_t)(v->count * v->length);
+}
+
+/* One box: a blocking vara call (flexible API, the memory type of the elements), or a posted
+ * request. An empty box is an empty call (collective mode: the others make theirs). */
+static int box_call(const nc_file_t *f, iolab_dir_t dir, void *buf, const iolab_box_t *b,
+                    uint64_t elems, int *req)
+{
+    const iolab_decomp_t *d = f->array;
+    MPI_Offset start[IOLAB_DECOMP_MAXDIMS], count[IOLAB_DECOMP_MAXDIMS];
+    for (int i = 0; i < d->nd; i++) {
+        start[i] = elems ? (MPI_Offset)b->start[i] : 0;
+        count[i] = elems ? (MPI_Offset)b->count[i] : 0;
+    }
+    MPI_Offset n = (MPI_Offset)elems;
+    if (f->nonblocking)
+        return dir == IOLAB_WRITE
+            ? ncmpi_iput_vara(f->ncid, f->varid, start, count, buf, n, f->mtype, req)
+            : ncmpi_iget_vara(f->ncid, f->varid, start, count, buf, n, f->mtype, req);
+    if (dir == IOLAB_WRITE)
+        return f->collective
+            ? ncmpi_put_vara_all(f->ncid, f->varid, start, count, buf, n, f->mtype)
+            : ncmpi_put_vara(f->ncid, f->varid, start, count, buf, n, f->mtype);
+    return f->collective ? ncmpi_get_vara_all(f->ncid, f->varid, start, count, buf, n, f->mtype)
+                         : ncmpi_get_vara(f->ncid, f->varid, start, count, buf, n, f->mtype);
+}
+
+/* Subarray layout: one vara call per box (BTIO's PnetCDF methods write each cell so), or
+ * with --pnetcdf.nonblocking one request per box and one wait for all of them. */
+static int64_t pnetcdf_xfer_boxes(void *fh, iolab_dir_t dir, void *buf, const iolab_box_t *b,
+                                  int n)
+{
+    const nc_file_t *f = fh;
+    const iolab_decomp_t *d = f->array;
+    int *reqs = calloc((size_t)(n ? n : 1), sizeof *reqs), nreq = 0, st = NC_NOERR;
+    uint64_t done = 0;
+    if (!reqs)
+        return -ENOMEM;
+    errno = 0;
+    for (int k = 0; k < n; k++) {
+        uint64_t elems = iolab_box_elems(d, &b[k]);
+        if (!elems && !f->collective)
+            continue;
+        /* after a failure: empty calls, so collective ones still match */
+        int s2 = box_call(f, dir, (char *)buf + done, &b[k], st == NC_NOERR ? elems : 0,
+                          &reqs[nreq]);
+        if (f->nonblocking && s2 == NC_NOERR)
+            nreq++;
+        st = st != NC_NOERR ? st : s2;
+        done += elems * d->elem;
+    }
+    if (f->nonblocking) {
+        int wst = wait_requests(f, nreq, reqs);
+        st = st != NC_NOERR ? st : wst;
+    }
+    free(reqs);
+    int e = dir == IOLAB_WRITE ? nc_write_errno(st, errno, f->path)
+                               : st == NC_NOERR ? 0 : nc_errno(st, errno, f->path);
+    return e ? -e : (int64_t)done;
 }
 
 /* ncmpi_sync is collective: it flushes PnetCDF's buffers and calls MPI_File_sync. */
@@ -285,10 +454,11 @@ static int pnetcdf_remove(void *state, const char *path)
 
 const iolab_backend_t iolab_backend_pnetcdf = {
     .name = "pnetcdf",
-    .summary = "PnetCDF: one 1-D NC_BYTE variable in a CDF-5 file, vara (varn with "
-               "--file-view) calls, independent or collective data mode",
+    .summary = "PnetCDF: one 1-D NC_BYTE variable in a CDF-5 file (an N-D record variable "
+               "for subarray/btio), vara (varn with --file-view) calls, blocking or "
+               "non-blocking, independent or collective data mode",
     .caps = IOLAB_CAP_SHARED | IOLAB_CAP_COLLECTIVE | IOLAB_CAP_VECTOR | IOLAB_CAP_HINTS |
-            IOLAB_CAP_PLAIN_FILES | IOLAB_CAP_STORES_DATA,
+            IOLAB_CAP_PLAIN_FILES | IOLAB_CAP_STORES_DATA | IOLAB_CAP_BOXES,
     .options = pnetcdf_options,
     .options_size = sizeof(pnetcdf_opts_t),
     .max_call_bytes = PNETCDF_MAX_CALL_BYTES,
@@ -298,6 +468,7 @@ const iolab_backend_t iolab_backend_pnetcdf = {
     .open = pnetcdf_open,
     .xfer = pnetcdf_xfer,
     .xfer_vec = pnetcdf_xfer_vec,
+    .xfer_boxes = pnetcdf_xfer_boxes,
     .sync = pnetcdf_sync,
     .get_info = pnetcdf_get_info,
     .close = pnetcdf_close,

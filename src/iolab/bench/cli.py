@@ -122,9 +122,12 @@ def _launch_spec(args: argparse.Namespace) -> launch.LaunchSpec:
 def _cases(args: argparse.Namespace) -> tuple[list[jobs.Case], bool]:
     """The cases to run, and whether they need a scratch directory (no --path given)."""
     values = options.set_options(args)
+    note = options.apply_ior_defaults(values, getattr(args, "bench_argv", []))
+    if note:
+        print(f"iolab bench: {note}", file=sys.stderr)
     # each MPI library's build has its own backends (Debian has no PnetCDF for MPICH)
     table = args.engine_table if args.mpi != "mpich" else \
-        options.load_table(_engine(args.mpi))
+        options.load_table(paths.engine_for_mpi(args.mpi))
     options.check_api(values, table)
     if not values:
         return list(jobs.DEFAULT_JOB), True
@@ -139,7 +142,7 @@ def run(args: argparse.Namespace) -> int:
         launch.prepare(spec, ["iolab-bench"])
         raise UsageError(args.engine_error)
     cases, needs_scratch = _cases(args)
-    engine = _engine(args.mpi)
+    engine = paths.engine_for_mpi(args.mpi)
     _check_test_files(args, spec)
     fixed = ("--quiet", "--progress")  # JSON on stdout, progress lines on stderr
     if args.dry_run:
@@ -178,16 +181,6 @@ def run(args: argparse.Namespace) -> int:
     if "interrupted" in statuses:
         return EXIT_INTERRUPTED
     return EXIT_FAILED_RUN if "failed" in statuses else 0
-
-
-def _engine(mpi: str) -> Path:
-    """The engine built against ``mpi``: "openmpi" is the default build when that one is
-    Open MPI's (Debian's), and a mismatch is a UsageError rather than a wrong launch."""
-    engine = paths.engine_binary("mpich" if mpi == "mpich" else "default")
-    if mpi == "openmpi" and launch.binary_mpi(engine) not in (None, "openmpi"):
-        raise UsageError(f"{engine} is built against {launch.binary_mpi(engine)}, not Open "
-                         "MPI; use --mpi default, or rebuild with Open MPI's mpicc")
-    return engine
 
 
 def _check_test_files(args: argparse.Namespace, spec: launch.LaunchSpec) -> None:

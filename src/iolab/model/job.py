@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from iolab.errors import UsageError
-from iolab.model.files import APP, categorize
+from iolab.model.files import APP, categorize, names_anonymised
+from iolab.model.layers import CrossLayer, derive_layers
 from iolab.model.metrics import Metrics, derive
 from iolab.model.raw import RawJob
 from iolab.model.tables import ModuleData, concat_modules, module_tables
@@ -22,6 +23,20 @@ from iolab.model.trace import Trace, build_trace
 
 # Modules whose record names are file paths (H5D / PNETCDF_VAR name datasets and variables).
 FILE_MODULES = ("POSIX", "STDIO", "MPI-IO", "H5F", "PNETCDF_FILE")
+# Modules whose records are datasets / variables named "<file path>:<name>" (Darshan 3.2+);
+# their file_index is the file's, or -1 when the name does not start with a known file.
+DATASET_MODULES = ("H5D", "PNETCDF_VAR")
+
+
+def _dataset_file(name: str, by_path: dict[str, int]) -> int:
+    """The file of a dataset record: the longest prefix before a ':' that is a file."""
+    cut = name.rfind(":")
+    while cut > 0:
+        i = by_path.get(name[:cut])
+        if i is not None:
+            return i
+        cut = name.rfind(":", 0, cut)
+    return -1
 
 
 @dataclass
@@ -49,6 +64,12 @@ class Job:
     # Host of each rank (ranks renumbered like the records), when a source knows it: iolab
     # profiles record it per process, Darshan's DXT records per rank.
     rank_hosts: dict[int, str] = field(default_factory=dict)
+    # The log's file names are hashes or obfuscated paths (darshan-convert --obfuscate,
+    # anonymised archives): rules that read names (directories, suffixes) cannot judge.
+    names_anonymised: bool = False
+    # The MPI-IO implementation when the source tells: "ROMIO" (its hints read back at open),
+    # "OMPIO" (an Open MPI launch that read back no ROMIO hint), "" unknown (Darshan logs).
+    mpiio_implementation: str = ""
 
 
 @dataclass
@@ -76,6 +97,7 @@ class Model:
     stripes: dict[int, tuple[int, int]]
     trace: Trace | None = None
     metrics: Metrics = field(init=False)
+    layers: CrossLayer = field(init=False)
 
     def mod(self, name: str) -> ModuleData | None:
         return self.mods.get(name)
@@ -153,8 +175,12 @@ def _file_table(mods: dict[str, ModuleData], paths: dict[int, str]) -> FileTable
         uk = np.unique(np.concatenate(keys))
         np.add.at(nranks, (uk >> 32).astype(np.int64), 1)
     nranks = np.maximum(nranks, shared_n)
+    by_path = {n: i for i, n in enumerate(names)}
     for m, md in mods.items():
-        if m not in FILE_MODULES:
+        if m in DATASET_MODULES:
+            md.file_index = np.array([_dataset_file(paths.get(int(i), ""), by_path)
+                                      for i in md.ids], dtype=np.int64)
+        elif m not in FILE_MODULES:
             md.file_index = np.zeros(len(md), dtype=np.int64)
     return FileTable(ids=ids, paths=names, category=cat, nranks=nranks, ranks_first=first)
 
@@ -167,6 +193,16 @@ def _hints(raws: Sequence[RawJob]) -> dict[str, dict[str, str]]:
                 kv = (item.split("=", 1) for item in text.split(";") if "=" in item)
                 out[key[len("hints:"):]] = {k.strip(): v.strip() for k, v in kv}
     return out
+
+
+def _mpiio_implementation(job: Job, uses_mpiio: bool) -> str:
+    if any(k.startswith("romio_") for h in job.hints.values() for k in h):
+        return "ROMIO"
+    launch = job.metadata.get("launch", "")
+    if uses_mpiio and job.source_kind == "iolab-profile" and (
+            launch.startswith("mpirun ") or "openmpi" in launch):
+        return "OMPIO"
+    return ""
 
 
 def build_model(
@@ -215,10 +251,14 @@ def build_model(
         n_logs=len(raws),
         hints=_hints(raws),
         rank_hosts=rank_hosts,
+        names_anonymised=names_anonymised([p for p, c in zip(files.paths, files.category)
+                                           if c == APP]),
     )
+    job.mpiio_implementation = _mpiio_implementation(job, "MPI-IO" in mods)
     model = Model(job=job, files=files, mods=mods, stripes=stripes,
                   trace=build_trace(raws, offsets, files))
     model.metrics = derive(model)
+    model.layers = derive_layers(model)
     return model
 
 

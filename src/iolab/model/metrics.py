@@ -22,7 +22,10 @@ if TYPE_CHECKING:
 DIRECTIONS = ("read", "write")
 SIZE_BINS = ("0_100", "100_1K", "1K_10K", "10K_100K", "100K_1M", "1M_4M", "4M_10M",
              "10M_100M", "100M_1G", "1G_PLUS")
-SMALL_BINS = 5  # bins below 1 MiB
+SMALL_BINS = 5  # bins up to 1 MiB (Darshan's bins include their upper edge)
+# Upper edge of each bin, in bytes (the last one open).
+BIN_UPPER = (100, 1024, 10 * 1024, 100 * 1024, 1 << 20, 4 << 20, 10 << 20, 100 << 20,
+             1 << 30, 1 << 62)
 # Module -> (counter prefix, histogram infix, label shown to users)
 INTERFACES = {
     "POSIX": ("POSIX", "SIZE_{D}_", "POSIX"),
@@ -116,7 +119,12 @@ def _iface(model: Model, mod: str) -> Iface | None:
         opens = _sum(md.pos("PNETCDF_VAR_OPENS"), m)
     else:
         ops = {d: _sum(md.pos(f"{prefix}_{d.upper()}S"), m) for d in DIRECTIONS}
-        opens = _sum(md.pos(f"{prefix}_OPENS"), m) + _sum(md.pos(f"{prefix}_FDOPENS"), m)
+        if mod == "POSIX":
+            from iolab.model.layers import posix_opens
+
+            opens = _sum(posix_opens(md), m)
+        else:
+            opens = _sum(md.pos(f"{prefix}_OPENS"), m) + _sum(md.pos(f"{prefix}_FDOPENS"), m)
     t = {"read": float(md.fcol(f"{prefix}_F_READ_TIME")[m].sum()),
          "write": float(md.fcol(f"{prefix}_F_WRITE_TIME")[m].sum()),
          "meta": float(md.fcol(f"{prefix}_F_META_TIME")[m].sum())}

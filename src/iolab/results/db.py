@@ -81,6 +81,39 @@ CREATE TABLE runs (
 CREATE INDEX runs_created_at ON runs (created_at);
 CREATE INDEX runs_case ON runs (api, layout, ranks, transfer_bytes);
 """),
+    Migration(2, "tunes and their trials (iolab tune), each trial stored as it finishes", """
+CREATE TABLE tunes (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('running', 'done', 'failed', 'interrupted')),
+    command TEXT NOT NULL,                 -- JSON array: the iolab command line
+    objective TEXT NOT NULL,               -- JSON: kind, workload or command, metric, direction
+    space TEXT NOT NULL,                   -- JSON: knob -> values
+    budget INTEGER NOT NULL,               -- search trials (baseline included)
+    confirm INTEGER NOT NULL,              -- interleaved confirmation runs of each side
+    seed INTEGER NOT NULL,
+    implementation TEXT,                   -- romio | ompio | NULL (not MPI-IO / unknown)
+    result TEXT                            -- JSON: winner, claim, importances (when done)
+);
+CREATE TABLE trials (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    tune_id INTEGER NOT NULL REFERENCES tunes(id),
+    number INTEGER NOT NULL,               -- order within the tune
+    phase TEXT NOT NULL CHECK (phase IN ('search', 'confirm')),
+    params TEXT NOT NULL,                  -- JSON: knob -> value ('(default)': not set)
+    status TEXT NOT NULL CHECK (status IN ('ok', 'failed', 'interrupted')),
+    value REAL,                            -- the objective (unit in tunes.objective)
+    run_id INTEGER REFERENCES runs(id),    -- bench objectives: the stored run
+    error TEXT,
+    ignored TEXT,                          -- JSON array: knobs the library did not honour
+    wall_time_s REAL,
+    settings TEXT,                         -- JSON: knob -> value in effect (read back)
+    created_at TEXT NOT NULL,
+    UNIQUE (tune_id, number)
+);
+CREATE INDEX trials_tune ON trials (tune_id, number);
+"""),
 )
 
 # Columns of ``runs`` that a caller may set; the rest are filled by :func:`store_run`.

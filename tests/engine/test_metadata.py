@@ -1,0 +1,127 @@
+"""--metadata (as mdtest / IO500): exact operation counts per phase, the shared directory
+against one per rank (seen in the system calls), the hard preset's 3901-byte files, data
+verified, nothing left behind, bad input refused, and `iolab bench --metadata` stored like
+any run."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from engine_helpers import Engine, _env, doc, run_engine
+
+PHASES = ["create", "stat", "open_read", "remove"]
+
+
+def md_args(scratch: Path, *extra: str) -> list[str]:
+    return ["--path", str(scratch / "m"), "--quiet", "--verify", *extra]
+
+
+@pytest.mark.parametrize("preset,size,shared", [("easy", 0, False), ("hard", 3901, True)])
+@pytest.mark.parametrize("np_", [1, 3])
+def test_counts_per_phase(engine: Engine, scratch: Path, np_: int, preset: str, size: int,
+                          shared: bool):
+    r = run_engine(engine, np_, md_args(scratch, "--metadata", preset, "--md-files", "50",
+                                        "--reps", "2"), scratch.parent)
+    assert r.rc == 0, r.stderr
+    d = doc(r)
+    assert d["status"] == "ok" and d["verify"]["errors"] == 0
+    plan = d["config"]["metadata_plan"]
+    assert plan == {"files_per_rank": 50, "file_bytes": size,
+                    "dir": "shared" if shared else "unique"}
+    for rep in d["repetitions"]:
+        assert [p["op"] for p in rep["phases"]] == PHASES
+        for p in rep["phases"]:
+            assert p["ops"] == 50 * np_
+            assert [x["ops"] for x in p["per_rank"]] == [50] * np_
+            moves = p["op"] in ("create", "open_read")
+            assert p["bytes"] == (50 * np_ * size if moves else 0)
+            assert p["iops"] == pytest.approx(p["ops"] / p["time_s"])
+    assert set(d["summary"]) == set(PHASES)
+    assert d["summary"]["stat"]["iops"]["n"] == 2
+    assert list(scratch.iterdir()) == []  # files and directories removed
+
+
+def traced_paths(engine: Engine, scratch: Path, tmp_path: Path, *extra: str) -> list[str]:
+    """Paths the ranks created (openat with O_CREAT) and the bytes they wrote, per strace."""
+    argv = engine.argv(2, md_args(scratch, "--md-files", "4", *extra))
+    i = argv.index(str(engine.binary))
+    out = tmp_path / "trace"  # -ff: one file per process (two ranks, two strace)
+    argv[i:i] = ["strace", "-ff", "-qq", "-e", "trace=openat,write,mkdir", "-o", str(out)]
+    p = subprocess.run(argv, capture_output=True, text=True, env=_env(), timeout=90)
+    assert p.returncode == 0, p.stderr
+    return [ln for f in sorted(tmp_path.glob("trace.*")) for ln in f.read_text().splitlines()]
+
+
+@pytest.mark.parametrize("preset,dir_opt,unique", [("easy", [], True), ("hard", [], False),
+                                                   ("easy", ["--md-dir", "shared"], False),
+                                                   ("hard", ["--md-dir", "unique"], True)])
+def test_shared_or_unique_directory(engine: Engine, scratch: Path, tmp_path: Path,
+                                    preset: str, dir_opt: list[str], unique: bool):
+    """easy: <path>.md/<rank>/f.<i>; hard: every rank's files in <path>.md/ (f.<rank>.<i>);
+    --md-dir overrides the preset; hard writes 3901 bytes per file."""
+    if shutil.which("strace") is None:
+        pytest.skip("strace is not installed")
+    lines = traced_paths(engine, scratch, tmp_path, "--metadata", preset, *dir_opt)
+    root = re.escape(str(scratch / "m.md"))
+    created = [m.group(1) for ln in lines
+               if (m := re.search(r'openat\(AT_FDCWD, "([^"]+)", [^)]*O_CREAT', ln))]
+    mine = [c for c in created if re.match(root + "/", c)]
+    assert len(mine) == 2 * 4
+    want = (rf"{root}/[01]/f\.[0-3]$" if unique else rf"{root}/f\.[01]\.[0-3]$")
+    assert all(re.match(want, c) for c in mine), mine
+    assert len(set(mine)) == 8
+    made = [ln for ln in lines if "mkdir(" in ln and str(scratch) in ln]
+    assert len(made) == (3 if unique else 1)  # the root, and a directory per rank
+    if preset == "hard":
+        assert len([ln for ln in lines if re.search(r"write\(\d+, .*, 3901\) = 3901", ln)]) == 8
+
+
+def test_size_override_and_read_verified(engine: Engine, scratch: Path):
+    r = run_engine(engine, 2, md_args(scratch, "--metadata", "easy", "--md-files", "20",
+                                      "--md-size", "10000"), scratch.parent)
+    assert r.rc == 0 and doc(r)["verify"]["errors"] == 0, r.stderr
+    (_, _, rd, _) = doc(r)["repetitions"][0]["phases"]
+    assert rd["op"] == "open_read" and rd["bytes"] == 2 * 20 * 10000
+
+
+def test_failure_is_reported_and_cleaned(engine: Engine, scratch: Path, small_fs: Path):
+    """ENOSPC while creating (a 1 MiB tmpfs, 1 MiB files): status failed, errno 28, the
+    phase named, nothing left."""
+    r = run_engine(engine, 2, ["--path", str(small_fs / "m"), "--quiet", "--metadata", "easy",
+                               "--md-files", "8", "--md-size", "512K"], scratch)
+    assert r.rc == 1, r.stderr
+    err = doc(r)["error"]
+    assert err["errno"] == 28 and err["phase"] == "create"
+    assert list(small_fs.iterdir()) == []
+
+
+@pytest.mark.parametrize("extra,message", [
+    (["--api", "mpiio"], "use --api posix"),
+    (["--md-files", "0"], "--md-files must be at least 1"),
+    (["--layout", "segmented"], "do not apply"),
+])
+def test_bad_input(engine: Engine, scratch: Path, extra: list[str], message: str):
+    r = run_engine(engine, 2, md_args(scratch, "--metadata", "easy", *extra), scratch.parent)
+    assert r.rc == 2 and r.doc is None and message in r.stderr, r.stderr
+    assert list(scratch.iterdir()) == []
+
+
+def test_stored_like_any_run(engine: Engine, scratch: Path, tmp_path: Path):
+    """`iolab bench --metadata hard` launches, stores the run with its phases."""
+    db = tmp_path / "r.db"
+    p = subprocess.run([sys.executable, "-m", "iolab", "bench", "--db", str(db), "--json",
+                        "--np", "2", "--metadata", "hard", "--md-files", "10", "--path",
+                        str(scratch / "m")], capture_output=True, text=True, env=_env(),
+                       timeout=120)
+    assert p.returncode == 0, p.stderr
+    (run,) = json.loads(p.stdout)["runs"]
+    assert run["status"] == "ok"
+    engine_doc = run["engine"] if isinstance(run["engine"], dict) else json.loads(run["engine"])
+    ops = [ph["ops"] for ph in engine_doc["repetitions"][0]["phases"]]
+    assert ops == [20, 20, 20, 20]
