@@ -122,9 +122,9 @@ def _launch_spec(args: argparse.Namespace) -> launch.LaunchSpec:
 def _cases(args: argparse.Namespace) -> tuple[list[jobs.Case], bool]:
     """The cases to run, and whether they need a scratch directory (no --path given)."""
     values = options.set_options(args)
-    note = options.apply_ior_defaults(values, getattr(args, "bench_argv", []))
-    if note:
-        print(f"iolab bench: {note}", file=sys.stderr)
+    # IOR's layout note is printed once the engine accepted the options (run()): a bad
+    # option stays the one line
+    args.ior_note = options.apply_ior_defaults(values, getattr(args, "bench_argv", []))
     # each MPI library's build has its own backends (Debian has no PnetCDF for MPICH)
     table = args.engine_table if args.mpi != "mpich" else \
         options.load_table(paths.engine_for_mpi(args.mpi))
@@ -141,9 +141,9 @@ def run(args: argparse.Namespace) -> int:
         # name the missing mpirun rather than the engine's abort message.
         launch.prepare(spec, ["iolab-bench"])
         raise UsageError(args.engine_error)
+    _check_test_files(args, spec)  # before any note: a bad path is the one line
     cases, needs_scratch = _cases(args)
     engine = paths.engine_for_mpi(args.mpi)
-    _check_test_files(args, spec)
     fixed = ("--quiet", "--progress")  # JSON on stdout, progress lines on stderr
     if args.dry_run:
         for case in cases:
@@ -151,6 +151,7 @@ def run(args: argparse.Namespace) -> int:
             path = ("--path", f"./iolab-bench.{case.scratch_name}") if needs_scratch else ()
             cmd = launch.prepare(spec, [str(engine), *case.engine_args, *path, *fixed])
             print(_pastable(cmd))
+        _print_ior_note(args)
         return 0
     launch.prepare(spec, [str(engine)])  # no mpirun / srun: one line, before any scratch
     conn = db.connect(args.db)
@@ -164,6 +165,8 @@ def run(args: argparse.Namespace) -> int:
             if scratch is not None:
                 case = jobs.with_path(case, scratch.path_for(case))
             result = _run_case(args, spec, engine, case, fixed, conn)
+            if not stored:
+                _print_ior_note(args)
             row = db.get_run(conn, result.run_id)
             if row is not None:
                 stored.append(row)
@@ -197,6 +200,11 @@ def _check_test_files(args: argparse.Namespace, spec: launch.LaunchSpec) -> None
         for name in (f"{path}.{rank}", f"{path}.a{rank}"):
             if Path(name).exists():
                 cli_common.check_output_file(name, "-o/--path (per-rank file)", inputs)
+
+
+def _print_ior_note(args: argparse.Namespace) -> None:
+    if getattr(args, "ior_note", None):
+        print(f"iolab bench: {args.ior_note}", file=sys.stderr)
 
 
 def _pastable(cmd: launch.Launch) -> str:
