@@ -233,3 +233,15 @@ def test_db_is_never_another_file(logs: tuple[Path, Path], tmp_path: Path) -> No
     assert "not a usable iolab results database" in line
     one_line_exit_2(iolab("results", "--db", str(a)))
     assert sha(a) == before
+
+
+def test_damaged_header_is_not_called_truncated(logs: tuple[Path, Path], tmp_path: Path) -> None:
+    """Expected: a damaged header says so; was: 'truncated (1763 of 13021231110853802474
+    bytes)'."""
+    a, _ = logs
+    data = bytearray(a.read_bytes())
+    data[40:48] = (0xB4B4B4B4B4B4B4B4).to_bytes(8, "little")  # a module map's length
+    bad = tmp_path / "damaged.darshan"
+    bad.write_bytes(bytes(data))
+    line = one_line_exit_2(iolab("diagnose", str(bad)))
+    assert "damaged header" in line and "truncated" not in line
