@@ -245,3 +245,23 @@ def test_damaged_header_is_not_called_truncated(logs: tuple[Path, Path], tmp_pat
     bad.write_bytes(bytes(data))
     line = one_line_exit_2(iolab("diagnose", str(bad)))
     assert "damaged header" in line and "truncated" not in line
+
+
+def test_closed_pipe_still_writes_the_files(logs: tuple[Path, Path], tmp_path: Path) -> None:
+    """`iolab diagnose --html r.html LOG | head`: the reader stops early, the HTML is still
+    written and the exit code is 0."""
+    import subprocess
+    import sys
+
+    a, _ = logs
+    html = tmp_path / "r.html"
+    for extra in ([], ["--json"]):
+        proc = subprocess.Popen([sys.executable, "-m", "iolab", "diagnose", *extra, "--html",
+                                 str(html), str(a)], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE)
+        assert proc.stdout is not None and proc.stderr is not None
+        proc.stdout.close()
+        err = proc.stderr.read().decode()
+        assert proc.wait(timeout=120) == 0 and "Traceback" not in err, err
+        assert html.read_text().lstrip().lower().startswith("<!doctype html")
+        html.unlink()

@@ -144,12 +144,20 @@ def _earlier_fixes(folder: Path) -> bool:
 
 
 def _render(args: argparse.Namespace, reports: list) -> None:
-    text_on_stdout = not args.quiet and not (args.format == "json" and not args.output)
-    out_fmt = _output_format(args) if args.output else None
-    if args.format == "json" and not args.output:
-        sys.stdout.write(_json_text(reports) + "\n")
-    if out_fmt is not None:
-        cli_common.write_output(Path(args.output), _document(reports, out_fmt, args), "-o")
+    """stdout first (the report is shown even if a file then cannot be written), then the
+    files, each checked before any log was read."""
+    pipe_closed = False
+    try:
+        _to_stdout(args, reports)
+    except BrokenPipeError:
+        pipe_closed = True  # the reader stopped (| head): the files below are still written
+    except SystemExit as exc:  # rich ends on a closed pipe with SystemExit(1)
+        if not isinstance(exc.__context__, BrokenPipeError):
+            raise
+        pipe_closed = True
+    if args.output:
+        cli_common.write_output(Path(args.output),
+                                _document(reports, _output_format(args), args), "-o")
     if args.html:
         cli_common.write_output(Path(args.html), _document(reports, "html", args), "--html")
     if args.emit_fixes:
@@ -158,7 +166,14 @@ def _render(args: argparse.Namespace, reports: list) -> None:
         base = cli_common.make_dir(Path(args.emit_fixes))
         for i, r in enumerate(reports):
             emit_fixes(r, base if len(reports) == 1 else base / f"log{i}")
-    if text_on_stdout:
+    if pipe_closed:
+        raise BrokenPipeError  # iolab.cli ends quietly with 0, not the --fail-on code
+
+
+def _to_stdout(args: argparse.Namespace, reports: list) -> None:
+    if args.format == "json" and not args.output:
+        sys.stdout.write(_json_text(reports) + "\n")
+    elif not args.quiet:
         from iolab.diagnose.render_text import render_text
 
         color = {"always": True, "never": False}.get(args.color)
@@ -166,6 +181,7 @@ def _render(args: argparse.Namespace, reports: list) -> None:
             color = sys.stdout.isatty()
         for r in reports:
             render_text(r, sys.stdout, color=color, verbose=args.verbose)
+    sys.stdout.flush()
 
 
 def _json_text(reports: list) -> str:
