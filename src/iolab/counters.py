@@ -3,7 +3,7 @@
 ``counters/iolab_counters.def`` declares every counter once as
 ``IOLAB_<MODULE>_<I|F>(NAME, kind, unit, "doc")``; this module parses that file (from the
 source tree, or from ``<prefix>/share/iolab`` where ``./setup`` installs it), so C and Python
-cannot disagree on names or order. ``tests/profile/test_counters.py`` checks it against the
+cannot disagree on names or order. ``tests/profile/test_profile_counters.py`` checks it against the
 table compiled into ``libiolab-trace.so``.
 """
 

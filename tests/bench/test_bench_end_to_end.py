@@ -175,7 +175,7 @@ BAD_INPUTS = [
     (["--layout", "diagonal"], "invalid choice"),
     (["--np", "0"], "--np must be at least 1"),
     (["--launcher-args=--x 'unclosed"], "--launcher-args"),
-    (["-a", "POSIX", "-o", "/nonexistent-dir/f"], "/nonexistent-dir"),
+    (["-a", "POSIX", "-o", "/nonexistent-dir/sub/f"], "/nonexistent-dir"),
     (["-a", "POSIX", "-B", "-t", "1000", "-b", "4000"], "O_DIRECT"),
 ]
 

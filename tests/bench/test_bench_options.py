@@ -145,7 +145,7 @@ def test_no_engine_option_means_default_job(parser: argparse.ArgumentParser) -> 
     from iolab.bench import cli, jobs
 
     ns = parse(parser, "--np", "2")
-    cases, scratch, _note = cli._cases(ns)
+    cases, scratch = cli._cases(ns)
     assert [c.label for c in cases] == ["default:fpp", "default:shared"] and scratch
     assert all("--evict" in c.engine_args and "--fsync" in c.engine_args for c in cases)
     assert cases == list(jobs.DEFAULT_JOB)

@@ -180,10 +180,14 @@ def test_bench_test_file_never_a_log_or_the_database(logs: tuple[Path, Path],
     a, _ = logs
     before = sha(a)
     db = tmp_path / "r.db"
-    for path in (str(a), "/proc/x", str(tmp_path / "no" / "f")):
+    for path in (str(a), "/proc/x", str(tmp_path / "no" / "such" / "f")):
         one_line_exit_2(iolab("bench", "--api", "null", "-o", path, "--db", str(db)))
         assert not db.exists()  # nothing stored
-    assert sha(a) == before
+    assert sha(a) == before and not (tmp_path / "no").exists()
+    # the same rule as every verb: the missing last folder is made, and said
+    r = iolab("bench", "--api", "null", "-t", "64k", "-b", "256k", "--np", "1", "--launcher",
+              "none", "-o", str(tmp_path / "new" / "f"), "--db", str(db))
+    assert r.returncode == 0 and "created the folder" in r.stderr, r.stderr
 
 
 def test_file_kind_reads_magic_not_names(tmp_path: Path, logs: tuple[Path, Path]) -> None:
@@ -200,3 +204,64 @@ def test_file_kind_reads_magic_not_names(tmp_path: Path, logs: tuple[Path, Path]
 @corpus.needs_real_logs
 def test_every_darshan_version_is_recognised(log: Path) -> None:
     assert cli_common.file_kind(log) == "a Darshan log"
+
+
+def test_emit_fixes_never_among_other_files(logs: tuple[Path, Path], tmp_path: Path) -> None:
+    """Expected: the fixes go to a new or empty folder (or one an earlier run wrote); was:
+    --emit-fixes . wrote README.md over the user's own."""
+    a, _ = logs
+    own = tmp_path / "proj"
+    own.mkdir()
+    (own / "README.md").write_text("my project\n")
+    line = one_line_exit_2(iolab("diagnose", "--emit-fixes", str(own), str(a)))
+    assert "holds other files" in line
+    assert (own / "README.md").read_text() == "my project\n"
+    fixes = tmp_path / "fixes"
+    assert iolab("diagnose", "-q", "--emit-fixes", str(fixes), str(a)).returncode == 0
+    assert (fixes / "README.md").read_text().startswith("# Fixes proposed by iolab diagnose")
+    r = iolab("diagnose", "-q", "--emit-fixes", str(fixes), str(a))  # again: rewritten
+    assert r.returncode == 0, r.stderr
+
+
+def test_db_is_never_another_file(logs: tuple[Path, Path], tmp_path: Path) -> None:
+    a, _ = logs
+    before = sha(a)
+    doc = tmp_path / "run.json"
+    doc.write_text(json.dumps({"schema_version": 1, "status": "ok", "config": {},
+                               "environment": {}, "repetitions": []}))
+    line = one_line_exit_2(iolab("results", "import", str(doc), "--db", str(a)))
+    assert "not a usable iolab results database" in line
+    one_line_exit_2(iolab("results", "--db", str(a)))
+    assert sha(a) == before
+
+
+def test_damaged_header_is_not_called_truncated(logs: tuple[Path, Path], tmp_path: Path) -> None:
+    """Expected: a damaged header says so; was: 'truncated (1763 of 13021231110853802474
+    bytes)'."""
+    a, _ = logs
+    data = bytearray(a.read_bytes())
+    data[40:48] = (0xB4B4B4B4B4B4B4B4).to_bytes(8, "little")  # a module map's length
+    bad = tmp_path / "damaged.darshan"
+    bad.write_bytes(bytes(data))
+    line = one_line_exit_2(iolab("diagnose", str(bad)))
+    assert "damaged header" in line and "truncated" not in line
+
+
+def test_closed_pipe_still_writes_the_files(logs: tuple[Path, Path], tmp_path: Path) -> None:
+    """`iolab diagnose --html r.html LOG | head`: the reader stops early, the HTML is still
+    written and the exit code is 0."""
+    import subprocess
+    import sys
+
+    a, _ = logs
+    html = tmp_path / "r.html"
+    for extra in ([], ["--json"]):
+        proc = subprocess.Popen([sys.executable, "-m", "iolab", "diagnose", *extra, "--html",
+                                 str(html), str(a)], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE)
+        assert proc.stdout is not None and proc.stderr is not None
+        proc.stdout.close()
+        err = proc.stderr.read().decode()
+        assert proc.wait(timeout=120) == 0 and "Traceback" not in err, err
+        assert html.read_text().lstrip().lower().startswith("<!doctype html")
+        html.unlink()

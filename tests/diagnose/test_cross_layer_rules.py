@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import corpus
 import numpy as np
 import pytest
 from darshan_writer import Lustre, Rec, write_log
@@ -215,6 +216,7 @@ def test_anonymised_names_switch_off_name_rules(tmp_path: Path) -> None:
     assert "anonymised" in dict(rep.not_judged)["files-per-directory"]
 
 
+@corpus.needs_real_logs
 def test_timeline_counts_each_byte_once() -> None:
     """Expected / was: the DXT timeline counts 4 GiB for a job writing 2 GiB through MPI-IO
     / POSIX and MPI-IO segments added together."""

@@ -129,3 +129,42 @@ def test_built_mpirun_command_starts_two_ranks(mpi: str) -> None:
     p = subprocess.run(prep.argv, env=prep.env, capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
     assert p.stdout.split().count("rank-up") == 2
+
+
+def test_allocation_bounds_are_checked_before_srun() -> None:
+    """Expected: --np beyond the allocation is one line, before anything runs; was: srun
+    failed and a run with case "? ?" was stored."""
+    env = {"SLURM_JOB_ID": "7", "SLURM_NTASKS": "2", "SLURM_JOB_NUM_NODES": "1"}
+    launch._check_allocation(launch.LaunchSpec(np=2), env)
+    with pytest.raises(UsageError, match="has 2 tasks"):
+        launch._check_allocation(launch.LaunchSpec(np=1000), env)
+    with pytest.raises(UsageError, match="1 node"):
+        launch._check_allocation(launch.LaunchSpec(np=2, nodes=2), env)
+    launch._check_allocation(launch.LaunchSpec(np=1000, extra=("--overcommit",)), env)
+    launch._check_allocation(launch.LaunchSpec(np=1000), {})  # not in an allocation
+
+
+def test_the_users_pmi_choice_wins() -> None:
+    spec = launch.LaunchSpec(np=2, mpi="mpich", extra=("--mpi=pmix",))
+    assert launch.srun_pmi(spec, ["./app"], {}) is None
+    spec = launch.LaunchSpec(np=2, mpi="mpich")
+    assert launch.srun_pmi(spec, ["./app"], {"SLURM_MPI_TYPE": "pmi2"}) is None
+
+
+def test_program_behind_env_is_found() -> None:
+    assert launch._program_of(["env", "LD_PRELOAD=/x.so", "A=b", "./app", "-v"]) == "./app"
+    assert launch._program_of(["/usr/bin/env", "./app"]) == "./app"
+    assert launch._program_of(["./app", "A=b"]) == "./app"
+
+
+def test_binary_mpi_reads_the_linked_library() -> None:
+    from iolab.paths import engine_binary
+
+    for mpi, flavour in (("default", "openmpi"), ("mpich", "mpich")):
+        try:
+            exe = engine_binary(mpi)
+        except UsageError:
+            continue
+        assert launch.binary_mpi(exe) == flavour
+    assert launch.binary_mpi("/bin/sh") is None  # not an MPI program
+    assert launch.binary_mpi("/nonexistent") is None

@@ -89,3 +89,27 @@ def test_more_ranks_than_the_allocation(slurm_env: dict[str, str], tmp_path: Pat
     lines = [ln for ln in p.stderr.splitlines() if ln.startswith("iolab")]
     assert len(lines) == 1 and "has 2 tasks" in lines[0] and "Traceback" not in p.stderr
     assert not db.exists()
+
+
+@pytest.mark.parametrize("mpi_flag", [["--mpi", "mpich"], []], ids=["--mpi mpich", "detected"])
+def test_profile_under_srun_is_one_mpi_job(slurm_env: dict[str, str], tmp_path: Path,
+                                           mpi_flag: list[str]) -> None:
+    """iolab profile --np 2 of an MPICH program under srun: two processes of one job (the
+    PMI from --mpi, or read from the program's linked library)."""
+    import subprocess
+
+    from iolab.profile.format import read
+
+    exe = _engine("mpich")
+    cmd = launch.salloc_command(launch.LaunchSpec(np=2, nodes=1), [
+        sys.executable, "-m", "iolab", "profile", "-v", "--np", "2", *mpi_flag, "-o",
+        str(tmp_path), "--name", "p", "--", str(exe), "--api", "posix", "--transfer", "64k",
+        "--block", "256k", "--path", str(tmp_path / "f"), "--quiet"])
+    p = subprocess.run(cmd, env=slurm_env, cwd=tmp_path, capture_output=True, text=True,
+                       timeout=150)
+    assert p.returncode == 0, p.stderr
+    assert "srun -n 2 --mpi=pmi2 " in p.stderr
+    data = read(tmp_path / "p.iolab")
+    assert len(data.parts) == 2
+    assert sorted(part.header.get("rank") for part in data.parts) == [0, 1]
+    assert {part.header.get("nprocs") for part in data.parts} == {2}  # one job, not two

@@ -61,9 +61,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _read_engine_options_lazily(parser: argparse.ArgumentParser) -> None:
     """Add the engine's options the first time this parser parses.
 
-    ``iolab`` builds every verb's parser on each call; running the engine there would slow
-    every verb and break them all when the engine is missing. The subparser's
-    ``parse_known_args`` runs only when ``bench`` is the verb (``--help`` included).
+    ``iolab`` builds only the running verb's parser, but ``build_parser()`` (every verb:
+    tests, generated docs) must not run the engine for the others, nor break when it is
+    missing. The subparser's ``parse_known_args`` runs only when ``bench`` is the verb
+    (``--help`` included).
     """
     original = parser.parse_known_args
     loaded: list[bool] = []
@@ -118,18 +119,19 @@ def _launch_spec(args: argparse.Namespace) -> launch.LaunchSpec:
                              mpi=args.mpi, extra=launch.parse_launcher_args(args.launcher_args))
 
 
-def _cases(args: argparse.Namespace) -> tuple[list[jobs.Case], bool, str | None]:
-    """The cases to run, whether they need a scratch directory (no --path given), and the
-    note to show once every check passed (IOR's layout chosen for IOR's flags)."""
+def _cases(args: argparse.Namespace) -> tuple[list[jobs.Case], bool]:
+    """The cases to run, and whether they need a scratch directory (no --path given)."""
     values = options.set_options(args)
-    note = options.apply_ior_defaults(values, getattr(args, "bench_argv", []))
+    # IOR's layout note is printed once the engine accepted the options (run()): a bad
+    # option stays the one line
+    args.ior_note = options.apply_ior_defaults(values, getattr(args, "bench_argv", []))
     # each MPI library's build has its own backends (Debian has no PnetCDF for MPICH)
     table = args.engine_table if args.mpi != "mpich" else \
         options.load_table(paths.engine_for_mpi(args.mpi))
     options.check_api(values, table)
     if not values:
-        return list(jobs.DEFAULT_JOB), True, note
-    return [jobs.user_case(args.label, options.engine_argv(values))], "path" not in values, note
+        return list(jobs.DEFAULT_JOB), True
+    return [jobs.user_case(args.label, options.engine_argv(values))], "path" not in values
 
 
 def run(args: argparse.Namespace) -> int:
@@ -139,21 +141,23 @@ def run(args: argparse.Namespace) -> int:
         # name the missing mpirun rather than the engine's abort message.
         launch.prepare(spec, ["iolab-bench"])
         raise UsageError(args.engine_error)
-    cases, needs_scratch, note = _cases(args)
+    _check_test_files(args, spec)  # before any note: a bad path is the one line
+    cases, needs_scratch = _cases(args)
     engine = paths.engine_for_mpi(args.mpi)
-    _check_test_files(args, spec)
     fixed = ("--quiet", "--progress")  # JSON on stdout, progress lines on stderr
     if args.dry_run:
-        if note:
-            print(f"iolab bench: {note}", file=sys.stderr)
         for case in cases:
             # a path that exists when the line is pasted (the engine removes its files)
             path = ("--path", f"./iolab-bench.{case.scratch_name}") if needs_scratch else ()
             cmd = launch.prepare(spec, [str(engine), *case.engine_args, *path, *fixed])
             print(_pastable(cmd))
+        _print_ior_note(args)
         return 0
     launch.prepare(spec, [str(engine)])  # no mpirun / srun: one line, before any scratch
     conn = db.connect(args.db)
+    test_path = options.set_options(args).get("path")
+    if test_path:  # the one rule for every verb: the missing last folder is made, and said
+        cli_common.make_dir(Path(test_path).parent)
     scratch = jobs.Scratch() if needs_scratch else None
     stored: list[dict[str, Any]] = []
     try:
@@ -161,6 +165,8 @@ def run(args: argparse.Namespace) -> int:
             if scratch is not None:
                 case = jobs.with_path(case, scratch.path_for(case))
             result = _run_case(args, spec, engine, case, fixed, conn)
+            if not stored:
+                _print_ior_note(args)
             row = db.get_run(conn, result.run_id)
             if row is not None:
                 stored.append(row)
@@ -172,8 +178,6 @@ def run(args: argparse.Namespace) -> int:
         elif scratch is not None:
             print(f"iolab bench: test files kept (-k) in {scratch.dir}", file=sys.stderr)
         conn.close()
-    if note and stored:  # said once something ran: bad input stays one line
-        print(f"iolab bench: {note}", file=sys.stderr)
     _print_summary(args, stored, _heading(stored) if needs_scratch and not
                    options.set_options(args) else None)
     statuses = {r["status"] for r in stored}
@@ -191,11 +195,16 @@ def _check_test_files(args: argparse.Namespace, spec: launch.LaunchSpec) -> None
         return
     inputs = [str(args.db or db.default_db_path())]
     inputs += [str(v) for k, v in options.set_options(args).items() if k == "hints-file"]
-    cli_common.check_output_file(path, "-o/--path", inputs, make_folder=False)
+    cli_common.check_output_file(path, "-o/--path", inputs)
     for rank in range(min(spec.np, 4096)):
         for name in (f"{path}.{rank}", f"{path}.a{rank}"):
             if Path(name).exists():
                 cli_common.check_output_file(name, "-o/--path (per-rank file)", inputs)
+
+
+def _print_ior_note(args: argparse.Namespace) -> None:
+    if getattr(args, "ior_note", None):
+        print(f"iolab bench: {args.ior_note}", file=sys.stderr)
 
 
 def _pastable(cmd: launch.Launch) -> str:

@@ -194,7 +194,9 @@ class ProgressView:
         what = f"{p.op}" + (f" pass {p.read_pass + 1}" if p.op == "read" else "")
         text = f"{self.title}: repetition {p.repetition + 1}, {what} done ({p.done}/{p.total})"
         if self._status is not None:
-            self._status.update(text)
+            elapsed = time.monotonic() - self.start
+            left = elapsed / p.done * (p.total - p.done) if p.done else 0.0
+            self._status.update(f"{text}, {elapsed:.0f} s, about {left:.0f} s left")
         elif time.monotonic() - self.start >= self.quiet_s:
             for line in [*self._held, text]:
                 print(f"iolab: {line}", file=self.stream, flush=True)

@@ -60,8 +60,8 @@ def _spec(args: argparse.Namespace) -> str:
 
 def build_env(config: str, stats_file: str | None) -> dict[str, str]:
     """The environment additions that load the library with config (checked first)."""
-    bufspec.parse(config)
     lib = paths.interposer_library("buffer")
+    bufspec.check(config, lib)
     value = bufspec.with_verbose(config, stats_file) if stats_file else config
     return {**launch.preload_env([lib]), "IOLAB_BUFFER": value}
 

@@ -133,16 +133,37 @@ def _check_outputs(args: argparse.Namespace) -> None:
     if len(files) == 2 and Path(files[0][1]).resolve() == Path(files[1][1]).resolve():
         raise UsageError(f"-o and --html name the same file {args.output}; give two names")
     if args.emit_fixes:
-        cli_common.check_output_dir(args.emit_fixes, "--emit-fixes", inputs)
+        d = cli_common.check_output_dir(args.emit_fixes, "--emit-fixes", inputs)
+        if d.is_dir() and any(d.iterdir()) and not _earlier_fixes(d):
+            raise UsageError(f"--emit-fixes {d}: the folder holds other files (the fixes "
+                             "would be written among them, README.md included); give a new "
+                             "or empty folder")
+
+
+def _earlier_fixes(folder: Path) -> bool:
+    """A folder an earlier --emit-fixes wrote (its README.md says so): may be rewritten."""
+    try:
+        return (folder / "README.md").read_text(errors="replace").startswith(
+            "# Fixes proposed by iolab diagnose")
+    except OSError:
+        return False
 
 
 def _render(args: argparse.Namespace, reports: list) -> None:
-    text_on_stdout = not args.quiet and not (args.format == "json" and not args.output)
-    out_fmt = _output_format(args) if args.output else None
-    if args.format == "json" and not args.output:
-        sys.stdout.write(_json_text(reports) + "\n")
-    if out_fmt is not None:
-        cli_common.write_output(Path(args.output), _document(reports, out_fmt, args), "-o")
+    """stdout first (the report is shown even if a file then cannot be written), then the
+    files, each checked before any log was read."""
+    pipe_closed = False
+    try:
+        _to_stdout(args, reports)
+    except BrokenPipeError:
+        pipe_closed = True  # the reader stopped (| head): the files below are still written
+    except SystemExit as exc:  # rich ends on a closed pipe with SystemExit(1)
+        if not isinstance(exc.__context__, BrokenPipeError):
+            raise
+        pipe_closed = True
+    if args.output:
+        cli_common.write_output(Path(args.output),
+                                _document(reports, _output_format(args), args), "-o")
     if args.html:
         cli_common.write_output(Path(args.html), _document(reports, "html", args), "--html")
     if args.emit_fixes:
@@ -151,7 +172,14 @@ def _render(args: argparse.Namespace, reports: list) -> None:
         base = cli_common.make_dir(Path(args.emit_fixes))
         for i, r in enumerate(reports):
             emit_fixes(r, base if len(reports) == 1 else base / f"log{i}")
-    if text_on_stdout:
+    if pipe_closed:
+        raise BrokenPipeError  # iolab.cli ends quietly with 0, not the --fail-on code
+
+
+def _to_stdout(args: argparse.Namespace, reports: list) -> None:
+    if args.format == "json" and not args.output:
+        sys.stdout.write(_json_text(reports) + "\n")
+    elif not args.quiet:
         from iolab.diagnose.render_text import render_text
 
         color = {"always": True, "never": False}.get(args.color)
@@ -159,6 +187,7 @@ def _render(args: argparse.Namespace, reports: list) -> None:
             color = sys.stdout.isatty()
         for r in reports:
             render_text(r, sys.stdout, color=color, verbose=args.verbose)
+    sys.stdout.flush()
 
 
 def _json_text(reports: list) -> str:

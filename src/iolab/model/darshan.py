@@ -96,6 +96,9 @@ def _check_regions(path: Path, size: int, order: str) -> None:
                          f"{_HEADER_341}); the log is incomplete")
     maps = struct.unpack_from(f"{order}{2 * 65}Q", head, 32)
     end = max((off + ln for off, ln in zip(maps[0::2], maps[1::2]) if ln), default=0)
+    if end > max(size, 1) * 1024:  # a region map no writer makes: damaged, not cut short
+        raise UsageError(f"{path} has a damaged header (its region map points far past the "
+                         f"file's {size} bytes); it is not a readable Darshan log")
     if end > size:
         raise UsageError(f"{path} is truncated ({size} of {end} bytes); the log is incomplete")
 

@@ -224,6 +224,14 @@ def _enter_wal(conn: sqlite3.Connection) -> None:
         delay = min(delay * 2, 0.05)
 
 
+def _is_sqlite(path: Path) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return f.read(16) == b"SQLite format 3\x00"
+    except OSError:
+        return True  # unreadable: let SQLite say why
+
+
 def connect(path: Path | str | None = None,
             migrations: Sequence[Migration] = MIGRATIONS,
             must_exist: bool = False) -> sqlite3.Connection:
@@ -239,6 +247,9 @@ def connect(path: Path | str | None = None,
         what = "--db" if path is not None else "the default results database"
         raise UsageError(f"{what} {db}: no such database (nothing stored there yet?); "
                          "give the --db PATH of a database 'iolab bench' wrote")
+    if db.is_file() and db.stat().st_size > 0 and not _is_sqlite(db):
+        raise UsageError(f"{db} is not a usable iolab results database (not SQLite); iolab "
+                         "never writes into another file: give the --db PATH of one")
     if path is not None and not db.parent.exists() and not db.parent.parent.is_dir():
         raise UsageError(f"--db {db}: the folder {db.parent.parent} does not exist; create "
                          "it first (iolab makes at most the last folder)")
