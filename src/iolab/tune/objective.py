@@ -178,9 +178,12 @@ class BenchObjective:
     unit: str = "MiB/s"
     maximize: bool = True
     env: dict[str, str] = field(default_factory=dict)
+    # --from-log: the log, how the proxy was built, and the diagnosis's predictions
+    from_log: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "bench_args": self.bench_args, "target": self.target}
+        return {"kind": self.kind, "bench_args": self.bench_args, "target": self.target,
+                "from_log": self.from_log}
 
     def evaluate(self, params: Mapping[str, str], label: str) -> TrialOutcome:
         cmd = [sys.executable, "-m", "iolab", "bench", *engine_args(self.bench_args, params),
@@ -197,9 +200,13 @@ class BenchObjective:
         done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False,
                               stdin=subprocess.DEVNULL)
         wall = time.monotonic() - start
-        if done.returncode == 2:  # bad input: the same for every trial, so stop the tune
-            raise UsageError(done.stderr.strip().splitlines()[-1].removeprefix("iolab: ")
-                             if done.stderr.strip() else "iolab bench refused the workload")
+        if done.returncode == 2:
+            why = (done.stderr.strip().splitlines() or ["iolab bench refused the workload"]
+                   )[-1].removeprefix("iolab: ")
+            if not set_params(params):  # the workload itself is bad: stop the tune
+                raise UsageError(why)
+            return TrialOutcome("failed", None, time.monotonic() - start,
+                                error=f"refused for this workload: {why}")
         if done.returncode == 130:
             raise KeyboardInterrupt
         try:
