@@ -64,6 +64,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                      help="--from-log: at most N ranks in the proxy (default 4)")
     obj.add_argument("--proxy-bytes", default="64M", metavar="SIZE",
                      help="--from-log: at most SIZE per rank in the proxy (default 64M)")
+    obj.add_argument("--sbatch", action="store_true",
+                     help="bench workloads: run each trial as a batch job (sbatch --wait); "
+                          "the database and the current folder must be seen by the nodes")
+    obj.add_argument("--sbatch-args", metavar="ARGS", default="",
+                     help="options for each trial's sbatch, split like a shell would; write "
+                          "--sbatch-args=\"-N 2 -n 8 -t 10\" (with '=')")
     obj.add_argument("--target", choices=("write", "read"), default="write",
                      help="bench workloads: the phase whose median bandwidth counts")
     obj.add_argument("--metric", metavar="REGEX",
@@ -196,7 +202,18 @@ def _objective(kind: str, argv: list[str], args: argparse.Namespace) -> Any:
         if args.metric:
             raise UsageError("--metric is for commands; bench workloads are scored by "
                              "bandwidth (--target write|read)")
-        return BenchObjective(argv, target=args.target, db=args.db)
+        sbatch = None
+        if args.sbatch_args and not args.sbatch:
+            raise UsageError("--sbatch-args needs --sbatch")
+        if args.sbatch:
+            import shutil
+
+            from iolab.launch import parse_launcher_args
+
+            if shutil.which("sbatch") is None:
+                raise UsageError("--sbatch: 'sbatch' is not on PATH (load Slurm)")
+            sbatch = list(parse_launcher_args(args.sbatch_args))
+        return BenchObjective(argv, target=args.target, db=args.db, sbatch=sbatch)
     maximize = args.maximize if args.maximize is not None else bool(args.metric)
     return CommandObjective(argv, metric=args.metric, maximize=maximize,
                             time_limit_s=args.time_limit, output_dir=args.output_dir)
@@ -277,7 +294,7 @@ def _resume(conn: Any, args: argparse.Namespace) -> int:
     objective: Any
     if o["kind"] == "bench":
         objective = BenchObjective(o["bench_args"], target=o.get("target", "write"), db=args.db,
-                                   from_log=o.get("from_log"))
+                                   from_log=o.get("from_log"), sbatch=o.get("sbatch"))
     else:
         objective = CommandObjective(o["argv"], metric=o.get("metric"),
                                      maximize=bool(o.get("maximize")),
