@@ -56,6 +56,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     search.add_argument("--seed", type=int, default=0, metavar="N",
                         help="seed of the sampler and the bootstrap (default 0)")
     obj = p.add_argument_group("objective")
+    obj.add_argument("--from-log", metavar="LOG",
+                     help="a Darshan log or iolab profile: tune a proxy of its costliest "
+                          "file's pattern and say which of diagnose's predicted fixes the "
+                          "measurement confirms")
+    obj.add_argument("--proxy-ranks", type=int, default=4, metavar="N",
+                     help="--from-log: at most N ranks in the proxy (default 4)")
+    obj.add_argument("--proxy-bytes", default="64M", metavar="SIZE",
+                     help="--from-log: at most SIZE per rank in the proxy (default 64M)")
+    obj.add_argument("--sbatch", action="store_true",
+                     help="bench workloads: run each trial as a batch job (sbatch --wait); "
+                          "the database and the current folder must be seen by the nodes")
+    obj.add_argument("--sbatch-args", metavar="ARGS", default="",
+                     help="options for each trial's sbatch, split like a shell would; write "
+                          "--sbatch-args=\"-N 2 -n 8 -t 10\" (with '=')")
     obj.add_argument("--target", choices=("write", "read"), default="write",
                      help="bench workloads: the phase whose median bandwidth counts")
     obj.add_argument("--metric", metavar="REGEX",
@@ -103,6 +117,11 @@ def _workload(args: argparse.Namespace) -> tuple[str, list[str]]:
     rest = list(args.workload)
     if rest[:1] == ["--"]:
         rest = rest[1:]
+    if args.from_log:
+        if rest:
+            raise UsageError("--from-log builds the workload from the log: give no command "
+                             "after '--'")
+        return "bench", []
     if rest[:2] == ["iolab", "bench"]:
         return "bench", rest[2:]
     if rest[:1] == ["bench"]:
@@ -116,6 +135,40 @@ def _workload(args: argparse.Namespace) -> tuple[str, list[str]]:
     if rest[0].startswith("-"):
         raise UsageError(f"unknown option {rest[0]!r} for iolab tune (a workload follows '--')")
     return "command", rest
+
+
+def _from_log(args: argparse.Namespace) -> dict[str, Any]:
+    """The proxy and the predictions; the space gains the predicted knobs and values, and
+    the proxy's interface preset when the user named none."""
+    from iolab.tune.fromlog import from_log
+    from iolab.tune.knobs import parse_size
+
+    if args.proxy_ranks < 1:
+        raise UsageError(f"--proxy-ranks {args.proxy_ranks}: at least 1")
+    try:
+        max_bytes = parse_size(args.proxy_bytes)
+    except ValueError:
+        raise UsageError(f"--proxy-bytes {args.proxy_bytes!r}: expected a size like 64M"
+                         ) from None
+    proxy, preds = from_log(args.from_log, args.proxy_ranks, max_bytes)
+    if not args.preset and not args.knob and not args.space:
+        args.preset = [proxy.api]
+    named = {a.partition("=")[0] for a in args.knob}
+    for p in preds:
+        if p.knob not in named:
+            from iolab.tune.knobs import knob
+
+            values = {knob(p.knob).normalise(v) for v in knob(p.knob).explore} | {p.value}
+            if p.knob == "transfer":  # a transfer must divide the proxy's block
+                block = int(proxy.bench_args[proxy.bench_args.index("-b") + 1])
+                values = {v for v in values if block % int(v) == 0}
+                if not values:
+                    continue
+            args.knob.append(f"{p.knob}={','.join(sorted(values))}")
+    for line in proxy.description:
+        print(f"iolab tune: {line}", file=sys.stderr)
+    return {"log": str(args.from_log), "proxy": proxy.description,
+            "bench_args": proxy.bench_args, "predictions": [p.to_json() for p in preds]}
 
 
 def predict_implementation(kind: str, argv: list[str], mpi: str | None) -> str | None:
@@ -149,7 +202,18 @@ def _objective(kind: str, argv: list[str], args: argparse.Namespace) -> Any:
         if args.metric:
             raise UsageError("--metric is for commands; bench workloads are scored by "
                              "bandwidth (--target write|read)")
-        return BenchObjective(argv, target=args.target, db=args.db)
+        sbatch = None
+        if args.sbatch_args and not args.sbatch:
+            raise UsageError("--sbatch-args needs --sbatch")
+        if args.sbatch:
+            import shutil
+
+            from iolab.launch import parse_launcher_args
+
+            if shutil.which("sbatch") is None:
+                raise UsageError("--sbatch: 'sbatch' is not on PATH (load Slurm)")
+            sbatch = list(parse_launcher_args(args.sbatch_args))
+        return BenchObjective(argv, target=args.target, db=args.db, sbatch=sbatch)
     maximize = args.maximize if args.maximize is not None else bool(args.metric)
     return CommandObjective(argv, metric=args.metric, maximize=maximize,
                             time_limit_s=args.time_limit, output_dir=args.output_dir)
@@ -186,6 +250,9 @@ def run(args: argparse.Namespace) -> int:
         cli_common.check_output_dir(args.output)
     if args.resume is None and not args.list:
         kind, argv = _workload(args)
+        from_log = _from_log(args) if args.from_log else None
+        if from_log is not None:
+            argv = from_log["bench_args"]
         from iolab.tune.space import build_space
 
         predicted = predict_implementation(kind, argv, args.mpi)
@@ -193,6 +260,8 @@ def run(args: argparse.Namespace) -> int:
                             preset_skips=("engine",) if kind == "command" else ())
         _check_space_for(kind, space)
         objective = _objective(kind, argv, args)
+        if from_log is not None:
+            objective.from_log = from_log
     conn = db.connect(args.db, must_exist=args.list or args.resume is not None)
     try:
         if args.list:
@@ -224,7 +293,8 @@ def _resume(conn: Any, args: argparse.Namespace) -> int:
     o = row["objective"]
     objective: Any
     if o["kind"] == "bench":
-        objective = BenchObjective(o["bench_args"], target=o.get("target", "write"), db=args.db)
+        objective = BenchObjective(o["bench_args"], target=o.get("target", "write"), db=args.db,
+                                   from_log=o.get("from_log"), sbatch=o.get("sbatch"))
     else:
         objective = CommandObjective(o["argv"], metric=o.get("metric"),
                                      maximize=bool(o.get("maximize")),
@@ -258,6 +328,13 @@ def _execute(conn: Any, tune_id: int, objective: Any, space: Any, args: argparse
     except UsageError:
         store.update_tune(conn, tune_id, status="failed")
         raise
+    fl = getattr(objective, "from_log", None)
+    if fl:
+        from iolab.tune.fromlog import judge
+
+        result.predictions = judge(fl["predictions"], result.winner,
+                                   bool(result.claim and result.claim.significant),
+                                   set(result.space), result.notes)
     store.update_tune(conn, tune_id, status=result.status, result=result.to_json())
     written: list[Path] = []
     if args.output and result.status == "done" and result.winner and (

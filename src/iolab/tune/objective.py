@@ -178,9 +178,38 @@ class BenchObjective:
     unit: str = "MiB/s"
     maximize: bool = True
     env: dict[str, str] = field(default_factory=dict)
+    # --from-log: the log, how the proxy was built, and the diagnosis's predictions
+    from_log: dict[str, Any] | None = None
+    # --sbatch: each trial is a batch job (sbatch --wait) with these extra sbatch options
+    sbatch: list[str] | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "bench_args": self.bench_args, "target": self.target}
+        return {"kind": self.kind, "bench_args": self.bench_args, "target": self.target,
+                "from_log": self.from_log, "sbatch": self.sbatch}
+
+    def _run(self, cmd: list[str], env: dict[str, str], label: str
+             ) -> subprocess.CompletedProcess[str]:
+        """Run ``iolab bench`` here, or as a batch job that Slurm schedules (its output
+        file is read back: the results database and the output must be on a file system
+        the login node sees, as for any batch job)."""
+        if self.sbatch is None:
+            return subprocess.run(cmd, env=env, capture_output=True, text=True, check=False,
+                                  stdin=subprocess.DEVNULL)
+        from iolab.launch import sbatch_command
+
+        with tempfile.TemporaryDirectory(prefix="iolab-tune-job-", dir=".") as d:
+            script, out, err = Path(d) / "trial.sh", Path(d) / "out.json", Path(d) / "err"
+            script.write_text("#!/bin/bash\n" + shlex.join(cmd) + "\n")
+            argv = sbatch_command(str(script), wait=True, output=str(out),
+                                  extra=["-e", str(err), "-J", label, *self.sbatch])
+            done = subprocess.run(argv, env=env, capture_output=True, text=True, check=False,
+                                  stdin=subprocess.DEVNULL)
+            stdout = out.read_text() if out.exists() else ""
+            stderr = (err.read_text() if err.exists() else "") + done.stderr
+            code = done.returncode
+            if code != 0 and not stdout and "sbatch" in done.stderr:
+                raise UsageError(f"sbatch failed: {done.stderr.strip()[:300]}")
+        return subprocess.CompletedProcess(argv, code, stdout, stderr)
 
     def evaluate(self, params: Mapping[str, str], label: str) -> TrialOutcome:
         cmd = [sys.executable, "-m", "iolab", "bench", *engine_args(self.bench_args, params),
@@ -194,12 +223,15 @@ class BenchObjective:
             err = _apply_lfs(params, where or Path("."))
             if err:
                 return TrialOutcome("failed", None, 0.0, error=err)
-        done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False,
-                              stdin=subprocess.DEVNULL)
+        done = self._run(cmd, env, label)
         wall = time.monotonic() - start
-        if done.returncode == 2:  # bad input: the same for every trial, so stop the tune
-            raise UsageError(done.stderr.strip().splitlines()[-1].removeprefix("iolab: ")
-                             if done.stderr.strip() else "iolab bench refused the workload")
+        if done.returncode == 2:
+            why = (done.stderr.strip().splitlines() or ["iolab bench refused the workload"]
+                   )[-1].removeprefix("iolab: ")
+            if not set_params(params):  # the workload itself is bad: stop the tune
+                raise UsageError(why)
+            return TrialOutcome("failed", None, time.monotonic() - start,
+                                error=f"refused for this workload: {why}")
         if done.returncode == 130:
             raise KeyboardInterrupt
         try:

@@ -75,6 +75,12 @@ def render_result(tune_id: int, r: TuneResult, unit: str, written: list[Path]) -
         lines.append("  what mattered: " + ", ".join(f"{k} {v:.0%}" for k, v in ranked))
     for n in r.notes:
         lines.append(f"  note: {n}")
+    if r.predictions:
+        lines.append("  diagnose's predictions, measured:")
+        for p in r.predictions:
+            mark = ("confirmed" if p["confirmed"] else "not measured"
+                    if p["why"].startswith("not measured") else "not confirmed")
+            lines.append(f"    {mark:13} {p['knob']}={p['value']} ({p['rule']}): {p['why']}")
     if written:
         lines.append("  files: " + ", ".join(str(p) for p in written))
     return "\n".join(lines) + "\n"

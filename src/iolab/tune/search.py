@@ -67,9 +67,11 @@ class TuneResult:
     notes: list[str] = field(default_factory=list)
     error: str | None = None
     space: dict[str, list[str]] = field(default_factory=dict)
+    predictions: list[dict[str, Any]] = field(default_factory=list)  # --from-log, judged
 
     def to_json(self) -> dict[str, Any]:
         return {"status": self.status, "implementation": self.implementation,
+                "predictions": self.predictions,
                 "baseline_score": self.baseline_score, "winner": self.winner,
                 "winner_score": self.winner_score,
                 "claim": self.claim.to_json() if self.claim else None,
