@@ -128,6 +128,10 @@ def _srun_argv(spec: LaunchSpec, argv: Sequence[str], step_name: str | None = No
         cmd += ["-N", str(spec.nodes)]
     if spec.ppn:
         cmd += ["--ntasks-per-node", str(spec.ppn)]
+    if spec.mpi == "mpich" and not any(a == "--mpi" or a.startswith("--mpi=") for a in spec.extra):
+        # MPICH speaks PMI-2, not the PMIx that sites (and Debian's Open MPI) make the
+        # default: under PMIx each MPICH rank starts as its own one-rank job.
+        cmd.append("--mpi=pmi2")
     # --kill-on-bad-exit: one rank failing ends the step instead of leaving the others
     # waiting in a collective until the time limit.
     return [*cmd, "--export=ALL", "--kill-on-bad-exit=1", *spec.extra, *argv]
