@@ -200,7 +200,7 @@ def _run_case(args: argparse.Namespace, spec: launch.LaunchSpec, engine: Path,
         view.close()
     if outcome.exit_code == EXIT_USAGE and not outcome.interrupted and outcome.doc is None:
         raise UsageError(outcome.engine_message() or "the engine rejected its options")
-    status, error = _status(outcome, cmd.launcher)
+    status, error = _status(outcome, cmd.launcher, spec.np)
     run_id = db.store_run(conn, db.NewRun(
         command=["iolab", "bench", *args.bench_argv], status=status, engine_doc=outcome.doc,
         exit_code=outcome.exit_code, error=error, label=case.label,
@@ -212,11 +212,18 @@ def _run_case(args: argparse.Namespace, spec: launch.LaunchSpec, engine: Path,
     return CaseResult(case, run_id, status)
 
 
-def _status(outcome: EngineOutcome, launcher: str) -> tuple[str, str | None]:
+def _status(outcome: EngineOutcome, launcher: str, np: int) -> tuple[str, str | None]:
     """The stored status and, when not ok, one line saying why."""
     doc = outcome.doc
     if doc is not None and doc.get("status") in db.RUN_STATUSES:
         status = str(doc["status"])
+        ranks = (doc.get("environment") or {}).get("ranks")
+        if status == "ok" and ranks != np:
+            # e.g. an MPI library that does not speak the launcher's PMI: every rank starts
+            # as its own one-rank job, and the first one's document is not the run asked for
+            return "failed", (f"{launcher} started {np} ranks but the engine ran as a job of "
+                              f"{ranks}: the launcher and the engine's MPI library do not "
+                              "match (under srun, --mpi mpich needs srun --mpi=pmi2)")
         if outcome.interrupted and status == "ok" and outcome.exit_code != 0:
             status = "interrupted"
         err = doc.get("error")
