@@ -18,8 +18,8 @@
 # clusters can run side by side. A re-run reuses or repairs what is there.
 #
 # MPI across the two "hosts" goes over loopback: the nodes' tasks get the environment in
-# $dir/mpi.env (Open MPI's TCP BTL and UCX for MPICH on "lo"; their defaults leave loopback
-# out), set by a TaskProlog. The settings that work in containers without systemd or cgroups
+# $dir/mpi.env (Open MPI's TCP BTL and UCX for MPICH on "lo"), set by a TaskProlog; PMIx
+# gets a TmpFS per node (the two nodes share the machine's /tmp). The settings that work in containers without systemd or cgroups
 # are those of tests/slurm_localhost.sh. Needs root.
 set -euo pipefail
 dir=${IOLAB_SLURM2_DIR:-/var/lib/iolab-slurm2}
@@ -90,15 +90,19 @@ if ! munge -S "$sock" -n </dev/null >/dev/null 2>&1; then
 fi
 
 # The nodes' /etc/hosts: the machine's, plus the two node names (bind-mounted over
-# /etc/hosts inside each slurmd's mount namespace only).
-{
+# /etc/hosts inside each slurmd's mount namespace only). Rewritten in place, so running
+# nodes see a change of the machine's file.
+new_hosts=$(
     grep -v -E "[[:space:]](${nodes[0]}|${nodes[1]})([[:space:]]|\$)" /etc/hosts || true
     echo "127.0.0.1 ${nodes[*]}"
-} > "$dir/hosts.new"
-mv "$dir/hosts.new" "$dir/hosts"
+)
+if [ ! -f "$dir/hosts" ] || [ "$(cat "$dir/hosts")" != "$new_hosts" ]; then
+    printf '%s\n' "$new_hosts" > "$dir/hosts"
+fi
 
-# MPI between the emulated hosts is TCP over loopback, which both libraries leave out by
-# default. A TaskProlog prints "export" lines that Slurm applies to every task.
+# MPI between the emulated hosts is TCP over loopback: Open MPI's TCP BTL leaves loopback
+# out by default, and UCX (MPICH's device) is pinned to it too, so a machine whose only
+# interface is lo works. A TaskProlog prints "export" lines that Slurm applies to every task.
 cat > "$dir/mpi.env" <<'EOF'
 OMPI_MCA_btl=self,vader,tcp
 OMPI_MCA_btl_tcp_if_include=lo
