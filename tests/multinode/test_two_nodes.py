@@ -119,21 +119,35 @@ def test_reorder_reads_data_written_on_the_other_host(twonode_env: dict[str, str
     assert set(writer_host.values()) == {"n1", "n2"}
 
 
+@pytest.mark.parametrize("distribution", ["block", "cyclic"])
 def test_subset_with_group_0_has_one_aggregator_per_host(twonode_env: dict[str, str],
-                                                         mpi: str, tmp_path: Path) -> None:
-    run = bench(twonode_env, tmp_path, mpi, "-a", "posix", "--layout", "subset", "--group",
-                "0", "-t", "64k", "-b", "256k", "--verify")
+                                                         mpi: str, distribution: str,
+                                                         tmp_path: Path) -> None:
+    """Expected: each host's ranks form one group, whatever the placement; was (cyclic, ranks
+    n1 n2 n1 n2): groups {0, 1} and {2, 3}, both aggregators on n1, each gathering across
+    hosts, and -C's reader on the same host as the writer."""
+    run = bench(twonode_env, tmp_path, mpi, f"--launcher-args=--distribution={distribution}",
+                "-a", "posix", "--layout", "subset", "--group", "0", "-t", "64k", "-b",
+                "256k", "--reorder", "--verify")
     doc = run["engine_json"]
     assert run["status"] == "ok" and doc["verify"]["errors"] == 0
     assert doc["config"]["group_effective"] == 2 and doc["config"]["files"] == 2
+    assert doc["config"]["ranks_by_host"] == (distribution == "cyclic")
+    writers = host_of(phase(run, "write"))
     for op in ("write", "read"):
         ph = phase(run, op)
         hosts = host_of(ph)
         aggregators = [p["rank"] for p in ph["per_rank"] if p["ops"] > 0]
         assert sorted(hosts[a] for a in aggregators) == ["n1", "n2"], ph["per_rank"]
-        # each aggregator moves its own host's two ranks' data
+        # each aggregator moves its own host's two ranks' data (groups are hosts)
         assert {p["rank"]: p["bytes"] for p in ph["per_rank"] if p["ops"] > 0} == \
             dict.fromkeys(aggregators, 2 * BLOCK)
+        assert sorted(hosts[a] for a in range(4)) == ["n1", "n1", "n2", "n2"]
+        for a in aggregators:  # the group of aggregator a: ranks a .. a + 1
+            assert hosts[a] == hosts[a + 1]
+    read = phase(run, "read")  # -C: an aggregator reads the other host's group file
+    for a in (p["rank"] for p in read["per_rank"] if p["ops"] > 0):
+        assert writers[(a + read["reorder_shift"]) % 4] != host_of(read)[a]
 
 
 @pytest.mark.parametrize(("cb_config_list", "cb_nodes", "aggregators"),
