@@ -12,11 +12,13 @@ import shlex
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from iolab import launch
 from iolab.errors import UsageError
 from iolab.paths import engine_binary
 from iolab.profile.load import load
@@ -62,6 +64,21 @@ def bench(env: dict[str, str], tmp_path: Path, mpi: str, *args: str) -> dict[str
     return run
 
 
+def wait_for_job(env: dict[str, str], job_id: str, timeout_s: float = 150) -> str:
+    """The batch job's final state (sbatch --wait polls every few seconds; this, every 0.2)."""
+    deadline = time.monotonic() + timeout_s
+    state = "?"
+    while time.monotonic() < deadline:
+        show = subprocess.run(["scontrol", "-o", "show", "job", job_id], env=env,
+                              capture_output=True, text=True, timeout=30).stdout
+        state = next((f.split("=", 1)[1] for f in show.split() if f.startswith("JobState=")),
+                     "?")
+        if state in ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY"):
+            return state
+        time.sleep(0.2)
+    return f"still {state} after {timeout_s:g} s"
+
+
 def runs(db: Path) -> list[dict[str, Any]]:
     conn = sqlite3.connect(str(db))
     conn.row_factory = sqlite3.Row
@@ -100,6 +117,26 @@ def test_bench_records_two_hosts_and_two_ranks_per_host(twonode_env: dict[str, s
     assert host_of(phase(run, "write")) == {0: "n1", 1: "n1", 2: "n2", 3: "n2"}
     assert run["write_bytes_total"] == run["read_bytes_total"] == 4 * BLOCK
     assert doc["verify"]["errors"] == 0
+
+
+def test_bench_in_a_two_node_batch_job_takes_the_allocations_ranks(
+        twonode_env: dict[str, str], mpi: str, tmp_path: Path) -> None:
+    """No --np, --nodes or --ppn: sbatch's -N 2 --ntasks-per-node 2 decide (SLURM_NTASKS)."""
+    db = tmp_path / "r.db"
+    script = tmp_path / "job.sh"
+    script.write_text("#!/bin/bash\n#SBATCH -N 2 --ntasks-per-node 2 -t 5 -J iolab-mn\n"
+                      + shlex.join([sys.executable, "-m", "iolab", "bench", "--mpi", mpi,
+                                    "-a", "null", "-t", "64k", "-b", "256k", "--db", str(db)])
+                      + "\n")
+    out = tmp_path / "job.out"
+    p = subprocess.run(launch.sbatch_command(str(script), wait=False, output=str(out)),
+                       env=twonode_env, cwd=tmp_path, capture_output=True, text=True,
+                       timeout=60, check=True)
+    state = wait_for_job(twonode_env, p.stdout.strip().split(";")[0])
+    assert state == "COMPLETED", (state, out.read_text() if out.exists() else "")
+    (run,) = runs(db)
+    assert (run["status"], run["ranks"], run["nodes"], run["host"]) == ("ok", 4, 2, "n1")
+    assert run["engine_json"]["environment"]["ranks_per_host"] == {"n1": 2, "n2": 2}
 
 
 def test_reorder_reads_data_written_on_the_other_host(twonode_env: dict[str, str], mpi: str,
