@@ -246,13 +246,18 @@ def test_profile_of_a_two_node_job_reduces_shared_files_and_diagnose_counts_node
     assert mpiio.counters["MPIIO_COLL_WRITES"] == 4 * (BLOCK // (64 * KIB))  # 4 calls a rank
     (posix,) = [r for r in recs if r.module == "POSIX"]
     assert posix.counters["POSIX_BYTES_WRITTEN"] == 4 * BLOCK
+    # io-bound judged whatever the timing, for its Slurm line
     d = subprocess.run([sys.executable, "-m", "iolab", "diagnose", "--json", "-",
-                        str(tmp_path / "job.iolab")], capture_output=True, text=True,
-                       timeout=120)
+                        "--set", "io_bound_warn=0", "--set", "min_run_time_s=0",
+                        "--emit-fixes", str(tmp_path / "fixes"), str(tmp_path / "job.iolab")],
+                       capture_output=True, text=True, timeout=120)
     assert d.returncode == 0, d.stderr
     report = json.loads(d.stdout)
     assert report["job"]["nodes"] == 2 and report["job"]["nprocs"] == 4
     assert report["job"]["ranks_per_host"] == {"n1": 2, "n2": 2}
+    # Expected: a node's cores shared by its 2 ranks; was: by all 4 ranks of the job
+    srun = (tmp_path / "fixes" / "io-bound" / "slurm.sbatch").read_text().splitlines()[-1]
+    assert srun.startswith("srun -N 2 -n 4 -c $(( $(nproc) / 2 )) "), srun
 
 
 def test_tune_trials_inside_salloc_run_across_both_hosts(twonode_env: dict[str, str],

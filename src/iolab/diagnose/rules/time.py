@@ -49,13 +49,16 @@ def _io_bound(model: Model, th: Thresholds) -> list[Hit]:
 
 
 def _io_bound_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
-    ranks = model.job.nprocs
+    ranks = max(model.job.nprocs, 1)
+    nodes = model.job.nodes or 1
+    per_node = -(-ranks // nodes)  # a node's cores are shared by its own ranks only
+    placement = f"-N {nodes} -n {ranks}" if nodes > 1 else f"-n {ranks}"
     return Fix(
         text=("Fix the findings below first; then keep system noise off the I/O path with "
               "core specialisation and place ranks with explicit affinity."),
         artifacts=[fixes.slurm([
             "#SBATCH -S 4                      # core specialisation: OS work on 4 cores",
-            f"srun -n {ranks} -c $(( $(nproc) / {max(ranks, 1)} )) --cpu-bind=cores ./app",
+            f"srun {placement} -c $(( $(nproc) / {per_node} )) --cpu-bind=cores ./app",
         ])],
     )
 
