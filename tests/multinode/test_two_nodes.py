@@ -120,8 +120,11 @@ def test_bench_records_two_hosts_and_two_ranks_per_host(twonode_env: dict[str, s
 
 
 def test_bench_in_a_two_node_batch_job_takes_the_allocations_ranks(
-        twonode_env: dict[str, str], mpi: str, tmp_path: Path) -> None:
-    """No --np, --nodes or --ppn: sbatch's -N 2 --ntasks-per-node 2 decide (SLURM_NTASKS)."""
+        twonode_env: dict[str, str], tmp_path: Path) -> None:
+    """No --np, --nodes or --ppn: sbatch's -N 2 --ntasks-per-node 2 decide (SLURM_NTASKS);
+    MPICH, whose ranks need srun --mpi=pmi2 under the cluster's PMIx default."""
+    mpi = "mpich"
+    engine_for(mpi)
     db = tmp_path / "r.db"
     script = tmp_path / "job.sh"
     script.write_text("#!/bin/bash\n#SBATCH -N 2 --ntasks-per-node 2 -t 5 -J iolab-mn\n"
@@ -281,3 +284,38 @@ def test_tune_trials_inside_salloc_run_across_both_hosts(twonode_env: dict[str, 
     finally:
         conn.close()
     assert linked == {r["id"] for r in stored}
+
+
+def test_diagnosed_aggregator_fix_applied_as_written_doubles_aggregators_per_node(
+        twonode_env: dict[str, str], tmp_path: Path) -> None:
+    """A 2-node MPICH job with 4 ranks per node and ROMIO's default of one aggregator per
+    node: diagnose says so and emits a hints file; the same workload run with that file has
+    two aggregators on each node (read back from ROMIO)."""
+    engine = engine_for("mpich")
+    workload = ["--api", "mpiio", "--layout", "strided", "--collective", "--transfer", "64k",
+                "--block", "64k"]
+    in_allocation(twonode_env, tmp_path, [
+        sys.executable, "-m", "iolab", "profile", "--np", "8", "--mpi", "mpich", "--name",
+        "job", "-o", str(tmp_path), "--", str(engine), *workload, "--path",
+        str(tmp_path / "s.dat"), "--quiet"], ppn=4)
+    fixes = tmp_path / "fixes"
+    d = subprocess.run([sys.executable, "-m", "iolab", "diagnose", "--json", "-",
+                        "--emit-fixes", str(fixes), str(tmp_path / "job.iolab")],
+                       capture_output=True, text=True, timeout=120)
+    assert d.returncode == 0, d.stderr
+    (found,) = [f for f in json.loads(d.stdout)["findings"]
+                if f["rule_id"] == "aggregators-per-node"]
+    assert found["evidence"]["nodes"] == 2 and found["evidence"]["cb_nodes"] == 2
+    hints_file = fixes / "aggregators-per-node" / "romio_hints_aggregators.txt"
+    assert hints_file.read_text().split() == ["cb_config_list", "*:2", "cb_nodes", "4"]
+    db = tmp_path / "r.db"
+    in_allocation(twonode_env, tmp_path, [
+        sys.executable, "-m", "iolab", "bench", "--nodes", "2", "--ppn", "4", "--mpi", "mpich",
+        "--db", str(db), *workload, "--hints-file", str(hints_file)], ppn=4)
+    (run,) = runs(db)
+    hints = run["engine_json"]["hints"]
+    assert run["status"] == "ok" and hints["ignored"] == []
+    assert hints["effective"]["cb_nodes"] == "4"
+    hosts = host_of(phase(run, "write"))
+    listed = [int(r) for r in hints["effective"]["romio_aggregator_list"].split()]
+    assert sorted(hosts[r] for r in listed) == ["n1", "n1", "n2", "n2"]
