@@ -33,8 +33,12 @@ export SLURM_CONF=$conf
 say() { echo "slurm_twonode: $*" >&2; }
 die() { say "$*"; exit 1; }
 
-running() {  # running <pidfile>
-    [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null
+running() {  # running <pidfile>: its daemon (named by the file: slurmd.n1.pid -> slurmd) is up
+    local pid name
+    [ -f "$1" ] || return 1
+    pid=$(cat "$1")
+    name=$(basename "$1" .pid)
+    kill -0 "$pid" 2>/dev/null && [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "${name%%.*}" ]
 }
 
 pidfiles() {
@@ -42,18 +46,23 @@ pidfiles() {
     for n in "${nodes[@]}"; do echo "$dir/slurmd.$n.pid"; done
 }
 
-stop_all() {
+stop_daemons() {  # stop_daemons <pidfile>...: stop them and wait (10 s at most)
     local f any
-    for f in $(pidfiles); do
+    for f in "$@"; do
         if running "$f"; then kill "$(cat "$f")" 2>/dev/null || true; fi
     done
     for _ in $(seq 50); do
         any=
-        for f in $(pidfiles); do running "$f" && any=1; done
+        for f in "$@"; do running "$f" && any=1; done
         [ -z "$any" ] && break
         sleep 0.2
     done
-    rm -f "$dir"/*.pid
+    for f in "$@"; do running "$f" || rm -f "$f"; done
+}
+
+stop_all() {
+    # shellcheck disable=SC2046  # one path a word
+    stop_daemons $(pidfiles)
 }
 
 if [ "${1:-}" = stop ]; then
@@ -165,13 +174,10 @@ EOF
 )
 if [ ! -f "$conf" ] || [ "$(cat "$conf")" != "$new_conf" ]; then
     # A changed machine (host name, plugin folder): restart on the new configuration.
-    if running "$dir/slurmctld.pid" || running "$dir/slurmd.${nodes[0]}.pid" \
-            || running "$dir/slurmd.${nodes[1]}.pid"; then
+    daemons=("$dir/slurmctld.pid" "$dir/slurmd.${nodes[0]}.pid" "$dir/slurmd.${nodes[1]}.pid")
+    if running "${daemons[0]}" || running "${daemons[1]}" || running "${daemons[2]}"; then
         say "configuration changed; restarting"
-        for f in "$dir/slurmctld.pid" "$dir/slurmd.${nodes[0]}.pid" "$dir/slurmd.${nodes[1]}.pid"; do
-            running "$f" && kill "$(cat "$f")"
-        done
-        sleep 2
+        stop_daemons "${daemons[@]}"
     fi
     printf '%s\n' "$new_conf" > "$conf"
     : > "$dir/plugstack.conf"
