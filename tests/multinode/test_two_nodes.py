@@ -227,7 +227,9 @@ def test_engine_that_ran_fewer_ranks_than_launched_is_a_failed_run(
     assert p.returncode == 1, p.stderr
     (run,) = runs(db)
     assert run["status"] == "failed"
-    assert "started 4 ranks but the engine ran as a job of 1" in run["error"]
+    # the four one-rank jobs print four documents at once: one of them whole, or none
+    assert ("started 4 ranks but the engine ran as a job of 1" in run["error"]
+            or "the engine printed no result" in run["error"]), run["error"]
 
 
 def test_profile_of_a_two_node_job_reduces_shared_files_and_diagnose_counts_nodes(
