@@ -17,10 +17,14 @@
 # 6921 and 6922) differ from Slurm's defaults and from tests/slurm_localhost.sh, so both
 # clusters can run side by side. A re-run reuses or repairs what is there.
 #
+# Three daemons and the tests' ranks share the machine's CPUs: MessageTimeout and
+# SlurmdTimeout are longer than Slurm's defaults, so a busy machine does not fail a step
+# (a 10 s RPC timeout to a slurmd was seen under load).
+#
 # MPI across the two "hosts" goes over loopback: the nodes' tasks get the environment in
 # $dir/mpi.env (Open MPI's TCP BTL and UCX for MPICH on "lo"), set by a TaskProlog; PMIx
-# gets a TmpFS per node (the two nodes share the machine's /tmp). The settings that work in containers without systemd or cgroups
-# are those of tests/slurm_localhost.sh. Needs root.
+# gets a TmpFS per node (the two nodes share the machine's /tmp). The settings that work in
+# containers without systemd or cgroups are those of tests/slurm_localhost.sh. Needs root.
 set -euo pipefail
 dir=${IOLAB_SLURM2_DIR:-/var/lib/iolab-slurm2}
 conf=$dir/slurm.conf
@@ -165,7 +169,8 @@ JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
 JobCompType=jobcomp/none
 SlurmctldTimeout=30
-SlurmdTimeout=30
+SlurmdTimeout=60
+MessageTimeout=30
 InactiveLimit=0
 KillWait=10
 MinJobAge=60
