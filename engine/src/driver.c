@@ -383,6 +383,26 @@ static int validate(iolab_run_t *run, char *err, size_t len)
     return 0;
 }
 
+/* Subset aggregation with --group 0 means one aggregator per host, but groups are runs of
+ * consecutive ranks: under a round-robin placement (srun -m cyclic) they would straddle hosts
+ * and put every aggregator on the first host. The run then numbers its ranks host by host
+ * (hosts in order of their lowest rank, ranks in order within a host); rank 0 stays rank 0,
+ * and "rank" in the report is this number. */
+static void number_ranks_by_host(iolab_run_t *run)
+{
+    if (run->cfg.layout != IOLAB_LAYOUT_SUBSET || run->cfg.group != 0)
+        return;
+    int by_host = 1;
+    for (int r = 1; r < run->ranks; r++)
+        by_host &= run->env.rank_host[r] >= run->env.rank_host[r - 1];
+    if (by_host)
+        return;
+    MPI_Comm_split(run->world, 0, run->env.host_index * run->ranks + run->rank, &run->world);
+    MPI_Comm_rank(run->world, &run->rank);
+    iolab_env_free(&run->env);
+    iolab_env_gather(&run->env, run->cfg.path, run->world);
+}
+
 /* Aggregated layouts: a communicator per group (aggregator = its rank 0), and one of the
  * aggregators when they share one file. */
 static void make_comms(iolab_run_t *run)
@@ -548,8 +568,10 @@ static int start(iolab_run_t *run, int argc, char **argv)
     }
     if (!run->cfg.write && !run->cfg.read)
         run->cfg.write = run->cfg.read = true;
-    if (!err[0])
+    if (!err[0]) {
         iolab_env_gather(&run->env, run->cfg.path, run->world);
+        number_ranks_by_host(run);
+    }
     if (!err[0])
         validate(run, err, sizeof err);
     if (agree_bad_input(run, err))
@@ -671,6 +693,8 @@ int iolab_driver_main(int argc, char **argv)
         if (run->agg_comm != MPI_COMM_NULL)
             MPI_Comm_free(&run->agg_comm);
     }
+    if (run->world != MPI_COMM_WORLD)
+        MPI_Comm_free(&run->world);
     free_run(run);
     MPI_Finalize();
     return code;

@@ -70,6 +70,8 @@ static void config(iolab_json_t *j, const iolab_run_t *run)
         config_group(j, &run->groups[g]);
     iolab_json_int(j, "group_effective", run->layout.group);
     iolab_json_int(j, "reorder_shift_ranks", run->cfg.reorder ? run->reorder_shift : 0);
+    /* subset --group 0 over a round-robin placement: ranks numbered host by host (driver.c) */
+    iolab_json_bool(j, "ranks_by_host", run->world != MPI_COMM_WORLD);
     int sub = run->layout.kind == IOLAB_LAYOUT_SUBARRAY;
     /* subarray: rank 0's share (the largest of an uneven split) */
     iolab_json_uint(j, "rank_bytes", sub ? iolab_decomp_step_bytes(&run->decomp, 0) *

@@ -192,8 +192,8 @@ def srun_pmi(spec: LaunchSpec, argv: Sequence[str],
     if flavour is None:
         return None
     offered = srun_mpi_types(env)
-    if not offered:
-        return None  # a Slurm that cannot list them: its MpiDefault
+    if not offered:  # a Slurm that cannot list them: MPICH's own PMI, else its MpiDefault
+        return "pmi2" if flavour == "mpich" else None
     for pmi in PMI_PREFERENCE[flavour]:
         if pmi in offered:
             return pmi

@@ -73,6 +73,19 @@ def test_srun_command_and_auto_detection() -> None:
     assert launch.default_np("mpirun", env) == 2
 
 
+@needs_srun
+def test_srun_starts_mpich_ranks_with_pmi2() -> None:
+    """Expected: one 4-rank MPICH job under srun; was: four 1-rank jobs (PMIx, the site's
+    MpiDefault, is not MPICH's PMI), stored as an ok run of 1 rank."""
+    env = {**NO_SLURM, "SLURM_JOB_ID": "42"}
+    argv = launch.prepare(LaunchSpec(np=4, mpi="mpich"), ["x"], env, step_name="s").argv
+    assert argv.count("--mpi=pmi2") == 1  # srun cannot list its PMIs here: MPICH's own
+    assert argv[-3:] == ["--export=ALL", "--kill-on-bad-exit=1", "x"]
+    mine = launch.prepare(LaunchSpec(np=4, mpi="mpich", extra=("--mpi", "pmix")), ["x"], env)
+    assert "--mpi=pmi2" not in mine.argv and mine.argv[-3:] == ["--mpi", "pmix", "x"]
+    assert "--mpi=pmi2" not in launch.prepare(LaunchSpec(np=4), ["x"], env).argv
+
+
 def test_sbatch_and_salloc() -> None:
     spec = LaunchSpec(np=2, nodes=1, env={"IOLAB_DB": "/tmp/r db"})
     script = launch.sbatch_script(spec, ["iolab-bench", "--api", "null"], job_name="t",
