@@ -105,6 +105,26 @@ static uint64_t largest_call(const iolab_run_t *run)
     return run->layout.transfer;
 }
 
+/* The built backends having every capability in cap, as "a, b" (or "none built"): error
+ * messages name the real choices of this binary, derived from the registry, never typed. */
+static const char *apis_with(unsigned cap, char *buf, size_t len)
+{
+    size_t n, used = 0;
+    const iolab_backend_t *const *all = iolab_backends_all(&n);
+    buf[0] = '\0';
+    for (size_t i = 0; i < n && used < len; i++) {
+        if ((all[i]->caps & cap) != cap)
+            continue;
+        int w = snprintf(buf + used, len - used, "%s%s", used ? ", " : "", all[i]->name);
+        if (w < 0)
+            break;
+        used += (size_t)w;
+    }
+    if (!buf[0])
+        snprintf(buf, len, "none built");
+    return buf;
+}
+
 /* Every rank must make every call: collective transfers, or a collective sync per write. */
 static int lockstep_calls(const iolab_run_t *run)
 {
@@ -149,6 +169,7 @@ static int check_array_and_ior(const iolab_run_t *run, char *err, size_t len)
 static int check_combinations(const iolab_run_t *run, char *err, size_t len)
 {
     const iolab_cfg_t *c = &run->cfg;
+    char apis[256];
     unsigned caps = run->be->caps;
     int agg = iolab_layout_aggregated(&run->layout);
     int shared = c->layout == IOLAB_LAYOUT_SEGMENTED || c->layout == IOLAB_LAYOUT_STRIDED ||
@@ -161,28 +182,30 @@ static int check_combinations(const iolab_run_t *run, char *err, size_t len)
                  "at least 0 (got %lld, %lld, %lld, %lld)", (long long)c->reps,
                  (long long)c->read_times, (long long)c->threads, (long long)c->group);
     else if (c->threads > 1 && !(caps & IOLAB_CAP_THREADS))
-        snprintf(err, len, "--threads needs an api that is thread-safe per file (posix); "
-                 "api %s is not", run->be->name);
+        snprintf(err, len, "--threads needs an api that is thread-safe per file (%s); "
+                 "api %s is not", apis_with(IOLAB_CAP_THREADS, apis, sizeof apis), run->be->name);
     else if (c->threads > 1 && (c->collective || c->file_view || agg))
         snprintf(err, len, "--threads cannot be combined with --collective, --file-view or "
                  "the serial/subset layouts; drop one of them");
     else if (c->collective && !(caps & IOLAB_CAP_COLLECTIVE))
-        snprintf(err, len, "--collective needs an api with collective I/O (mpiio, hdf5); "
-                 "api %s has none", run->be->name);
+        snprintf(err, len, "--collective needs an api with collective I/O (%s); "
+                 "api %s has none", apis_with(IOLAB_CAP_COLLECTIVE, apis, sizeof apis),
+                 run->be->name);
     else if (c->file_view && !(caps & IOLAB_CAP_VECTOR))
-        snprintf(err, len, "--file-view needs an api with file views (mpiio, hdf5); api %s has "
-                 "none", run->be->name);
+        snprintf(err, len, "--file-view needs an api with file views (%s); api %s has "
+                 "none", apis_with(IOLAB_CAP_VECTOR, apis, sizeof apis), run->be->name);
     else if (c->file_view && agg)
         snprintf(err, len, "--file-view applies to the fpp, segmented and strided layouts");
     else if (shared && !(caps & IOLAB_CAP_SHARED))
-        snprintf(err, len, "api %s cannot share one file between ranks; use --layout fpp",
-                 run->be->name);
+        snprintf(err, len, "api %s cannot share one file between ranks; use --layout fpp or "
+                 "an api that can (%s)", run->be->name,
+                 apis_with(IOLAB_CAP_SHARED, apis, sizeof apis));
     else if (c->verify && !(caps & IOLAB_CAP_STORES_DATA))
-        snprintf(err, len, "--verify needs an api that stores data; api %s does not",
-                 run->be->name);
+        snprintf(err, len, "--verify needs an api that stores data (%s); api %s does not",
+                 apis_with(IOLAB_CAP_STORES_DATA, apis, sizeof apis), run->be->name);
     else if ((c->hint.n || c->hints_file) && !(caps & IOLAB_CAP_HINTS))
-        snprintf(err, len, "--hint and --hints-file apply to MPI-IO based apis (mpiio, hdf5, "
-                 "pnetcdf), not to api %s", run->be->name);
+        snprintf(err, len, "--hint and --hints-file apply to MPI-IO based apis (%s), not to "
+                 "api %s", apis_with(IOLAB_CAP_HINTS, apis, sizeof apis), run->be->name);
     else if (agg && run->layout.transfer * (uint64_t)run->layout.group > INT_MAX)
         snprintf(err, len, "--transfer x group size must stay below 2 GiB for the serial and "
                  "subset layouts (MPI message size); use a smaller --transfer");

@@ -9,6 +9,7 @@ distributed engine; Slurm places the ranks on a cluster. Nothing here starts a p
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -120,8 +121,93 @@ def mpi_flavour(program: str, environ: Mapping[str, str] | None = None) -> str:
     return "mpich" if "hydra" in text or "mpich" in text or "intel" in text else "openmpi"
 
 
-def _srun_argv(spec: LaunchSpec, argv: Sequence[str], step_name: str | None = None) -> list[str]:
+# The PMI types srun can offer, in our order of preference for each MPI library: MPICH
+# (and Intel MPI, Cray MPICH) speak PMI-2 and PMIx; Open MPI 4/5 starts under srun via PMIx.
+PMI_PREFERENCE = {"mpich": ("pmi2", "pmix", "cray_shasta"), "openmpi": ("pmix",)}
+
+_MPI_SONAME = re.compile(rb"lib(mpich|mpi_cray|mpi)\.so(?:\.(\d+))?")
+
+
+def binary_mpi(program: str | os.PathLike[str]) -> str | None:
+    """"openmpi" or "mpich" for a program linked against that MPI library (its sonames:
+    libmpi.so.4x is Open MPI; libmpich, libmpi_cray and libmpi.so.12 are MPICH-derived),
+    None for a script, a non-MPI program or an unreadable file."""
+    path = shutil.which(str(program)) or str(program)
+    try:
+        with open(path, "rb") as f:
+            head = f.read(64 << 20)
+    except OSError:
+        return None
+    if not head.startswith(b"\x7fELF"):
+        return None
+    for m in _MPI_SONAME.finditer(head):
+        name, major = m.group(1), m.group(2)
+        if name in (b"mpich", b"mpi_cray") or major == b"12":
+            return "mpich"
+        if name == b"mpi" and major is not None and major.startswith(b"4"):
+            return "openmpi"
+    return None
+
+
+def srun_mpi_types(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """The PMI plugins this Slurm offers (``srun --mpi=list``); empty if it cannot say."""
+    env = dict(os.environ if environ is None else environ)
+    try:
+        out = subprocess.run(["srun", "--mpi=list"], capture_output=True, text=True,
+                             timeout=30, env=env, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return ()
+    types: list[str] = []
+    for line in (out.stdout + out.stderr).splitlines():
+        word = line.strip().removeprefix("srun:").strip()
+        if word.startswith("specific"):
+            break
+        if word and " " not in word and word.replace("_", "").replace("-", "").isalnum():
+            types.append(word)
+    return tuple(types)
+
+
+def _program_of(argv: Sequence[str]) -> str | None:
+    """The program an argv runs, looking through ``env VAR=value ...``."""
+    words = list(argv)
+    if words and os.path.basename(words[0]) == "env":
+        words = [w for w in words[1:] if "=" not in w or w.startswith(("/", "."))]
+    return words[0] if words else None
+
+
+def srun_pmi(spec: LaunchSpec, argv: Sequence[str],
+             environ: Mapping[str, str] | None = None) -> str | None:
+    """The ``srun --mpi=`` value that starts ``argv``'s MPI library as one job (not N
+    singletons): None when the user chose one (--launcher-args, $SLURM_MPI_TYPE) or the
+    program's MPI library is unknown. A Slurm that offers none of the library's PMI types
+    is a UsageError."""
+    env = os.environ if environ is None else environ
+    if any(a == "--mpi" or a.startswith("--mpi=") for a in spec.extra) or \
+            env.get("SLURM_MPI_TYPE"):
+        return None
+    flavour = spec.mpi if spec.mpi in PMI_PREFERENCE else None
+    prog = _program_of(argv)
+    if flavour is None and prog is not None:
+        flavour = binary_mpi(prog)
+    if flavour is None:
+        return None
+    offered = srun_mpi_types(env)
+    if not offered:
+        return None  # a Slurm that cannot list them: its MpiDefault
+    for pmi in PMI_PREFERENCE[flavour]:
+        if pmi in offered:
+            return pmi
+    raise UsageError(
+        f"this Slurm's srun offers no PMI for {flavour} (it offers {', '.join(offered)}; "
+        f"{flavour} needs {' or '.join(PMI_PREFERENCE[flavour])}); ask the site, or pass "
+        "--launcher-args=--mpi=TYPE")
+
+
+def _srun_argv(spec: LaunchSpec, argv: Sequence[str], step_name: str | None = None,
+               pmi: str | None = None) -> list[str]:
     cmd = ["srun", "-n", str(spec.np)]
+    if pmi:
+        cmd.append(f"--mpi={pmi}")
     if step_name:
         cmd += ["-J", step_name]  # lets an interruption find this step (interrupt())
     if spec.nodes:
@@ -150,6 +236,22 @@ def _mpirun_argv(spec: LaunchSpec, prog: str, flavour: str, argv: Sequence[str],
         if spec.ppn:
             cmd += ["-ppn", str(spec.ppn)]
     return [*cmd, *spec.extra, *argv]
+
+
+def _check_allocation(spec: LaunchSpec, env: Mapping[str, str]) -> None:
+    """Inside an allocation, srun cannot start more tasks (or nodes) than it holds: say so
+    now, before anything runs or is stored."""
+    if not env.get("SLURM_JOB_ID") or any(a in ("-O", "--overcommit") for a in spec.extra):
+        return
+    tasks = env.get("SLURM_NTASKS") or env.get("SLURM_NPROCS") or ""
+    if tasks.isdigit() and spec.np > int(tasks):
+        raise UsageError(f"--np {spec.np}: this Slurm allocation (job {env['SLURM_JOB_ID']}) "
+                         f"has {tasks} tasks; ask salloc/sbatch for more (-n {spec.np}) or use "
+                         f"--np {tasks} or less")
+    nodes = env.get("SLURM_JOB_NUM_NODES") or env.get("SLURM_NNODES") or ""
+    if spec.nodes and nodes.isdigit() and spec.nodes > int(nodes):
+        raise UsageError(f"--nodes {spec.nodes}: this Slurm allocation has {nodes} node(s); "
+                         f"ask salloc/sbatch for -N {spec.nodes} or use --nodes {nodes}")
 
 
 @dataclass(frozen=True)
@@ -213,8 +315,10 @@ def prepare(spec: LaunchSpec, argv: Sequence[str], environ: Mapping[str, str] | 
     if launcher == "srun":
         if shutil.which("srun", path=env.get("PATH")) is None:
             raise UsageError("'srun' is not on PATH; use --launcher mpirun or load Slurm")
+        _check_allocation(spec, env)
         name = step_name or f"iolab-{os.getpid()}"
-        return Launch(_srun_argv(spec, argv, name), env, launcher, None, name)
+        pmi = srun_pmi(spec, argv, env)
+        return Launch(_srun_argv(spec, argv, name, pmi), env, launcher, None, name)
     prog = mpirun_program(spec.mpi, env)
     flavour = flavour or mpi_flavour(prog, env)
     cmd = _mpirun_argv(spec, prog, flavour, argv, env)
@@ -240,7 +344,7 @@ def sbatch_script(spec: LaunchSpec, argv: Sequence[str], job_name: str = "iolab"
         lines.append(f"#SBATCH --ntasks-per-node={spec.ppn}")
     for k, v in spec.env.items():
         lines.append(f"export {k}={shlex.quote(v)}")
-    lines.append(shlex.join(_srun_argv(spec, argv)))
+    lines.append(shlex.join(_srun_argv(spec, argv, pmi=srun_pmi(spec, argv))))
     return "\n".join(lines) + "\n"
 
 

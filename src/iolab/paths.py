@@ -44,6 +44,19 @@ def engine_binary(mpi: str = "default") -> Path:
     )
 
 
+def engine_for_mpi(mpi: str) -> Path:
+    """The engine of the ``--mpi`` choice (default, openmpi, mpich): "openmpi" is the default
+    build when that one is Open MPI's (Debian's); a mismatch is a UsageError rather than a
+    wrong launch."""
+    from iolab.launch import binary_mpi
+
+    engine = engine_binary("mpich" if mpi == "mpich" else "default")
+    if mpi == "openmpi" and binary_mpi(engine) not in (None, "openmpi"):
+        raise UsageError(f"{engine} is built against {binary_mpi(engine)}, not Open MPI; use "
+                         "--mpi default, or rebuild with Open MPI's mpicc")
+    return engine
+
+
 def interposer_library(name: str) -> Path:
     """``libiolab-<name>.so`` (name: "trace", "trace-mpi", "buffer")."""
     fname = f"libiolab-{name}.so"

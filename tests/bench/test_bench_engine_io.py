@@ -52,3 +52,15 @@ def test_plain_progress_lines_after_the_quiet_period() -> None:
     assert out.getvalue().splitlines() == [
         "iolab: default:fpp: repetition 1, write done (1/2)",
         "iolab: default:fpp: repetition 3, read pass 2 done (2/2)"]
+
+
+def test_progress_lines_held_in_the_quiet_period_are_not_lost() -> None:
+    """Expected: once a run is long enough to show progress, the log starts at the first
+    phase; was: the phases done within the quiet period were never printed."""
+    out = io.StringIO()
+    view = ProgressView("c", stream=out, quiet_s=3600)
+    view.update(Progress(0, "write", 0, 1, 4))
+    view.quiet_s = 0  # the run has now lasted long enough
+    view.update(Progress(0, "read", 0, 2, 4))
+    assert out.getvalue().splitlines() == ["iolab: c: repetition 1, write done (1/4)",
+                                           "iolab: c: repetition 1, read pass 1 done (2/4)"]

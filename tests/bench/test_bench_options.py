@@ -119,8 +119,9 @@ def test_other_verbs_never_start_the_engine(tmp_path: Path) -> None:
     marker = tmp_path / "engine-was-run"
     exe = _fake_engine(tmp_path, f"touch {marker}; exit 1")
     env = {"IOLAB_BENCH": str(exe)}
-    assert run_iolab("results", "--db", str(tmp_path / "r.db"), env=env).returncode == 0
-    assert not marker.exists()
+    # a read-only verb on a missing database: exit 2, nothing created, no engine started
+    assert run_iolab("results", "--db", str(tmp_path / "r.db"), env=env).returncode == 2
+    assert not marker.exists() and not (tmp_path / "r.db").exists()
     r = run_iolab("bench", "--help", env=env)  # help still works, and says why no options
     assert r.returncode == 0 and marker.exists()
     assert "Engine options are not available" in r.stdout
@@ -144,7 +145,7 @@ def test_no_engine_option_means_default_job(parser: argparse.ArgumentParser) -> 
     from iolab.bench import cli, jobs
 
     ns = parse(parser, "--np", "2")
-    cases, scratch = cli._cases(ns)
+    cases, scratch, _note = cli._cases(ns)
     assert [c.label for c in cases] == ["default:fpp", "default:shared"] and scratch
     assert all("--evict" in c.engine_args and "--fsync" in c.engine_args for c in cases)
     assert cases == list(jobs.DEFAULT_JOB)

@@ -21,7 +21,7 @@ def test_seed_case_512_byte_writes(buflib, cprog, tmp_path):
     # The KAUST seminar's case, scaled: 20,000 writes of 512 B; 1 MiB buffers.
     total, size = 20_000 * 512, 1 << 20
     f = tmp_path / "ssef.dat"
-    r = iolab("buffer", "-c", f"*.dat:size={size}:count=4", "--", cprog("writer"), f, total,
+    r = iolab("buffer", "--spec", f"*.dat:size={size}:count=4", "--", cprog("writer"), f, total,
               512, "write", "close")
     assert r.returncode == 0, r.stderr
     assert f.read_bytes() == pattern(total)
@@ -43,7 +43,7 @@ def test_seed_case_512_byte_writes(buflib, cprog, tmp_path):
 def test_fwrite_512_bytes_identical(buflib, cprog, tmp_path):
     total = 5_000 * 512 + 77
     f = tmp_path / "fw.dat"
-    r = iolab("buffer", "-c", "*.dat:size=256K", "--", cprog("writer"), f, total, 512,
+    r = iolab("buffer", "--spec", "*.dat:size=256K", "--", cprog("writer"), f, total, 512,
               "fwrite", "close")
     assert r.returncode == 0, r.stderr
     assert f.read_bytes() == pattern(total)
@@ -55,7 +55,7 @@ def test_fwrite_512_bytes_identical(buflib, cprog, tmp_path):
 def test_sequential_reads_are_prefetched(buflib, cprog, tmp_path):
     f = tmp_path / "r.dat"
     run([cprog("threads"), "pshared", f, 1, 4000, 100], buflib, None)
-    r = iolab("buffer", "-c", "*.dat:size=64K:count=4:prefetch=2", "--", cprog("threads"),
+    r = iolab("buffer", "--spec", "*.dat:size=64K:count=4:prefetch=2", "--", cprog("threads"),
               "reads", f, 1, 4000, 100)
     assert r.stdout.split() == ["intact", "4000"]
     t = parse_table(r.stderr)[str(f)]
@@ -74,7 +74,7 @@ def test_auto_prefetch_steps_aside_on_a_local_file_system(buflib, cprog, tmp_pat
     run([cprog("threads"), "pshared", f, 1, 4000, 100], buflib, None)
     tables = {}
     for pf in ("auto", "2"):
-        r = iolab("buffer", "-c", f"*.dat:size=64K:count=4:prefetch={pf}", "--",
+        r = iolab("buffer", "--spec", f"*.dat:size=64K:count=4:prefetch={pf}", "--",
                   cprog("threads"), "reads", f, 1, 4000, 100)
         assert r.returncode == 0 and r.stdout.split() == ["intact", "4000"], r.stderr
         tables[pf] = (parse_table(r.stderr)[str(f)], read_ahead_line(r.stderr, f))
@@ -94,7 +94,7 @@ def test_auto_prefetch_steps_aside_on_a_local_file_system(buflib, cprog, tmp_pat
 def test_default_prefetch_is_auto(buflib, cprog, tmp_path):
     f = tmp_path / "d.dat"
     run([cprog("threads"), "pshared", f, 1, 400, 100], buflib, None)
-    r = iolab("buffer", "-c", "*.dat:size=64K", "--", cprog("threads"), "reads", f, 1, 400, 100)
+    r = iolab("buffer", "--spec", "*.dat:size=64K", "--", cprog("threads"), "reads", f, 1, 400, 100)
     assert r.returncode == 0, r.stderr
     assert read_ahead_line(r.stderr, f).startswith(("off (auto: ", "on (auto: "))
     assert bufspec.parse("*.dat")[0].prefetch_auto
@@ -110,8 +110,8 @@ def test_exit_status_and_output_are_the_programs(buflib, cprog, tmp_path):
 @pytest.mark.parametrize(
     "argv,message",
     [
-        (["buffer", "-c", "*.dat:size=12Q", "--", "true"], "size=12Q"),
-        (["buffer", "-c", "*.dat:colour=red", "--", "true"], "unknown key 'colour'"),
+        (["buffer", "--spec", "*.dat:size=12Q", "--", "true"], "size=12Q"),
+        (["buffer", "--spec", "*.dat:colour=red", "--", "true"], "unknown key 'colour'"),
         (["buffer", "--", "/nonexistent/program"], "cannot start /nonexistent/program"),
         (["buffer"], "nothing to run"),
     ],

@@ -60,7 +60,7 @@ def test_steps_aside_when_the_program_only_reads(buflib, cprog, fuse_dir: Path, 
     want = run([cprog("reader"), mode, f, 4096, 0], buflib, None)
     assert want.returncode == 0 and want.stdout.split()[0] == str(40 * MiB)
     _evict(f)
-    r = iolab("buffer", "-c", "*.dat", "--", cprog("reader"), mode, f, 4096, 0)
+    r = iolab("buffer", "--spec", "*.dat", "--", cprog("reader"), mode, f, 4096, 0)
     assert r.returncode == 0, r.stderr
     assert r.stdout == want.stdout  # the same bytes, also across the switch
     line = read_ahead_line(r.stderr, f)
@@ -77,7 +77,7 @@ def test_stays_on_while_the_program_computes(buflib, cprog, fuse_dir: Path):
     spin = "20000"  # ~25 us of work per 4 KiB read: the worker keeps well ahead
     want = run([cprog("reader"), "read", f, 4096, spin], buflib, None, timeout=300)
     _evict(f)
-    r = iolab("buffer", "-c", "*.dat", "--", cprog("reader"), "read", f, 4096, spin)
+    r = iolab("buffer", "--spec", "*.dat", "--", cprog("reader"), "read", f, 4096, spin)
     assert r.returncode == 0 and r.stdout == want.stdout, r.stderr
     assert read_ahead_line(r.stderr, f).startswith("on (auto: fuse; kept after 16 MiB")
     t = parse_table(r.stderr)[str(f)]
@@ -90,7 +90,7 @@ def test_explicit_depth_never_steps_aside(buflib, cprog, fuse_dir: Path):
     """prefetch=N is the user's choice: read-ahead stays on even with nothing to overlap."""
     f = _file(fuse_dir, 24 * MiB)
     _evict(f)
-    r = iolab("buffer", "-c", "*.dat:prefetch=2", "--", cprog("reader"), "read", f, 4096, 0)
+    r = iolab("buffer", "--spec", "*.dat:prefetch=2", "--", cprog("reader"), "read", f, 4096, 0)
     assert r.returncode == 0, r.stderr
     assert read_ahead_line(r.stderr, f) == "on (prefetch=2)"
     assert parse_table(r.stderr)[str(f)]["Sys Read calls"] < 24 * MiB // MiB + 20

@@ -38,7 +38,7 @@ int darshan_log_put_mod(void *fd, int mod_id, void *buf, int size, int ver);
 void darshan_log_close(void *fd);
 """
 # Module format versions written by Darshan 3.5 (as its logs carry them).
-VERSIONS = {"POSIX": 4, "MPI-IO": 3, "STDIO": 2, "DXT_POSIX": 1, "DXT_MPIIO": 2}
+VERSIONS = {"POSIX": 4, "MPI-IO": 3, "STDIO": 2, "DXT_POSIX": 1, "DXT_MPIIO": 2, "LUSTRE": 2}
 ZLIB = 0
 
 
@@ -62,6 +62,31 @@ class Dxt:
     host: str
     writes: list[tuple[int, int, float, float]] = field(default_factory=list)
     reads: list[tuple[int, int, float, float]] = field(default_factory=list)
+
+
+@dataclass
+class Lustre:
+    """One LUSTRE record (format 2, Darshan 3.4+): one layout component and its OST list."""
+
+    path: str
+    stripe_size: int
+    stripe_count: int
+    rank: int = -1
+    module: str = "LUSTRE"
+
+
+def _lustre_bytes(r: Lustre) -> bytes:
+    """The record as darshan_log_put_lustre_record writes it: the fixed part (id, rank,
+    num_comps, num_stripes; no pointers), then the components, then the OST ids."""
+    ffi = binding().ffi
+    head = np.zeros(4, dtype="<i8")
+    head[0] = np.array([record_id(r.path)], dtype="<u8").view("<i8")[0]
+    head[1:4] = (r.rank, 1, r.stripe_count)
+    comp = bytearray(ffi.sizeof("struct darshan_lustre_component"))
+    np.frombuffer(comp, dtype="<i8", count=7)[:] = (
+        r.stripe_size, r.stripe_count, 0, 0, 0, -1, 0)  # size, count, pattern, flags, extent
+    osts = np.arange(r.stripe_count, dtype="<i8")
+    return head.tobytes() + bytes(comp) + osts.tobytes()
 
 
 def _writer() -> tuple[Any, Any]:
@@ -122,16 +147,21 @@ def _dxt_bytes(d: Dxt) -> bytes:
 
 def write_log(out: Path, *, nprocs: int, run_time_s: float, exe: str,
               records: list[Rec], dxt: list[Dxt] | None = None,
-              metadata: str = "lib_ver=3.5.0\n") -> Path:
-    """Write a log at ``out`` (which must not exist) through libdarshan-util."""
+              lustre: list[Lustre] | None = None,
+              metadata: str = "lib_ver=3.5.0\n", partial: tuple[str, ...] = (),
+              jobid: int = 4242, start: int = 1_700_000_000) -> Path:
+    """Write a log at ``out`` (which must not exist) through libdarshan-util. ``partial``
+    names modules marked partial (ran out of record memory), a bit per module id in the
+    header as the runtime sets it."""
     ffi, lib = _writer()
-    fd = lib.darshan_log_create(str(out).encode(), ZLIB, 0)
+    flag = sum(1 << MODULE_NAMES.index(m) for m in partial)
+    fd = lib.darshan_log_create(str(out).encode(), ZLIB, flag)
     assert fd != ffi.NULL, f"darshan_log_create({out}) failed"
     keep: list[Any] = []  # cffi buffers alive until close
     try:
         job = ffi.new("struct iolab_job *")
-        job.uid, job.nprocs, job.jobid = 1000, nprocs, 4242
-        job.start_time_sec, job.end_time_sec = 1_700_000_000, 1_700_000_000 + int(run_time_s)
+        job.uid, job.nprocs, job.jobid = 1000, nprocs, jobid
+        job.start_time_sec, job.end_time_sec = start, start + int(run_time_s)
         job.end_time_nsec = int((run_time_s % 1) * 1e9)
         job.metadata = metadata.encode()[:1023]
         assert lib.darshan_log_put_job(fd, job) == 0
@@ -139,7 +169,8 @@ def write_log(out: Path, *, nprocs: int, run_time_s: float, exe: str,
         mnt = ffi.new("struct iolab_mnt[1]")
         mnt[0].mnt_type, mnt[0].mnt_path = b"lustre", b"/scratch"
         assert lib.darshan_log_put_mounts(fd, mnt, 1) == 0
-        names = sorted({r.path for r in records} | {d.path for d in dxt or []})
+        names = sorted({r.path for r in records} | {d.path for d in dxt or []}
+                       | {x.path for x in lustre or []})
         refs = ffi.new("struct iolab_name_ref[]", max(len(names), 1))
         for i, name in enumerate(names):
             rec = ffi.new("char[]", record_id(name).to_bytes(8, "little") + name.encode() + b"\0")
@@ -149,6 +180,8 @@ def write_log(out: Path, *, nprocs: int, run_time_s: float, exe: str,
         assert lib.darshan_log_put_namehash(fd, refs if names else ffi.NULL) == 0
         chunks = [(MODULE_NAMES.index(r.module), r.module, _record_bytes(r)) for r in records]
         chunks += [(MODULE_NAMES.index(d.module), d.module, _dxt_bytes(d)) for d in dxt or []]
+        chunks += [(MODULE_NAMES.index("LUSTRE"), "LUSTRE", _lustre_bytes(x))
+                   for x in lustre or []]
         for mod_id, mod, data in sorted(chunks, key=lambda c: c[0]):  # modules in id order
             buf = ffi.new("char[]", data)
             keep.append(buf)

@@ -1,13 +1,15 @@
-"""Every real and generated Darshan log the diagnose tests run on (shared/)."""
+"""Every real and generated Darshan log the diagnose tests run on (the corpus setting:
+tests/corpus.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-SHARED = Path(__file__).resolve().parents[3] / "shared"
-REAL_LOGS = sorted((SHARED / "darshan-logs").rglob("*.darshan"))
-GENERATED = SHARED / "darshan-generated"
-GENERATED_LOGS = sorted(GENERATED.glob("*.darshan"))
+import corpus
+
+REAL_LOGS = corpus.REAL_LOGS
+GENERATED = corpus.GENERATED_DIR
+GENERATED_LOGS = corpus.GENERATED_LOGS
 ALL_LOGS = REAL_LOGS + GENERATED_LOGS
 
 

@@ -11,6 +11,7 @@ import io
 import json
 from pathlib import Path
 
+import corpus
 import pytest
 from diagnose_logs import ALL_LOGS, REAL_LOGS, log_id
 
@@ -23,6 +24,7 @@ from iolab.model.files import APP, categorize
 from iolab.model.job import build_model
 
 pytestmark = pytest.mark.usefixtures("darshan_available")
+corpus.require()
 
 
 def _records(path: Path) -> dict[str, list[tuple[str, int, dict[str, float]]]]:
@@ -47,7 +49,7 @@ def _records(path: Path) -> dict[str, list[tuple[str, int, dict[str, float]]]]:
 
 
 def _app_sum(recs, mod: str, counter: str) -> int:
-    return int(sum(max(int(c[counter]), 0) for p, _, c in recs.get(mod, [])
+    return int(sum(max(int(c.get(counter, 0)), 0) for p, _, c in recs.get(mod, [])
                    if categorize(p) == APP))
 
 
@@ -104,12 +106,15 @@ def test_interface_totals_equal_counters(path: Path, reports) -> None:
 def test_finding_evidence_equals_counters(path: Path, reports) -> None:
     rep = reports(path)
     recs = _records(path)
-    bins = ("0_100", "100_1K", "1K_10K", "10K_100K", "100K_1M")
+    # Darshan's bins by their upper edge (a bin counts as small when wholly below the limit)
+    bins = (("0_100", 100), ("100_1K", 1024), ("1K_10K", 10240), ("10K_100K", 102400),
+            ("100K_1M", 1 << 20))
     for f in rep.findings:
         v, d = f.hit.values, f.hit.direction
-        if f.rule.id == "small-requests":
+        if f.rule.id == "small-requests" and v["sizes_from"] == "counters":
             D = d.upper()
-            total = sum(_app_sum(recs, "POSIX", f"POSIX_SIZE_{D}_{b}") for b in bins)
+            total = sum(_app_sum(recs, "POSIX", f"POSIX_SIZE_{D}_{b}") for b, up in bins
+                        if up < v["small_below_bytes"])
             assert v[f"small_{d}s"] + v[f"exactly_1mib_{d}s_not_small"] == total
             assert v[f"posix_{d}s"] == _app_sum(recs, "POSIX", f"POSIX_{D}S")
         elif f.rule.id == "mpiio-independent":
@@ -142,9 +147,14 @@ EXPECTED_REAL = {
         "redundant-traffic/read", "read-write-balance", "stripe-small-files"},
     # 32 ranks, 16 MiB independent MPI-IO per call, per-rank records (no shared reduction):
     # the counters cannot show stragglers, the DXT trace does (rank 23 busy 9.3 s, rank 24
-    # 4.3 s on the shared file).
+    # 4.3 s on the shared file). Reviewed: the MPI-IO layer took 172 s of write time summed
+    # over ranks for 1.0 s of POSIX write time (slowest rank 9.4 s in MPI-IO, 2.7 s in
+    # POSIX): independent calls waiting, not writing -> mpiio-time-skew (6.7 s). Every rank
+    # moves the same bytes, so the trace's uneven busy times are that waiting: the straggler
+    # rule leaves the file to mpiio-time-skew (one cause per file; its fix "give every rank
+    # the same share" did not fit equal shares).
     "treddy_mpi-io-test_id4373053_6-2-60198-9815401321915095332_1.darshan": {
-        "io-bound", "shared-file-stragglers", "read-write-balance"},
+        "io-bound", "mpiio-time-skew", "read-write-balance"},
     # mpi-io-test -b 1 -r -i 1000000: a million 1-byte reads of byte 0, DXT partial. Small
     # requests, yes; random access, no (expected / was: not random / "100% random" from the
     # backward-jump estimate, which now tells re-reads of the same offset apart).
@@ -185,3 +195,67 @@ def GENERATED_LOG(name: str) -> Path:  # noqa: N802 - reads like a constant look
     from diagnose_logs import GENERATED
 
     return GENERATED / name
+
+
+GOLDEN = Path(__file__).resolve().parent / "golden" / "findings.json"
+
+
+def test_golden_findings_of_every_log(reports) -> None:
+    """Precision guard: every log of the corpus keeps a reviewed list of its findings, in
+    report order, with their severity (cost-graded). A change that adds, drops, reorders or
+    regrades a finding fails here until golden/findings.json is updated on purpose, after
+    reviewing the difference (regenerate with the snippet in golden/README.md).
+
+    Review notes for the current list: the release mpi-io-test logs spend 0.5-0.7 s in I/O
+    (INFO, nothing worth acting on); the treddy DXT log's first finding is MPI-IO waiting
+    (9.4 s in MPI-IO for 2.7 s of POSIX on the slowest ranks); the 4-rank collective strided
+    log's first is its 65,536 tiny collective calls (1.4 s of a 1.55 s run); the 64 B and
+    STDIO generated logs keep their buffering findings, INFO below a second. The job's
+    overview (io-bound, read-write-balance) follows the problems, whatever its severity.
+    """
+    import json
+
+    import corpus
+
+    def key(p: Path) -> str:  # the corpus' own folder names, wherever the setting points
+        for top, name in ((corpus.REAL_LOGS_DIR, "darshan-logs"),
+                          (corpus.GENERATED_DIR, "darshan-generated")):
+            if p.is_relative_to(top):
+                return f"{name}/{p.relative_to(top)}"
+        raise AssertionError(p)
+
+    golden = json.loads(GOLDEN.read_text())
+    got = {}
+    for p in ALL_LOGS:
+        rep = reports(p)
+        got[key(p)] = [
+            f"{f.severity} {f.rule.id}" + (f"/{f.hit.direction}" if f.hit.direction else "")
+            for f in rep.findings]
+    missing = sorted(set(got) - set(golden))
+    assert not missing, f"logs without a reviewed golden list: {missing}"
+    diff = {k: {"golden": golden[k], "now": v} for k, v in got.items() if golden[k] != v}
+    assert not diff, json.dumps(diff, indent=1)
+
+
+@pytest.mark.parametrize("path", ALL_LOGS, ids=log_id)
+def test_layer_columns_equal_counters(path: Path, reports) -> None:
+    """The model's per-file layer columns, summed over application files, equal the
+    counters read through pydarshan's dict API (a second read path)."""
+    rep = reports(path)
+    recs = _records(path)
+    model = rep.model
+    app = model.files.category == APP
+    L = model.layers
+    for lay, mod, p in ((L.posix, "POSIX", "POSIX"), (L.mpiio, "MPI-IO", "MPIIO"),
+                        (L.stdio, "STDIO", "STDIO")):
+        assert int(lay.bytes_read[app].sum()) == _app_sum(recs, mod, f"{p}_BYTES_READ")
+        assert int(lay.bytes_written[app].sum()) == _app_sum(recs, mod, f"{p}_BYTES_WRITTEN")
+    for d, ops in (("read", "READS"), ("write", "WRITES")):
+        for kind in ("INDEP", "COLL", "SPLIT", "NB"):
+            assert int(L.calls.of(d)[kind][app].sum()) == _app_sum(
+                recs, "MPI-IO", f"MPIIO_{kind}_{ops}")
+    # Darshan's POSIX_OPENS counts fileno() and dup() too: the model keeps real opens
+    assert int(L.posix.opens[app].sum()) == sum(
+        max(max(int(c.get("POSIX_OPENS", 0)), 0) - max(int(c.get("POSIX_FILENOS", 0)), 0)
+            - max(int(c.get("POSIX_DUPS", 0)), 0), 0)  # -1: not recorded (old formats)
+        for p, _, c in recs.get("POSIX", []) if categorize(p) == APP)

@@ -45,11 +45,13 @@ def write_1m(path: str, rank: int, rid: int, nbytes: int, secs: float = 1.0) -> 
 
 def test_file_per_process_and_files_per_directory() -> None:
     recs = [write_1m(f"/scratch/out/rank{r:05d}.dat", r, 1000 + r, 4 * MiB) for r in range(1200)]
-    got = fired(job(recs, nprocs=1200))
+    got = fired(job(recs, nprocs=1200, mounts=[("/scratch", "lustre")]))
     assert got["file-per-process"].hit.values["per_rank_files"] == 1200
     assert got["files-per-directory"].hit.values["max_files_in_one_dir"] == 1200
     lfs = got["files-per-directory"].fix.artifacts[0].content
-    assert "lfs setstripe -c 1 -S 1M -i -1 /scratch/out\n" in lfs
+    # a new directory for the job: the layout of one other jobs may share never changes
+    assert "mkdir /scratch/out/iolab-c1 && lfs setstripe -c 1 -S 1M /scratch/out/iolab-c1" in lfs
+    assert "/scratch/out\n" not in lfs
     # 200 ranks: below both thresholds (256 per-rank files, 1000 per directory)
     got = fired(job(recs[:200], nprocs=200))
     assert "file-per-process" not in got and "files-per-directory" not in got
@@ -90,6 +92,11 @@ def test_per_rank_imbalance() -> None:
     recs = [write_1m(f"/s/r{r}.dat", r, 50 + r, (64 if r == 0 else 16) * MiB) for r in range(4)]
     v = fired(job(recs, nprocs=4))["per-rank-imbalance"].hit.values
     assert v["max_rank"] == 0 and v["max_bytes"] == 64 * MiB and v["min_bytes"] == 16 * MiB
+    # Partial POSIX records (Darshan ran out of record memory): the missing records would
+    # look like ranks with less data, so the rule does not judge, and says why.
+    rep = diagnose(build_model([job(recs, nprocs=4, partial_modules=["POSIX"])]), Thresholds())
+    assert not any(f.rule.id == "per-rank-imbalance" for f in rep.findings)
+    assert "partial" in dict(rep.not_judged)["per-rank-imbalance"]
 
 
 def test_striping_rules() -> None:
@@ -107,7 +114,8 @@ def test_striping_rules() -> None:
     got = fired(raw)
     f = got["stripe-shared-file"]
     assert f.hit.values["recommended_stripe_count"] == 8
-    assert "lfs setstripe -c 8 -S 1M /lus/big.dat.new" in f.fix.artifacts[0].content
+    assert ("lfs setstripe -c 8 -S 1M /lus/big.dat.iolab-restripe && cp -p /lus/big.dat "
+            "/lus/big.dat.iolab-restripe" in f.fix.artifacts[0].content)
     assert got["stripe-small-files"].hit.files[0].path == "/lus/small.dat"
     assert got["stripe-size-mismatch"].hit.values["access_bytes"] == 1536 * 1024
     assert "stripe-huge-file" not in got
@@ -142,6 +150,11 @@ def test_aggregators_need_nodes() -> None:
     f = fired(job([rec], nprocs=64), nodes=2)["aggregators-per-node"]
     assert f.hit.values["ranks_per_node"] == 32
     assert "cb_config_list *:2" in f.fix.artifacts[0].content
+    # Expected / was: nothing for a single-node job / "two aggregators per node" for 4 ranks
+    # on one node (per-node aggregators change nothing there).
+    four = RawRecord(module="MPI-IO", rank=SHARED_RANK, record_id=72, path="/s/d.dat",
+                     counters={**rec.counters, "MPIIO_COLL_OPENS": 4})
+    assert "aggregators-per-node" not in fired(job([four], nprocs=4), nodes=1)
 
 
 def test_fill_mode_pnetcdf() -> None:
@@ -151,6 +164,25 @@ def test_fill_mode_pnetcdf() -> None:
     f = fired(job(recs, nprocs=4))["fill-mode"]
     assert f.hit.values["posix_bytes_written"] == 128 * MiB
     assert "NC_NOFILL" in f.fix.artifacts[0].content
+
+
+def test_fill_mode_hdf5_per_file() -> None:
+    """Two HDF5 files of 64 MiB of datasets each; only b.h5 received 128 MiB (fill values
+    first). Expected / was: b.h5 alone, from its own datasets ("<file>:<dataset>" records) /
+    the datasets' bytes spread evenly over the files."""
+    recs = []
+    for rid, name, posix in ((91, "/s/a.h5", 64 * MiB), (92, "/s/b.h5", 128 * MiB)):
+        recs += [RawRecord(module="H5F", rank=SHARED_RANK, record_id=rid, path=name,
+                           counters={"H5F_OPENS": 4, "H5F_USE_MPIIO": 1}),
+                 RawRecord(module="H5D", rank=SHARED_RANK, record_id=rid + 100,
+                           path=f"{name}:/grid/temperature",
+                           counters={"H5D_OPENS": 4, "H5D_WRITES": 64,
+                                     "H5D_BYTES_WRITTEN": 64 * MiB}),
+                 write_1m(name, SHARED_RANK, rid, posix)]
+    f = fired(job(recs, nprocs=4))["fill-mode"]
+    assert [e.path for e in f.hit.files] == ["/s/b.h5"]
+    assert f.hit.files[0].values == {"posix_bytes": 128 * MiB, "data_bytes": 64 * MiB,
+                                     "library": "HDF5"}
 
 
 def test_formatted_output() -> None:
@@ -204,3 +236,45 @@ def test_shell_artifacts_quote_hostile_paths(tmp_path) -> None:
                          capture_output=True, text=True, check=True).stdout
     assert not (tmp_path / "pwned").exists()
     assert out == evil + ":size=64M:count=4"
+
+
+def test_collective_buffering_already_on_is_not_recommended() -> None:
+    """Expected / was: with romio_cb_write enable read back from the job (an iolab profile),
+    the fix asks for larger calls / it handed out 'romio_cb_write enable' again."""
+    n = 20000
+    recs = [posix("/s/grid.dat", SHARED_RANK, 7, POSIX_OPENS=8, POSIX_WRITES=n,
+                  POSIX_BYTES_WRITTEN=n * 4096, POSIX_SIZE_WRITE_1K_10K=n,
+                  POSIX_F_WRITE_TIME=40.0, POSIX_F_SLOWEST_RANK_TIME=6.0),
+            RawRecord(module="MPI-IO", rank=SHARED_RANK, record_id=7, path="/s/grid.dat",
+                      counters={"MPIIO_COLL_OPENS": 8, "MPIIO_COLL_WRITES": n,
+                                "MPIIO_BYTES_WRITTEN": n * 4096,
+                                "MPIIO_SIZE_WRITE_AGG_1K_10K": n},
+                      fcounters={"MPIIO_F_WRITE_TIME": 48.0, "MPIIO_F_SLOWEST_RANK_TIME": 7.0})]
+    hints = {"hints:/s/grid.dat": "romio_cb_write=enable;romio_ds_write=disable;"
+                                  "romio_no_indep_rw=false;cb_buffer_size=16777216"}
+    f = fired(job(recs, nprocs=8, metadata=hints))["collective-buffering/write"]
+    assert f.fix.text.startswith("Collective buffering is already on (romio_cb_write enable)")
+    assert not any(a.kind == "romio-hints" for a in f.fix.artifacts)
+    # without the hints read back, the same counters get the hint
+    f = fired(job(recs, nprocs=8))["collective-buffering/write"]
+    assert "romio_cb_write enable" in next(a for a in f.fix.artifacts
+                                           if a.kind == "romio-hints").content
+
+
+def test_slow_hdf5_close_is_the_metadata_flush() -> None:
+    """H5Fclose on rank 0 takes 8 s (metadata cache flush) in a 100 s run; POSIX shows the
+    flush as many small writes. The finding names the HDF5 layer and its fix."""
+    recs = [RawRecord(module="H5F", rank=0, record_id=5, path="/s/out.h5",
+                      counters={"H5F_OPENS": 1, "H5F_FLUSHES": 0, "H5F_USE_MPIIO": 1},
+                      fcounters={"H5F_F_CLOSE_START_TIMESTAMP": 90.0,
+                                 "H5F_F_CLOSE_END_TIMESTAMP": 98.0, "H5F_F_META_TIME": 8.5}),
+            posix("/s/out.h5", 0, 5, POSIX_OPENS=1, POSIX_WRITES=50000,
+                  POSIX_BYTES_WRITTEN=50000 * 512, POSIX_SIZE_WRITE_100_1K=50000,
+                  POSIX_F_WRITE_TIME=8.0, POSIX_F_CLOSE_START_TIMESTAMP=97.9,
+                  POSIX_F_CLOSE_END_TIMESTAMP=98.0)]
+    f = fired(job(recs, nprocs=1))["slow-close"]
+    assert f.hit.values["layer"] == "HDF5" and f.cost_s == 8.0
+    assert "H5Pset_coll_metadata_write" in f.fix.text
+    # opened 3 times: Darshan's first-close-start to last-close-end is no close duration
+    recs[0].counters["H5F_OPENS"] = 3
+    assert "slow-close" not in fired(job(recs, nprocs=1))

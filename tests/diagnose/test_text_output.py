@@ -14,6 +14,7 @@ import re
 import subprocess
 import sys
 
+import corpus
 import pytest
 from diagnose_logs import GENERATED, REAL_LOGS
 
@@ -26,6 +27,9 @@ from iolab.model.job import build_model
 pytestmark = pytest.mark.usefixtures("darshan_available")
 
 SMALL_LOG = GENERATED / "posix_write_1M_x_64B.darshan"
+corpus.require()
+# 2,000,000 fwrite() of 512 B in a 1.8 s run: findings that cost more than a second.
+STDIO_LOG = GENERATED / "stdio_fwrite_2M_x_512B.darshan"
 MPI_DXT = next(p for p in REAL_LOGS if "mpi_io_test_with_dxt" in str(p))
 
 
@@ -50,9 +54,11 @@ def test_piped_output_wraps_with_hanging_indent() -> None:
     assert run.returncode == 0, run.stderr
     _check_layout(run.stdout, 100)
     lines = _lines(run.stdout)
-    head = next(i for i, ln in enumerate(lines) if ln.startswith("HIGH small-requests"))
+    # 0.92 s of small writes: under a second, INFO (expected / was: HIGH in a 1.1 s run)
+    head = next(i for i, ln in enumerate(lines) if ln.startswith("INFO small-requests"))
     assert lines[head + 1].startswith("     1000000 of 1000000 POSIX writes")
-    assert lines[head + 2].startswith("       ranks")  # the summary's wrapped tail, indented
+    assert lines[head + 3].startswith("     costs 920.7 ms")
+    assert lines[head + 2].startswith("       several ranks")  # the wrapped tail, indented
     assert "\x1b[" not in run.stdout  # no colour codes in a pipe
 
 
@@ -68,27 +74,31 @@ def test_columns_sets_the_width(monkeypatch, columns: str) -> None:
 
 
 def test_top_fixes_three_when_three_findings_have_fixes() -> None:
-    rep = diagnose(build_model([load_darshan_log(SMALL_LOG)]), Thresholds())
+    rep = diagnose(build_model([load_darshan_log(STDIO_LOG)]), Thresholds())
     assert sum(1 for f in rep.findings if f.severity == "high") == 3
     tops = rep.summary.top_fixes
+    # the fixes buying the most time first, with the saving; the generic advice last
     assert [t.split(":")[0] for t in tops] == [
-        "small-requests (write)", "small-serial-io (write)", "io-bound"]
+        "stdio-share", "small-serial-io (write)", "io-bound"]
+    assert "[saves up to 1.6 s (88.5% of the run)]" in tops[0]
     buf = io.StringIO()
     render_text(rep, buf, color=False)
     out = buf.getvalue()
-    assert "   1. small-requests (write):" in out and "   3. io-bound:" in out
+    assert "   1. stdio-share:" in out and "   3. io-bound:" in out
 
 
 def test_one_line_per_rule_when_both_directions_share_a_fix() -> None:
+    th = Thresholds()
+    th.cost_info_s = 0.0  # the 0.07 s run's findings cost milliseconds: count them here
     rep = diagnose(build_model([load_darshan_log(
-        GENERATED / "posix_mixed_rw_random_reads_dxt.darshan")]), Thresholds())
+        GENERATED / "posix_mixed_rw_random_reads_dxt.darshan")]), th)
     tops = rep.summary.top_fixes
     assert tops[0].startswith("small-requests (read, write): ")
     assert len(tops) == 2 and tops[1].startswith("random-access (read): ")
 
 
 def test_severity_in_words_and_colour_only_repeats_it() -> None:
-    rep = diagnose(build_model([load_darshan_log(SMALL_LOG)]), Thresholds())
+    rep = diagnose(build_model([load_darshan_log(STDIO_LOG)]), Thresholds())
     buf = io.StringIO()
     render_text(rep, buf, color=True, width=100)
     heads = [ln for ln in _lines(buf.getvalue()) if "small-serial-io (write):" in ln
@@ -112,3 +122,26 @@ def test_timeline_is_in_the_summary() -> None:
     render_text(diagnose(build_model([load_darshan_log(partial)]), Thresholds()), buf,
                 color=False, width=100)
     assert "operations, PARTIAL: DXT_POSIX ran out of memory" in " ".join(buf.getvalue().split())
+
+
+def test_cost_and_cross_layer_table_in_text_and_html() -> None:
+    """Each finding shows its cost; the summary shows bytes and the slowest rank's time per
+    layer for the files that cost most (MPI-IO over POSIX here)."""
+    from iolab.diagnose.render_html import render_html
+
+    rep = diagnose(build_model([load_darshan_log(
+        GENERATED / "mpiio_4ranks_strided4K_coll.darshan")]), Thresholds())
+    buf = io.StringIO()
+    render_text(rep, buf, color=False, width=120)
+    out = buf.getvalue()
+    lines = _lines(out)
+    head = next(i for i, ln in enumerate(lines) if "mpiio_bytes" in ln)
+    assert lines[head].split() == ["file", "mpiio_bytes", "mpiio_s", "posix_bytes", "posix_s"]
+    row = lines[head + 1].split()
+    assert row[0] == "/tmp/dtests/shared_coll.dat" and row[1:3] == ["256.0", "MiB"]
+    assert "stdio_bytes" not in out  # no application file goes through STDIO
+    tiny = next(i for i, ln in enumerate(lines) if ln.startswith("HIGH tiny-collective-calls"))
+    assert lines[tiny + 3].strip().startswith("costs 1.4 s (87.")
+    html = render_html([rep])
+    assert "<b>Cost:</b> costs 1.4 s (87." in html
+    assert "<th>mpiio_bytes</th><th>mpiio_s</th><th>posix_bytes</th><th>posix_s</th>" in html

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
+import corpus
 import numpy as np
 import pytest
 
@@ -12,7 +12,7 @@ from iolab.model.files import APP, RUNTIME, STREAM, SYSTEM, categorize
 from iolab.model.job import build_model
 from iolab.model.raw import RawJob, RawRecord
 
-GENERATED = Path(__file__).resolve().parents[3] / "shared" / "darshan-generated"
+GENERATED = corpus.GENERATED_DIR
 darshan = pytest.importorskip("darshan", reason="pydarshan (PyPI darshan) is not installed")
 from iolab.model.darshan import load_darshan_log  # noqa: E402
 
@@ -45,6 +45,7 @@ def _as_records(raw: RawJob) -> RawJob:
     return dataclasses.replace(raw, tables={}, records=recs)
 
 
+@corpus.needs_generated_logs
 @pytest.mark.parametrize("name", ["mpiio_4ranks_strided4K_indep.darshan",
                                   "posix_mixed_rw_random_reads.darshan",
                                   "pnetcdf_4ranks_coll_and_indep_vara.darshan"])
@@ -60,6 +61,7 @@ def test_tables_and_records_give_the_same_metrics(name: str) -> None:
             assert va == vb, f.name
 
 
+@corpus.needs_generated_logs
 def test_merge_renumbers_ranks_and_spans_reduced_records() -> None:
     a = load_darshan_log(GENERATED / "mpiio_4ranks_strided4K_indep.darshan")
     b = load_darshan_log(GENERATED / "mpiio_4ranks_strided4K_coll.darshan")
@@ -76,22 +78,26 @@ def test_merge_renumbers_ranks_and_spans_reduced_records() -> None:
     assert len(app) == 2 and m.metrics.bytes_by_dir["write"] == 2 * 268435456
 
 
+@corpus.needs_generated_logs
 def test_exact_1mib_requests_are_not_small() -> None:
     m = build_model([load_darshan_log(GENERATED / "posix_write_1GiB_x_1MiB.darshan")]).metrics
     h = m.ifaces["POSIX"].hist
     assert h["write"][4] == 1024 and h["write_exact_1mib"] == [1024]
 
 
+@corpus.needs_generated_logs
 def test_random_estimate_from_backward_jumps() -> None:
     a = build_model([load_darshan_log(GENERATED / "posix_mixed_rw_random_reads.darshan")])
     r = a.metrics.access["read"]
     assert (r.ops, r.seq, r.consec, r.backward, r.random_est) == (12000, 7039, 0, 4960, 9920)
 
 
+@corpus.needs_real_logs
+@corpus.needs_generated_logs
 def test_rereads_of_the_same_offset_are_not_random() -> None:
     """Expected / was: 0 random of 1,000,000 reads of byte 0 / 1,000,000 random (every read
     after the first counted as a backward jump)."""
-    log = GENERATED.parent / "darshan-logs" / "partial_data_dxt" / "partial_data_dxt.darshan"
+    log = corpus.REAL_LOGS_DIR / "partial_data_dxt" / "partial_data_dxt.darshan"
     r = build_model([load_darshan_log(log)]).metrics.access["read"]
     assert (r.ops, r.seq, r.consec) == (1_000_000, 0, 0)
     assert r.random_est == 0 and r.rereads == 1_000_000

@@ -13,14 +13,15 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+import corpus
 import pytest
 
 from iolab.model.files import APP, categorize
 from iolab.model.job import build_model
 
-SHARED = Path(__file__).resolve().parents[3] / "shared"
-GENERATED = SHARED / "darshan-generated"
-LOGS = SHARED / "darshan-logs"
+GENERATED = corpus.GENERATED_DIR
+LOGS = corpus.REAL_LOGS_DIR
+corpus.require()
 RANDOM_DXT = GENERATED / "posix_mixed_rw_random_reads_dxt.darshan"
 MPI_DXT = next((LOGS / "mpi_io_test_with_dxt").glob("*.darshan"))
 MiB = 1 << 20

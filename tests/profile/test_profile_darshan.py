@@ -8,12 +8,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import corpus
 import pytest
 from trace_helpers import profile, record
 
 from iolab.model.raw import RawRecord
 
-LOGS = Path(__file__).resolve().parents[3] / "shared" / "darshan-generated"
+LOGS = corpus.GENERATED_DIR
+corpus.require(real=False)
 HERE_LOGS = Path(__file__).resolve().parent / "darshan"  # logs made for these tests
 darshan = pytest.importorskip("darshan")
 

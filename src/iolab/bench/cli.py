@@ -9,23 +9,20 @@ before anything is printed.
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
-from iolab import launch, paths
+from iolab import cli_common, launch, paths
 from iolab.bench import jobs, options
 from iolab.bench.engine import EngineOutcome, ProgressView, run_engine
 from iolab.errors import EXIT_USAGE, UsageError
 from iolab.results import db
-from iolab.results.cli import add_db_argument, add_format_arguments
 from iolab.results.render import render, summary_report
-
-HELP = ("benchmark the file system with the iolab-bench engine (IOR's flags work too); "
-        "with no options, the default job")
 
 EXIT_FAILED_RUN = 1
 EXIT_INTERRUPTED = 130
@@ -40,34 +37,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      help="ranks (default: $SLURM_NTASKS under srun, else 2)")
     grp.add_argument("--nodes", type=int, metavar="N", help="nodes (srun -N)")
     grp.add_argument("--ppn", type=int, metavar="N", help="ranks per node")
-    grp.add_argument("--mpi", choices=("default", "mpich"), default="default",
-                     help="MPI library: the default build, or mpich (iolab-bench-mpich under "
-                          "mpirun.mpich: ROMIO with verifiable hints, like Cray MPICH)")
+    cli_common.add_mpi(grp, "MPI library: the default build (openmpi names it when it is "
+                            "Open MPI's), or mpich (iolab-bench-mpich under mpirun.mpich or "
+                            "srun --mpi=pmi2: ROMIO with verifiable hints, like Cray MPICH)")
     grp.add_argument("--launcher-args", metavar="ARGS",
                      help="extra launcher arguments, split like a shell would; write "
                           "--launcher-args=\"--mca io romio321\" (with '=') when they "
                           "start with '-'")
     out = parser.add_argument_group("output")
-    add_db_argument(out)
-    add_format_arguments(out)
+    cli_common.add_db(out)
+    cli_common.add_format(out)
     out.add_argument("--label", help="a label stored with the run (filter with "
                                      "'iolab results --label')")
     out.add_argument("--dry-run", action="store_true",
                      help="print the launch command(s) and exit; runs nothing")
-    out.add_argument("--verbose", action="store_true",
-                     help="pass the engine's and launcher's messages through as they come")
+    cli_common.add_quiet_verbose(
+        out, quiet_help="no progress lines (the summary and errors still print)",
+        verbose_help="pass the engine's and launcher's messages through as they come")
     _read_engine_options_lazily(parser)
-    _one_line_errors(parser)
-
-
-def _one_line_errors(parser: argparse.ArgumentParser) -> None:
-    """Bad input is one line (argparse's default prints the long usage first)."""
-
-    def error(message: str) -> NoReturn:
-        sys.stderr.write(f"iolab bench: {message} (see 'iolab bench --help')\n")
-        raise SystemExit(EXIT_USAGE)
-
-    setattr(parser, "error", error)  # noqa: B010  (an instance override, not a new attribute)
+    cli_common.one_line_errors(parser, "iolab bench")
 
 
 def _read_engine_options_lazily(parser: argparse.ArgumentParser) -> None:
@@ -130,19 +118,18 @@ def _launch_spec(args: argparse.Namespace) -> launch.LaunchSpec:
                              mpi=args.mpi, extra=launch.parse_launcher_args(args.launcher_args))
 
 
-def _cases(args: argparse.Namespace) -> tuple[list[jobs.Case], bool]:
-    """The cases to run, and whether they need a scratch directory (no --path given)."""
+def _cases(args: argparse.Namespace) -> tuple[list[jobs.Case], bool, str | None]:
+    """The cases to run, whether they need a scratch directory (no --path given), and the
+    note to show once every check passed (IOR's layout chosen for IOR's flags)."""
     values = options.set_options(args)
     note = options.apply_ior_defaults(values, getattr(args, "bench_argv", []))
-    if note:
-        print(f"iolab bench: {note}", file=sys.stderr)
     # each MPI library's build has its own backends (Debian has no PnetCDF for MPICH)
-    table = args.engine_table if args.mpi == "default" else \
-        options.load_table(paths.engine_binary(args.mpi))
+    table = args.engine_table if args.mpi != "mpich" else \
+        options.load_table(paths.engine_for_mpi(args.mpi))
     options.check_api(values, table)
     if not values:
-        return list(jobs.DEFAULT_JOB), True
-    return [jobs.user_case(args.label, options.engine_argv(values))], "path" not in values
+        return list(jobs.DEFAULT_JOB), True, note
+    return [jobs.user_case(args.label, options.engine_argv(values))], "path" not in values, note
 
 
 def run(args: argparse.Namespace) -> int:
@@ -152,14 +139,18 @@ def run(args: argparse.Namespace) -> int:
         # name the missing mpirun rather than the engine's abort message.
         launch.prepare(spec, ["iolab-bench"])
         raise UsageError(args.engine_error)
-    cases, needs_scratch = _cases(args)
-    engine = paths.engine_binary(args.mpi)
+    cases, needs_scratch, note = _cases(args)
+    engine = paths.engine_for_mpi(args.mpi)
+    _check_test_files(args, spec)
     fixed = ("--quiet", "--progress")  # JSON on stdout, progress lines on stderr
     if args.dry_run:
+        if note:
+            print(f"iolab bench: {note}", file=sys.stderr)
         for case in cases:
-            path = ("--path", f"./.iolab-bench-XXXX/{case.scratch_name}") if needs_scratch else ()
+            # a path that exists when the line is pasted (the engine removes its files)
+            path = ("--path", f"./iolab-bench.{case.scratch_name}") if needs_scratch else ()
             cmd = launch.prepare(spec, [str(engine), *case.engine_args, *path, *fixed])
-            print(shlex.join(cmd.argv))
+            print(_pastable(cmd))
         return 0
     launch.prepare(spec, [str(engine)])  # no mpirun / srun: one line, before any scratch
     conn = db.connect(args.db)
@@ -178,13 +169,39 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if scratch is not None and not _keeps(args):
             scratch.remove()
+        elif scratch is not None:
+            print(f"iolab bench: test files kept (-k) in {scratch.dir}", file=sys.stderr)
         conn.close()
+    if note and stored:  # said once something ran: bad input stays one line
+        print(f"iolab bench: {note}", file=sys.stderr)
     _print_summary(args, stored, _heading(stored) if needs_scratch and not
                    options.set_options(args) else None)
     statuses = {r["status"] for r in stored}
     if "interrupted" in statuses:
         return EXIT_INTERRUPTED
     return EXIT_FAILED_RUN if "failed" in statuses else 0
+
+
+def _check_test_files(args: argparse.Namespace, spec: launch.LaunchSpec) -> None:
+    """The engine writes and then removes its test file(s) (``-o/--path``, and per rank
+    PATH.N): never the results database, a Darshan log or a profile; a writable place.
+    Checked before anything runs, so a bad path is exit 2 with nothing stored."""
+    path = options.set_options(args).get("path")
+    if not path:
+        return
+    inputs = [str(args.db or db.default_db_path())]
+    inputs += [str(v) for k, v in options.set_options(args).items() if k == "hints-file"]
+    cli_common.check_output_file(path, "-o/--path", inputs, make_folder=False)
+    for rank in range(min(spec.np, 4096)):
+        for name in (f"{path}.{rank}", f"{path}.a{rank}"):
+            if Path(name).exists():
+                cli_common.check_output_file(name, "-o/--path (per-rank file)", inputs)
+
+
+def _pastable(cmd: launch.Launch) -> str:
+    """The launch as a shell line that runs as printed: with the environment iolab sets."""
+    added = [f"{k}={v}" for k, v in cmd.env.items() if os.environ.get(k) != v]
+    return shlex.join(["env", *added, *cmd.argv] if added else cmd.argv)
 
 
 def _keeps(args: argparse.Namespace) -> bool:
@@ -195,7 +212,7 @@ def _run_case(args: argparse.Namespace, spec: launch.LaunchSpec, engine: Path,
               case: jobs.Case, fixed: Sequence[str], conn: Any) -> CaseResult:
     cmd = launch.prepare(spec, [str(engine), *case.engine_args, *fixed])
     title = case.label or "iolab bench"
-    view = ProgressView(title)
+    view = ProgressView(title, quiet_s=float("inf") if args.quiet else 5.0)
     echo = (lambda line: print(line, file=sys.stderr)) if args.verbose else None
     try:
         outcome = run_engine(cmd, view.update, echo)
@@ -204,6 +221,15 @@ def _run_case(args: argparse.Namespace, spec: launch.LaunchSpec, engine: Path,
     if outcome.exit_code == EXIT_USAGE and not outcome.interrupted and outcome.doc is None:
         raise UsageError(outcome.engine_message() or "the engine rejected its options")
     status, error = _status(outcome, cmd.launcher)
+    mismatch = None
+    if outcome.documents > 1 and not outcome.interrupted:
+        mismatch = f"{outcome.documents} separate one-rank jobs ran, not one {spec.np}-rank " \
+                   f"job{_launch_hint(cmd)}"
+    elif status == "ok":
+        mismatch = _launch_mismatch(outcome.doc, spec, cmd)
+    if mismatch:
+        status, error = "failed", mismatch
+        print(f"iolab bench: {mismatch}", file=sys.stderr)
     run_id = db.store_run(conn, db.NewRun(
         command=["iolab", "bench", *args.bench_argv], status=status, engine_doc=outcome.doc,
         exit_code=outcome.exit_code, error=error, label=case.label,
@@ -234,6 +260,36 @@ def _status(outcome: EngineOutcome, launcher: str) -> tuple[str, str | None]:
     reason = outcome.engine_message() or "no message"
     return "failed", (f"{launcher} exited with {outcome.exit_code} and the engine printed no "
                       f"result: {reason}")
+
+
+def _launch_hint(cmd: launch.Launch) -> str:
+    if cmd.launcher == "srun":
+        return (" (under srun the MPI library needs its PMI type: --launcher-args=--mpi=pmi2 "
+                "for MPICH, pmix for Open MPI)")
+    return " (is the launcher the one of the engine's MPI library? see --mpi)"
+
+
+def _launch_mismatch(doc: dict[str, Any] | None, spec: launch.LaunchSpec,
+                     cmd: launch.Launch) -> str | None:
+    """Why a run the engine calls ok did not run as asked (ranks, nodes, ranks per node,
+    phases), or None. A launcher that cannot reach the MPI library's PMI starts N separate
+    one-rank jobs that each report success: a wrong result, stored as failed."""
+    if doc is None:
+        return None
+    env = doc.get("environment") or {}
+    ranks = env.get("ranks")
+    if ranks != spec.np:
+        return f"{ranks} rank(s) ran as one job, {spec.np} were asked for{_launch_hint(cmd)}"
+    per_host = env.get("ranks_per_host") or {}
+    if spec.nodes and per_host and len(per_host) != spec.nodes:
+        return f"the ranks ran on {len(per_host)} node(s), {spec.nodes} were asked for"
+    if spec.ppn and per_host and any(n != spec.ppn for n in per_host.values()):
+        counts = ", ".join(f"{h}: {n}" for h, n in sorted(per_host.items()))
+        return f"ranks per node {counts}, {spec.ppn} were asked for"
+    reps = doc.get("repetitions")
+    if isinstance(reps, list) and not any(r.get("phases") for r in reps):
+        return "the engine ran no phase (no write or read was timed)"
+    return None
 
 
 def _heading(stored: list[dict[str, Any]]) -> str | None:

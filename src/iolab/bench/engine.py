@@ -57,6 +57,7 @@ class EngineOutcome:
     messages: list[str] = field(default_factory=list)  # stderr lines other than progress
     wall_time_s: float = 0.0
     interrupted: bool = False
+    documents: int = 0  # JSON documents begun on stdout: more than one = separate jobs
 
     def engine_message(self) -> str | None:
         """The engine's own one-line message (rank 0), not the launcher's banner."""
@@ -164,14 +165,16 @@ def run_engine(launch: Launch, on_progress: Callable[[Progress], None],
     reader.join()
     stdout = b"".join(out).decode("utf-8", "replace")
     return EngineOutcome(proc.returncode, parse_document(stdout), messages,
-                         time.monotonic() - start, interrupted)
+                         time.monotonic() - start, interrupted,
+                         stdout.count('"schema_version"'))
 
 
 class ProgressView:
     """Shows engine progress: a live status line on a terminal, plain lines otherwise.
 
     Plain lines appear only once a run has lasted ``quiet_s`` seconds, so short runs (and
-    the test logs) stay quiet while a long run still shows it is alive.
+    the test logs) stay quiet while a long run still shows it is alive; the lines held back
+    until then are printed first, so a log shows every phase from the first.
     """
 
     def __init__(self, title: str, stream: IO[str] | None = None, quiet_s: float = 5.0) -> None:
@@ -180,6 +183,7 @@ class ProgressView:
         self.quiet_s = quiet_s
         self.start = time.monotonic()
         self._status: Any = None
+        self._held: list[str] = []
         if self.stream.isatty():
             from rich.console import Console  # imported here: only terminals need it
 
@@ -192,7 +196,11 @@ class ProgressView:
         if self._status is not None:
             self._status.update(text)
         elif time.monotonic() - self.start >= self.quiet_s:
-            print(f"iolab: {text}", file=self.stream, flush=True)
+            for line in [*self._held, text]:
+                print(f"iolab: {line}", file=self.stream, flush=True)
+            self._held.clear()
+        else:
+            self._held.append(text)
 
     def close(self) -> None:
         if self._status is not None:

@@ -133,6 +133,10 @@ PYTHON_DEFAULTS = {"path": "a private directory .iolab-bench-* in the current di
 
 def _help(opt: EngineOption, aliases: Sequence[IorAlias]) -> str:
     text = opt.help.replace("%", "%%")
+    # the engine's own --list-options is not an iolab option: the help lists the choices
+    text = text.replace("; --list-options shows the ones built", "")
+    if opt.choices and opt.name != "api":
+        text += f" (choices: {', '.join(opt.choices)})"
     if opt.name in PYTHON_DEFAULTS:
         text += f" (default: {PYTHON_DEFAULTS[opt.name]})"
     elif opt.default not in (None, "", "false") and opt.type != "bool":

@@ -7,9 +7,8 @@ import json
 import sys
 from pathlib import Path
 
+from iolab import cli_common
 from iolab.errors import EXIT_FINDINGS, EXIT_OK, UsageError
-
-HELP = "diagnose a job's I/O from Darshan logs or iolab profiles: evidence and ready fixes"
 
 _FAIL_LEVELS = {"high": ("high",), "warn": ("high", "warn")}
 
@@ -17,11 +16,19 @@ _FAIL_LEVELS = {"high": ("high",), "warn": ("high", "warn")}
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("logs", nargs="*", metavar="LOG",
                    help="Darshan log(s) or iolab profile(s) (.iolab, .iolabp, folder of parts); "
-                        "several are analysed as one job unless --each")
+                        "logs of one job (same job id) are analysed together, others alone")
     p.add_argument("--each", action="store_true", help="analyse each log alone")
-    p.add_argument("--json", nargs="?", const="-", metavar="FILE",
-                   help="write the report as JSON (schema_version 1) to FILE or stdout")
-    p.add_argument("--html", metavar="FILE", help="write a self-contained HTML report")
+    p.add_argument("--as-one-job", action="store_true",
+                   help="analyse all the logs as one job even when their job ids differ")
+    cli_common.add_format(p, csv=False,
+                          json_help="the report as JSON (schema_version 1): on stdout, or in "
+                                    "the -o FILE")
+    cli_common.add_output(p, "write the report to FILE: JSON with --json or a .json name, "
+                             "HTML with a .html name, else text (never an input or an "
+                             "existing log or profile)")
+    p.add_argument("--html", metavar="FILE",
+                   help="also write a self-contained HTML report to FILE (never an input or "
+                        "an existing log or profile)")
     p.add_argument("--emit-fixes", metavar="DIR",
                    help="write the fix artifacts (hints files, env, lfs, Slurm, snippets)")
     p.add_argument("--fail-on", choices=sorted(_FAIL_LEVELS),
@@ -37,9 +44,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="cores per node, for the one-I/O-stream-per-node rule")
     p.add_argument("--list-thresholds", action="store_true", help="print thresholds and exit")
     p.add_argument("--list-rules", action="store_true", help="print the rules and exit")
-    p.add_argument("-v", "--verbose", action="store_true",
-                   help="show why, sources, expected effect and all thresholds")
-    p.add_argument("--color", choices=("auto", "always", "never"), default="auto")
+    cli_common.add_quiet_verbose(
+        p, quiet_help="print no text report (files and --json still written)",
+        verbose_help="show why, sources, expected effect and all thresholds")
+    p.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                   help="colour the text report: auto (on a terminal), always, never "
+                        "(default: %(default)s)")
+    cli_common.one_line_errors(p, "iolab diagnose")
+    p.set_defaults(_positionals_anywhere="logs")
 
 
 def _thresholds(args: argparse.Namespace):  # -> Thresholds
@@ -71,22 +83,29 @@ def _list(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> int:
     if args.list_thresholds or args.list_rules:
         return _list(args)
+    if args.format == "json" and "-" in args.logs:
+        args.logs = [x for x in args.logs if x != "-"]  # the old spelling '--json -'
     if not args.logs:
         raise UsageError("no log given; usage: iolab diagnose LOG.darshan [LOG ...]")
+    _check_outputs(args)
     for opt, val in (("--nodes", args.nodes), ("--cores-per-node", args.cores_per_node)):
         if val is not None and val < 1:
             raise UsageError(f"{opt} {val}: must be at least 1")
     th = _thresholds(args)
     from iolab.diagnose.report import diagnose
+    from iolab.diagnose.several import group_logs
     from iolab.model.job import build_model
     from iolab.model.sources import load_source
 
     raws = [load_source(p) for p in args.logs]
-    groups = [[r] for r in raws] if args.each else [raws]
+    groups, note = group_logs(raws, as_one_job=args.as_one_job, each=args.each)
+    if note:
+        print(f"iolab diagnose: {note}", file=sys.stderr)
     reports = []
     for g in groups:
         model = build_model(g, nodes=args.nodes, node_memory_bytes=th.node_memory_bytes or None,
                             cores_per_node=args.cores_per_node)
+        model.job.notes += [note] if note else []  # in each report's JSON too
         reports.append(diagnose(model, th))
     _render(args, reports)
     if args.fail_on:
@@ -96,29 +115,43 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _output_format(args: argparse.Namespace) -> str:
+    """The -o file's format: --json, else the file's suffix (.json, .html), else text."""
+    if args.format == "json":
+        return "json"
+    suffix = Path(args.output).suffix.lower()
+    return {".json": "json", ".html": "html", ".htm": "html"}.get(suffix, "text")
+
+
+def _check_outputs(args: argparse.Namespace) -> None:
+    """Every file this command writes, checked before any log is read: never one of the
+    inputs, never an existing Darshan log or profile, a place where files can be made."""
+    inputs = [*args.logs, *([args.config] if args.config else [])]
+    files = [(opt, val) for opt, val in (("-o", args.output), ("--html", args.html)) if val]
+    for opt, val in files:
+        cli_common.check_output_file(val, opt, inputs)
+    if len(files) == 2 and Path(files[0][1]).resolve() == Path(files[1][1]).resolve():
+        raise UsageError(f"-o and --html name the same file {args.output}; give two names")
+    if args.emit_fixes:
+        cli_common.check_output_dir(args.emit_fixes, "--emit-fixes", inputs)
+
+
 def _render(args: argparse.Namespace, reports: list) -> None:
-    from iolab.diagnose.report import to_dict
-
-    if args.json is not None:
-        data = [to_dict(r) for r in reports]
-        doc = data[0] if len(data) == 1 else {"schema_version": data[0]["schema_version"],
-                                               "reports": data}
-        text = json.dumps(doc, indent=2, default=str)
-        if args.json == "-":
-            sys.stdout.write(text + "\n")
-        else:
-            _write(Path(args.json), text)
+    text_on_stdout = not args.quiet and not (args.format == "json" and not args.output)
+    out_fmt = _output_format(args) if args.output else None
+    if args.format == "json" and not args.output:
+        sys.stdout.write(_json_text(reports) + "\n")
+    if out_fmt is not None:
+        cli_common.write_output(Path(args.output), _document(reports, out_fmt, args), "-o")
     if args.html:
-        from iolab.diagnose.render_html import render_html
-
-        _write(Path(args.html), render_html(reports))
+        cli_common.write_output(Path(args.html), _document(reports, "html", args), "--html")
     if args.emit_fixes:
         from iolab.diagnose.emit import emit_fixes
 
+        base = cli_common.make_dir(Path(args.emit_fixes))
         for i, r in enumerate(reports):
-            d = Path(args.emit_fixes) if len(reports) == 1 else Path(args.emit_fixes) / f"log{i}"
-            emit_fixes(r, d)
-    if args.json != "-":
+            emit_fixes(r, base if len(reports) == 1 else base / f"log{i}")
+    if text_on_stdout:
         from iolab.diagnose.render_text import render_text
 
         color = {"always": True, "never": False}.get(args.color)
@@ -128,9 +161,27 @@ def _render(args: argparse.Namespace, reports: list) -> None:
             render_text(r, sys.stdout, color=color, verbose=args.verbose)
 
 
-def _write(path: Path, text: str) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot write ({exc.strerror}); check the directory") from None
+def _json_text(reports: list) -> str:
+    from iolab.diagnose.report import to_dict
+
+    data = [to_dict(r) for r in reports]
+    doc = data[0] if len(data) == 1 else {"schema_version": data[0]["schema_version"],
+                                           "reports": data}
+    return json.dumps(doc, indent=2, default=str)
+
+
+def _document(reports: list, fmt: str, args: argparse.Namespace) -> str:
+    if fmt == "json":
+        return _json_text(reports) + "\n"
+    if fmt == "html":
+        from iolab.diagnose.render_html import render_html
+
+        return render_html(reports)
+    import io
+
+    from iolab.diagnose.render_text import render_text
+
+    buf = io.StringIO()
+    for r in reports:
+        render_text(r, buf, color=False, verbose=args.verbose)
+    return buf.getvalue()

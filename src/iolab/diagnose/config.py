@@ -28,7 +28,12 @@ class Thresholds:
     io_bound_warn: float = _t(0.10, "fraction", "I/O share of run time reported as a warning")
     io_bound_high: float = _t(0.30, "fraction", "I/O share of run time reported as high")
     min_run_time_s: float = _t(1.0, "s", "runs shorter than this are not judged on time")
-    small_request_bytes: int = _t(1 * MiB, "bytes", "requests below this are small")
+    small_request_bytes: int = _t(128 * KiB, "bytes",
+                                  "requests below this are small (capped by a share of the "
+                                  "stripe, see small_stripe_share)")
+    small_stripe_share: float = _t(0.125, "fraction",
+                                   "a request below this share of the Lustre stripe (1 MiB "
+                                   "when unknown) is small")
     small_requests_share: float = _t(0.10, "fraction", "share of small requests that triggers")
     small_requests_min: int = _t(1000, "ops", "fewer small requests are never flagged")
     buffer_max_avg_bytes: int = _t(64 * KiB, "bytes", "serial requests below this want buffering")
@@ -68,6 +73,22 @@ class Thresholds:
     single_stream_share: float = _t(0.90, "fraction", "share of bytes moved by one rank")
     single_stream_min_bytes: int = _t(1 * GiB, "bytes", "less traffic is never judged")
     min_total_bytes: int = _t(1 * MiB, "bytes", "jobs moving less are only described")
+    cost_info_s: float = _t(1.0, "s", "findings costing less than this are INFO")
+    cost_high_share: float = _t(0.10, "fraction",
+                                "share of the run a finding must cost to be HIGH (and the job "
+                                "must be I/O bound, io_bound_warn)")
+    rmw_min_reads: int = _t(16, "ops", "POSIX reads under MPI-IO-only writes that trigger")
+    amplification_ratio: float = _t(1.5, "ratio", "POSIX / MPI-IO bytes written that trigger")
+    amplification_min_bytes: int = _t(16 * MiB, "bytes", "less extra traffic is never flagged")
+    single_writer_min_ranks: int = _t(4, "ranks",
+                                      "MPI-IO ranks of a file before one POSIX writer is judged")
+    mpiio_skew_ratio: float = _t(3.0, "ratio",
+                                 "slowest rank's MPI-IO time / its POSIX time that triggers")
+    mpiio_skew_min_s: float = _t(1.0, "s", "MPI-IO time above POSIX time below this is noise")
+    tiny_collective_calls: int = _t(1000, "calls", "collective calls of one file that trigger "
+                                    "when they are small")
+    slow_close_s: float = _t(1.0, "s", "a close or flush slower than this triggers")
+    tiny_file_min_s: float = _t(60.0, "s", "time on one small file that triggers")
 
     @classmethod
     def describe(cls) -> list[tuple[str, str, Any, str, str]]:

@@ -20,17 +20,25 @@ def rules_markdown() -> str:
            " do not edit by hand.", "",
            "| id | severity | family | direction | title |", "|---|---|---|---|---|"]
     for r in rules:
-        out.append(f"| `{r.id}` | {r.severity} | {r.family} | "
+        sev = r.severity if r.severity == "info" else "by cost"
+        out.append(f"| `{r.id}` | {sev} | {r.family} | "
                    f"{'read/write' if r.directional else '-'} | {_cell(r.title)} |")
     out.append("")
     for r in rules:
         out += [f"## `{r.id}`: {r.title}", "",
-                f"- severity: **{r.severity}**, family: {r.family}"
+                ("- severity: **info** (information only)" if r.severity == "info" else
+                 "- severity: from the cost (INFO under `cost_info_s`, HIGH from "
+                 "`cost_high_share` of the run in an I/O-bound job)")
+                + f", family: {r.family}"
                 + (", one finding per direction (read/write)" if r.directional else ""),
                 f"- why: {r.why}",
                 f"- expected effect: {r.effect}"]
-        if r.needs:
-            out.append(f"- needs: {r.needs} (reported as 'not judged' when missing)")
+        if r.cost:
+            out.append(f"- cost: {r.cost}")
+        for check in (r.requires, r.partly):
+            if check is not None and check.__doc__:
+                out.append(f"- judged only with: {check.__doc__.strip().splitlines()[0]} "
+                           "(listed as 'not judged' otherwise)")
         out.append("- sources:")
         out += [f"  - {s.doc}, *{s.where}*: \"{s.says}\"" for s in r.sources]
         out.append("")

@@ -1,7 +1,21 @@
 """Fix artifacts: hints files, environment lines, ``lfs`` commands, Slurm lines, snippets.
 
-Every builder returns :class:`Artifact` objects with the actual paths and values of the
-job, so that ``--emit-fixes DIR`` writes files a user can source or paste as they are.
+Every builder takes the model and returns :class:`Artifact` objects computed from the job's
+own facts (:mod:`iolab.diagnose.jobfacts`), so that ``--emit-fixes DIR`` writes files a user
+can source or run as they are, and that can do no harm:
+
+- MPI-IO hints in the form the job's MPI library reads: a ROMIO hints file (MPICH, Intel
+  MPI, Open MPI's ROMIO component), Open MPI OMPIO's MCA parameters, Cray MPICH's
+  ``MPICH_MPIIO_HINTS`` (``pattern:key=value:...``, comma-separated) for the files named;
+  names from one table, values checked (64 KiB multiples for stripes, counts within the
+  OSTs the log saw), ROMIO's defaults and hints already in effect left out;
+- ``lfs setstripe`` only for the job's own files on Lustre, never a mount root or a shared
+  directory: a new file with the layout, then a copy (the KAUST seminar's way), or a new
+  directory for the next run's output; never fewer stripes than a file already has when the
+  fix is more stripes;
+- Slurm lines from the job's ranks and nodes (``-c`` computed at run time, at least 1) and
+  the program and arguments of the log's command line;
+- buffering patterns for exactly the files a finding names, never MPI-IO files.
 """
 
 from __future__ import annotations
@@ -9,56 +23,400 @@ from __future__ import annotations
 import os
 import shlex
 from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 
+from iolab.diagnose.jobfacts import (
+    LUSTRE_STRIPE_MAX,
+    LUSTRE_STRIPE_UNIT,
+    JobFacts,
+    job_facts,
+    own_file,
+)
 from iolab.diagnose.rules.base import Artifact
 from iolab.diagnose.snippets import SNIPPETS
 from iolab.errors import UsageError
 from iolab.paths import interposer_library
 
+if TYPE_CHECKING:
+    from iolab.model.job import Model
+
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 
+# ROMIO's hint names (ROMIO users guide, MPICH adio/common/ad_hints.c and the Lustre driver)
+# with the values each takes: "bool" (true/false), "mode" (enable/disable/automatic),
+# "bytes", "count", "config" (cb_config_list ``*:N``), "stripe" (a Lustre stripe size),
+# "osts" (a stripe count).
+ROMIO_HINTS: dict[str, str] = {
+    "cb_buffer_size": "bytes", "cb_nodes": "count", "cb_config_list": "config",
+    "romio_cb_read": "mode", "romio_cb_write": "mode", "romio_no_indep_rw": "bool",
+    "romio_ds_read": "mode", "romio_ds_write": "mode", "ind_rd_buffer_size": "bytes",
+    "ind_wr_buffer_size": "bytes", "striping_unit": "stripe", "striping_factor": "osts",
+    "romio_cb_alltoall": "mode", "romio_cb_pfr": "mode",
+    "romio_lustre_co_ratio": "count", "romio_lustre_coll_threshold": "bytes",
+    "romio_lustre_ds_in_coll": "mode", "romio_min_fdomain_size": "bytes",
+}
+# ROMIO's defaults: recommending them changes nothing.
+ROMIO_DEFAULTS = {"cb_buffer_size": str(16 * MiB), "romio_cb_read": "automatic",
+                  "romio_cb_write": "automatic", "romio_ds_read": "automatic",
+                  "romio_ds_write": "automatic", "romio_no_indep_rw": "false"}
+# Open MPI OMPIO's MCA parameters (ompi_info --param io ompio / fcoll / fs --level 9),
+# as environment variables mpirun and srun pass on.
+OMPIO_MCA = ("OMPI_MCA_io_ompio_bytes_per_agg", "OMPI_MCA_io_ompio_num_aggregators",
+             "OMPI_MCA_fcoll", "OMPI_MCA_fs_lustre_stripe_size", "OMPI_MCA_fs_lustre_stripe_width")
+OMPIO_TO_ROMIO = ("switch to ROMIO with `mpirun --mca io romio321` (Open MPI 4.x; romio341 in "
+                  "5.x) and the ROMIO hints file")
+# The directory of the sourced file, so that it can be sourced from anywhere.
+_HERE = '$(cd "$(dirname "${BASH_SOURCE[0]:-$0}")" && pwd)'
+# Characters a pattern list cannot hold as they are (separators, glob metacharacters); the
+# shell quoting of the whole list takes care of the rest.
+_PATTERN_UNSAFE = set(",:*?[]\\\n\t")
 
-def romio_hints(hints: Mapping[str, str], stem: str = "romio_hints") -> list[Artifact]:
-    """A ROMIO hints file, the ``ROMIO_HINTS`` export and the Cray ``MPICH_MPIIO_HINTS``."""
-    body = "".join(f"{k} {v}\n" for k, v in hints.items())
-    cray = ":".join(f"{k}={v}" for k, v in hints.items())
-    return [
-        Artifact("romio-hints", f"{stem}.txt", body,
-                 "ROMIO hints file (MPICH, Open MPI's ROMIO component, Intel MPI)"),
-        Artifact("env", f"{stem}.env",
-                 f"export ROMIO_HINTS=\"$PWD/{stem}.txt\"\n"
-                 "export ROMIO_PRINT_HINTS=1  # check in the job output that they applied\n",
-                 "source before mpirun/srun"),
-        Artifact("mpich-hints", f"{stem}.cray.env",
-                 f"export MPICH_MPIIO_HINTS=\"*:{cray}\"\n"
-                 "export MPICH_MPIIO_HINTS_DISPLAY=1  # Cray MPICH prints the hints it used\n",
-                 "Cray MPICH"),
+
+# ---- MPI-IO hints --------------------------------------------------------------------------
+
+def _hint_value(facts: JobFacts, key: str, value: str) -> str | None:
+    """``value`` made valid for this job, or None to leave the hint out."""
+    kind = ROMIO_HINTS.get(key)
+    v = str(value).strip()
+    if kind == "mode":
+        return v if v in ("enable", "disable", "automatic") else None
+    if kind == "bool":
+        return v if v in ("true", "false") else None
+    if kind == "config":
+        host, _, per = v.partition(":")
+        if host != "*" or not per.isdigit() or int(per) < 1:
+            return None
+        per_node = min(int(per), facts.ranks_per_node or int(per))
+        return f"*:{per_node}"
+    if not v.isdigit() or int(v) < 1:
+        return None
+    n = int(v)
+    if kind == "stripe":  # Lustre only: a multiple of 64 KiB
+        return str(stripe_size(n)) if facts.osts_known else None
+    if kind == "osts":
+        return str(min(n, facts.stripe_cap)) if facts.osts_known else None
+    if kind == "count" and key == "cb_nodes":
+        return str(min(n, facts.nprocs))
+    if kind == "bytes":  # buffers: whole 64 KiB units
+        return str(max(n - n % (64 * KiB), 64 * KiB))
+    return str(n)
+
+
+def _valid_hints(facts: JobFacts, model: Model, hints: Mapping[str, str]
+                 ) -> tuple[dict[str, str], list[str]]:
+    """The hints worth setting: known names, valid values, not ROMIO's default, not already
+    in effect for every file of the job (iolab profiles record the hints in effect)."""
+    kept: dict[str, str] = {}
+    dropped: list[str] = []
+    in_effect = list(model.job.hints.values())
+    for key, value in hints.items():
+        v = _hint_value(facts, key, value) if key in ROMIO_HINTS else None
+        if v is None:
+            dropped.append(f"{key}={value} (not valid for this job)")
+        elif ROMIO_DEFAULTS.get(key) == v:
+            dropped.append(f"{key}={v} (ROMIO's default already)")
+        elif in_effect and all(h.get(key) == v for h in in_effect):
+            dropped.append(f"{key}={v} (already in effect)")
+        else:
+            kept[key] = v
+    return kept, dropped
+
+
+def _stripe_of_named(facts: JobFacts, named: list[str], kept: dict[str, str],
+                     dropped: list[str]) -> None:
+    """``striping_unit`` is the named MPI-IO files' own stripe size when the log has their
+    layout (one size for all of them; several sizes: left out)."""
+    if "striping_unit" not in kept:
+        return
+    sizes = {facts.layouts[p][0] for p in named if p in facts.mpi_paths and p in facts.layouts}
+    if len(sizes) > 1:
+        dropped.append(f"striping_unit (the files have different stripe sizes: "
+                       f"{', '.join(map(str, sorted(sizes)))})")
+        del kept["striping_unit"]
+    elif sizes:
+        kept["striping_unit"] = str(sizes.pop())
+
+
+def _cray_patterns(facts: JobFacts, paths: Iterable[str]) -> list[str]:
+    """MPICH_MPIIO_HINTS patterns (glob(7) on the name given to MPI_File_open) for the named
+    MPI-IO files: the name opened from its own directory, the absolute path, and any path
+    ending in the name (where ``*`` may match ``/``)."""
+    out: list[str] = []
+    for p in paths:
+        base = os.path.basename(p)
+        if p in facts.mpi_paths and own_file(facts, p) and base and not (
+                set(p) & _PATTERN_UNSAFE):
+            for pat in (base, p, f"*/{base}"):
+                if pat not in out:
+                    out.append(pat)
+    return out[:32]
+
+
+def _cray_hints(facts: JobFacts, hints: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
+    """The hints as MPICH_MPIIO_HINTS can carry them: ``:`` separates its fields, so
+    ``cb_config_list *:N`` becomes ``cb_nodes`` (N per node times the nodes) when the nodes
+    are known, else it is left to MPI_Info_set."""
+    out = {k: v for k, v in hints.items() if k != "cb_config_list"}
+    notes = []
+    if "cb_config_list" in hints:
+        per = int(hints["cb_config_list"].split(":")[1])
+        if facts.nodes and "cb_nodes" not in out:
+            out["cb_nodes"] = str(min(per * facts.nodes, facts.nprocs))
+            notes.append(f"# cb_config_list *:{per} as cb_nodes ({per} per node x "
+                         f"{facts.nodes} node(s)): its ':' cannot be written here")
+        else:
+            notes.append(f"# cb_config_list *:{per}: set it with MPI_Info_set (its ':' cannot be "
+                         "written in MPICH_MPIIO_HINTS)")
+    return out, notes
+
+
+def _ompio_lines(facts: JobFacts, hints: Mapping[str, str]) -> tuple[list[str], list[str]]:
+    """OMPIO's MCA equivalents of ROMIO hints, and the hints it has no equivalent for."""
+    env: list[str] = []
+    none: list[str] = []
+    for key, v in hints.items():
+        if key == "cb_buffer_size":
+            env.append(f"export OMPI_MCA_io_ompio_bytes_per_agg={v}")
+        elif key == "cb_nodes":
+            env.append(f"export OMPI_MCA_io_ompio_num_aggregators={v}")
+        elif key == "cb_config_list" and facts.nodes:
+            n = min(int(v.split(":")[1]) * facts.nodes, facts.nprocs)
+            env.append(f"export OMPI_MCA_io_ompio_num_aggregators={n}  "
+                       f"# {v.split(':')[1]} per node x {facts.nodes} node(s)")
+        elif key in ("romio_cb_write", "romio_cb_read") and v == "disable":
+            env.append("export OMPI_MCA_fcoll=individual  # collective calls done independently")
+        elif key in ("romio_cb_write", "romio_cb_read") and v == "enable":
+            env.append(f"# {key}={v}: OMPIO aggregates collective calls by default (fcoll "
+                       "vulcan; dynamic_gen2 on Lustre)")
+        elif key == "striping_unit":
+            env.append(f"export OMPI_MCA_fs_lustre_stripe_size={v}  # new files on Lustre")
+        elif key == "striping_factor":
+            env.append(f"export OMPI_MCA_fs_lustre_stripe_width={v}  # new files on Lustre")
+        else:
+            none.append(f"{key}={v}")
+    return env, none
+
+
+def romio_hints(model: Model, hints: Mapping[str, str], stem: str = "romio_hints",
+                paths: Iterable[str] = ()) -> list[Artifact]:
+    """MPI-IO hints in the form the job's MPI library reads (see the module docstring);
+    ``paths``: the files the finding names (Cray patterns; ``*`` without them). Nothing when
+    the job has no MPI-IO, when the named files are none of its MPI-IO files (hints would
+    reach only the others), or when no hint is worth setting."""
+    facts = job_facts(model)
+    lib = facts.mpi
+    named = list(paths)
+    if lib.name == "none" or (named and not set(named) & facts.mpi_paths):
+        return []
+    kept, dropped = _valid_hints(facts, model, hints)
+    _stripe_of_named(facts, named, kept, dropped)
+    if not kept:
+        return []
+    head = [f"# For {facts.command[0] if facts.command else 'this job'}: MPI library "
+            f"{lib.label} ({lib.evidence})."]
+    head += [f"# left out: {d}" for d in dropped]
+    out: list[Artifact] = []
+    romio_body = "\n".join(head) + "\n" + "".join(f"{k} {v}\n" for k, v in kept.items())
+    if lib.io in ("ompio", "unknown"):
+        env, none = _ompio_lines(facts, kept)
+        lines = head + ["# Open MPI's default MPI-IO (OMPIO) ignores ROMIO hints files: these "
+                        "are its MCA parameters."] + env
+        if none:
+            lines += [f"# no OMPIO equivalent for {', '.join(none)}: to use them, "
+                      f"{OMPIO_TO_ROMIO}:",
+                      "#   export OMPI_MCA_io=^ompio  # = mpirun --mca io romio321 (4.x)",
+                      f"#   export ROMIO_HINTS=\"{_HERE}/{stem}.txt\""]
+        if env or none:
+            out.append(Artifact("ompio-mca", f"{stem}.ompio.env", "\n".join(lines) + "\n",
+                                "Open MPI (OMPIO): source before mpirun"))
+        romio_body = ("# Open MPI: only with ROMIO (`mpirun --mca io romio321`); OMPIO, the "
+                      "default, ignores this file.\n" + romio_body) if lib.io == "ompio" else (
+                          romio_body)
+    if lib.name != "cray-mpich":
+        out.append(Artifact("romio-hints", f"{stem}.txt", romio_body,
+                            "ROMIO hints file (MPICH, Intel MPI, Open MPI with io romio)"))
+        switch = ("export OMPI_MCA_io=^ompio  # Open MPI: use ROMIO (= mpirun --mca io "
+                  "romio321 on 4.x); OMPIO ignores ROMIO_HINTS\n") if lib.io == "ompio" else ""
+        out.append(Artifact("env", f"{stem}.env",
+                            switch + f"export ROMIO_HINTS=\"{_HERE}/{stem}.txt\"\n"
+                            "export ROMIO_PRINT_HINTS=1  # check in the job output that they "
+                            "applied\n", "ROMIO: source before mpirun/srun"))
+    cray, notes = _cray_hints(facts, kept)
+    if lib.name in ("cray-mpich", "unknown") and cray:
+        pats = _cray_patterns(facts, named) or ["*"]
+        kv = ":".join(f"{k}={v}" for k, v in cray.items())
+        spec = ",".join(f"{p}:{kv}" for p in pats)
+        out.append(Artifact("mpich-hints", f"{stem}.cray.env",
+                            "\n".join(head + notes) + "\n"
+                            f"export MPICH_MPIIO_HINTS={shlex.quote(spec)}\n"
+                            "export MPICH_MPIIO_HINTS_DISPLAY=1  # Cray MPICH prints the hints "
+                            "it used\n", "Cray MPICH"))
+    if lib.io != "ompio":  # the library's own form first
+        out.sort(key=lambda a: a.kind == "ompio-mca")
+    return out
+
+
+# ---- Lustre striping -----------------------------------------------------------------------
+
+def stripe_size(n: int) -> int:
+    """A valid Lustre stripe size near ``n``: a multiple of 64 KiB, 64 KiB to 4 GiB - 64 KiB
+    (requests of 4 KiB never become a 4 KiB stripe)."""
+    n = max(int(n), LUSTRE_STRIPE_UNIT)
+    return min(n - n % LUSTRE_STRIPE_UNIT, LUSTRE_STRIPE_MAX)
+
+
+def _size_arg(size: int) -> str:
+    return f"{size // MiB}M" if size % MiB == 0 else f"{size // KiB}K"
+
+
+def lfs_setstripe(model: Model, paths: Iterable[str], count: int, size: int, name: str,
+                  keep_count: bool = False, more_stripes: bool = False) -> list[Artifact]:
+    """Re-create the job's own Lustre files with ``count`` stripes of ``size`` (each file: a
+    new file with the layout, a copy, a rename), and a new directory for the next run's
+    output with that layout. ``keep_count``: each file keeps its current stripe count (the
+    fix is about size); ``more_stripes``: files already striped at least as widely are left
+    alone. Nothing when no named file is the job's own on Lustre."""
+    facts = job_facts(model)
+    size = stripe_size(size)
+    cap = facts.stripe_cap
+    count = max(1, min(int(count), cap))
+    lines = ["#!/bin/bash",
+             "# Lustre layouts are fixed when a file is created (KAUST: create a new file with",
+             "# the layout and copy the old one into it). Run after the job, not while it runs.",
+             f"# The file system has at least {facts.osts_known} OSTs (highest OST index in the "
+             "log); `lfs df` shows them all." if facts.osts_known else
+             "# The log has no Lustre layout records: check the OSTs with `lfs df` first.",
+             "set -e"]
+    n = 0
+    dirs: list[str] = []
+    for p in dict.fromkeys(paths):
+        if not (own_file(facts, p) and facts.on_lustre(p)):
+            continue
+        cur = facts.layouts.get(p)
+        if keep_count and not cur:
+            continue  # the count to keep is not in the log: never guess it down to 1
+        c = cur[1] if keep_count and cur else count
+        if cur and ((more_stripes and cur[1] >= c) or (cur[1] == c and cur[0] == size)):
+            continue  # already as wide, or already this layout
+        tmp = shlex.quote(p + ".iolab-restripe")
+        q = shlex.quote(p)
+        now = f"now {cur[1]} x {_size_arg(cur[0])}" if cur else "layout not in the log"
+        lines.append(f"# {p}: {now} -> {c} x {_size_arg(size)}")
+        lines.append(f"lfs setstripe -c {c} -S {_size_arg(size)} {tmp} && cp -p {q} {tmp} && "
+                     f"mv {tmp} {q}")
+        n += 1
+        d = os.path.dirname(p)
+        if d not in dirs and not facts.is_mount_root(d):
+            dirs.append(d)
+        if n >= 50:
+            lines.append("# (first 50 files; the others take the same command)")
+            break
+    if n == 0:
+        return []
+    for d in ([] if keep_count else dirs[:5]):
+        new = shlex.quote(os.path.join(d, "iolab-striped"))
+        lines.append(f"# next run: write the output into a new directory with this layout "
+                     f"(point the program's output path there): mkdir {new} && lfs setstripe "
+                     f"-c {count} -S {_size_arg(size)} {new}")
+    return [Artifact("lfs", name, "\n".join(lines) + "\n", "Lustre striping commands")]
+
+
+def lfs_new_dirs(model: Model, dirs: Iterable[str], count: int, size: int, name: str
+                 ) -> list[Artifact]:
+    """New directories (beside the crowded ones the job wrote into) whose new files get
+    ``count`` stripes of ``size``: a directory's layout never changes other jobs' files."""
+    facts = job_facts(model)
+    size, count = stripe_size(size), max(1, min(int(count), facts.stripe_cap))
+    own_dirs = {os.path.dirname(p) for p in facts.app_paths}
+    lines = ["#!/bin/bash",
+             "# New directories for the job's many small files (one per crowded directory), each",
+             f"# with {count} stripe(s) for the files created in it; point the program there.",
+             "set -e"]
+    n = 0
+    for d in dict.fromkeys(dirs):
+        lustre = any(facts.on_lustre(p) for p in facts.app_paths if os.path.dirname(p) == d)
+        if d not in own_dirs or facts.is_mount_root(d) or not d.startswith("/") or not (
+                d.isprintable() and lustre):
+            continue
+        new = shlex.quote(os.path.join(d, "iolab-c1" if count == 1 else f"iolab-c{count}"))
+        lines.append(f"mkdir {new} && lfs setstripe -c {count} -S {_size_arg(size)} {new}")
+        n += 1
+        if n >= 20:
+            break
+    if n == 0:
+        return []
+    return [Artifact("lfs", name, "\n".join(lines) + "\n", "Lustre directory layouts")]
+
+
+# ---- Slurm ---------------------------------------------------------------------------------
+
+def program_words(model: Model) -> tuple[list[str], list[str]]:
+    """The program and arguments as shell words, and lines to put before them (a guard that
+    stops with a message when the log does not record the command line)."""
+    facts = job_facts(model)
+    if facts.command:
+        pre = [f"# {facts.command_note}"] if facts.command_note else []
+        return [shlex.quote(w) for w in facts.command], pre
+    return ['"${PROGRAM[@]}"'], [
+        "# The log does not record the command line: set PROGRAM=(your program and arguments)",
+        'if [ -z "${PROGRAM+x}" ]; then echo "set PROGRAM to the program and its arguments" '
+        ">&2; exit 2; fi"]
+
+
+def program_short(model: Model) -> str:
+    """The log's program for a sentence: its name, ``...`` for its arguments."""
+    cmd = job_facts(model).command
+    if not cmd:
+        return "PROGRAM ARGS"
+    return shlex.quote(cmd[0]) + (" ..." if len(cmd) > 1 else "")
+
+
+def slurm_affinity(model: Model, core_spec: int = 4, threads: int | None = None
+                   ) -> list[Artifact]:
+    """A batch script for this job's ranks and nodes: one rank per core group, bound, with
+    ``-c`` computed from the allocation at run time (never 0), and core specialisation when
+    the node has the cores for it."""
+    facts = job_facts(model)
+    n, nodes, ppn, cores = facts.nprocs, facts.nodes, facts.ranks_per_node, facts.cores_per_node
+    lines = ["#!/bin/bash", f"#SBATCH --ntasks={n}"]
+    if nodes:
+        lines.append(f"#SBATCH --nodes={nodes}")
+    if nodes and ppn:
+        lines.append(f"#SBATCH --ntasks-per-node={ppn}")
+    if cores and ppn and cores - core_spec >= ppn:
+        lines.append(f"#SBATCH --core-spec={core_spec}  # OS work on {core_spec} cores per node")
+    else:
+        lines.append(f"# #SBATCH --core-spec={core_spec}  # core specialisation, where the site "
+                     "allows it and the nodes have cores to spare")
+    words, pre = program_words(model)
+    lines += [
+        f"NTASKS=${{SLURM_NTASKS:-{n}}}",
+        f"NNODES=${{SLURM_JOB_NUM_NODES:-{nodes or 1}}}",
+        "PER_NODE=" + (str(ppn) if ppn else "$(( (NTASKS + NNODES - 1) / NNODES ))"),
+        "CPUS=${SLURM_CPUS_ON_NODE:-$(nproc)}",
+        "CPUS_PER_TASK=$(( CPUS / PER_NODE ))",
+        'if [ "$CPUS_PER_TASK" -lt 1 ]; then CPUS_PER_TASK=1; fi',
     ]
+    if threads:
+        lines.append(f"export OMP_NUM_THREADS={threads}  # if the I/O is threaded")
+    lines += pre
+    lines.append(f'srun -n "$NTASKS" -c "$CPUS_PER_TASK" --cpu-bind=cores {" ".join(words)}')
+    return [Artifact("slurm", "slurm.sbatch", "\n".join(lines) + "\n",
+                     f"batch script: {n} ranks" + (f" on {nodes} node(s)" if nodes else ""))]
 
 
-def lfs_setstripe(paths: Iterable[str], count: int, size: int, name: str) -> Artifact:
-    """``lfs setstripe`` for the job's own paths; a layout applies to files created after."""
-    lines = [
-        "# Lustre layouts are fixed when a file is created: run these before the job writes,",
-        "# or create a new file with the layout and copy the old one into it.",
-    ]
-    dirs = sorted({os.path.dirname(p) or "." for p in paths})
-    size_s = f"{size // MiB}M" if size % MiB == 0 else str(size)
-    for d in dirs[:20]:
-        lines.append(f"lfs setstripe -c {count} -S {size_s} {shlex.quote(d)}  # new files in it")
-    for p in list(paths)[:50]:
-        lines.append(f"lfs setstripe -c {count} -S {size_s} {shlex.quote(p + '.new')} && "
-                     f"cp {shlex.quote(p)} {shlex.quote(p + '.new')} && "
-                     f"mv {shlex.quote(p + '.new')} {shlex.quote(p)}")
-    return Artifact("lfs", name, "\n".join(lines) + "\n", "Lustre striping commands")
+def cray_direct_io(model: Model) -> list[Artifact]:
+    """Cray MPICH's direct I/O switches, for jobs that may run on Cray MPICH (they mean
+    nothing to other libraries)."""
+    if job_facts(model).mpi.name not in ("cray-mpich", "unknown"):
+        return []
+    return [env(["export MPIO_DIRECT_READ=TRUE   # Cray MPICH: direct reads in MPI-IO",
+                 "export MPIO_DIRECT_WRITE=TRUE  # and writes (aligned requests only)"],
+                "direct_io.env", "Cray MPICH direct I/O")]
 
 
 def env(lines: Iterable[str], name: str, note: str = "") -> Artifact:
     return Artifact("env", name, "\n".join(lines) + "\n", note)
-
-
-def slurm(lines: Iterable[str], name: str = "slurm.sbatch") -> Artifact:
-    return Artifact("slurm", name, "\n".join(lines) + "\n", "lines for the batch script")
 
 
 def snippets(topic: str) -> list[Artifact]:
@@ -71,19 +429,36 @@ def snippets(topic: str) -> list[Artifact]:
     return out
 
 
-def iolab_buffer(paths: Iterable[str], size: str = "64M", count: int = 4) -> list[Artifact]:
-    """iolab's buffering library, IOBUF-style: ``pattern:size=..:count=..``. Read-ahead is
-    left to the library's ``prefetch=auto``: on where reads are round trips (FUSE, NFS,
-    Lustre...), off on local disks where the kernel's readahead already overlaps them."""
-    pats = sorted({_pattern(p) for p in paths})[:8] or ["*"]
-    spec = ",".join(f"{p}:size={size}:count={count}" for p in pats)
-    q = shlex.quote(spec)  # paths come from the log: quoted for the shell, whatever they hold
-    return [
-        env([f"export IOBUF_PARAMS={q}  # Cray IOBUF (module load iobuf, relink)",
-             f"# or iolab's library, no relinking: iolab buffer -c {q} -- ./app",
-             f"export LD_PRELOAD={_buffer_library()} IOLAB_BUFFER={q}"],
-            "buffering.env", "iolab buffer / Cray IOBUF"),
-    ]
+# ---- buffering -----------------------------------------------------------------------------
+
+def buffer_paths(model: Model, paths: Iterable[str]) -> list[str]:
+    """The named files a buffering library may take: the job's own, not MPI-IO files (the
+    library would reorder what MPI-IO ranks share), names a pattern list can hold."""
+    facts = job_facts(model)
+    return [p for p in dict.fromkeys(paths)
+            if own_file(facts, p) and p not in facts.mpi_paths and not (set(p) & _PATTERN_UNSAFE)]
+
+
+def iolab_buffer(model: Model, paths: Iterable[str], size: str = "64M", count: int = 4
+                 ) -> list[Artifact]:
+    """iolab's buffering library and Cray IOBUF for exactly the named files (at most 16):
+    ``path:size=..:count=..`` entries. Read-ahead is left to the library's
+    ``prefetch=auto``: on where reads are round trips (FUSE, NFS, Lustre...), off on local
+    disks where the kernel's readahead already overlaps them. Nothing when no named file
+    can be buffered safely."""
+    named = buffer_paths(model, paths)[:16]
+    if not named:
+        return []
+    spec = ",".join(f"{p}:size={size}:count={count}" for p in named)
+    q = shlex.quote(spec)
+    words, pre = program_words(model)
+    lines = [f"# Buffers for {len(named)} file(s) the finding names (not MPI-IO files)."]
+    lines += [f"export IOBUF_PARAMS={q}  # Cray IOBUF (module load iobuf, relink)",
+              f"export IOLAB_BUFFER={q}",
+              f"export LD_PRELOAD={_buffer_library()}${{LD_PRELOAD:+:$LD_PRELOAD}}"]
+    lines += [ln if ln.startswith("#") else "# " + ln for ln in pre]
+    lines.append(f"# or, without the exports: iolab buffer --spec {q} -- {' '.join(words)}")
+    return [env(lines, "buffering.env", "iolab buffer / Cray IOBUF: source before the run")]
 
 
 def _buffer_library() -> str:
@@ -93,12 +468,3 @@ def _buffer_library() -> str:
         return shlex.quote(str(interposer_library("buffer")))
     except UsageError:  # diagnosing where iolab's C parts are not built: say where they go
         return '"$IOLAB_PREFIX/lib/iolab/libiolab-buffer.so"'
-
-
-def _pattern(path: str) -> str:
-    """A glob for one file's name, so that numbered siblings share one buffer entry."""
-    base = os.path.basename(path)
-    d = os.path.dirname(path)
-    stem = base.rstrip("0123456789._-")
-    glob = (stem + "*") if stem != base else base
-    return f"{d}/{glob}" if d else glob

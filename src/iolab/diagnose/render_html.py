@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from html import escape
 
-from iolab.diagnose.report import Report, timeline_lines
+from iolab.diagnose.report import Report, layer_rows, timeline_lines
 from iolab.diagnose.rules.base import Finding, fmt_bytes
 
 _CSS = """
@@ -33,6 +33,8 @@ def _finding(f: Finding) -> str:
     out = [f'<div class="finding"><h3><span class="sev {sev}">{sev.upper()}</span> '
            f"{_e(f.rule.id)}{d}: {_e(f.rule.title)}</h3>",
            f"<p>{_e(f.hit.summary)}</p>"]
+    if not f.rule.overview:
+        out.append(f"<p><b>Cost:</b> {_e(f.cost_text())}</p>")
     out.append("<table><tr><th>evidence</th><th>value</th></tr>" + "".join(
         f"<tr><td>{_e(k)}</td><td>{_e(v)}</td></tr>" for k, v in f.hit.values.items())
         + "</table>")
@@ -68,11 +70,24 @@ def _report(rep: Report) -> str:
              f"{_e(fmt_bytes(m.bytes_by_dir['write']))}.</p>"]
     if s.top_fixes:
         parts.append("<ol>" + "".join(f"<li>{_e(t)}</li>" for t in s.top_fixes) + "</ol>")
+    rows = layer_rows(rep)
+    if rows:
+        keys = list(rows[0].values)
+        parts.append("<p>Across layers (files that cost most; bytes and the slowest rank's "
+                     "time per layer):</p><table><tr><th>file</th>"
+                     + "".join(f"<th>{_e(k)}</th>" for k in keys) + "</tr>"
+                     + "".join("<tr><td>" + _e(r.path) + "</td>"
+                               + "".join(f"<td>{_e(r.values.get(k, ''))}</td>" for k in keys)
+                               + "</tr>" for r in rows) + "</table>")
     parts.extend(f"<p>{_e(line)}</p>" for line in timeline_lines(s.timeline))
     parts.append("<h2>Findings</h2>")
     parts.extend(_finding(f) for f in rep.findings)
     if not rep.findings:
         parts.append("<p>No problem found by any rule.</p>")
+    if rep.not_judged:
+        parts.append("<h2>Not judged</h2><ul>" + "".join(
+            f"<li>{_e(rid)}: needs {_e(needs)}</li>" for rid, needs in rep.not_judged)
+            + "</ul>")
     for n in job.notes:
         parts.append(f"<p>note: {_e(n)}</p>")
     parts.append("<h2>Thresholds</h2><table>" + "".join(

@@ -19,7 +19,7 @@ from typing import TextIO
 from rich.console import Console
 from rich.markup import escape
 
-from iolab.diagnose.report import Report, timeline_lines
+from iolab.diagnose.report import Report, layer_rows, timeline_lines
 from iolab.diagnose.rules.base import FileEvidence, fmt_bytes
 
 _STYLE = {"high": "bold red", "warn": "yellow", "info": "cyan"}
@@ -89,6 +89,8 @@ def render_text(rep: Report, out: TextIO, *, color: bool | None = None,
         wr.para(f"{f.rule.id}{d}: {f.rule.title}", hang=_BODY, head=f"{sev.upper():4} ",
                 head_style=_STYLE[sev])
         wr.para(f.hit.summary, indent=_BODY, hang=2)
+        if not f.rule.overview:
+            wr.para(f.cost_text(), indent=_BODY, hang=2)
         if f.hit.files:
             wr.files(f.hit.files[: (10 if verbose else 3)], _BODY)
         wr.para(f.fix.text, indent=_BODY, hang=5, head="fix: ")
@@ -107,7 +109,7 @@ def render_text(rep: Report, out: TextIO, *, color: bool | None = None,
         con.print("No problem found by any rule.")
     if rep.not_judged:
         wr.para("; ".join(f"{rid} ({needs})" for rid, needs in rep.not_judged), hang=4,
-                head="not judged, data missing: ")
+                head="not judged (needs): ")
     th = rep.thresholds.as_dict()
     if verbose:
         wr.para(", ".join(f"{k}={v}" for k, v in th.items()), hang=4, head="thresholds: ")
@@ -140,6 +142,10 @@ def _summary(rep: Report, wr: _Writer) -> None:
             f"{m.files_by_category['mpi-runtime']} MPI runtime, "
             f"{m.files_by_category['system']} system, {m.files_by_category['stream']} streams",
             indent=2, hang=4)
+    rows = layer_rows(rep)
+    if rows:
+        wr.para("across layers (files that cost most; bytes, slowest rank's time):", indent=2)
+        wr.files(rows, 4)
     for i, line in enumerate(timeline_lines(s.timeline)):
         wr.para(line, indent=2 if i == 0 else 4, hang=4)
     counts = {sev: sum(1 for f in rep.findings if f.severity == sev) for sev in _STYLE}

@@ -9,11 +9,24 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from iolab import __version__
 from iolab.diagnose.config import Thresholds
 from iolab.diagnose.rules import registry
-from iolab.diagnose.rules.base import SEVERITY_RANK, Finding, Rule, fmt_bytes
+from iolab.diagnose.rules.base import (
+    SEVERITY_RANK,
+    FileEvidence,
+    Finding,
+    Rule,
+    Value,
+    fmt_bytes,
+    fmt_seconds,
+    pct,
+)
+from iolab.model.files import APP
 from iolab.model.job import Model
+from iolab.model.workflow import log_io_times
 
 SCHEMA_VERSION = 1
 
@@ -25,28 +38,53 @@ class Summary:
     time_split_s: dict[str, float]
     top_fixes: list[str]
     timeline: dict[str, Any] | None = None  # from a trace: when the I/O happened
+    top_fix_items: list[dict[str, Any]] = field(default_factory=list)  # the same, as data
 
 
 TOP_FIXES = 3
+OMPIO_NOTE = (" This job ran Open MPI's OMPIO, which ignores ROMIO hints: its MCA parameters "
+              "are in the .ompio.env file; the ROMIO file applies with `mpirun --mca io "
+              "romio321` (romio341 in newer releases).")
 
 
-def _top_fixes(findings: list[Finding]) -> list[str]:
-    """The first three distinct fixes: problems first (HIGH, WARN; one line per rule even
-    when both directions fire), then the I/O-bound advice, then INFO findings that come with
-    a ready artifact. "Information only" findings have no fix to show."""
-    def rank(f: Finding) -> int:
-        if f.rule.id == "io-bound":
-            return 1
-        return 0 if f.severity != "info" else 2
-    cands = [f for f in findings if rank(f) < 2 or f.fix.artifacts]
-    cands.sort(key=lambda f: rank(f))  # stable: keeps severity order within a rank
-    out: dict[tuple[str, str], list[str]] = {}
-    for f in cands:
-        dirs = out.setdefault((f.rule.id, f.fix.text), [])
+def _top_fix_items(findings: list[Finding]) -> list[dict[str, Any]]:
+    """The three distinct fixes that buy the most time, each with the time it can save (the
+    findings' cost: an upper bound); one item per rule even when both directions fire. The
+    I/O-bound advice comes last, only when fewer problems have a fix. "Information only"
+    findings have no fix to show."""
+    problems = [f for f in findings if not f.rule.overview and f.severity != "info"
+                and not f.fix.text.startswith("Information only")]
+    problems.sort(key=lambda f: -(f.cost_s or 0.0))
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for f in problems:
+        item = out.setdefault((f.rule.id, f.fix.text), {
+            "rule_id": f.rule.id, "directions": [], "fix": f.fix.text, "saves_up_to_s": None,
+            "share_of_run": None})
         if f.hit.direction:
-            dirs.append(f.hit.direction)
-    return [f"{rid}{' (' + ', '.join(d) + ')' if d else ''}: {text}"
-            for (rid, text), d in list(out.items())[:TOP_FIXES]]
+            item["directions"].append(f.hit.direction)
+        if f.cost_s is not None:
+            item["saves_up_to_s"] = (item["saves_up_to_s"] or 0.0) + f.cost_s
+            if f.run_time_s > 0:
+                item["share_of_run"] = min(item["saves_up_to_s"] / f.run_time_s, 1.0)
+    items = list(out.values())[:TOP_FIXES]
+    if len(items) < TOP_FIXES:
+        items += [{"rule_id": f.rule.id, "directions": [], "fix": f.fix.text,
+                   "saves_up_to_s": None, "share_of_run": None}
+                  for f in findings if f.rule.id == "io-bound" and f.severity != "info"][:1]
+    return items
+
+
+def _top_fix_line(item: dict[str, Any]) -> str:
+    d = item["directions"]
+    head = item["rule_id"] + (f" ({', '.join(d)})" if d else "")
+    gain = ""
+    if item["saves_up_to_s"] is not None:
+        gain = f" [saves up to {fmt_seconds(item['saves_up_to_s'])}" + (
+            f" ({pct(item['share_of_run'])} of the run)]" if item["share_of_run"] is not None
+            else "]")
+    elif item["rule_id"] != "io-bound":
+        gain = " [saving unknown]"
+    return f"{head}: {item['fix']}{gain}"
 
 
 def _timeline(model: Model) -> dict[str, Any] | None:
@@ -96,26 +134,66 @@ def _summary(model: Model, th: Thresholds, findings: list[Finding]) -> Summary:
     else:
         verdict, head = "no", f"not I/O bound: {100 * m.io_fraction:.1f}% of the run is I/O"
     split = {k: round(v, 6) for k, v in m.io_time_by_kind_s.items()}
+    items = _top_fix_items(findings)
     return Summary(io_bound=verdict, headline=head, time_split_s=split,
-                   top_fixes=_top_fixes(findings), timeline=_timeline(model))
+                   top_fixes=[_top_fix_line(i) for i in items], timeline=_timeline(model),
+                   top_fix_items=[{**i, "saves_up_to_s": None if i["saves_up_to_s"] is None
+                                   else round(i["saves_up_to_s"], 6),
+                                   "share_of_run": None if i["share_of_run"] is None
+                                   else round(i["share_of_run"], 6)} for i in items])
+
+
+def grade(f: Finding, model: Model, th: Thresholds) -> str:
+    """Severity from the cost: INFO under ``cost_info_s``; HIGH only when the finding costs
+    ``cost_high_share`` of the run in a job that is I/O bound; else WARN. Overview findings
+    (the I/O share itself) and information-only rules keep their own severity above
+    ``cost_info_s``; a rule whose cost the counters cannot tell is at most WARN."""
+    c = f.hit.cost_s
+    if f.rule.overview or f.rule.severity == "info":
+        if c is not None and c < th.cost_info_s:
+            return "info"  # 0.6 s of I/O in a 1 s run is no problem to act on
+        return f.hit.severity or f.rule.severity
+    m = model.metrics
+    if c is None:
+        return "warn"
+    if c < th.cost_info_s:
+        return "info"
+    io_bound = m.run_time_s >= th.min_run_time_s and m.io_fraction >= th.io_bound_warn
+    share = f.cost_share or 0.0
+    return "high" if io_bound and share >= th.cost_high_share else "warn"
 
 
 def diagnose(model: Model, th: Thresholds, rules: list[Rule] | None = None) -> Report:
-    """Every rule on ``model``; findings sorted by severity then rule order."""
+    """Every rule whose precondition holds on ``model``; findings graded by their cost and
+    sorted by severity, then cost, problems before the overview of the job."""
     rules = registry() if rules is None else rules
     findings: list[Finding] = []
     not_judged = []
     order = {r.id: i for i, r in enumerate(rules)}
+    run = model.metrics.run_time_s
     for rule in rules:
+        reason = rule.requires(model, th) if rule.requires is not None else None
+        if reason:
+            not_judged.append((rule.id, reason))
+            continue
+        part = rule.partly(model, th) if rule.partly is not None else None
+        if part:
+            not_judged.append((rule.id, part))
         for hit in rule.trigger(model, th):
-            findings.append(Finding(rule=rule, hit=hit, fix=rule.fix(model, hit, th)))
-        if rule.needs and not any(f.rule.id == rule.id for f in findings):
-            if ("Lustre" in rule.needs and not model.stripes) or (
-                    "--nodes" in rule.needs and not model.job.nodes) or (
-                    "--node-memory" in rule.needs and not (model.job.node_memory_bytes
-                                                           or th.node_memory_bytes)):
-                not_judged.append((rule.id, rule.needs))
-    findings.sort(key=lambda f: (SEVERITY_RANK[f.severity], order[f.rule.id]))
+            if hit.cost_s is not None and run > 0:
+                # Sums of per-file bounds (a reduced record's slowest rank may differ from
+                # file to file) can exceed the run: nothing costs more than the run itself.
+                hit.cost_s = min(max(hit.cost_s, 0.0), run)
+            f = Finding(rule=rule, hit=hit, fix=rule.fix(model, hit, th), run_time_s=run)
+            if (model.job.mpiio_implementation == "OMPIO"
+                    and any(a.kind == "romio-hints" for a in f.fix.artifacts)):
+                f.fix.text += OMPIO_NOTE
+            f.graded = grade(f, model, th)
+            findings.append(f)
+    # Problems first, by severity then cost: the first finding is the costliest problem;
+    # the job's overview (its I/O share, read/write balance) comes after them.
+    findings.sort(key=lambda f: (f.rule.overview, SEVERITY_RANK[f.severity],
+                                 -(f.cost_s or 0.0), order[f.rule.id]))
     return Report(model=model, thresholds=th, findings=findings,
                   summary=_summary(model, th, findings), not_judged=not_judged)
 
@@ -128,6 +206,8 @@ def _finding_dict(f: Finding) -> dict[str, Any]:
         "severity": f.severity,
         "title": r.title,
         "direction": f.hit.direction,
+        "cost_s": None if f.cost_s is None else round(f.cost_s, 6),
+        "cost_share_of_run": None if f.cost_share is None else round(f.cost_share, 6),
         "summary": f.hit.summary,
         "evidence": dict(f.hit.values),
         "files": [{"path": e.path, "kind": e.kind, **e.values} for e in f.hit.files],
@@ -162,11 +242,51 @@ def timeline_lines(tl: dict[str, Any] | None, max_phases: int = 5) -> list[str]:
     return lines
 
 
+LAYER_ROWS = 3
+
+
+def layer_rows(rep: Report, k: int = LAYER_ROWS) -> list[FileEvidence]:
+    """The cross-layer table of the summary: for the files whose slowest rank spent the most
+    time, bytes and the slowest rank's time at each layer present in the job."""
+    model = rep.model
+    L = model.layers
+    app = model.files.category == APP
+    layers = [(name, lay) for name, lay in (("mpiio", L.mpiio), ("posix", L.posix),
+                                            ("stdio", L.stdio)) if (lay.present & app).any()]
+    if not (L.mpiio.present & app).any():
+        return []  # one layer only: the interface line already says it all
+    t = np.vstack([lay.slowest_rank_time_s for _, lay in layers]).max(axis=0)
+    idx = [int(i) for i in np.argsort(-np.where(app, t, -1.0))[:k] if app[i] and t[i] > 0]
+    rows = []
+    for i in idx:
+        vals: dict[str, Value] = {}
+        if L.library[i]:
+            vals["library"] = str(L.library[i])
+        for name, lay in layers:
+            vals[f"{name}_bytes"] = fmt_bytes(lay.bytes[i])
+            vals[f"{name}_s"] = round(float(lay.slowest_rank_time_s[i]), 3)
+        rows.append(FileEvidence(model.files.paths[i], vals))
+    return rows
+
+
 def _ranks_per_host(rank_hosts: dict[int, str]) -> dict[str, int]:
     out: dict[str, int] = {}
     for host in rank_hosts.values():
         out[host] = out.get(host, 0) + 1
     return dict(sorted(out.items()))
+
+
+def _per_log(model: Model) -> list[dict[str, Any]]:
+    """A workflow's logs, each with its own run and I/O time (empty for one log): what the
+    job's times add up from (iolab.model.workflow)."""
+    logs = model.job.logs
+    if len(logs) < 2:
+        return []
+    io = log_io_times(logs, model.metrics.rank_io_time_s)
+    t0 = min(s.start_time for s in logs)
+    return [{"source": s.source, "jobid": s.jobid, "exe": s.exe, "nprocs": s.nprocs,
+             "start_offset_s": round(s.start_time - t0, 6), "run_time_s": round(s.run_time_s, 6),
+             "io_time_s": round(t, 6)} for s, t in zip(logs, io)]
 
 
 def to_dict(rep: Report) -> dict[str, Any]:
@@ -183,12 +303,17 @@ def to_dict(rep: Report) -> dict[str, Any]:
             "format_versions": job.format_versions, "logs": job.n_logs,
             "partial_modules": job.partial_modules, "notes": job.notes,
             "metadata": job.metadata,
+            "mpiio_implementation": job.mpiio_implementation or None,
+            "names_anonymised": job.names_anonymised,
             "ranks_per_host": _ranks_per_host(job.rank_hosts),
+            "per_log": _per_log(rep.model),
         },
         "summary": {"io_bound": rep.summary.io_bound, "headline": rep.summary.headline,
                     "io_time_s": round(m.io_time_s, 6), "io_fraction": round(m.io_fraction, 6),
                     "time_by_kind_s": rep.summary.time_split_s,
-                    "top_fixes": rep.summary.top_fixes, "timeline": rep.summary.timeline},
+                    "top_fixes": rep.summary.top_fixes,
+                    "top_fix_savings": rep.summary.top_fix_items,
+                    "timeline": rep.summary.timeline},
         "metrics": {
             "top_layer": m.top_layer,
             "files_by_category": m.files_by_category,

@@ -13,7 +13,6 @@ MPI_Info info;
 MPI_Info_create(&info);
 MPI_Info_set(info, "romio_cb_write", "enable");
 MPI_Info_set(info, "romio_cb_read", "enable");
-MPI_Info_set(info, "cb_buffer_size", "16777216");
 MPI_Info_set(info, "romio_ds_write", "disable");
 MPI_File fh;
 MPI_File_open(MPI_COMM_WORLD, FILENAME, MPI_MODE_CREATE | MPI_MODE_WRONLY, info, &fh);
@@ -28,7 +27,6 @@ integer :: info, fh, ierr
 integer(kind=MPI_OFFSET_KIND) :: offset
 call MPI_Info_create(info, ierr)
 call MPI_Info_set(info, 'romio_cb_write', 'enable', ierr)
-call MPI_Info_set(info, 'cb_buffer_size', '16777216', ierr)
 call MPI_Info_set(info, 'romio_ds_write', 'disable', ierr)
 call MPI_File_open(MPI_COMM_WORLD, FILENAME, MPI_MODE_CREATE + MPI_MODE_WRONLY, info, fh, ierr)
 ! was: call MPI_File_write_at(fh, offset, buf, count, MPI_BYTE, MPI_STATUS_IGNORE, ierr)
@@ -41,7 +39,6 @@ call MPI_Info_free(info, ierr)
 from mpi4py import MPI
 info = MPI.Info.Create()
 info.Set("romio_cb_write", "enable")
-info.Set("cb_buffer_size", str(16 * 1024 * 1024))
 info.Set("romio_ds_write", "disable")
 fh = MPI.File.Open(MPI.COMM_WORLD, FILENAME, MPI.MODE_CREATE | MPI.MODE_WRONLY, info)
 fh.Write_at_all(offset, buf)  # was: fh.Write_at(offset, buf)
@@ -75,7 +72,7 @@ FILE *f = fopen(FILENAME, "w");
 static char iobuf[64 << 20];                 /* 64 MiB, as IOBUF's case study */
 setvbuf(f, iobuf, _IOFBF, sizeof iobuf);     /* before the first I/O on f */
 /* For raw write(): collect records in a buffer and write() it when full. */
-/* No code change at all: iolab buffer -- ./app   (or LD_PRELOAD=libiolab-buffer.so) */
+/* No code change at all: iolab buffer -- PROGRAM ARGS   (or LD_PRELOAD=libiolab-buffer.so) */
 """,
     ("buffered_writes", "fortran"): """\
 ! Write in large unformatted blocks instead of many small records.

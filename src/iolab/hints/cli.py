@@ -12,13 +12,10 @@ import os
 import sys
 from pathlib import Path
 
-from iolab import launch, paths
+from iolab import cli_common, launch, paths
 from iolab.bench.engine import run_engine
 from iolab.errors import EXIT_USAGE, UsageError
 from iolab.hints import report
-
-HELP = ("open a test file in DIR with MPI-IO hints and show the effective ones (unknown keys "
-        "and changed values flagged)")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -29,14 +26,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="an MPI-IO hint (repeatable)")
     parser.add_argument("-U", "--hints-file", metavar="FILE",
                         help="a file of 'key value' lines (ROMIO_HINTS format)")
-    parser.add_argument("--mpi", choices=("default", "mpich"), default="default",
-                        help="MPI library: the default build, or mpich")
+    cli_common.add_mpi(parser, "MPI library: the default build, or mpich (ROMIO: hints "
+                               "verifiable)")
     parser.add_argument("--np", type=int, default=1, metavar="N",
                         help="ranks opening the file together (default 1; cb_nodes and other "
                              "aggregator hints depend on it)")
     parser.add_argument("--launcher", choices=launch.LAUNCHERS, default="auto",
                         help="auto (default): srun inside a Slurm allocation, else mpirun")
-    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    cli_common.add_format(parser, csv=False, json_help="print JSON instead of a table")
+    cli_common.one_line_errors(parser, "iolab hints")
 
 
 def _engine_argv(args: argparse.Namespace, engine: Path, target: Path) -> list[str]:
@@ -56,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
                          "to test")
     if args.hints_file and not Path(args.hints_file).is_file():
         raise UsageError(f"--hints-file {args.hints_file}: no such file")
-    engine = paths.engine_binary(args.mpi)
+    engine = paths.engine_for_mpi(args.mpi)
     target = where.resolve() / f".iolab-hints-{os.getpid()}"
     spec = launch.LaunchSpec(np=args.np, launcher=args.launcher, mpi=args.mpi)
     cmd = launch.prepare(spec, _engine_argv(args, engine, target))
@@ -76,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
     rows = report.hint_rows(doc.get("hints") or {})
     verifiable = bool((doc.get("hints") or {}).get("verifiable"))
     params = None if verifiable else report.ompio_params(cmd.env)
-    if args.json:
+    if args.format == "json":
         print(json.dumps(report.as_json(doc, rows, params), indent=2))
     else:
         sys.stdout.write(report.render_text(doc, rows, params))

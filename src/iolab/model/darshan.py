@@ -302,7 +302,7 @@ def _load_open(log: Log, p: Path) -> tuple[RawJob, dict[str, bytearray]]:
                 table.paths = {int(i): names.get(int(i), "") for i in np.unique(table.record_ids)}
                 raw.tables[mod] = table
         elif mod == "LUSTRE":
-            raw.stripes = log.lustre(info["idx"])
+            raw.stripes = log.lustre(info["idx"], raw.lustre_osts)
         elif mod in TRACE_MODULES:
             dxt[mod] = info["idx"]
         else:

@@ -188,8 +188,10 @@ class Log:
             lib.darshan_free(buf[0])
         return out, ok
 
-    def lustre(self, idx: int) -> dict[int, tuple[int, int]]:
-        """Record id -> (stripe size, stripe count) of the first layout component."""
+    def lustre(self, idx: int, osts: dict[int, tuple[int, ...]] | None = None
+               ) -> dict[int, tuple[int, int]]:
+        """Record id -> (stripe size, stripe count) of the first layout component; with
+        ``osts``, also fills record id -> the OST indices the file is striped over."""
         ffi, lib = self.b.ffi, self.b.lib
         names = counter_names(self.b, "LUSTRE_COMP")
         i_size = names.index("LUSTRE_COMP_STRIPE_SIZE")
@@ -204,6 +206,9 @@ class Log:
             if rec.num_comps > 0:
                 c = rec.comps[0].counters
                 out[int(rec.base_rec.id)] = (int(c[i_size]), int(c[i_count]))
+            if osts is not None and rec.num_stripes > 0:
+                osts[int(rec.base_rec.id)] = tuple(int(rec.ost_ids[k])
+                                                   for k in range(int(rec.num_stripes)))
             lib.darshan_free(buf[0])
         return out
 

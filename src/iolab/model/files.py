@@ -37,3 +37,21 @@ def categorize(path: str) -> int:
     if _SYSTEM_RE.search(path):
         return SYSTEM
     return APP
+
+
+_HASHLIKE = re.compile(r"^[0-9a-fA-F]{8,}$|^<record [0-9a-f]+>$")
+
+
+def names_anonymised(paths: list[str]) -> bool:
+    """Most application names are hashes, not paths: an anonymised log.
+
+    darshan-convert's obfuscation and anonymised archives replace each name by a number or a
+    hex digest (with or without a directory part made of digests too); a real path has at
+    least one component with a letter outside a-f.
+    """
+    if not paths:
+        return False
+    def hashed(p: str) -> bool:
+        parts = [c for c in p.split("/") if c]
+        return bool(parts) and all(_HASHLIKE.match(c.split(".")[0]) for c in parts)
+    return sum(hashed(p) for p in paths) >= 0.9 * len(paths)

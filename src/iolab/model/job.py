@@ -14,14 +14,31 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from iolab.errors import UsageError
-from iolab.model.files import APP, categorize
+from iolab.model.files import APP, categorize, names_anonymised
+from iolab.model.layers import CrossLayer, derive_layers
 from iolab.model.metrics import Metrics, derive
+from iolab.model.mpilib import mpi_library
 from iolab.model.raw import RawJob
 from iolab.model.tables import ModuleData, concat_modules, module_tables
 from iolab.model.trace import Trace, build_trace
+from iolab.model.workflow import LogSpan, workflow_run_time
 
 # Modules whose record names are file paths (H5D / PNETCDF_VAR name datasets and variables).
 FILE_MODULES = ("POSIX", "STDIO", "MPI-IO", "H5F", "PNETCDF_FILE")
+# Modules whose records are datasets / variables named "<file path>:<name>" (Darshan 3.2+);
+# their file_index is the file's, or -1 when the name does not start with a known file.
+DATASET_MODULES = ("H5D", "PNETCDF_VAR")
+
+
+def _dataset_file(name: str, by_path: dict[str, int]) -> int:
+    """The file of a dataset record: the longest prefix before a ':' that is a file."""
+    cut = name.rfind(":")
+    while cut > 0:
+        i = by_path.get(name[:cut])
+        if i is not None:
+            return i
+        cut = name.rfind(":", 0, cut)
+    return -1
 
 
 @dataclass
@@ -49,6 +66,14 @@ class Job:
     # Host of each rank (ranks renumbered like the records), when a source knows it: iolab
     # profiles record it per process, Darshan's DXT records per rank.
     rank_hosts: dict[int, str] = field(default_factory=dict)
+    # The log's file names are hashes or obfuscated paths (darshan-convert --obfuscate,
+    # anonymised archives): rules that read names (directories, suffixes) cannot judge.
+    names_anonymised: bool = False
+    # The MPI-IO implementation the log shows (iolab.model.mpilib): "ROMIO" (MPICH, Cray
+    # MPICH, or Open MPI with its hints read back), "OMPIO" (Open MPI's default), "" unknown.
+    mpiio_implementation: str = ""
+    # Each log of the job, in the order given (several logs of one workflow).
+    logs: list[LogSpan] = field(default_factory=list)
 
 
 @dataclass
@@ -75,7 +100,10 @@ class Model:
     mods: dict[str, ModuleData]
     stripes: dict[int, tuple[int, int]]
     trace: Trace | None = None
+    # Record id -> the Lustre OST indices the file is striped over (Darshan LUSTRE module).
+    lustre_osts: dict[int, tuple[int, ...]] = field(default_factory=dict)
     metrics: Metrics = field(init=False)
+    layers: CrossLayer = field(init=False)
 
     def mod(self, name: str) -> ModuleData | None:
         return self.mods.get(name)
@@ -153,8 +181,12 @@ def _file_table(mods: dict[str, ModuleData], paths: dict[int, str]) -> FileTable
         uk = np.unique(np.concatenate(keys))
         np.add.at(nranks, (uk >> 32).astype(np.int64), 1)
     nranks = np.maximum(nranks, shared_n)
+    by_path = {n: i for i, n in enumerate(names)}
     for m, md in mods.items():
-        if m not in FILE_MODULES:
+        if m in DATASET_MODULES:
+            md.file_index = np.array([_dataset_file(paths.get(int(i), ""), by_path)
+                                      for i in md.ids], dtype=np.int64)
+        elif m not in FILE_MODULES:
             md.file_index = np.zeros(len(md), dtype=np.int64)
     return FileTable(ids=ids, paths=names, category=cat, nranks=nranks, ranks_first=first)
 
@@ -186,7 +218,13 @@ def build_model(
         stripes.update(r.stripes)
     start = min(r.start_time for r in raws)
     end = max(r.end_time for r in raws)
-    run = max(r.run_time_s for r in raws) if len(raws) == 1 else max(end - start, 0.0)
+    # A log's interval lasts its run time at least: formats before 3.41 keep whole seconds,
+    # so start and end are often equal.
+    logs = [LogSpan(source=(r.source_paths or [""])[0], jobid=r.jobid, exe=r.exe,
+                    start_time=r.start_time, run_time_s=r.run_time_s,
+                    end_time=max(r.end_time, r.start_time + r.run_time_s),
+                    first_rank=off, nprocs=max(r.nprocs, 1)) for r, off in zip(raws, offsets)]
+    run = raws[0].run_time_s if len(raws) == 1 else workflow_run_time(logs)
     rank_hosts = {off + rank: host for r, off in zip(raws, offsets)
                   for rank, host in r.rank_hosts.items() if host}
     known_nodes = nodes or next((r.nodes for r in raws if r.nodes), None)
@@ -215,10 +253,18 @@ def build_model(
         n_logs=len(raws),
         hints=_hints(raws),
         rank_hosts=rank_hosts,
+        names_anonymised=names_anonymised([p for p, c in zip(files.paths, files.category)
+                                           if c == APP]),
+        logs=logs,
     )
     model = Model(job=job, files=files, mods=mods, stripes=stripes,
-                  trace=build_trace(raws, offsets, files))
+                  trace=build_trace(raws, offsets, files),
+                  lustre_osts={k: v for r in raws for k, v in r.lustre_osts.items()})
+    # One answer for the report, the JSON and the fix files (iolab.model.mpilib).
+    job.mpiio_implementation = {"ompio": "OMPIO", "romio": "ROMIO"}.get(
+        mpi_library(model).io, "")
     model.metrics = derive(model)
+    model.layers = derive_layers(model)
     return model
 
 

@@ -14,6 +14,7 @@ import numpy as np
 
 from iolab.model.files import APP, CATEGORY_NAMES
 from iolab.model.trace import TraceMetrics, derive_trace
+from iolab.model.workflow import log_io_times, workflow_io_time
 
 if TYPE_CHECKING:
     from iolab.model.job import Model
@@ -22,7 +23,10 @@ if TYPE_CHECKING:
 DIRECTIONS = ("read", "write")
 SIZE_BINS = ("0_100", "100_1K", "1K_10K", "10K_100K", "100K_1M", "1M_4M", "4M_10M",
              "10M_100M", "100M_1G", "1G_PLUS")
-SMALL_BINS = 5  # bins below 1 MiB
+SMALL_BINS = 5  # bins up to 1 MiB (Darshan's bins include their upper edge)
+# Upper edge of each bin, in bytes (the last one open).
+BIN_UPPER = (100, 1024, 10 * 1024, 100 * 1024, 1 << 20, 4 << 20, 10 << 20, 100 << 20,
+             1 << 30, 1 << 62)
 # Module -> (counter prefix, histogram infix, label shown to users)
 INTERFACES = {
     "POSIX": ("POSIX", "SIZE_{D}_", "POSIX"),
@@ -116,7 +120,12 @@ def _iface(model: Model, mod: str) -> Iface | None:
         opens = _sum(md.pos("PNETCDF_VAR_OPENS"), m)
     else:
         ops = {d: _sum(md.pos(f"{prefix}_{d.upper()}S"), m) for d in DIRECTIONS}
-        opens = _sum(md.pos(f"{prefix}_OPENS"), m) + _sum(md.pos(f"{prefix}_FDOPENS"), m)
+        if mod == "POSIX":
+            from iolab.model.layers import posix_opens
+
+            opens = _sum(posix_opens(md), m)
+        else:
+            opens = _sum(md.pos(f"{prefix}_OPENS"), m) + _sum(md.pos(f"{prefix}_FDOPENS"), m)
     t = {"read": float(md.fcol(f"{prefix}_F_READ_TIME")[m].sum()),
          "write": float(md.fcol(f"{prefix}_F_WRITE_TIME")[m].sum()),
          "meta": float(md.fcol(f"{prefix}_F_META_TIME")[m].sum())}
@@ -205,7 +214,7 @@ def _rank_io(model: Model) -> tuple[np.ndarray, np.ndarray, float, dict[str, flo
     t = np.zeros(n)
     b = np.zeros(n)
     kinds = {"read": 0.0, "write": 0.0, "meta": 0.0}
-    slowest_shared = 0.0
+    shared = np.zeros(n)  # per rank: the slowest-rank time of the shared files of its log
     mpi_files = set()
     mp = model.mods.get("MPI-IO")
     if mp is not None:
@@ -225,12 +234,19 @@ def _rank_io(model: Model) -> tuple[np.ndarray, np.ndarray, float, dict[str, flo
         own = m & (md.ranks >= 0)
         np.add.at(t, np.clip(md.ranks[own], 0, n - 1), tot[own])
         sh = m & (md.ranks < 0)
-        slowest_shared += float(md.fcol(f"{prefix}_F_SLOWEST_RANK_TIME")[sh].sum())
+        slow = md.fcol(f"{prefix}_F_SLOWEST_RANK_TIME")
+        spans, inv = np.unique(np.stack([md.span_lo[sh], md.span_n[sh]], axis=1), axis=0,
+                               return_inverse=True)  # one (first rank, ranks) per log
+        sums = np.bincount(inv.reshape(-1), weights=slow[sh], minlength=len(spans))
+        for (lo, k), v in zip(spans.tolist(), sums.tolist()):
+            shared[max(lo, 0):lo + max(k, 1)] += v  # the ranks of that log
         byt = md.pos(f"{prefix}_BYTES_READ") + md.pos(f"{prefix}_BYTES_WRITTEN")
         b += _rank_spread(n, md, m, byt.astype(np.float64))
-    slowest = float(t.max() if t.size else 0.0) + slowest_shared
-    rank_t = t + slowest_shared  # every rank took part in each shared file
-    return rank_t, b, slowest, kinds
+    rank_t = t + shared  # every rank of a log took part in each shared file of that log
+    logs = model.job.logs
+    if len(logs) > 1:  # a workflow: logs one after another add up, overlapping ones do not
+        return rank_t, b, workflow_io_time(logs, log_io_times(logs, rank_t)), kinds
+    return rank_t, b, float(rank_t.max() if rank_t.size else 0.0), kinds
 
 
 def derive(model: Model) -> Metrics:

@@ -124,10 +124,13 @@ class RawJob:
     # Optional columnar records (module -> table), added after the first contract; a loader
     # may fill ``records``, ``tables`` or both (different modules).
     tables: dict[str, RecordTable] = field(default_factory=dict)
-    # Lustre layout per record id (stripe_size, stripe_count, ost count), when known.
+    # Lustre layout per record id (stripe_size, stripe_count), when known.
     stripes: dict[int, tuple[int, int]] = field(default_factory=dict)
     node_memory_bytes: int | None = None  # when the source knows it
     # Columnar trace (Darshan DXT); a loader fills ``trace`` (segments) or this, or neither.
     trace_table: TraceTable | None = None
     # Host name of each rank, when the source knows it (iolab profiles; DXT records).
     rank_hosts: dict[int, str] = field(default_factory=dict)
+    # Lustre OST indices each file is striped over (record id -> OST indices), when known
+    # (Darshan's LUSTRE module): what the job saw of the file system's OSTs.
+    lustre_osts: dict[int, tuple[int, ...]] = field(default_factory=dict)

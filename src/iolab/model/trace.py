@@ -84,6 +84,12 @@ class TraceSizes:
     exactly_1mib: int
     bins: list[int]  # Darshan's ten size bins, counted from the lengths
     common: list[tuple[int, int]]  # (size in bytes, requests), most common first
+    values: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    counts: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+
+    def below(self, limit: int) -> int:
+        """Requests strictly shorter than ``limit`` bytes."""
+        return int(self.counts[self.values < limit].sum())
 
 
 @dataclass
@@ -262,7 +268,8 @@ def _sizes(lengths: np.ndarray) -> TraceSizes:
     top = np.argsort(-counts, kind="stable")[:4]
     return TraceSizes(ops=int(lengths.size), small=int((lengths < MIB).sum()),
                       exactly_1mib=int((lengths == MIB).sum()), bins=[int(b) for b in bins],
-                      common=[(int(vals[i]), int(counts[i])) for i in top])
+                      common=[(int(vals[i]), int(counts[i])) for i in top],
+                      values=vals, counts=counts)
 
 
 def _busy(model: Model, tr: Trace, app_rows: np.ndarray, cov: dict[str, np.ndarray]
@@ -328,7 +335,12 @@ def _timeline(tr: Trace, rows: np.ndarray, run_s: float) -> Timeline:
     gap = max(PHASE_GAP_MIN_S, PHASE_GAP_SHARE * run_s)
     p_lo, p_hi, grp, _ = _merge(lo, hi, gap)
     n = p_lo.size
-    nbytes = tr.length[o].astype(np.float64)
+    # Each byte once: a file traced at POSIX counts its POSIX segments only (its MPI-IO
+    # segments are the same bytes one layer up); MPI-IO segments count where POSIX is absent.
+    posix_files = np.zeros(int(tr.file_index.max()) + 1 if tr.file_index.size else 0, dtype=bool)
+    posix_files[tr.file_index[rows[tr.module[rows] == POSIX_CODE]]] = True
+    once = (tr.module[o] == POSIX_CODE) | ~posix_files[tr.file_index[o]]
+    nbytes = tr.length[o].astype(np.float64) * once
     wr = np.bincount(grp, weights=nbytes * tr.write[o], minlength=n)
     rd = np.bincount(grp, weights=nbytes, minlength=n) - wr
     del nbytes

@@ -13,6 +13,7 @@ import argparse
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -21,21 +22,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from iolab import launch, paths
+from iolab import cli_common, launch, paths
 from iolab.errors import UsageError
 from iolab.profile import format as fmt
 
-HELP = "run a program under the iolab tracer (Darshan-compatible counters); 'show FILE' dumps one"
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "-o",
-        "--output",
-        default=".",
-        metavar="DIR",
-        help="folder of the profile file (default: current folder)",
-    )
+    cli_common.add_output(parser, "folder of the profile file (default: current folder; "
+                                  "a missing last folder is made)", metavar="DIR", default=".")
     parser.add_argument(
         "--np",
         type=int,
@@ -49,12 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=launch.LAUNCHERS,
         help="how to start ranks with --np (default: srun in Slurm, else mpirun)",
     )
-    parser.add_argument(
-        "--mpi",
-        default="default",
-        choices=launch.MPI_FLAVOURS,
-        help="MPI library the program was built with",
-    )
+    cli_common.add_mpi(parser, "MPI library the program was built with")
     parser.add_argument(
         "--trace",
         action="store_true",
@@ -63,12 +52,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--name", default=None, help="profile file name (default: <program>-<time>.iolab)"
     )
-    parser.add_argument(
-        "-q", "--quiet", action="store_true", help="do not print the profile's name"
-    )
+    cli_common.add_quiet_verbose(parser, quiet_help="do not print the profile's name",
+                                 verbose_help="also print the command line that runs")
     parser.add_argument(
         "command", nargs=argparse.REMAINDER, help="-- program and arguments; or: show FILE"
     )
+    cli_common.one_line_errors(parser, "iolab profile")
 
 
 _MPI_LIB = re.compile(rb"lib(?:mpi|mpich)[\w.+-]*\.so[\w.]*")
@@ -174,15 +163,16 @@ def _merge(parts_dir: Path, target: Path, job: dict[str, object]) -> int:
     return len(files)
 
 
-def _output_dir(path: str) -> Path:
-    outdir = Path(path)
-    try:
-        outdir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(f"cannot create the output folder {outdir}: {exc.strerror}") from exc
-    if not os.access(outdir, os.W_OK):
-        raise UsageError(f"the output folder {outdir} is not writable; choose another with -o DIR")
-    return outdir
+def _output_dir(path: str, name: str | None, quiet: bool) -> Path:
+    """The checked -o folder (made if only it is missing); a --name never an existing log
+    or profile."""
+    outdir = cli_common.check_output_dir(path, "-o")
+    if name:
+        stem = name if name.endswith(fmt.JOB_SUFFIX) else name + fmt.JOB_SUFFIX
+        if Path(stem).name != stem:
+            raise UsageError(f"--name {name}: a file name, not a path (the folder is -o DIR)")
+        cli_common.check_output_file(outdir / stem, "--name")
+    return cli_common.make_dir(outdir, quiet)
 
 
 def _command(
@@ -207,11 +197,13 @@ def _run_program(args: argparse.Namespace, argv: list[str]) -> int:
     spec = None  # validated before anything is created
     if args.np is not None:
         spec = launch.LaunchSpec(np=args.np, launcher=args.launcher, mpi=args.mpi)
-    outdir = _output_dir(args.output)
+    outdir = _output_dir(args.output, args.name, args.quiet)
     parts_dir = Path(tempfile.mkdtemp(prefix=".iolab-parts-", dir=outdir)).resolve()
     try:
         cmd, env = _command(args, argv, parts_dir, spec)
         start = time.time()
+        if args.verbose:
+            print(f"iolab: running {shlex.join(cmd)}", file=sys.stderr)
         try:
             proc = subprocess.Popen(cmd, env=env)
         except OSError as exc:
@@ -242,9 +234,16 @@ def _show(rest: list[str]) -> int:
     from iolab.profile.load import load
     from iolab.profile.show import dump
 
-    if len(rest) != 1:
-        raise UsageError("usage: iolab profile show FILE")
-    dump(load(rest[0]), sys.stdout)
+    parser = argparse.ArgumentParser(
+        prog="iolab profile show",
+        description="print every record of an iolab profile (job file, part, or folder of "
+                    "parts) as text")
+    parser.add_argument("file", metavar="FILE", help="the profile to show")
+    cli_common.one_line_errors(parser, "iolab profile show")
+    if not rest:
+        raise UsageError("usage: iolab profile show FILE (see 'iolab profile show --help')")
+    args = parser.parse_args(rest)
+    dump(load(args.file), sys.stdout)
     return 0
 
 

@@ -1,51 +1,51 @@
-"""``iolab results``: list stored runs, or show one (text, ``--json``, ``--csv``)."""
+"""``iolab results``: list stored runs, show one (text, ``--json``, ``--csv``), import an
+engine JSON document made elsewhere, delete runs.
+
+Listing and showing only read: a missing database is an error, never created.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from pathlib import Path
+from typing import Any
 
+from iolab import cli_common
 from iolab.errors import UsageError
 from iolab.results import db
-from iolab.results.render import render, run_report, runs_report
+from iolab.results.render import ids_report, render, run_report, runs_report
 
-HELP = "list the runs stored in the results database, or show one"
-
-
-def add_db_argument(parser: argparse._ActionsContainer) -> None:
-    """``--db PATH``: shared by every verb that reads or writes the results database."""
-    parser.add_argument(
-        "--db", metavar="PATH", default=None,
-        help="results database (default: $IOLAB_DB, else $XDG_DATA_HOME/iolab/results.db, "
-             "else ~/.local/share/iolab/results.db)")
-
-
-def add_format_arguments(parser: argparse._ActionsContainer) -> None:
-    fmt = parser.add_mutually_exclusive_group()
-    fmt.add_argument("--json", dest="format", action="store_const", const="json",
-                     help="print JSON (keys carry units) instead of a table")
-    fmt.add_argument("--csv", dest="format", action="store_const", const="csv",
-                     help="print CSV (one row per run; with 'show', one per phase)")
-    fmt.set_defaults(format="text")
+ACTIONS = ("list", "show", "import", "delete")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("action", nargs="?", choices=("list", "show"), default="list",
-                        help="'list' (default) or 'show ID'")
-    parser.add_argument("run_id", nargs="?", metavar="ID", help="the run to show")
-    add_db_argument(parser)
-    add_format_arguments(parser)
-    flt = parser.add_argument_group("filters (list)")
-    flt.add_argument("--status", choices=db.RUN_STATUSES, help="only runs with this status")
-    flt.add_argument("--api", help="only runs of this API (posix, mpiio, hdf5, ...)")
-    flt.add_argument("--layout", help="only runs of this layout (fpp, segmented, ...)")
+    parser.usage = ("iolab results [list] [filters] | show ID | import FILE.json [--label L] "
+                    "| delete ID... [--yes]")
+    parser.add_argument("action", nargs="?", choices=ACTIONS, default="list",
+                        help="list (default), show ID, import FILE.json (a document "
+                             "'iolab-bench --json' wrote), delete ID... (choices: %(choices)s)")
+    parser.add_argument("items", nargs="*", metavar="ID|FILE",
+                        help="the run to show or delete, or the file to import")
+    cli_common.add_db(parser)
+    cli_common.add_format(parser)
+    cli_common.add_output(parser, "write the list or the run (text, --json, --csv) to FILE, "
+                                  "not stdout (never the database, a log or a profile)")
+    cli_common.add_quiet_verbose(parser, quiet_help="list: print only the run ids",
+                                 verbose_help="list: add the command line of each run")
+    parser.add_argument("--yes", action="store_true", help="delete without asking")
+    flt = parser.add_argument_group("filters (list; case-insensitive)")
+    flt.add_argument("--status", type=str.lower, choices=db.RUN_STATUSES,
+                     help="only runs with this status (choices: %(choices)s)")
+    flt.add_argument("--api", help="only runs of this API (posix, mpiio, hdf5, pnetcdf, null)")
+    flt.add_argument("--layout", help="only runs of this layout (fpp, segmented, strided, ...)")
     flt.add_argument("--label", help="only runs with this label (e.g. default:fpp)")
     flt.add_argument("--last", type=int, metavar="N", help="only the newest N runs")
+    cli_common.one_line_errors(parser, "iolab results")
 
 
-def _run_id(text: str | None) -> int:
-    if text is None:
-        raise UsageError("'iolab results show' needs a run id, e.g. 'iolab results show 3'")
+def _run_id(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
@@ -56,25 +56,126 @@ def _run_id(text: str | None) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.action == "list" and args.run_id is not None:
-        raise UsageError(f"unexpected argument {args.run_id!r}; to show a run: "
-                         f"iolab results show {args.run_id}")
     if args.last is not None and args.last < 1:
         raise UsageError(f"--last must be at least 1 (got {args.last})")
-    conn = db.connect(args.db)
+    if args.action == "import":
+        return _import(args)
+    if args.action == "list" and args.items:
+        raise UsageError(f"unexpected argument {args.items[0]!r}; to show a run: "
+                         f"iolab results show {args.items[0]}")
+    if args.action == "show" and len(args.items) != 1:
+        raise UsageError("'iolab results show' needs a run id, e.g. 'iolab results show 3'")
+    if args.action == "delete" and not args.items:
+        raise UsageError("'iolab results delete' needs run ids, e.g. 'iolab results delete 3 4'")
+    if args.output:
+        cli_common.check_output_file(args.output, "-o", [args.db or db.default_db_path()])
+    if args.action == "list" and args.db is None and not db.default_db_path().exists():
+        print(f"no runs stored yet ({db.default_db_path()} does not exist; 'iolab bench' "
+              "makes it)", file=sys.stderr)
+        return 0
+    conn = db.connect(args.db, must_exist=True)
     try:
+        if args.action == "delete":
+            return _delete(args, conn)
         if args.action == "show":
-            rid = _run_id(args.run_id)
+            rid = _run_id(args.items[0])
             row = db.get_run(conn, rid)
             if row is None:
                 raise UsageError(f"no run {rid} in {args.db or db.default_db_path()}; "
                                  "'iolab results' lists the stored runs")
             report = run_report(row)
         else:
+            _check_filters(args, conn)
             flt = db.RunFilter(status=args.status, api=args.api, layout=args.layout,
                                label=args.label, limit=args.last)
-            report = runs_report(db.list_runs(conn, flt))
+            rows = db.list_runs(conn, flt)
+            report = runs_report(rows, with_command=args.verbose)
+            if args.quiet:
+                report = ids_report(rows)
     finally:
         conn.close()
-    sys.stdout.write(render(report, args.format))
+    if args.quiet and args.action == "list" and args.format == "text":
+        text = "".join(f"{row['id']}\n" for row in report.nodes[0].rows)  # type: ignore[union-attr]
+    else:
+        text = render(report, args.format)
+    if args.output:
+        cli_common.write_output(Path(args.output), text)
+    else:
+        sys.stdout.write(text)
     return 0
+
+
+def _check_filters(args: argparse.Namespace, conn: Any) -> None:
+    """A filter value no stored run has is most likely a typo: say which values exist."""
+    for col in ("api", "layout"):
+        val = getattr(args, col)
+        if val is None:
+            continue
+        known = db.stored_values(conn, col)
+        if known and val.lower() not in {k.lower() for k in known}:
+            raise UsageError(f"--{col} {val}: no stored run has it (stored: "
+                             f"{', '.join(known)})")
+
+
+def _delete(args: argparse.Namespace, conn: Any) -> int:
+    ids = [_run_id(t) for t in args.items]
+    missing = [i for i in ids if db.get_run(conn, i) is None]
+    if missing:
+        raise UsageError(f"no run {', '.join(map(str, missing))} in "
+                         f"{args.db or db.default_db_path()}; nothing deleted")
+    if not args.yes:
+        if not sys.stdin.isatty():
+            raise UsageError("'iolab results delete' asks before deleting; add --yes to "
+                             "delete without a terminal")
+        answer = input(f"delete run{'s' if len(ids) > 1 else ''} "
+                       f"{', '.join(map(str, ids))}? [y/N] ")
+        if answer.strip().lower() not in ("y", "yes"):
+            print("nothing deleted", file=sys.stderr)
+            return 0
+    n = db.delete_runs(conn, ids)
+    print(f"deleted {n} run{'s' if n != 1 else ''}", file=sys.stderr)
+    return 0
+
+
+def _import(args: argparse.Namespace) -> int:
+    """Store an engine JSON document (``iolab-bench --json FILE``, here or elsewhere)."""
+    if len(args.items) != 1:
+        raise UsageError("'iolab results import' needs one file: iolab results import "
+                         "RUN.json")
+    path = Path(args.items[0])
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read ({exc.strerror})") from None
+    except ValueError as exc:
+        raise UsageError(f"{path}: not JSON ({exc}); give the document 'iolab-bench --json' "
+                         "wrote") from None
+    problem = _engine_doc_problem(doc)
+    if problem:
+        raise UsageError(f"{path}: not an iolab-bench document ({problem})")
+    conn = db.connect(args.db)
+    try:
+        rid = db.store_run(conn, db.NewRun(
+            command=["iolab", "results", "import", str(path)], status=str(doc["status"]),
+            engine_doc=doc, label=args.label,
+            error=None if doc["status"] == "ok" else f"imported from {path}"))
+    finally:
+        conn.close()
+    print(f"iolab: {path} stored as run {rid} in {args.db or db.default_db_path()}",
+          file=sys.stderr)
+    return 0
+
+
+def _engine_doc_problem(doc: Any) -> str | None:
+    if not isinstance(doc, dict):
+        return "the top level is not an object"
+    if not isinstance(doc.get("schema_version"), int):
+        return "no schema_version"
+    if doc.get("status") not in db.RUN_STATUSES:
+        return f"status must be one of {', '.join(db.RUN_STATUSES)}"
+    for key in ("config", "environment"):
+        if not isinstance(doc.get(key), dict):
+            return f"no '{key}' object"
+    if not isinstance(doc.get("repetitions"), list):
+        return "no 'repetitions' list"
+    return None

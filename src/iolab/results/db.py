@@ -81,6 +81,39 @@ CREATE TABLE runs (
 CREATE INDEX runs_created_at ON runs (created_at);
 CREATE INDEX runs_case ON runs (api, layout, ranks, transfer_bytes);
 """),
+    Migration(2, "tunes and their trials (iolab tune), each trial stored as it finishes", """
+CREATE TABLE tunes (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('running', 'done', 'failed', 'interrupted')),
+    command TEXT NOT NULL,                 -- JSON array: the iolab command line
+    objective TEXT NOT NULL,               -- JSON: kind, workload or command, metric, direction
+    space TEXT NOT NULL,                   -- JSON: knob -> values
+    budget INTEGER NOT NULL,               -- search trials (baseline included)
+    confirm INTEGER NOT NULL,              -- interleaved confirmation runs of each side
+    seed INTEGER NOT NULL,
+    implementation TEXT,                   -- romio | ompio | NULL (not MPI-IO / unknown)
+    result TEXT                            -- JSON: winner, claim, importances (when done)
+);
+CREATE TABLE trials (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    tune_id INTEGER NOT NULL REFERENCES tunes(id),
+    number INTEGER NOT NULL,               -- order within the tune
+    phase TEXT NOT NULL CHECK (phase IN ('search', 'confirm')),
+    params TEXT NOT NULL,                  -- JSON: knob -> value ('(default)': not set)
+    status TEXT NOT NULL CHECK (status IN ('ok', 'failed', 'interrupted')),
+    value REAL,                            -- the objective (unit in tunes.objective)
+    run_id INTEGER REFERENCES runs(id),    -- bench objectives: the stored run
+    error TEXT,
+    ignored TEXT,                          -- JSON array: knobs the library did not honour
+    wall_time_s REAL,
+    settings TEXT,                         -- JSON: knob -> value in effect (read back)
+    created_at TEXT NOT NULL,
+    UNIQUE (tune_id, number)
+);
+CREATE INDEX trials_tune ON trials (tune_id, number);
+"""),
 )
 
 # Columns of ``runs`` that a caller may set; the rest are filled by :func:`store_run`.
@@ -192,12 +225,23 @@ def _enter_wal(conn: sqlite3.Connection) -> None:
 
 
 def connect(path: Path | str | None = None,
-            migrations: Sequence[Migration] = MIGRATIONS) -> sqlite3.Connection:
-    """Open (creating if needed) the database at ``path`` and bring its schema up to date.
+            migrations: Sequence[Migration] = MIGRATIONS,
+            must_exist: bool = False) -> sqlite3.Connection:
+    """Open the database at ``path`` and bring its schema up to date.
 
-    The connection is in autocommit mode; writes go through :func:`transaction`.
+    Commands that only read pass ``must_exist``: a missing database is a UsageError and
+    nothing is created. Writers create it, with at most the missing last folder of a path
+    the user gave (the default location's folders are made as needed). The connection is in
+    autocommit mode; writes go through :func:`transaction`.
     """
     db = Path(path).expanduser() if path is not None else default_db_path()
+    if must_exist and not db.is_file():
+        what = "--db" if path is not None else "the default results database"
+        raise UsageError(f"{what} {db}: no such database (nothing stored there yet?); "
+                         "give the --db PATH of a database 'iolab bench' wrote")
+    if path is not None and not db.parent.exists() and not db.parent.parent.is_dir():
+        raise UsageError(f"--db {db}: the folder {db.parent.parent} does not exist; create "
+                         "it first (iolab makes at most the last folder)")
     try:
         db.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(str(db), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
@@ -365,9 +409,10 @@ def list_runs(conn: sqlite3.Connection, flt: RunFilter = RunFilter()) -> list[di
     for col in ("status", "api", "layout", "label"):
         val = getattr(flt, col)
         if val is not None:
-            where.append(f"{col} = ?")
+            where.append(f"{col} = ? COLLATE NOCASE")
             params.append(val)
-    cols = ", ".join(("id", *(c for c in RUN_COLUMNS if c != "engine_json")))
+    cols = ", ".join(("id", *(c for c in RUN_COLUMNS if c != "engine_json"),
+                      *_FROM_DOCUMENT))
     sql = f"SELECT {cols} FROM runs"
     if where:
         sql += " WHERE " + " AND ".join(where)
@@ -379,6 +424,30 @@ def list_runs(conn: sqlite3.Connection, flt: RunFilter = RunFilter()) -> list[di
     return rows[::-1]
 
 
+# Machine-readable columns read out of the stored document (no schema change needed).
+_FROM_DOCUMENT = (
+    "json_extract(engine_json, '$.config.collective') AS collective",
+    "json_extract(engine_json, '$.config.file_view') AS file_view",
+    "json_extract(engine_json, '$.hints.effective') AS hints",
+)
+
+
+def stored_values(conn: sqlite3.Connection, column: str) -> list[str]:
+    """The distinct values of a filter column (to tell a typo from an empty result)."""
+    if column not in ("status", "api", "layout", "label"):
+        raise ValueError(f"not a filter column: {column}")
+    rows = conn.execute(f"SELECT DISTINCT {column} FROM runs WHERE {column} IS NOT NULL "
+                        f"ORDER BY {column}")
+    return [str(r[0]) for r in rows]
+
+
+def delete_runs(conn: sqlite3.Connection, run_ids: Sequence[int]) -> int:
+    """Delete these runs (all or none); return how many were deleted."""
+    with transaction(conn):
+        cur = conn.executemany("DELETE FROM runs WHERE id = ?", [(i,) for i in run_ids])
+    return int(cur.rowcount)
+
+
 def get_run(conn: sqlite3.Connection, run_id: int) -> dict[str, Any] | None:
     """One run with its engine document decoded (``engine_json`` is a dict or None)."""
     row = conn.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
@@ -386,6 +455,9 @@ def get_run(conn: sqlite3.Connection, run_id: int) -> dict[str, Any] | None:
 
 
 def _decode(row: dict[str, Any]) -> dict[str, Any]:
+    for col in ("collective", "file_view"):  # JSON true/false come back from SQLite as 1/0
+        if isinstance(row.get(col), int):
+            row[col] = bool(row[col])
     for col in ("command", "launch_command", "engine_json"):
         if isinstance(row.get(col), str):
             try:

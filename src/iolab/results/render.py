@@ -14,7 +14,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Union
 
-REPORT_SCHEMA_VERSION = 1
+# 2: summary rows name the case "case" (was "label", now the user's label as in results),
+# carry api, layout, collective, file_view, hints and mean/stddev; run rows carry
+# collective, file_view and hints; phase rows carry run_id.
+REPORT_SCHEMA_VERSION = 2
 MIB = 1024 * 1024
 
 
@@ -68,6 +71,7 @@ class Column:
     title: str  # text header
     fmt: Callable[[Any], str] = fmt_text
     align: str = "<"  # text alignment: "<" or ">"
+    text: bool = True  # shown in the text table (else JSON and CSV only)
 
 
 @dataclass
@@ -107,15 +111,16 @@ class Report:
 # --- renderers -----------------------------------------------------------------------------
 
 def _text_table(t: Table) -> list[str]:
-    cells = [[c.fmt(r.get(c.key)) for c in t.columns] for r in t.rows]
-    widths = [max([len(c.title), *(len(row[i]) for row in cells)]) for i, c in enumerate(t.columns)]
+    columns = [c for c in t.columns if c.text]
+    cells = [[c.fmt(r.get(c.key)) for c in columns] for r in t.rows]
+    widths = [max([len(c.title), *(len(row[i]) for row in cells)]) for i, c in enumerate(columns)]
 
     def line(vals: Sequence[str]) -> str:
-        parts = [f"{v:{c.align}{w}}" for v, c, w in zip(vals, t.columns, widths)]
+        parts = [f"{v:{c.align}{w}}" for v, c, w in zip(vals, columns, widths)]
         return "  ".join(parts).rstrip()
 
     out = [t.title] if t.title else []
-    out.append(line([c.title for c in t.columns]))
+    out.append(line([c.title for c in columns]))
     out.append(line(["-" * w for w in widths]))
     out += [line(row) for row in cells]
     if not t.rows:
@@ -192,25 +197,46 @@ RUN_COLUMNS = (
     Column("read_cache", "cache"),
     Column("fs_type", "fs"),
     Column("host", "host"),
+    Column("collective", "collective", text=False),
+    Column("file_view", "file view", text=False),
+    Column("hints", "hints", text=False),
 )
 
 
-def runs_report(runs: Sequence[Mapping[str, Any]]) -> Report:
-    """``iolab results``: one row per stored run (JSON rows also carry the command line)."""
-    rows = [{**{c.key: r.get(c.key) for c in RUN_COLUMNS}, "command": r.get("command")}
-            for r in runs]
-    return Report("runs", [Table("runs", None, RUN_COLUMNS, rows)], csv_table="runs")
+def runs_report(runs: Sequence[Mapping[str, Any]], with_command: bool = False) -> Report:
+    """``iolab results``: one row per stored run (JSON rows also carry the command line;
+    ``with_command`` shows it in text and CSV too)."""
+    cols = (*RUN_COLUMNS, Column("command", "command", fmt_text)) if with_command \
+        else RUN_COLUMNS
+    rows = [{**{c.key: r.get(c.key) for c in RUN_COLUMNS}, "command": r.get("command"),
+             "hints": _hints_text(r.get("hints"))} for r in runs]
+    return Report("runs", [Table("runs", None, cols, rows)], csv_table="runs")
+
+
+def ids_report(runs: Sequence[Mapping[str, Any]]) -> Report:
+    """``iolab results -q``: the run ids only (one per line in text)."""
+    rows = [{"id": r.get("id")} for r in runs]
+    return Report("runs", [Table("runs", None, (Column("id", "run"),), rows)],
+                  csv_table="runs")
 
 
 SUMMARY_COLUMNS = (
     Column("run_id", "run", align=">"),
-    Column("label", "case"),
+    Column("case", "case"),
+    Column("label", "label", text=False),
+    Column("api", "api", text=False),
+    Column("layout", "layout", text=False),
+    Column("collective", "collective", text=False),
+    Column("file_view", "file view", text=False),
+    Column("hints", "hints", text=False),
     Column("ranks", "ranks", align=">"),
     Column("op", "op"),
     Column("transfer_bytes", "transfer", fmt_bytes, ">"),
     Column("bytes_per_rep", "bytes/rep", fmt_bytes, ">"),
     Column("repetitions", "reps", align=">"),
     Column("bw_median_bytes_per_s", "MiB/s median", fmt_bw, ">"),
+    Column("bw_mean_bytes_per_s", "mean", fmt_bw, ">"),
+    Column("bw_stddev_bytes_per_s", "sd", fmt_bw, ">"),
     Column("bw_min_bytes_per_s", "min", fmt_bw, ">"),
     Column("bw_max_bytes_per_s", "max", fmt_bw, ">"),
     Column("iops_median", "IOPS", fmt_num, ">"),
@@ -239,9 +265,16 @@ def _op_rows(run: Mapping[str, Any]) -> list[dict[str, Any]]:
     doc = doc if isinstance(doc, Mapping) else {}
     summary = doc.get("summary") or {}
     reps = doc.get("repetitions") or []
-    base = {"run_id": run.get("id"), "label": _case_name(run), "ranks": run.get("ranks"),
-            "transfer_bytes": run.get("transfer_bytes"), "repetitions": run.get("repetitions"),
-            "status": run.get("status")}
+    ok = run.get("status") == "ok"
+    cfg = doc.get("config") or {}
+    base = {"run_id": run.get("id"), "case": _case_name(run), "label": run.get("label"),
+            "api": run.get("api") or cfg.get("api"),
+            "layout": run.get("layout") or cfg.get("layout"),
+            "collective": cfg.get("collective"), "file_view": cfg.get("file_view"),
+            "hints": _hints_text((doc.get("hints") or {}).get("effective")),
+            "ranks": run.get("ranks"),
+            "transfer_bytes": run.get("transfer_bytes"),
+            "repetitions": run.get("repetitions") if ok else 0, "status": run.get("status")}
     rows = []
     for op in ("write", "read"):
         phases = [ph for rep in reps for ph in rep.get("phases") or [] if ph.get("op") == op]
@@ -250,16 +283,56 @@ def _op_rows(run: Mapping[str, Any]) -> list[dict[str, Any]]:
             continue
         bw = stats.get("bw_bytes_per_s") or {}
         caches = {ph.get("cache") for ph in phases}
-        rows.append({**base, "op": op,
+        # a failed or interrupted run: the repetitions whose phase finished, and "-" (not
+        # 0.0) for the figures it does not have
+        done = len({rep.get("index") for rep in reps for ph in rep.get("phases") or []
+                    if ph.get("op") == op and _positive(ph.get("bw_bytes_per_s"))})
+        figure = (lambda v: v) if ok else (lambda v: v if _positive(v) else None)
+        rows.append({**base, "op": op, "repetitions": base["repetitions"] if ok else done,
                      "bytes_per_rep": phases[0].get("bytes") if phases else None,
-                     "bw_median_bytes_per_s": bw.get("median"),
-                     "bw_min_bytes_per_s": bw.get("min"), "bw_max_bytes_per_s": bw.get("max"),
-                     "iops_median": (stats.get("iops") or {}).get("median"),
+                     "bw_median_bytes_per_s": figure(bw.get("median")),
+                     "bw_mean_bytes_per_s": figure(bw.get("mean")),
+                     "bw_stddev_bytes_per_s": bw.get("stddev") if ok else None,
+                     "bw_min_bytes_per_s": figure(bw.get("min")),
+                     "bw_max_bytes_per_s": figure(bw.get("max")),
+                     "iops_median": figure((stats.get("iops") or {}).get("median")),
                      "cache": (caches.pop() if len(caches) == 1 else "mixed") if op == "read"
                      else None})
     if not rows:  # a run that failed before any phase finished still gets its line
         rows.append({**base, "op": None})
     return rows
+
+
+def _hints_text(hints: Any) -> str | None:
+    """Effective hints as "key=value;key=value" (a CSV cell; None without hints)."""
+    if isinstance(hints, str):
+        try:
+            hints = json.loads(hints)
+        except ValueError:
+            return hints
+    if not isinstance(hints, Mapping) or not hints:
+        return None
+    return ";".join(f"{k}={v}" for k, v in sorted(hints.items()))
+
+
+def _first_bad(bad: Any) -> str:
+    """{"rank": 1, "reader": 0, "offset": 4096, "file": "f"} -> words, not a dict."""
+    if not isinstance(bad, Mapping):
+        return f"at {fmt_text(bad)}"
+    return (f"at offset {bad.get('offset')} of {bad.get('file') or 'the file'}: rank "
+            f"{bad.get('rank')}'s data, read by rank {bad.get('reader')}")
+
+
+def fmt_mpi(v: Any) -> str:
+    """The MPI library's first line: MPICH's version string carries its whole configure
+    line (2 KB); that stays in the JSON."""
+    text = fmt_text(v).strip().splitlines()[0] if v else "-"
+    text = text.split(" MPICH Release date")[0]  # "MPICH Version: 4.0.2 MPICH Release ..."
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _positive(v: Any) -> bool:
+    return isinstance(v, (int, float)) and v > 0
 
 
 def _run_notes(run: Mapping[str, Any]) -> list[str]:
@@ -283,8 +356,8 @@ def _run_notes(run: Mapping[str, Any]) -> list[str]:
                      "use --evict or --reorder to measure the storage")
     verify = doc.get("verify") or {}
     if verify.get("enabled") and verify.get("errors"):
-        notes.append(f"run {rid}: verify found {verify['errors']} bad bytes, first at "
-                     f"{verify.get('first_bad')}")
+        notes.append(f"run {rid}: verify found {verify['errors']} bad bytes, first "
+                     f"{_first_bad(verify.get('first_bad'))}")
     return notes
 
 
@@ -303,6 +376,7 @@ def summary_report(runs: Sequence[Mapping[str, Any]], db_path: str | None = None
 
 
 PHASE_COLUMNS = (
+    Column("run_id", "run", align=">", text=False),
     Column("repetition", "rep", align=">"),
     Column("op", "op"),
     Column("pass", "pass", align=">"),
@@ -317,12 +391,12 @@ PHASE_COLUMNS = (
 )
 
 
-def _phase_rows(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _phase_rows(doc: Mapping[str, Any], run_id: Any = None) -> list[dict[str, Any]]:
     rows = []
     for rep in doc.get("repetitions") or []:
         for ph in rep.get("phases") or []:
             xfer = ph.get("xfer_s") or {}
-            rows.append({"repetition": rep.get("index"), "op": ph.get("op"),
+            rows.append({"run_id": run_id, "repetition": rep.get("index"), "op": ph.get("op"),
                          "pass": ph.get("pass"), "cache": ph.get("cache"),
                          "bytes": ph.get("bytes"), "ops": ph.get("ops"),
                          "time_s": ph.get("time_s"), "bw_bytes_per_s": ph.get("bw_bytes_per_s"),
@@ -357,14 +431,15 @@ def run_report(run: Mapping[str, Any]) -> Report:
         ("posix_mode", "posix mode", cfg.get("posix_mode"), fmt_text),
         ("path", "path", run.get("path"), fmt_text),
         ("fs_type", "file system", run.get("fs_type"), fmt_text),
-        ("mpi_library", "MPI", run.get("mpi_library"), fmt_text),
+        ("mpi_library", "MPI", run.get("mpi_library"), fmt_mpi),
         ("mpiio_implementation", "MPI-IO", run.get("mpiio_implementation"), fmt_text),
         ("write_bytes_total", "written", run.get("write_bytes_total"), fmt_bytes),
         ("read_bytes_total", "read", run.get("read_bytes_total"), fmt_bytes),
         ("wall_time_s", "wall time s", run.get("wall_time_s"), fmt_seconds),
     ]
     nodes: list[Node] = [Section("run", f"Run {run.get('id')}", facts),
-                         Table("phases", "Phases", PHASE_COLUMNS, _phase_rows(doc)),
+                         Table("phases", "Phases", PHASE_COLUMNS,
+                               _phase_rows(doc, run.get("id"))),
                          Table("summary", "Summary", SUMMARY_COLUMNS, _op_rows(run))]
     hints = doc.get("hints") or {}
     if hints.get("requested") or hints.get("effective"):

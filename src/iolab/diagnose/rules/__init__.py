@@ -7,10 +7,10 @@ from iolab.diagnose.rules.base import Rule
 
 def registry() -> list[Rule]:
     """All rules, built on each call (no module-level state)."""
-    from iolab.diagnose.rules import access, files, lustre, mpiio, time
+    from iolab.diagnose.rules import access, files, layers, lustre, mpiio, time
 
     rules: list[Rule] = []
-    for family in (time, access, files, mpiio, lustre):
+    for family in (time, layers, access, files, mpiio, lustre):
         rules.extend(family.rules())
     ids = [r.id for r in rules]
     assert len(ids) == len(set(ids)), "duplicate rule id"

@@ -23,11 +23,16 @@ from iolab.diagnose.rules.base import (
 )
 from iolab.diagnose.rules.common import (
     DIR_NAMES,
+    cost,
+    costliest,
     enough,
     file_rows,
+    file_time,
     mpi_files,
     per_op,
     shared_app_files,
+    small_bins,
+    small_limit,
     worst,
 )
 from iolab.model.files import APP
@@ -37,19 +42,21 @@ if TYPE_CHECKING:
     from iolab.diagnose.config import Thresholds
     from iolab.model.job import Model
 
-def _small_sizes(model: Model, d: str) -> tuple[list[int], int, int, str, str]:
-    """Size bins, small requests, exactly-1-MiB requests, where they come from and the most
-    common sizes: the trace's exact lengths when it holds every request of this direction,
-    else the counters (Darshan's 100K_1M bin holds 1 MiB itself; see exact_mib_requests)."""
+def _small_sizes(model: Model, d: str, limit: int) -> tuple[list[int], int, int, str, str]:
+    """Size bins, small requests (below ``limit``), exactly-1-MiB requests, where they come
+    from and the most common sizes: the trace's exact lengths when it holds every request of
+    this direction, else the counters' bins wholly below the limit (see small_bins; when the
+    limit reaches 1 MiB, Darshan's 100K_1M bin holds 1 MiB itself: exact_mib_requests)."""
     tm = model.metrics.trace
     if tm is not None and tm.exact[d]:
         s = tm.sizes[d]
         common = ", ".join(f"{fmt_bytes(n)} x {c}" for n, c in s.common)
-        return s.bins, s.small, s.exactly_1mib, "trace", common
+        return s.bins, s.below(limit), s.exactly_1mib, "trace", common
     px = model.metrics.ifaces["POSIX"]
     hist = px.hist.get(d, [0] * len(SIZE_BINS))
-    exact = px.hist.get(d + "_exact_1mib", [0])[0]
-    return hist, sum(hist[:SMALL_BINS]) - exact, exact, "counters", ""
+    nb = small_bins(limit)
+    exact = px.hist.get(d + "_exact_1mib", [0])[0] if nb >= SMALL_BINS else 0
+    return hist, sum(hist[:nb]) - exact, exact, "counters", ""
 
 
 def _small(model: Model, th: Thresholds) -> list[Hit]:
@@ -59,52 +66,77 @@ def _small(model: Model, th: Thresholds) -> list[Hit]:
     hits = []
     app = model.files.category == APP
     shared = shared_app_files(model)
+    limit = small_limit(model, th)
+    nb = small_bins(limit)
     for d in DIRECTIONS:
-        D, OPS, _ = DIR_NAMES[d]
-        hist, small, exact, source, common = _small_sizes(model, d)
+        hist, small, exact, source, common = _small_sizes(model, d, limit)
         ops = px.ops[d]
         if not enough(small, ops, th.small_requests_min, th.small_requests_share):
             continue
-        per = np.sum([model.per_file("POSIX", f"POSIX_SIZE_{D}_{b}")
-                      for b in SIZE_BINS[:SMALL_BINS]], axis=0)
+        per = model.layers.posix.size_hist[d][:, :max(nb, 1)].sum(axis=1)
         md = model.mods["POSIX"]
-        per = per - np.bincount(md.file_index, weights=exact_mib_requests(md, d),
-                                minlength=len(per))[:len(per)]
+        if nb >= SMALL_BINS:
+            per = per - np.bincount(md.file_index, weights=exact_mib_requests(md, d),
+                                    minlength=len(per))[:len(per)]
         per = np.where(app, per, 0)
-        top = worst(per)
+        top = costliest(model, per > 0, per, (d,), ("POSIX",))
         small_shared = int(per[shared].sum())
+        concerned = per > 0
+        file_ops = model.layers.posix.reads if d == "read" else model.layers.posix.writes
+        share = min(float(per.sum()) / max(float(file_ops[concerned].sum()), 1.0), 1.0)
         hits.append(Hit(
             direction=d,
-            summary=(f"{small} of {ops} POSIX {d}s ({pct(small / ops)}) are below 1 MiB; "
-                     f"{small_shared} of them on files shared by several ranks"
-                     + (f"; sizes from the trace: {common}" if common else "")),
+            summary=(f"{small} of {ops} POSIX {d}s ({pct(small / ops)}) are below "
+                     f"{fmt_bytes(limit)}; {small_shared} of them on files shared by several "
+                     "ranks" + (f"; sizes from the trace: {common}" if common else "")),
             values={f"posix_{d}s": ops, f"small_{d}s": small,
                     "small_share": round(small / ops, 4), f"small_{d}s_shared_files": small_shared,
+                    "small_below_bytes": limit,
                     f"exactly_1mib_{d}s_not_small": exact, "sizes_from": source,
                     **({"common_sizes": common} if common else {}),
                     **{f"posix_size_{d}_{b.lower()}": hist[i] for i, b in enumerate(SIZE_BINS)
                        if i < SMALL_BINS}},
             files=file_rows(model, top, {f"small_{d}s": per.astype(np.int64),
-                                          "ranks": model.files.nranks}),
+                                          "ranks": model.files.nranks,
+                                          f"{d}_time_s": np.round(file_time(
+                                              model, (d,), ("POSIX",)), 3)}),
             data={"mpi": bool(mpi_files(model)[top].any()) if top else False,
+                  "collective": _already_collective(model, top, d),
                   "paths": [model.files.paths[i] for i in top]},
+            cost_s=cost(model, concerned, (d,), ("POSIX",), share),
         ))
     return hits
 
 
+def _already_collective(model: Model, idx: list[int], d: str) -> bool:
+    """The MPI-IO calls on these files are mostly collective already."""
+    calls = model.layers.calls.of(d)
+    coll = float(sum(calls["COLL"][i] + calls["SPLIT"][i] for i in idx))
+    total = float(sum(model.layers.calls.total(d)[i] for i in idx))
+    return total > 0 and coll >= 0.5 * total
+
+
 def _small_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
+    if hit.data.get("mpi") and hit.data.get("collective"):
+        # Already collective: collective buffering is on and still issues small requests;
+        # the call sizes themselves are the lever (the tiny-collective-calls rule says more).
+        return Fix(
+            text=("The MPI-IO calls are already collective: make each call carry more data "
+                  "(one call through a file view, or several variables per call), so that "
+                  "aggregators issue requests of a stripe or more."),
+            artifacts=fixes.snippets("collective_io"))
     if hit.data.get("mpi"):
         return Fix(
             text=("Aggregate before the file system: collective MPI-IO with a larger "
                   "collective buffer, so that aggregators issue large contiguous requests."),
-            artifacts=fixes.romio_hints({"romio_cb_write" if hit.direction == "write"
-                                         else "romio_cb_read": "enable",
-                                         "cb_buffer_size": str(16 << 20)})
+            artifacts=fixes.romio_hints(model, {"romio_cb_write" if hit.direction == "write"
+                                                else "romio_cb_read": "enable"},
+                                        paths=hit.data.get("paths", []))
             + fixes.snippets("collective_io"))
     return Fix(
         text=("Issue fewer, larger requests: gather data in memory and write/read it in "
               "blocks of 1 MiB or more, or buffer transparently with iolab buffer."),
-        artifacts=fixes.iolab_buffer(hit.data.get("paths", []))
+        artifacts=fixes.iolab_buffer(model, hit.data.get("paths", []))
         + fixes.snippets("buffered_writes"))
 
 
@@ -114,16 +146,15 @@ def _serial_small(model: Model, th: Thresholds) -> list[Hit]:
     cand = (files.category == APP) & (files.nranks <= 1) & ~mpi_files(model)
     hits = []
     for d in DIRECTIONS:
-        D, OPS, BYTES = DIR_NAMES[d]
         rows = []
-        for mod, prefix, has_seq in (("POSIX", "POSIX", True), ("STDIO", "STDIO", False)):
-            ops = model.per_file(mod, f"{prefix}_{OPS}")
-            byt = model.per_file(mod, f"{prefix}_{BYTES}")
+        for mod in ("POSIX", "STDIO"):
+            lay = model.layers.layer(mod)
+            ops = lay.reads if d == "read" else lay.writes
+            byt = lay.bytes_read if d == "read" else lay.bytes_written
             avg = per_op(byt, ops)
             sel = cand & (ops >= th.buffer_min_ops) & (avg < th.buffer_max_avg_bytes)
-            if has_seq:  # STDIO has no offsets: a stream is sequential by construction
-                consec = model.per_file(mod, f"POSIX_CONSEC_{OPS}")
-                sel &= consec >= th.sequential_share * ops
+            if mod == "POSIX":  # STDIO has no offsets: a stream is sequential by construction
+                sel &= lay.consec[d] >= th.sequential_share * ops
             for i in np.nonzero(sel)[0]:
                 rows.append((mod, int(i), int(ops[i]), int(byt[i]), float(avg[i])))
         if not rows:
@@ -141,6 +172,7 @@ def _serial_small(model: Model, th: Thresholds) -> list[Hit]:
                                                  "avg_bytes": round(a, 1)})
                    for mod, i, o, b, a in rows[:10]],
             data={"paths": [files.paths[r[1]] for r in rows]},
+            cost_s=cost(model, np.isin(np.arange(len(files)), [r[1] for r in rows]), (d,)),
         ))
     return hits
 
@@ -148,10 +180,11 @@ def _serial_small(model: Model, th: Thresholds) -> list[Hit]:
 def _serial_small_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
     paths = hit.data.get("paths", [])
     return Fix(
-        text=("Buffer the stream: run under `iolab buffer -- ./app` (LD_PRELOAD "
+        text=(f"Buffer the stream: run under `iolab buffer -- {fixes.program_short(model)}` "
+              "(LD_PRELOAD "
               "libiolab-buffer.so, no relinking), or Cray IOBUF, or give the stream a large "
               "buffer with setvbuf; each turns many small calls into a few 64 MiB ones."),
-        artifacts=fixes.iolab_buffer(paths)
+        artifacts=fixes.iolab_buffer(model, paths)
         + fixes.snippets("buffered_writes"))
 
 
@@ -185,6 +218,8 @@ def _misaligned_file(model: Model, th: Thresholds) -> list[Hit]:
                             {"not_aligned": int(na[i]), "ops": int(ops[i])})
                for i in top if sel[i] and na[i] > 0],
         data={"stripe": stripe or int(np.max(align[sel]))},
+        cost_s=cost(model, np.isin(np.arange(len(model.files)), fidx), ("read", "write"),
+                    ("POSIX",), n_na / n_ops),
     )]
 
 
@@ -193,7 +228,7 @@ def _misaligned_file_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
     return Fix(
         text=(f"Start requests on {fmt_bytes(unit)} boundaries: tell MPI-IO the stripe "
               "(striping_unit), align HDF5 objects (H5Pset_alignment), pad records."),
-        artifacts=fixes.romio_hints({"striping_unit": str(unit)}, "romio_hints_align")
+        artifacts=fixes.romio_hints(model, {"striping_unit": str(unit)}, "romio_hints_align")
         + fixes.snippets("hdf5_collective_metadata"))
 
 
@@ -207,6 +242,8 @@ def _misaligned_mem(model: Model, th: Thresholds) -> list[Hit]:
                  f"buffers not aligned to {m.mem_alignment} bytes"),
         values={"mem_not_aligned": m.mem_not_aligned, "posix_ops": m.posix_ops,
                 "share": round(share, 4), "mem_alignment_bytes": m.mem_alignment},
+        cost_s=cost(model, model.files.category == APP, ("read", "write"), ("POSIX",),
+                    share * 0.1),
     )]
 
 
@@ -223,8 +260,7 @@ def _redundant(model: Model, th: Thresholds) -> list[Hit]:
     app = model.app_mask(md)
     hits = []
     for d in DIRECTIONS:
-        D, OPS, BYTES = DIR_NAMES[d]
-        byt = md.pos(f"POSIX_{BYTES}")
+        byt = md.pos(f"POSIX_{DIR_NAMES[d][2]}")
         ext = md.col(f"POSIX_MAX_BYTE_{'READ' if d == 'read' else 'WRITTEN'}") + 1
         # Per record: bytes moved beyond the extent touched = the same bytes moved again. A
         # record reduced over ranks adds every rank's bytes: that is every rank re-reading the
@@ -242,6 +278,8 @@ def _redundant(model: Model, th: Thresholds) -> list[Hit]:
             files=[FileEvidence(model.files.paths[md.file_index[i]],
                                 {"bytes": int(byt[i]), "extent_bytes": int(ext[i]),
                                  "rank": int(md.ranks[i])}) for i in top],
+            cost_s=cost(model, np.isin(np.arange(len(model.files)),
+                                       md.file_index[excess > 0]), (d,), ("POSIX",), ex / tot),
         ))
     return hits
 
@@ -283,7 +321,9 @@ def _random(model: Model, th: Thresholds) -> list[Hit]:
         if not enough(n_random, a.ops, max(th.random_min_ops, 1), th.random_share):
             continue
         values.update({"random": n_random, "random_share": round(share, 4)})
-        hits.append(Hit(direction=d, summary=summary, values=values))
+        hits.append(Hit(direction=d, summary=summary, values=values,
+                        cost_s=cost(model, model.files.category == APP, (d,), ("POSIX",),
+                                    share)))
     return hits
 
 
@@ -311,7 +351,9 @@ def rules() -> list[Rule]:
              sources=small_src,
              effect=("IOBUF aggregation: 1080 s -> 4.5 s (KAUST); collective buffer tuning "
                      "improves bandwidth on KNL (NERSC)."),
-             trigger=_small, fix=_small_fix),
+             trigger=_small, fix=_small_fix,
+             cost=("the slowest rank's POSIX time in that direction on the files with small "
+                   "requests, times their share of those files' requests")),
         Rule(id="small-serial-io", family="access", severity="high", directional=True,
              title="Small sequential I/O from one process: buffer it",
              why=("A single writer issuing millions of tiny sequential calls is the IOBUF case: "
@@ -323,7 +365,8 @@ def rules() -> list[Rule]:
                              "Use default (buffered) settings for small reads and writes")),
              effect=("A post-processing application writing 1 GB in 512-byte writes: 1080 s -> "
                      "4.5 s with 4 x 64 MiB IOBUF buffers (99.6% less time, KAUST)."),
-             trigger=_serial_small, fix=_serial_small_fix),
+             trigger=_serial_small, fix=_serial_small_fix,
+             cost="the slowest rank's time in that direction on those files"),
         Rule(id="misaligned-file", family="access", severity="warn",
              title="Requests start off the file-system alignment",
              why=("A request crossing a stripe or block boundary touches two servers or "
@@ -333,7 +376,8 @@ def rules() -> list[Rule]:
                              "process -> contention"),
                       Source(DRISHTI, "misaligned file requests", "more than 10% misaligned")),
              effect="striping_unit hint matching the 1 MiB stripe: 2.27x on BTIO (CSC).",
-             trigger=_misaligned_file, fix=_misaligned_file_fix),
+             trigger=_misaligned_file, fix=_misaligned_file_fix,
+             cost="POSIX time on the files concerned times the misaligned share"),
         Rule(id="misaligned-memory", family="access", severity="info",
              title="I/O buffers not aligned in memory",
              why=("Unaligned buffers cost an extra copy and cannot be used with direct I/O "
@@ -342,7 +386,8 @@ def rules() -> list[Rule]:
                              "direct IO has strict in-memory alignment (512 bytes)"),
                       Source(DRISHTI, "misaligned memory requests", "more than 10%")),
              effect="No published figure.",
-             trigger=_misaligned_mem, fix=_misaligned_mem_fix),
+             trigger=_misaligned_mem, fix=_misaligned_mem_fix,
+             cost="a tenth of the POSIX time times the unaligned share (an extra memory copy)"),
         Rule(id="redundant-traffic", family="access", severity="warn", directional=True,
              title="The same bytes are moved more than once",
              why=("Bytes moved beyond the extent a process touched were moved before: re-reads "
@@ -350,7 +395,8 @@ def rules() -> list[Rule]:
              sources=(Source(KAUST, "I/O Best Practices (3)", "Reduce I/O as much as possible"),
                       Source(DRISHTI, "redundant traffic", "bytes beyond max byte offset")),
              effect="Removes the redundant share of the traffic (shown in the evidence).",
-             trigger=_redundant, fix=_redundant_fix),
+             trigger=_redundant, fix=_redundant_fix,
+             cost="time in that direction on the files concerned times the redundant share"),
         Rule(id="random-access", family="access", severity="warn", directional=True,
              title="Random access pattern",
              why=("Random requests defeat read-ahead and write-behind; Darshan counts a random "
@@ -361,5 +407,6 @@ def rules() -> list[Rule]:
                              "highly random reads: avoiding the page buffer becomes reasonable"),
                       Source(DRISHTI, "random operations", "more than 20% random")),
              effect="No published figure; depends on how much sorting/batching is possible.",
-             trigger=_random, fix=_random_fix),
+             trigger=_random, fix=_random_fix,
+             cost="POSIX time in that direction times the random share"),
     ]

@@ -58,6 +58,9 @@ class Hit:
     files: list[FileEvidence] = field(default_factory=list)  # the worst files, at most ~10
     severity: str | None = None  # overrides the rule's severity (e.g. high above a 2nd level)
     data: dict[str, Any] = field(default_factory=dict)  # for the fix (paths, sizes), not shown
+    # Seconds the problem costs: the slowest rank's time in the operations concerned (or a
+    # bound, said in the rule's ``cost`` text). None: the counters cannot tell.
+    cost_s: float | None = None
 
 
 @dataclass
@@ -92,7 +95,14 @@ class Rule:
     trigger: Trigger
     fix: FixFn
     directional: bool = False
-    needs: str = ""  # what the rule needs that a log may lack (shown when it cannot judge)
+    # A typed precondition: None when the model holds what the rule needs, else the reason
+    # it cannot judge (listed in the report under "not judged").
+    requires: Callable[[Model, Thresholds], str | None] | None = None
+    # A precondition for part of the rule (e.g. its write case): the rule runs, and the
+    # part it could not judge is listed.
+    partly: Callable[[Model, Thresholds], str | None] | None = None
+    cost: str = ""  # how the finding's cost in seconds is counted (docs/rules.md)
+    overview: bool = False  # describes the job (I/O share, balance) rather than a problem
 
 
 @dataclass
@@ -100,10 +110,31 @@ class Finding:
     rule: Rule
     hit: Hit
     fix: Fix
+    graded: str | None = None  # severity from the cost (set by the report)
+    run_time_s: float = 0.0
 
     @property
     def severity(self) -> str:
-        return self.hit.severity or self.rule.severity
+        return self.graded or self.hit.severity or self.rule.severity
+
+    @property
+    def cost_s(self) -> float | None:
+        return self.hit.cost_s
+
+    @property
+    def cost_share(self) -> float | None:
+        """The cost as a share of the run (None when unknown)."""
+        if self.hit.cost_s is None or self.run_time_s <= 0:
+            return None
+        return min(self.hit.cost_s / self.run_time_s, 1.0)
+
+    def cost_text(self) -> str:
+        """'costs 12.3 s (15.0% of the run)', or why not."""
+        if self.hit.cost_s is None:
+            return "cost unknown from the counters"
+        share = self.cost_share
+        return (f"costs {fmt_seconds(self.hit.cost_s)}"
+                + (f" ({pct(share)} of the run)" if share is not None else ""))
 
 
 def fmt_bytes(n: float) -> str:
@@ -114,6 +145,13 @@ def fmt_bytes(n: float) -> str:
             return f"{v:.0f} {unit}" if unit == "B" else f"{v:.1f} {unit}"
         v /= 1024
     return f"{v:.1f} TiB"
+
+
+def fmt_seconds(s: float) -> str:
+    """0.0042 -> '4.2 ms', 12.3 -> '12.3 s', 754 -> '12.6 min'."""
+    if s < 1:
+        return f"{1000 * s:.1f} ms"
+    return f"{s:.1f} s" if s < 120 else f"{s / 60:.1f} min"
 
 
 def pct(x: float) -> str:

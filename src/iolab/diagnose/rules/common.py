@@ -15,6 +15,7 @@ from iolab.diagnose.rules.base import FileEvidence, Value
 from iolab.model.files import APP
 
 if TYPE_CHECKING:
+    from iolab.diagnose.config import Thresholds
     from iolab.model.job import Model
 
 # Direction -> (size-bin infix, operations counter suffix, bytes counter suffix).
@@ -68,3 +69,87 @@ def file_rows(model: Model, idx: list[int] | np.ndarray,
         return v
     return [FileEvidence(model.files.paths[i], {k: val(c, int(i)) for k, c in columns.items()})
             for i in idx]
+
+
+# --- typed preconditions (Rule.requires): None when the model holds what a rule needs ---
+
+Requirement = Callable[["Model", "Thresholds"], "str | None"]
+
+
+def needs_lustre(model: Model, th: Thresholds) -> str | None:
+    """the Lustre layout (LUSTRE module)"""
+    return None if model.stripes else "Lustre layout (the log has no LUSTRE module)"
+
+
+def needs_complete(*modules: str) -> Requirement:
+    """The rule compares totals of ``modules``: a module that ran out of records at run time
+    (Darshan's partial flag, the per-process record limit) would make the totals wrong."""
+    def check(model: Model, th: Thresholds) -> str | None:
+        """complete records (no module marked partial)"""
+        part = [m for m in modules if m in model.job.partial_modules]
+        if part:
+            return (f"complete {', '.join(part)} records (the log's {', '.join(part)} data is "
+                    "partial: Darshan ran out of record memory)")
+        return None
+    return check
+
+
+def needs_real_names(model: Model, th: Thresholds) -> str | None:
+    """real file names (not anonymised hashes)"""
+    if model.job.names_anonymised:
+        return "file names (the log's names are anonymised hashes)"
+    return None
+
+
+def all_of(*checks: Requirement) -> Requirement:
+    def check(model: Model, th: Thresholds) -> str | None:
+        return next((r for r in (c(model, th) for c in checks) if r), None)
+    return check
+
+
+# --- what "small" means, defined once ---
+
+def small_limit(model: Model, th: Thresholds) -> int:
+    """Requests below this many bytes are small: a share (``small_stripe_share``) of the
+    job's most common Lustre stripe (1 MiB when the layout is unknown), capped by
+    ``small_request_bytes``."""
+    stripes = [s for s, _ in model.stripes.values() if s > 0]
+    unit = max(set(stripes), key=stripes.count) if stripes else 1 << 20
+    return int(min(th.small_request_bytes, th.small_stripe_share * unit))
+
+
+def small_bins(limit: int) -> int:
+    """How many of Darshan's size bins hold only requests below ``limit`` (the bin that
+    straddles the limit is not counted: the counters cannot split it)."""
+    from iolab.model.metrics import BIN_UPPER
+
+    return sum(1 for up in BIN_UPPER if up < limit)
+
+
+# --- cost ---
+
+def cost(model: Model, files: np.ndarray, kinds: tuple[str, ...] = ("read", "write", "meta"),
+         modules: tuple[str, ...] = ("POSIX", "STDIO"), share: float = 1.0) -> float:
+    """The slowest rank's time in ``kinds`` on ``files`` summed over ``modules``, times
+    ``share`` (the part of those operations the problem concerns)."""
+    from iolab.model.layers import slowest_rank_time
+
+    return share * sum(slowest_rank_time(model, m, kinds, files) for m in modules)
+
+
+def file_time(model: Model, kinds: tuple[str, ...] = ("read", "write", "meta"),
+              modules: tuple[str, ...] = ("POSIX", "STDIO")) -> np.ndarray:
+    """Per file: time in ``kinds`` at ``modules``, summed over ranks (a column)."""
+    L = model.layers
+    return np.sum([L.layer(m).time_s[k] for m in modules for k in kinds], axis=0)
+
+
+def costliest(model: Model, sel: np.ndarray, counts: np.ndarray,
+              kinds: tuple[str, ...] = ("read", "write", "meta"),
+              modules: tuple[str, ...] = ("POSIX", "STDIO"), k: int = 10) -> list[int]:
+    """The ``k`` files of ``sel`` that cost most time (``counts`` breaks ties): evidence
+    points at the file that cost 113 s, not at the one with the most calls and 0.16 s."""
+    t = file_time(model, kinds, modules)
+    c = np.asarray(counts, dtype=np.float64)
+    key = t + c / (c.max() + 1.0) * 1e-9 if c.size else t
+    return worst(np.where(c > 0, key + 1e-300, 0.0), sel, k)

@@ -3,7 +3,6 @@ inputs read by every rank, stragglers on shared files, imbalance among per-rank 
 
 from __future__ import annotations
 
-import shlex
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -21,7 +20,16 @@ from iolab.diagnose.rules.base import (
     fmt_bytes,
     pct,
 )
-from iolab.diagnose.rules.common import file_rows, mpi_files, worst
+from iolab.diagnose.rules.common import (
+    cost,
+    costliest,
+    file_rows,
+    file_time,
+    mpi_files,
+    needs_complete,
+    needs_real_names,
+    worst,
+)
 from iolab.model.files import APP
 
 if TYPE_CHECKING:
@@ -43,6 +51,8 @@ def _fpp(model: Model, th: Thresholds) -> list[Hit]:
                  f"{writers} of {n} ranks: file per process at scale"),
         values={"per_rank_files": m.per_rank_files, "ranks_with_own_files": writers,
                 "nprocs": n, "shared_files": m.shared_files},
+        cost_s=cost(model, (model.files.category == APP) & (model.files.nranks == 1),
+                    ("meta",)),
     )]
 
 
@@ -64,23 +74,23 @@ def _per_dir(model: Model, th: Thresholds) -> list[Hit]:
         values={"directories": len(big), "max_files_in_one_dir": big[0][0]},
         files=[FileEvidence(d, {"files": n}) for n, d in big[:10]],
         data={"dirs": [d for _, d in big]},
+        cost_s=cost(model, np.array([p.rsplit("/", 1)[0] in {d for _, d in big}
+                                     for p in model.files.paths], dtype=bool), ("meta",)),
     )]
 
 
 def _per_dir_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
     dirs = hit.data.get("dirs", [])
-    lfs = fixes.lfs_setstripe([], 1, 1 << 20, "small_files_dirs.lfs.sh")
-    lfs.content += "".join(f"lfs setstripe -c 1 -S 1M -i -1 {shlex.quote(d)}\n"
-                           for d in dirs[:20])
     return Fix(
         text=("Spread files over sub-directories (e.g. one per 1000 files or per rank group); "
               "set the stripe count of directories holding many small files to 1."),
-        artifacts=[lfs])
+        artifacts=fixes.lfs_new_dirs(model, dirs, 1, 1 << 20, "small_files_dirs.lfs.sh"))
 
 
 def _opens(model: Model, th: Thresholds) -> list[Hit]:
     files = model.files
-    opens = model.per_file("POSIX", "POSIX_OPENS") + model.per_file("STDIO", "STDIO_OPENS")
+    L = model.layers
+    opens = L.posix.opens + L.stdio.opens
     app = files.category == APP
     per_rank = np.divide(opens, np.maximum(files.nranks, 1))
     sel = app & (per_rank >= th.opens_per_file)
@@ -93,8 +103,10 @@ def _opens(model: Model, th: Thresholds) -> list[Hit]:
                  f"rank on one file"),
         values={"opens": total, "files": int(len(idx)),
                 "max_opens_per_rank": round(float(per_rank[idx].max()), 1)},
-        files=file_rows(model, worst(opens, sel), {"opens": opens.astype(np.int64),
-                                                   "ranks": files.nranks}),
+        files=file_rows(model, costliest(model, sel, opens, ("meta",)),
+                        {"opens": opens.astype(np.int64), "ranks": files.nranks,
+                         "meta_time_s": np.round(file_time(model, ("meta",)), 3)}),
+        cost_s=cost(model, sel, ("meta",)),
     )]
 
 
@@ -105,11 +117,10 @@ def _opens_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
 
 def _bcast(model: Model, th: Thresholds) -> list[Hit]:
     files = model.files
-    read = model.per_file("POSIX", "POSIX_BYTES_READ") + model.per_file("STDIO", "STDIO_BYTES_READ")
-    written = (model.per_file("POSIX", "POSIX_BYTES_WRITTEN")
-               + model.per_file("STDIO", "STDIO_BYTES_WRITTEN"))
-    size = np.maximum(model.per_file_max("POSIX", "POSIX_MAX_BYTE_READ"),
-                      model.per_file_max("STDIO", "STDIO_MAX_BYTE_READ")) + 1
+    L = model.layers
+    read = L.posix.bytes_read + L.stdio.bytes_read
+    written = L.posix.bytes_written + L.stdio.bytes_written
+    size = np.maximum(L.posix.max_byte["read"], L.stdio.max_byte["read"]) + 1
     mpi = mpi_files(model)
     need = max(th.bcast_min_ranks, 2)
     sel = ((files.category == APP) & (files.nranks >= need) & (read > 0) & (written == 0)
@@ -125,6 +136,7 @@ def _bcast(model: Model, th: Thresholds) -> list[Hit]:
         files=file_rows(model, worst(files.nranks, sel),
                         {"size_bytes": size.astype(np.int64), "ranks": files.nranks,
                          "bytes_read": read.astype(np.int64)}),
+        cost_s=cost(model, sel, ("read", "meta")),
     )]
 
 
@@ -140,8 +152,13 @@ def _straggler_rows(model: Model, th: Thresholds) -> list[tuple]:
     A file the trace holds completely is judged on each rank's measured busy time (which
     rank, how long); the others on Darshan's fastest/slowest counters.
     """
+    from iolab.diagnose.rules.layers import waiting_files
+
     rows: list[tuple] = []
     tm = model.metrics.trace
+    # Equal shares but unequal MPI-IO time that the file system did not spend: the ranks
+    # wait (mpiio-time-skew says so, with its cause); not a straggler with more work.
+    waiting = waiting_files(model, th)
     traced = set()
     for b in (tm.busy if tm is not None else []):
         if not b.covered or model.files.category[b.file_index] != APP:
@@ -150,6 +167,9 @@ def _straggler_rows(model: Model, th: Thresholds) -> list[tuple]:
         dt = (b.slowest_s - b.fastest_s) / b.slowest_s if b.slowest_s > 0 else 0.0
         big_b = max(b.slowest_bytes, b.fastest_bytes)
         db = abs(b.slowest_bytes - b.fastest_bytes) / big_b if big_b > 0 else 0.0
+        if waiting[b.file_index] and db < th.imbalance:
+            traced.add(b.file_index)
+            continue
         if b.slowest_s >= th.imbalance_min_time_s and dt >= th.imbalance:
             rows.append((b.module + " trace", b.file_index, b.fastest_s, b.slowest_s,
                          b.fastest_bytes, b.slowest_bytes, dt, db, b.fastest_rank,
@@ -178,6 +198,8 @@ def _straggler_rows(model: Model, th: Thresholds) -> list[tuple]:
             db = abs(int(slow_b[i]) - int(fast_b[i])) / big_b if big_b > 0 else 0.0
             t_ok = slow_t[i] >= th.imbalance_min_time_s and dt >= th.imbalance
             b_ok = big_b >= th.imbalance_min_bytes and db >= th.imbalance
+            if waiting[md.file_index[i]] and not b_ok:
+                continue
             if t_ok or b_ok:
                 rows.append((mod, int(md.file_index[i]), float(fast_t[i]), float(slow_t[i]),
                              int(fast_b[i]), int(slow_b[i]), dt, db, int(fast_r[i]),
@@ -210,6 +232,7 @@ def _stragglers(model: Model, th: Thresholds) -> list[Hit]:
                              "fastest_time_s": round(r[2], 6), "slowest_rank": r[9],
                              "slowest_time_s": round(r[3], 6), "fastest_bytes": r[4],
                              "slowest_bytes": r[5]}) for r in uniq[:10]],
+        cost_s=sum(max(r[3] - r[2], 0.0) for r in uniq),
     )]
 
 
@@ -225,10 +248,7 @@ def _per_rank_imbalance(model: Model, th: Thresholds) -> list[Hit]:
     sel = (files.category == APP) & (files.nranks == 1) & (files.ranks_first >= 0)
     if sel.sum() < 2:
         return []
-    b = (model.per_file("POSIX", "POSIX_BYTES_READ")
-         + model.per_file("POSIX", "POSIX_BYTES_WRITTEN")
-         + model.per_file("STDIO", "STDIO_BYTES_READ")
-         + model.per_file("STDIO", "STDIO_BYTES_WRITTEN"))
+    b = model.layers.posix.bytes + model.layers.stdio.bytes
     ranks = files.ranks_first[sel]
     per_rank = np.bincount(ranks, weights=b[sel])
     active = np.unique(ranks)
@@ -239,11 +259,15 @@ def _per_rank_imbalance(model: Model, th: Thresholds) -> list[Hit]:
     if imb < th.imbalance:
         return []
     hi, lo = int(active[per_rank.argmax()]), int(active[per_rank.argmin()])
+    # Time of each rank on its own files: the job waits for the busiest one.
+    t = model.layers.posix.time_total_s + model.layers.stdio.time_total_s
+    rank_t = np.bincount(ranks, weights=t[sel])[active]
     return [Hit(
         summary=(f"bytes in per-rank files differ by {pct(imb)} between ranks: rank {hi} moved "
                  f"{fmt_bytes(per_rank.max())}, rank {lo} {fmt_bytes(per_rank.min())}"),
         values={"ranks": int(active.size), "max_rank": hi, "max_bytes": int(per_rank.max()),
                 "min_rank": lo, "min_bytes": int(per_rank.min()), "imbalance": round(imb, 4)},
+        cost_s=float(rank_t.max() - rank_t.min()),
     )]
 
 
@@ -262,7 +286,8 @@ def rules() -> list[Rule]:
                              "Pattern does not scale at large process counts"),
                       Source(CSC_LUSTRE, "File per process", "this approach is not scalable")),
              effect="No published figure.",
-             trigger=_fpp, fix=_fpp_fix),
+             trigger=_fpp, fix=_fpp_fix,
+             cost="the slowest rank's metadata time on per-rank files"),
         Rule(id="files-per-directory", family="files", severity="warn",
              title="Many files in one directory",
              why="Large directories serialise creates and lookups on the metadata server.",
@@ -270,14 +295,17 @@ def rules() -> list[Rule]:
                              "Limit the number of files within a single directory; stripe count "
                              "1 for directories of many small files"),),
              effect="No published figure.",
-             trigger=_per_dir, fix=_per_dir_fix),
+             trigger=_per_dir, fix=_per_dir_fix,
+             requires=needs_real_names,
+             cost="the slowest rank's metadata time on files of those directories"),
         Rule(id="frequent-open-close", family="files", severity="warn",
              title="Files opened and closed over and over",
              why="Every open/close is a metadata round trip; excessive overhead is created.",
              sources=(Source(KAUST, "I/O Best Practices (2)",
                              "Avoid opening and closing files frequently"),),
              effect="No published figure.",
-             trigger=_opens, fix=_opens_fix),
+             trigger=_opens, fix=_opens_fix,
+             cost="the slowest rank's metadata time on the files concerned"),
         Rule(id="small-shared-input", family="files", severity="warn",
              title="A small file is read by many ranks",
              why=("Every rank reading the same small file hammers one OST and the metadata "
@@ -285,7 +313,8 @@ def rules() -> list[Rule]:
              sources=(Source(KAUST, "I/O Best Practices",
                              "Read small, shared files from a single task and broadcast"),),
              effect="No published figure.",
-             trigger=_bcast, fix=_bcast_fix),
+             trigger=_bcast, fix=_bcast_fix,
+             cost="the slowest rank's read and metadata time on those files"),
         Rule(id="shared-file-stragglers", family="balance", severity="warn",
              title="A straggler rank on a shared file",
              why=("The job waits for the slowest rank; imbalance below one second or a few "
@@ -293,11 +322,14 @@ def rules() -> list[Rule]:
              sources=(Source(DRISHTI, "stragglers", "(slowest - fastest) / slowest > 15%"),
                       Source(KAUST, "Variance in Shared Files", "Darshan's fastest/slowest rank")),
              effect="At most the difference between the slowest and the fastest rank.",
-             trigger=_stragglers, fix=_stragglers_fix),
+             trigger=_stragglers, fix=_stragglers_fix,
+             cost="slowest minus fastest rank time, summed over the files"),
         Rule(id="per-rank-imbalance", family="balance", severity="warn",
              title="Unequal amounts of data in per-rank files",
              why="Ranks with more data finish later and the others wait for them.",
              sources=(Source(DRISHTI, "size imbalance", "per-rank files differ by > 15%"),),
              effect="At most the difference between the largest and smallest rank.",
-             trigger=_per_rank_imbalance, fix=_per_rank_imbalance_fix),
+             trigger=_per_rank_imbalance, fix=_per_rank_imbalance_fix,
+             requires=needs_complete("POSIX", "STDIO"),
+             cost="busiest minus least busy rank's time on per-rank files"),
     ]

@@ -22,7 +22,7 @@ from iolab.diagnose.rules.base import (
     fmt_bytes,
     pct,
 )
-from iolab.diagnose.rules.common import per_op
+from iolab.diagnose.rules.common import cost, needs_complete, needs_lustre, per_op
 from iolab.model.files import APP
 
 if TYPE_CHECKING:
@@ -33,8 +33,8 @@ MiB = 1 << 20
 
 
 def _file_sizes(model: Model) -> np.ndarray:
-    a = np.maximum(model.per_file_max("POSIX", "POSIX_MAX_BYTE_WRITTEN"),
-                   model.per_file_max("POSIX", "POSIX_MAX_BYTE_READ"))
+    px = model.layers.posix
+    a = np.maximum(px.max_byte["write"], px.max_byte["read"])
     return np.maximum(a + 1, 0)
 
 
@@ -54,7 +54,7 @@ def _striped(model: Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def _writers(model: Model) -> np.ndarray:
-    w = model.per_file("POSIX", "POSIX_WRITES") > 0
+    w = model.layers.posix.writes > 0
     return np.where(w, model.files.nranks, 0)
 
 
@@ -72,6 +72,7 @@ def _stripe_hit(model: Model, sel: np.ndarray, what: str, want: int, sizes: np.n
                                                    "stripe_count": int(count[i]),
                                                    "writers": int(writers[i])}) for i in top],
         data={"paths": [model.files.paths[i] for i in idx], "count": want},
+        cost_s=cost(model, sel, ("read", "write")),
     )]
 
 
@@ -111,10 +112,12 @@ def _small_striped(model: Model, th: Thresholds) -> list[Hit]:
 
 def _stripe_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
     want = int(hit.data.get("count", 8))
-    return Fix(text=(f"Create these files with a stripe count of {want} "
-                     "(lfs setstripe on the directory before the run, or on new files)."),
-               artifacts=[fixes.lfs_setstripe(hit.data.get("paths", []), want, MiB,
-                                              f"stripe_count_{want}.lfs.sh")])
+    return Fix(text=(f"Re-create these files with a stripe count of {want} (a new file with "
+                     "the layout, then a copy), or give the next run's output a new directory "
+                     "with that layout."),
+               artifacts=fixes.lfs_setstripe(model, hit.data.get("paths", []), want, MiB,
+                                             f"stripe_count_{want}.lfs.sh",
+                                             more_stripes=want > 1))
 
 
 def _stripe_size(model: Model, th: Thresholds) -> list[Hit]:
@@ -145,25 +148,26 @@ def _stripe_size(model: Model, th: Thresholds) -> list[Hit]:
                                                    "stripe_size_bytes": int(ssize[i])})
                for i in idx[:10]],
         data={"paths": [model.files.paths[i] for i in idx], "stripe": int(acc[idx[0]])},
+        cost_s=cost(model, mism, ("read", "write"), ("POSIX",), 0.5),
     )]
 
 
 def _stripe_size_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
-    s = int(hit.data.get("stripe", MiB))
-    s = max(MiB, (s // MiB) * MiB) if s >= MiB else MiB
+    s = fixes.stripe_size(int(hit.data.get("stripe", MiB)))  # a Lustre size: 64 KiB multiple
     return Fix(text=(f"Match stripe size and request size: stripe {fmt_bytes(s)} and tell MPI-IO "
                      "(striping_unit), or make requests a multiple of the stripe."),
-               artifacts=fixes.romio_hints({"striping_unit": str(s)}, "romio_hints_stripe")
-               + [fixes.lfs_setstripe(hit.data.get("paths", []), 4, s, "stripe_size.lfs.sh")])
+               artifacts=fixes.romio_hints(model, {"striping_unit": str(s)}, "romio_hints_stripe",
+                                           hit.data.get("paths", []))
+               + fixes.lfs_setstripe(model, hit.data.get("paths", []), 1, s, "stripe_size.lfs.sh",
+                                     keep_count=True))
 
 
 def _direct(model: Model, th: Thresholds) -> list[Hit]:
     files = model.files
     app = files.category == APP
-    read = model.per_file("POSIX", "POSIX_BYTES_READ")
-    reads = model.per_file("POSIX", "POSIX_READS")
-    consec = model.per_file("POSIX", "POSIX_CONSEC_READS")
-    size = np.maximum(model.per_file_max("POSIX", "POSIX_MAX_BYTE_READ") + 1, 0)
+    px = model.layers.posix
+    read, reads, consec = px.bytes_read, px.reads, px.consec["read"]
+    size = np.maximum(px.max_byte["read"] + 1, 0)
     avg = per_op(read, reads)
     once = (app & (read >= th.direct_io_min_bytes) & (read <= 1.05 * size)
             & (consec >= th.sequential_share * reads) & (avg >= MiB))
@@ -178,6 +182,7 @@ def _direct(model: Model, th: Thresholds) -> list[Hit]:
             files=[FileEvidence(files.paths[i], {"bytes_read": int(read[i]),
                                                  "avg_request_bytes": int(avg[i])})
                    for i in idx[:10]],
+            cost_s=cost(model, once, ("read",), ("POSIX",), 0.1),
         ))
     mem = model.job.node_memory_bytes or th.node_memory_bytes
     nodes = model.job.nodes or (1 if model.job.nprocs == 1 else None)
@@ -189,18 +194,23 @@ def _direct(model: Model, th: Thresholds) -> list[Hit]:
                      f"{pct(th.dirty_ratio)} of the {fmt_bytes(mem)} node memory"),
             values={"bytes_written_per_node": int(written / nodes), "node_memory_bytes": int(mem),
                     "dirty_ratio": th.dirty_ratio, "nodes": nodes},
+            cost_s=cost(model, model.files.category == APP, ("write",), ("POSIX",), 0.1),
         ))
     return hits
+
+
+def _needs_memory(model: Model, th: Thresholds) -> str | None:
+    """node memory (--node-memory), for the write case"""
+    if model.job.node_memory_bytes or th.node_memory_bytes:
+        return None
+    return "node memory (--node-memory) for the write case"
 
 
 def _direct_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
     return Fix(text=("Try direct I/O for this stream (O_DIRECT with 4 KiB-aligned buffers and "
                      "sizes, MPIO_DIRECT_READ/WRITE, H5Pset_fapl_direct); keep buffered I/O if it "
                      "does not measure faster: most patterns gain from the page cache."),
-               artifacts=fixes.snippets("direct_io") + [fixes.env(
-                   ["export MPIO_DIRECT_READ=TRUE   # Cray MPICH: direct reads in MPI-IO",
-                    "export MPIO_DIRECT_WRITE=TRUE  # and writes (aligned requests only)"],
-                   "direct_io.env", "Cray MPICH direct I/O")])
+               artifacts=fixes.snippets("direct_io") + fixes.cray_direct_io(model))
 
 
 def _single_stream(model: Model, th: Thresholds) -> list[Hit]:
@@ -221,6 +231,8 @@ def _single_stream(model: Model, th: Thresholds) -> list[Hit]:
                  "rank-to-node map is unknown)"),
         values={"rank": top, "share": round(share, 4), "bytes": int(tot), "nprocs": n,
                 "judged": "per job"},
+        cost_s=float(model.metrics.rank_io_time_s[top]) if top < model.metrics.rank_io_time_s.size
+        else None,
     )]
 
 
@@ -260,16 +272,14 @@ def _single_stream_per_node(model: Model, th: Thresholds, tot: float) -> list[Hi
         files=[FileEvidence(h, {"rank": r, "share": round(sh, 4), "bytes": int(nb),
                                 "ranks_on_node": nr, "ranks_doing_io": io}, kind="node")
                for h, r, sh, nb, nr, io in rows[:10]],
+        cost_s=max(float(model.metrics.rank_io_time_s[r[1]]) for r in rows),
     )]
 
 
 def _single_stream_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
     return Fix(text=("Let several processes per node (or several threads) do the I/O: a shared "
                      "file with collective MPI-IO, or subset aggregation; bind them to cores."),
-               artifacts=fixes.snippets("collective_io") + [fixes.slurm([
-                   "#SBATCH -S 4",
-                   f"srun -n {model.job.nprocs} -c 2 --cpu-bind=cores ./app",
-                   "export OMP_NUM_THREADS=8  # if the I/O is threaded (one stream per thread)"])])
+               artifacts=fixes.snippets("collective_io") + fixes.slurm_affinity(model))
 
 
 def rules() -> list[Rule]:
@@ -284,13 +294,15 @@ def rules() -> list[Rule]:
              sources=stripe_src,
              effect=("WRF: default striping 1 -> 144 OSTs, I/O 2094 s -> 174 s (12x), total "
                      "3x; a combustion code 2.14x I/O with 4 stripes (KAUST)."),
-             trigger=_shared_unstriped, fix=_stripe_fix, needs="Lustre layout (LUSTRE module)"),
+             trigger=_shared_unstriped, fix=_stripe_fix, requires=needs_lustre,
+             cost="the slowest rank's time on those files (a bound)"),
         Rule(id="stripe-huge-file", family="lustre", severity="high",
              title="A file larger than 100 GB is not striped",
              why="Unstriped huge files fill single OSTs and serialise on one server.",
              sources=stripe_src,
              effect="WRF 12x I/O speedup from striping over 144 OSTs (KAUST).",
-             trigger=_huge_unstriped, fix=_stripe_fix, needs="Lustre layout (LUSTRE module)"),
+             trigger=_huge_unstriped, fix=_stripe_fix, requires=needs_lustre,
+             cost="the slowest rank's time on those files (a bound)"),
         Rule(id="stripe-small-files", family="lustre", severity="info",
              title="Small single-process files striped over several OSTs",
              why=("A small file used by one process gains nothing from striping and costs a "
@@ -299,7 +311,8 @@ def rules() -> list[Rule]:
                              "Place small files (< 1 MB to 1 GB) on single OSTs: "
                              "lfs setstripe -s 1m -i -1 -c 1"),),
              effect="No published figure.",
-             trigger=_small_striped, fix=_stripe_fix, needs="Lustre layout (LUSTRE module)"),
+             trigger=_small_striped, fix=_stripe_fix, requires=needs_lustre,
+             cost="the slowest rank's time on those files (a bound)"),
         Rule(id="stripe-size-mismatch", family="lustre", severity="warn",
              title="Request size and stripe size do not match",
              why="Requests that straddle stripes touch two OSTs and contend with neighbours.",
@@ -308,7 +321,8 @@ def rules() -> list[Rule]:
                       Source(KAUST, "File Striping: Physical and Logical Views",
                              "not stripe aligned -> contention")),
              effect="BTIO: striping_unit = stripe size, 1293 -> 2940 MiB/s (2.27x, CSC).",
-             trigger=_stripe_size, fix=_stripe_size_fix, needs="Lustre layout (LUSTRE module)"),
+             trigger=_stripe_size, fix=_stripe_size_fix, requires=needs_lustre,
+             cost="the slowest rank's time on those files (a bound)"),
         Rule(id="direct-io", family="node", severity="info", directional=True,
              title="Candidate for direct I/O",
              why=("Large one-time sequential reads, or writes per node above the 40% dirty "
@@ -320,7 +334,8 @@ def rules() -> list[Rule]:
                              "buffered vs sync vs direct I/O")),
              effect="HDF5 with H5Pset_fapl_direct: up to 11% faster (NERSC).",
              trigger=_direct, fix=_direct_fix,
-             needs="node memory (--node-memory) for the write case"),
+             partly=_needs_memory,
+             cost="a tenth of the time in that direction (the published gain is 11%)"),
         Rule(id="single-io-stream", family="node", severity="warn",
              title="One process does all the I/O",
              why=("A single stream per node cannot use a many-core node's bandwidth (KNL single "
@@ -333,5 +348,7 @@ def rules() -> list[Rule]:
                       Source(CUG_2017, "Summary I", "single-core I/O ~ CPU frequency")),
              effect=("16-32 threads on one KNL core saturate Lustre bandwidth (NERSC); "
                      "Haswell/KNL single-stream ratio 2.30 (CUG 2017)."),
-             trigger=_single_stream, fix=_single_stream_fix),
+             trigger=_single_stream, fix=_single_stream_fix,
+             requires=needs_complete("POSIX", "STDIO", "MPI-IO"),
+             cost="the I/O time of the rank doing the I/O"),
     ]

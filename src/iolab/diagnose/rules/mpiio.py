@@ -24,52 +24,60 @@ from iolab.diagnose.rules.base import (
     fmt_bytes,
     pct,
 )
-from iolab.diagnose.rules.common import DIR_NAMES, enough, per_op, shared_app_files
+from iolab.diagnose.rules.common import (
+    cost,
+    costliest,
+    enough,
+    mpi_files,
+    needs_complete,
+    per_op,
+    shared_app_files,
+    small_bins,
+    small_limit,
+)
 from iolab.model.files import APP
-from iolab.model.metrics import DIRECTIONS, SIZE_BINS, SMALL_BINS
+from iolab.model.metrics import DIRECTIONS
 
 if TYPE_CHECKING:
     from iolab.diagnose.config import Thresholds
     from iolab.model.job import Model
 
-def _mpi_per_file(model: Model, d: str) -> dict[str, np.ndarray]:
-    """Per file, direction ``d``: MPI-IO calls by kind, all calls (``ops``), bytes, average
-    call size, small calls, and the POSIX layer's operations and bytes beneath."""
-    D, OPS, BYTES = DIR_NAMES[d]
-    out = {k: model.per_file("MPI-IO", f"MPIIO_{k}_{OPS}")
-           for k in ("INDEP", "COLL", "SPLIT", "NB")}
-    out["ops"] = out["INDEP"] + out["COLL"] + out["SPLIT"] + out["NB"]
-    out["bytes"] = model.per_file("MPI-IO", f"MPIIO_{BYTES}")
+def _mpi_per_file(model: Model, th: Thresholds, d: str) -> dict[str, np.ndarray]:
+    """Per file, direction ``d``, from the model's layer columns: MPI-IO calls by kind, all
+    calls (``ops``), bytes, average call size, small calls, and the POSIX layer beneath."""
+    L = model.layers
+    out = dict(L.calls.of(d))
+    out["ops"] = L.calls.total(d)
+    out["bytes"] = L.mpiio.bytes_read if d == "read" else L.mpiio.bytes_written
     out["avg"] = per_op(out["bytes"], out["ops"])
-    out["small"] = np.sum([model.per_file("MPI-IO", f"MPIIO_SIZE_{D}_AGG_{b}")
-                           for b in SIZE_BINS[:SMALL_BINS]], axis=0)
-    out["posix_ops"] = model.per_file("POSIX", f"POSIX_{OPS}")
-    out["posix_bytes"] = model.per_file("POSIX", f"POSIX_{BYTES}")
+    out["small"] = L.mpiio.size_hist[d][:, :small_bins(small_limit(model, th))].sum(axis=1)
+    out["posix_ops"] = L.posix.reads if d == "read" else L.posix.writes
+    out["posix_bytes"] = L.posix.bytes_read if d == "read" else L.posix.bytes_written
     return out
 
 
-def _mpi_directions(model: Model) -> Iterator[tuple[str, dict[str, np.ndarray], np.ndarray]]:
+def _mpi_directions(model: Model, th: Thresholds
+                    ) -> Iterator[tuple[str, dict[str, np.ndarray], np.ndarray]]:
     """Per direction: the per-file MPI-IO / POSIX totals and the shared application files;
     nothing when the job has no MPI-IO."""
     if "MPI-IO" not in model.mods:
         return
     shared = shared_app_files(model)
     for d in DIRECTIONS:
-        yield d, _mpi_per_file(model, d), shared
+        yield d, _mpi_per_file(model, th, d), shared
 
 
 def _independent(model: Model, th: Thresholds) -> list[Hit]:
     files = model.files
     hits = []
-    for d, c, shared in _mpi_directions(model):
+    for d, c, shared in _mpi_directions(model, th):
         ops, avg = c["ops"], c["avg"]
         # Large contiguous independent requests are fine (Drishti flags them): only small ones.
         sel = shared & (c["INDEP"] > 0) & (avg < th.small_request_bytes)
         indep, total = int(c["INDEP"][sel].sum()), int(ops[sel].sum())
         if not enough(indep, total, th.independent_min_ops, th.independent_share):
             continue
-        idx = np.nonzero(sel)[0]
-        top = idx[np.argsort(-c["INDEP"][idx])][:10]
+        top = costliest(model, sel, c["INDEP"], (d,), ("MPI-IO",))
         hits.append(Hit(
             direction=d,
             summary=(f"{indep} of {total} MPI-IO {d}s ({pct(indep / total)}) on shared files are "
@@ -79,6 +87,7 @@ def _independent(model: Model, th: Thresholds) -> list[Hit]:
             files=[FileEvidence(files.paths[i], {"indep": int(c["INDEP"][i]),
                                                  "coll": int(c["COLL"][i]),
                                                  "ranks": int(files.nranks[i])}) for i in top],
+            cost_s=cost(model, sel, (d,), ("MPI-IO",)),
         ))
     return hits
 
@@ -88,8 +97,8 @@ def _independent_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
     return Fix(
         text=("Use the collective calls (MPI_File_write_at_all / read_at_all, or a file view "
               "plus write_all) so that ROMIO merges the ranks' pieces into large requests."),
-        artifacts=fixes.snippets("collective_io") + fixes.romio_hints({key: "enable"},
-                                                                      "romio_hints_collective"))
+        artifacts=fixes.snippets("collective_io") + fixes.romio_hints(
+            model, {key: "enable"}, "romio_hints_collective", [e.path for e in hit.files]))
 
 
 def _cb(model: Model, th: Thresholds) -> list[Hit]:
@@ -101,7 +110,7 @@ def _cb(model: Model, th: Thresholds) -> list[Hit]:
     """
     files = model.files
     hits = []
-    for d, c, shared in _mpi_directions(model):
+    for d, c, shared in _mpi_directions(model, th):
         ops, mavg = c["ops"], c["avg"]
         pavg = per_op(c["posix_bytes"], c["posix_ops"])
         sel = (shared & (ops >= th.small_requests_min)
@@ -110,7 +119,7 @@ def _cb(model: Model, th: Thresholds) -> list[Hit]:
         if not sel.any():
             continue
         idx = np.nonzero(sel)[0]
-        top = idx[np.argsort(-ops[idx])][:10]
+        top = costliest(model, sel, ops, (d,), ("MPI-IO",))
         i0 = top[0]
         hits.append(Hit(
             direction=d,
@@ -127,61 +136,115 @@ def _cb(model: Model, th: Thresholds) -> list[Hit]:
                                                  "mpiio_avg_bytes": round(float(mavg[i]), 1),
                                                  "posix_avg_bytes": round(float(pavg[i]), 1)})
                    for i in top],
-            data={"paths": [files.paths[i] for i in top]},
+            data={"paths": [files.paths[i] for i in top],
+                  "independent": int(c["INDEP"][sel].sum())},
+            cost_s=cost(model, sel, (d,), ("MPI-IO",)),
         ))
     return hits
 
 
+def hint_in_effect(model: Model, name: str) -> str | None:
+    """The value of an MPI-IO hint on the job's files, when the source recorded it (iolab
+    profiles read MPI_File_get_info at open; Darshan's 'h' field is Darshan's own)."""
+    vals = {h[name] for h in model.job.hints.values() if name in h}
+    return vals.pop() if len(vals) == 1 else None
+
+
+ROMIO_CB_BUFFER_DEFAULT = 16 << 20  # ROMIO's default cb_buffer_size
+
+
 def _cb_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
+    """Only what the job does not do already: the hints in effect (when known), the node
+    count (aggregators per node mean nothing on one node) and the stripe (when known)."""
     d = "write" if hit.direction == "write" else "read"
-    stripe = next(iter(model.stripes.values()), (1 << 20, 1))[0] or 1 << 20
-    hints = {f"romio_cb_{d}": "enable", "cb_buffer_size": str(16 << 20),
-             "cb_config_list": "*:2", "striping_unit": str(stripe)}
-    if d == "write":
+    hints: dict[str, str] = {}
+    if hint_in_effect(model, f"romio_cb_{d}") != "enable":
+        hints[f"romio_cb_{d}"] = "enable"
+    if (model.job.nodes or 1) >= 2 and hint_in_effect(model, "cb_config_list") != "*:2":
+        hints["cb_config_list"] = "*:2"
+    stripes = [s for s, _ in model.stripes.values() if s > 0]
+    if stripes:
+        hints["striping_unit"] = str(max(set(stripes), key=stripes.count))
+        cur = int(hint_in_effect(model, "cb_buffer_size") or ROMIO_CB_BUFFER_DEFAULT)
+        want = max(stripes) * max(1, ROMIO_CB_BUFFER_DEFAULT // max(stripes))
+        if want != cur:  # a whole number of stripes; never ROMIO's default restated
+            hints["cb_buffer_size"] = str(want)
+    if d == "write" and hint_in_effect(model, "romio_ds_write") != "disable":
         hints["romio_ds_write"] = "disable"
-    hints["romio_no_indep_rw"] = "true"
+    if not hit.data.get("independent"):  # unsafe when the program makes independent calls
+        hints["romio_no_indep_rw"] = "true"
+    if hint_in_effect(model, "romio_no_indep_rw") == "true":
+        hints.pop("romio_no_indep_rw", None)
+    if set(hints) <= {"romio_no_indep_rw"} and hint_in_effect(model, f"romio_cb_{d}"):
+        return Fix(text=(f"Collective buffering is already on (romio_cb_{d} "
+                         f"{hint_in_effect(model, f'romio_cb_{d}')}) and still issues requests "
+                         "as small as the calls: make each call carry more data (a file view, "
+                         "several variables per call)."),
+                   artifacts=fixes.snippets("collective_io"))
     return Fix(
-        text=("Turn on collective buffering with aggregators per node and a buffer matched to "
-              "the stripe; with independent calls, switch to collective ones first."),
-        artifacts=fixes.romio_hints(hints, "romio_hints_cb") + fixes.snippets("collective_io"))
+        text=("Turn on collective buffering"
+              + (" with two aggregators per node" if "cb_config_list" in hints else "")
+              + (" and file domains aligned to the stripe" if "striping_unit" in hints else "")
+              + ("; switch the independent calls to collective ones first"
+                 if hit.data.get("independent") else "") + "."),
+        artifacts=fixes.romio_hints(model, hints, "romio_hints_cb", hit.data.get("paths", []))
+        + fixes.snippets("collective_io"))
 
 
 def _nonblocking(model: Model, th: Thresholds) -> list[Hit]:
     mp = model.metrics.ifaces.get("MPI-IO")
     if mp is None:
         return []
-    nb = (int(model.per_file("MPI-IO", "MPIIO_NB_READS").sum())
-          + int(model.per_file("MPI-IO", "MPIIO_NB_WRITES").sum()))
+    calls = model.layers.calls
+    nb = int(calls.reads["NB"].sum() + calls.writes["NB"].sum())
     blocking = mp.ops["read"] + mp.ops["write"] - nb
     if nb > 0 or blocking < th.nonblocking_min_ops or model.metrics.io_fraction < th.io_bound_warn:
         return []
+    mpi = mpi_files(model)
+    io_t = cost(model, mpi, ("read", "write"), ("MPI-IO",))
+    compute = max(model.metrics.run_time_s - model.metrics.io_time_s, 0.0)
     return [Hit(
         summary=(f"{blocking} blocking MPI-IO calls and no non-blocking ones while I/O takes "
                  f"{pct(model.metrics.io_fraction)} of the run"),
         values={"blocking_ops": blocking, "nonblocking_ops": nb,
-                "io_fraction": round(model.metrics.io_fraction, 4)},
+                "io_fraction": round(model.metrics.io_fraction, 4),
+                "reads": mp.ops["read"], "writes": mp.ops["write"]},
+        # Overlap hides at most the smaller of the I/O and the computation.
+        cost_s=min(io_t, compute),
+        data={"reads": mp.ops["read"], "writes": mp.ops["write"],
+              "top": model.metrics.top_layer},
     )]
 
 
 def _nonblocking_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
-    return Fix(text=("Overlap I/O with computation: MPI_File_iwrite_at_all / iread_at_all, or "
-                     "PnetCDF's ncmpi_iput_vara + ncmpi_wait_all which also merges requests."),
-               artifacts=fixes.snippets("nonblocking_io"))
+    """Name only the directions the job uses, in the interface it calls."""
+    dirs = [d for d in DIRECTIONS if hit.data.get(d + "s")]
+    if hit.data.get("top") == "PnetCDF":
+        calls = " / ".join({"read": "ncmpi_iget_vara", "write": "ncmpi_iput_vara"}[d]
+                           for d in dirs)
+        text = (f"Overlap I/O with computation: PnetCDF's {calls} + ncmpi_wait_all, which also "
+                "merges the requests into one collective call.")
+    else:
+        calls = " / ".join({"read": "MPI_File_iread_at_all",
+                            "write": "MPI_File_iwrite_at_all"}[d] for d in dirs)
+        text = (f"Overlap I/O with computation: {calls} started before the computation "
+                "and completed with MPI_Wait after it.")
+    return Fix(text=text, artifacts=fixes.snippets("nonblocking_io"))
 
 
 def _aggregators(model: Model, th: Thresholds) -> list[Hit]:
     nodes = model.job.nodes
     if not nodes or "MPI-IO" not in model.mods:
         return []
-    coll = int(model.per_file("MPI-IO", "MPIIO_COLL_WRITES").sum()
-               + model.per_file("MPI-IO", "MPIIO_COLL_READS").sum())
+    calls = model.layers.calls
+    coll = int(calls.writes["COLL"].sum() + calls.reads["COLL"].sum())
     hosts = model.job.rank_hosts
     per_host = Counter(hosts.values())
     if per_host and len(per_host) == nodes:  # the map: ranks on the most crowded node
         ppn = float(max(per_host.values()))
     else:
         ppn = model.job.nprocs / nodes
-    if coll == 0 or ppn < 4:
+    if coll == 0 or ppn < 4 or nodes < 2:  # one node: per-node aggregators change nothing
         return []
     # With the hints in effect (iolab profiles), judge the real aggregator count.
     cb_nodes = [int(h["cb_nodes"]) for h in model.job.hints.values()
@@ -197,14 +260,21 @@ def _aggregators(model: Model, th: Thresholds) -> list[Hit]:
                  f"node(s), aggregators: {agg} (one per node or fewer)"),
         values={"collective_ops": coll, "nodes": nodes, "ranks_per_node": round(ppn, 1),
                 "cb_nodes": min(cb_nodes) if cb_nodes else None},
+        cost_s=cost(model, mpi_files(model), ("read", "write"), ("MPI-IO",), 0.5),
     )]
+
+
+def _needs_nodes(model: Model, th: Thresholds) -> str | None:
+    """the node count (--nodes, or a log that says it)"""
+    return None if model.job.nodes else "the node count (--nodes, or a log that says it)"
 
 
 def _aggregators_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
     nodes = model.job.nodes or 1
     return Fix(text=("Use two (up to four) aggregators per node: cb_config_list *:2 and "
                      f"cb_nodes {2 * nodes}; measure, the best value depends on the system."),
-               artifacts=fixes.romio_hints({"cb_config_list": "*:2", "cb_nodes": str(2 * nodes)},
+               artifacts=fixes.romio_hints(model, {"cb_config_list": "*:2",
+                                                   "cb_nodes": str(2 * nodes)},
                                            "romio_hints_aggregators"))
 
 
@@ -213,16 +283,16 @@ def _hdf5(model: Model, th: Thresholds) -> list[Hit]:
     if h5f is None or len(h5f) == 0 or model.job.nprocs < 2:
         return []
     files = model.files
-    use_mpi = model.per_file("H5F", "H5F_USE_MPIIO") > 0
+    L = model.layers
+    use_mpi = L.library_uses_mpiio
     h5 = np.zeros(len(files), dtype=bool)
     h5[h5f.file_index] = True
     sel = h5 & (files.category == APP) & use_mpi
     if not sel.any():
         return []
-    tiny = np.sum([model.per_file("POSIX", f"POSIX_SIZE_{D}_{b}")
-                   for D in ("READ", "WRITE") for b in ("0_100", "100_1K")], axis=0)
-    ops = model.per_file("POSIX", "POSIX_READS") + model.per_file("POSIX", "POSIX_WRITES")
-    na = model.per_file("POSIX", "POSIX_FILE_NOT_ALIGNED")
+    tiny = sum(L.posix.size_hist[d][:, :2].sum(axis=1) for d in DIRECTIONS)  # up to 1 KiB
+    ops = L.posix.reads + L.posix.writes
+    na = L.posix.not_aligned
     n_tiny, n_ops, n_na = int(tiny[sel].sum()), int(ops[sel].sum()), int(na[sel].sum())
     if n_ops == 0 or (n_tiny < model.job.nprocs * 4 and n_na < 0.5 * n_ops):
         return []
@@ -234,6 +304,8 @@ def _hdf5(model: Model, th: Thresholds) -> list[Hit]:
                 "files": int(len(idx))},
         files=[FileEvidence(files.paths[i], {"posix_ops": int(ops[i]), "under_1k": int(tiny[i]),
                                              "not_aligned": int(na[i])}) for i in idx[:10]],
+        cost_s=cost(model, sel, ("read", "write", "meta"), ("POSIX",),
+                    max(n_tiny, n_na) / n_ops),
     )]
 
 
@@ -245,25 +317,14 @@ def _hdf5_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
 
 
 def _fill(model: Model, th: Thresholds) -> list[Hit]:
-    rows = []
-    for mod, cnt in (("PNETCDF_FILE", "PNETCDF_FILE_BYTES_WRITTEN"), ("H5F", None)):
-        md = model.mods.get(mod)
-        if md is None or len(md) == 0:
-            continue
-        sel = np.zeros(len(model.files), dtype=bool)
-        sel[md.file_index] = True
-        sel &= model.files.category == APP
-        posix = model.per_file("POSIX", "POSIX_BYTES_WRITTEN")
-        if cnt is not None:
-            data = model.per_file(mod, cnt)
-        else:
-            data = np.zeros(len(model.files))
-            d5 = model.mods.get("H5D")
-            if d5 is None or len(d5) == 0:
-                continue
-            data[sel] = float(d5.pos("H5D_BYTES_WRITTEN").sum()) / max(int(sel.sum()), 1)
-        for i in np.nonzero(sel & (data > 0) & (posix >= 1.5 * data + th.min_total_bytes))[0]:
-            rows.append((int(i), int(posix[i]), int(data[i]), mod))
+    """Files whose POSIX layer received much more than the data the program handed the
+    library (HDF5 datasets / PnetCDF variables of that file, from the layer columns)."""
+    L = model.layers
+    posix, data = L.posix.bytes_written, L.library_bytes_written
+    sel = ((model.files.category == APP) & (L.library != "") & (data > 0)
+           & (posix >= 1.5 * data + th.min_total_bytes))
+    rows = [(int(i), int(posix[i]), int(data[i]), str(L.library[i]))
+            for i in np.nonzero(sel)[0]]
     if not rows:
         return []
     return [Hit(
@@ -274,6 +335,9 @@ def _fill(model: Model, th: Thresholds) -> list[Hit]:
                 "data_bytes_written": sum(r[2] for r in rows)},
         files=[FileEvidence(model.files.paths[i], {"posix_bytes": p, "data_bytes": d,
                                                    "library": m}) for i, p, d, m in rows[:10]],
+        cost_s=cost(model, np.isin(np.arange(len(model.files)), [r[0] for r in rows]),
+                    ("write",), ("POSIX",),
+                    1 - sum(r[2] for r in rows) / max(sum(r[1] for r in rows), 1)),
     )]
 
 
@@ -296,7 +360,9 @@ def rules() -> list[Rule]:
                              "independent I/O"),
                       Source(DRISHTI, "collective vs independent", "independent MPI-IO calls")),
              effect="BTIO with collective I/O and hints: 1293 -> 3699 MiB/s (2.86x, CSC).",
-             trigger=_independent, fix=_independent_fix),
+             trigger=_independent, fix=_independent_fix,
+             requires=needs_complete("MPI-IO"),
+             cost="the slowest rank's MPI-IO time in that direction on those files"),
         Rule(id="collective-buffering", family="mpi-io", severity="warn", directional=True,
              title="Small interleaved shared-file access is not aggregated",
              why=("Read from both layers: the POSIX requests under the file are as small as the "
@@ -308,22 +374,27 @@ def rules() -> list[Rule]:
                              "MPICH_MPIIO_HINTS=*:romio_cb_write=enable:romio_ds_write=disable")),
              effect=("BTIO: striping_unit hint 2.27x, plus cb_config_list *:2 2.86x; with 2 OSTs "
                      "and romio_cb_write/romio_ds_write hints +33% (CSC)."),
-             trigger=_cb, fix=_cb_fix),
+             trigger=_cb, fix=_cb_fix,
+             requires=needs_complete("MPI-IO", "POSIX"),
+             cost="the slowest rank's MPI-IO time in that direction on those files"),
         Rule(id="mpiio-nonblocking", family="mpi-io", severity="info",
              title="Blocking MPI-IO only",
              why="Non-blocking I/O overlaps I/O with computation and lets PnetCDF merge requests.",
              sources=(Source(CSC_LUSTRE, "Non-Blocking I/O", "Use non-blocking I/O"),
                       Source(DRISHTI, "non-blocking MPI-IO", "no non-blocking calls")),
              effect="BTIO with PnetCDF non-blocking I/O and hints: 1820 -> 4565 MiB/s (2.5x, CSC).",
-             trigger=_nonblocking, fix=_nonblocking_fix),
+             trigger=_nonblocking, fix=_nonblocking_fix,
+             cost=("the smaller of the MPI-IO time and the computation time (what overlap "
+                   "can hide)")),
         Rule(id="aggregators-per-node", family="mpi-io", severity="warn",
              title="One collective-buffering aggregator per node",
              why=("By default only one rank per node does the file-system I/O of collective "
                   "calls; more aggregators use more of the node's network bandwidth."),
              sources=(cb_src, Source(DRISHTI, "aggregators", "cb_nodes vs number of nodes")),
              effect="BTIO: 2 aggregators per node raised 2.27x to 2.86x in total (CSC).",
-             trigger=_aggregators, fix=_aggregators_fix,
-             needs="the node count (--nodes); Darshan's 'h' field holds Darshan's own hints"),
+             trigger=_aggregators, fix=_aggregators_fix, requires=_needs_nodes,
+             cost="half the slowest rank's MPI-IO time (a bound: what a second aggregator "
+                  "per node can take over)"),
         Rule(id="hdf5-metadata-alignment", family="libraries", severity="warn",
              title="HDF5 over MPI-IO without collective metadata or alignment",
              why=("Independent metadata means every rank reads/writes tiny pieces of the file; "
@@ -333,11 +404,15 @@ def rules() -> list[Rule]:
                       Source(KAUST, "Consider available I/O middleware libraries",
                              "HDF5, ADIOS, MPI-IO")),
              effect="No published figure for this change alone.",
-             trigger=_hdf5, fix=_hdf5_fix),
+             trigger=_hdf5, fix=_hdf5_fix,
+             requires=needs_complete("POSIX"),
+             cost="POSIX time on the HDF5 files times the share of tiny or misaligned requests"),
         Rule(id="fill-mode", family="libraries", severity="warn",
              title="Fill values written before the data",
              why="Pre-filling a variable that is then overwritten doubles the bytes written.",
              sources=(Source(KAUST, "I/O Best Practices (3)", "Reduce I/O as much as possible"),),
              effect="Up to the extra bytes shown in the evidence.",
-             trigger=_fill, fix=_fill_fix),
+             trigger=_fill, fix=_fill_fix,
+             requires=needs_complete("POSIX"),
+             cost="POSIX write time on those files times the share of extra bytes"),
     ]

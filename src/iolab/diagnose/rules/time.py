@@ -22,7 +22,7 @@ from iolab.diagnose.rules.base import (
     fmt_bytes,
     pct,
 )
-from iolab.diagnose.rules.common import per_op
+from iolab.diagnose.rules.common import cost, costliest, file_time, needs_complete, per_op
 from iolab.model.files import APP
 
 if TYPE_CHECKING:
@@ -45,18 +45,15 @@ def _io_bound(model: Model, th: Thresholds) -> list[Hit]:
                 "read_time_s": round(k["read"], 6), "write_time_s": round(k["write"], 6),
                 "meta_time_s": round(k["meta"], 6)},
         severity=sev,
+        cost_s=m.io_time_s,
     )]
 
 
 def _io_bound_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
-    ranks = model.job.nprocs
     return Fix(
         text=("Fix the findings below first; then keep system noise off the I/O path with "
               "core specialisation and place ranks with explicit affinity."),
-        artifacts=[fixes.slurm([
-            "#SBATCH -S 4                      # core specialisation: OS work on 4 cores",
-            f"srun -n {ranks} -c $(( $(nproc) / {max(ranks, 1)} )) --cpu-bind=cores ./app",
-        ])],
+        artifacts=fixes.slurm_affinity(model),
     )
 
 
@@ -78,23 +75,27 @@ def _metadata(model: Model, th: Thresholds) -> list[Hit]:
     over_rank = meta_rank >= th.metadata_time_rank_s
     # A share alone needs many metadata calls: one slow close() that flushes a large file
     # is write time showing up as metadata, not a metadata problem.
-    n_meta = sum(int(model.per_file(mod, c).sum()) for mod, c in (
-        ("POSIX", "POSIX_OPENS"), ("POSIX", "POSIX_STATS"), ("STDIO", "STDIO_OPENS")))
+    n_meta = int(model.layers.posix.opens.sum() + model.layers.stdio.opens.sum()
+                 + model.per_file("POSIX", "POSIX_STATS").sum())
     over_share = (m.meta_fraction >= th.metadata_share and m.run_time_s >= th.min_run_time_s
                   and m.meta_time_s >= 0.1 * m.run_time_s and n_meta >= th.opens_min_total)
     if not (over_rank or over_share):
         return []
-    opens = model.per_file("POSIX", "POSIX_OPENS") + model.per_file("STDIO", "STDIO_OPENS")
+    opens = model.layers.posix.opens + model.layers.stdio.opens
     app = model.files.category == APP
-    top = np.argsort(-np.where(app, opens, -1))[:5]
+    meta_t = file_time(model, ("meta",))
+    top = costliest(model, app, opens, ("meta",), k=5)
     return [Hit(
-        summary=(f"metadata (open/stat/close/sync) took {m.meta_time_s:.2f} s summed over ranks, "
-                 f"{pct(m.meta_fraction)} of the I/O time; up to {meta_rank:.2f} s on one rank"),
+        summary=(f"metadata (open/stat/close/sync) took {meta_rank:.2f} s on the busiest rank, "
+                 f"{m.meta_time_s:.2f} s summed over ranks ({pct(m.meta_fraction)} of the I/O "
+                 "time)"),
         values={"meta_time_s": round(m.meta_time_s, 6), "meta_fraction": round(m.meta_fraction, 4),
                 "meta_time_max_rank_s": round(meta_rank, 6)},
-        files=[FileEvidence(model.files.paths[i], {"opens": int(opens[i])})
-               for i in top if app[i] and opens[i] > 0],
+        files=[FileEvidence(model.files.paths[i], {"opens": int(opens[i]),
+                                                   "meta_time_s": round(float(meta_t[i]), 3)})
+               for i in top],
         severity="high" if over_rank else "warn",
+        cost_s=meta_rank,
     )]
 
 
@@ -115,10 +116,9 @@ def _stdio(model: Model, th: Thresholds) -> list[Hit]:
     share = std.total_bytes / m.total_bytes
     if share < th.stdio_share or std.total_bytes < th.stdio_min_bytes:
         return []
-    sb = (model.per_file("STDIO", "STDIO_BYTES_READ")
-          + model.per_file("STDIO", "STDIO_BYTES_WRITTEN"))
+    sb = model.layers.stdio.bytes
     app = model.files.category == APP
-    top = [i for i in np.argsort(-np.where(app, sb, -1))[:5] if app[i] and sb[i] > 0]
+    top = costliest(model, app, sb, modules=("STDIO",), k=5)
     return [Hit(
         summary=(f"STDIO (fopen/fread/fwrite/fprintf) moved {fmt_bytes(std.total_bytes)}, "
                  f"{pct(share)} of the application's bytes"),
@@ -127,6 +127,7 @@ def _stdio(model: Model, th: Thresholds) -> list[Hit]:
                 "stdio_write_bytes": std.bytes["write"]},
         files=[FileEvidence(model.files.paths[i], {"bytes": int(sb[i])}) for i in top],
         data={"paths": [model.files.paths[i] for i in top]},
+        cost_s=cost(model, app & (sb > 0), modules=("STDIO",)),
     )]
 
 
@@ -135,7 +136,7 @@ def _stdio_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
     return Fix(
         text=("Move bulk data off STDIO: write it with POSIX/MPI-IO/HDF5 in large requests, "
               "or at least give the streams large buffers (setvbuf, iolab buffer, IOBUF)."),
-        artifacts=fixes.iolab_buffer(paths) + fixes.snippets("buffered_writes"),
+        artifacts=fixes.iolab_buffer(model, paths) + fixes.snippets("buffered_writes"),
     )
 
 
@@ -163,11 +164,13 @@ def _ascii(model: Model, th: Thresholds) -> list[Hit]:
     md = model.mods.get("STDIO")
     if md is None or len(md) == 0:
         return []
-    w = model.per_file("STDIO", "STDIO_WRITES")
-    b = model.per_file("STDIO", "STDIO_BYTES_WRITTEN")
+    w = model.layers.stdio.writes
+    b = model.layers.stdio.bytes_written
     app = model.files.category == APP
     avg = per_op(b, w)
-    texty = np.array([p.lower().endswith(_TEXT_SUFFIXES) for p in model.files.paths], dtype=bool)
+    # A text suffix says "formatted" only when names are real (not anonymised hashes).
+    texty = np.array([not model.job.names_anonymised and p.lower().endswith(_TEXT_SUFFIXES)
+                      for p in model.files.paths], dtype=bool)
     sel = app & (w >= th.buffer_min_ops) & ((avg <= th.ascii_max_avg_bytes) | texty)
     sel &= b >= th.min_total_bytes
     if not sel.any():
@@ -182,6 +185,7 @@ def _ascii(model: Model, th: Thresholds) -> list[Hit]:
         files=[FileEvidence(model.files.paths[i], {"writes": int(w[i]), "bytes": int(b[i]),
                                                    "avg_bytes": round(float(avg[i]), 1)})
                for i in top],
+        cost_s=cost(model, sel, ("write",), ("STDIO",)),
     )]
 
 
@@ -207,10 +211,11 @@ def rules() -> list[Rule]:
                             "#SBATCH -S 4; srun --cpu-bind=cores -c")),
             effect=("Core specialisation raised 32-node HDF5 collective bandwidth from 6.3 to "
                     "7.6 GB/s; affinity cut WRF restart reading from 300 s to 36 s (8x)."),
-            trigger=_io_bound, fix=_io_bound_fix),
+            trigger=_io_bound, fix=_io_bound_fix, overview=True,
+            cost="the slowest rank's I/O time (read + write + metadata)"),
         Rule(
             id="metadata-time", family="time", severity="high",
-            title="Metadata operations (open, stat, close, sync) take much of the I/O time",
+            title="Metadata operations (open, stat, close, sync) cost time",
             why=("Every open/close/stat goes to the one metadata server; many files or frequent "
                  "opens make it the bottleneck for this job and for everyone else."),
             sources=(Source(KAUST, "I/O Best Practices",
@@ -218,7 +223,8 @@ def rules() -> list[Rule]:
                             "directory; use ls -l only where necessary"),
                      Source(DRISHTI, "metadata time", "30 s of metadata per rank")),
             effect="No published figure; the time shown in the evidence is the upper bound.",
-            trigger=_metadata, fix=_metadata_fix),
+            trigger=_metadata, fix=_metadata_fix,
+            cost="metadata time of the busiest rank (a reduced record counts its average)"),
         Rule(
             id="stdio-share", family="volume", severity="warn",
             title="A large share of the data goes through STDIO",
@@ -228,14 +234,15 @@ def rules() -> list[Rule]:
                             "IOBUF intercepts standard I/O and caches sequential access"),
                      Source(DRISHTI, "STDIO usage", "STDIO share of the traffic above 10%")),
             effect="IOBUF with 4 x 64 MiB buffers: 1080 s -> 4.5 s for a 1 GB file (KAUST).",
-            trigger=_stdio, fix=_stdio_fix),
+            trigger=_stdio, fix=_stdio_fix, requires=needs_complete("POSIX"),
+            cost="the slowest rank's STDIO time on the files concerned"),
         Rule(
             id="read-write-balance", family="volume", severity="info",
             title="Read/write balance of the job",
             why="Knowing which direction dominates tells which findings matter most.",
             sources=(Source(DRISHTI, "operation intensity", "read vs write intensive job"),),
             effect="Information only.",
-            trigger=_balance, fix=_balance_fix),
+            trigger=_balance, fix=_balance_fix, overview=True),
         Rule(
             id="formatted-output", family="volume", severity="warn",
             title="Formatted (ASCII) output through STDIO",
@@ -245,5 +252,6 @@ def rules() -> list[Rule]:
                             "Save data in binary/unformatted form: less space, faster"),
                      Source(NUG_2017, "Tip 6", "General recommendations still apply")),
             effect="No published figure.",
-            trigger=_ascii, fix=_ascii_fix),
+            trigger=_ascii, fix=_ascii_fix,
+            cost="the slowest rank's STDIO write time on the files concerned"),
     ]

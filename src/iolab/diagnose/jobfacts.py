@@ -1,0 +1,148 @@
+"""What a fix artifact must know about the job it is for, read once from the model.
+
+Every emitted file (hints, ``lfs`` commands, Slurm lines, buffering specs) is computed from
+these facts, never from placeholders: which MPI library ran (ROMIO hints mean nothing to
+Open MPI's OMPIO), how many ranks on how many nodes, which OSTs the LUSTRE records saw, the
+layout of each file, the mount each file sits on, which files go through MPI-IO, and the
+program and arguments from the log's command line.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from iolab.model.files import APP
+from iolab.model.mpilib import MpiLibrary, mpi_library
+
+if TYPE_CHECKING:
+    from iolab.model.job import Model
+
+# Darshan keeps at most this many characters of the command line (DARSHAN_EXE_LEN - 1).
+_DARSHAN_EXE_MAX = 1023
+# Lustre: stripe sizes are multiples of 64 KiB, below 4 GiB.
+LUSTRE_STRIPE_UNIT = 64 << 10
+LUSTRE_STRIPE_MAX = (4 << 30) - LUSTRE_STRIPE_UNIT
+# The most stripes a fix asks for when the log saw fewer OSTs (see JobFacts.stripe_cap).
+MIN_STRIPE_CAP = 16
+
+
+@dataclass(frozen=True)
+class JobFacts:
+    mpi: MpiLibrary
+    nprocs: int
+    nodes: int | None
+    ranks_per_node: int | None  # the most crowded node's ranks, when nodes are known
+    cores_per_node: int | None
+    command: tuple[str, ...]  # program and arguments from the log; empty when unknown
+    command_note: str  # why the command may be incomplete ("" when it is complete)
+    osts_known: int  # the file system has at least this many OSTs (0: no LUSTRE records)
+    layouts: dict[str, tuple[int, int]] = field(default_factory=dict)  # path -> (size, count)
+    mounts: tuple[tuple[str, str], ...] = ()  # (mount point, type), longest first
+    mpi_paths: frozenset[str] = frozenset()  # files accessed through MPI-IO
+    app_paths: frozenset[str] = frozenset()  # the application's own files
+
+    @property
+    def stripe_cap(self) -> int:
+        """The most stripes a fix asks for: the OSTs the log saw, or 16 when it saw fewer
+        (a log of one file on OST 0 says nothing of the file system's size; Lustre stripes
+        over all its OSTs when asked for more than it has)."""
+        return max(self.osts_known, MIN_STRIPE_CAP)
+
+    def mount_of(self, path: str) -> tuple[str, str] | None:
+        """The mount point holding ``path`` and its type (None when unknown)."""
+        for mnt, typ in self.mounts:
+            if path == mnt or path.startswith(mnt.rstrip("/") + "/"):
+                return mnt, typ
+        return None
+
+    def on_lustre(self, path: str) -> bool:
+        """Lustre: the file has a layout in the LUSTRE records, or sits on a Lustre mount."""
+        if path in self.layouts:
+            return True
+        m = self.mount_of(path)
+        return m is not None and m[1].lower() == "lustre"
+
+    def is_mount_root(self, path: str) -> bool:
+        p = path.rstrip("/") or "/"
+        return p == "/" or any(p == (mnt.rstrip("/") or "/") for mnt, _ in self.mounts)
+
+    @property
+    def command_line(self) -> str:
+        """The program and arguments, shell-quoted; "" when the log does not have them."""
+        return shlex.join(self.command)
+
+
+def _command(model: Model) -> tuple[tuple[str, ...], str]:
+    exe = model.job.exe.strip()
+    if not exe:
+        return (), "the log does not record the command line"
+    if model.job.source_kind == "iolab-profile":
+        try:
+            return tuple(shlex.split(exe)), ""
+        except ValueError:
+            pass
+    # Darshan stores the command line as words joined by spaces, cut at 1023 characters.
+    words = tuple(exe.split())
+    note = ""
+    if len(model.job.exe) >= _DARSHAN_EXE_MAX:
+        note = "Darshan cut the command line at 1023 characters: check the last arguments"
+    if model.job.n_logs > 1:
+        note = (note + "; " if note else "") + "the first log's command of a workflow"
+    return words, note
+
+
+def _ranks_per_node(model: Model) -> int | None:
+    job = model.job
+    if job.rank_hosts and len(job.rank_hosts) >= job.nprocs:
+        counts: dict[str, int] = {}
+        for host in job.rank_hosts.values():
+            counts[host] = counts.get(host, 0) + 1
+        return max(counts.values())
+    if job.nodes:
+        return -(-max(job.nprocs, 1) // job.nodes)
+    return None
+
+
+def job_facts(model: Model) -> JobFacts:
+    """The facts of ``model`` (computed once per model and kept on it)."""
+    cached = vars(model).get("_iolab_job_facts")
+    if isinstance(cached, JobFacts):
+        return cached
+    files = model.files
+    pos = {int(i): k for k, i in enumerate(files.ids)}
+    layouts = {files.paths[pos[rid]]: (int(s), int(c)) for rid, (s, c) in model.stripes.items()
+               if rid in pos and s > 0 and c > 0}
+    osts = {o for v in model.lustre_osts.values() for o in v if o >= 0}
+    # OST indices are numbered from 0: the highest one seen bounds the file system's count.
+    osts_known = max([max(osts) + 1 if osts else 0] + [c for _, c in layouts.values()])
+    md = model.mods.get("MPI-IO")
+    mpi_paths = frozenset(files.paths[i] for i in set(md.file_index.tolist())) if (
+        md is not None and len(md)) else frozenset()
+    command, note = _command(model)
+    facts = JobFacts(
+        mpi=mpi_library(model),
+        nprocs=max(model.job.nprocs, 1),
+        nodes=model.job.nodes,
+        ranks_per_node=_ranks_per_node(model),
+        cores_per_node=model.job.cores_per_node,
+        command=command,
+        command_note=note,
+        osts_known=osts_known,
+        layouts=layouts,
+        mounts=tuple(sorted(((m, t) for m, t in model.job.mounts if m.startswith("/")),
+                            key=lambda mt: -len(mt[0]))),
+        mpi_paths=mpi_paths,
+        app_paths=frozenset(p for p, c in zip(files.paths, files.category) if c == APP),
+    )
+    vars(model)["_iolab_job_facts"] = facts
+    return facts
+
+
+def own_file(facts: JobFacts, path: str) -> bool:
+    """A path a fix may name: one of the job's application files, absolute, not a mount
+    root, a real name (not an anonymised record) and printable on one line."""
+    return (path in facts.app_paths and os.path.isabs(path) and not facts.is_mount_root(path)
+            and not path.startswith("<") and path.isprintable())

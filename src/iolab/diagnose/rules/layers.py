@@ -1,0 +1,511 @@
+"""Rules that read across layers (PnetCDF/HDF5 -> MPI-IO -> POSIX, STDIO), from the model's
+per-file columns (:mod:`iolab.model.layers`): read-modify-write under collective writes,
+write amplification, one POSIX writer under a balanced MPI-IO layer, MPI-IO time that is
+waiting rather than I/O, many tiny collective calls, slow close/flush, a small file that costs
+minutes."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from iolab.diagnose import fixes
+from iolab.diagnose.rules.base import (
+    CSC_LUSTRE,
+    KAUST,
+    NERSC_KNL,
+    Fix,
+    Hit,
+    Rule,
+    Source,
+    fmt_bytes,
+    fmt_seconds,
+)
+from iolab.diagnose.rules.common import (
+    cost,
+    costliest,
+    file_rows,
+    needs_complete,
+    small_limit,
+    worst,
+)
+from iolab.model.files import APP
+
+if TYPE_CHECKING:
+    from iolab.diagnose.config import Thresholds
+    from iolab.model.job import Model
+
+
+def _app(model: Model) -> np.ndarray:
+    return model.files.category == APP
+
+
+def _mask(n: int, idx: np.ndarray | list[int]) -> np.ndarray:
+    m = np.zeros(n, dtype=bool)
+    m[np.asarray(idx, dtype=np.int64)] = True
+    return m
+
+
+def _stripe(model: Model) -> tuple[int, int] | None:
+    """The job's most common Lustre layout (stripe size, stripe count), when known."""
+    lay = [v for v in model.stripes.values() if v[0] > 0]
+    return max(set(lay), key=lay.count) if lay else None
+
+
+def _mode(model: Model, i: int, d: str = "write") -> str:
+    calls = model.layers.calls.of(d)
+    coll = calls["COLL"][i] + calls["SPLIT"][i]
+    total = model.layers.calls.total(d)[i]
+    return "collective" if total and coll >= 0.5 * total else "independent"
+
+
+# --- read-modify-write ---------------------------------------------------------------------
+
+def _rmw(model: Model, th: Thresholds) -> list[Hit]:
+    L = model.layers
+    sel = _app(model) & (L.posix_reads_under_mpi_writes >= th.rmw_min_reads)
+    if not sel.any():
+        return []
+    top = worst(L.posix.time_s["read"] + L.posix_reads_under_mpi_writes * 1e-12, sel)
+    reads = int(L.posix_reads_under_mpi_writes[sel].sum())
+    zero = int(L.zero_byte_posix_reads[sel].sum())
+    i0 = top[0]
+    return [Hit(
+        summary=(f"{reads} POSIX reads "
+                 f"({fmt_bytes(L.posix_bytes_read_under_mpi_writes[sel].sum())}, {zero} of them "
+                 f"of 0 bytes) inside {int(sel.sum())} file(s) the program only "
+                 f"writes through MPI-IO ({_mode(model, i0)} writes): MPI-IO reads each region "
+                 "before writing it (read-modify-write)"),
+        values={"files": int(sel.sum()), "posix_reads": reads, "zero_byte_reads": zero,
+                "posix_bytes_read": int(L.posix_bytes_read_under_mpi_writes[sel].sum()),
+                "mpiio_writes": int(L.mpiio.writes[sel].sum()),
+                "mpiio_reads": int(L.mpiio.reads[sel].sum())},
+        files=file_rows(model, top, {
+            "mpiio_writes": L.mpiio.writes.astype(np.int64),
+            "mpiio_write_bytes": L.mpiio.bytes_written.astype(np.int64),
+            "posix_reads": L.posix.reads.astype(np.int64),
+            "posix_read_bytes": L.posix.bytes_read.astype(np.int64),
+            "posix_writes": L.posix.writes.astype(np.int64),
+            "posix_read_time_s": np.round(L.posix.time_s["read"], 3),
+            "mode": lambda i: _mode(model, i)}),
+        data={"collective": _mode(model, i0) == "collective"},
+        cost_s=cost(model, sel, ("read",), ("POSIX",)),
+    )]
+
+
+def _rmw_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
+    hints = {"romio_ds_write": "disable"}
+    lay = _stripe(model)
+    if lay:
+        hints["striping_unit"] = str(lay[0])
+    align = (f"align the file domains to the {fmt_bytes(lay[0])} stripe (striping_unit "
+             f"{lay[0]}) and " if lay else "")
+    if hit.data.get("collective"):
+        text = ("Collective buffering fills holes by reading: " + align + "make each "
+                "collective call cover contiguous, stripe-aligned blocks without holes, so "
+                "that aggregators never read to fill gaps; turn off data sieving for writes "
+                "(romio_ds_write disable) for the independent parts.")
+    else:
+        text = ("Data sieving reads each extent to write a few blocks into it: " + align
+                + "turn it off for writes (romio_ds_write disable; each rank then writes only "
+                "its blocks: more, smaller requests, so measure), or make the writes "
+                "collective so that aggregators write whole regions.")
+    return Fix(text=text, artifacts=fixes.romio_hints(model, hints, "romio_hints_no_rmw",
+                                                      [e.path for e in hit.files]))
+
+
+# --- write amplification -------------------------------------------------------------------
+
+def _amplification(model: Model, th: Thresholds) -> list[Hit]:
+    L = model.layers
+    extra = L.posix.bytes_written - L.mpiio.bytes_written
+    sel = (_app(model) & (L.mpiio.bytes_written > 0)
+           & (L.write_amplification >= th.amplification_ratio)
+           & (extra >= th.amplification_min_bytes))
+    if not sel.any():
+        return []
+    top = costliest(model, sel, extra, ("write",), ("POSIX",))
+    amp = float(L.posix.bytes_written[sel].sum() / L.mpiio.bytes_written[sel].sum())
+    return [Hit(
+        summary=(f"{fmt_bytes(L.posix.bytes_written[sel].sum())} reached POSIX for "
+                 f"{fmt_bytes(L.mpiio.bytes_written[sel].sum())} written through MPI-IO "
+                 f"({amp:.2f}x) on {int(sel.sum())} file(s)"),
+        values={"files": int(sel.sum()), "amplification": round(amp, 3),
+                "posix_bytes_written": int(L.posix.bytes_written[sel].sum()),
+                "mpiio_bytes_written": int(L.mpiio.bytes_written[sel].sum()),
+                "library_bytes_written": int(L.library_bytes_written[sel].sum())},
+        files=file_rows(model, top, {
+            **({"library": lambda i: L.library[i] or "-",
+                "library_bytes": L.library_bytes_written.astype(np.int64)}
+               if any(L.library[i] for i in top) else {}),
+            "mpiio_bytes": L.mpiio.bytes_written.astype(np.int64),
+            "posix_bytes": L.posix.bytes_written.astype(np.int64),
+            "ratio": np.round(L.write_amplification, 2)}),
+        data={"library": sorted({str(L.library[i]) for i in top if L.library[i]})},
+        cost_s=cost(model, sel, ("write",), ("POSIX",), 1 - 1 / amp),
+    )]
+
+
+def _amplification_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
+    libs = hit.data.get("library", [])
+    text = ("Stop writing bytes twice: turn off data sieving for writes (romio_ds_write "
+            "disable), which rewrites whole buffers around small pieces")
+    if libs:
+        text += ("; and turn off fill values for data the program writes completely "
+                 "(ncmpi_set_fill NC_NOFILL, H5Pset_fill_time H5D_FILL_TIME_NEVER)")
+    return Fix(text=text + ".",
+               artifacts=fixes.romio_hints(model, {"romio_ds_write": "disable"},
+                                           "romio_hints_no_sieving", [e.path for e in hit.files])
+               + (fixes.snippets("fill_mode") if libs else []))
+
+
+# --- one POSIX writer under balanced MPI-IO ------------------------------------------------
+
+def _single_writer(model: Model, th: Thresholds) -> list[Hit]:
+    L = model.layers
+    mpi_share = np.divide(L.mpiio.top_rank_bytes, L.mpiio.bytes, out=np.zeros(len(model.files)),
+                          where=L.mpiio.bytes > 0)
+    ranks = model.files.nranks
+    sel = (_app(model) & (L.mpiio.writes > 0) & (ranks >= th.single_writer_min_ranks)
+           & (L.posix_top_rank_share >= th.single_stream_share)
+           & (L.posix.bytes_written >= th.imbalance_min_bytes)
+           & (mpi_share <= 2.0 / np.maximum(ranks, 1)))
+    if not sel.any():
+        return []
+    top = costliest(model, sel, L.posix.bytes_written, ("write",), ("POSIX",))
+    i0 = top[0]
+    k = _aggregators_wanted(model, int(ranks[i0]))
+    t = float(L.posix.slowest_rank_time_s[sel].sum())
+    return [Hit(
+        summary=(f"one rank wrote {100 * L.posix_top_rank_share[i0]:.0f}% of the POSIX bytes of "
+                 f"{model.files.paths[i0]} while {int(ranks[i0])} ranks shared its MPI-IO "
+                 f"writes evenly (largest rank {100 * mpi_share[i0]:.0f}%): one aggregator "
+                 "did all the file-system I/O"),
+        values={"files": int(sel.sum()), "ranks": int(ranks[i0]),
+                "posix_top_rank_share": round(float(L.posix_top_rank_share[i0]), 4),
+                "mpiio_top_rank_share": round(float(mpi_share[i0]), 4),
+                "stripe_count": (_stripe(model) or (0, 0))[1] or None,
+                "aggregators_wanted": k, "writer_time_s": round(t, 6)},
+        files=file_rows(model, top, {
+            "ranks": ranks, "mpiio_bytes": L.mpiio.bytes_written.astype(np.int64),
+            "posix_bytes": L.posix.bytes_written.astype(np.int64),
+            "posix_top_rank_share": np.round(L.posix_top_rank_share, 3),
+            "posix_slowest_s": np.round(L.posix.slowest_rank_time_s, 3)}),
+        data={"k": k},
+        cost_s=t * (1 - 1 / k),
+    )]
+
+
+def _aggregators_wanted(model: Model, ranks: int) -> int:
+    """Aggregators this job can use: one per OST of the file's stripes when the layout is
+    known (ROMIO's Lustre driver uses one per OST), else one per node, at least 2 and never
+    more than the ranks."""
+    lay = _stripe(model)
+    nodes = model.job.nodes or 1
+    want = lay[1] if lay and lay[1] > 1 else max(nodes, 4)
+    return max(2, min(want, ranks))
+
+
+def _single_writer_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
+    k = int(hit.data.get("k", 2))
+    lay = _stripe(model)
+    nodes = model.job.nodes or 1
+    hints = {"cb_nodes": str(k)}
+    per_node = -(-k // nodes)
+    if per_node > 1:  # "*:1" is ROMIO's default: never restated
+        hints["cb_config_list"] = f"*:{per_node}"
+    if lay and lay[1] <= 1:
+        hints["striping_factor"] = str(k)  # ROMIO sets the stripe count when it creates
+        cause = ("the file sits on one OST (stripe count 1), and ROMIO's Lustre driver picks "
+                 "one aggregator per OST")
+    elif lay:
+        cause = f"the aggregator count (cb_nodes) is below the {lay[1]} OSTs of the file"
+    else:
+        cause = "collective buffering picked one aggregator (cb_nodes, one per node by default)"
+    return Fix(text=(f"Cause: {cause}. Give the file {k} writers: cb_nodes {k}"
+                     + (f" and a stripe count of {k} at creation" if "striping_factor" in hints
+                        else "") + "; each aggregator then writes its own file domain."),
+               artifacts=fixes.romio_hints(model, hints, "romio_hints_aggregators",
+                                           [e.path for e in hit.files]))
+
+
+# --- MPI-IO time far above POSIX time, and tiny collective calls ---------------------------
+
+def _tiny_collective_sel(model: Model, th: Thresholds) -> np.ndarray:
+    L = model.layers
+    coll = sum(L.calls.of(d)["COLL"] + L.calls.of(d)["SPLIT"] for d in ("read", "write"))
+    calls = L.calls.total("read") + L.calls.total("write")
+    avg = np.divide(L.mpiio.bytes, calls, out=np.zeros(len(model.files)), where=calls > 0)
+    return (_app(model) & (coll >= th.tiny_collective_calls) & (coll >= 0.5 * calls)
+            & (avg < small_limit(model, th)))
+
+
+def _overhead(model: Model) -> np.ndarray:
+    """Per file: the slowest rank's MPI-IO time beyond the slowest POSIX rank's time."""
+    L = model.layers
+    return np.clip(L.mpiio.slowest_rank_time_s - L.posix.slowest_rank_time_s, 0, None)
+
+
+def _tiny_collective(model: Model, th: Thresholds) -> list[Hit]:
+    L = model.layers
+    sel = _tiny_collective_sel(model, th)
+    if not sel.any():
+        return []
+    calls = L.calls.total("read") + L.calls.total("write")
+    coll = sum(L.calls.of(d)["COLL"] + L.calls.of(d)["SPLIT"] for d in ("read", "write"))
+    avg = np.divide(L.mpiio.bytes, calls, out=np.zeros(len(model.files)), where=calls > 0)
+    top = worst(coll, sel)
+    i0 = top[0]
+    over = _overhead(model)
+    return [Hit(
+        summary=(f"{int(coll[sel].sum())} collective MPI-IO calls of {fmt_bytes(avg[i0])} on "
+                 f"average on {int(sel.sum())} file(s): each call synchronises the ranks and "
+                 "runs the two-phase exchange for a few bytes"),
+        values={"files": int(sel.sum()), "collective_calls": int(coll[sel].sum()),
+                "avg_call_bytes": round(float(avg[i0]), 1),
+                "mpiio_slowest_s": round(float(L.mpiio.slowest_rank_time_s[sel].sum()), 6),
+                "posix_slowest_s": round(float(L.posix.slowest_rank_time_s[sel].sum()), 6)},
+        files=file_rows(model, top, {
+            "coll_calls": coll.astype(np.int64), "avg_call_bytes": np.round(avg, 1),
+            "mpiio_slowest_s": np.round(L.mpiio.slowest_rank_time_s, 3),
+            "posix_slowest_s": np.round(L.posix.slowest_rank_time_s, 3)}),
+        data={"avg": float(avg[i0])},
+        cost_s=float(np.where(L.posix.present, over, L.mpiio.slowest_rank_time_s)[sel].sum()),
+    )]
+
+
+def _tiny_collective_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
+    return Fix(text=("Make one collective call carry many pieces: describe them with a file "
+                     "view (MPI_Type_create_subarray/indexed + MPI_File_set_view) and call "
+                     "write_all once, or gather them in memory first; if each rank's pieces are "
+                     "large and contiguous, independent calls avoid the synchronisation."),
+               artifacts=fixes.snippets("collective_io"))
+
+
+def waiting_files(model: Model, th: Thresholds) -> np.ndarray:
+    """Per file: MPI-IO calls that mostly wait (the mpiio-time-skew rule's selection); the
+    straggler rule leaves these files to it, one cause per file."""
+    L = model.layers
+    m, p = L.mpiio.slowest_rank_time_s, L.posix.slowest_rank_time_s
+    return (_app(model) & L.mpiio.present & L.posix.present & (m >= th.mpiio_skew_ratio * p)
+            & (_overhead(model) >= th.mpiio_skew_min_s) & ~_tiny_collective_sel(model, th))
+
+
+def _skew(model: Model, th: Thresholds) -> list[Hit]:
+    L = model.layers
+    m, p = L.mpiio.slowest_rank_time_s, L.posix.slowest_rank_time_s
+    over = _overhead(model)
+    sel = waiting_files(model, th)
+    if not sel.any():
+        return []
+    top = worst(over, sel)
+    i0 = top[0]
+    mode = _mode(model, i0, "write" if L.mpiio.writes[i0] else "read")
+    waits = ("for file locks or each other" if mode == "independent"
+             else "for a late rank or for computation inside them")
+    return [Hit(
+        summary=(f"the slowest rank spent {fmt_seconds(m[i0])} in MPI-IO calls on "
+                 f"{model.files.paths[i0]} but the slowest POSIX rank only {fmt_seconds(p[i0])}: "
+                 f"the {mode} calls wait ({waits}), they do not do I/O"),
+        values={"files": int(sel.sum()), "mpiio_slowest_s": round(float(m[i0]), 6),
+                "posix_slowest_s": round(float(p[i0]), 6),
+                "waiting_s": round(float(over[sel].sum()), 6)},
+        files=file_rows(model, top, {
+            "mpiio_slowest_s": np.round(m, 3), "posix_slowest_s": np.round(p, 3),
+            "mpiio_calls": (L.calls.total("read") + L.calls.total("write")).astype(np.int64),
+            "mode": lambda i: _mode(model, i)}),
+        data={"mode": mode},
+        cost_s=float(over[sel].sum()),
+    )]
+
+
+def _skew_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
+    if hit.data.get("mode") == "independent":
+        return Fix(text=("Independent calls that wait are most often waiting for file locks: "
+                         "ROMIO locks the range it sieves on a shared file; turn data sieving off "
+                         "(romio_ds_read/romio_ds_write disable) for large contiguous pieces, "
+                         "or make the calls collective so that one aggregator owns each "
+                         "region."),
+                   artifacts=fixes.romio_hints(model, {"romio_ds_read": "disable",
+                                                       "romio_ds_write": "disable"},
+                                               "romio_hints_no_sieving",
+                                               [e.path for e in hit.files]))
+    return Fix(text=("Find the late rank: time an MPI_Barrier just before the I/O call to "
+                     "separate waiting from I/O; balance the work before the I/O phase, or "
+                     "start the I/O with non-blocking collectives (MPI_File_iwrite_all) so "
+                     "that early ranks keep computing."),
+               artifacts=fixes.snippets("nonblocking_io"))
+
+
+# --- slow close / flush --------------------------------------------------------------------
+
+_CLOSE_LAYERS = ("library", "MPI-IO", "POSIX", "STDIO")
+
+
+def _close_table(model: Model) -> tuple[np.ndarray, np.ndarray]:
+    """Per file: the slowest close over the layers, and which layer it was in."""
+    L = model.layers
+    cols = np.vstack([L.library_close_s, L.mpiio.close_s, L.posix.close_s, L.stdio.close_s])
+    return cols.max(axis=0), cols.argmax(axis=0)
+
+
+def _slow_close(model: Model, th: Thresholds) -> list[Hit]:
+    L = model.layers
+    close, where = _close_table(model)
+    sel = _app(model) & (close >= th.slow_close_s)
+    if not sel.any():
+        return []
+    top = worst(close, sel)
+    i0 = top[0]
+    layer = _CLOSE_LAYERS[where[i0]]
+    if layer == "library":
+        layer = str(L.library[i0]) or "library"
+    return [Hit(
+        summary=(f"closing {model.files.paths[i0]} took {fmt_seconds(close[i0])} ({layer} "
+                 f"close); {int(sel.sum())} file(s) with a close of "
+                 f"{fmt_seconds(th.slow_close_s)} or more"),
+        values={"files": int(sel.sum()), "slowest_close_s": round(float(close[i0]), 6),
+                "layer": layer, "library_flushes": int(L.library_flushes[sel].sum()),
+                "posix_syncs": int(L.posix.syncs[sel].sum())},
+        files=file_rows(model, top, {
+            "close_s": np.round(close, 3),
+            "layer": lambda i: (str(L.library[i]) or "library") if where[i] == 0
+            else _CLOSE_LAYERS[where[i]],
+            "posix_bytes_written": L.posix.bytes_written.astype(np.int64),
+            "posix_write_s": np.round(L.posix.time_s["write"], 3)}),
+        data={"layer": layer},
+        cost_s=float(close[sel].sum()),
+    )]
+
+
+def _slow_close_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
+    layer = hit.data.get("layer", "")
+    if layer == "HDF5":
+        return Fix(text=("H5Fclose flushes HDF5's metadata cache in many small writes: make "
+                         "metadata writes collective (H5Pset_coll_metadata_write), enlarge "
+                         "metadata blocks (H5Pset_meta_block_size) and align them "
+                         "(H5Pset_alignment), and avoid H5Fflush inside loops."),
+                   artifacts=fixes.snippets("hdf5_collective_metadata"))
+    if layer == "PnetCDF":
+        return Fix(text=("ncmpi_close writes the header and flushes pending requests: leave "
+                         "define mode once (no ncmpi_redef during writes) and complete "
+                         "non-blocking requests with ncmpi_wait_all before the close."))
+    return Fix(text=("The close flushes data the page cache kept back (or waits for the other "
+                     "ranks in MPI_File_close): sync earlier in the background (fdatasync "
+                     "during computation), or write with O_DIRECT for large outputs; check "
+                     "that every rank reaches the close together."))
+
+
+# --- a small file that costs minutes -------------------------------------------------------
+
+def _tiny_file(model: Model, th: Thresholds) -> list[Hit]:
+    L = model.layers
+    byt = np.vstack([L.posix.bytes, L.stdio.bytes, L.mpiio.bytes]).max(axis=0)
+    t = np.vstack([L.posix.slowest_rank_time_s, L.stdio.slowest_rank_time_s,
+                   L.mpiio.slowest_rank_time_s]).max(axis=0)
+    unit = (_stripe(model) or (1 << 20, 1))[0]
+    sel = _app(model) & (byt < unit) & (t >= th.tiny_file_min_s)
+    if not sel.any():
+        return []
+    top = worst(t, sel)
+    i0 = top[0]
+    ops = L.posix.reads + L.posix.writes + L.stdio.reads + L.stdio.writes
+    return [Hit(
+        summary=(f"{model.files.paths[i0]} holds {fmt_bytes(byt[i0])} but cost one rank "
+                 f"{fmt_seconds(t[i0])} ({int(ops[i0])} operations, "
+                 f"{int(L.posix.opens[i0] + L.stdio.opens[i0])} opens, "
+                 f"{int(L.posix.syncs[i0] + L.stdio.syncs[i0])} syncs/flushes)"),
+        values={"files": int(sel.sum()), "bytes": int(byt[i0]),
+                "slowest_rank_s": round(float(t[i0]), 6), "operations": int(ops[i0])},
+        files=file_rows(model, top, {
+            "bytes": byt.astype(np.int64), "slowest_rank_s": np.round(t, 3),
+            "operations": ops.astype(np.int64),
+            "opens": (L.posix.opens + L.stdio.opens).astype(np.int64),
+            "syncs_flushes": (L.posix.syncs + L.stdio.syncs).astype(np.int64),
+            "meta_s": np.round(np.asarray(L.posix.time_s["meta"] + L.stdio.time_s["meta"]), 3)}),
+        cost_s=float(t[sel].sum()),
+    )]
+
+
+def _tiny_file_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
+    return Fix(text=("Find what makes a small file slow: a flush or sync after every line, "
+                     "reopening it in a loop, or all ranks appending to it; write it once "
+                     "at the end from one rank, keep it open, and drop per-line fflush/fsync "
+                     "(or put it on node-local storage)."),
+               artifacts=fixes.snippets("fewer_opens"))
+
+
+def rules() -> list[Rule]:
+    complete = needs_complete("POSIX", "MPI-IO")
+    romio = Source(CSC_LUSTRE, "Improving I/O with ROMIO hints",
+                   "romio_ds_write, striping_unit, cb_nodes, cb_config_list")
+    return [
+        Rule(id="read-modify-write", family="cross-layer", severity="warn",
+             title="MPI-IO reads the file back while the program only writes",
+             why=("POSIX reads under a file the program only writes through MPI-IO are MPI-IO "
+                  "filling holes: data sieving and two-phase collective writes read each file "
+                  "domain before writing it when the pieces do not cover it, and lock it while "
+                  "they do."),
+             sources=(romio, Source(KAUST, "MPI I/O hints",
+                                    "romio_ds_write=disable; stripe-aligned accesses")),
+             effect="Removes the read time shown as the cost; BTIO +33% with ds off (CSC).",
+             trigger=_rmw, fix=_rmw_fix, requires=complete,
+             cost="the slowest rank's POSIX read time on those files"),
+        Rule(id="write-amplification", family="cross-layer", severity="warn",
+             title="More bytes reach the file system than the program writes",
+             why=("POSIX bytes several times the MPI-IO bytes are written twice: data sieving "
+                  "rewrites whole buffers around small pieces, fill values pre-write variables."),
+             sources=(romio, Source(KAUST, "I/O Best Practices (3)",
+                                    "Reduce I/O as much as possible")),
+             effect="Saves the extra share of the write time (shown as the cost).",
+             trigger=_amplification, fix=_amplification_fix, requires=complete,
+             cost="POSIX write time on those files times (1 - MPI-IO bytes / POSIX bytes)"),
+        Rule(id="single-posix-writer", family="cross-layer", severity="warn",
+             title="One rank does the file-system writes of a balanced MPI-IO file",
+             why=("Every rank writes its share through MPI-IO, but one aggregator writes it "
+                  "all to the file: one stream's bandwidth for the whole job."),
+             sources=(romio, Source(NERSC_KNL, "Collective Buffer / I/O Parallelism",
+                                    "aggregators and stripes set the parallelism")),
+             effect=("With k writers instead of one the write time can fall towards 1/k; the "
+                     "cost assumes that."),
+             trigger=_single_writer, fix=_single_writer_fix, requires=complete,
+             cost="the POSIX writer's time times (1 - 1/k) for k aggregators"),
+        Rule(id="mpiio-time-skew", family="cross-layer", severity="warn",
+             title="MPI-IO calls wait far longer than the file system works",
+             why=("The slowest rank's MPI-IO time far above the slowest POSIX time is waiting: "
+                  "a collective call starts only when the last rank arrives."),
+             sources=(Source(KAUST, "Variance in Shared Files",
+                             "Darshan's fastest/slowest rank times"),),
+             effect="Up to the waiting time shown as the cost.",
+             trigger=_skew, fix=_skew_fix, requires=complete,
+             cost="slowest rank's MPI-IO time minus the slowest POSIX time, per file"),
+        Rule(id="tiny-collective-calls", family="cross-layer", severity="warn",
+             title="Many tiny collective calls",
+             why=("Each collective call synchronises all ranks and exchanges data: thousands "
+                  "of calls of a few KiB cost more than the I/O they do (a job became 3-4x "
+                  "slower than its independent version)."),
+             sources=(Source(CSC_LUSTRE, "MPI I/O", "collective I/O with large requests"),),
+             effect="Up to the MPI-IO time beyond the file-system time (the cost).",
+             trigger=_tiny_collective, fix=_tiny_collective_fix, requires=complete,
+             cost="slowest rank's MPI-IO time minus the slowest POSIX time on those files"),
+        Rule(id="slow-close", family="cross-layer", severity="warn",
+             title="Closing or flushing a file takes seconds",
+             why=("A close that takes seconds is a flush: HDF5 writes its metadata cache, the "
+                  "kernel writes back dirty pages, MPI_File_close waits for every rank."),
+             sources=(Source(NERSC_KNL, "Collective Buffer",
+                             "HDF5 collective metadata write"),),
+             effect="Up to the close time shown as the cost.",
+             trigger=_slow_close, fix=_slow_close_fix,
+             cost="the slowest close per file, summed (a reduced record's close is capped by "
+                  "its metadata time)"),
+        Rule(id="tiny-file-slow", family="cross-layer", severity="warn",
+             title="A small file costs a long time",
+             why=("A file smaller than one stripe should cost milliseconds; minutes mean "
+                  "flushes, reopenings or contention on it, not bandwidth."),
+             sources=(Source(KAUST, "I/O Best Practices (2)",
+                             "Avoid opening and closing files frequently"),),
+             effect="Up to the time shown as the cost.",
+             trigger=_tiny_file, fix=_tiny_file_fix,
+             cost="the slowest rank's time on the file"),
+    ]

@@ -1,0 +1,88 @@
+"""Which MPI library ran a job, and so which MPI-IO layer read its hints, from the traces
+it leaves in the log: Open MPI's runtime files (``/tmp/ompi.*``, ``vader_segment``, OMPIO's
+``<file>.locktest.<rank>``), library and install paths in the command line, the launch line
+of an iolab profile, the hints ROMIO reports at open, the Cray programming environment's
+mounts and Cray node names. ROMIO hints mean nothing to Open MPI's OMPIO: the fix
+artifacts, the report and the JSON all read this one answer.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from iolab.model.files import APP
+
+if TYPE_CHECKING:
+    from iolab.model.job import Model
+
+# Which MPI library ran, from the traces it leaves (measured here: a 4-rank Open MPI 4.1 run
+# logs ``<file>.locktest.<rank>`` records, made by OMPIO's sharedfp/lockedfile component).
+_OPEN_MPI = re.compile(r"/ompi\.|openmpi-sessions|/vader_segment|/sm_segment|"
+                       r"\.locktest\.\d+$|/openmpi[/-]|/libmpi\.so\.(?:20|40)\b|orterun|prterun")
+_CRAY_MPICH = re.compile(r"/opt/cray/pe/mpich|libmpi_cray|/cray-mpich|cray_mpich")
+_CRAY_NODE = re.compile(r"^nid\d{5,6}$")  # Cray XC/EX compute node names (DXT host names)
+_CRAY_PE = re.compile(r"^(/var)?/opt/cray/pe(/|$)")  # mounts of the Cray programming environment
+_MPICH = re.compile(r"libmpich|/mpich[-_/.]|mpich[-_]?\d|mpiexec\.hydra|mpirun\.mpich|/impi/|"
+                    r"intel_mpi|mvapich|/opt/aurora/")
+# Keys ROMIO always reports through MPI_File_get_info (OMPIO only echoes what was set).
+_ROMIO_REPORTED = {"cb_buffer_size", "romio_cb_read", "romio_cb_write", "romio_no_indep_rw",
+                   "ind_rd_buffer_size", "ind_wr_buffer_size"}
+
+
+@dataclass(frozen=True)
+class MpiLibrary:
+    name: str  # "open-mpi", "mpich", "cray-mpich", "none" (no MPI-IO), "unknown"
+    io: str  # the MPI-IO layer: "ompio", "romio", "none", "unknown"
+    evidence: str  # why we think so, for the artifact's header
+
+    @property
+    def label(self) -> str:
+        names = {"open-mpi": "Open MPI", "mpich": "MPICH (ROMIO)", "cray-mpich": "Cray MPICH",
+                 "none": "no MPI-IO", "unknown": "unknown MPI library"}
+        io = {"ompio": " with OMPIO", "romio": " with ROMIO"}.get(self.io, "")
+        return names.get(self.name, self.name) + (io if self.name == "open-mpi" else "")
+
+
+def mpi_library(model: Model) -> MpiLibrary:
+    """The MPI library and its MPI-IO layer, from what the log shows (file records of the
+    MPI runtime, library and install paths, mounts, the launch line, hints in effect)."""
+    job = model.job
+    has_mpiio = "MPI-IO" in model.mods and len(model.mods["MPI-IO"]) > 0
+    # The MPI runtime's files and the libraries are never application files: only those
+    # (a few) are searched, not the 64,000 names of a large log.
+    texts = [job.exe, job.metadata.get("launch", "")] + [
+        p for p, c in zip(model.files.paths, model.files.category) if c != APP]
+    hay = "\n".join(texts)
+
+    def seen(m: re.Match[str]) -> str:  # the line that matched, for the evidence
+        start = hay.rfind("\n", 0, m.start()) + 1
+        end = hay.find("\n", m.end())
+        line = hay[start:end if end >= 0 else None]
+        return line if len(line) <= 70 else "..." + line[-67:]
+    keys = {k for h in job.hints.values() for k in h}
+    romio_seen = len(keys & _ROMIO_REPORTED) >= 3
+    cray_pe = [m for m, _ in job.mounts if _CRAY_PE.match(m)]
+    io_default = "romio" if romio_seen else "unknown"
+    if not has_mpiio:  # hints have nothing to act on
+        return MpiLibrary("none", "none", "no MPI-IO records")
+    if (m := _OPEN_MPI.search(hay)) is not None:
+        io = "romio" if romio_seen else "ompio"
+        why = f"Open MPI's trace in the log: {seen(m)}"
+        if romio_seen:
+            why += "; the hints in effect are ROMIO's"
+        return MpiLibrary("open-mpi", io, why)
+    if (m := _CRAY_MPICH.search(hay)) is not None:
+        return MpiLibrary("cray-mpich", "romio", f"Cray MPICH in the log: {seen(m)}")
+    if (m := _MPICH.search(hay)) is not None:
+        return MpiLibrary("mpich", "romio", f"MPICH family in the log: {seen(m)}")
+    if cray_pe and not re.search(r"/opt/aurora/", hay + "\n".join(m for m, _ in job.mounts)):
+        return MpiLibrary("cray-mpich", "romio",
+                          f"Cray programming environment mounted ({cray_pe[0]})")
+    nid = next((h for h in job.rank_hosts.values() if _CRAY_NODE.match(h)), None)
+    if nid is not None:
+        return MpiLibrary("cray-mpich", "romio", f"Cray node names ({nid})")
+    return MpiLibrary("unknown", io_default,
+                      "the log does not say which MPI library ran"
+                      + ("; the hints in effect are ROMIO's" if romio_seen else ""))

@@ -1,0 +1,1 @@
+"""iolab tune: search, measure and prove the fastest I/O settings."""

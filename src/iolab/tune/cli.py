@@ -1,0 +1,300 @@
+"""``iolab tune``: find the fastest hints, striping and I/O mode on this file system, proven.
+
+    iolab tune --preset mpiio -- iolab bench -a mpiio --layout strided -t 64k -b 4m --np 4
+    iolab tune --knob cb_nodes=1,2 --knob romio_cb_write -- mpirun -np 16 ./app args
+    iolab tune --resume 3
+
+After ``--`` comes the workload: an ``iolab bench`` command line (the engine's JSON gives
+the bandwidth), or any command (scored by wall time, or by ``--metric``). With nothing after
+``--`` a small bench workload of the preset's kind runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+from iolab import cli_common
+from iolab.errors import UsageError
+
+EXIT_FAILED = 1
+EXIT_INTERRUPTED = 130
+
+# A small workload per preset when the user gives none (seconds on a laptop).
+DEFAULT_WORKLOADS = {
+    "posix": ["-a", "posix", "-t", "1m", "-b", "16m", "--np", "2", "-w"],
+    "mpiio": ["-a", "mpiio", "--layout", "strided", "-t", "64k", "-b", "4m", "--np", "4", "-w"],
+    "hdf5": ["-a", "hdf5", "--layout", "strided", "-t", "64k", "-b", "4m", "--np", "4", "-w"],
+    "pnetcdf": ["-a", "pnetcdf", "--layout", "strided", "-t", "64k", "-b", "4m", "--np", "4",
+                "-w"],
+}
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.usage = ("iolab tune [options] -- iolab bench BENCH-OPTIONS | -- COMMAND ...\n"
+               "       iolab tune --resume ID | --list | --list-knobs")
+    space = p.add_argument_group("search space")
+    space.add_argument("--preset", action="append", default=[], metavar="NAME",
+                       choices=("posix", "mpiio", "hdf5", "pnetcdf", "lustre"),
+                       help="knobs to explore: posix, mpiio (ROMIO hints, or OMPIO parameters "
+                            "under Open MPI), hdf5, pnetcdf, lustre (repeatable)")
+    space.add_argument("--knob", action="append", default=[], metavar="NAME[=V1,V2]",
+                       help="a knob and the values to try (its own values when none given); "
+                            "repeatable; see --list-knobs")
+    space.add_argument("--space", type=Path, metavar="FILE",
+                       help="TOML file with a [knobs] table: name = [values] or \"explore\"")
+    search = p.add_argument_group("search and proof")
+    search.add_argument("--trials", type=int, default=20, metavar="N",
+                        help="search trials, the baseline included (default 20)")
+    search.add_argument("--confirm", type=int, default=5, metavar="N",
+                        help="interleaved runs of winner and baseline for the final claim "
+                             "(default 5 each)")
+    search.add_argument("--seed", type=int, default=0, metavar="N",
+                        help="seed of the sampler and the bootstrap (default 0)")
+    obj = p.add_argument_group("objective")
+    obj.add_argument("--target", choices=("write", "read"), default="write",
+                     help="bench workloads: the phase whose median bandwidth counts")
+    obj.add_argument("--metric", metavar="REGEX",
+                     help="commands: a regular expression whose first group is the score, "
+                          "e.g. 'I/O bandwidth\\s*:\\s*([\\d.]+)' (default: wall time)")
+    way = obj.add_mutually_exclusive_group()
+    way.add_argument("--maximize", dest="maximize", action="store_true", default=None,
+                     help="higher --metric is better (the default for --metric)")
+    way.add_argument("--minimize", dest="maximize", action="store_false",
+                     help="lower --metric is better (the default for wall time)")
+    obj.add_argument("--time-limit", type=float, metavar="S",
+                     help="commands: seconds a trial may take before it is stopped and failed")
+    obj.add_argument("--output-dir", metavar="DIR",
+                     help="commands: the directory the program writes to (lfs knobs stripe it)")
+    cli_common.add_mpi(obj, "commands: the MPI library the program uses; default: told by "
+                            "its launcher (mpirun/mpiexec), needed under srun")
+    out = p.add_argument_group("output")
+    cli_common.add_db(out)
+    cli_common.add_format(out, csv=False, json_help="the whole tune as JSON on stdout "
+                                                    "(schema_version 1)")
+    cli_common.add_output(out, "write the winner's files (romio-hints, env.sh, lfs.sh, "
+                               "slurm.txt, code-changes.txt) into DIR when it is proven "
+                               "faster", metavar="DIR")
+    cli_common.add_quiet_verbose(out, quiet_help="no line per trial",
+                                 verbose_help="also the stored run id of each trial")
+    p.add_argument("--resume", type=int, metavar="ID", help="continue an interrupted tune")
+    p.add_argument("--list", action="store_true", help="list stored tunes and exit")
+    p.add_argument("--list-knobs", action="store_true", help="describe every knob and exit")
+    p.add_argument("workload", nargs=argparse.REMAINDER,
+                   help="-- iolab bench OPTIONS, or -- any command")
+    cli_common.one_line_errors(p, "iolab tune")
+
+
+def _list_knobs() -> int:
+    from iolab.tune.knobs import KNOBS
+
+    for k in KNOBS:
+        values = ",".join(k.choices) if k.choices else f"{k.value_type}"
+        print(f"{k.name:24} {k.kind:7} {values:38} {k.doc}; applied by {k.applied_by}")
+    return 0
+
+
+def _workload(args: argparse.Namespace) -> tuple[str, list[str]]:
+    """("bench", engine options) or ("command", argv)."""
+    rest = list(args.workload)
+    if rest[:1] == ["--"]:
+        rest = rest[1:]
+    if rest[:2] == ["iolab", "bench"]:
+        return "bench", rest[2:]
+    if rest[:1] == ["bench"]:
+        return "bench", rest[1:]
+    if not rest:
+        for p in args.preset:
+            if p in DEFAULT_WORKLOADS:
+                return "bench", list(DEFAULT_WORKLOADS[p])
+        raise UsageError("no workload: give '-- iolab bench OPTIONS' or '-- COMMAND ...' "
+                         "after the tune options (or a --preset with a default workload)")
+    if rest[0].startswith("-"):
+        raise UsageError(f"unknown option {rest[0]!r} for iolab tune (a workload follows '--')")
+    return "command", rest
+
+
+def predict_implementation(kind: str, argv: list[str], mpi: str | None) -> str | None:
+    """ROMIO or OMPIO, as far as the command line tells before anything runs (the baseline
+    trial's read-back settles it for bench workloads)."""
+    text = " ".join(argv)
+    if "romio" in text:
+        return "romio"
+    if kind == "bench":
+        if "mpich" in text:
+            return "romio"
+        from iolab.launch import mpi_flavour, mpirun_program
+
+        try:
+            return "ompio" if mpi_flavour(mpirun_program("default")) == "openmpi" else "romio"
+        except UsageError:
+            return None
+    if mpi and mpi != "default":
+        return {"mpich": "romio", "openmpi": "ompio"}.get(mpi)
+    if argv and Path(argv[0]).name.startswith(("mpirun", "mpiexec", "orterun")):
+        from iolab.launch import mpi_flavour
+
+        return "ompio" if mpi_flavour(argv[0]) == "openmpi" else "romio"
+    return None
+
+
+def _objective(kind: str, argv: list[str], args: argparse.Namespace) -> Any:
+    from iolab.tune.objective import BenchObjective, CommandObjective
+
+    if kind == "bench":
+        if args.metric:
+            raise UsageError("--metric is for commands; bench workloads are scored by "
+                             "bandwidth (--target write|read)")
+        return BenchObjective(argv, target=args.target, db=args.db)
+    maximize = args.maximize if args.maximize is not None else bool(args.metric)
+    return CommandObjective(argv, metric=args.metric, maximize=maximize,
+                            time_limit_s=args.time_limit, output_dir=args.output_dir)
+
+
+def _check_space_for(kind: str, space: Any) -> None:
+    import shutil
+
+    for d in space.dimensions:
+        k = d.knob
+        if kind == "command" and k.kind == "engine":
+            raise UsageError(f"knob {k.name} changes the workload itself: it exists for "
+                             "'iolab bench' workloads only")
+        if k.kind == "lfs" and shutil.which("lfs") is None:
+            raise UsageError(f"knob {k.name} needs Lustre's 'lfs' command, which is not "
+                             "on PATH here")
+        if k.kind == "launch":
+            from iolab.launch import in_slurm_allocation
+
+            if not in_slurm_allocation():
+                raise UsageError(f"knob {k.name} needs a Slurm allocation (srun)")
+    if space.size() < 2:
+        raise UsageError("the search space has one configuration only")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.list_knobs:
+        return _list_knobs()
+    from iolab.results import db
+
+    if args.trials < 1 or args.confirm < 0:
+        raise UsageError("--trials must be at least 1 and --confirm at least 0")
+    if args.output:
+        cli_common.check_output_dir(args.output)
+    if args.resume is None and not args.list:
+        kind, argv = _workload(args)
+        from iolab.tune.space import build_space
+
+        predicted = predict_implementation(kind, argv, args.mpi)
+        space = build_space(args.preset, args.knob, args.space, predicted or "romio",
+                            preset_skips=("engine",) if kind == "command" else ())
+        _check_space_for(kind, space)
+        objective = _objective(kind, argv, args)
+    conn = db.connect(args.db, must_exist=args.list or args.resume is not None)
+    try:
+        if args.list:
+            return _print_list(conn)
+        if args.resume is not None:
+            return _resume(conn, args)
+        from iolab.tune import store
+
+        tune_id = store.create_tune(conn, ["iolab", "tune", *sys.argv[2:]],
+                                    objective.to_json(), space.to_json(), args.trials,
+                                    args.confirm, args.seed)
+        # a command's implementation is known from its launcher only; a bench run reports its own
+        return _execute(conn, tune_id, objective, space, args, [],
+                        implementation=predicted if kind == "command" else None)
+    finally:
+        conn.close()
+
+
+def _resume(conn: Any, args: argparse.Namespace) -> int:
+    from iolab.tune import store
+    from iolab.tune.objective import BenchObjective, CommandObjective
+    from iolab.tune.space import SearchSpace
+
+    row = store.get_tune(conn, args.resume)
+    if row is None:
+        raise UsageError(f"no tune {args.resume} in the results database (iolab tune --list)")
+    if row["status"] == "done":
+        raise UsageError(f"tune {args.resume} is finished; nothing to resume")
+    o = row["objective"]
+    objective: Any
+    if o["kind"] == "bench":
+        objective = BenchObjective(o["bench_args"], target=o.get("target", "write"), db=args.db)
+    else:
+        objective = CommandObjective(o["argv"], metric=o.get("metric"),
+                                     maximize=bool(o.get("maximize")),
+                                     time_limit_s=o.get("time_limit_s"),
+                                     output_dir=o.get("output_dir"))
+    args.trials, args.confirm, args.seed = row["budget"], row["confirm"], row["seed"]
+    done = store.trials(conn, args.resume)
+    print(f"iolab tune: resuming tune {args.resume} after {len(done)} finished trial(s)",
+          file=sys.stderr)
+    return _execute(conn, args.resume, objective, SearchSpace.from_json(row["space"]), args,
+                    done, implementation=row.get("implementation"))
+
+
+def _execute(conn: Any, tune_id: int, objective: Any, space: Any, args: argparse.Namespace,
+             done: list[Any], implementation: str | None = None) -> int:
+    from iolab.tune import store
+    from iolab.tune.render import TrialPrinter, render_result
+    from iolab.tune.search import Tuner
+
+    printer = TrialPrinter(args.trials, args.confirm, objective.unit, objective.maximize,
+                           quiet=args.quiet, verbose=args.verbose)
+    tuner = Tuner(objective, space, args.trials, args.confirm, args.seed, conn, tune_id,
+                  on_trial=printer.trial, implementation=implementation)
+    try:
+        result = tuner.run(done)
+    except KeyboardInterrupt:
+        store.update_tune(conn, tune_id, status="interrupted")
+        print(f"iolab tune: interrupted; {len(tuner.done)} trial(s) stored. "
+              f"Continue with: iolab tune --resume {tune_id}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except UsageError:
+        store.update_tune(conn, tune_id, status="failed")
+        raise
+    store.update_tune(conn, tune_id, status=result.status, result=result.to_json())
+    written: list[Path] = []
+    if args.output and result.status == "done" and result.winner and (
+            result.claim is None or not result.claim.significant):
+        print(f"iolab tune: nothing written to {args.output}: the winner is not proven faster "
+              "than the defaults", file=sys.stderr)
+    elif args.output and result.status == "done" and result.winner:
+        from iolab.tune.artifacts import write_artifacts
+
+        written = write_artifacts(result.winner, cli_common.make_dir(Path(args.output)),
+                                  getattr(objective, "output_dir", None))
+    if args.format == "json":
+        doc = {"schema_version": 1, "kind": "tune", "id": tune_id,
+               "objective": objective.to_json(), "unit": objective.unit,
+               **result.to_json(), "space": result.space,
+               "trials": [t.__dict__ for t in tuner.done],
+               "files": [str(p) for p in written]}
+        sys.stdout.write(json.dumps(doc, indent=2, default=list) + "\n")
+    else:
+        sys.stdout.write(render_result(tune_id, result, objective.unit, written))
+    return 0 if result.status == "done" else EXIT_FAILED
+
+
+def _print_list(conn: Any) -> int:
+    from iolab.tune import store
+
+    rows = store.list_tunes(conn)
+    if not rows:
+        print("(no tunes)")
+        return 0
+    print(f"{'id':>4}  {'created':20} {'status':11} {'impl':6} {'trials':>6}  result")
+    for r in rows:
+        res = r.get("result") or {}
+        claim = res.get("claim") or {}
+        what = (f"{claim.get('speedup', 0):.2f}x" + ("" if claim.get("significant") else
+                                                      " (not significant)")) if claim else "-"
+        print(f"{r['id']:>4}  {r['created_at'][:19]:20} {r['status']:11} "
+              f"{r.get('implementation') or '-':6} {r['trials']:>6}  {what}  "
+              f"{shlex.join(f'{k}={v}' for k, v in (res.get('winner') or {}).items())}")
+    return 0

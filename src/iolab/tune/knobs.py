@@ -1,0 +1,195 @@
+"""Every knob ``iolab tune`` can turn, as data: what it is, its domain, how a user applies it.
+
+A knob belongs to one *kind*, and the kind says both how a trial sets it and how the user
+applies the winner:
+
+- ``romio``: a ROMIO MPI-IO hint (MPICH, Cray MPICH, Intel MPI, Open MPI with
+  ``--mca io romio321``): a hints file / ``ROMIO_HINTS`` / ``MPICH_MPIIO_HINTS``, no code change.
+- ``ompio``: an Open MPI OMPIO MCA parameter (OMPIO ignores ROMIO hints): ``OMPI_MCA_*``
+  environment variables, no code change.
+- ``engine``: an option of the workload itself (POSIX mode, transfer size, threads, layout,
+  collective calls, HDF5 alignment): in an application this is a code change.
+- ``lfs``: Lustre striping of the output directory: an ``lfs setstripe`` command.
+- ``launch``: Slurm placement (``--cpu-bind``): a launch option.
+
+Sizes are written as the user writes them (``4M``) and normalised to bytes for hints.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from iolab.errors import UsageError
+
+KINDS = ("romio", "ompio", "engine", "lfs", "launch")
+
+HOW_APPLIED = {
+    "romio": "hints file / ROMIO_HINTS / MPICH_MPIIO_HINTS (no code change)",
+    "ompio": "environment: OMPI_MCA_* (no code change)",
+    "engine": "the application's own I/O calls (a code change)",
+    "lfs": "a command before the files are created: lfs setstripe",
+    "launch": "a launch option (srun)",
+}
+
+_SUFFIX = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+
+def parse_size(text: str) -> int:
+    """``4M`` -> 4194304 (binary units, as the engine and ROMIO's users write them)."""
+    t = text.strip().lower().removesuffix("ib").removesuffix("b")
+    unit = t[-1:] if t[-1:] in _SUFFIX and not t[-1:].isdigit() else ""
+    number = t[: len(t) - len(unit)]
+    if not number.isdigit():
+        raise ValueError(text)
+    return int(number) * _SUFFIX[unit]
+
+
+@dataclass(frozen=True)
+class Knob:
+    """One tunable setting.
+
+    ``value_type``: "size" (bytes, K/M/G suffixes), "int", "enum" (one of ``choices``) or
+    "bool". ``explore`` is what a preset tries when the user names no values. ``minimum``
+    bounds sizes and ints. ``key`` is the name the library or the engine knows it by.
+    """
+
+    name: str
+    kind: str
+    value_type: str
+    explore: tuple[str, ...]
+    doc: str
+    key: str = ""
+    choices: tuple[str, ...] = ()
+    minimum: int = 0
+    multiple_of: int = 1  # sizes: e.g. Lustre's 64 KiB stripe unit
+
+    @property
+    def library_key(self) -> str:
+        return self.key or self.name
+
+    @property
+    def config_key(self) -> str:
+        """Engine knobs: the key in the engine JSON's "config" (docs/engine-json.md)."""
+        return self.key or self.name.replace(".", "_").replace("-", "_")
+
+    @property
+    def applied_by(self) -> str:
+        return HOW_APPLIED[self.kind]
+
+    def normalise(self, value: str) -> str:
+        """The value as the library or engine takes it; UsageError when outside the domain."""
+        v = value.strip()
+        where = f"knob {self.name}: value {value!r}"
+        if self.value_type == "enum":
+            if v not in self.choices:
+                raise UsageError(f"{where} is not one of {', '.join(self.choices)}")
+            return v
+        if self.value_type == "bool":
+            low = v.lower()
+            if low in ("1", "true", "yes", "on"):
+                return "true"
+            if low in ("0", "false", "no", "off"):
+                return "false"
+            raise UsageError(f"{where} is not true or false")
+        try:
+            n = parse_size(v) if self.value_type == "size" else int(v)
+        except ValueError:
+            unit = "a size like 4M" if self.value_type == "size" else "an integer"
+            raise UsageError(f"{where} is not {unit}") from None
+        if n < self.minimum:
+            raise UsageError(f"{where} is below the minimum {self.minimum}")
+        if self.multiple_of > 1 and n % self.multiple_of:
+            raise UsageError(f"{where} is not a multiple of {self.multiple_of}")
+        return str(n)
+
+
+_TRI = ("automatic", "enable", "disable")
+_KIB64 = 64 << 10
+
+KNOBS: tuple[Knob, ...] = (
+    # ROMIO hints (ROMIO's users guide; Cray's intro_mpi lists the same names).
+    Knob("cb_buffer_size", "romio", "size", ("1M", "4M", "16M", "64M"),
+         "collective buffer per aggregator (ROMIO default 16 MiB)", minimum=4096),
+    Knob("cb_nodes", "romio", "int", ("1", "2", "4"),
+         "number of collective-buffering aggregators", minimum=1),
+    Knob("cb_config_list", "romio", "enum", ("*:1", "*:2", "*:4"),
+         "aggregators per node (ROMIO default *:1)", choices=("*:1", "*:2", "*:4", "*:8", "*:*")),
+    Knob("romio_cb_write", "romio", "enum", _TRI, "collective buffering for writes",
+         choices=_TRI),
+    Knob("romio_cb_read", "romio", "enum", _TRI, "collective buffering for reads", choices=_TRI),
+    Knob("romio_ds_write", "romio", "enum", _TRI, "data sieving for independent writes",
+         choices=_TRI),
+    Knob("romio_ds_read", "romio", "enum", _TRI, "data sieving for independent reads",
+         choices=_TRI),
+    Knob("romio_no_indep_rw", "romio", "enum", ("true", "false"),
+         "only aggregators open the file (deferred open; collective I/O only)",
+         choices=("true", "false")),
+    Knob("ind_wr_buffer_size", "romio", "size", ("512K", "4M"),
+         "data-sieving buffer for independent writes (ROMIO default 512 KiB)", minimum=4096),
+    Knob("ind_rd_buffer_size", "romio", "size", ("4M", "16M"),
+         "data-sieving buffer for independent reads (ROMIO default 4 MiB)", minimum=4096),
+    Knob("striping_factor", "romio", "int", ("1", "2", "4", "8"),
+         "Lustre stripe count of a new file (ROMIO's Lustre driver)", minimum=1),
+    Knob("striping_unit", "romio", "size", ("1M", "4M"),
+         "Lustre stripe size of a new file; multiples of 64 KiB", minimum=_KIB64,
+         multiple_of=_KIB64),
+    # Open MPI OMPIO MCA parameters (ompi_info --param io ompio --level 9; fcoll components).
+    Knob("ompio.num_aggregators", "ompio", "int", ("1", "2", "4"),
+         "OMPIO aggregators (-1: OMPIO decides)", key="io_ompio_num_aggregators", minimum=1),
+    Knob("ompio.bytes_per_agg", "ompio", "size", ("4M", "32M", "128M"),
+         "OMPIO bytes per aggregator cycle (default 32 MiB)", key="io_ompio_bytes_per_agg",
+         minimum=4096),
+    Knob("ompio.fcoll", "ompio", "enum", ("dynamic", "dynamic_gen2", "two_phase", "vulcan"),
+         "OMPIO collective-I/O algorithm (fcoll component)", key="fcoll",
+         choices=("dynamic", "dynamic_gen2", "two_phase", "individual", "vulcan")),
+    # The workload's own settings (engine options).
+    Knob("posix.mode", "engine", "enum", ("buffered", "sync", "direct"),
+         "POSIX I/O mode: page cache, O_DSYNC, O_DIRECT",
+         choices=("buffered", "sync", "fsync", "direct")),
+    Knob("transfer", "engine", "size", ("64K", "256K", "1M", "4M"),
+         "bytes per I/O call (must divide the block)", key="transfer_bytes", minimum=1),
+    Knob("threads", "engine", "int", ("1", "2", "4"), "I/O threads per rank (POSIX)",
+         minimum=1),
+    Knob("layout", "engine", "enum", ("fpp", "segmented", "strided", "subset"),
+         "file per process, one shared file (segmented/strided), N:M subset files",
+         choices=("fpp", "segmented", "strided", "serial", "subset")),
+    Knob("collective", "engine", "bool", ("false", "true"),
+         "collective MPI-IO / HDF5 transfers"),
+    Knob("file-view", "engine", "bool", ("false", "true"),
+         "one MPI-IO call per rank through a file view"),
+    Knob("hdf5.align", "engine", "size", ("64K", "1M", "4M"), "H5Pset_alignment", minimum=1),
+    Knob("hdf5.chunk", "engine", "size", ("1M", "4M"), "chunked dataset, bytes per chunk",
+         minimum=1),
+    # Lustre striping of the output directory, where lfs exists.
+    Knob("lfs.stripe_count", "lfs", "int", ("1", "2", "4", "8"), "lfs setstripe -c",
+         minimum=-1),
+    Knob("lfs.stripe_size", "lfs", "size", ("1M", "4M", "16M"), "lfs setstripe -S",
+         minimum=_KIB64, multiple_of=_KIB64),
+    # Placement under Slurm.
+    Knob("slurm.cpu_bind", "launch", "enum", ("cores", "threads", "none"), "srun --cpu-bind",
+         choices=("cores", "threads", "sockets", "none", "rank")),
+)
+
+_BY_NAME = {k.name: k for k in KNOBS}
+
+# What ``--preset`` explores, per workload family (MPI-IO presets by implementation).
+PRESETS: dict[str, tuple[str, ...]] = {
+    "posix": ("posix.mode", "transfer", "threads"),
+    "mpiio": ("cb_buffer_size", "cb_nodes", "romio_cb_write", "romio_ds_write",
+              "collective", "file-view"),
+    "mpiio-ompio": ("ompio.num_aggregators", "ompio.bytes_per_agg", "ompio.fcoll",
+                    "collective", "file-view"),
+    "hdf5": ("hdf5.align", "hdf5.chunk", "collective", "cb_buffer_size"),
+    "pnetcdf": ("cb_buffer_size", "cb_nodes", "romio_cb_write", "collective"),
+    "lustre": ("lfs.stripe_count", "lfs.stripe_size", "striping_factor", "striping_unit"),
+}
+PRESET_NAMES = ("posix", "mpiio", "hdf5", "pnetcdf", "lustre")
+
+
+def knob(name: str) -> Knob:
+    """The knob called ``name``; unknown names are refused with the list of known ones."""
+    try:
+        return _BY_NAME[name]
+    except KeyError:
+        raise UsageError(f"unknown knob {name!r}; known knobs: {', '.join(_BY_NAME)} "
+                         "(iolab tune --list-knobs describes them)") from None

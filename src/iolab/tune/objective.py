@@ -1,0 +1,321 @@
+"""What a tune measures: an ``iolab bench`` workload, or any command.
+
+A trial applies one configuration (knob -> value) the way a user would apply it, runs the
+workload once and returns one number:
+
+- :class:`BenchObjective` runs ``iolab bench <the user's options> <the knobs as engine
+  options>`` with ``--json``: the run is stored in the results database like any bench run
+  (rank counts and phases checked there), and the engine's read-back hints tell which ROMIO
+  hints the library really honoured.
+- :class:`CommandObjective` runs the user's own command (``mpirun -np 16 ./app``) with the
+  hints in ``ROMIO_HINTS`` (a hints file) and ``MPICH_MPIIO_HINTS``, OMPIO parameters as
+  ``OMPI_MCA_*``, striping with ``lfs setstripe`` on ``--output-dir``; the score is the wall
+  time, or a number parsed from its output (``--metric REGEX``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from iolab.errors import UsageError
+from iolab.tune.knobs import Knob, knob
+from iolab.tune.space import DEFAULT
+
+MIB = float(1 << 20)
+
+
+@dataclass
+class TrialOutcome:
+    status: str  # "ok" | "failed" | "interrupted"
+    value: float | None  # the score in the objective's unit (MiB/s, s, the metric)
+    wall_time_s: float
+    run_id: int | None = None
+    error: str | None = None
+    ignored: tuple[str, ...] = ()  # knobs the library did not honour (read back)
+    implementation: str | None = None  # "romio" | "ompio" | None (unknown)
+    settings: dict[str, str] = field(default_factory=dict)  # knob -> value in effect (read back)
+
+
+class Objective(Protocol):
+    kind: str
+    unit: str
+    maximize: bool
+
+    def evaluate(self, params: Mapping[str, str], label: str) -> TrialOutcome: ...
+
+    def to_json(self) -> dict[str, Any]: ...
+
+
+def set_params(params: Mapping[str, str]) -> dict[Knob, str]:
+    """The knobs a configuration actually sets (DEFAULT means: leave it alone)."""
+    return {knob(n): v for n, v in params.items() if v != DEFAULT}
+
+
+def hints_of(params: Mapping[str, str]) -> dict[str, str]:
+    return {k.library_key: v for k, v in set_params(params).items() if k.kind == "romio"}
+
+
+def mca_env(params: Mapping[str, str]) -> dict[str, str]:
+    return {f"OMPI_MCA_{k.library_key}": v for k, v in set_params(params).items()
+            if k.kind == "ompio"}
+
+
+def lfs_setstripe(params: Mapping[str, str], directory: str | os.PathLike[str]) -> list[str] | None:
+    """``lfs setstripe`` for the lfs knobs of a configuration, or None when none is set."""
+    args: list[str] = []
+    for k, v in set_params(params).items():
+        if k.name == "lfs.stripe_count":
+            args += ["-c", v]
+        elif k.name == "lfs.stripe_size":
+            args += ["-S", v]
+    return ["lfs", "setstripe", *args, str(directory)] if args else None
+
+
+def _apply_lfs(params: Mapping[str, str], directory: Path) -> str | None:
+    cmd = lfs_setstripe(params, directory)
+    if cmd is None:
+        return None
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        return f"{shlex.join(cmd)} failed: {(done.stderr or done.stdout).strip()[:200]}"
+    return None
+
+
+# Engine flags a bool knob's "false" must remove from the user's own options (IOR aliases too).
+_BOOL_FLAGS = {"collective": ("--collective", "-c"), "file-view": ("--file-view",)}
+
+
+def engine_args(base: Sequence[str], params: Mapping[str, str]) -> list[str]:
+    """The user's bench options with the configuration's engine options and hints applied.
+
+    Options given later win in argparse, so a knob is appended after the user's own; a bool
+    knob set to false removes the flag instead.
+    """
+    args = list(base)
+    extra: list[str] = []
+    for k, v in set_params(params).items():
+        if k.kind == "engine":
+            if k.value_type == "bool":
+                flags = _BOOL_FLAGS.get(k.name, (f"--{k.name}",))
+                args = [a for a in args if a not in flags]
+                if v == "true":
+                    extra.append(f"--{k.name}")
+            else:
+                extra += [f"--{k.name}", v]
+        elif k.kind == "romio":
+            extra += ["--hint", f"{k.library_key}={v}"]
+        elif k.kind == "launch" and k.name == "slurm.cpu_bind":
+            extra.append(f"--launcher-args=--cpu-bind={v}")
+    return args + extra
+
+
+def _bench_path(base: Sequence[str]) -> Path | None:
+    """The directory of the user's test file (``-o``/``--path``), for lfs knobs."""
+    for i, a in enumerate(base):
+        if a in ("-o", "--path") and i + 1 < len(base):
+            return Path(base[i + 1]).parent
+        if a.startswith("--path="):
+            return Path(a.split("=", 1)[1]).parent
+    return None
+
+
+def effective_settings(doc: Mapping[str, Any]) -> dict[str, str]:
+    """What a run actually used, per knob name, from the engine's document: its own options
+    from "config", ROMIO hints from the read-back "effective" hints (when verifiable)."""
+    from iolab.tune.knobs import KNOBS
+
+    config = doc.get("config") or {}
+    hints = doc.get("hints") or {}
+    effective = hints.get("effective") or {} if hints.get("verifiable") else {}
+    out: dict[str, str] = {}
+    for k in KNOBS:
+        raw: Any = None
+        if k.kind == "engine":
+            raw = config.get(k.config_key)
+        elif k.kind == "romio":
+            raw = effective.get(k.library_key)
+        if raw is None:
+            continue
+        text = ("true" if raw else "false") if isinstance(raw, bool) else str(raw)
+        try:
+            out[k.name] = k.normalise(text)
+        except UsageError:
+            continue  # a value outside the knob's domain (e.g. ROMIO's own spelling)
+    return out
+
+
+def _ignored_hints(doc: Mapping[str, Any]) -> tuple[str, ...]:
+    hints = doc.get("hints") or {}
+    if not isinstance(hints, Mapping):
+        return ()
+    if hints.get("verifiable") is False:
+        return tuple(hints.get("unverified") or ())
+    return tuple(hints.get("ignored") or ())
+
+
+@dataclass
+class BenchObjective:
+    """``iolab bench`` options (as after ``iolab bench``) and the phase whose median
+    bandwidth is the score."""
+
+    bench_args: list[str]
+    target: str = "write"  # "write" | "read"
+    db: str | None = None
+    kind: str = "bench"
+    unit: str = "MiB/s"
+    maximize: bool = True
+    env: dict[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "bench_args": self.bench_args, "target": self.target}
+
+    def evaluate(self, params: Mapping[str, str], label: str) -> TrialOutcome:
+        cmd = [sys.executable, "-m", "iolab", "bench", *engine_args(self.bench_args, params),
+               "--json", "--label", label]
+        if self.db:
+            cmd += ["--db", self.db]
+        env = {**os.environ, **self.env, **mca_env(params)}
+        where = _bench_path(self.bench_args)
+        start = time.monotonic()
+        if lfs_setstripe(params, where or ".") is not None:
+            err = _apply_lfs(params, where or Path("."))
+            if err:
+                return TrialOutcome("failed", None, 0.0, error=err)
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False,
+                              stdin=subprocess.DEVNULL)
+        wall = time.monotonic() - start
+        if done.returncode == 2:  # bad input: the same for every trial, so stop the tune
+            raise UsageError(done.stderr.strip().splitlines()[-1].removeprefix("iolab: ")
+                             if done.stderr.strip() else "iolab bench refused the workload")
+        if done.returncode == 130:
+            raise KeyboardInterrupt
+        try:
+            runs = json.loads(done.stdout).get("runs") or []
+        except ValueError:
+            runs = []
+        if not runs:
+            return TrialOutcome("failed", None, wall,
+                                error=(done.stderr.strip().splitlines() or ["no result"])[-1])
+        run = runs[0]
+        doc = run.get("engine") or {}
+        does_mpiio = (doc.get("config") or {}).get("api") in ("mpiio", "hdf5", "pnetcdf")
+        impl = (doc.get("environment") or {}).get("mpiio_implementation") if does_mpiio \
+            else None
+        ignored = _ignored_hints(doc)
+        if run.get("status") != "ok":
+            err = (doc.get("error") or {}).get("message") if isinstance(doc.get("error"), dict) \
+                else None
+            return TrialOutcome(str(run.get("status") or "failed"), None, wall, run.get("id"),
+                                err or "the run failed", ignored, impl)
+        bw = (((doc.get("summary") or {}).get(self.target) or {}).get("bw_bytes_per_s") or {})
+        median = bw.get("median")
+        if median is None:
+            return TrialOutcome("failed", None, wall, run.get("id"),
+                                f"the workload has no {self.target} phase", ignored, impl)
+        return TrialOutcome("ok", float(median) / MIB, wall, run.get("id"), None, ignored, impl,
+                            effective_settings(doc))
+
+
+@dataclass
+class CommandObjective:
+    """Any command; scored by wall time (lower is better) or by ``metric`` (a regex whose
+    first group is a number, from stdout and stderr; the last match counts)."""
+
+    argv: list[str]
+    metric: str | None = None
+    maximize: bool = False
+    time_limit_s: float | None = None
+    output_dir: str | None = None
+    kind: str = "command"
+    hints_dir: str = field(default_factory=lambda: tempfile.mkdtemp(prefix="iolab-tune-"))
+
+    def __post_init__(self) -> None:
+        if not self.argv:
+            raise UsageError("no command given after '--'")
+        if shutil.which(self.argv[0]) is None:
+            raise UsageError(f"command not found: {self.argv[0]!r} (give a path or put it on "
+                             "PATH)")
+        if self.metric is not None:
+            try:
+                rx = re.compile(self.metric)
+            except re.error as exc:
+                raise UsageError(f"--metric {self.metric!r}: not a valid regular expression "
+                                 f"({exc})") from None
+            if rx.groups < 1:
+                raise UsageError(f"--metric {self.metric!r}: needs one group around the "
+                                 "number, e.g. 'bandwidth: ([0-9.]+)'")
+        if self.time_limit_s is not None and self.time_limit_s < 1:
+            raise UsageError(f"--time-limit {self.time_limit_s}: at least 1 second")
+
+    @property
+    def unit(self) -> str:
+        return "metric" if self.metric else "s"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "argv": self.argv, "metric": self.metric,
+                "maximize": self.maximize, "time_limit_s": self.time_limit_s,
+                "output_dir": self.output_dir}
+
+    def environment(self, params: Mapping[str, str], label: str) -> dict[str, str]:
+        """What the command runs with: hints file, Cray's variable, OMPIO's parameters."""
+        env = dict(os.environ)
+        env.update(mca_env(params))
+        hints = hints_of(params)
+        if hints:
+            path = Path(self.hints_dir) / f"{label.replace(':', '-')}.hints"
+            path.write_text("".join(f"{k} {v}\n" for k, v in hints.items()))
+            env["ROMIO_HINTS"] = str(path)
+            env["MPICH_MPIIO_HINTS"] = "*:" + ":".join(f"{k}={v}" for k, v in hints.items())
+        return env
+
+    def evaluate(self, params: Mapping[str, str], label: str) -> TrialOutcome:
+        env = self.environment(params, label)
+        if self.output_dir:
+            err = _apply_lfs(params, Path(self.output_dir))
+            if err:
+                return TrialOutcome("failed", None, 0.0, error=err)
+        start = time.monotonic()
+        proc = subprocess.Popen(self.argv, env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                text=True, start_new_session=True)
+        try:
+            out, _ = proc.communicate(timeout=self.time_limit_s)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            return TrialOutcome("failed", None, time.monotonic() - start,
+                                error=f"time limit of {self.time_limit_s:g} s reached")
+        except KeyboardInterrupt:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            raise
+        wall = time.monotonic() - start
+        if proc.returncode != 0:
+            last = (out.strip().splitlines() or ["no output"])[-1][:200]
+            return TrialOutcome("failed", None, wall,
+                                error=f"exit code {proc.returncode}: {last}")
+        if self.metric is None:
+            return TrialOutcome("ok", wall, wall)
+        found = re.findall(self.metric, out)
+        if not found:
+            return TrialOutcome("failed", None, wall,
+                                error=f"--metric {self.metric!r} matched nothing in the output")
+        last_match = found[-1][0] if isinstance(found[-1], tuple) else found[-1]
+        try:
+            return TrialOutcome("ok", float(last_match), wall)
+        except ValueError:
+            return TrialOutcome("failed", None, wall,
+                                error=f"--metric matched {last_match!r}, not a number")

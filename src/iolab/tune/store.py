@@ -1,0 +1,105 @@
+"""Tunes and trials in the results database (tables from migration 2 of ``results.db``).
+
+A trial is written the moment it finishes, so an interrupted tune loses at most the trial
+that was running; ``iolab tune --resume ID`` reads the finished ones back.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from iolab.results.db import transaction
+
+TUNE_STATUSES = ("running", "done", "failed", "interrupted")
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+@dataclass(frozen=True)
+class Trial:
+    number: int
+    phase: str  # "search" | "confirm"
+    params: dict[str, str]
+    status: str
+    value: float | None
+    run_id: int | None = None
+    error: str | None = None
+    ignored: tuple[str, ...] = ()
+    wall_time_s: float | None = None
+    settings: dict[str, str] = field(default_factory=dict)  # knob -> value in effect
+
+
+def create_tune(conn: sqlite3.Connection, command: Sequence[str], objective: Mapping[str, Any],
+                space: Mapping[str, Any], budget: int, confirm: int, seed: int) -> int:
+    now = _now()
+    with transaction(conn):
+        cur = conn.execute(
+            "INSERT INTO tunes (created_at, updated_at, status, command, objective, space, "
+            "budget, confirm, seed) VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?)",
+            (now, now, json.dumps(list(command)), json.dumps(objective), json.dumps(space),
+             budget, confirm, seed))
+    return int(cur.lastrowid or 0)
+
+
+def update_tune(conn: sqlite3.Connection, tune_id: int, *, status: str | None = None,
+                implementation: str | None = None, result: Mapping[str, Any] | None = None,
+                space: Mapping[str, Any] | None = None) -> None:
+    sets, vals = ["updated_at = ?"], [_now()]
+    for col, val in (("status", status), ("implementation", implementation),
+                     ("result", json.dumps(result) if result is not None else None),
+                     ("space", json.dumps(space) if space is not None else None)):
+        if val is not None:
+            sets.append(f"{col} = ?")
+            vals.append(val)
+    with transaction(conn):
+        conn.execute(f"UPDATE tunes SET {', '.join(sets)} WHERE id = ?", (*vals, tune_id))
+
+
+def add_trial(conn: sqlite3.Connection, tune_id: int, trial: Trial) -> None:
+    with transaction(conn):
+        conn.execute(
+            "INSERT INTO trials (tune_id, number, phase, params, status, value, run_id, error, "
+            "ignored, wall_time_s, settings, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (tune_id, trial.number, trial.phase, json.dumps(trial.params), trial.status,
+             trial.value, trial.run_id, trial.error, json.dumps(list(trial.ignored)),
+             trial.wall_time_s, json.dumps(trial.settings), _now()))
+
+
+def get_tune(conn: sqlite3.Connection, tune_id: int) -> dict[str, Any] | None:
+    row = conn.execute("SELECT * FROM tunes WHERE id = ?", (tune_id,)).fetchone()
+    if row is None:
+        return None
+    out = dict(row)
+    for col in ("command", "objective", "space", "result"):
+        if isinstance(out.get(col), str):
+            out[col] = json.loads(out[col])
+    return out
+
+
+def list_tunes(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+    rows = conn.execute(
+        "SELECT t.id, t.created_at, t.status, t.implementation, t.budget, t.result, "
+        "(SELECT COUNT(*) FROM trials r WHERE r.tune_id = t.id) AS trials "
+        "FROM tunes t ORDER BY t.id").fetchall()
+    out = []
+    for r in rows:
+        d = dict(r)
+        d["result"] = json.loads(d["result"]) if d.get("result") else None
+        out.append(d)
+    return out
+
+
+def trials(conn: sqlite3.Connection, tune_id: int) -> list[Trial]:
+    rows = conn.execute("SELECT * FROM trials WHERE tune_id = ? ORDER BY number",
+                        (tune_id,)).fetchall()
+    return [Trial(r["number"], r["phase"], json.loads(r["params"]), r["status"], r["value"],
+                  r["run_id"], r["error"], tuple(json.loads(r["ignored"] or "[]")),
+                  r["wall_time_s"], json.loads(r["settings"] or "{}")) for r in rows]

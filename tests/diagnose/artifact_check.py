@@ -1,0 +1,297 @@
+"""An independent check of fix artifacts against the job they are for.
+
+Reads the model's own columns (ranks, nodes, files, mounts, Lustre layouts and OSTs), not
+the facts the fix builders computed, and runs the shell files for real: ``bash -n`` on
+each, the environment files sourced in an empty environment and every exported value
+parsed, the Slurm script executed under a simulated allocation with ``srun`` printing its
+arguments. :func:`problems` lists what is wrong (empty: the artifact is valid and harmless).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import tempfile
+
+from iolab.buffer.spec import parse as parse_buffer_spec
+from iolab.diagnose.fixes import OMPIO_MCA, ROMIO_HINTS
+from iolab.diagnose.rules.base import Artifact
+from iolab.model.files import APP
+from iolab.model.job import Model
+
+SHELL_KINDS = {"env", "mpich-hints", "ompio-mca", "lfs", "slurm"}
+ENV_KINDS = {"env", "mpich-hints", "ompio-mca"}
+KiB = 1 << 10
+ALLOWED_ENV = {"ROMIO_HINTS", "ROMIO_PRINT_HINTS", "MPICH_MPIIO_HINTS",
+               "MPICH_MPIIO_HINTS_DISPLAY", "MPIO_DIRECT_READ", "MPIO_DIRECT_WRITE",
+               "OMP_NUM_THREADS", "IOLAB_BUFFER", "IOBUF_PARAMS", "LD_PRELOAD", "OMPI_MCA_io",
+               *OMPIO_MCA}
+
+
+class Job:
+    """The job's numbers, read straight from the model."""
+
+    def __init__(self, model: Model) -> None:
+        f = model.files
+        self.model = model
+        self.nprocs = max(model.job.nprocs, 1)
+        self.app = {p for p, c in zip(f.paths, f.category) if c == APP}
+        md = model.mods.get("MPI-IO")
+        self.mpi = {f.paths[i] for i in set(md.file_index.tolist())} if md is not None else set()
+        self.mounts = [m.rstrip("/") or "/" for m, _ in model.job.mounts]
+        self.lustre_mounts = [m for m, t in model.job.mounts if t.lower() == "lustre"]
+        pos = {int(i): k for k, i in enumerate(f.ids)}
+        self.layout = {f.paths[pos[r]]: sc for r, sc in model.stripes.items() if r in pos}
+        osts = {o for v in model.lustre_osts.values() for o in v}
+        self.osts = max([max(osts) + 1 if osts else 0]
+                        + [c for _, c in self.layout.values()])
+        self.cmd = model.job.exe.split()
+
+    def mount_root(self, path: str) -> bool:
+        p = path.rstrip("/") or "/"
+        return p == "/" or p in self.mounts
+
+    def on_lustre(self, path: str) -> bool:
+        return path in self.layout or any(path.startswith(m.rstrip("/") + "/")
+                                          for m in self.lustre_mounts)
+
+
+def _bash(args: list[str], env: dict[str, str] | None = None, stdin: str = ""
+          ) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["bash", "--noprofile", "--norc", *args], capture_output=True,
+                          text=True, env=env if env is not None else {"PATH": os.environ["PATH"]},
+                          input=stdin, timeout=30)
+
+
+def _size(text: str) -> int:
+    m = re.fullmatch(r"(\d+)([KMG]?)", text)
+    assert m, text
+    return int(m.group(1)) << {"": 0, "K": 10, "M": 20, "G": 30}[m.group(2)]
+
+
+def _hint_problems(job: Job, key: str, value: str, where: str) -> list[str]:
+    kind = ROMIO_HINTS.get(key)
+    if kind is None:
+        return [f"{where}: {key} is not a ROMIO hint"]
+    ok = {"mode": value in ("enable", "disable", "automatic"), "bool": value in ("true", "false"),
+          "config": bool(re.fullmatch(r"\*:[1-9]\d*", value))}.get(kind)
+    if ok is None:
+        ok = value.isdigit() and int(value) >= 1
+        n = int(value) if ok else 0
+        if kind == "stripe":
+            ok = ok and n % (64 * KiB) == 0 and job.osts > 0
+        elif kind == "osts":
+            ok = ok and 0 < job.osts and n <= max(job.osts, 16)
+        elif key == "cb_nodes":
+            ok = ok and n <= job.nprocs
+        elif kind == "bytes":
+            ok = ok and n >= 64 * KiB
+    return [] if ok else [f"{where}: {key}={value} is not valid for this job"]
+
+
+def _romio_file(job: Job, art: Artifact) -> list[str]:
+    out = []
+    for ln in art.content.splitlines():
+        if not ln.strip() or ln.startswith("#"):
+            continue
+        key, _, value = ln.partition(" ")
+        out += _hint_problems(job, key, value.strip(), art.name)
+    return out
+
+
+def _env_values(art: Artifact) -> tuple[dict[str, str], list[str]]:
+    """Source an environment file in an empty environment, from another directory than the
+    file's; its exported variables (``__DIR``: the file's directory)."""
+    bad = [f"{art.name}: line is not an export: {ln!r}" for ln in art.content.splitlines()
+           if ln.strip() and not ln.startswith("#") and not ln.startswith("export ")]
+    with tempfile.NamedTemporaryFile("w", suffix=".env") as fh:
+        fh.write(art.content)
+        fh.flush()
+        r = _bash(["-c", 'cd / && . "$1" && for v in $(compgen -e); do printf "%s=%s\\0" "$v"'
+                   ' "${!v}"; done', "_", fh.name])
+    if r.returncode != 0:
+        return {}, bad + [f"{art.name}: sourcing failed: {r.stderr.strip()}"]
+    vals = dict(kv.split("=", 1) for kv in r.stdout.split("\0") if "=" in kv)
+    for k in ("PATH", "PWD", "SHLVL", "OLDPWD", "_"):
+        vals.pop(k, None)
+    vals["__DIR"] = os.path.dirname(fh.name)
+    return vals, bad
+
+
+def _cray(job: Job, spec: str, where: str) -> list[str]:
+    out = []
+    for entry in spec.split(","):
+        pattern, *kvs = entry.split(":")
+        if not kvs:
+            out.append(f"{where}: {entry!r} has no key=value")
+        if pattern != "*" and not any(pattern in (os.path.basename(p), p,
+                                                  "*/" + os.path.basename(p))
+                                      for p in job.mpi & job.app):
+            out.append(f"{where}: pattern {pattern!r} names no MPI-IO file of the job")
+        for kv in kvs:
+            key, _, value = kv.partition("=")
+            out += _hint_problems(job, key, value, where)
+    return out
+
+
+def _buffer_spec(job: Job, spec: str, where: str) -> list[str]:
+    out = []
+    try:
+        rules = parse_buffer_spec(spec)
+    except Exception as exc:  # noqa: BLE001 - any parse failure is the problem reported
+        return [f"{where}: {spec!r} does not parse: {exc}"]
+    for r in rules:
+        if r.pattern not in job.app:
+            out.append(f"{where}: {r.pattern!r} is not one of the job's files")
+        if r.pattern in job.mpi:
+            out.append(f"{where}: {r.pattern!r} is an MPI-IO file")
+    return out
+
+
+def _ompio(name: str, value: str, where: str) -> list[str]:
+    if name == "OMPI_MCA_io":
+        ok = value in ("^ompio", "romio321", "romio341")
+    elif name == "OMPI_MCA_fcoll":
+        ok = value in ("individual", "vulcan", "dynamic", "dynamic_gen2", "two_phase")
+    else:
+        ok = value.isdigit() and int(value) >= 1
+        if name.endswith(("bytes_per_agg", "stripe_size")):
+            ok = ok and int(value) % (64 * KiB) == 0
+    return [] if ok else [f"{where}: {name}={value} is not valid"]
+
+
+def _env_file(job: Job, art: Artifact, siblings: list[Artifact]) -> list[str]:
+    vals, out = _env_values(art)
+    here = vals.pop("__DIR")
+    for name, value in vals.items():
+        where = f"{art.name}: {name}"
+        if name not in ALLOWED_ENV:
+            out.append(f"{where} is not a variable any library reads")
+        elif name == "ROMIO_HINTS":
+            base = os.path.basename(value)
+            if not any(a.kind == "romio-hints" and a.name == base for a in siblings):
+                out.append(f"{where} names {base}, which the fix does not include")
+            if os.path.dirname(value) != here:
+                out.append(f"{where}={value}: not beside the sourced file ({here})")
+        elif name == "MPICH_MPIIO_HINTS":
+            out += _cray(job, value, where)
+        elif name in ("IOLAB_BUFFER", "IOBUF_PARAMS"):
+            out += _buffer_spec(job, value, where)
+        elif name.startswith("OMPI_MCA_"):
+            out += _ompio(name, value, where)
+        elif name == "LD_PRELOAD" and not value.split(":")[0].endswith("libiolab-buffer.so"):
+            out.append(f"{where}={value} preloads something else")
+    return out
+
+
+def _lfs_target(job: Job, path: str, where: str) -> list[str]:
+    if path.endswith(".iolab-restripe"):
+        own = path[: -len(".iolab-restripe")]
+        ok = own in job.app and os.path.isabs(own) and job.on_lustre(own)
+    else:
+        d = os.path.dirname(path)
+        ok = (os.path.basename(path).startswith("iolab-") and not job.mount_root(d)
+              and any(os.path.dirname(p) == d and job.on_lustre(p) for p in job.app))
+    return [] if ok else [f"{where}: {path} is not the job's own file or new directory"]
+
+
+def _lfs(job: Job, art: Artifact) -> list[str]:
+    out = []
+    cap = max(job.osts, 16)  # the OSTs seen, or 16 when the log saw fewer
+    for ln in art.content.splitlines():
+        if not ln.strip() or ln.startswith("#") or ln.strip() in ("set -e", "#!/bin/bash"):
+            continue
+        for cmd in (shlex.split(c) for c in ln.split("&&")):
+            where = f"{art.name}: {' '.join(cmd)}"
+            if cmd[:2] == ["lfs", "setstripe"]:
+                opts = dict(zip(cmd[2:-1:2], cmd[3:-1:2]))
+                c, s, target = int(opts.get("-c", "0")), _size(opts.get("-S", "0")), cmd[-1]
+                if not 1 <= c <= cap:
+                    out.append(f"{where}: stripe count {c} outside 1..{cap}")
+                if s < 64 * KiB or s % (64 * KiB):
+                    out.append(f"{where}: stripe size {s} is not a multiple of 64 KiB")
+                if job.mount_root(target):
+                    out.append(f"{where}: a mount root")
+                out += _lfs_target(job, target, where)
+                own = target[: -len(".iolab-restripe")]
+                cur = job.layout.get(own)
+                if art.name.startswith("stripe_count") and c > 1 and cur and cur[1] >= c:
+                    out.append(f"{where}: {own} already has {cur[1]} stripes")
+            elif cmd[0] == "mkdir" and len(cmd) == 2:
+                out += _lfs_target(job, cmd[1], where)
+            elif cmd[0] in ("cp", "mv"):
+                paths = [a for a in cmd[1:] if not a.startswith("-")]
+                for p in paths:
+                    base = p[: -len(".iolab-restripe")] if p.endswith(".iolab-restripe") else p
+                    if base not in job.app:
+                        out.append(f"{where}: {p} is not the job's file")
+            else:
+                out.append(f"{where}: unexpected command")
+    return out
+
+
+def slurm_run(art: Artifact, ntasks: int, nodes: int, cpus: int) -> tuple[list[str], str]:
+    """Run a Slurm script under a simulated allocation; srun's arguments and stderr."""
+    with tempfile.NamedTemporaryFile("w", suffix=".sbatch") as fh:
+        fh.write(art.content)
+        fh.flush()
+        env = {"PATH": os.environ["PATH"], "SLURM_NTASKS": str(ntasks),
+               "SLURM_JOB_NUM_NODES": str(nodes), "SLURM_CPUS_ON_NODE": str(cpus)}
+        r = _bash(["-c", 'srun() { printf "%s\\n" "$@"; }; PROGRAM=(prog); . "$1"', "_",
+                   fh.name], env=env)
+    return r.stdout.splitlines(), r.stderr
+
+
+def _slurm(job: Job, art: Artifact) -> list[str]:
+    out = []
+    if f"#SBATCH --ntasks={job.nprocs}" not in art.content:
+        out.append(f"{art.name}: no #SBATCH --ntasks={job.nprocs}")
+    nodes = job.model.job.nodes or 1
+    for cpus in (1, 4, 64):  # nodes with fewer CPUs than ranks must still give -c >= 1
+        args, err = slurm_run(art, job.nprocs, nodes, cpus)
+        if "-c" not in args:
+            out.append(f"{art.name}: srun did not run ({err.strip()})")
+            continue
+        c = args[args.index("-c") + 1]
+        if not c.isdigit() or int(c) < 1:
+            out.append(f"{art.name}: srun -c {c} with {cpus} CPUs per node")
+        if args[args.index("-n") + 1] != str(job.nprocs):
+            out.append(f"{art.name}: srun -n {args[args.index('-n') + 1]} != {job.nprocs}")
+        prog = args[args.index("--cpu-bind=cores") + 1:]
+        want = job.cmd or ["prog"]
+        if prog != want:
+            out.append(f"{art.name}: runs {prog}, the log's command is {want}")
+    return out
+
+
+def problems(model: Model, art: Artifact, siblings: list[Artifact]) -> list[str]:
+    """What is wrong with ``art`` (a fix artifact of ``model``); empty when valid."""
+    job = Job(model)
+    out: list[str] = []
+    shell = art.kind in SHELL_KINDS or art.name.endswith((".env", ".sh", ".sbatch"))
+    if shell:
+        r = _bash(["-n"], stdin=art.content)
+        if r.returncode != 0:
+            out.append(f"{art.name}: bash -n: {r.stderr.strip()}")
+    if art.kind == "romio-hints":
+        out += _romio_file(job, art)
+    elif art.kind in ENV_KINDS or art.name.endswith(".env"):
+        out += _env_file(job, art, siblings)
+    elif art.kind == "lfs":
+        out += _lfs(job, art)
+    elif art.kind == "slurm":
+        out += _slurm(job, art)
+    if "./app" in art.content and "./app" not in model.job.exe:
+        out.append(f"{art.name}: runs ./app, not the log's program")
+    return out
+
+
+def all_problems(model: Model, findings: list) -> list[str]:
+    out = []
+    for f in findings:
+        for a in f.fix.artifacts:
+            out += [f"{f.rule.id}: {p}" for p in problems(model, a, f.fix.artifacts)]
+    return out
+

@@ -1,0 +1,57 @@
+"""The batch script a fix emits runs as written under a real Slurm (the one-node cluster of
+tests/slurm_localhost.sh): sbatch accepts its #SBATCH lines, srun starts the log's own
+program with the job's ranks and a CPU count of at least 1.
+
+Expected / was: ``srun -n 512 -c $(( $(nproc) / 512 )) ./app``: -c 0 on any node with
+fewer CPUs than the job's ranks (every multi-node job), and ./app instead of the program.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from iolab.diagnose import fixes
+from iolab.model.job import build_model
+from iolab.model.raw import RawJob, RawRecord
+
+SCRIPT = Path(__file__).resolve().parents[1] / "slurm_localhost.sh"
+
+
+@pytest.fixture(scope="module")
+def slurm_env() -> dict[str, str]:
+    if os.geteuid() != 0:
+        pytest.skip("the one-node Slurm needs root (it starts munged, slurmctld, slurmd)")
+    missing = [c for c in ("slurmctld", "slurmd", "munged", "sbatch", "srun")
+               if shutil.which(c) is None]
+    if missing:
+        pytest.skip(f"Slurm is not installed ({', '.join(missing)} missing); "
+                    "IOLAB_WITH_TEST_DEPS=1 tools/install-deps.sh installs it")
+    p = subprocess.run(["bash", str(SCRIPT)], capture_output=True, text=True, timeout=180)
+    if p.returncode != 0:
+        pytest.fail(f"tests/slurm_localhost.sh failed: {p.stderr.strip()[-2000:]}")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
+    env["SLURM_CONF"] = p.stdout.strip().splitlines()[-1].split("=", 1)[1]
+    return env
+
+
+def test_emitted_sbatch_runs_the_logs_program(slurm_env: dict[str, str], tmp_path: Path) -> None:
+    rec = RawRecord(module="POSIX", rank=0, record_id=1, path=str(tmp_path / "o.dat"),
+                    counters={"POSIX_OPENS": 1})
+    # the log's command line (Darshan keeps words joined by spaces)
+    raw = RawJob(source="darshan", source_paths=["synthetic"], nprocs=2, start_time=0.0,
+                 end_time=10.0, run_time_s=10.0, records=[rec],
+                 exe="/usr/bin/env IOLAB_MARK=from-the-log /usr/bin/printenv IOLAB_MARK")
+    (art,) = fixes.slurm_affinity(build_model([raw], nodes=1))
+    script = tmp_path / art.name
+    script.write_text(art.content)
+    out, err = tmp_path / "job.out", tmp_path / "job.err"
+    r = subprocess.run(["sbatch", "--wait", "--quiet", "--time=2", f"--output={out}",
+                        f"--error={err}", f"--chdir={tmp_path}", str(script)],
+                       capture_output=True, text=True, timeout=120, env=slurm_env)
+    assert r.returncode == 0, r.stderr + (err.read_text() if err.exists() else "")
+    assert out.read_text().split() == ["from-the-log", "from-the-log"]  # 2 ranks, the program

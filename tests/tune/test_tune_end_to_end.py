@@ -1,0 +1,226 @@
+"""``iolab tune`` end to end: real engine runs, real MPI programs, the results database.
+
+The null backend with a per-transfer delay gives a workload whose bandwidth really depends
+on the transfer size (16x between 64 KiB and 1 MiB) in well under a second a run, so the
+search, the proof and the resume can be checked without loading the disk."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+NULL_WORKLOAD = ["--", "iolab", "bench", "-a", "null", "--null.delay-us", "300", "-t", "64k",
+                 "-b", "4m", "--np", "2", "-w"]
+HERE = Path(__file__).parent
+
+
+def tune(*args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "iolab", "tune", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=timeout,
+                          stdin=subprocess.DEVNULL)
+
+
+def rows(db: Path, sql: str) -> list[sqlite3.Row]:
+    conn = sqlite3.connect(db)
+    conn.row_factory = sqlite3.Row
+    try:
+        return conn.execute(sql).fetchall()
+    finally:
+        conn.close()
+
+
+@pytest.fixture
+def engine_ok() -> None:
+    from iolab.paths import engine_binary
+
+    engine_binary("default")  # raises (test error) when ./setup did not build it
+    if shutil.which("mpirun") is None:
+        pytest.skip("mpirun is not on PATH (./setup installs Open MPI)")
+
+
+def test_a_real_gain_is_found_proven_and_stored(tmp_path: Path, engine_ok: None) -> None:
+    db = tmp_path / "r.db"
+    out = tune("--db", str(db), "--knob", "transfer=64k,256k,1m", "--trials", "5",
+               "--confirm", "4", "--json", "-o", str(tmp_path / "fix"), *NULL_WORKLOAD,
+               cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["kind"] == "tune" and doc["status"] == "done"
+    assert doc["winner"] == {"transfer": "1048576"}
+    claim = doc["claim"]
+    assert claim["significant"] and claim["speedup"] > 4 and claim["ci_low"] > 1
+    assert doc["implementation"] is None  # the null backend does no MPI-IO
+    # 64k is what the workload already runs: never measured again under another name
+    assert all(t["params"].get("transfer") != "65536" for t in doc["trials"])
+    trials = rows(db, "SELECT * FROM trials ORDER BY number")
+    assert [t["number"] for t in trials] == list(range(5 + 8))
+    assert sum(t["phase"] == "confirm" for t in trials) == 8
+    runs = {r["id"]: r for r in rows(db, "SELECT id, label, status FROM runs")}
+    for t in trials:  # every trial is a stored, checked bench run
+        assert runs[t["run_id"]]["status"] == "ok"
+        assert runs[t["run_id"]]["label"] == f"tune:{doc['id']}:{t['number']}"
+    tunes = rows(db, "SELECT status, result FROM tunes")
+    assert tunes[0]["status"] == "done"
+    assert json.loads(tunes[0]["result"])["winner"] == {"transfer": "1048576"}
+    assert (tmp_path / "fix" / "code-changes.txt").read_text().count("1048576") == 1
+    listed = tune("--db", str(db), "--list", cwd=tmp_path)
+    assert listed.returncode == 0 and "transfer=1048576" in listed.stdout
+
+
+def test_posix_tune_runs_on_the_real_file_system(tmp_path: Path, engine_ok: None) -> None:
+    out = tune("--db", str(tmp_path / "r.db"), "--knob", "posix.mode=buffered,sync",
+               "--knob", "threads=1,2", "--trials", "4", "--confirm", "2", "--",
+               "iolab", "bench", "-a", "posix", "-t", "256k", "-b", "2m", "--np", "2", "-w",
+               "-o", str(tmp_path / "f"), cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "Tune 1: done" in out.stdout
+    assert out.stderr.count("iolab tune: trial") == 4
+
+
+def _wait_for_trials(db: Path, n: int, deadline_s: float) -> None:
+    end = time.monotonic() + deadline_s
+    while time.monotonic() < end:
+        if db.exists():
+            try:
+                if len(rows(db, "SELECT id FROM trials")) >= n:
+                    return
+            except sqlite3.OperationalError:
+                pass
+        time.sleep(0.2)
+    raise AssertionError(f"fewer than {n} trials stored in {deadline_s} s")
+
+
+def test_resume_after_the_tune_is_killed_mid_trial(tmp_path: Path, engine_ok: None) -> None:
+    db = tmp_path / "r.db"
+    args = ["--db", str(db), "--knob", "transfer=64k,256k,1m", "--knob", "threads=1,2",
+            "--trials", "6", "--confirm", "2", "--", "iolab", "bench", "-a", "null",
+            "--null.delay-us", "3000", "-t", "64k", "-b", "4m", "--np", "2", "-w"]
+    proc = subprocess.Popen([sys.executable, "-m", "iolab", "tune", *args], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    try:
+        _wait_for_trials(db, 2, 120)
+        time.sleep(0.3)  # inside the third trial
+        os.killpg(proc.pid, signal.SIGKILL)  # the job is killed: no chance to clean up
+    finally:
+        proc.wait(timeout=60)
+    before = rows(db, "SELECT number, params FROM trials ORDER BY number")
+    assert 2 <= len(before) < 6
+    out = tune("--db", str(db), "--resume", "1", "--json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert f"after {len(before)} finished trial(s)" in out.stderr
+    after = rows(db, "SELECT number, phase, params FROM trials ORDER BY number")
+    assert [(r["number"], r["params"]) for r in after[:len(before)]] == \
+        [(r["number"], r["params"]) for r in before]  # nothing measured again or lost
+    assert sum(r["phase"] == "search" for r in after) == 6
+    assert rows(db, "SELECT status FROM tunes")[0]["status"] == "done"
+    assert tune("--db", str(db), "--resume", "1", cwd=tmp_path).returncode == 2
+
+
+def test_interrupted_tune_says_how_to_resume(tmp_path: Path, engine_ok: None) -> None:
+    db = tmp_path / "r.db"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "iolab", "tune", "--db", str(db), "--knob", "transfer=256k,1m",
+         "--trials", "8", *NULL_WORKLOAD[:6], "3000", *NULL_WORKLOAD[7:]],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    _wait_for_trials(db, 1, 120)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "iolab tune --resume 1" in err
+    assert rows(db, "SELECT status FROM tunes")[0]["status"] == "interrupted"
+
+
+@pytest.fixture(scope="module")
+def hinted(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if shutil.which("mpicc.mpich") is None or shutil.which("mpirun.mpich") is None:
+        pytest.skip("MPICH is not installed (./setup installs it)")
+    exe = tmp_path_factory.mktemp("prog") / "hinted"
+    subprocess.run(["mpicc.mpich", "-O1", "-o", str(exe), str(HERE / "progs" / "hinted.c")],
+                   check=True)
+    return exe
+
+
+def test_command_objective_applies_hints_through_romio_hints(tmp_path: Path,
+                                                             hinted: Path) -> None:
+    """A real MPICH program reads its effective cb_buffer_size back and prints it as its
+    score: the tune can only find the largest buffer if ROMIO_HINTS really reached ROMIO."""
+    out = tune("--db", str(tmp_path / "r.db"), "--knob", "cb_buffer_size=1m,4m,32m",
+               "--metric", r"bandwidth:\s*([\d.]+)", "--trials", "4", "--confirm", "4",
+               "--time-limit", "60", "--json", "--", "mpirun.mpich", "-np", "2", str(hinted),
+               str(tmp_path / "out.dat"), cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["implementation"] == "romio"
+    assert doc["winner"] == {"cb_buffer_size": str(32 << 20)}
+    assert doc["baseline_score"] == 16.0  # ROMIO's default, read back by the program
+    assert doc["winner_score"] == 32.0
+    assert doc["claim"]["significant"] and doc["claim"]["speedup"] == 2.0
+
+
+@pytest.fixture(scope="module")
+def ompio_readback(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if shutil.which("mpicc.openmpi") is None or shutil.which("mpirun.openmpi") is None:
+        pytest.skip("Open MPI is not installed (./setup installs it)")
+    exe = tmp_path_factory.mktemp("prog") / "ompio_readback"
+    subprocess.run(["mpicc.openmpi", "-O1", "-o", str(exe),
+                    str(HERE / "progs" / "ompio_readback.c")], check=True)
+    return exe
+
+
+def test_command_objective_applies_ompio_parameters(tmp_path: Path,
+                                                    ompio_readback: Path) -> None:
+    """Open MPI ranks read io_ompio_num_aggregators back through MPI_T: the OMPI_MCA_*
+    variable of each trial reached them."""
+    out = tune("--db", str(tmp_path / "r.db"), "--preset", "mpiio", "--knob",
+               "ompio.num_aggregators=1,2,4", "--metric", r"aggregators:\s*(-?\d+)",
+               "--trials", "12", "--confirm", "4", "--json", "--", "mpirun.openmpi",
+               "--oversubscribe", "--allow-run-as-root", "-np", "2", str(ompio_readback),
+               str(tmp_path / "o.dat"),
+               cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["implementation"] == "ompio"
+    assert "cb_buffer_size" not in doc["space"]  # the preset follows the implementation
+    assert doc["baseline_score"] == 1.0  # OMPIO's default (-1): it decides
+    assert doc["winner"].get("ompio.num_aggregators") == "4"
+    assert doc["claim"]["significant"]
+
+
+def test_ompio_never_tunes_romio_hints(tmp_path: Path, engine_ok: None) -> None:
+    out = tune("--db", str(tmp_path / "r.db"), "--knob", "cb_buffer_size=1m,4m", "--trials",
+               "3", "--", "iolab", "bench", "-a", "mpiio", "-t", "64k", "-b", "1m", "--np",
+               "2", "-w", "-o", str(tmp_path / "f"), cwd=tmp_path)
+    assert out.returncode == 1
+    assert "OMPIO ignores ROMIO hints" in out.stdout
+    assert len(rows(tmp_path / "r.db", "SELECT id FROM trials")) == 1  # the baseline only
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--knob", "cb_bufer_size=1M", *NULL_WORKLOAD], "unknown knob"),
+    (["--knob", "cb_buffer_size=abc", *NULL_WORKLOAD], "not a size"),
+    (["--knob", "cb_nodes=2", "--", "no-such-program-xyz"], "command not found"),
+    (["--knob", "transfer=1m", "--", "true"], "for 'iolab bench' workloads only"),
+    (["--knob", "cb_nodes=2", "--metric", "x(", "--", "true"], "not a valid regular"),
+    (["--knob", "cb_nodes=2", "--time-limit", "0.1", "--", "true"], "at least 1 second"),
+    (["--knob", "cb_nodes=2"], "no workload"),
+    ([*NULL_WORKLOAD], "search space is empty"),
+])
+def test_bad_input_is_one_line_and_nothing_is_created(tmp_path: Path, args: list[str],
+                                                      words: str) -> None:
+    db = tmp_path / "r.db"
+    out = tune("--db", str(db), *args, cwd=tmp_path)
+    assert out.returncode == 2, out.stderr
+    assert words in out.stderr and len(out.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in out.stderr
+    assert not db.exists()
