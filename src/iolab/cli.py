@@ -46,6 +46,9 @@ VERBS: dict[str, tuple[str, str]] = {
     "compare": ("iolab.compare.cli",
                 "set two stored runs, sweeps, tunes or studies (or two logs) side by side: "
                 "B/A ratios with confidence intervals"),
+    "study": ("iolab.study.cli",
+              "the CUG'17 I/O study of this machine in one command (--quick, --full): "
+              "stored, compared with another machine's by 'compare'"),
     "report": ("iolab.report.cli",
                "one self-contained HTML page with plots of a stored run, sweep, tune or "
                "study, or of a Darshan log / iolab profile"),

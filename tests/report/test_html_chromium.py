@@ -38,7 +38,8 @@ def _chromium(tmp: Path, page: Path, *extra: str) -> subprocess.CompletedProcess
     try:
         return subprocess.run(
             [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-             "--enable-logging=stderr", "--v=0", *QUIET_BROWSER, f"--user-data-dir={tmp / 'profile'}",
+             "--enable-logging=stderr", "--v=0", *QUIET_BROWSER,
+             f"--user-data-dir={tmp / 'profile'}",
              *extra, page.as_uri()], capture_output=True, text=True, timeout=120)
     except subprocess.TimeoutExpired:
         pytest.skip("chromium did not finish in 120 s on this machine")

@@ -53,13 +53,17 @@ def stored_samples(conn: sqlite3.Connection, kind: str, ident: int) -> Samples:
         return s
     from iolab.study.store import get_study
 
-    if get_study(conn, ident) is None:
+    st = get_study(conn, ident)
+    if st is None:
         raise UsageError(f"study:{ident}: no such study")
     from iolab.sweep.store import list_sweeps
 
-    s = Samples(f"study {ident}")
+    s = Samples(f"study {ident} ({st.get('host')})")
     for sw in list_sweeps(conn, ident):
         s.values.update(_sweep_samples(conn, sw["id"], "", f"{sw['name']}: ").values)
+    mpi = [float(r["bandwidth_bytes_per_s"]) / MIB for r in (st["result"] or {}).get("mpi") or []]
+    if mpi:
+        s.values["MPI bandwidth 2 ranks, same node"] = mpi
     return s
 
 

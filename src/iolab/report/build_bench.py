@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
+from statistics import median
 from typing import Any
 
 from iolab.report import plots, prep_bench
@@ -96,25 +98,26 @@ def sweep_sections(sw: Mapping[str, Any], pts: list[prep_bench.SweepPoint],
         f"status {sw['status']}, {len(pts)} of {_n_points(grid)} points stored, "
         f"{sw['repetitions']} repetition(s) each; fixed options: "
         f"{' '.join(sw['bench_args']) or '(none)'}")])
-    ops = []
+    ops: list[tuple[str, int]] = []
     for pt in pts:
-        ops += [op for op, p in prep_bench.ops_of(pt.doc) if p == 0 and op not in ops]
-    for op in ops:
-        series = prep_bench.sweep_series(pts, x_param, op, line_param)
+        ops += [k for k in prep_bench.ops_of(pt.doc) if k not in ops]
+    for op, rpass in ops:
+        series = prep_bench.sweep_series(pts, x_param, op, line_param, rpass)
         if not series:
             continue
-        log_x = numeric and _spans_powers(series)
+        name = prep_bench.op_name(op, rpass)
         sec.blocks.append(Plot(
-            f"{prefix}sweep-{op}", f"{op} bandwidth against {x_param}: median and range "
-            "across repetitions", lambda s=series, o=op, lx=log_x: plots.series(  # type: ignore[misc]
-                s, x_param, "MiB/s", f"{o} bandwidth", log_x=lx, categorical=not numeric)))
+            f"{prefix}sweep-{name.replace(' ', '-')}", f"{name} bandwidth against {x_param}: "
+            "median and range across repetitions",
+            partial(plots.series, series, x_param, "MiB/s", f"{name} bandwidth",
+                    log_x=numeric and _spans_powers(series), categorical=not numeric)))
     rows = []
     for pt in pts:
         for op, p in prep_bench.ops_of(pt.doc):
             bws = prep_bench.phase_bandwidths(pt.doc, op, p)
             if bws:
                 rows.append([", ".join(f"{k}={v}" for k, v in pt.params.items()),
-                             prep_bench.op_name(op, p), mib_s(sorted(bws)[len(bws) // 2]),
+                             prep_bench.op_name(op, p), mib_s(median(bws)),
                              mib_s(min(bws)), mib_s(max(bws)),
                              str(pt.run_id)])
         if pt.status != "ok":

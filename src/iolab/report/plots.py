@@ -141,12 +141,18 @@ def series(lines: Sequence[Series], xlabel: str, ylabel: str, title: str,
         med = np.asarray(s.median)
         err = np.vstack([med - np.asarray(s.low), np.asarray(s.high) - med])
         ax.errorbar(x, med, yerr=err, marker="o", capsize=3, label=s.label)
-        if len(x) > 1:
+        if len(x) > 1 and not categorical:
             ax.fill_between(x, s.low, s.high, alpha=0.15)
     if categorical:
         ax.set_xticks(range(len(cats)), cats)
-    elif log_x:
-        ax.set_xscale("log", base=2)
+        ax.set_xlim(-0.5, len(cats) - 0.5)
+    else:
+        if log_x:
+            ax.set_xscale("log", base=2)
+        xs = sorted({float(v) for s in lines for v in s.x})
+        if len(xs) <= 12:  # the measured values, not 1.2, 1.4...
+            ax.set_xticks(xs, [f"{v:g}" for v in xs])
+            ax.minorticks_off()
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=10)
