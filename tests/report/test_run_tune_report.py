@@ -17,6 +17,8 @@ def test_report_of_a_run_and_of_a_tune(tmp_path: Path) -> None:
     r = _iolab("bench", "-a", "posix", "-t", "64k", "-b", "512k", "--np", "2", "-i", "3",
                "--db", db, "-q", "--label", "<b>mine</b>", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
+    r = _iolab("bench", "-a", "null", "--np", "1", "--db", db, "-q", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
     r = _iolab("report", "run", "1", "--db", db, "--figures", str(tmp_path / "f"), cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     out = tmp_path / "iolab-report-run-1.html"
@@ -36,7 +38,11 @@ def test_report_of_a_run_and_of_a_tune(tmp_path: Path) -> None:
     page = (tmp_path / "t.html").read_text()
     assert 'id="fig-convergence"' in page and 'id="fig-importances"' in page
     assert "posix.mode=sync" in page or "posix.mode=buffered" in page
-    for bad in (["report", "run", "99", "--db", db], ["report", "tune", "1", "2"],
+    r = _iolab("report", "run", "1", "2", "--db", db, "-q", cwd=tmp_path)  # the default job's way
+    page = (tmp_path / "iolab-report-run-1-2.html").read_text()
+    assert r.returncode == 0 and "Run 1" in page and "Run 2" in page
+    assert 'id="fig-run1-bandwidth"' in page and 'id="fig-run2-bandwidth"' in page
+    for bad in (["report", "run", "99", "--db", db], ["report", "sweep", "1", "2", "--db", db], ["report", "tune", "x"],
                 ["report", "run", "1", "--db", str(tmp_path / "none.db")]):
         r = _iolab(*bad, cwd=tmp_path)
         assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import partial
 from statistics import median
 from typing import Any
@@ -45,9 +45,16 @@ def run_sections(run: Mapping[str, Any], prefix: str = "") -> list[Section]:
     return [head]
 
 
-def run_page(run: Mapping[str, Any]) -> Page:
-    return Page(f"iolab report: run {run['id']}", [" ".join(run.get("command") or [])],
-                run_sections(run))
+def runs_page(runs: Sequence[Mapping[str, Any]]) -> Page:
+    """One run, or several on one page (the default job's runs), each with its plots."""
+    if len(runs) == 1:
+        run = runs[0]
+        return Page(f"iolab report: run {run['id']}", [" ".join(run.get("command") or [])],
+                    run_sections(run))
+    page = Page(f"iolab report: runs {', '.join(str(r['id']) for r in runs)}")
+    for r in runs:
+        page.sections += run_sections(r, prefix=f"run{r['id']}-")
+    return page
 
 
 def tune_page(tune: Mapping[str, Any], trials: list[Any]) -> Page:

@@ -37,13 +37,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     cli_common.one_line_errors(p, "iolab report")
 
 
-def _stored_id(what: list[str]) -> tuple[str, int] | None:
+def _stored_id(what: list[str]) -> tuple[str, list[int]] | None:
+    """('run', [ids]) for 'run 3 4' (several runs on one page), ('sweep', [id])..."""
     if what[0] not in KINDS:
         return None
-    if len(what) != 2 or not what[1].isdigit():
-        raise UsageError(f"usage: iolab report {what[0]} ID (one number, e.g. "
-                         f"'iolab report {what[0]} 3')")
-    return what[0], int(what[1])
+    ids = what[1:]
+    many = what[0] == "run"
+    if not ids or not all(i.isdigit() for i in ids) or (len(ids) > 1 and not many):
+        one = "ID [ID ...]" if many else "ID (one number"
+        raise UsageError(f"usage: iolab report {what[0]} {one}, e.g. "
+                         f"'iolab report {what[0]} 3'" + (")" if not many else ""))
+    return what[0], [int(i) for i in ids]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -54,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
             if not Path(p).is_file():
                 raise UsageError(f"{p}: no such file; give a Darshan log, an iolab profile, "
                                  f"or one of {', '.join(KINDS)} and an ID")
-    default = (f"iolab-report-{stored[0]}-{stored[1]}.html" if stored
+    default = (f"iolab-report-{stored[0]}-{'-'.join(map(str, stored[1]))}.html" if stored
                else f"iolab-report-{Path(inputs[0]).name.split('.')[0] or 'log'}.html")
     out = cli_common.check_output_file(args.output or default, "-o", inputs)
     figdir = cli_common.check_output_dir(args.figures, "--figures", inputs) \
@@ -88,17 +92,21 @@ def _log_page(paths: list[str]) -> Page:
     return log_page([diagnose(model, Thresholds())])
 
 
-def _stored_page(kind: str, ident: int, db: str | None) -> Page:
+def _stored_page(kind: str, idents: list[int], db: str | None) -> Page:
     from iolab.results.db import connect, get_run
 
     conn = connect(db, must_exist=True)
     if kind == "run":
-        from iolab.report.build_bench import run_page
+        from iolab.report.build_bench import runs_page
 
-        row = get_run(conn, ident)
-        if row is None:
-            raise UsageError(f"run {ident}: no such run (see 'iolab results')")
-        return run_page(row)
+        rows = []
+        for i in idents:
+            row = get_run(conn, i)
+            if row is None:
+                raise UsageError(f"run {i}: no such run (see 'iolab results')")
+            rows.append(row)
+        return runs_page(rows)
+    ident = idents[0]
     if kind == "tune":
         from iolab.report.build_bench import tune_page
         from iolab.tune import store as tstore
