@@ -70,6 +70,8 @@ def test_layers_and_summary_tables() -> None:
     assert per_proc["POSIX"][5] == "5.0 MiB"  # 10 MiB over 2 processes
     assert prep_log.data_per_file_system(model) == [
         ["/scratch", "lustre", "2", "0 B", "10.0 MiB"]]
+    env = dict((r[0], r[1]) for r in prep_log.environment_rows(model))
+    assert env["processes"] == "2" and env["file system used"] == "/scratch (lustre)"
     hist = {h.interface: h for h in prep_log.access_sizes(model)}
     assert hist["POSIX"].write[4] == 18 and hist["MPI-IO"].write[4] == 8
 

@@ -42,7 +42,8 @@ def test_report_of_a_run_and_of_a_tune(tmp_path: Path) -> None:
     page = (tmp_path / "iolab-report-run-1-2.html").read_text()
     assert r.returncode == 0 and "Run 1" in page and "Run 2" in page
     assert 'id="fig-run1-bandwidth"' in page and 'id="fig-run2-bandwidth"' in page
-    for bad in (["report", "run", "99", "--db", db], ["report", "sweep", "1", "2", "--db", db], ["report", "tune", "x"],
+    for bad in (["report", "run", "99", "--db", db], ["report", "sweep", "1", "2", "--db", db],
+                ["report", "tune", "x"],
                 ["report", "run", "1", "--db", str(tmp_path / "none.db")]):
         r = _iolab(*bad, cwd=tmp_path)
         assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr

@@ -77,6 +77,8 @@ def log_sections(rep: Report, prefix: str = "") -> list[Section]:
          "bytes", "σ time", "σ bytes"], var, "Variance in shared files") if var
         else Text("Variance in shared files: no shared file (or per-rank records only)."))
     out.append(tables)
+    out.append(Section("Configuration and environment",
+                       [Table(["item", "value"], prep_log.environment_rows(model))]))
     from iolab.diagnose.render_html import report_body
 
     out.append(Section("Diagnosis in full: evidence, sources, fix files", [Html(report_body(rep))]))

@@ -317,3 +317,24 @@ def findings_rows(rep: Report) -> list[list[str]]:
     """One row per finding: severity, rule, title, cost, fix."""
     return [[f.severity.upper(), f.rule.id, f.rule.title,
              f.cost_text() if not f.rule.overview else "-", f.fix.text] for f in rep.findings]
+
+
+def environment_rows(model: Model) -> list[list[str]]:
+    """The job's configuration and environment as the log records it."""
+    job = model.job
+    rows = [["sources", ", ".join(job.sources)], ["kind", job.source_kind],
+            ["executable", job.exe or "-"], ["processes", human_count(job.nprocs)],
+            ["nodes", human_count(job.nodes) if job.nodes else "unknown"],
+            ["run time", human_seconds(job.run_time_s)],
+            ["format", ", ".join(job.format_versions) or "-"],
+            ["MPI-IO implementation", job.mpiio_implementation or "-"]]
+    for key in ("lib_ver", "jobid", "h"):
+        if job.metadata.get(key):
+            rows.append([f"metadata {key}", job.metadata[key]])
+    used = {_mount_of(p, job.mounts) for p, app in zip(model.files.paths,
+                                                       model.files.is_app()) if app}
+    for point, fstype in sorted(used):
+        rows.append(["file system used", f"{point} ({fstype or '?'})"])
+    for path, hints in sorted(job.hints.items()):
+        rows.append([f"hints {path}", "; ".join(f"{k}={v}" for k, v in sorted(hints.items()))])
+    return rows
