@@ -50,6 +50,7 @@ def test_plan_skips_what_the_machine_cannot_run_and_says_why() -> None:
     assert "--evict" in fpp.bench_args and "--read-times" in exps[2].bench_args
     why = dict(skipped)
     assert why["direct I/O"] == "tmpfs" and "Slurm" in why["cpu-freq"]
+    assert why["MPI between nodes"] == "the allocation has one node"
     exps, skipped = plan("quick", Machine(cores=8, direct_io=True, slurm=True,
                                           cpu_freqs=["1200000", "2400000"], numa_nodes=2))
     freq = next(e for e in exps if e.name == "cpu-freq")

@@ -83,7 +83,9 @@ def _table_has(db: Path) -> bool:
 def test_bad_sweep_input_is_one_line_and_stores_nothing(tmp_path: Path) -> None:
     db = tmp_path / "r.db"
     for args in (["-p", "nosuch=1,2"], ["-p", "np"], ["-p", "collective=maybe"],
-                 ["-p", "np=1", "--", "--np", "2"], ["-p", "np=1", "--", "--json"]):
+                 ["-p", "np=1", "--", "--np", "2"], ["-p", "np=1", "--", "--json"],
+                 ["-p", "np=1,2", "--", "--no-such-flag"], ["-p", "posix.mode=fast"],
+                 ["-p", "np=1,2", "--", "stray"]):
         r = iolab("sweep", *args, "--db", str(db), cwd=tmp_path)
         assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, (args, r.stderr)
     assert not db.exists()

@@ -29,6 +29,7 @@ class Machine:
     slurm: bool = False  # inside an allocation (srun available)
     cpu_freqs: list[str] = field(default_factory=list)  # --cpu-freq values asked for
     numa_nodes: int = 1
+    nodes: int = 1  # nodes of the Slurm allocation (1 outside one)
 
 
 _PARAMS = {  # size -> (rank counts' upper bound, block per rank, reps)
@@ -86,6 +87,8 @@ def plan(size: str, m: Machine) -> tuple[list[Experiment], list[tuple[str, str]]
         skipped.append(("cpu-freq", "not inside a Slurm allocation: --cpu-freq needs srun"))
     else:
         skipped.append(("cpu-freq", "no --cpu-freq values given (needs Slurm)"))
+    skipped.append(("MPI between nodes", "the allocation has one node" if m.nodes <= 1 else
+                    "several nodes, but the inter-node ping-pong is not implemented yet"))
     if m.numa_nodes > 1:
         skipped.append(("memory binding", "numactl shows several memory nodes but the "
                         "binding comparison is not implemented yet"))
@@ -125,5 +128,6 @@ def probe(folder: str, cpu_freqs: list[str]) -> Machine:
     from iolab.sweep.grid import bench_options
 
     hdf5 = "hdf5.chunk" in bench_options()
+    nodes = os.environ.get("SLURM_JOB_NUM_NODES", "1")
     return Machine(len(os.sched_getaffinity(0)), direct, why, hdf5, in_slurm_allocation(),
-                   cpu_freqs, numa)
+                   cpu_freqs, numa, int(nodes) if nodes.isdigit() else 1)

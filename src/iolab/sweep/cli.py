@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     from iolab.results.db import connect
     from iolab.sweep import grid as g
     from iolab.sweep import store
-    from iolab.sweep.runner import run_sweep
+    from iolab.sweep.runner import check_points, run_sweep
 
     bench_args = list(args.bench_args)
     if bench_args and bench_args[0] == "--":
@@ -64,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
         if len(grid) == 2 and grid[0][0] == grid[1][0]:
             raise UsageError(f"--param {grid[0][0]} is given twice")
         g.check_bench_args(bench_args, grid)
+        check_points(bench_args, g.points(grid))
         conn = connect(args.db)
         sweep_id = store.create_sweep(conn, ["iolab", "sweep", *sys.argv[2:]], bench_args, grid,
                                       args.reps)

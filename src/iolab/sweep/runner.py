@@ -66,6 +66,19 @@ def run_point(bench_args: Sequence[str], params: Mapping[str, str], repetitions:
                         run.get("id"), err, doc, wall)
 
 
+def check_points(bench_args: Sequence[str], grid_points: Sequence[Mapping[str, str]]) -> None:
+    """``iolab bench --dry-run`` of the first and last point: bad options or values are one
+    line (UsageError) before anything is stored or run."""
+    for params in {0: grid_points[0], 1: grid_points[-1]}.values():
+        cmd = [sys.executable, "-m", "iolab", "bench", *bench_args, *point_args(dict(params)),
+               "--dry-run"]
+        done = subprocess.run(cmd, capture_output=True, text=True, check=False,
+                              stdin=subprocess.DEVNULL)
+        if done.returncode != 0:
+            last = (done.stderr.strip().splitlines() or ["iolab bench refused it"])[-1]
+            raise UsageError(f"{_params_text(params)}: {last.removeprefix('iolab: ')}")
+
+
 def _params_text(params: Mapping[str, str]) -> str:
     return " ".join(f"{k}={v}" for k, v in params.items())
 
