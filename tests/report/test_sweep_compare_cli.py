@@ -66,9 +66,12 @@ def test_interrupted_sweep_resumes_without_repeating_points(tmp_path: Path) -> N
     assert "write bandwidth against np" in page and page.count("<svg") >= 2
     assert (tmp_path / "figs" / "sweep-write.png").stat().st_size > 1000
     assert (tmp_path / "figs" / "sweep-write.svg").exists()
-    r = iolab("compare", "sweep:1", "sweep:1", "--db", str(db), cwd=tmp_path)
+    r = iolab("compare", "sweep:1", "sweep:1", "--db", str(db), "-o", str(tmp_path / "c.html"),
+              cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert "np=2 transfer=128k write" in r.stdout and "1.00" in r.stdout
+    page = (tmp_path / "c.html").read_text()
+    assert 'id="fig-ratios"' in page and 'id="fig-overlay-write"' in page
 
 
 def _table_has(db: Path) -> bool:

@@ -15,6 +15,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from iolab import cli_common
 from iolab.errors import UsageError
@@ -75,9 +76,44 @@ def run(args: argparse.Namespace) -> int:
                                    lambda: plots.ratio_bars(
                                        [r.workload for r in ok], vals, lows, highs,
                                        f"{b.title} / {a.title}")))
+        if sa[0] == sb[0] == "sweep":
+            sec.blocks += _sweep_overlays(conn, sa[1], sb[1])
         write_page(Page(f"iolab compare: {a.title} vs {b.title}", [], [sec]), out,
                    quiet=args.quiet)
     return 0
+
+
+def _sweep_overlays(conn: Any, ida: int, idb: int) -> list[Any]:
+    """Both sweeps' lines on one plot per phase, when they vary the same parameter."""
+    from functools import partial
+
+    from iolab.report import plots
+    from iolab.report.page import Plot
+    from iolab.report.prep_bench import Series, op_name, ops_of, sweep_series
+    from iolab.sweep import store
+
+    swa, swb = store.get_sweep(conn, ida), store.get_sweep(conn, idb)
+    assert swa is not None and swb is not None
+    if [n for n, _ in swa["grid"]] != [n for n, _ in swb["grid"]]:
+        return []
+    x = swa["grid"][0][0]
+    line = swa["grid"][1][0] if len(swa["grid"]) > 1 else None
+    pa, pb = store.sweep_points(conn, ida), store.sweep_points(conn, idb)
+    keys = [k for pt in pa for k in ops_of(pt.doc)]
+    out = []
+    for op, rp in dict.fromkeys(keys):
+        lines: list[Series] = []
+        for tag, pts in (("A", pa), ("B", pb)):
+            for s in sweep_series(pts, x, op, line, rp):
+                s.label = f"{tag} {s.label}".strip()
+                lines.append(s)
+        if lines:
+            name = op_name(op, rp)
+            out.append(Plot(f"overlay-{name.replace(' ', '-')}", f"{name}: A and B against {x}",
+                            partial(plots.series, lines, x, "MiB/s", f"{name} bandwidth",
+                                    categorical=not all(isinstance(v, (int, float))
+                                                        for s in lines for v in s.x))))
+    return out
 
 
 def _logs(args: argparse.Namespace, out: Path | None) -> int:
