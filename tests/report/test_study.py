@@ -75,6 +75,10 @@ def test_quick_study_end_to_end_and_compare_of_two_studies(tmp_path: Path) -> No
     assert "no --cpu-freq values given" in page
     r2 = _iolab("study", "--quick", "--db", db, "-q", cwd=tmp_path)
     assert r2.returncode == 0, r2.stderr
+    r = _iolab("study", "--list", "--db", db, cwd=tmp_path)
+    assert r.returncode == 0 and len(r.stdout.splitlines()) == 3 and " quick " in r.stdout
+    r = _iolab("sweep", "--list", "--db", db, cwd=tmp_path)
+    assert "(study 2: shared-hdf5)" in r.stdout
     r = _iolab("compare", "study:1", "study:2", "--db", db, "--json", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)

@@ -121,7 +121,7 @@ def _stored_page(kind: str, idents: list[int], db: str | None) -> Page:
 
         sw = sstore.get_sweep(conn, ident)
         if sw is None:
-            raise UsageError(f"sweep {ident}: no such sweep")
+            raise UsageError(f"sweep {ident}: no such sweep (see 'iolab sweep --list')")
         return sweep_page(sw, sstore.sweep_points(conn, ident))
     from iolab.study.report import study_page
 

@@ -38,6 +38,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cpu-freq", metavar="F1,F2,...",
                    help="CPU frequencies in kHz (srun --cpu-freq) for bandwidth against "
                         "frequency; needs a Slurm allocation")
+    p.add_argument("--list", action="store_true", help="list the stored studies and exit")
     cli_common.add_output(p, "also write the study's HTML report (never an input)")
     cli_common.add_mpi(p, "MPI library of the engine and the ping-pong")
     cli_common.add_db(p)
@@ -53,6 +54,8 @@ def run(args: argparse.Namespace) -> int:
     from iolab.sweep import store as sstore
     from iolab.sweep.runner import run_sweep
 
+    if args.list:
+        return _list(args.db)
     freqs = [f.strip() for f in (args.cpu_freq or "").split(",") if f.strip()]
     bad = [f for f in freqs if not f.isdigit()]
     if bad:
@@ -103,3 +106,13 @@ def run(args: argparse.Namespace) -> int:
 
         write_page(study_page(conn, study_id), Path(out), quiet=args.quiet)
     return 0 if status == "done" else 1
+
+
+def _list(db: str | None) -> int:
+    from iolab.results.db import connect
+
+    conn = connect(db, must_exist=True)
+    print(f"{'id':>4}  {'created':25}  {'size':8}  {'status':11}  host")
+    for r in conn.execute("SELECT id, created_at, size, status, host FROM studies ORDER BY id"):
+        print(f"{r['id']:>4}  {r['created_at']:25}  {r['size']:8}  {r['status']:11}  {r['host']}")
+    return 0

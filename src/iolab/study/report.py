@@ -19,7 +19,7 @@ from iolab.sweep import store as sstore
 def study_page(conn: sqlite3.Connection, study_id: int) -> Page:
     st = get_study(conn, study_id)
     if st is None:
-        raise UsageError(f"study {study_id}: no such study")
+        raise UsageError(f"study {study_id}: no such study (see 'iolab study --list')")
     res = st["result"] or {}
     head = Section("Study", [Text(
         f"{st['size']} study of {st['host']}, status {st['status']}, started "

@@ -26,6 +26,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "median (default: %(default)s)")
     p.add_argument("--resume", type=int, metavar="ID",
                    help="continue sweep ID: run only the points not stored as ok")
+    p.add_argument("--list", action="store_true",
+                   help="list the stored sweeps (a study's experiments too) and exit")
     p.add_argument("bench_args", nargs=argparse.REMAINDER,
                    help="after '--': iolab bench options fixed for every point")
     cli_common.add_db(p)
@@ -39,6 +41,8 @@ def run(args: argparse.Namespace) -> int:
     from iolab.sweep import store
     from iolab.sweep.runner import check_points, run_sweep
 
+    if args.list:
+        return _list(args.db)
     bench_args = list(args.bench_args)
     if bench_args and bench_args[0] == "--":
         bench_args = bench_args[1:]
@@ -49,8 +53,8 @@ def run(args: argparse.Namespace) -> int:
         conn = connect(args.db, must_exist=True)
         sw = store.get_sweep(conn, args.resume)
         if sw is None:
-            raise UsageError(f"--resume {args.resume}: no such sweep (see 'iolab report "
-                             "sweep --list' or 'iolab results')")
+            raise UsageError(f"--resume {args.resume}: no such sweep (see 'iolab sweep "
+                             "--list')")
         sweep_id = args.resume
     else:
         if not args.param:
@@ -78,3 +82,22 @@ def run(args: argparse.Namespace) -> int:
     print(f"sweep {sweep_id}: {status}; see it with: iolab report sweep {sweep_id}"
           + (f" --db {args.db}" if args.db else ""))
     return 0 if status == "done" else 1
+
+
+def _list(db: str | None) -> int:
+    import json
+
+    from iolab.results.db import connect
+    from iolab.sweep import grid as g
+    from iolab.sweep import store
+
+    conn = connect(db, must_exist=True)
+    print(f"{'id':>4}  {'created':25}  {'status':11}  {'points':>7}  grid")
+    for sw in store.list_sweeps(conn):
+        grid = json.loads(sw["grid"])
+        total = len(g.points([(n, v) for n, v in grid]))
+        where = f"  (study {sw['study_id']}: {sw['name']})" if sw["study_id"] else ""
+        print(f"{sw['id']:>4}  {sw['created_at']:25}  {sw['status']:11}  "
+              f"{sw['done']:>3}/{total:<3}  "
+              + " x ".join(f"{n}={','.join(v)}" for n, v in grid) + where)
+    return 0
