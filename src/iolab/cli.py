@@ -40,6 +40,18 @@ VERBS: dict[str, tuple[str, str]] = {
     "tune": ("iolab.tune.cli",
              "find the fastest hints, striping, I/O mode and layout for a workload on this "
              "file system, and prove the winner with statistics"),
+    "sweep": ("iolab.sweep.cli",
+              "run a benchmark over a grid of one or two parameters with repetitions, each "
+              "point stored as it finishes (--resume ID)"),
+    "compare": ("iolab.compare.cli",
+                "set two stored runs, sweeps, tunes or studies (or two logs) side by side: "
+                "B/A ratios with confidence intervals"),
+    "study": ("iolab.study.cli",
+              "the CUG'17 I/O study of this machine in one command (--quick, --full): "
+              "stored, compared with another machine's by 'compare'"),
+    "report": ("iolab.report.cli",
+               "one self-contained HTML page with plots of a stored run, sweep, tune or "
+               "study, or of a Darshan log / iolab profile"),
 }
 
 

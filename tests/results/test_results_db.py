@@ -140,9 +140,9 @@ def test_filters_and_limit(conn: sqlite3.Connection) -> None:
     assert [r["id"] for r in db.list_runs(conn, db.RunFilter(limit=2))] == [4, 5]
 
 
-EXTRA = db.Migration(len(db.MIGRATIONS) + 1, "test: sweeps",
-                     "CREATE TABLE sweeps (id INTEGER PRIMARY KEY, name TEXT);\n"
-                     "ALTER TABLE runs ADD COLUMN sweep_id INTEGER REFERENCES sweeps(id);")
+EXTRA = db.Migration(len(db.MIGRATIONS) + 1, "test: extras",
+                     "CREATE TABLE extras (id INTEGER PRIMARY KEY, name TEXT);\n"
+                     "ALTER TABLE runs ADD COLUMN extra_id INTEGER REFERENCES extras(id);")
 
 
 def test_migration_upgrades_an_old_database_once(tmp_path: Path) -> None:
@@ -156,7 +156,7 @@ def test_migration_upgrades_an_old_database_once(tmp_path: Path) -> None:
         assert c.execute("SELECT COUNT(*) FROM schema_version").fetchone()[0] == EXTRA.version
         c.close()
     c = db.connect(path, (*db.MIGRATIONS, EXTRA))
-    assert c.execute("SELECT sweep_id, api FROM runs WHERE id = ?", (rid,)).fetchone()[:] == \
+    assert c.execute("SELECT extra_id, api FROM runs WHERE id = ?", (rid,)).fetchone()[:] == \
         (None, "posix")
     c.close()
     # the old iolab refuses a newer database with one line, instead of corrupting it

@@ -202,10 +202,11 @@ def _json_text(reports: list) -> str:
 def _document(reports: list, fmt: str, args: argparse.Namespace) -> str:
     if fmt == "json":
         return _json_text(reports) + "\n"
-    if fmt == "html":
-        from iolab.diagnose.render_html import render_html
+    if fmt == "html":  # the report's page: plots, Darshan-summary tables, the diagnosis
+        from iolab.report.build_log import log_page
+        from iolab.report.page import render
 
-        return render_html(reports)
+        return render(log_page(reports))
     import io
 
     from iolab.diagnose.render_text import render_text

@@ -99,6 +99,11 @@ def _report(rep: Report) -> str:
     return "\n".join(parts)
 
 
+def report_body(rep: Report) -> str:
+    """One report's HTML body (every name escaped), for ``iolab report``'s page."""
+    return _report(rep)
+
+
 def render_html(reports: list[Report]) -> str:
     body = "\n<hr>\n".join(_report(r) for r in reports)
     return ("<!DOCTYPE html><html><head><meta charset=\"utf-8\">"

@@ -114,6 +114,43 @@ CREATE TABLE trials (
 );
 CREATE INDEX trials_tune ON trials (tune_id, number);
 """),
+    Migration(3, "sweeps and their points (iolab sweep), studies (iolab study)", """
+CREATE TABLE studies (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('running', 'done', 'failed', 'interrupted')),
+    command TEXT NOT NULL,                 -- JSON array: the iolab command line
+    size TEXT NOT NULL,                    -- quick | default | full
+    host TEXT,
+    result TEXT                            -- JSON: skipped experiments and why, fits, MPI
+);
+CREATE TABLE sweeps (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('running', 'done', 'failed', 'interrupted')),
+    command TEXT NOT NULL,                 -- JSON array: the iolab command line
+    bench_args TEXT NOT NULL,              -- JSON array: iolab bench options of every point
+    grid TEXT NOT NULL,                    -- JSON: [[parameter, [values...]], ...] (1 or 2)
+    repetitions INTEGER NOT NULL,          -- engine repetitions of each point
+    study_id INTEGER REFERENCES studies(id),
+    name TEXT                              -- a study's experiment name
+);
+CREATE TABLE sweep_points (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    sweep_id INTEGER NOT NULL REFERENCES sweeps(id),
+    number INTEGER NOT NULL,               -- position in the grid (0-based)
+    params TEXT NOT NULL,                  -- JSON: parameter -> value
+    status TEXT NOT NULL CHECK (status IN ('ok', 'failed', 'interrupted')),
+    run_id INTEGER REFERENCES runs(id),
+    error TEXT,
+    wall_time_s REAL,
+    created_at TEXT NOT NULL,
+    UNIQUE (sweep_id, number)
+);
+CREATE INDEX sweep_points_sweep ON sweep_points (sweep_id, number);
+"""),
 )
 
 # Columns of ``runs`` that a caller may set; the rest are filled by :func:`store_run`.

@@ -1,0 +1,152 @@
+"""Report pages of stored runs, sweeps and tunes (the results database)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from functools import partial
+from statistics import median
+from typing import Any
+
+from iolab.report import plots, prep_bench
+from iolab.report.fmt import human_seconds, mib_s
+from iolab.report.page import Page, Plot, Section, Table, Text
+
+SUMMARY_HEADERS = ["phase", "reps", "median MiB/s", "min MiB/s", "max MiB/s", "bytes/rep",
+                   "median time", "cache"]
+
+
+def run_sections(run: Mapping[str, Any], prefix: str = "") -> list[Section]:
+    doc = run.get("engine_json") if isinstance(run.get("engine_json"), dict) else None
+    head = Section(f"Run {run['id']}", [Text(
+        f"status {run['status']}, {run.get('ranks') or '?'} rank(s), {run.get('api') or '?'} "
+        f"{run.get('layout') or ''}, stored {run.get('created_at')} on {run.get('host')}"
+        + (f", label {run['label']}" if run.get("label") else ""))])
+    if run.get("error"):
+        head.blocks.append(Text(f"error: {run['error']}", "high"))
+    if doc is None:
+        head.blocks.append(Text("No engine document stored for this run."))
+        return [head]
+    head.blocks.append(Table(SUMMARY_HEADERS, prep_bench.summary_rows(doc), "Bandwidth"))
+    series = prep_bench.repetition_series(doc)
+    if series:
+        head.blocks.append(Plot(f"{prefix}bandwidth", "Bandwidth of each repetition",
+                                lambda s=series: plots.series(  # type: ignore[misc]
+                                    s, "repetition", "MiB/s", "bandwidth per repetition",
+                                    categorical=True)))
+    for op in ("write", "read"):
+        rb = prep_bench.run_rank_bars(doc, op)
+        if rb is not None and len(rb.ranks) > 0:
+            head.blocks.append(Plot(
+                f"{prefix}ranks-{op}", f"{op}: per-rank time (open + transfer + close) and "
+                f"bytes, last repetition; slowest rank {rb.slowest}",
+                lambda r=rb: plots.rank_bars(r)))  # type: ignore[misc]
+    head.blocks.append(Table(["setting", "value"], prep_bench.config_rows(doc),
+                             "Configuration and environment"))
+    return [head]
+
+
+def runs_page(runs: Sequence[Mapping[str, Any]]) -> Page:
+    """One run, or several on one page (the default job's runs), each with its plots."""
+    if len(runs) == 1:
+        run = runs[0]
+        return Page(f"iolab report: run {run['id']}", [" ".join(run.get("command") or [])],
+                    run_sections(run))
+    page = Page(f"iolab report: runs {', '.join(str(r['id']) for r in runs)}")
+    for r in runs:
+        page.sections += run_sections(r, prefix=f"run{r['id']}-")
+    return page
+
+
+def tune_page(tune: Mapping[str, Any], trials: list[Any]) -> Page:
+    obj = tune.get("objective") or {}
+    unit = obj.get("unit") or "MiB/s"
+    maximize = obj.get("direction", "maximize") != "minimize"
+    search = [t for t in trials if t.phase == "search"]
+    values = [t.value if t.status == "ok" else None for t in search]
+    sec = Section("Search", [Text(
+        f"status {tune['status']}, {len(search)} search trial(s), "
+        f"{len(trials) - len(search)} confirmation run(s), seed {tune.get('seed')}")])
+    if values:
+        best = prep_bench.convergence(values, maximize)
+        sec.blocks.append(Plot("convergence", "Each trial's score and the best so far",
+                               lambda: plots.convergence(values, best, unit)))
+    res = tune.get("result") or {}
+    claim = res.get("claim") or {}
+    out = Section("Result")
+    if res.get("winner") is not None:
+        out.blocks.append(Table(["knob", "winner"], [[k, v] for k, v in
+                                                    (res.get("winner") or {}).items()],
+                                "Winner (knobs left at their default are not listed)"))
+    if claim:
+        out.blocks.append(Text(
+            f"speed-up {claim.get('speedup', 0):.2f}x, 95% CI {claim.get('ci_low', 0):.2f}-"
+            f"{claim.get('ci_high', 0):.2f}, p={claim.get('p_value', 1):.3g}: "
+            + ("significant" if claim.get("significant") else "no significant gain")))
+    imp = prep_bench.importance_rows(res.get("importances") or {})
+    if imp:
+        out.blocks.append(Plot("importances", "Knob importances (Optuna fANOVA)",
+                               lambda: plots.importances([k for k, _ in imp],
+                                                         [v for _, v in imp])))
+    rows = [[str(t.number), t.phase, ", ".join(f"{k}={v}" for k, v in t.params.items()),
+             t.status, "-" if t.value is None else f"{t.value:,.1f}",
+             human_seconds(t.wall_time_s)] for t in trials]
+    trials_sec = Section("Trials", [Table(["#", "phase", "params", "status", unit, "time"], rows)])
+    return Page(f"iolab report: tune {tune['id']}", [" ".join(tune.get("command") or [])],
+                [sec, out, trials_sec])
+
+
+def sweep_sections(sw: Mapping[str, Any], pts: list[prep_bench.SweepPoint],
+                   prefix: str = "") -> list[Section]:
+    grid = sw["grid"]
+    x_param = grid[0][0]
+    line_param = grid[1][0] if len(grid) > 1 else None
+    numeric = all(prep_bench.parse_number(v) is not None for v in grid[0][1])
+    sec = Section(sw.get("name") or f"Sweep {sw['id']}", [Text(
+        f"status {sw['status']}, {len(pts)} of {_n_points(grid)} points stored, "
+        f"{sw['repetitions']} repetition(s) each; fixed options: "
+        f"{' '.join(sw['bench_args']) or '(none)'}")])
+    ops: list[tuple[str, int]] = []
+    for pt in pts:
+        ops += [k for k in prep_bench.ops_of(pt.doc) if k not in ops]
+    for op, rpass in ops:
+        series = prep_bench.sweep_series(pts, x_param, op, line_param, rpass)
+        if not series:
+            continue
+        name = prep_bench.op_name(op, rpass)
+        sec.blocks.append(Plot(
+            f"{prefix}sweep-{name.replace(' ', '-')}", f"{name} bandwidth against {x_param}: "
+            "median and range across repetitions",
+            partial(plots.series, series, x_param, "MiB/s", f"{name} bandwidth",
+                    log_x=numeric and _spans_powers(series), categorical=not numeric)))
+    rows = []
+    for pt in pts:
+        for op, p in prep_bench.ops_of(pt.doc):
+            bws = prep_bench.phase_bandwidths(pt.doc, op, p)
+            if bws:
+                rows.append([", ".join(f"{k}={v}" for k, v in pt.params.items()),
+                             prep_bench.op_name(op, p), mib_s(median(bws)),
+                             mib_s(min(bws)), mib_s(max(bws)),
+                             str(pt.run_id)])
+        if pt.status != "ok":
+            rows.append([", ".join(f"{k}={v}" for k, v in pt.params.items()), pt.status,
+                         "-", "-", "-", str(pt.run_id or "-")])
+    sec.blocks.append(Table(["point", "phase", "median MiB/s", "min MiB/s", "max MiB/s", "run"],
+                            rows, "Points"))
+    return [sec]
+
+
+def _n_points(grid: list[tuple[str, list[str]]]) -> int:
+    n = 1
+    for _, v in grid:
+        n *= len(v)
+    return n
+
+
+def _spans_powers(series: list[prep_bench.Series]) -> bool:
+    xs = [float(x) for s in series for x in s.x if float(x) > 0]
+    return bool(xs) and max(xs) / min(xs) >= 8
+
+
+def sweep_page(sw: Mapping[str, Any], pts: list[prep_bench.SweepPoint]) -> Page:
+    return Page(f"iolab report: sweep {sw['id']}", [" ".join(sw.get("command") or [])],
+                sweep_sections(sw, pts))

@@ -1,0 +1,128 @@
+"""``iolab report``: one self-contained HTML page with plots.
+
+    iolab report run 12            # a stored benchmark run
+    iolab report sweep 3           # bandwidth against the swept parameter(s)
+    iolab report tune 5            # convergence and knob importances
+    iolab report study 2           # the CUG'17 study of this machine
+    iolab report job.darshan       # a Darshan log or iolab profile (also: diagnose --html)
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from iolab import cli_common
+from iolab.errors import UsageError
+
+if TYPE_CHECKING:
+    from iolab.report.page import Page
+
+KINDS = ("run", "sweep", "tune", "study")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.usage = "iolab report {run,sweep,tune,study} ID | LOG [LOG ...]  [-o FILE] [--figures DIR]"
+    p.add_argument("what", nargs="+", metavar="WHAT",
+                   help="'run ID', 'sweep ID', 'tune ID', 'study ID' (stored in the results "
+                        "database), or Darshan logs / iolab profiles")
+    cli_common.add_output(p, "the HTML file (default: iolab-report-<what>.html in the "
+                             "current directory; never an input)")
+    p.add_argument("--figures", metavar="DIR",
+                   help="also write each plot as PNG and SVG into DIR (for papers)")
+    cli_common.add_db(p)
+    p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+    cli_common.one_line_errors(p, "iolab report")
+
+
+def _stored_id(what: list[str]) -> tuple[str, list[int]] | None:
+    """('run', [ids]) for 'run 3 4' (several runs on one page), ('sweep', [id])..."""
+    if what[0] not in KINDS:
+        return None
+    ids = what[1:]
+    many = what[0] == "run"
+    if not ids or not all(i.isdigit() for i in ids) or (len(ids) > 1 and not many):
+        one = "ID [ID ...]" if many else "ID (one number"
+        raise UsageError(f"usage: iolab report {what[0]} {one}, e.g. "
+                         f"'iolab report {what[0]} 3'" + (")" if not many else ""))
+    return what[0], [int(i) for i in ids]
+
+
+def run(args: argparse.Namespace) -> int:
+    stored = _stored_id(args.what)
+    inputs = [] if stored else list(args.what)
+    if not stored:
+        for p in inputs:
+            if not Path(p).is_file():
+                raise UsageError(f"{p}: no such file; give a Darshan log, an iolab profile, "
+                                 f"or one of {', '.join(KINDS)} and an ID")
+    default = (f"iolab-report-{stored[0]}-{'-'.join(map(str, stored[1]))}.html" if stored
+               else f"iolab-report-{Path(inputs[0]).name.split('.')[0] or 'log'}.html")
+    out = cli_common.check_output_file(args.output or default, "-o", inputs)
+    figdir = cli_common.check_output_dir(args.figures, "--figures", inputs) \
+        if args.figures else None
+    page = _stored_page(stored[0], stored[1], args.db) if stored else _log_page(inputs)
+    write_page(page, out, figdir, quiet=args.quiet)
+    return 0
+
+
+def write_page(page: Page, out: Path, figdir: Path | None = None, quiet: bool = False) -> None:
+    from iolab.report.page import draw_all, export_figures, render
+
+    figs = draw_all(page)
+    cli_common.write_output(out, render(page, figs), "-o")
+    if figdir is not None:
+        written = export_figures(figs, cli_common.make_dir(figdir, quiet))
+        if not quiet:
+            print(f"iolab report: {len(written)} figure files in {figdir}", file=sys.stderr)
+    if not quiet:
+        print(f"iolab report: wrote {out.resolve()}")
+
+
+def _log_page(paths: list[str]) -> Page:
+    from iolab.diagnose.config import Thresholds
+    from iolab.diagnose.report import diagnose
+    from iolab.model.job import build_model
+    from iolab.model.sources import load_source
+    from iolab.report.build_log import log_page
+
+    model = build_model([load_source(p) for p in paths])
+    return log_page([diagnose(model, Thresholds())])
+
+
+def _stored_page(kind: str, idents: list[int], db: str | None) -> Page:
+    from iolab.results.db import connect, get_run
+
+    conn = connect(db, must_exist=True)
+    if kind == "run":
+        from iolab.report.build_bench import runs_page
+
+        rows = []
+        for i in idents:
+            row = get_run(conn, i)
+            if row is None:
+                raise UsageError(f"run {i}: no such run (see 'iolab results')")
+            rows.append(row)
+        return runs_page(rows)
+    ident = idents[0]
+    if kind == "tune":
+        from iolab.report.build_bench import tune_page
+        from iolab.tune import store as tstore
+
+        tune = tstore.get_tune(conn, ident)
+        if tune is None:
+            raise UsageError(f"tune {ident}: no such tune (see 'iolab tune --list')")
+        return tune_page(tune, tstore.trials(conn, ident))
+    if kind == "sweep":
+        from iolab.report.build_bench import sweep_page
+        from iolab.sweep import store as sstore
+
+        sw = sstore.get_sweep(conn, ident)
+        if sw is None:
+            raise UsageError(f"sweep {ident}: no such sweep (see 'iolab sweep --list')")
+        return sweep_page(sw, sstore.sweep_points(conn, ident))
+    from iolab.study.report import study_page
+
+    return study_page(conn, ident)

@@ -1,0 +1,271 @@
+"""Tables and plot series of stored benchmark runs, sweeps and tunes (engine documents,
+``docs/engine-json.md``), and the B/A ratio of two sets of samples. No drawing here."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from statistics import median
+from typing import Any
+
+import numpy as np
+
+from iolab.report.fmt import human_bytes, human_count, human_seconds, mib_s
+from iolab.report.prep_log import RankBars
+
+MIB = float(1 << 20)
+
+
+@dataclass
+class Series:
+    """One line of a plot: medians with the low/high range across repetitions."""
+
+    label: str
+    x: list[Any]
+    median: list[float]
+    low: list[float]
+    high: list[float]
+
+
+def phase_bandwidths(doc: Mapping[str, Any] | None, op: str, read_pass: int = 0) -> list[float]:
+    """The bandwidth (bytes/s) of each repetition's ``op`` phase (reads: pass ``read_pass``)."""
+    out = []
+    for rep in (doc or {}).get("repetitions") or []:
+        for ph in rep.get("phases") or []:
+            if ph.get("op") == op and int(ph.get("pass") or 0) == read_pass \
+                    and isinstance(ph.get("bw_bytes_per_s"), (int, float)):
+                out.append(float(ph["bw_bytes_per_s"]))
+    return out
+
+
+def ops_of(doc: Mapping[str, Any] | None) -> list[tuple[str, int]]:
+    """(op, read pass) of the phases a document holds, in the order the engine ran them."""
+    seen: list[tuple[str, int]] = []
+    for rep in (doc or {}).get("repetitions") or []:
+        for ph in rep.get("phases") or []:
+            key = (str(ph.get("op")), int(ph.get("pass") or 0))
+            if key not in seen:
+                seen.append(key)
+    return seen
+
+
+def op_name(op: str, read_pass: int) -> str:
+    return op if read_pass == 0 else f"{op} pass {read_pass + 1}"
+
+
+def summary_rows(doc: Mapping[str, Any]) -> list[list[str]]:
+    """Per phase: repetitions, median / min / max bandwidth (MiB/s), bytes, cache."""
+    rows = []
+    for op, p in ops_of(doc):
+        bws = phase_bandwidths(doc, op, p)
+        phases = [ph for rep in doc.get("repetitions") or [] for ph in rep.get("phases") or []
+                  if ph.get("op") == op and int(ph.get("pass") or 0) == p]
+        cache = sorted({str(ph.get("cache")) for ph in phases if ph.get("cache")})
+        if not bws:
+            continue
+        rows.append([op_name(op, p), str(len(bws)), mib_s(median(bws)), mib_s(min(bws)),
+                     mib_s(max(bws)), human_bytes(phases[0].get("bytes")),
+                     human_seconds(median(float(ph.get("time_s") or 0) for ph in phases)),
+                     "/".join(cache) or "-"])
+    return rows
+
+
+def repetition_series(doc: Mapping[str, Any]) -> list[Series]:
+    """Bandwidth (MiB/s) of each repetition, one line per phase."""
+    out = []
+    for op, p in ops_of(doc):
+        bws = [b / MIB for b in phase_bandwidths(doc, op, p)]
+        if bws:
+            out.append(Series(op_name(op, p), list(range(1, len(bws) + 1)), bws, bws, bws))
+    return out
+
+
+def run_rank_bars(doc: Mapping[str, Any], op: str = "write") -> RankBars | None:
+    """The last repetition's ``op`` phase, per rank: open + transfer + close time, bytes."""
+    last = None
+    for rep in doc.get("repetitions") or []:
+        for ph in rep.get("phases") or []:
+            if ph.get("op") == op and int(ph.get("pass") or 0) == 0 and ph.get("per_rank"):
+                last = ph
+    if last is None:
+        return None
+    pr = sorted(last["per_rank"], key=lambda r: int(r.get("rank", 0)))
+    t = np.array([float(r.get("open_s") or 0) + float(r.get("xfer_s") or 0)
+                  + float(r.get("close_s") or 0) for r in pr])
+    b = np.array([float(r.get("bytes") or 0) for r in pr])
+    return RankBars(np.array([int(r.get("rank", i)) for i, r in enumerate(pr)]), t, b,
+                    int(pr[int(t.argmax())].get("rank", 0)) if t.size else 0,
+                    float(np.median(t)) if t.size else 0.0)
+
+
+_CONFIG_KEYS = ("api", "layout", "transfer_bytes", "block_bytes", "segments", "repetitions",
+                "posix_mode", "collective", "file_view", "threads", "files", "total_bytes",
+                "path")
+
+
+def config_rows(doc: Mapping[str, Any]) -> list[list[str]]:
+    cfg = doc.get("config") or {}
+    env = doc.get("environment") or {}
+    rows = []
+    for k in _CONFIG_KEYS:
+        if k in cfg and cfg[k] is not None:
+            v = cfg[k]
+            rows.append([k, human_bytes(v) if k.endswith("_bytes") else str(v)])
+    for k in ("ranks", "hosts", "mpi_library", "mpiio_implementation", "fs_type", "fs_path",
+              "start_time"):
+        if env.get(k) is not None:
+            v = env[k]
+            rows.append([k, ", ".join(map(str, v)) if isinstance(v, list) else str(v)])
+    for k, v in sorted(((doc.get("hints") or {}).get("effective") or {}).items()):
+        rows.append([f"hint {k}", str(v)])
+    return rows
+
+
+# --- tunes ------------------------------------------------------------------------------
+
+
+def convergence(values: Sequence[float | None], maximize: bool = True
+                ) -> list[float | None]:
+    """Best value so far after each trial (failed trials, None, keep the previous best)."""
+    best: float | None = None
+    out: list[float | None] = []
+    for v in values:
+        if v is not None and (best is None or (v > best if maximize else v < best)):
+            best = v
+        out.append(best)
+    return out
+
+
+def importance_rows(imp: Mapping[str, float]) -> list[tuple[str, float]]:
+    return sorted(((k, float(v)) for k, v in imp.items()), key=lambda kv: -kv[1])
+
+
+# --- sweeps -----------------------------------------------------------------------------
+
+
+@dataclass
+class SweepPoint:
+    params: dict[str, str]
+    status: str
+    doc: Mapping[str, Any] | None = None
+    run_id: int | None = None
+
+
+def parse_number(v: str) -> float | None:
+    from iolab.sweep.grid import parse_number as parse
+
+    return parse(v)
+
+
+def sweep_series(points: Iterable[SweepPoint], x_param: str, op: str,
+                 line_param: str | None = None, read_pass: int = 0) -> list[Series]:
+    """Bandwidth (MiB/s) of ``op`` against ``x_param``, one line per value of
+    ``line_param``: the median and the min-max range of the point's repetitions."""
+    groups: dict[str, list[tuple[Any, list[float]]]] = {}
+    for pt in points:
+        if pt.status != "ok":
+            continue
+        bws = [b / MIB for b in phase_bandwidths(pt.doc, op, read_pass)]
+        if not bws:
+            continue
+        key = f"{line_param}={pt.params[line_param]}" if line_param else ""
+        xv = pt.params[x_param]
+        n = parse_number(xv)
+        groups.setdefault(key, []).append((n if n is not None else xv, bws))
+    out = []
+    for key, pts in groups.items():
+        if all(isinstance(x, (int, float)) for x, _ in pts):
+            pts.sort(key=lambda p: p[0])
+        out.append(Series(key, [x for x, _ in pts], [median(b) for _, b in pts],
+                          [min(b) for _, b in pts], [max(b) for _, b in pts]))
+    return out
+
+
+# --- B / A ------------------------------------------------------------------------------
+
+
+@dataclass
+class Ratio:
+    workload: str
+    a_median: float | None
+    b_median: float | None
+    ratio: float | None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    n_a: int = 0
+    n_b: int = 0
+    note: str = ""
+    unit: str = "MiB/s"
+
+    def row(self) -> list[str]:
+        ci = (f"{self.ci_low:.2f}-{self.ci_high:.2f}" if self.ci_low is not None
+              and self.ci_high is not None else "-")
+        return [self.workload, _one_decimal(self.a_median), _one_decimal(self.b_median),
+                "-" if self.ratio is None else f"{self.ratio:.2f}", ci,
+                f"{self.n_a} / {self.n_b}", self.note]
+
+
+def _one_decimal(v: float | None) -> str:
+    return "-" if v is None else f"{v:,.1f}"
+
+
+RATIO_HEADERS = ["workload", "A", "B", "B/A", "95% CI", "samples A / B", "note"]
+
+
+def ratio(workload: str, a: Sequence[float], b: Sequence[float], unit: str = "MiB/s",
+          maximize: bool = True) -> Ratio:
+    """B/A of the medians (higher is better when ``maximize``; else A/B so that above 1
+    still means B is better), with the bootstrap 95% interval of iolab.tune.stats when both
+    sides have at least 2 samples."""
+    from iolab.tune.stats import compare, speedup
+
+    a = [float(v) for v in a if v is not None]
+    b = [float(v) for v in b if v is not None]
+    if not a or not b:
+        return Ratio(workload, median(a) if a else None, median(b) if b else None, None,
+                     n_a=len(a), n_b=len(b), note="missing on one side", unit=unit)
+    if min(*a, *b) <= 0:
+        return Ratio(workload, median(a), median(b), None, n_a=len(a), n_b=len(b),
+                     note="zero values", unit=unit)
+    r = speedup(a, b, maximize)
+    if len(a) < 2 or len(b) < 2:
+        return Ratio(workload, median(a), median(b), r, n_a=len(a), n_b=len(b),
+                     note="one sample: no interval", unit=unit)
+    c = compare(a, b, maximize)
+    # A verdict needs the interval and the Mann-Whitney test to agree (iolab.tune.stats):
+    # with 2 samples a side the interval alone is too eager.
+    if c.significant:
+        note = "B better"
+    elif c.ci_high < 1 and compare(b, a, maximize).significant:
+        note = "A better"
+    else:
+        note = "no significant difference"
+    return Ratio(workload, median(a), median(b), c.speedup, c.ci_low, c.ci_high, len(a), len(b),
+                 note, unit)
+
+
+@dataclass
+class Samples:
+    """Named samples of one side of a comparison (workload -> values, MiB/s)."""
+
+    title: str
+    values: dict[str, list[float]] = field(default_factory=dict)
+
+
+def run_samples(title: str, doc: Mapping[str, Any] | None, prefix: str = "") -> Samples:
+    s = Samples(title)
+    for op, p in ops_of(doc):
+        bws = [b / MIB for b in phase_bandwidths(doc, op, p)]
+        if bws:
+            s.values[prefix + op_name(op, p)] = bws
+    return s
+
+
+def ratios(a: Samples, b: Samples) -> list[Ratio]:
+    """A ratio per workload either side has (in A's order, then B's)."""
+    keys = list(a.values) + [k for k in b.values if k not in a.values]
+    return [ratio(k, a.values.get(k, []), b.values.get(k, [])) for k in keys]
+
+
+def count(n: Any) -> str:
+    return human_count(n)

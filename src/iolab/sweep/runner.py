@@ -1,0 +1,136 @@
+"""Run a sweep's points: each one ``iolab bench --json`` as a subprocess (the bench verb
+stores the run), then the point row that links it; a progress line per point."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from statistics import median
+from typing import Any, TextIO
+
+from iolab.errors import UsageError
+from iolab.report.fmt import human_seconds
+from iolab.report.prep_bench import MIB, op_name, ops_of, phase_bandwidths
+from iolab.sweep import store
+from iolab.sweep.grid import point_args, points
+
+
+@dataclass
+class PointOutcome:
+    status: str  # ok | failed | interrupted
+    run_id: int | None
+    error: str | None
+    doc: Mapping[str, Any] | None
+    wall_time_s: float
+
+
+def run_point(bench_args: Sequence[str], params: Mapping[str, str], repetitions: int,
+              db: str | None, label: str, env: Mapping[str, str] | None = None) -> PointOutcome:
+    """One ``iolab bench`` run; bad input (exit 2) is a UsageError, Ctrl-C (130) a
+    KeyboardInterrupt, as in iolab.tune.objective.BenchObjective."""
+    cmd = [sys.executable, "-m", "iolab", "bench", *bench_args, *point_args(dict(params)),
+           f"--reps={repetitions}", "--json", "--quiet", "--label", label]
+    if db:
+        cmd += ["--db", db]
+    start = time.monotonic()
+    done = subprocess.run(cmd, env={**os.environ, **(env or {})}, capture_output=True,
+                          text=True, check=False, stdin=subprocess.DEVNULL)
+    wall = time.monotonic() - start
+    if done.returncode == 2:
+        last = (done.stderr.strip().splitlines() or ["iolab bench refused the point"])[-1]
+        raise UsageError(f"{_params_text(params)}: {last.removeprefix('iolab: ')}")
+    if done.returncode in (130, -signal.SIGINT):
+        raise KeyboardInterrupt
+    try:
+        runs = json.loads(done.stdout).get("runs") or []
+    except ValueError:
+        runs = []
+    if not runs:
+        return PointOutcome("failed", None,
+                            (done.stderr.strip().splitlines() or ["no result"])[-1], None, wall)
+    run = runs[0]
+    doc = run.get("engine") or None
+    status = str(run.get("status") or "failed")
+    err = None
+    if status != "ok":
+        e = (doc or {}).get("error")
+        err = e.get("message") if isinstance(e, dict) else "the run failed"
+    return PointOutcome(status if status in ("ok", "failed", "interrupted") else "failed",
+                        run.get("id"), err, doc, wall)
+
+
+def check_points(bench_args: Sequence[str], grid_points: Sequence[Mapping[str, str]]) -> None:
+    """``iolab bench --dry-run`` of the first and last point: bad options or values are one
+    line (UsageError) before anything is stored or run."""
+    for params in {0: grid_points[0], 1: grid_points[-1]}.values():
+        cmd = [sys.executable, "-m", "iolab", "bench", *bench_args, *point_args(dict(params)),
+               "--dry-run"]
+        done = subprocess.run(cmd, capture_output=True, text=True, check=False,
+                              stdin=subprocess.DEVNULL)
+        if done.returncode != 0:
+            last = (done.stderr.strip().splitlines() or ["iolab bench refused it"])[-1]
+            raise UsageError(f"{_params_text(params)}: {last.removeprefix('iolab: ')}")
+
+
+def _params_text(params: Mapping[str, str]) -> str:
+    return " ".join(f"{k}={v}" for k, v in params.items())
+
+
+def _result_text(doc: Mapping[str, Any] | None) -> str:
+    parts = []
+    for op, p in ops_of(doc):
+        bws = phase_bandwidths(doc, op, p)
+        if bws:
+            parts.append(f"{op_name(op, p)} {median(bws) / MIB:,.1f} MiB/s")
+    return ", ".join(parts) or "no bandwidth"
+
+
+def run_sweep(conn: sqlite3.Connection, sweep_id: int, db: str | None,
+              out: TextIO | None = sys.stderr, env: Mapping[str, str] | None = None) -> str:
+    """Run the points of ``sweep_id`` not yet stored as ok; return the sweep's status."""
+    sw = store.get_sweep(conn, sweep_id)
+    assert sw is not None
+    grid_points = points(sw["grid"])
+    done = {r["number"] for r in store.point_rows(conn, sweep_id) if r["status"] == "ok"}
+    todo = [i for i in range(len(grid_points)) if i not in done]
+    total = len(grid_points)
+    store.set_status(conn, sweep_id, "running")
+    if out and done:
+        print(f"sweep {sweep_id}: {len(done)} of {total} points already stored, "
+              f"{len(todo)} to run", file=out)
+    durations: list[float] = []
+    failed = 0
+    for k, i in enumerate(todo):
+        params = grid_points[i]
+        try:
+            res = run_point(sw["bench_args"], params, sw["repetitions"], db,
+                            f"sweep:{sweep_id}:{i}", env)
+        except KeyboardInterrupt:
+            store.set_status(conn, sweep_id, "interrupted")
+            if out:
+                print(f"sweep {sweep_id}: interrupted; {total - len(todo) + k} of {total} points"
+                      f" stored; continue with: iolab sweep --resume {sweep_id}", file=out)
+            raise
+        except UsageError:
+            store.set_status(conn, sweep_id, "failed")
+            raise
+        store.add_point(conn, sweep_id, i, params, res.status, res.run_id, res.error,
+                        res.wall_time_s)
+        failed += res.status != "ok"
+        durations.append(res.wall_time_s)
+        if out:
+            left = median(durations) * (len(todo) - k - 1)
+            what = _result_text(res.doc) if res.status == "ok" else f"{res.status}: {res.error}"
+            print(f"sweep {sweep_id}: point {i + 1}/{total} {_params_text(params)}: {what} "
+                  f"(run {res.run_id}, {human_seconds(res.wall_time_s)}; about "
+                  f"{human_seconds(left)} left)", file=out, flush=True)
+    status = "done" if not failed else "failed"
+    store.set_status(conn, sweep_id, status)
+    return status
