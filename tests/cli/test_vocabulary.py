@@ -136,7 +136,7 @@ def test_closed_pipe_is_not_the_fail_on_code(tmp_path: Path) -> None:
 
 
 VALUES = {"--output": ["x.out"], "--mpi": ["mpich"], "--config": ["c.toml"], "--db": ["r.db"]}
-NEEDS = {"hints": ["."]}  # a verb's required positional arguments
+NEEDS = {"hints": ["."], "compare": ["run:1", "run:2"], "report": ["run", "1"]}  # positionals
 
 
 @pytest.mark.parametrize("verb", list(VERBS))
