@@ -17,7 +17,6 @@ if TYPE_CHECKING:
     from iolab.diagnose.config import Thresholds
     from iolab.model.job import Model
 
-SEVERITIES = ("high", "warn", "info")
 SEVERITY_RANK = {"high": 0, "warn": 1, "info": 2}
 
 Value = Union[int, float, str, bool, None]
