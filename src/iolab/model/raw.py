@@ -4,8 +4,9 @@ A loader (:mod:`iolab.sources`: Darshan logs, iolab profiles) turns its source i
 :class:`RawJob`: job metadata plus per-module record tables whose counters carry **Darshan's
 names** (``POSIX_OPENS``, ``POSIX_F_READ_TIME``, ``MPIIO_COLL_WRITES``...) and, when traced,
 one trace table. One shape: columns. :class:`RawRecord` and :class:`TraceSegment` are the
-row-by-row view, for code that builds a job record by record (:meth:`RawJob.build`: tests,
-the profile loader before its columns exist) or writes one out (:meth:`RawJob.rows`). The
+row-by-row view, for code that builds a job record by record (:meth:`RawJob.build`,
+:func:`tables_from_records`: tests, the profile loader) or writes one out
+(:meth:`RawJob.rows`: ``iolab profile show``, the Darshan export). The
 model (:mod:`iolab.model.job`) derives everything else from a RawJob, once, the same way for
 every source.
 """
@@ -209,9 +210,9 @@ class RawJob:
     @classmethod
     def build(cls, records: Iterable[RawRecord] = (), trace: Iterable[TraceSegment] = (),
               **fields: Any) -> RawJob:
-        """A job from records and trace segments given one by one (tests, the profile
-        loader): the records become one table per module (in order of first appearance),
-        the segments the trace table. ``fields`` are the other fields of RawJob."""
+        """A job from records and trace segments given one by one (synthetic jobs in tests):
+        the records become one table per module (in order of first appearance), the
+        segments the trace table. ``fields`` are the other fields of RawJob."""
         job = cls(**fields)
         job.tables = tables_from_records(records)
         segs = list(trace)
