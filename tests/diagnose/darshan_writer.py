@@ -7,7 +7,7 @@ pydarshan declares none of the write functions, so they are declared here (a sep
 handle on the same library file). ``darshan_log_put_namehash`` walks a uthash table with
 ``HASH_ITER``, which only follows each entry's ``hh.next``: a linked list of
 ``darshan_name_record_ref`` entries is enough. Record structs are laid out with the sizes and
-offsets of pydarshan's declarations (``iolab.model.dutil.binding``).
+offsets of pydarshan's declarations (``iolab.sources.dutil.binding``).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from iolab.model.dutil import MODULE_NAMES, STRUCTS, binding, counter_names
+from iolab.sources.dutil import MODULE_NAMES, STRUCTS, binding, counter_names
 
 _CDEF = """
 typedef struct { void *tbl; void *prev; void *next; void *hh_prev; void *hh_next; void *key;

@@ -38,7 +38,7 @@ CORPUS = pytest.mark.skipif(not ALL_LOGS, reason=f"{REAL_MISSING}; {GENERATED_MI
 @pytest.mark.usefixtures("darshan_available")
 @pytest.mark.parametrize("path", ALL_LOGS, ids=log_id)
 def test_every_artifact_of_every_corpus_log_is_valid(path: Path) -> None:
-    from iolab.model.darshan import load_darshan_log
+    from iolab.sources.darshan import load_darshan_log
 
     model = build_model([load_darshan_log(path)])
     rep = diagnose(model, Thresholds())
@@ -86,11 +86,11 @@ def _big_job(runtime_trace: str, mounts: list[tuple[str, str]], exe: str,
         _rec("POSIX", runtime_trace, 0, POSIX_OPENS=1),
     ]
     ids = {r.path: r.record_id for r in recs}
-    return RawJob(source="darshan", source_paths=["synthetic"], nprocs=nprocs, start_time=0.0,
-                  end_time=600.0, run_time_s=600.0, exe=exe, jobid="777", records=recs,
-                  mounts=mounts,
-                  stripes={ids[out]: (MiB, 1), ids[rst]: (MiB, 56), ids[top]: (MiB, 1)},
-                  lustre_osts={ids[out]: (13,), ids[rst]: tuple(range(56)), ids[top]: (55,)})
+    return RawJob.build(source="darshan", source_paths=["synthetic"], nprocs=nprocs, start_time=0.0,
+                        end_time=600.0, run_time_s=600.0, exe=exe, jobid="777", records=recs,
+                        mounts=mounts,
+                        stripes={ids[out]: (MiB, 1), ids[rst]: (MiB, 56), ids[top]: (MiB, 1)},
+                        lustre_osts={ids[out]: (13,), ids[rst]: tuple(range(56)), ids[top]: (55,)})
 
 
 EXE = "/home/u/bin/sim -i input.nml"
@@ -287,7 +287,7 @@ def test_every_artifact_of_a_written_512_rank_log_is_valid(tmp_path: Path) -> No
     over 56 OSTs written in 1.5 MiB pieces, a rank-0 log."""
     from darshan_writer import Lustre, Rec, write_log
 
-    from iolab.model.darshan import load_darshan_log
+    from iolab.sources.darshan import load_darshan_log
 
     n = 1 << 20
     recs = [
@@ -391,8 +391,8 @@ def test_emitted_buffering_env_buffers_exactly_the_named_file(tmp_path: Path) ->
         pytest.skip("libiolab-buffer.so is not built")
     named, other = tmp_path / "log.txt", tmp_path / "other.txt"
     recs = [_rec("POSIX", str(p), 0, POSIX_OPENS=1, POSIX_WRITES=1000) for p in (named, other)]
-    raw = RawJob(source="darshan", source_paths=["s"], nprocs=1, start_time=0.0, end_time=1.0,
-                 run_time_s=1.0, records=recs, exe="/bin/sh step.sh")
+    raw = RawJob.build(source="darshan", source_paths=["s"], nprocs=1, start_time=0.0, end_time=1.0,
+                       run_time_s=1.0, records=recs, exe="/bin/sh step.sh")
     (art,) = fixes.iolab_buffer(build_model([raw]), [str(named)])
     env = tmp_path / "buffering.env"
     env.write_text(art.content)

@@ -19,7 +19,7 @@ from artifact_check import problems
 from iolab.diagnose import fixes
 from iolab.diagnose.jobfacts import job_facts
 from iolab.model.job import build_model
-from iolab.model.sources import load_source
+from iolab.sources import load_source
 
 PROGRAM = r"""
 #include <mpi.h>
@@ -170,9 +170,9 @@ def _model_with(paths=(), mounts=(), hosts=None, launch="", hints=None, exe="./a
                        counters={"POSIX_OPENS": 1}) for i, p in enumerate(paths)]
     meta = {"launch": launch} if launch else {}
     meta.update({f"hints:{p}": h for p, h in (hints or {}).items()})
-    raw = RawJob(source="iolab-profile" if launch else "darshan", source_paths=["s"], nprocs=4,
-                 start_time=0.0, end_time=1.0, run_time_s=1.0, records=recs, exe=exe,
-                 mounts=list(mounts), metadata=meta, rank_hosts=hosts or {})
+    raw = RawJob.build(source="iolab-profile" if launch else "darshan", source_paths=["s"],
+                       nprocs=4, start_time=0.0, end_time=1.0, run_time_s=1.0, records=recs,
+                       exe=exe, mounts=list(mounts), metadata=meta, rank_hosts=hosts or {})
     return build_model([raw])
 
 

@@ -43,9 +43,9 @@ def test_emitted_sbatch_runs_the_logs_program(slurm_env: dict[str, str], tmp_pat
     rec = RawRecord(module="POSIX", rank=0, record_id=1, path=str(tmp_path / "o.dat"),
                     counters={"POSIX_OPENS": 1})
     # the log's command line (Darshan keeps words joined by spaces)
-    raw = RawJob(source="darshan", source_paths=["synthetic"], nprocs=2, start_time=0.0,
-                 end_time=10.0, run_time_s=10.0, records=[rec],
-                 exe="/usr/bin/env IOLAB_MARK=from-the-log /usr/bin/printenv IOLAB_MARK")
+    raw = RawJob.build(source="darshan", source_paths=["synthetic"], nprocs=2, start_time=0.0,
+                       end_time=10.0, run_time_s=10.0, records=[rec],
+                       exe="/usr/bin/env IOLAB_MARK=from-the-log /usr/bin/printenv IOLAB_MARK")
     (art,) = fixes.slurm_affinity(build_model([raw], nodes=1))
     script = tmp_path / art.name
     script.write_text(art.content)

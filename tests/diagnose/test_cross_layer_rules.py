@@ -17,8 +17,8 @@ from darshan_writer import Lustre, Rec, write_log
 
 from iolab.diagnose.config import Thresholds
 from iolab.diagnose.report import diagnose, to_dict
-from iolab.model.darshan import load_darshan_log
 from iolab.model.job import build_model
+from iolab.sources.darshan import load_darshan_log
 
 pytestmark = pytest.mark.usefixtures("darshan_available")
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30

@@ -19,9 +19,9 @@ from iolab.diagnose.config import Thresholds
 from iolab.diagnose.render_html import render_html
 from iolab.diagnose.render_text import render_text
 from iolab.diagnose.report import diagnose, to_dict
-from iolab.model.darshan import load_darshan_log
 from iolab.model.files import APP, categorize
 from iolab.model.job import build_model
+from iolab.sources.darshan import load_darshan_log
 
 pytestmark = pytest.mark.usefixtures("darshan_available")
 corpus.require()

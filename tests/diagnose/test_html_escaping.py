@@ -32,9 +32,9 @@ def _evil_model():
             "POSIX_CONSEC_WRITES": 199_999, "POSIX_SEQ_WRITES": 199_999,
             "POSIX_SIZE_WRITE_0_100": 200_000, "POSIX_MAX_BYTE_WRITTEN": 200_000 * 64 - 1},
             fcounters={"POSIX_F_WRITE_TIME": 2.0}))
-    raw = RawJob(source="iolab-profile", source_paths=["<b>job</b>.prof"], nprocs=1,
-                 start_time=0.0, end_time=10.0, run_time_s=10.0,
-                 exe='./app "><script>alert(1)</script>', records=recs)
+    raw = RawJob.build(source="iolab-profile", source_paths=["<b>job</b>.prof"], nprocs=1,
+                       start_time=0.0, end_time=10.0, run_time_s=10.0,
+                       exe='./app "><script>alert(1)</script>', records=recs)
     return build_model([raw])
 
 

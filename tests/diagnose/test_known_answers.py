@@ -14,8 +14,8 @@ from diagnose_logs import GENERATED
 
 from iolab.diagnose.config import Thresholds
 from iolab.diagnose.report import diagnose
-from iolab.model.darshan import load_darshan_log
 from iolab.model.job import build_model
+from iolab.sources.darshan import load_darshan_log
 
 pytestmark = pytest.mark.usefixtures("darshan_available")
 corpus.require(real=False)

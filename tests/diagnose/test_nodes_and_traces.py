@@ -36,8 +36,8 @@ def _write(path: str, rank: int, rid: int, nbytes: int) -> RawRecord:
 
 
 def _job(records: list[RawRecord], nprocs: int, **kw: Any) -> RawJob:
-    return RawJob(source="iolab-profile", source_paths=["synthetic"], nprocs=nprocs,
-                  start_time=0.0, end_time=100.0, run_time_s=100.0, records=records, **kw)
+    return RawJob.build(source="iolab-profile", source_paths=["synthetic"], nprocs=nprocs,
+                        start_time=0.0, end_time=100.0, run_time_s=100.0, records=records, **kw)
 
 
 def _found(raw: RawJob, **model_kw: Any) -> dict[str, Any]:
@@ -137,7 +137,7 @@ def np2_profile(mpi_strided: Path) -> Path:
 
 
 def test_profile_np2_gives_the_rank_host_map_and_a_used_trace(np2_profile: Path) -> None:
-    from iolab.model.sources import load_source
+    from iolab.sources import load_source
 
     raw = load_source(np2_profile)
     host = socket.gethostname()
@@ -152,7 +152,7 @@ def test_profile_np2_gives_the_rank_host_map_and_a_used_trace(np2_profile: Path)
     assert tm.sizes["write"].common == [(4096, 2000)]
     (busy,) = [b for b in tm.busy if model.files.paths[b.file_index].endswith("/s.dat")]
     assert busy.module == "DXT_MPIIO" and busy.ranks == 2 and busy.covered
-    segs = [s for s in raw.trace if s.module == "DXT_MPIIO" and s.path.endswith("/s.dat")]
+    segs = [s for s in raw.segments() if s.module == "DXT_MPIIO" and s.path.endswith("/s.dat")]
     by_rank = {r: sum(s.end_s - s.start_s for s in segs if s.rank == r) for r in (0, 1)}
     assert busy.slowest_s == pytest.approx(max(by_rank.values()))
     assert busy.fastest_s == pytest.approx(min(by_rank.values()))
@@ -175,7 +175,7 @@ def test_profile_np2_diagnose_command(np2_profile: Path) -> None:
 
 def test_profile_with_a_cut_trace_is_partial(mpi_strided: Path) -> None:
     from iolab.diagnose.report import to_dict
-    from iolab.model.sources import load_source
+    from iolab.sources import load_source
 
     job = _profile_np2(mpi_strided, mpi_strided.parent / "cut", IOLAB_TRACE_SEGMENTS="300")
     rep = diagnose(build_model([load_source(job)]), Thresholds())

@@ -24,7 +24,7 @@ import pytest
 from iolab.diagnose.config import Thresholds
 from iolab.diagnose.report import diagnose
 from iolab.model.job import build_model
-from iolab.profile.load import load
+from iolab.sources.profile import load
 
 ROOT = Path(__file__).resolve().parents[2]
 LIBDIR = ROOT / "build" / "default" / "interpose" / "trace"

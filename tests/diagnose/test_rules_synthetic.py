@@ -1,5 +1,5 @@
-"""Each rule on a job built through the loader contract (RawJob of RawRecords, as the iolab
-profile loader produces): fires on the pattern it is about, stays quiet just below it.
+"""Each rule on a job built through the loader contract (a RawJob built record by record, as
+the profile loader builds it): fires on the pattern it is about, stays quiet just below it.
 
 These cover the rules no shared log triggers (file per process, files per directory, opens,
 small shared input, stragglers, striping, single stream, direct I/O, fill mode, aggregators).
@@ -25,8 +25,8 @@ def posix(path: str, rank: int, rid: int, **c: Any) -> RawRecord:
 
 
 def job(records: list[RawRecord], nprocs: int = 1, run: float = 100.0, **kw: Any) -> RawJob:
-    return RawJob(source="iolab-profile", source_paths=["synthetic"], nprocs=nprocs,
-                  start_time=0.0, end_time=run, run_time_s=run, records=records, **kw)
+    return RawJob.build(source="iolab-profile", source_paths=["synthetic"], nprocs=nprocs,
+                        start_time=0.0, end_time=run, run_time_s=run, records=records, **kw)
 
 
 def fired(raw: RawJob, th: Thresholds | None = None, **model_kw: Any) -> dict[str, Any]:

@@ -31,7 +31,7 @@ CORPUS = corpus.needs_real_logs
 
 
 def _load(paths):
-    from iolab.model.darshan import load_darshan_log
+    from iolab.sources.darshan import load_darshan_log
 
     return [load_darshan_log(p) for p in paths]
 

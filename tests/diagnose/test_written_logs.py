@@ -13,8 +13,8 @@ from darshan_writer import Dxt, Rec, write_log
 
 from iolab.diagnose.config import Thresholds
 from iolab.diagnose.report import diagnose
-from iolab.model.darshan import load_darshan_log
 from iolab.model.job import build_model
+from iolab.sources.darshan import load_darshan_log
 
 pytestmark = pytest.mark.usefixtures("darshan_available")
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
@@ -138,7 +138,7 @@ def test_dxt_random_writes_and_a_slow_rank(tmp_path: Path) -> None:
     row = found["shared-file-stragglers"].hit.files[0].values
     assert row["slowest_bytes"] == row["fastest_bytes"] == 2000 * 4 * KiB
     sm = found["small-requests/write"].hit.values
-    assert sm["sizes_from"] == "trace" and sm["common_sizes"] == "4.0 KiB x 8000"
+    assert sm["sizes_from"] == "trace" and sm["common_sizes"] == "4 KiB x 8000"
     assert sm["small_writes_shared_files"] == 8000
     model = rep.model
     assert model.job.nodes == 2 and model.job.rank_hosts == {0: "n1", 1: "n1", 2: "n2", 3: "n2"}

@@ -24,9 +24,9 @@ def rec(module: str, path: str, rank: int, rid: int, **c: Any) -> RawRecord:
 
 
 def model(records: list[RawRecord], nprocs: int = 4, run: float = 100.0):
-    return build_model([RawJob(source="iolab-profile", source_paths=["t"], nprocs=nprocs,
-                               start_time=0.0, end_time=run, run_time_s=run,
-                               records=records)])
+    return build_model([RawJob.build(source="iolab-profile", source_paths=["t"], nprocs=nprocs,
+                                     start_time=0.0, end_time=run, run_time_s=run,
+                                     records=records)])
 
 
 def _i(m, path: str) -> int:

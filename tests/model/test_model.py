@@ -1,4 +1,4 @@
-"""The job model: file categories, merging logs, both loader shapes giving the same metrics."""
+"""The job model: file categories, merging logs, a job rebuilt row by row, same metrics."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ import pytest
 
 from iolab.model.files import APP, RUNTIME, STREAM, SYSTEM, categorize
 from iolab.model.job import build_model
-from iolab.model.raw import RawJob, RawRecord
+from iolab.model.raw import RawJob
 
 GENERATED = corpus.GENERATED_DIR
 darshan = pytest.importorskip("darshan", reason="pydarshan (PyPI darshan) is not installed")
-from iolab.model.darshan import load_darshan_log  # noqa: E402
+from iolab.sources.darshan import load_darshan_log  # noqa: E402
 
 
 @pytest.mark.parametrize("path,cat", [
@@ -32,27 +32,22 @@ def test_categories(path: str, cat: int) -> None:
     assert categorize(path) == cat
 
 
-def _as_records(raw: RawJob) -> RawJob:
-    """The same job in the RawRecord shape the iolab profile loader produces."""
-    recs = []
-    for mod, t in raw.tables.items():
-        for i in range(len(t.record_ids)):
-            rid = int(t.record_ids[i])
-            recs.append(RawRecord(
-                module=mod, rank=int(t.ranks[i]), record_id=rid, path=t.paths[rid],
-                counters=dict(zip(t.counter_names, (int(x) for x in t.counters[i]))),
-                fcounters=dict(zip(t.fcounter_names, (float(x) for x in t.fcounters[i])))))
-    return dataclasses.replace(raw, tables={}, records=recs)
+def _rebuilt_from_rows(raw: RawJob) -> RawJob:
+    """The same job rebuilt record by record (:meth:`RawJob.build`, the row-by-row builder
+    of tests and of the profile loader) from its rows (:meth:`RawJob.rows`)."""
+    fields = {f.name: getattr(raw, f.name) for f in dataclasses.fields(raw)
+              if f.name not in ("tables", "trace_table")}
+    return RawJob.build(records=raw.rows(), **fields)
 
 
 @corpus.needs_generated_logs
 @pytest.mark.parametrize("name", ["mpiio_4ranks_strided4K_indep.darshan",
                                   "posix_mixed_rw_random_reads.darshan",
                                   "pnetcdf_4ranks_coll_and_indep_vara.darshan"])
-def test_tables_and_records_give_the_same_metrics(name: str) -> None:
+def test_rows_rebuilt_into_tables_give_the_same_metrics(name: str) -> None:
     raw = load_darshan_log(GENERATED / name)
     a = build_model([raw]).metrics
-    b = build_model([_as_records(raw)]).metrics
+    b = build_model([_rebuilt_from_rows(raw)]).metrics
     for f in dataclasses.fields(a):
         va, vb = getattr(a, f.name), getattr(b, f.name)
         if isinstance(va, np.ndarray):
@@ -105,7 +100,7 @@ def test_rereads_of_the_same_offset_are_not_random() -> None:
 
 def test_profile_rank_hosts_number_ranks_like_the_loader() -> None:
     from iolab.profile.format import Part, ProfileData
-    from iolab.profile.load import to_raw_job
+    from iolab.sources.profile import to_raw_job
 
     def rank_hosts(headers: list[dict[str, object]]) -> dict[int, str]:
         return to_raw_job(ProfileData({}, [Part(h) for h in headers], [])).rank_hosts

@@ -29,7 +29,7 @@ PARTIAL_DXT = LOGS / "partial_data_dxt" / "partial_data_dxt.darshan"
 HDF5_DXT = LOGS / "hdf5_diagonal_write_only" / "hdf5_diagonal_write_1_byte_dxt.darshan"
 
 darshan = pytest.importorskip("darshan", reason="pydarshan (PyPI darshan) is not installed")
-from iolab.model import darshan as loader  # noqa: E402
+from iolab.sources import darshan as loader  # noqa: E402
 
 
 def _dxt(path: Path, mod: str) -> tuple[list[dict[str, Any]], dict[int, str]]:

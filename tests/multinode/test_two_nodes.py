@@ -21,7 +21,7 @@ import pytest
 from iolab import launch
 from iolab.errors import UsageError
 from iolab.paths import engine_binary
-from iolab.profile.load import load
+from iolab.sources.profile import load
 
 pytestmark = pytest.mark.multinode
 
@@ -245,7 +245,7 @@ def test_profile_of_a_two_node_job_reduces_shared_files_and_diagnose_counts_node
     job = load(tmp_path / "job.iolab")
     assert job.nprocs == 4 and job.nodes == 2 and job.hosts == ["n1", "n2"]
     assert job.rank_hosts == {0: "n1", 1: "n1", 2: "n2", 3: "n2"}
-    recs = [r for r in job.records if r.path == str(shared)]
+    recs = [r for r in job.rows() if r.path == str(shared)]
     # one record per module for the file all four ranks opened, over both hosts
     assert sorted((r.module, r.rank) for r in recs) == [("MPI-IO", -1), ("POSIX", -1)]
     (mpiio,) = [r for r in recs if r.module == "MPI-IO"]

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from trace_helpers import LIBDIR, PROGS, record
 
-from iolab.profile.load import load
+from iolab.sources.profile import load
 
 KIB4 = 4096
 
@@ -133,6 +133,6 @@ def test_rank_killed_without_a_chance_is_named_missing(crasher: Path, tmp_path: 
     assert missing and "1" in missing.group(1).replace(" ", "").split(","), text
     assert "the run crashed" in text
     assert "crashed_ranks" not in job.metadata  # no rank reported a crash signal itself
-    assert not [r for r in job.records if r.module == "POSIX" and r.path.endswith("/own.1")]
+    assert not [r for r in job.rows() if r.module == "POSIX" and r.path.endswith("/own.1")]
     if "0" not in missing.group(1).replace(" ", "").split(","):
         assert record(job, "POSIX", "own.0", rank=0).counters["POSIX_BYTES_WRITTEN"] == 8 * KIB4

@@ -154,11 +154,11 @@ def test_stdio_fwrite_2M_x_512B(prog: Callable[[str], Path], tmp_path: Path) -> 
         STDIO_COMPARED,
         "STDIO",
     )
-    assert not [r for r in job.records if r.module == "POSIX"]  # Darshan has none either
+    assert not [r for r in job.rows() if r.module == "POSIX"]  # Darshan has none either
     # Darshan names <STDIN>/<STDOUT>/<STDERR> but drops their unused records: so does iolab
     log = "stdio_fwrite_2M_x_512B.darshan"
     theirs = sorted(p.rsplit("/", 1)[-1] for m, _, p, _ in darshan_records(log) if m == "STDIO")
-    ours = sorted(r.path.rsplit("/", 1)[-1] for r in job.records if r.module == "STDIO")
+    ours = sorted(r.path.rsplit("/", 1)[-1] for r in job.rows() if r.module == "STDIO")
     assert ours == theirs == ["s512.dat"]
     (tmp_path / "s512.dat").unlink()
 
@@ -262,7 +262,7 @@ def test_stdio_standard_streams_formatted_rename(
         (m, p.rsplit("/", 1)[-1]): c
         for m, _, p, c in darshan_records(HERE_LOGS / "stdio_darshan.darshan")
     }
-    ours = {(r.module, r.path.rsplit("/", 1)[-1]): r for r in job.records}
+    ours = {(r.module, r.path.rsplit("/", 1)[-1]): r for r in job.rows()}
     assert (
         set(ours)
         == set(theirs)

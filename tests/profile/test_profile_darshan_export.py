@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from trace_helpers import LIBDIR, PROGS
 
-from iolab.profile.load import load
+from iolab.sources.profile import load
 
 darshan = pytest.importorskip("darshan")
 
@@ -51,7 +51,7 @@ def _check_equal(profile: Path, log: Path) -> int:
     job = load(profile)
     theirs, meta = _theirs(log)
     assert meta == {"nprocs": job.nprocs, "exe": job.exe}
-    ours = [r for r in job.records if r.module in MODULES]
+    ours = [r for r in job.rows() if r.module in MODULES]
     assert len(ours) == len(theirs)
     for r in ours:
         got = theirs[(r.module, r.path, r.rank)]

@@ -13,7 +13,7 @@ from trace_helpers import profile
 diag = pytest.importorskip("iolab.diagnose.report")
 config = pytest.importorskip("iolab.diagnose.config")
 job_mod = pytest.importorskip("iolab.model.job")
-darshan_loader = pytest.importorskip("iolab.model.darshan")
+darshan_loader = pytest.importorskip("iolab.sources.darshan")
 
 
 # io-bound also needs a run of at least ~1 s: this program takes 0.9-1.2 s here, either way.

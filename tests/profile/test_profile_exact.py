@@ -78,7 +78,7 @@ def test_posix_64B_writes_then_1MiB_reads(prog: Callable[[str], Path], tmp_path:
         <= f["POSIX_F_CLOSE_END_TIMESTAMP"]
     )
     assert 0 < f["POSIX_F_MAX_READ_TIME"] <= f["POSIX_F_READ_TIME"] <= job.run_time_s
-    assert job.nprocs == 1 and not job.partial_modules and len(job.records) == 2
+    assert job.nprocs == 1 and not job.partial_modules and len(job.rows()) == 2
 
 
 def test_stdio_2000_x_512B_fwrite(prog: Callable[[str], Path], tmp_path: Path) -> None:
@@ -89,7 +89,7 @@ def test_stdio_2000_x_512B_fwrite(prog: Callable[[str], Path], tmp_path: Path) -
     assert ints_except_time(s) == _expected(
         "STDIO", OPENS=1, WRITES=2000, BYTES_WRITTEN=1024000, MAX_BYTE_WRITTEN=1023999
     )
-    assert [r for r in job.records if r.module == "POSIX"] == []  # glibc's own writes are not calls
+    assert [r for r in job.rows() if r.module == "POSIX"] == []  # glibc's own writes are not calls
     assert s.fcounters["STDIO_F_WRITE_TIME"] > 0
 
 
@@ -104,7 +104,7 @@ def test_file_per_process_mpi(prog: Callable[[str], Path], tmp_path: Path) -> No
     recs = sorted(
         (
             r
-            for r in job.records
+            for r in job.rows()
             if r.path.startswith(f"{tmp_path}/fpp.") and not r.path.endswith(".sh")
         ),
         key=lambda r: r.rank,
@@ -165,15 +165,15 @@ def test_trace_mode_bounded(prog: Callable[[str], Path], tmp_path: Path) -> None
         f.truncate(100 << 20)
     argv = [str(prog("posix_exact")), str(tmp_path / "out.dat"), str(src)]
     _, job = profile(argv, tmp_path / "p", trace=True)
-    writes = [s for s in job.trace if s.op == "write"]
-    reads = [s for s in job.trace if s.op == "read"]
+    writes = [s for s in job.segments() if s.op == "write"]
+    reads = [s for s in job.segments() if s.op == "read"]
     assert len(writes) == 10000 and len(reads) == 100
     assert [s.offset for s in writes[:3]] == [0, 64, 128] and {s.length for s in writes} == {64}
     assert reads[-1].offset == 99 << 20 and all(s.path.endswith("/in.dat") for s in reads)
-    assert all(0 <= s.start_s <= s.end_s <= job.run_time_s + 1 for s in job.trace)
+    assert all(0 <= s.start_s <= s.end_s <= job.run_time_s + 1 for s in job.segments())
     assert not job.partial_modules
     _, job = profile(argv, tmp_path / "p2", trace=True, extra_env={"IOLAB_TRACE_SEGMENTS": "1000"})
-    assert len(job.trace) == 1000
+    assert len(job.segments()) == 1000
     assert "DXT_POSIX" in job.partial_modules
     assert any("9100 segments left out" in n for n in job.notes)
     assert record(job, "POSIX", "out.dat").counters["POSIX_WRITES"] == 10000  # counters complete
@@ -204,12 +204,12 @@ def test_trace_mode_mpiio(prog: Callable[[str], Path], tmp_path: Path) -> None:
     n = 64
     argv = [str(prog("mpi_strided")), str(tmp_path / "t.dat"), str(n), "4096", "indep"]
     _, job = profile(argv, tmp_path / "p", np=4, trace=True)
-    segs = [s for s in job.trace if s.module == "DXT_MPIIO"]
+    segs = [s for s in job.segments() if s.module == "DXT_MPIIO"]
     assert len(segs) == 4 * n and {s.length for s in segs} == {4096}
     for r in range(4):
         mine = sorted(s.offset for s in segs if s.rank == r)
         assert mine == [(i * 4 + r) * 4096 for i in range(n)]
-    posix = [s for s in job.trace if s.module == "DXT_POSIX" and s.path.endswith("/t.dat")]
+    posix = [s for s in job.segments() if s.module == "DXT_POSIX" and s.path.endswith("/t.dat")]
     assert sum(s.length for s in posix) == 4 * n * 4096  # what Open MPI wrote below
 
 
@@ -220,7 +220,7 @@ def test_record_limit_says_what_was_left_out(prog: Callable[[str], Path], tmp_pa
         tmp_path / "p",
         extra_env={"IOLAB_TRACE_MAX_RECORDS": "5"},
     )
-    assert len([r for r in job.records if r.module == "POSIX"]) == 5
+    assert len([r for r in job.rows() if r.module == "POSIX"]) == 5
     assert record(job, "POSIX", "mixed_main.dat").counters["POSIX_READS"] == 12000
     assert "POSIX" in job.partial_modules
     assert any("12 POSIX left out" in n for n in job.notes)
@@ -296,7 +296,7 @@ def test_mpiio_strided_mpich(tmp_path: Path, how: str) -> None:
 
 
 def _std(job: RawJob, name: str) -> dict[str, int]:
-    found = [r for r in job.records if r.module == "STDIO" and r.path == name]
+    found = [r for r in job.rows() if r.module == "STDIO" and r.path == name]
     assert len(found) == 1, name
     return ints_except_time(found[0])
 
@@ -338,9 +338,9 @@ def test_stdio_standard_streams_scanf_getline_rename(
         SEEKS=1,
     )
     blk = os.stat(tmp_path / "c.dat").st_blksize
-    posix = {Path(r.path).name: r for r in job.records if r.module == "POSIX"}
+    posix = {Path(r.path).name: r for r in job.rows() if r.module == "POSIX"}
     assert set(posix) == {"a.dat", "b.dat", "c.dat", "x.dat"}  # 2 x.dat: one per folder
-    rel = {r.path: r.counters["POSIX_BYTES_WRITTEN"] for r in job.records if "x.dat" in r.path}
+    rel = {r.path: r.counters["POSIX_BYTES_WRITTEN"] for r in job.rows() if "x.dat" in r.path}
     assert rel == {f"{tmp_path}/x.dat": 1, f"{tmp_path}/sub/x.dat": 2}
     base = {"MEM_ALIGNMENT": 8, "FILE_ALIGNMENT": blk}
     assert ints_except_time(posix["a.dat"]) == _expected(

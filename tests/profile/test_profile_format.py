@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from iolab.errors import UsageError
-from iolab.profile.load import load
+from iolab.sources.profile import load
 
 
 def _iolab(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -64,7 +64,7 @@ def test_counters_missing_from_an_older_profile_read_as_zero(tmp_path: Path) -> 
         "f": [0.5],
     }
     job = load(_write(tmp_path / "old.iolabp", [PROCESS, names, rec]))
-    (r,) = job.records
+    (r,) = job.rows()
     assert r.path == "/d/café.dat"  # bytes written one by one, decoded as UTF-8
     assert r.counters == {"POSIX_OPENS": 1, "POSIX_WRITES": 5} and r.record_id == 255
     assert r.fcounters["POSIX_F_OPEN_START_TIMESTAMP"] == 0.5

@@ -94,7 +94,7 @@ def _check(job: RawJob, data: Path, ranks: int) -> None:
     assert got["MPIIO_INDEP_OPENS"] == 0 and got["MPIIO_SPLIT_WRITES"] == 0
     # what MPI-IO did below, in POSIX, is there too, with every byte (Open MPI's OMPIO writes
     # the non-blocking accesses with aio_write and collects them with aio_return)
-    posix = [r for r in job.records if r.module == "POSIX" and r.path.endswith("/" + data.name)]
+    posix = [r for r in job.rows() if r.module == "POSIX" and r.path.endswith("/" + data.name)]
     assert sum(r.counters["POSIX_BYTES_WRITTEN"] for r in posix) >= 4 * BLOCK * ranks
     assert sum(r.counters["POSIX_BYTES_READ"] for r in posix) >= 3 * BLOCK * ranks
 
@@ -124,7 +124,7 @@ def test_mpiio_counters_user_launch_line(kind: str, mpi: str, tmp_path: Path) ->
     data = tmp_path / "shared.dat"
     _, job = profile(_user_line(mpi, exe, data), tmp_path / "p")
     _check(job, data, NP)
-    assert not any("mpirun" in r.path or "orted" in r.path for r in job.records)
+    assert not any("mpirun" in r.path or "orted" in r.path for r in job.rows())
 
 
 def test_shim_chosen_through_the_dependency_tree(tmp_path: Path) -> None:

@@ -115,8 +115,8 @@ def test_fd_games_unchanged(tracer: Path, prog: Callable[[str], Path], tmp_path:
     app = record(job, "POSIX", "append.txt")
     assert (app.counters["POSIX_OPENS"], app.counters["POSIX_DUPS"]) == (2, 1)
     assert (app.counters["POSIX_WRITES"], app.counters["POSIX_BYTES_WRITTEN"]) == (2, 7)
-    assert {Path(r.path).name for r in job.records} == {"redirected.txt", "append.txt", "<STDOUT>"}
-    out = [r for r in job.records if r.path == "<STDOUT>"][0].counters  # two printf, one fflush
+    assert {Path(r.path).name for r in job.rows()} == {"redirected.txt", "append.txt", "<STDOUT>"}
+    out = [r for r in job.rows() if r.path == "<STDOUT>"][0].counters  # two printf, one fflush
     assert run.stdout == "before dup2\nafter: through a pipe\n"
     assert (out["STDIO_OPENS"], out["STDIO_WRITES"], out["STDIO_FORMATTED_WRITES"]) == (1, 2, 2)
     assert (out["STDIO_FLUSHES"], out["STDIO_BYTES_WRITTEN"]) == (1, len(run.stdout))
@@ -214,7 +214,7 @@ def test_sigterm_partial_profile(tracer: Path, tmp_path: Path) -> None:
         text=True,
     )
     assert run.returncode == 128 + signal.SIGTERM
-    from iolab.profile.load import load
+    from iolab.sources.profile import load
 
     job = load(tmp_path / "p" / "job.iolab")
     assert job.partial_modules and any("SIGTERM" in n for n in job.notes)
@@ -242,7 +242,7 @@ def test_chains_with_buffer_library(
         [str(prog("posix_write")), str(tmp_path / "c.dat"), "10000", "64"], env=env, check=True
     )
     assert (tmp_path / "c.dat").stat().st_size == 640000
-    from iolab.profile.load import load
+    from iolab.sources.profile import load
 
     rec = record(load(tmp_path / "parts"), "POSIX", "c.dat")
     assert rec.counters["POSIX_BYTES_WRITTEN"] == 640000
@@ -326,7 +326,7 @@ def test_python_subprocess_children(tracer: Path, tmp_path: Path) -> None:
     _run_both(tmp_path, lambda w: [sys.executable, str(script), str(w)])
     _, job = profile([sys.executable, str(script), str(tmp_path)], tmp_path / "p")
     for i in range(3):
-        recs = [r for r in job.records if r.path.endswith(f"/child_{i}.txt")]
+        recs = [r for r in job.rows() if r.path.endswith(f"/child_{i}.txt")]
         assert sum(r.counters["POSIX_BYTES_WRITTEN"] for r in recs) == 2  # the shell's
         assert sum(r.counters["POSIX_BYTES_READ"] for r in recs) == (2 if i == 2 else 0)  # cat
     assert record(job, "POSIX", "parent.txt").counters["POSIX_BYTES_WRITTEN"] == 1

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from iolab.model.raw import RawJob, RawRecord
-from iolab.profile.load import load
+from iolab.sources.profile import load
 
 ROOT = Path(__file__).resolve().parents[2]
 LIBDIR = ROOT / "build" / "default" / "interpose" / "trace"
@@ -52,7 +52,7 @@ def record(job: RawJob, module: str, name: str, rank: int | None = None) -> RawR
     """The one record of module whose path ends with /name (and of rank, if given)."""
     found = [
         r
-        for r in job.records
+        for r in job.rows()
         if r.module == module and r.path.endswith("/" + name) and (rank is None or r.rank == rank)
     ]
     assert len(found) == 1, f"{module} {name}: {[(r.path, r.rank) for r in found]}"

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from iolab.profile.load import load
+from iolab.sources.profile import load
 
 pytestmark = pytest.mark.slurm
 
@@ -44,7 +44,7 @@ def test_profile_srun_line_fortran_mpiio(
     assert run.returncode == 0, run.stderr
     job = load(tmp_path / "p" / "job.iolab")
     assert job.nprocs == 2
-    m = [r for r in job.records if r.module == "MPI-IO" and r.path == str(data)]
+    m = [r for r in job.rows() if r.module == "MPI-IO" and r.path == str(data)]
     assert len(m) == 1 and m[0].rank == -1
     c = m[0].counters
     assert (c["MPIIO_INDEP_WRITES"], c["MPIIO_COLL_WRITES"], c["MPIIO_NB_WRITES"]) == (4, 2, 2)

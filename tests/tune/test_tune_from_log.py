@@ -12,7 +12,7 @@ import corpus
 import pytest
 
 from iolab.model.job import build_model
-from iolab.model.sources import load_source
+from iolab.sources import load_source
 from iolab.tune.fromlog import build_proxy, judge
 
 corpus.require(real=False)

@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
     from iolab.diagnose.report import diagnose
     from iolab.diagnose.several import group_logs
     from iolab.model.job import build_model
-    from iolab.model.sources import load_source
+    from iolab.sources import load_source
 
     raws = [load_source(p) for p in args.logs]
     groups, note = group_logs(raws, as_one_job=args.as_one_job, each=args.each)

@@ -7,7 +7,6 @@ and computes :class:`~iolab.model.metrics.Metrics` once. Rules read only this.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -267,16 +266,3 @@ def build_model(
     model.layers = derive_layers(model)
     return model
 
-
-def display_path(path: str, width: int = 0) -> str:
-    """A path shortened from the left for narrow output (never used for artifacts)."""
-    if width <= 0 or len(path) <= width:
-        return path
-    return "..." + path[-(width - 3):]
-
-
-def common_dir(paths: Sequence[str]) -> str:
-    try:
-        return os.path.commonpath(list(paths)) if paths else ""
-    except ValueError:
-        return ""

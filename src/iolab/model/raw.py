@@ -1,16 +1,23 @@
 """The contract between loaders and the job model.
 
-A loader (pydarshan for Darshan logs, :mod:`iolab.profile` for iolab profiles) turns its
-source into one :class:`RawJob`: job metadata plus per-module records whose counters carry
-**Darshan's names** (``POSIX_OPENS``, ``POSIX_F_READ_TIME``, ``MPIIO_COLL_WRITES``...). The
+A loader (:mod:`iolab.sources`: Darshan logs, iolab profiles) turns its source into one
+:class:`RawJob`: job metadata plus per-module record tables whose counters carry **Darshan's
+names** (``POSIX_OPENS``, ``POSIX_F_READ_TIME``, ``MPIIO_COLL_WRITES``...) and, when traced,
+one trace table. One shape: columns. :class:`RawRecord` and :class:`TraceSegment` are the
+row-by-row view, for code that builds a job record by record (:meth:`RawJob.build`,
+:func:`tables_from_records`: tests, the profile loader) or writes one out
+(:meth:`RawJob.rows`: ``iolab profile show``, the Darshan export). The
 model (:mod:`iolab.model.job`) derives everything else from a RawJob, once, the same way for
 every source.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 # Module names as pydarshan spells them.
 POSIX = "POSIX"
@@ -41,13 +48,12 @@ class RawRecord:
 
 @dataclass
 class RecordTable:
-    """All records of one module as columns (optional, for speed and memory).
+    """All records of one module as columns.
 
-    A loader that reads many records (a 64,000-file Darshan log) fills this instead of
-    thousands of :class:`RawRecord` dicts: ``counters[i, j]`` is counter ``counter_names[j]``
-    of record ``i``. The model accepts both shapes; :meth:`RawJob.module_tables` merges them.
-    ``counters``/``fcounters`` are numpy arrays (int64 / float64), typed ``Any`` so that this
-    contract does not force numpy on a loader that produces only RawRecords.
+    ``counters[i, j]`` is counter ``counter_names[j]`` of record ``i``: a 64,000-file Darshan
+    log costs a few arrays, not 64,000 dicts. ``counters``/``fcounters`` are numpy arrays
+    (int64 / float64), typed ``Any`` because the Darshan loader hands over zero-copy views of
+    libdarshan-util's structs (and empties them to send the job between processes).
     """
 
     module: str
@@ -59,10 +65,44 @@ class RecordTable:
     fcounters: Any  # numpy float64 (n_records, len(fcounter_names))
     paths: dict[int, str] = field(default_factory=dict)  # record id -> name
 
+    @classmethod
+    def from_records(cls, module: str, recs: list[RawRecord]) -> RecordTable:
+        """Records of one module as columns: counters named by the union of the records'
+        names (sorted), a counter a record lacks reads as zero."""
+        cnames = sorted({k for r in recs for k in r.counters})
+        fnames = sorted({k for r in recs for k in r.fcounters})
+        c = np.zeros((len(recs), len(cnames)), dtype=np.int64)
+        f = np.zeros((len(recs), len(fnames)), dtype=np.float64)
+        ci = {n: i for i, n in enumerate(cnames)}
+        fi = {n: i for i, n in enumerate(fnames)}
+        paths: dict[int, str] = {}
+        for row, r in enumerate(recs):
+            for k, v in r.counters.items():
+                c[row, ci[k]] = v
+            for k, fv in r.fcounters.items():
+                f[row, fi[k]] = fv
+            paths.setdefault(int(r.record_id), r.path)
+        return cls(module=module, counter_names=cnames, fcounter_names=fnames,
+                   record_ids=np.array([r.record_id for r in recs], dtype=np.uint64),
+                   ranks=np.array([r.rank for r in recs], dtype=np.int64),
+                   counters=c, fcounters=f, paths=paths)
+
+    def rows(self) -> list[RawRecord]:
+        """The records one by one (for writers and tests; the model reads the columns)."""
+        out = []
+        for i, (rid, rank) in enumerate(zip(self.record_ids, self.ranks)):
+            out.append(RawRecord(
+                module=self.module, rank=int(rank), record_id=int(rid),
+                path=self.paths.get(int(rid), ""),
+                counters={n: int(v) for n, v in zip(self.counter_names, self.counters[i])},
+                fcounters={n: float(v) for n, v in zip(self.fcounter_names, self.fcounters[i])},
+            ))
+        return out
+
 
 @dataclass
 class TraceSegment:
-    """One traced operation (DXT or ``iolab profile --trace``)."""
+    """One traced operation (DXT or ``iolab profile --trace``), row by row."""
 
     module: str  # DXT_POSIX or DXT_MPIIO
     rank: int
@@ -72,11 +112,12 @@ class TraceSegment:
     length: int
     start_s: float  # seconds since job start
     end_s: float
+    record_id: int = 0  # the id of the file's POSIX / MPI-IO record
 
 
 @dataclass
 class TraceTable:
-    """Traced operations as columns (a Darshan log's DXT records): one row per operation.
+    """Traced operations as columns (DXT, ``iolab profile --trace``): one row per operation.
 
     Columns are numpy arrays (typed ``Any`` like :class:`RecordTable`); ``record_id`` is the
     id of the file's POSIX / MPI-IO record, ``module`` indexes :data:`TRACE_MODULES`.
@@ -95,8 +136,42 @@ class TraceTable:
     def __len__(self) -> int:
         return int(len(self.rank))
 
+    @classmethod
+    def from_segments(cls, segs: list[TraceSegment], truncated: bool = False) -> TraceTable:
+        """Segments (of :data:`TRACE_MODULES`) as columns, in their order."""
+        return cls(
+            module=np.array([TRACE_MODULES.index(s.module) for s in segs], dtype=np.int8),
+            rank=np.array([s.rank for s in segs], dtype=np.int64),
+            record_id=np.array([s.record_id for s in segs], dtype=np.uint64),
+            write=np.array([s.op == "write" for s in segs], dtype=bool),
+            offset=np.array([s.offset for s in segs], dtype=np.int64),
+            length=np.array([s.length for s in segs], dtype=np.int64),
+            start_s=np.array([s.start_s for s in segs], dtype=np.float64),
+            end_s=np.array([s.end_s for s in segs], dtype=np.float64),
+            truncated=truncated,
+        )
+
+    def rows(self, paths: dict[int, str]) -> list[TraceSegment]:
+        """The operations one by one, files named from ``paths`` (record id -> name)."""
+        return [
+            TraceSegment(TRACE_MODULES[int(m)], int(r), paths.get(int(rid), "?"),
+                         "write" if w else "read", int(o), int(n), float(t0), float(t1),
+                         int(rid))
+            for m, r, rid, w, o, n, t0, t1 in zip(
+                self.module, self.rank, self.record_id, self.write, self.offset,
+                self.length, self.start_s, self.end_s)
+        ]
+
 
 TRACE_MODULES = (DXT_POSIX, DXT_MPIIO)
+
+
+def tables_from_records(records: Iterable[RawRecord]) -> dict[str, RecordTable]:
+    """Records given one by one as one table per module (in order of first appearance)."""
+    by_mod: dict[str, list[RawRecord]] = {}
+    for r in records:
+        by_mod.setdefault(r.module, []).append(r)
+    return {mod: RecordTable.from_records(mod, recs) for mod, recs in by_mod.items()}
 
 
 @dataclass
@@ -117,20 +192,46 @@ class RawJob:
     format_version: str = ""  # e.g. Darshan "3.41"
     metadata: dict[str, str] = field(default_factory=dict)  # job key=value (lib_ver, hints...)
     mounts: list[tuple[str, str]] = field(default_factory=list)  # (mount point, fs type)
-    records: list[RawRecord] = field(default_factory=list)
-    trace: list[TraceSegment] = field(default_factory=list)
     partial_modules: list[str] = field(default_factory=list)  # modules that ran out of memory
     notes: list[str] = field(default_factory=list)  # what the loader could not read, and why
-    # Optional columnar records (module -> table), added after the first contract; a loader
-    # may fill ``records``, ``tables`` or both (different modules).
+    # The records, one table per module (module -> table).
     tables: dict[str, RecordTable] = field(default_factory=dict)
     # Lustre layout per record id (stripe_size, stripe_count), when known.
     stripes: dict[int, tuple[int, int]] = field(default_factory=dict)
     node_memory_bytes: int | None = None  # when the source knows it
-    # Columnar trace (Darshan DXT); a loader fills ``trace`` (segments) or this, or neither.
+    # Traced operations (Darshan DXT, iolab profile --trace), when the source has any.
     trace_table: TraceTable | None = None
     # Host name of each rank, when the source knows it (iolab profiles; DXT records).
     rank_hosts: dict[int, str] = field(default_factory=dict)
     # Lustre OST indices each file is striped over (record id -> OST indices), when known
     # (Darshan's LUSTRE module): what the job saw of the file system's OSTs.
     lustre_osts: dict[int, tuple[int, ...]] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, records: Iterable[RawRecord] = (), trace: Iterable[TraceSegment] = (),
+              **fields: Any) -> RawJob:
+        """A job from records and trace segments given one by one (synthetic jobs in tests):
+        the records become one table per module (in order of first appearance), the
+        segments the trace table. ``fields`` are the other fields of RawJob."""
+        job = cls(**fields)
+        job.tables = tables_from_records(records)
+        segs = list(trace)
+        if segs:
+            job.trace_table = TraceTable.from_segments(segs)
+        return job
+
+    def paths(self) -> dict[int, str]:
+        """Record id -> file name, over every module."""
+        out: dict[int, str] = {}
+        for t in self.tables.values():
+            for rid, path in t.paths.items():
+                out.setdefault(rid, path)
+        return out
+
+    def rows(self) -> list[RawRecord]:
+        """Every record one by one, module by module (for writers and tests)."""
+        return [r for t in self.tables.values() for r in t.rows()]
+
+    def segments(self) -> list[TraceSegment]:
+        """Every traced operation one by one (for writers and tests)."""
+        return self.trace_table.rows(self.paths()) if self.trace_table is not None else []

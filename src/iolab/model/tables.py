@@ -1,9 +1,5 @@
-"""Module tables: the columnar view of a RawJob's records, whatever shape the loader used.
-
-A loader may hand over :class:`RawRecord` objects (the iolab profile loader) or
-:class:`RecordTable` columns (the Darshan loader); :func:`module_tables` returns columns
-either way, so the metrics are written once, against columns.
-"""
+"""Module tables: a RawJob's record tables with named column access (:class:`ModuleData`),
+so the metrics are written once, against columns."""
 
 from __future__ import annotations
 
@@ -11,7 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from iolab.model.raw import RawJob, RawRecord, RecordTable
+from iolab.model.raw import RawJob, RecordTable
 
 
 @dataclass
@@ -69,28 +65,8 @@ def _from_table(t: RecordTable) -> ModuleData:
     )
 
 
-def _from_records(module: str, recs: list[RawRecord]) -> ModuleData:
-    cnames = sorted({k for r in recs for k in r.counters})
-    fnames = sorted({k for r in recs for k in r.fcounters})
-    c = np.zeros((len(recs), len(cnames)), dtype=np.int64)
-    f = np.zeros((len(recs), len(fnames)), dtype=np.float64)
-    ci = {n: i for i, n in enumerate(cnames)}
-    fi = {n: i for i, n in enumerate(fnames)}
-    for row, r in enumerate(recs):
-        for k, v in r.counters.items():
-            c[row, ci[k]] = v
-        for k, fv in r.fcounters.items():
-            f[row, fi[k]] = fv
-    return ModuleData(
-        module=module,
-        ids=np.array([r.record_id for r in recs], dtype=np.uint64),
-        ranks=np.array([r.rank for r in recs], dtype=np.int64),
-        _c=c, _f=f, _cidx=ci, _fidx=fi,
-    )
-
-
 def concat_modules(a: ModuleData, b: ModuleData) -> ModuleData:
-    """Two shapes of the same module (rare: several sources) joined on the union of names."""
+    """The same module of two sources (several logs) joined on the union of names."""
     cn = sorted(set(a._cidx) | set(b._cidx))
     fn = sorted(set(a._fidx) | set(b._fidx))
     c = np.zeros((len(a) + len(b), len(cn)), dtype=np.int64)
@@ -113,16 +89,4 @@ def concat_modules(a: ModuleData, b: ModuleData) -> ModuleData:
 
 def module_tables(raw: RawJob) -> tuple[dict[str, ModuleData], dict[int, str]]:
     """Every module of ``raw`` as columns, and the record id -> path map."""
-    out: dict[str, ModuleData] = {}
-    paths: dict[int, str] = {}
-    for mod, t in raw.tables.items():
-        out[mod] = _from_table(t)
-        paths.update(t.paths)
-    by_mod: dict[str, list[RawRecord]] = {}
-    for r in raw.records:
-        by_mod.setdefault(r.module, []).append(r)
-        paths.setdefault(int(r.record_id), r.path)
-    for mod, recs in by_mod.items():
-        md = _from_records(mod, recs)
-        out[mod] = concat_modules(out[mod], md) if mod in out else md
-    return out, paths
+    return {mod: _from_table(t) for mod, t in raw.tables.items()}, raw.paths()

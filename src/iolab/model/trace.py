@@ -168,18 +168,7 @@ def _from_raw(raw: RawJob, files: FileTable, rank_off: int, t_off: float) -> dic
                 "offset": take(t.offset, np.int64), "length": take(t.length, np.int64),
                 "start": take(t.start_s, np.float64, t_off),
                 "end": take(t.end_s, np.float64, t_off)}
-    if not raw.trace:
-        return {}
-    where = {p: i for i, p in enumerate(files.paths)}
-    segs = [s for s in raw.trace if s.path in where and s.module in TRACE_MODULES]
-    return {"module": np.array([TRACE_MODULES.index(s.module) for s in segs], dtype=np.int8),
-            "rank": np.array([s.rank + rank_off for s in segs], dtype=np.int64),
-            "file_index": np.array([where[s.path] for s in segs], dtype=np.int64),
-            "write": np.array([s.op == "write" for s in segs], dtype=bool),
-            "offset": np.array([s.offset for s in segs], dtype=np.int64),
-            "length": np.array([s.length for s in segs], dtype=np.int64),
-            "start": np.array([s.start_s + t_off for s in segs], dtype=np.float64),
-            "end": np.array([s.end_s + t_off for s in segs], dtype=np.float64)}
+    return {}
 
 
 def build_trace(raws: Sequence[RawJob], offsets: Sequence[int], files: FileTable) -> Trace | None:

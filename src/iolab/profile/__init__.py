@@ -1,10 +1,4 @@
-"""``iolab profile``: run a program under libiolab-trace.so and load its profile.
+"""``iolab profile``: run a program under libiolab-trace.so and write its profile.
 
-:func:`iolab.profile.load.load` turns a profile into the same RawJob a Darshan log becomes.
+:func:`iolab.sources.profile.load` turns a profile into the same RawJob a Darshan log becomes.
 """
-
-from __future__ import annotations
-
-from iolab.profile.load import load
-
-__all__ = ["load"]

@@ -182,8 +182,8 @@ def _run_program(args: argparse.Namespace, argv: list[str]) -> int:
 
 
 def _show(rest: list[str]) -> int:
-    from iolab.profile.load import load
     from iolab.profile.show import dump
+    from iolab.sources.profile import load
 
     parser = argparse.ArgumentParser(
         prog="iolab profile show",
@@ -201,7 +201,7 @@ def _show(rest: list[str]) -> int:
 def _export(profile: Path, quiet: bool = False) -> None:
     """profile.iolab -> profile.darshan beside it (never over the input)."""
     from iolab.profile.darshan_out import write_darshan
-    from iolab.profile.load import load
+    from iolab.sources.profile import load
 
     out = profile.with_suffix(".darshan")
     if out.resolve() == profile.resolve():

@@ -86,7 +86,8 @@ def _names(module: str) -> tuple[list[str], list[str]]:
 def _file_ids(job: RawJob, module: str) -> dict[str, int]:
     """The record ids of the files of a dataset or variable module's records."""
     file_mod = {"H5D": "H5F", "PNETCDF_VAR": "PNETCDF_FILE"}.get(module, "")
-    return {r.path: r.record_id for r in job.records if r.module == file_mod}
+    table = job.tables.get(file_mod)
+    return {r.path: r.record_id for r in table.rows()} if table is not None else {}
 
 
 def _module_buffer(ffi: Any, module: str, recs: list[RawRecord], files: dict[str, int]) -> Any:
@@ -125,7 +126,7 @@ def write_darshan(job: RawJob, target: str | Path) -> Path:
         raise UsageError(f"cannot create the Darshan log {tmp}")
     try:
         _put_header(ffi, lib, fd, job, keep)
-        recs = [r for r in job.records if r.module in _MODULES]
+        recs = [r for r in job.rows() if r.module in _MODULES]
         _put_names(ffi, lib, fd, recs, keep)
         for module, (mod_id, ver, _) in sorted(_MODULES.items(), key=lambda kv: kv[1][0]):
             mine = [r for r in recs if r.module == module]

@@ -32,7 +32,8 @@ def dump(job: RawJob, out: TextIO) -> None:
     mods = ctr.load()
     out.write("\n#<module>\t<rank>\t<record id>\t<counter>\t<value>\t<file name>\n")
     for mod, mc in mods.items():
-        recs = [r for r in job.records if r.module == mod]
+        table = job.tables.get(mod)
+        recs = table.rows() if table is not None else []
         if not recs:
             continue
         out.write(f"\n# {mod} module: {len(recs)} records\n")
@@ -42,9 +43,10 @@ def dump(job: RawJob, out: TextIO) -> None:
                 out.write(f"{head}\t{c.name}\t{r.counters.get(c.name, 0)}\t{r.path}\n")
             for c in mc.floats:
                 out.write(f"{head}\t{c.name}\t{r.fcounters.get(c.name, 0.0):.6f}\t{r.path}\n")
-    if job.trace:
-        out.write(f"\n# trace: {len(job.trace)} operations\n")
+    segments = job.segments()
+    if segments:
+        out.write(f"\n# trace: {len(segments)} operations\n")
         out.write("#<module>\t<rank>\t<op>\t<offset>\t<length>\t<start>\t<end>\t<file name>\n")
-        for s in job.trace:
+        for s in segments:
             times = f"{s.start_s:.6f}\t{s.end_s:.6f}"
             out.write(f"{s.module}\t{s.rank}\t{s.op}\t{s.offset}\t{s.length}\t{times}\t{s.path}\n")

@@ -14,22 +14,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Union
 
+from iolab.units import fmt_bytes
+
 # 2: summary rows name the case "case" (was "label", now the user's label as in results),
 # carry api, layout, collective, file_view, hints and mean/stddev; run rows carry
 # collective, file_view and hints; phase rows carry run_id.
 REPORT_SCHEMA_VERSION = 2
 MIB = 1024 * 1024
-
-
-def fmt_bytes(v: Any) -> str:
-    """1048576 -> '1 MiB'; exact multiples keep no decimals (sizes people typed)."""
-    if not isinstance(v, (int, float)):
-        return "-"
-    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if abs(v) >= scale:
-            q = v / scale
-            return f"{q:.0f} {unit}" if q == int(q) else f"{q:.1f} {unit}"
-    return f"{int(v)} B"
 
 
 def fmt_bw(v: Any) -> str:

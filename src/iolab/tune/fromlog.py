@@ -174,7 +174,7 @@ def from_log(path: str, max_ranks: int, max_rank_bytes: int
     from iolab.diagnose.config import Thresholds
     from iolab.diagnose.report import diagnose
     from iolab.model.job import build_model
-    from iolab.model.sources import load_source
+    from iolab.sources import load_source
 
     model = build_model([load_source(path)])
     return build_proxy(model, max_ranks, max_rank_bytes), predictions(diagnose(model,

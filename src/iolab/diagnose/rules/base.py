@@ -13,11 +13,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Union
 
+from iolab.units import fmt_bytes as fmt_bytes  # rules and renderers format bytes from here
+
 if TYPE_CHECKING:
     from iolab.diagnose.config import Thresholds
     from iolab.model.job import Model
 
-SEVERITIES = ("high", "warn", "info")
 SEVERITY_RANK = {"high": 0, "warn": 1, "info": 2}
 
 Value = Union[int, float, str, bool, None]
@@ -135,16 +136,6 @@ class Finding:
         share = self.cost_share
         return (f"costs {fmt_seconds(self.hit.cost_s)}"
                 + (f" ({pct(share)} of the run)" if share is not None else ""))
-
-
-def fmt_bytes(n: float) -> str:
-    """1536 -> '1.5 KiB' (binary units, as Darshan and the seeds use)."""
-    v = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(v) < 1024 or unit == "TiB":
-            return f"{v:.0f} {unit}" if unit == "B" else f"{v:.1f} {unit}"
-        v /= 1024
-    return f"{v:.1f} TiB"
 
 
 def fmt_seconds(s: float) -> str:

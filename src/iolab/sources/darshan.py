@@ -25,20 +25,19 @@ import io
 import os
 import pickle
 import struct
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
 import numpy as np
 
 from iolab.errors import UsageError
-from iolab.model.dutil import STRUCTS, Binding, Log, binding, counter_names
 from iolab.model.raw import TRACE_MODULES, RawJob, RecordTable, TraceTable
+from iolab.sources.dutil import STRUCTS, Binding, Log, binding, counter_names
 
 # Modules read into tables: dutil.STRUCTS; the others (DXT, HEATMAP, APMPI, APXC, BG/Q, DFS,
 # DAOS) are noted as present but not needed by any rule.
 _DARSHAN_MAGIC = 6567223
-_COMP_NAMES = {0: "zlib", 1: "bzip2", 2: "none"}
 _MIN_LOG_BYTES = 64
 _HEADER_341 = 32 + 65 * 16 + 64 * 4  # version, magic, flags, name map, module maps, versions
 # Trace operations read at most: bounds the memory and time of a log with a huge DXT section
@@ -351,9 +350,3 @@ def _read_trace(log: Log, dxt: dict[str, int], raw: RawJob) -> None:
     raw.trace_table = TraceTable(**{k: np.concatenate(v) for k, v in cols.items()},
                                  truncated=truncated)
 
-
-def load_darshan_logs(paths: Sequence[str | os.PathLike[str]]) -> list[RawJob]:
-    """Read several logs, one after the other (each closed before the next opens)."""
-    if not paths:
-        raise UsageError("no log given; usage: iolab diagnose LOG.darshan [LOG ...]")
-    return [load_darshan_log(p) for p in paths]

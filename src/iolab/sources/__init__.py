@@ -1,7 +1,9 @@
-"""One entry point for every job source: a Darshan log or an iolab profile.
+"""Every job source, in one place: a Darshan log (:mod:`iolab.sources.darshan`) or an iolab
+profile (:mod:`iolab.sources.profile`) becomes one :class:`iolab.model.raw.RawJob` (record
+tables and a trace table), the only thing the model reads.
 
 Darshan logs start with their binary header (``3.xx``); iolab profiles are JSON lines
-(``*.iolab`` job files, ``*.iolabp`` parts, or a folder of parts). Both become a RawJob.
+(``*.iolab`` job files, ``*.iolabp`` parts, or a folder of parts).
 """
 
 from __future__ import annotations
@@ -9,7 +11,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from iolab.errors import UsageError
 from iolab.model.raw import RawJob
 
 PROFILE_SUFFIXES = (".iolab", ".iolabp")
@@ -31,13 +32,9 @@ def load_source(path: str | os.PathLike[str]) -> RawJob:
     """A RawJob from a Darshan log or an iolab profile (UsageError on bad input)."""
     p = Path(path)
     if p.exists() and is_profile(p):
-        try:
-            from iolab.profile.format import read
-            from iolab.profile.load import to_raw_job
-        except ImportError:
-            raise UsageError(f"{p}: looks like an iolab profile, but this installation has no "
-                             "profile loader") from None
-        return to_raw_job(read(p))
-    from iolab.model.darshan import load_darshan_log
+        from iolab.sources.profile import load
+
+        return load(p)
+    from iolab.sources.darshan import load_darshan_log
 
     return load_darshan_log(p)

@@ -1,8 +1,10 @@
-"""The loader: an iolab profile -> :class:`iolab.model.raw.RawJob`, the same contract a
-Darshan log is loaded into, so ``iolab diagnose`` treats both alike.
+"""iolab profiles -> :class:`iolab.model.raw.RawJob`, the same tables a Darshan log is loaded
+into, so ``iolab diagnose`` treats both alike.
 
 Per-process timestamps become job-relative; MPI jobs get shared files reduced (rank -1);
 processes of a non-MPI job (fork/exec, multiprocessing) become ranks 0..N-1 by start time.
+Records are gathered one by one (a profile holds one process's records per part, and
+shared files are reduced record by record), then handed over as columns.
 """
 
 from __future__ import annotations
@@ -13,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from iolab import counters as ctr
-from iolab.model.raw import RawJob, RawRecord, TraceSegment
+from iolab.model.raw import RawJob, RawRecord, TraceSegment, TraceTable, tables_from_records
 from iolab.profile.format import Part, ProfileData, decode_path, read
-from iolab.profile.reduce import reduce_shared
+from iolab.sources.profile_reduce import reduce_shared
 
 FORMAT_VERSION = "iolab-profile 1"
 _DXT = {"POSIX": "DXT_POSIX", "MPI-IO": "DXT_MPIIO"}
@@ -44,17 +46,18 @@ def _left_out(part: Part) -> dict[str, int]:
     return {k: int(v) for k, v in lo.items() if int(v) > 0} if isinstance(lo, dict) else {}
 
 
-def _add_part(part: Part, rank: int, start: float, tsnames: set[str], job: RawJob) -> None:
-    """Append one process's records and trace segments to job, times made relative to start
+def _add_part(part: Part, rank: int, start: float, tsnames: set[str],
+              records: list[RawRecord], trace: list[TraceSegment]) -> None:
+    """Append one process's records and trace segments, times made relative to start
     (records reduced at MPI_Finalize carry their own rank -1 and time base)."""
     off = float(part.header.get("start_unix", start)) - start
-    by_idx: dict[tuple[str, int], str] = {}
+    by_idx: dict[tuple[str, int], tuple[str, int]] = {}
     for pr in part.records:
-        by_idx[(pr.module, pr.idx)] = pr.path
+        by_idx[(pr.module, pr.idx)] = (pr.path, pr.record_id)
         if pr.merged:
             continue
         shift = off if pr.time_base is None else pr.time_base - start
-        job.records.append(
+        records.append(
             RawRecord(
                 module=pr.module,
                 rank=rank if pr.rank is None else pr.rank,
@@ -66,16 +69,18 @@ def _add_part(part: Part, rank: int, start: float, tsnames: set[str], job: RawJo
         )
     for mod, idx, op, o, n, t0, t1 in part.segments:
         if mod in _DXT:
-            job.trace.append(
+            path, rid = by_idx.get((mod, int(idx)), ("?", 0))
+            trace.append(
                 TraceSegment(
                     _DXT[mod],
                     rank,
-                    by_idx.get((mod, int(idx)), "?"),
+                    path,
                     "write" if op == "w" else "read",
                     int(o),
                     int(n),
                     float(t0) + off,
                     float(t1) + off,
+                    rid,
                 )
             )
 
@@ -146,7 +151,7 @@ def _unfinished(
 
 
 def to_raw_job(data: ProfileData) -> RawJob:
-    """Build the RawJob of a profile read by :func:`iolab.profile.format.read`."""
+    """The RawJob of a profile read by :func:`iolab.profile.format.read`."""
     parts, job = data.parts, data.job
     mods = ctr.load()
     tsnames = {c.name for mc in mods.values() for c in mc.floats if c.kind == "timestamp"}
@@ -176,13 +181,17 @@ def to_raw_job(data: ProfileData) -> RawJob:
         metadata=_metadata(job, parts),
         notes=list(data.notes),
     )
+    records: list[RawRecord] = []
+    trace: list[TraceSegment] = []
     for i, part in enumerate(parts):
-        _add_part(part, ranks[i], start, tsnames, raw)
+        _add_part(part, ranks[i], start, tsnames, records, trace)
         _losses(part, ranks[i], mods, raw)
     raw.partial_modules = sorted(set(raw.partial_modules))
     _unfinished(job, parts, ranks, nprocs, raw)
     if mpi and nprocs > 1:
-        raw.records = _reduce(raw.records, nprocs, mods)
+        records = _reduce(records, nprocs, mods)
+    raw.tables = tables_from_records(records)
+    raw.trace_table = TraceTable.from_segments(trace) if trace else None
     return raw
 
 
