@@ -74,6 +74,11 @@ def test_a_real_gain_is_found_proven_and_stored(tmp_path: Path, engine_ok: None)
     assert (tmp_path / "fix" / "code-changes.txt").read_text().count("1048576") == 1
     listed = tune("--db", str(db), "--list", cwd=tmp_path)
     assert listed.returncode == 0 and "transfer=1048576" in listed.stdout
+    results = subprocess.run([sys.executable, "-m", "iolab", "results", "tunes", "--db",
+                              str(db), "--json"], capture_output=True, text=True, timeout=60)
+    assert results.returncode == 0, results.stderr
+    (only,) = json.loads(results.stdout)["tunes"]
+    assert only["status"] == "done" and only["result"]["winner"] == {"transfer": "1048576"}
 
 
 def test_posix_tune_runs_on_the_real_file_system(tmp_path: Path, engine_ok: None) -> None:

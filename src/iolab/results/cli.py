@@ -17,15 +17,16 @@ from iolab.errors import UsageError
 from iolab.results import db
 from iolab.results.render import ids_report, render, run_report, runs_report
 
-ACTIONS = ("list", "show", "import", "delete")
+ACTIONS = ("list", "show", "import", "delete", "tunes")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.usage = ("iolab results [list] [filters] | show ID | import FILE.json [--label L] "
-                    "| delete ID... [--yes]")
+                    "| delete ID... [--yes] | tunes")
     parser.add_argument("action", nargs="?", choices=ACTIONS, default="list",
                         help="list (default), show ID, import FILE.json (a document "
-                             "'iolab-bench --json' wrote), delete ID... (choices: %(choices)s)")
+                             "'iolab-bench --json' wrote), delete ID..., tunes (the stored "
+                             "tunes: iolab tune) (choices: %(choices)s)")
     parser.add_argument("items", nargs="*", metavar="ID|FILE",
                         help="the run to show or delete, or the file to import")
     cli_common.add_db(parser)
@@ -75,6 +76,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     conn = db.connect(args.db, must_exist=True)
     try:
+        if args.action == "tunes":
+            return _tunes(args, conn)
         if args.action == "delete":
             return _delete(args, conn)
         if args.action == "show":
@@ -98,6 +101,20 @@ def run(args: argparse.Namespace) -> int:
         text = "".join(f"{row['id']}\n" for row in report.nodes[0].rows)  # type: ignore[union-attr]
     else:
         text = render(report, args.format)
+    if args.output:
+        cli_common.write_output(Path(args.output), text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _tunes(args: argparse.Namespace, conn: Any) -> int:
+    from iolab.tune.render import tunes_table
+    from iolab.tune.store import list_tunes
+
+    rows = list_tunes(conn)
+    text = (json.dumps({"schema_version": 1, "kind": "tunes", "tunes": rows}, indent=2) + "\n"
+            if args.format == "json" else tunes_table(rows))
     if args.output:
         cli_common.write_output(Path(args.output), text)
     else:

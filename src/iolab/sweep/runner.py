@@ -3,13 +3,9 @@ stores the run), then the point row that links it; a progress line per point."""
 
 from __future__ import annotations
 
-import json
-import os
-import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from statistics import median
@@ -33,37 +29,15 @@ class PointOutcome:
 
 def run_point(bench_args: Sequence[str], params: Mapping[str, str], repetitions: int,
               db: str | None, label: str, env: Mapping[str, str] | None = None) -> PointOutcome:
-    """One ``iolab bench`` run; bad input (exit 2) is a UsageError, Ctrl-C (130) a
-    KeyboardInterrupt, as in iolab.tune.objective.BenchObjective."""
-    cmd = [sys.executable, "-m", "iolab", "bench", *bench_args, *point_args(dict(params)),
-           f"--reps={repetitions}", "--json", "--quiet", "--label", label]
-    if db:
-        cmd += ["--db", db]
-    start = time.monotonic()
-    done = subprocess.run(cmd, env={**os.environ, **(env or {})}, capture_output=True,
-                          text=True, check=False, stdin=subprocess.DEVNULL)
-    wall = time.monotonic() - start
-    if done.returncode == 2:
-        last = (done.stderr.strip().splitlines() or ["iolab bench refused the point"])[-1]
-        raise UsageError(f"{_params_text(params)}: {last.removeprefix('iolab: ')}")
-    if done.returncode in (130, -signal.SIGINT):
-        raise KeyboardInterrupt
-    try:
-        runs = json.loads(done.stdout).get("runs") or []
-    except ValueError:
-        runs = []
-    if not runs:
-        return PointOutcome("failed", None,
-                            (done.stderr.strip().splitlines() or ["no result"])[-1], None, wall)
-    run = runs[0]
-    doc = run.get("engine") or None
-    status = str(run.get("status") or "failed")
-    err = None
-    if status != "ok":
-        e = (doc or {}).get("error")
-        err = e.get("message") if isinstance(e, dict) else "the run failed"
-    return PointOutcome(status if status in ("ok", "failed", "interrupted") else "failed",
-                        run.get("id"), err, doc, wall)
+    """One ``iolab bench`` run (iolab.bench.subrun); bad input (exit 2) is a UsageError,
+    Ctrl-C a KeyboardInterrupt."""
+    from iolab.bench.subrun import run_bench
+
+    run = run_bench([*bench_args, *point_args(dict(params)), f"--reps={repetitions}",
+                     "--quiet"], label, db, env)
+    if run.status == "refused":
+        raise UsageError(f"{_params_text(params)}: {run.error}")
+    return PointOutcome(run.status, run.run_id, run.error, run.doc, run.wall_time_s)
 
 
 def check_points(bench_args: Sequence[str], grid_points: Sequence[Mapping[str, str]]) -> None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -360,18 +359,7 @@ def _execute(conn: Any, tune_id: int, objective: Any, space: Any, args: argparse
 
 def _print_list(conn: Any) -> int:
     from iolab.tune import store
+    from iolab.tune.render import tunes_table
 
-    rows = store.list_tunes(conn)
-    if not rows:
-        print("(no tunes)")
-        return 0
-    print(f"{'id':>4}  {'created':20} {'status':11} {'impl':6} {'trials':>6}  result")
-    for r in rows:
-        res = r.get("result") or {}
-        claim = res.get("claim") or {}
-        what = (f"{claim.get('speedup', 0):.2f}x" + ("" if claim.get("significant") else
-                                                      " (not significant)")) if claim else "-"
-        print(f"{r['id']:>4}  {r['created_at'][:19]:20} {r['status']:11} "
-              f"{r.get('implementation') or '-':6} {r['trials']:>6}  {what}  "
-              f"{shlex.join(f'{k}={v}' for k, v in (res.get('winner') or {}).items())}")
+    sys.stdout.write(tunes_table(store.list_tunes(conn)))
     return 0

@@ -15,14 +15,12 @@ workload once and returns one number:
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shlex
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
@@ -187,78 +185,57 @@ class BenchObjective:
         return {"kind": self.kind, "bench_args": self.bench_args, "target": self.target,
                 "from_log": self.from_log, "sbatch": self.sbatch}
 
-    def _run(self, cmd: list[str], env: dict[str, str], label: str
-             ) -> subprocess.CompletedProcess[str]:
-        """Run ``iolab bench`` here, or as a batch job that Slurm schedules (its output
-        file is read back: the results database and the output must be on a file system
-        the login node sees, as for any batch job)."""
-        if self.sbatch is None:
-            return subprocess.run(cmd, env=env, capture_output=True, text=True, check=False,
-                                  stdin=subprocess.DEVNULL)
+    def _batch(self, cmd: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+        """``iolab bench`` as a batch job that Slurm schedules (--sbatch); its output file is
+        read back, so the results database and the output must be on a file system the
+        login node sees, as for any batch job."""
         from iolab.launch import sbatch_command
 
+        assert self.sbatch is not None
         with tempfile.TemporaryDirectory(prefix="iolab-tune-job-", dir=".") as d:
             script, out, err = Path(d) / "trial.sh", Path(d) / "out.json", Path(d) / "err"
             script.write_text("#!/bin/bash\n" + shlex.join(cmd) + "\n")
             argv = sbatch_command(str(script), wait=True, output=str(out),
-                                  extra=["-e", str(err), "-J", label, *self.sbatch])
+                                  extra=["-e", str(err), "-J", "iolab-tune", *self.sbatch])
             done = subprocess.run(argv, env=env, capture_output=True, text=True, check=False,
                                   stdin=subprocess.DEVNULL)
             stdout = out.read_text() if out.exists() else ""
             stderr = (err.read_text() if err.exists() else "") + done.stderr
-            code = done.returncode
-            if code != 0 and not stdout and "sbatch" in done.stderr:
+            if done.returncode != 0 and not stdout and "sbatch" in done.stderr:
                 raise UsageError(f"sbatch failed: {done.stderr.strip()[:300]}")
-        return subprocess.CompletedProcess(argv, code, stdout, stderr)
+        return subprocess.CompletedProcess(argv, done.returncode, stdout, stderr)
 
     def evaluate(self, params: Mapping[str, str], label: str) -> TrialOutcome:
-        cmd = [sys.executable, "-m", "iolab", "bench", *engine_args(self.bench_args, params),
-               "--json", "--label", label]
-        if self.db:
-            cmd += ["--db", self.db]
-        env = {**os.environ, **self.env, **mca_env(params)}
+        from iolab.bench.subrun import run_bench
+
         where = _bench_path(self.bench_args)
-        start = time.monotonic()
         if lfs_setstripe(params, where or ".") is not None:
             err = _apply_lfs(params, where or Path("."))
             if err:
                 return TrialOutcome("failed", None, 0.0, error=err)
-        done = self._run(cmd, env, label)
-        wall = time.monotonic() - start
-        if done.returncode == 2:
-            why = (done.stderr.strip().splitlines() or ["iolab bench refused the workload"]
-                   )[-1].removeprefix("iolab: ")
+        run = run_bench(engine_args(self.bench_args, params), label, self.db,
+                        {**self.env, **mca_env(params)},
+                        self._batch if self.sbatch is not None else None)
+        if run.status == "refused":
             if not set_params(params):  # the workload itself is bad: stop the tune
-                raise UsageError(why)
-            return TrialOutcome("failed", None, time.monotonic() - start,
-                                error=f"refused for this workload: {why}")
-        if done.returncode == 130:
-            raise KeyboardInterrupt
-        try:
-            runs = json.loads(done.stdout).get("runs") or []
-        except ValueError:
-            runs = []
-        if not runs:
-            return TrialOutcome("failed", None, wall,
-                                error=(done.stderr.strip().splitlines() or ["no result"])[-1])
-        run = runs[0]
-        doc = run.get("engine") or {}
+                raise UsageError(run.error or "iolab bench refused the workload")
+            return TrialOutcome("failed", None, run.wall_time_s,
+                                error=f"refused for this workload: {run.error}")
+        doc = run.doc or {}
         does_mpiio = (doc.get("config") or {}).get("api") in ("mpiio", "hdf5", "pnetcdf")
         impl = (doc.get("environment") or {}).get("mpiio_implementation") if does_mpiio \
             else None
         ignored = _ignored_hints(doc)
-        if run.get("status") != "ok":
-            err = (doc.get("error") or {}).get("message") if isinstance(doc.get("error"), dict) \
-                else None
-            return TrialOutcome(str(run.get("status") or "failed"), None, wall, run.get("id"),
-                                err or "the run failed", ignored, impl)
+        if run.status != "ok":
+            return TrialOutcome(run.status, None, run.wall_time_s, run.run_id,
+                                run.error or "the run failed", ignored, impl)
         bw = (((doc.get("summary") or {}).get(self.target) or {}).get("bw_bytes_per_s") or {})
         median = bw.get("median")
         if median is None:
-            return TrialOutcome("failed", None, wall, run.get("id"),
+            return TrialOutcome("failed", None, run.wall_time_s, run.run_id,
                                 f"the workload has no {self.target} phase", ignored, impl)
-        return TrialOutcome("ok", float(median) / MIB, wall, run.get("id"), None, ignored, impl,
-                            effective_settings(doc))
+        return TrialOutcome("ok", float(median) / MIB, run.wall_time_s, run.run_id, None,
+                            ignored, impl, effective_settings(doc))
 
 
 @dataclass

@@ -1,0 +1,78 @@
+"""``iolab bench`` run by another verb (tune, sweep, study): a subprocess with ``--json``, so
+every run is stored and checked by the bench verb itself, and its one result read back.
+
+The other verbs never reach into the bench verb's internals: the command line is the
+contract, and ``docs/bench.md``'s report schema is what comes back.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from iolab.errors import EXIT_USAGE
+
+
+@dataclass
+class BenchRun:
+    status: str  # "ok" | "failed" | "interrupted" | "refused" (bad input: exit 2)
+    run_id: int | None
+    doc: dict[str, Any] | None  # the engine's document
+    error: str | None  # one line when not ok (for "refused": the bench verb's message)
+    wall_time_s: float
+
+
+def bench_command(args: Sequence[str], label: str, db: str | None) -> list[str]:
+    cmd = [sys.executable, "-m", "iolab", "bench", *args, "--json", "--label", label]
+    return cmd + (["--db", db] if db else [])
+
+
+def _last_line(text: str, default: str) -> str:
+    return (text.strip().splitlines() or [default])[-1].removeprefix("iolab: ")
+
+
+def run_bench(args: Sequence[str], label: str, db: str | None = None,
+              env: Mapping[str, str] | None = None,
+              runner: Callable[[list[str], dict[str, str]],
+                               subprocess.CompletedProcess[str]] | None = None) -> BenchRun:
+    """Run ``iolab bench ARGS --json``; Ctrl-C in it (130) is a KeyboardInterrupt here.
+    ``runner`` starts the command (default: here, as a subprocess; tune --sbatch: a batch
+    job) and returns its exit code and output."""
+    cmd = bench_command(args, label, db)
+    full_env = {**os.environ, **(env or {})}
+    start = time.monotonic()
+    if runner is None:
+        done = subprocess.run(cmd, env=full_env, capture_output=True, text=True, check=False,
+                              stdin=subprocess.DEVNULL)
+    else:
+        done = runner(cmd, full_env)
+    wall = time.monotonic() - start
+    if done.returncode == EXIT_USAGE:
+        return BenchRun("refused", None, None,
+                        _last_line(done.stderr, "iolab bench refused the workload"), wall)
+    if done.returncode in (130, -signal.SIGINT):
+        raise KeyboardInterrupt
+    try:
+        runs = json.loads(done.stdout).get("runs") or []
+    except (ValueError, AttributeError):
+        runs = []
+    if not runs:
+        return BenchRun("failed", None, None, _last_line(done.stderr, "no result"), wall)
+    run = runs[0]
+    doc = run.get("engine") or None
+    status = str(run.get("status") or "failed")
+    if status not in ("ok", "failed", "interrupted"):
+        status = "failed"
+    err = None
+    if status != "ok":
+        e = (doc or {}).get("error")
+        err = e.get("message") if isinstance(e, dict) and e.get("message") else \
+            _last_line(done.stderr, "the run failed")
+    return BenchRun(status, run.get("id"), doc, err, wall)
