@@ -69,7 +69,9 @@ const iolab_option_t iolab_config_options[] = {
      "flush to storage before close after writing (fsync, MPI_File_sync), inside the timing",
      O(fsync)},
     {"random", "random", IOLAB_OPT_BOOL, "false", NULL, NULL,
-     "each rank moves its transfers in a random order (same offsets and bytes; IOR -z)",
+     "random order as IOR -z: fpp visits each block's transfers shuffled; the segmented "
+     "shared file deals each segment's transfers to random ranks; strided shuffles each "
+     "rank's own", 
      O(random)},
     {"fsync-per-write", "fsync_per_write", IOLAB_OPT_BOOL, "false", NULL, NULL,
      "flush after every write call (fsync, MPI_File_sync; IOR -Y)", O(fsync_per_write)},

@@ -488,6 +488,16 @@ static void run_reps(iolab_run_t *run)
     }
 }
 
+/* The end sample of every rank's placement, gathered on rank 0 for the report. */
+static void gather_placement(iolab_run_t *run)
+{
+    iolab_placement_end(&run->place);
+    if (run->rank == 0)
+        run->placements = calloc((size_t)run->ranks, sizeof *run->placements);
+    MPI_Gather(&run->place, (int)sizeof run->place, MPI_BYTE, run->placements,
+               (int)sizeof run->place, MPI_BYTE, 0, run->world);
+}
+
 static void finish_status(iolab_run_t *run)
 {
     run->status = "ok";
@@ -628,6 +638,7 @@ static int launcher_rank(void)
 
 static void free_run(iolab_run_t *run)
 {
+    free(run->placements);
     for (size_t i = 0; i < run->nphases; i++)
         free(run->phases[i].per_rank);
     free(run->phases);
@@ -678,10 +689,12 @@ int iolab_driver_main(int argc, char **argv)
     run->argv = argv;
     int code = start(run, argc, argv);
     if (code < 0) {
+        iolab_placement_start(&run->place);
         if (run->cfg.metadata)
             iolab_metadata_run(run);
         else
             run_reps(run);
+        gather_placement(run);
         remove_files(run);
         finish_status(run);
         write_reports(run);

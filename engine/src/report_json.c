@@ -97,6 +97,28 @@ static void config(iolab_json_t *j, const iolab_run_t *run)
     iolab_json_end(j, '}');
 }
 
+/* Where each rank ran: CPU set, memory policy, the CPU and its MHz at start and end. */
+static void placement(iolab_json_t *j, const iolab_run_t *run)
+{
+    const double unknown = 0.0 / 0.0;  /* printed as null */
+    iolab_json_arr(j, "placement");
+    for (int r = 0; run->placements && r < run->ranks; r++) {
+        const iolab_placement_t *p = &run->placements[r];
+        iolab_json_obj(j, NULL);
+        iolab_json_int(j, "rank", r);
+        iolab_json_str(j, "host", run->env.hosts[run->env.rank_host[r]]);
+        iolab_json_str(j, "cpus", p->cpus);
+        iolab_json_int(j, "ncpus", p->ncpus);
+        iolab_json_str(j, "mempolicy", p->mempolicy);
+        iolab_json_int(j, "cpu_start", p->cpu_start);
+        iolab_json_int(j, "cpu_end", p->cpu_end);
+        iolab_json_num(j, "cpu_mhz_start", p->mhz_start < 0 ? unknown : p->mhz_start);
+        iolab_json_num(j, "cpu_mhz_end", p->mhz_end < 0 ? unknown : p->mhz_end);
+        iolab_json_end(j, '}');
+    }
+    iolab_json_end(j, ']');
+}
+
 static void environment(iolab_json_t *j, const iolab_run_t *run)
 {
     const iolab_env_t *e = &run->env;
@@ -119,6 +141,7 @@ static void environment(iolab_json_t *j, const iolab_run_t *run)
     iolab_json_uint(j, "logical_block_size", e->logical_block_size);
     iolab_json_uint(j, "page_size", e->page_size);
     iolab_json_str(j, "start_time", e->start_time);
+    placement(j, run);
     iolab_json_end(j, '}');
 }
 

@@ -13,6 +13,7 @@
 #include "hints.h"
 #include "layout.h"
 #include "options.h"
+#include "placement.h"
 
 #define IOLAB_ERRLEN 1024
 
@@ -85,6 +86,8 @@ typedef struct iolab_run {
     const char *status;        /* "ok" | "failed" | "interrupted" */
     iolab_failure_t fail;
     iolab_verify_result_t verify;
+    iolab_placement_t place;   /* where this rank ran (start and end samples) */
+    iolab_placement_t *placements; /* rank 0: every rank's, gathered after the run */
     int files_exist;           /* the run created files that may need removing */
     int dirs_made;             /* --unique-dir: this rank created its directory */
     int argc;                  /* the command line, recorded in the JSON */

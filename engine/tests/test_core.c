@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "placement.h"
 #include "pattern.h"
 #include "stats.h"
 
@@ -75,11 +76,36 @@ static void test_json(void)
     free(buf);
 }
 
+/* CPU sets as ranges; a list that does not fit ends in "..."; a sample of this process. */
+static void test_placement(void)
+{
+    char buf[64];
+    const int a[] = {0, 1, 2, 3, 8, 10, 11};
+    iolab_cpus_format(a, 7, buf, sizeof buf);
+    CHECK(strcmp(buf, "0-3,8,10-11") == 0, "ranges: %s", buf);
+    iolab_cpus_format(a, 1, buf, sizeof buf);
+    CHECK(strcmp(buf, "0") == 0, "one cpu: %s", buf);
+    iolab_cpus_format(a, 0, buf, sizeof buf);
+    CHECK(buf[0] == '\0', "no cpu: %s", buf);
+    int many[200];
+    for (int i = 0; i < 200; i++)
+        many[i] = 2 * i;  /* no ranges: 0,2,4,... */
+    iolab_cpus_format(many, 200, buf, sizeof buf);
+    CHECK(strlen(buf) < sizeof buf && strcmp(buf + strlen(buf) - 3, "...") == 0, "cut: %s", buf);
+    iolab_placement_t p;
+    iolab_placement_start(&p);
+    iolab_placement_end(&p);
+    CHECK(p.ncpus >= 1 && p.cpus[0] != '\0' && strcmp(p.mempolicy, "unknown") != 0,
+          "sample: %d cpus '%s' policy %s", p.ncpus, p.cpus, p.mempolicy);
+    CHECK(p.cpu_start >= 0 && p.cpu_end >= 0, "sched_getcpu: %d %d", p.cpu_start, p.cpu_end);
+}
+
 int main(void)
 {
     test_pattern();
     test_stats();
     test_json();
+    test_placement();
     printf("core: %d failures\n", failures);
     return failures ? 1 : 0;
 }

@@ -48,6 +48,12 @@ class Result:
     stdout: str
     stderr: str
 
+    def why(self) -> str:
+        """For assertion messages: stderr and the JSON's error (a failed run's only trace
+        when the engine printed nothing)."""
+        err = self.doc.get("error") if self.doc else None
+        return f"exit {self.rc}; stderr: {self.stderr.strip()!r}; error: {err}"
+
     def phases(self, op: str | None = None) -> list[dict[str, Any]]:
         assert self.doc is not None, self.stderr
         out = [p for r in self.doc["repetitions"] for p in r["phases"]]

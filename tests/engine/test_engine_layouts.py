@@ -29,7 +29,7 @@ def base_args(api: str, layout: str, path: Path) -> list[str]:
 def test_api_layout_verify(engine: Engine, scratch: Path, api: str, layout: str, np: int):
     need_api(engine, api)
     r = run_engine(engine, np, base_args(api, layout, scratch), scratch.parent)
-    assert r.rc == 0, r.stderr
+    assert r.rc == 0, r.why()
     assert r.doc is not None and r.doc["status"] == "ok"
     total = np * B * S
     for op in ("write", "read"):
@@ -53,7 +53,7 @@ def test_collective_and_file_view(engine: Engine, scratch: Path, api: str, layou
     r = run_engine(engine, 4, base_args(api, layout, scratch) + flags, scratch.parent)
     if r.rc == 2 and "needs an api with" in r.stderr:
         pytest.skip(f"api {api} lacks {mode}: {r.stderr.strip()}")
-    assert r.rc == 0, r.stderr
+    assert r.rc == 0, r.why()
     for op in ("write", "read"):
         (ph,) = r.phases(op)
         assert ph["bytes"] == 4 * B * S
@@ -69,7 +69,7 @@ def test_subset_files(engine: Engine, scratch: Path, group_files: str):
     args = base_args("posix", "subset", scratch) + ["--group-files", group_files, "--keep",
                                                      "--write"]
     r = run_engine(engine, 4, args, scratch.parent)
-    assert r.rc == 0, r.stderr
+    assert r.rc == 0, r.why()
     files = sorted(p.name for p in scratch.iterdir())
     if group_files == "aggregator":
         assert files == ["f.a0", "f.a1"]

@@ -209,3 +209,20 @@ def test_file_system_full_before_open(request: pytest.FixtureRequest, scratch: P
     err = doc(r)["error"]
     assert err["errno"] == 28 and err["bytes_done"] == 0
     assert list((small_fs / "d").iterdir()) == []
+
+
+def test_direct_driver_or_a_clear_refusal(engine: Engine, scratch: Path):
+    """--hdf5.direct: HDF5's direct driver where this HDF5 has it (then the data verifies),
+    else one line saying the build lacks it (Debian's HDF5 does), exit 2, nothing written."""
+    need_hdf5(engine)
+    r = run_engine(engine, 2, ["--api", "hdf5", "--hdf5.direct", "--layout", "fpp",
+                               "--transfer", "4K", "--block", "16K", "--path",
+                               str(scratch / "f"), "--quiet", "--verify"], scratch.parent)
+    if r.rc == 2:
+        assert "was built without its direct driver" in r.stderr, r.stderr
+        assert list(scratch.iterdir()) == []
+        return
+    assert r.rc == 0 and doc(r)["verify"]["errors"] == 0, r.stderr
+    r = run_engine(engine, 2, ["--api", "hdf5", "--hdf5.direct", "--layout", "segmented",
+                               "--path", str(scratch / "f"), "--quiet"], scratch.parent)
+    assert r.rc == 2 and "serial driver" in r.stderr

@@ -21,6 +21,8 @@ import pytest
 from array_model import pattern_bytes
 from engine_helpers import B, Engine, S, T, _env, doc, run_engine
 
+from iolab.bench import options
+
 
 def ior_shared_owner(ranks: int, block: int, segments: int) -> np.ndarray:
     """IOR's shared file: segment s holds every rank's block in rank order, so rank r's
@@ -250,3 +252,22 @@ def test_iolab_options_keep_iolabs_default(engine: Engine, scratch: Path, tmp_pa
     assert "IOR flags used" not in p.stderr
     assert stored_config(p)["layout"] == "fpp"
     assert sorted(x.name for x in scratch.iterdir()) == ["f.0", "f.1"]
+
+
+@pytest.mark.parametrize("argv,values,layout", [
+    (["-t", "4k", "-b", "1m"], {}, "segmented"),
+    (["-wr", "--api", "posix"], {"api": "posix"}, "segmented"),
+    (["--posix.odirect"], {}, "segmented"),
+    (["-F", "-t", "4k"], {"layout": "fpp"}, "fpp"),
+    (["-t", "4k", "--layout", "strided"], {"layout": "strided"}, "strided"),
+    (["-o", "/x", "--metadata", "easy"], {"metadata": "easy"}, None),
+    (["-o", "/x", "--workload", "btio"], {"workload": "btio"}, None),
+    (["--transfer", "4k", "--block", "1m"], {}, None),
+    (["--label", "x", "--stonewall", "-1"], {}, None),
+])
+def test_ior_defaults_apply_only_to_ior_lines(argv: list[str], values: dict, layout: str | None):
+    """The pure rule behind the end-to-end tests above."""
+    v = dict(values)
+    note = options.apply_ior_defaults(v, argv)
+    assert v.get("layout") == layout
+    assert (note is not None) == (layout == "segmented" and "layout" not in values)

@@ -50,7 +50,7 @@ def needs(engine: Engine, mode: list[str]) -> None:
 def run_array(engine: Engine, scratch: Path, np_: int, *extra: str) -> dict:
     r = run_engine(engine, np_, ["--path", str(scratch / "f"), "--verify", "--keep",
                                  "--quiet", *extra], scratch.parent)
-    assert r.rc == 0, r.stderr
+    assert r.rc == 0, r.why()
     d = doc(r)
     assert d["status"] == "ok" and d["verify"]["errors"] == 0
     return d
@@ -163,7 +163,7 @@ def test_btio_default_size(engine: Engine, scratch: Path):
     """The documented laptop default: NPB class A's 64^3 grid, 5 records (52 MB)."""
     r = run_engine(engine, 1, ["--workload", "btio", "--api", "null", "--quiet"],
                    scratch.parent)
-    assert r.rc == 0, r.stderr
+    assert r.rc == 0, r.why()
     arr = doc(r)["config"]["array"]
     assert arr["dims"] == [5, 64, 64, 64, 5] and arr["steps"] == 5
     assert doc(r)["config"]["total_bytes"] == 5 * 64 ** 3 * 5 * 8

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <hdf5.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +29,7 @@
 
 typedef struct hdf5_opts {
     uint64_t align, align_threshold, chunk;
+    bool direct;
 } hdf5_opts_t;
 
 static const iolab_option_t hdf5_options[] = {
@@ -41,11 +43,15 @@ static const iolab_option_t hdf5_options[] = {
     {"hdf5.chunk", "hdf5_chunk", IOLAB_OPT_SIZE, "0", "bytes", NULL,
      "hdf5 api: chunked dataset with chunks of this many bytes (0 = contiguous)",
      offsetof(hdf5_opts_t, chunk)},
+    {"hdf5.direct", "hdf5_direct", IOLAB_OPT_BOOL, "false", NULL, NULL,
+     "hdf5 api: HDF5's direct driver (H5Pset_fapl_direct: O_DIRECT, one process per file, "
+     "--layout fpp) where this HDF5 was built with it", offsetof(hdf5_opts_t, direct)},
     {NULL, NULL, 0, NULL, NULL, NULL, NULL, 0}};
 
 typedef struct hdf5_state {
     const hdf5_opts_t *o;
     const iolab_cfg_t *cfg;
+    uint64_t lbs, fs_block;  /* --hdf5.direct: alignment and block size for the driver */
 } hdf5_state_t;
 
 typedef struct hdf5_file {
@@ -82,10 +88,38 @@ static void h5_errline(char *err, size_t errlen, const char *what, const char *p
     snprintf(err, errlen, "%s %s failed%s%s", what, path, inner[0] ? ": " : "", inner);
 }
 
+/* --hdf5.direct: the driver exists in this HDF5 (H5_HAVE_DIRECT), and the run is one it can
+ * serve: serial files (a file per process), no MPI-IO hints, whole logical blocks. */
+static int check_direct(const iolab_cfg_t *cfg, const iolab_env_t *env, char *err,
+                        size_t errlen)
+{
+#ifndef H5_HAVE_DIRECT
+    (void)cfg, (void)env;
+    snprintf(err, errlen, "--hdf5.direct: this HDF5 (%d.%d.%d) was built without its direct "
+             "driver (H5_HAVE_DIRECT undefined; HDF5's --enable-direct-vfd); use --api posix "
+             "--posix.mode direct to measure O_DIRECT", H5_VERS_MAJOR, H5_VERS_MINOR,
+             H5_VERS_RELEASE);
+    return -1;
+#else
+    uint64_t lbs = env->logical_block_size ? env->logical_block_size : 512;
+    if (cfg->layout != IOLAB_LAYOUT_FPP || cfg->collective || cfg->file_view ||
+        cfg->hint.n || cfg->hints_file)
+        snprintf(err, errlen, "--hdf5.direct is a serial driver: use --layout fpp, without "
+                 "--collective, --file-view or hints");
+    else if (cfg->transfer % lbs)
+        snprintf(err, errlen, "--hdf5.direct: --transfer %llu is not a multiple of the logical "
+                 "block size %llu", (unsigned long long)cfg->transfer,
+                 (unsigned long long)lbs);
+    else
+        return 0;
+    return -1;
+#endif
+}
+
 static int hdf5_init(void **state, const void *opts, const iolab_cfg_t *cfg,
                      const iolab_env_t *env, MPI_Comm world, char *err, size_t errlen)
 {
-    (void)env, (void)world;
+    (void)world;
     const hdf5_opts_t *o = opts;
     if (cfg->layout == IOLAB_LAYOUT_SUBARRAY && (o->chunk || (cfg->elem != 1 &&
         cfg->elem != 2 && cfg->elem != 4 && cfg->elem != 8))) {
@@ -104,10 +138,13 @@ static int hdf5_init(void **state, const void *opts, const iolab_cfg_t *cfg,
         snprintf(err, errlen, "--hdf5.align-threshold needs --hdf5.align (the alignment)");
         return EINVAL;
     }
+    if (o->direct && check_direct(cfg, env, err, errlen) != 0)
+        return EINVAL;
     hdf5_state_t *s = malloc(sizeof *s);
     if (!s)
         return ENOMEM;
-    *s = (hdf5_state_t){o, cfg};
+    *s = (hdf5_state_t){o, cfg, env->logical_block_size ? env->logical_block_size : 512,
+                        env->fs_block_size ? env->fs_block_size : 4096};
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);  /* errors are reported as one line, not a dump */
     *state = s;
     return 0;
@@ -118,11 +155,25 @@ static void hdf5_fini(void *state)
     free(state);
 }
 
-/* File access: the MPI-IO driver over comm with the hints, and the alignment. */
-static hid_t make_fapl(const hdf5_opts_t *o, const iolab_open_args_t *a)
+/* The file driver: MPI-IO over comm with the hints, or (--hdf5.direct) the direct driver
+ * with the device's alignment, the file system's block and one transfer of copy buffer. */
+static herr_t set_driver(const hdf5_state_t *s, hid_t fapl, const iolab_open_args_t *a)
 {
+#ifdef H5_HAVE_DIRECT
+    if (s->o->direct)
+        return H5Pset_fapl_direct(fapl, s->lbs, s->fs_block, s->cfg->transfer);
+#else
+    (void)s;
+#endif
+    return H5Pset_fapl_mpio(fapl, a->comm, a->info);
+}
+
+/* File access: the driver, and the alignment. */
+static hid_t make_fapl(const hdf5_state_t *s, const iolab_open_args_t *a)
+{
+    const hdf5_opts_t *o = s->o;
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
-    if (fapl < 0 || H5Pset_fapl_mpio(fapl, a->comm, a->info) < 0)
+    if (fapl < 0 || set_driver(s, fapl, a) < 0)
         goto fail;
     if (o->align) {
         /* By default align the raw data (the dataset, or each chunk) and nothing smaller:
@@ -313,8 +364,8 @@ static int hdf5_open(void *state, const iolab_open_args_t *a, void **fh, char *e
     if (a->dir == IOLAB_WRITE)
         iolab_mpifile_fresh(a->comm, a->path);
     errno = 0;
-    hid_t fapl = make_fapl(s->o, a);
-    int rc = fapl < 0 ? (h5_errline(err, errlen, "H5Pset_fapl_mpio for", a->path), -1)
+    hid_t fapl = make_fapl(s, a);
+    int rc = fapl < 0 ? (h5_errline(err, errlen, "setting the file driver for", a->path), -1)
              : a->dir == IOLAB_WRITE ? create_file(s->o, a, fapl, h, err, errlen)
                                      : open_file(a, fapl, h, err, errlen);
     int e = rc ? iolab_mpifile_errno(errno, a->path) : 0;
@@ -354,7 +405,7 @@ static int hdf5_open(void *state, const iolab_open_args_t *a, void **fh, char *e
         free(h);
         return e;
     }
-    h->mpifh = mpi_file_of(h->file);
+    h->mpifh = s->o->direct ? NULL : mpi_file_of(h->file);  /* the direct driver's is an fd */
     *fh = h;
     return 0;
 }
