@@ -13,7 +13,7 @@ import os
 import shlex
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +40,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     cli_common.add_mpi(grp, "MPI library: the default build (openmpi names it when it is "
                             "Open MPI's), or mpich (iolab-bench-mpich under mpirun.mpich or "
                             "srun --mpi=pmi2: ROMIO with verifiable hints, like Cray MPICH)")
+    place = parser.add_argument_group(
+        "placement (recorded per rank in environment.placement: CPU set, memory policy, MHz)")
+    place.add_argument("--cpu-bind", metavar="UNIT",
+                       help="bind each rank: none, cores, threads, sockets, numa (mpirun "
+                            "--bind-to / -bind-to, srun --cpu-bind); under srun Slurm's own "
+                            "forms too (map_cpu:..., mask_cpu:..., rank)")
+    place.add_argument("--cpus-per-rank", type=int, metavar="N",
+                       help="CPUs for each rank (srun -c N, Open MPI --map-by ...:PE=N, "
+                            "MPICH -bind-to core:N)")
+    place.add_argument("--cpu-freq", metavar="FREQ[,FREQ...]",
+                       help="Slurm: the CPU frequency (kHz, low, medium, high, highm1); a "
+                            "comma list sweeps it, one run per frequency")
+    place.add_argument("--core-spec", type=int, metavar="N",
+                       help="Slurm core specialization: N cores per node kept for the "
+                            "system (salloc/sbatch -S N; fixed when the allocation is made)")
+    place.add_argument("--membind", metavar="NODES",
+                       help="each rank's memory from these NUMA nodes (numactl --membind)")
     grp.add_argument("--launcher-args", metavar="ARGS",
                      help="extra launcher arguments, split like a shell would; write "
                           "--launcher-args=\"--mca io romio321\" (with '=') when they "
@@ -116,7 +133,36 @@ def _launch_spec(args: argparse.Namespace) -> launch.LaunchSpec:
     np = args.np if args.np is not None else (
         args.nodes * args.ppn if args.nodes and args.ppn else launch.default_np(launcher))
     return launch.LaunchSpec(np=np, nodes=args.nodes, ppn=args.ppn, launcher=args.launcher,
-                             mpi=args.mpi, extra=launch.parse_launcher_args(args.launcher_args))
+                             mpi=args.mpi, extra=launch.parse_launcher_args(args.launcher_args),
+                             cpu_bind=args.cpu_bind, cpus_per_rank=args.cpus_per_rank,
+                             core_spec=args.core_spec, membind=args.membind,
+                             cpu_freq=cpu_freqs(args.cpu_freq)[0])
+
+
+def cpu_freqs(text: str | None) -> list[str | None]:
+    """``--cpu-freq low,high,2400000``: the frequencies to sweep, one run each."""
+    if text is None:
+        return [None]
+    freqs = [f.strip() for f in text.split(",")]
+    if not all(freqs):
+        raise UsageError(f"--cpu-freq {text!r}: an empty value in the list; write e.g. "
+                         "--cpu-freq 1200000,2400000 or --cpu-freq low,high")
+    return list(freqs)
+
+
+def _sweep(args: argparse.Namespace, spec: launch.LaunchSpec, cases: list[jobs.Case]
+           ) -> list[tuple[launch.LaunchSpec, jobs.Case]]:
+    """Each case once per --cpu-freq value (labelled with it when there are several)."""
+    freqs = cpu_freqs(args.cpu_freq)
+    runs = []
+    for case in cases:
+        for freq in freqs:
+            label = case.label
+            if len(freqs) > 1:
+                label = f"{label + ' ' if label else ''}cpu-freq={freq}"
+            runs.append((replace(spec, cpu_freq=freq),
+                         jobs.Case(label, case.engine_args, case.scratch_name)))
+    return runs
 
 
 def _cases(args: argparse.Namespace) -> tuple[list[jobs.Case], bool]:
@@ -145,11 +191,12 @@ def run(args: argparse.Namespace) -> int:
     cases, needs_scratch = _cases(args)
     engine = paths.engine_for_mpi(args.mpi)
     fixed = ("--quiet", "--progress")  # JSON on stdout, progress lines on stderr
+    runs = _sweep(args, spec, cases)
     if args.dry_run:
-        for case in cases:
+        for run_spec, case in runs:
             # a path that exists when the line is pasted (the engine removes its files)
             path = ("--path", f"./iolab-bench.{case.scratch_name}") if needs_scratch else ()
-            cmd = launch.prepare(spec, [str(engine), *case.engine_args, *path, *fixed])
+            cmd = launch.prepare(run_spec, [str(engine), *case.engine_args, *path, *fixed])
             print(_pastable(cmd))
         _print_ior_note(args)
         return 0
@@ -161,10 +208,10 @@ def run(args: argparse.Namespace) -> int:
     scratch = jobs.Scratch() if needs_scratch else None
     stored: list[dict[str, Any]] = []
     try:
-        for case in cases:
+        for run_spec, case in runs:
             if scratch is not None:
                 case = jobs.with_path(case, scratch.path_for(case))
-            result = _run_case(args, spec, engine, case, fixed, conn)
+            result = _run_case(args, run_spec, engine, case, fixed, conn)
             if not stored:
                 _print_ior_note(args)
             row = db.get_run(conn, result.run_id)
