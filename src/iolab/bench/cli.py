@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from iolab import cli_common, launch, paths
-from iolab.bench import jobs, options
+from iolab.bench import jobs, options, striping
 from iolab.bench.engine import EngineOutcome, ProgressView, run_engine
 from iolab.errors import EXIT_USAGE, UsageError
 from iolab.results import db
@@ -57,6 +57,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                             "system (salloc/sbatch -S N; fixed when the allocation is made)")
     place.add_argument("--membind", metavar="NODES",
                        help="each rank's memory from these NUMA nodes (numactl --membind)")
+    lustre = parser.add_argument_group(
+        "Lustre striping (the layout obtained is stored: environment.striping)")
+    lustre.add_argument("--stripe-count", type=int, metavar="N",
+                        help="OSTs per test file (lfs setstripe -c; -1: all), before the "
+                             "files are created; MPI-IO also gets striping_factor")
+    lustre.add_argument("--stripe-size", metavar="SIZE",
+                        help="stripe size, a multiple of 64 KiB, e.g. 1M (lfs setstripe -S; "
+                             "MPI-IO also gets striping_unit)")
     grp.add_argument("--launcher-args", metavar="ARGS",
                      help="extra launcher arguments, split like a shell would; write "
                           "--launcher-args=\"--mca io romio321\" (with '=') when they "
@@ -188,7 +196,10 @@ def run(args: argparse.Namespace) -> int:
         launch.prepare(spec, ["iolab-bench"])
         raise UsageError(args.engine_error)
     _check_test_files(args, spec)  # before any note: a bad path is the one line
+    layout = _striping(args, spec)
     cases, needs_scratch = _cases(args)
+    if layout is not None:
+        cases = _with_striping_hints(args, cases, layout)
     engine = paths.engine_for_mpi(args.mpi)
     fixed = ("--quiet", "--progress")  # JSON on stdout, progress lines on stderr
     runs = _sweep(args, spec, cases)
@@ -197,6 +208,9 @@ def run(args: argparse.Namespace) -> int:
             # a path that exists when the line is pasted (the engine removes its files)
             path = ("--path", f"./iolab-bench.{case.scratch_name}") if needs_scratch else ()
             cmd = launch.prepare(run_spec, [str(engine), *case.engine_args, *path, *fixed])
+            if layout is not None:
+                for target in _striping_targets(spec, [*case.engine_args, *path])[0]:
+                    print(shlex.join(striping.setstripe_command(target, layout)))
             print(_pastable(cmd))
         _print_ior_note(args)
         return 0
@@ -211,7 +225,12 @@ def run(args: argparse.Namespace) -> int:
         for run_spec, case in runs:
             if scratch is not None:
                 case = jobs.with_path(case, scratch.path_for(case))
-            result = _run_case(args, run_spec, engine, case, fixed, conn)
+            record = None
+            if layout is not None:
+                files, directory = _striping_targets(
+                    spec, case.engine_args, scratch.dir if scratch is not None else None)
+                record = striping.apply(layout, files, directory)
+            result = _run_case(args, run_spec, engine, case, fixed, conn, record)
             if not stored:
                 _print_ior_note(args)
             row = db.get_run(conn, result.run_id)
@@ -231,6 +250,43 @@ def run(args: argparse.Namespace) -> int:
     if "interrupted" in statuses:
         return EXIT_INTERRUPTED
     return EXIT_FAILED_RUN if "failed" in statuses else 0
+
+
+def _striping(args: argparse.Namespace, spec: launch.LaunchSpec) -> striping.Striping | None:
+    """--stripe-count/--stripe-size: checked before anything runs or is stored (Lustre and
+    lfs here, a size in 64 KiB units, test files it can stripe)."""
+    layout = striping.from_options(args.stripe_count, args.stripe_size)
+    if layout is None:
+        return None
+    path = options.set_options(args).get("path")
+    striping.check_lustre(Path(path).parent if path else Path.cwd())
+    if path:  # refuses layouts it cannot stripe file by file, before anything runs
+        _striping_targets(spec, options.engine_argv(options.set_options(args)))
+    return layout
+
+
+def _striping_targets(spec: launch.LaunchSpec, engine_args: Sequence[str],
+                      scratch_dir: Path | None = None) -> tuple[list[str], str | None]:
+    """([iolab's own test directory], it) -- every file made in it inherits the layout -- or
+    (the test files of the engine's --path, None) to create striped."""
+    if scratch_dir is not None:
+        return [str(scratch_dir)], str(scratch_dir)
+    args = list(engine_args)
+
+    def value(name: str) -> str | None:
+        return args[args.index(name) + 1] if name in args[:-1] else None
+
+    return striping.targets(str(value("--path")), value("--layout"), spec.np,
+                            value("--group-files"), "--unique-dir" in args), None
+
+
+def _with_striping_hints(args: argparse.Namespace, cases: list[jobs.Case],
+                         layout: striping.Striping) -> list[jobs.Case]:
+    """MPI-IO backends also get ROMIO's striping hints (for files ROMIO creates)."""
+    if options.set_options(args).get("api") not in striping.MPIIO_APIS:
+        return cases
+    hints = [w for h in layout.hints() for w in ("--hint", h)]
+    return [jobs.Case(c.label, (*c.engine_args, *hints), c.scratch_name) for c in cases]
 
 
 def _check_test_files(args: argparse.Namespace, spec: launch.LaunchSpec) -> None:
@@ -265,7 +321,8 @@ def _keeps(args: argparse.Namespace) -> bool:
 
 
 def _run_case(args: argparse.Namespace, spec: launch.LaunchSpec, engine: Path,
-              case: jobs.Case, fixed: Sequence[str], conn: Any) -> CaseResult:
+              case: jobs.Case, fixed: Sequence[str], conn: Any,
+              striped: dict[str, Any] | None = None) -> CaseResult:
     cmd = launch.prepare(spec, [str(engine), *case.engine_args, *fixed])
     title = case.label or "iolab bench"
     view = ProgressView(title, quiet_s=float("inf") if args.quiet else 5.0)
@@ -276,6 +333,8 @@ def _run_case(args: argparse.Namespace, spec: launch.LaunchSpec, engine: Path,
         view.close()
     if outcome.exit_code == EXIT_USAGE and not outcome.interrupted and outcome.doc is None:
         raise UsageError(outcome.engine_message() or "the engine rejected its options")
+    if striped is not None and outcome.doc is not None:  # what lfs getstripe saw
+        outcome.doc.setdefault("environment", {})["striping"] = striped
     status, error = _status(outcome, cmd.launcher)
     mismatch = None
     if outcome.documents > 1 and not outcome.interrupted:
