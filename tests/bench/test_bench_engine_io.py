@@ -129,8 +129,12 @@ def test_terminal_bar_follows_the_phase_bytes() -> None:
     assert "repetition 1, write" in task.description
     view.update(Progress(0, "write", 0, 1, 2))
     assert view._bar.tasks[0].completed == 4000
+    assert view._bar.tasks[0].fields["phases"] == "phase 1/2"
     view.update(PhaseBytes(0, "read", 0, 500, 4000, 0.5))  # a new phase starts from its own
-    assert (view._bar.tasks[0].completed, view._bar.tasks[0].total) == (500, 4000)
+    task = view._bar.tasks[0]
+    assert (task.completed, task.total) == (500, 4000)
+    # the engine's rate and time left: 500 bytes in 0.5 s, 3500 bytes to go
+    assert task.fields["rate"] == "0.0 MiB/s" and task.fields["left"] == "4 s left"
     view.close()
     quiet = ProgressView("c", stream=io.StringIO(), tty=True, quiet_s=float("inf"))
     assert quiet._bar is None  # -q: no bar either

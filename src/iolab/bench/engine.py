@@ -249,20 +249,18 @@ class ProgressView:
     def _start_bar(self) -> None:
         # imported here: only terminals need rich
         from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            DownloadColumn,
-            Progress,
-            TextColumn,
-            TimeRemainingColumn,
-            TransferSpeedColumn,
-        )
+        from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn
 
-        self._bar = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
-                             TransferSpeedColumn(), TimeRemainingColumn(),
+        # rate and time left are the engine's (bytes over the phase's own seconds), so they
+        # are right from the first line; rich's own estimate would wait for samples
+        self._bar = Progress(TextColumn("{task.description}"), BarColumn(bar_width=24),
+                             DownloadColumn(binary_units=True), TextColumn("{task.fields[rate]}"),
+                             TextColumn("{task.fields[left]}"),
+                             TextColumn("{task.fields[phases]}"),
                              console=Console(file=self.stream), transient=True)
         self._bar.start()
-        self._task = self._bar.add_task(f"{self.title}: starting", total=None)
+        self._task = self._bar.add_task(f"{self.title}: starting", total=None, rate="",
+                                        left="", phases="")
 
     def update(self, p: Progress | PhaseBytes) -> None:
         if isinstance(p, PhaseBytes):
@@ -273,11 +271,14 @@ class ProgressView:
     def _phase_bytes(self, p: PhaseBytes) -> None:
         if self._bar is not None:
             key = (p.repetition, p.op, p.read_pass)
-            desc = f"{self.title}: {_phase_name(*key)}"
-            if key != self._phase:  # a new phase: a fresh bar, so the rate is this phase's
+            if key != self._phase:  # a new phase: the bar starts again at its bytes
                 self._phase = key
-                self._bar.reset(self._task, total=p.total_bytes, description=desc)
-            self._bar.update(self._task, completed=p.done_bytes)
+                self._bar.reset(self._task, total=p.total_bytes,
+                                description=f"{self.title}: {_phase_name(*key)}")
+            rate, left = p.rate_bytes_per_s, p.left_s
+            self._bar.update(self._task, completed=p.done_bytes,
+                             rate=f"{_mib(rate)}/s" if rate is not None else "",
+                             left=f"{left:.0f} s left" if left is not None else "")
             return
         now = self.clock()
         if now - self.start >= self.quiet_s and now - self._last_plain >= self.every_s:
@@ -285,15 +286,16 @@ class ProgressView:
             self._held.clear()
 
     def _phase_done(self, p: Progress) -> None:
-        text = (f"{self.title}: {_phase_name(p.repetition, p.op, p.read_pass)} done "
-                f"({p.done}/{p.total})")
+        name = _phase_name(p.repetition, p.op, p.read_pass)
         if self._bar is not None:
             task = self._bar.tasks[0]
-            if task.total is not None:
-                self._bar.update(self._task, completed=task.total)
-            self._bar.update(self._task, description=text)
+            self._bar.update(self._task, completed=task.total or 0, left="",
+                             description=f"{self.title}: {name} done",
+                             phases=f"phase {p.done}/{p.total}")
             self._phase = None
-        elif self.clock() - self.start >= self.quiet_s:
+            return
+        text = f"{self.title}: {name} done ({p.done}/{p.total})"
+        if self.clock() - self.start >= self.quiet_s:
             self._print([*self._held, text])
             self._held.clear()
         else:
