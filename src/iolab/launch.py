@@ -273,17 +273,21 @@ def slurm_task_plugin(environ: Mapping[str, str] | None = None) -> str | None:
     return None
 
 
-def _check_srun_binding(spec: LaunchSpec, env: Mapping[str, str]) -> None:
-    """srun binds CPUs through its task plugin; with task/none it refuses every --cpu-bind
-    and -c binding ("cluster configuration lacks support for cpu binding") after the
-    allocation is made: say so before anything runs or is stored."""
-    if not spec.cpu_bind or spec.cpu_bind == "none":
-        return
+def _srun_binding(spec: LaunchSpec, env: Mapping[str, str]) -> LaunchSpec:
+    """srun binds CPUs through its task plugin; with task/none it refuses every --cpu-bind,
+    even none ("cluster configuration lacks support for cpu binding"), after the allocation
+    is made. So: say so before anything runs or is stored, except for none, which such a
+    Slurm does anyway (the flag is left out)."""
+    if not spec.cpu_bind:
+        return spec
     plugin = slurm_task_plugin(env)
-    if plugin is not None and "task/none" in plugin:
-        raise UsageError(f"--cpu-bind {spec.cpu_bind}: this Slurm cannot bind CPUs "
-                         "(TaskPlugin=task/none); ask the site for task/affinity or "
-                         "task/cgroup, or run without --cpu-bind")
+    if plugin is None or "task/none" not in plugin:
+        return spec
+    if spec.cpu_bind == "none":
+        return replace(spec, cpu_bind=None)
+    raise UsageError(f"--cpu-bind {spec.cpu_bind}: this Slurm cannot bind CPUs "
+                     "(TaskPlugin=task/none); ask the site for task/affinity or "
+                     "task/cgroup, or run without --cpu-bind")
 
 
 def _with_membind(spec: LaunchSpec, argv: Sequence[str]) -> list[str]:
@@ -443,7 +447,7 @@ def prepare(spec: LaunchSpec, argv: Sequence[str], environ: Mapping[str, str] | 
         if shutil.which("srun", path=env.get("PATH")) is None:
             raise UsageError("'srun' is not on PATH; use --launcher mpirun or load Slurm")
         _check_allocation(spec, env)
-        _check_srun_binding(spec, env)
+        spec = _srun_binding(spec, env)
         name = step_name or f"iolab-{os.getpid()}"
         pmi = srun_pmi(spec, argv, env)
         return Launch(_srun_argv(spec, argv, name, pmi), env, launcher, None, name)

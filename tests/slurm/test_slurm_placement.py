@@ -116,3 +116,18 @@ def test_core_spec_at_allocation_time(slurm_env: dict[str, str], engine: Path,
     assert p.returncode == 0, p.stderr
     (run,) = runs(db)
     assert run["status"] == "ok" and run["ranks"] == 2
+
+
+def test_cpu_bind_none_runs_where_slurm_cannot_bind(slurm_env: dict[str, str], engine: Path,
+                                                    tmp_path: Path) -> None:
+    """Expected: --cpu-bind none runs (such a Slurm does not bind anyway); was: srun refused
+    it ("cluster configuration lacks support for cpu binding") and a failed run was stored."""
+    db = tmp_path / "r.db"
+    p = in_salloc(slurm_env, tmp_path, "--api", "null", "--cpu-bind", "none", "--db", str(db))
+    assert p.returncode == 0, p.stderr
+    (run,) = runs(db)
+    assert run["status"] == "ok" and run["ranks"] == 2
+    if _task_none(slurm_env):
+        assert not any(a.startswith("--cpu-bind") for a in run["launch_command"])
+    else:
+        assert "--cpu-bind=none" in run["launch_command"]
