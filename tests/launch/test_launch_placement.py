@@ -174,11 +174,13 @@ def test_cpu_bind_cores_for_real(mpi: str) -> None:
 
 
 @needs_two_cpus
+@pytest.mark.parametrize("ppn", [None, 1])
 @pytest.mark.parametrize("mpi", [pytest.param("openmpi", marks=needs_openmpi),
                                  pytest.param("mpich", marks=needs_mpich)])
-def test_cpus_per_rank_for_real(mpi: str) -> None:
+def test_cpus_per_rank_for_real(mpi: str, ppn: int | None) -> None:
+    """Two CPUs for the rank, with and without ranks per node (Open MPI's ppr:1:node:PE=2)."""
     engine = _engine("default" if mpi == "openmpi" else "mpich")
-    spec = LaunchSpec(np=1, mpi=mpi, cpus_per_rank=2, cpu_bind="cores")
+    spec = LaunchSpec(np=1, ppn=ppn, mpi=mpi, cpus_per_rank=2, cpu_bind="cores")
     (rank,) = _placement(launch.prepare(spec, [engine, "--api", "null", "--quiet"],
                                         NO_SLURM).argv)
     assert rank["ncpus"] == 2
