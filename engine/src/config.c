@@ -103,7 +103,9 @@ const iolab_option_t iolab_config_options[] = {
     {"quiet", "quiet", IOLAB_OPT_BOOL, "false", NULL, NULL,
      "no table (only the JSON)", O(quiet)},
     {"progress", "progress", IOLAB_OPT_BOOL, "false", NULL, NULL,
-     "print 'progress <rep> <op> <pass> <done>/<total>' on stderr after each phase",
+     "print 'progress <rep> <op> <pass> <done>/<total>' on stderr after each phase, and within "
+     "a phase at most every 0.5 s 'progress-bytes <rep> <op> <pass> <bytes>/<total> <seconds>' "
+     "(rank 0's own share scaled to all ranks)",
      O(progress)},
     {"list-options", NULL, IOLAB_OPT_ACTION, NULL, NULL, NULL,
      "print this option table as JSON and exit", 0},

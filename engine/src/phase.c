@@ -369,6 +369,24 @@ void iolab_phase_append(iolab_run_t *run, const iolab_phase_t *ph)
     run->phases[run->nphases++] = *ph;
 }
 
+/* --progress: rank 0's first worker gets the in-phase tick, with the phase's bytes over
+ * all ranks (one reduction, before the timed part). */
+static void setup_tick(iolab_run_t *run, phase_setup_t *ps, int lr, iolab_tick_t *tick)
+{
+    if (!run->cfg.progress)
+        return;
+    uint64_t mine = 0, all = 0;
+    if (run->layout.kind == IOLAB_LAYOUT_SUBARRAY)
+        mine = iolab_decomp_step_bytes(&run->decomp, lr) * run->decomp.steps;
+    else
+        for (int t = 0; t < ps->nw; t++)
+            mine += (ps->w[t].last - ps->w[t].first) * run->layout.transfer;
+    MPI_Allreduce(&mine, &all, 1, MPI_UINT64_T, MPI_SUM, run->world);
+    tick->total_bytes = all;
+    if (run->rank == 0 && ps->nw > 0)
+        ps->w[0].tick = tick;
+}
+
 int iolab_phase_run(iolab_run_t *run, int op, int rep, int pass)
 {
     iolab_phase_t ph = {.op = op, .rep = rep, .pass = pass, .cache = "n/a",
@@ -387,9 +405,13 @@ int iolab_phase_run(iolab_run_t *run, int op, int rep, int pass)
     phase_setup_t ps;
     setup_phase(run, &proto, &ps);
     prepare_files(run, &ps, op, lr);
+    iolab_tick_t tick = {.rep = rep, .op = op, .pass = pass};
+    setup_tick(run, &ps, lr, &tick);
     timeline_t tl;
     MPI_Barrier(run->world);
     double t0 = MPI_Wtime();
+    tick.t0 = t0;
+    tick.next = t0 + IOLAB_TICK_S;
     do_phase_io(run, &ps, op, lr, &tl, t0, &ph);
     worker_t *w = ps.w;
     int nw = ps.nw;

@@ -9,6 +9,13 @@
 
 #include "run.h"
 
+/* In-phase progress (--progress): rank 0's first worker prints it, nobody else. */
+typedef struct iolab_tick {
+    int rep, op, pass;
+    double t0, next;            /* the phase's start; when the next line is due (MPI_Wtime) */
+    uint64_t total_bytes;       /* the phase's bytes over all ranks, as laid out */
+} iolab_tick_t;
+
 /* One thread's share of a rank's transfers (one worker per rank without --threads). */
 typedef struct worker {
     iolab_run_t *run;
@@ -29,7 +36,12 @@ typedef struct worker {
     double deadline;            /* --stonewall: MPI_Wtime to stop at (0: none) */
     uint64_t next;              /* --stonewall: the next transfer index to do */
     int sw_hit;                 /* --stonewall: stopped at the deadline */
+    iolab_tick_t *tick;         /* --progress on rank 0's first worker, else NULL */
 } worker_t;
+
+/* The in-phase progress line, at most every IOLAB_TICK_S: see xfer_loops.c. */
+#define IOLAB_TICK_S 0.5
+void iolab_progress_tick(worker_t *w, uint64_t done, uint64_t of);
 
 /* The loops; each fills the worker's bytes, ops and first error. worker_loop is a pthread
  * start routine (arg: worker_t *). */

@@ -15,13 +15,24 @@ import shutil
 import signal
 import subprocess
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from iolab.errors import UsageError
 
 LAUNCHERS = ("auto", "mpirun", "srun", "none")
 MPI_FLAVOURS = ("default", "openmpi", "mpich")
 DEFAULT_NP = 2  # the default job's ranks; also used when nothing else says how many
+
+# --cpu-bind's own words and what each launcher calls them. Slurm's other forms (map_cpu:,
+# mask_cpu:, rank, ldoms...) pass through to srun as written; mpirun has only these.
+CPU_BIND = {
+    "none": {"srun": "none", "openmpi": "none", "mpich": "none"},
+    "cores": {"srun": "cores", "openmpi": "core", "mpich": "core"},
+    "threads": {"srun": "threads", "openmpi": "hwthread", "mpich": "hwthread"},
+    "sockets": {"srun": "sockets", "openmpi": "socket", "mpich": "socket"},
+    "numa": {"srun": "ldoms", "openmpi": "numa", "mpich": "numa"},
+}
+_MEMBIND = re.compile(r"^(all|[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*)$")
 
 
 @dataclass(frozen=True)
@@ -35,6 +46,12 @@ class LaunchSpec:
     mpi: str = "default"  # which MPI library's mpirun (must match the binary's build)
     extra: tuple[str, ...] = ()  # passed to the launcher verbatim
     env: Mapping[str, str] = field(default_factory=dict)  # set for every rank
+    # placement (see placement_problem() for what each launcher can do)
+    cpu_bind: str | None = None  # a CPU_BIND word, or Slurm's own --cpu-bind value
+    cpus_per_rank: int | None = None
+    cpu_freq: str | None = None  # Slurm's --cpu-freq value (one; a sweep is one run each)
+    core_spec: int | None = None  # cores per node kept for the system (Slurm -S)
+    membind: str | None = None  # NUMA nodes for numactl --membind
 
     def __post_init__(self) -> None:
         if self.np < 1:
@@ -48,6 +65,17 @@ class LaunchSpec:
                 f"--launcher must be one of {', '.join(LAUNCHERS)} (got {self.launcher!r})")
         if self.mpi not in MPI_FLAVOURS:
             raise UsageError(f"--mpi must be one of {', '.join(MPI_FLAVOURS)} (got {self.mpi!r})")
+        if self.cpus_per_rank is not None and self.cpus_per_rank < 1:
+            raise UsageError(f"--cpus-per-rank must be at least 1 (got {self.cpus_per_rank})")
+        if self.core_spec is not None and self.core_spec < 0:
+            raise UsageError(f"--core-spec must be 0 or more (got {self.core_spec})")
+        if self.membind is not None and not _MEMBIND.match(self.membind):
+            raise UsageError(f"--membind {self.membind!r}: give NUMA node numbers as numactl "
+                             "takes them (0, 0-1, 0,2 or all)")
+        if self.cpu_freq is not None and (not self.cpu_freq or "," in self.cpu_freq or
+                                          " " in self.cpu_freq):
+            raise UsageError(f"--cpu-freq {self.cpu_freq!r}: one value per launch (kHz, low, "
+                             "medium, high, highm1, or Slurm's MIN-MAX:GOVERNOR)")
         if self.nodes and self.ppn and self.np != self.nodes * self.ppn:
             raise UsageError(f"--np {self.np} is not --nodes {self.nodes} x --ppn {self.ppn}; "
                              "give two of the three")
@@ -203,6 +231,106 @@ def srun_pmi(spec: LaunchSpec, argv: Sequence[str],
         "--launcher-args=--mpi=TYPE")
 
 
+def placement_problem(spec: LaunchSpec, launcher: str,
+                      environ: Mapping[str, str] | None = None) -> str | None:
+    """Why ``launcher`` cannot place the ranks as ``spec`` asks (one line), or None.
+
+    --cpu-freq and --core-spec are Slurm's; core specialization is a property of the
+    allocation, so srun inside one cannot ask for it (salloc/sbatch -S can). mpirun binds
+    with its own words only (CPU_BIND's keys)."""
+    env = os.environ if environ is None else environ
+    if launcher in ("mpirun", "none"):
+        for flag, value in (("--cpu-freq", spec.cpu_freq), ("--core-spec", spec.core_spec)):
+            if value is not None:
+                return (f"{flag} needs Slurm (srun sets it); run inside a Slurm allocation or "
+                        "with --launcher srun")
+    if launcher == "none" and (spec.cpu_bind or spec.cpus_per_rank):
+        return "--cpu-bind/--cpus-per-rank need a launcher (mpirun or srun), not --launcher none"
+    if launcher == "mpirun" and spec.cpu_bind and spec.cpu_bind not in CPU_BIND:
+        return (f"--cpu-bind {spec.cpu_bind!r}: mpirun binds to one of {', '.join(CPU_BIND)} "
+                "(Slurm's other forms need srun)")
+    if launcher == "srun" and spec.core_spec is not None and env.get("SLURM_JOB_ID"):
+        return (f"--core-spec {spec.core_spec} must be requested when the allocation is made "
+                f"(salloc -S {spec.core_spec}, or #SBATCH -S {spec.core_spec}); srun inside "
+                f"job {env['SLURM_JOB_ID']} cannot change it")
+    if spec.membind is not None and shutil.which("numactl", path=env.get("PATH")) is None:
+        return "--membind needs numactl (apt-get install numactl, or module load numactl)"
+    return None
+
+
+def slurm_task_plugin(environ: Mapping[str, str] | None = None) -> str | None:
+    """This Slurm's TaskPlugin (``scontrol show config``), None if it cannot say."""
+    env = dict(os.environ if environ is None else environ)
+    try:
+        out = subprocess.run(["scontrol", "show", "config"], capture_output=True, text=True,
+                             timeout=30, env=env, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    for line in out.stdout.splitlines():
+        key, _, value = line.partition("=")
+        if key.strip() == "TaskPlugin":
+            return value.strip()
+    return None
+
+
+def _srun_binding(spec: LaunchSpec, env: Mapping[str, str]) -> LaunchSpec:
+    """srun binds CPUs through its task plugin; with task/none it refuses every --cpu-bind,
+    even none ("cluster configuration lacks support for cpu binding"), after the allocation
+    is made. So: say so before anything runs or is stored, except for none, which such a
+    Slurm does anyway (the flag is left out)."""
+    if not spec.cpu_bind:
+        return spec
+    plugin = slurm_task_plugin(env)
+    if plugin is None or "task/none" not in plugin:
+        return spec
+    if spec.cpu_bind == "none":
+        return replace(spec, cpu_bind=None)
+    raise UsageError(f"--cpu-bind {spec.cpu_bind}: this Slurm cannot bind CPUs "
+                     "(TaskPlugin=task/none); ask the site for task/affinity or "
+                     "task/cgroup, or run without --cpu-bind")
+
+
+def _with_membind(spec: LaunchSpec, argv: Sequence[str]) -> list[str]:
+    """Each rank started under ``numactl --membind`` (its memory from those NUMA nodes)."""
+    return ["numactl", f"--membind={spec.membind}", *argv] if spec.membind else list(argv)
+
+
+def _srun_placement(spec: LaunchSpec) -> list[str]:
+    cmd: list[str] = []
+    if spec.cpus_per_rank:
+        cmd += ["--cpus-per-task", str(spec.cpus_per_rank)]
+    if spec.cpu_bind:
+        cmd.append(f"--cpu-bind={CPU_BIND.get(spec.cpu_bind, {}).get('srun', spec.cpu_bind)}")
+    if spec.cpu_freq:
+        cmd.append(f"--cpu-freq={spec.cpu_freq}")
+    if spec.core_spec is not None:
+        cmd += ["--core-spec", str(spec.core_spec)]
+    return cmd
+
+
+def _mpirun_placement(spec: LaunchSpec, flavour: str) -> list[str]:
+    """Open MPI: --map-by ...:PE=N (N cores per rank) and --bind-to; MPICH's Hydra:
+    -bind-to UNIT[:N]."""
+    bind = CPU_BIND[spec.cpu_bind][flavour] if spec.cpu_bind else None
+    if flavour == "openmpi":
+        cmd: list[str] = []
+        mapping = f"ppr:{spec.ppn}:node" if spec.ppn else ("slot" if spec.cpus_per_rank
+                                                           else None)
+        if mapping and spec.cpus_per_rank:
+            mapping += f":PE={spec.cpus_per_rank}"
+        if mapping:
+            cmd += ["--map-by", mapping]
+        if bind:
+            cmd += ["--bind-to", bind]
+        return cmd
+    cmd = ["-ppn", str(spec.ppn)] if spec.ppn else []
+    if bind or spec.cpus_per_rank:
+        unit = bind or "core"
+        cmd += ["-bind-to", f"{unit}:{spec.cpus_per_rank}"
+                if spec.cpus_per_rank and unit != "none" else unit]
+    return cmd
+
+
 def _srun_argv(spec: LaunchSpec, argv: Sequence[str], step_name: str | None = None,
                pmi: str | None = None) -> list[str]:
     cmd = ["srun", "-n", str(spec.np)]
@@ -214,9 +342,11 @@ def _srun_argv(spec: LaunchSpec, argv: Sequence[str], step_name: str | None = No
         cmd += ["-N", str(spec.nodes)]
     if spec.ppn:
         cmd += ["--ntasks-per-node", str(spec.ppn)]
+    cmd += _srun_placement(spec)
     # --kill-on-bad-exit: one rank failing ends the step instead of leaving the others
     # waiting in a collective until the time limit.
-    return [*cmd, "--export=ALL", "--kill-on-bad-exit=1", *spec.extra, *argv]
+    return [*cmd, "--export=ALL", "--kill-on-bad-exit=1", *spec.extra,
+            *_with_membind(spec, argv)]
 
 
 def _mpirun_argv(spec: LaunchSpec, prog: str, flavour: str, argv: Sequence[str],
@@ -225,17 +355,15 @@ def _mpirun_argv(spec: LaunchSpec, prog: str, flavour: str, argv: Sequence[str],
     if flavour == "openmpi":
         # Laptops and CI have fewer cores than ranks; Open MPI refuses that by default.
         cmd.append("--oversubscribe")
-        if spec.ppn:
-            cmd += ["--map-by", f"ppr:{spec.ppn}:node"]
+        cmd += _mpirun_placement(spec, flavour)
         for name in spec.env:  # forwarded to remote nodes too
             cmd += ["-x", name]
         if os.geteuid() == 0:  # containers and CI run as root; Open MPI refuses without these
             env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
             env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
     else:  # MPICH's hydra forwards the whole environment by default
-        if spec.ppn:
-            cmd += ["-ppn", str(spec.ppn)]
-    return [*cmd, *spec.extra, *argv]
+        cmd += _mpirun_placement(spec, flavour)
+    return [*cmd, *spec.extra, *_with_membind(spec, argv)]
 
 
 def _check_allocation(spec: LaunchSpec, env: Mapping[str, str]) -> None:
@@ -308,14 +436,18 @@ def prepare(spec: LaunchSpec, argv: Sequence[str], environ: Mapping[str, str] | 
     base_env = dict(os.environ if environ is None else environ)
     env = {**base_env, **spec.env}
     launcher = resolve_launcher(spec, base_env)
+    problem = placement_problem(spec, launcher, env)
+    if problem:
+        raise UsageError(problem)
     if launcher == "none":
         if spec.np != 1:
             raise UsageError("--launcher none runs one process; use --np 1 or another launcher")
-        return Launch(list(argv), env, launcher, None)
+        return Launch(_with_membind(spec, argv), env, launcher, None)
     if launcher == "srun":
         if shutil.which("srun", path=env.get("PATH")) is None:
             raise UsageError("'srun' is not on PATH; use --launcher mpirun or load Slurm")
         _check_allocation(spec, env)
+        spec = _srun_binding(spec, env)
         name = step_name or f"iolab-{os.getpid()}"
         pmi = srun_pmi(spec, argv, env)
         return Launch(_srun_argv(spec, argv, name, pmi), env, launcher, None, name)
@@ -342,9 +474,12 @@ def sbatch_script(spec: LaunchSpec, argv: Sequence[str], job_name: str = "iolab"
         lines.append(f"#SBATCH -N {spec.nodes}")
     if spec.ppn:
         lines.append(f"#SBATCH --ntasks-per-node={spec.ppn}")
+    if spec.core_spec is not None:  # the allocation's, not the step's
+        lines.append(f"#SBATCH -S {spec.core_spec}")
     for k, v in spec.env.items():
         lines.append(f"export {k}={shlex.quote(v)}")
-    lines.append(shlex.join(_srun_argv(spec, argv, pmi=srun_pmi(spec, argv))))
+    step = replace(spec, core_spec=None)
+    lines.append(shlex.join(_srun_argv(step, argv, pmi=srun_pmi(step, argv))))
     return "\n".join(lines) + "\n"
 
 
@@ -367,6 +502,8 @@ def salloc_command(spec: LaunchSpec, argv: Sequence[str],
         cmd += ["-N", str(spec.nodes)]
     if spec.ppn:
         cmd += ["--ntasks-per-node", str(spec.ppn)]
+    if spec.core_spec is not None:
+        cmd += ["-S", str(spec.core_spec)]
     return [*cmd, *extra, *argv]
 
 

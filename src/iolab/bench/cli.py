@@ -13,12 +13,12 @@ import os
 import shlex
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from iolab import cli_common, launch, paths
-from iolab.bench import jobs, options
+from iolab.bench import jobs, options, striping
 from iolab.bench.engine import EngineOutcome, ProgressView, run_engine
 from iolab.errors import EXIT_USAGE, UsageError
 from iolab.results import db
@@ -40,6 +40,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     cli_common.add_mpi(grp, "MPI library: the default build (openmpi names it when it is "
                             "Open MPI's), or mpich (iolab-bench-mpich under mpirun.mpich or "
                             "srun --mpi=pmi2: ROMIO with verifiable hints, like Cray MPICH)")
+    place = parser.add_argument_group(
+        "placement (recorded per rank in environment.placement: CPU set, memory policy, MHz)")
+    place.add_argument("--cpu-bind", metavar="UNIT",
+                       help="bind each rank: none, cores, threads, sockets, numa (mpirun "
+                            "--bind-to / -bind-to, srun --cpu-bind); under srun Slurm's own "
+                            "forms too (map_cpu:..., mask_cpu:..., rank)")
+    place.add_argument("--cpus-per-rank", type=int, metavar="N",
+                       help="CPUs for each rank (srun -c N, Open MPI --map-by ...:PE=N, "
+                            "MPICH -bind-to core:N)")
+    place.add_argument("--cpu-freq", metavar="FREQ[,FREQ...]",
+                       help="Slurm: the CPU frequency (kHz, low, medium, high, highm1); a "
+                            "comma list sweeps it, one run per frequency")
+    place.add_argument("--core-spec", type=int, metavar="N",
+                       help="Slurm core specialization: N cores per node kept for the "
+                            "system (salloc/sbatch -S N; fixed when the allocation is made)")
+    place.add_argument("--membind", metavar="NODES",
+                       help="each rank's memory from these NUMA nodes (numactl --membind)")
+    lustre = parser.add_argument_group(
+        "Lustre striping (the layout obtained is stored: environment.striping)")
+    lustre.add_argument("--stripe-count", type=int, metavar="N",
+                        help="OSTs per test file (lfs setstripe -c; -1: all), before the "
+                             "files are created; MPI-IO also gets striping_factor")
+    lustre.add_argument("--stripe-size", metavar="SIZE",
+                        help="stripe size, a multiple of 64 KiB, e.g. 1M (lfs setstripe -S; "
+                             "MPI-IO also gets striping_unit)")
     grp.add_argument("--launcher-args", metavar="ARGS",
                      help="extra launcher arguments, split like a shell would; write "
                           "--launcher-args=\"--mca io romio321\" (with '=') when they "
@@ -116,7 +141,36 @@ def _launch_spec(args: argparse.Namespace) -> launch.LaunchSpec:
     np = args.np if args.np is not None else (
         args.nodes * args.ppn if args.nodes and args.ppn else launch.default_np(launcher))
     return launch.LaunchSpec(np=np, nodes=args.nodes, ppn=args.ppn, launcher=args.launcher,
-                             mpi=args.mpi, extra=launch.parse_launcher_args(args.launcher_args))
+                             mpi=args.mpi, extra=launch.parse_launcher_args(args.launcher_args),
+                             cpu_bind=args.cpu_bind, cpus_per_rank=args.cpus_per_rank,
+                             core_spec=args.core_spec, membind=args.membind,
+                             cpu_freq=cpu_freqs(args.cpu_freq)[0])
+
+
+def cpu_freqs(text: str | None) -> list[str | None]:
+    """``--cpu-freq low,high,2400000``: the frequencies to sweep, one run each."""
+    if text is None:
+        return [None]
+    freqs = [f.strip() for f in text.split(",")]
+    if not all(freqs):
+        raise UsageError(f"--cpu-freq {text!r}: an empty value in the list; write e.g. "
+                         "--cpu-freq 1200000,2400000 or --cpu-freq low,high")
+    return list(freqs)
+
+
+def _sweep(args: argparse.Namespace, spec: launch.LaunchSpec, cases: list[jobs.Case]
+           ) -> list[tuple[launch.LaunchSpec, jobs.Case]]:
+    """Each case once per --cpu-freq value (labelled with it when there are several)."""
+    freqs = cpu_freqs(args.cpu_freq)
+    runs = []
+    for case in cases:
+        for freq in freqs:
+            label = case.label
+            if len(freqs) > 1:
+                label = f"{label + ' ' if label else ''}cpu-freq={freq}"
+            runs.append((replace(spec, cpu_freq=freq),
+                         jobs.Case(label, case.engine_args, case.scratch_name)))
+    return runs
 
 
 def _cases(args: argparse.Namespace) -> tuple[list[jobs.Case], bool]:
@@ -142,14 +196,21 @@ def run(args: argparse.Namespace) -> int:
         launch.prepare(spec, ["iolab-bench"])
         raise UsageError(args.engine_error)
     _check_test_files(args, spec)  # before any note: a bad path is the one line
+    layout = _striping(args, spec)
     cases, needs_scratch = _cases(args)
+    if layout is not None:
+        cases = _with_striping_hints(args, cases, layout)
     engine = paths.engine_for_mpi(args.mpi)
     fixed = ("--quiet", "--progress")  # JSON on stdout, progress lines on stderr
+    runs = _sweep(args, spec, cases)
     if args.dry_run:
-        for case in cases:
+        for run_spec, case in runs:
             # a path that exists when the line is pasted (the engine removes its files)
             path = ("--path", f"./iolab-bench.{case.scratch_name}") if needs_scratch else ()
-            cmd = launch.prepare(spec, [str(engine), *case.engine_args, *path, *fixed])
+            cmd = launch.prepare(run_spec, [str(engine), *case.engine_args, *path, *fixed])
+            if layout is not None:
+                for target in _striping_targets(spec, [*case.engine_args, *path])[0]:
+                    print(shlex.join(striping.setstripe_command(target, layout)))
             print(_pastable(cmd))
         _print_ior_note(args)
         return 0
@@ -161,10 +222,15 @@ def run(args: argparse.Namespace) -> int:
     scratch = jobs.Scratch() if needs_scratch else None
     stored: list[dict[str, Any]] = []
     try:
-        for case in cases:
+        for run_spec, case in runs:
             if scratch is not None:
                 case = jobs.with_path(case, scratch.path_for(case))
-            result = _run_case(args, spec, engine, case, fixed, conn)
+            record = None
+            if layout is not None:
+                files, directory = _striping_targets(
+                    spec, case.engine_args, scratch.dir if scratch is not None else None)
+                record = striping.apply(layout, files, directory)
+            result = _run_case(args, run_spec, engine, case, fixed, conn, record)
             if not stored:
                 _print_ior_note(args)
             row = db.get_run(conn, result.run_id)
@@ -184,6 +250,43 @@ def run(args: argparse.Namespace) -> int:
     if "interrupted" in statuses:
         return EXIT_INTERRUPTED
     return EXIT_FAILED_RUN if "failed" in statuses else 0
+
+
+def _striping(args: argparse.Namespace, spec: launch.LaunchSpec) -> striping.Striping | None:
+    """--stripe-count/--stripe-size: checked before anything runs or is stored (Lustre and
+    lfs here, a size in 64 KiB units, test files it can stripe)."""
+    layout = striping.from_options(args.stripe_count, args.stripe_size)
+    if layout is None:
+        return None
+    path = options.set_options(args).get("path")
+    striping.check_lustre(Path(path).parent if path else Path.cwd())
+    if path:  # refuses layouts it cannot stripe file by file, before anything runs
+        _striping_targets(spec, options.engine_argv(options.set_options(args)))
+    return layout
+
+
+def _striping_targets(spec: launch.LaunchSpec, engine_args: Sequence[str],
+                      scratch_dir: Path | None = None) -> tuple[list[str], str | None]:
+    """([iolab's own test directory], it) -- every file made in it inherits the layout -- or
+    (the test files of the engine's --path, None) to create striped."""
+    if scratch_dir is not None:
+        return [str(scratch_dir)], str(scratch_dir)
+    args = list(engine_args)
+
+    def value(name: str) -> str | None:
+        return args[args.index(name) + 1] if name in args[:-1] else None
+
+    return striping.targets(str(value("--path")), value("--layout"), spec.np,
+                            value("--group-files"), "--unique-dir" in args), None
+
+
+def _with_striping_hints(args: argparse.Namespace, cases: list[jobs.Case],
+                         layout: striping.Striping) -> list[jobs.Case]:
+    """MPI-IO backends also get ROMIO's striping hints (for files ROMIO creates)."""
+    if options.set_options(args).get("api") not in striping.MPIIO_APIS:
+        return cases
+    hints = [w for h in layout.hints() for w in ("--hint", h)]
+    return [jobs.Case(c.label, (*c.engine_args, *hints), c.scratch_name) for c in cases]
 
 
 def _check_test_files(args: argparse.Namespace, spec: launch.LaunchSpec) -> None:
@@ -218,7 +321,8 @@ def _keeps(args: argparse.Namespace) -> bool:
 
 
 def _run_case(args: argparse.Namespace, spec: launch.LaunchSpec, engine: Path,
-              case: jobs.Case, fixed: Sequence[str], conn: Any) -> CaseResult:
+              case: jobs.Case, fixed: Sequence[str], conn: Any,
+              striped: dict[str, Any] | None = None) -> CaseResult:
     cmd = launch.prepare(spec, [str(engine), *case.engine_args, *fixed])
     title = case.label or "iolab bench"
     view = ProgressView(title, quiet_s=float("inf") if args.quiet else 5.0)
@@ -229,6 +333,8 @@ def _run_case(args: argparse.Namespace, spec: launch.LaunchSpec, engine: Path,
         view.close()
     if outcome.exit_code == EXIT_USAGE and not outcome.interrupted and outcome.doc is None:
         raise UsageError(outcome.engine_message() or "the engine rejected its options")
+    if striped is not None and outcome.doc is not None:  # what lfs getstripe saw
+        outcome.doc.setdefault("environment", {})["striping"] = striped
     status, error = _status(outcome, cmd.launcher)
     mismatch = None
     if outcome.documents > 1 and not outcome.interrupted:

@@ -39,15 +39,42 @@ class Progress:
     total: int
 
 
-def parse_progress(line: str) -> Progress | None:
+@dataclass(frozen=True)
+class PhaseBytes:
+    """One ``progress-bytes <rep> <op> <pass> <done>/<total> <seconds>`` line: inside a
+    phase, rank 0's own share done scaled to the phase's bytes (an estimate that assumes the
+    ranks keep pace; the phase's end line is exact), and the seconds since it began."""
+
+    repetition: int
+    op: str
+    read_pass: int
+    done_bytes: int
+    total_bytes: int
+    elapsed_s: float
+
+    @property
+    def rate_bytes_per_s(self) -> float | None:
+        return self.done_bytes / self.elapsed_s if self.elapsed_s > 0 else None
+
+    @property
+    def left_s(self) -> float | None:
+        rate = self.rate_bytes_per_s
+        return (self.total_bytes - self.done_bytes) / rate if rate else None
+
+
+def parse_progress(line: str) -> Progress | PhaseBytes | None:
     parts = line.split()
-    if len(parts) != 5 or parts[0] != "progress" or "/" not in parts[4]:
-        return None
     try:
-        done, total = (int(x) for x in parts[4].split("/", 1))
-        return Progress(int(parts[1]), parts[2], int(parts[3]), done, total)
+        if len(parts) == 5 and parts[0] == "progress" and "/" in parts[4]:
+            done, total = (int(x) for x in parts[4].split("/", 1))
+            return Progress(int(parts[1]), parts[2], int(parts[3]), done, total)
+        if len(parts) == 6 and parts[0] == "progress-bytes" and "/" in parts[4]:
+            done, total = (int(x) for x in parts[4].split("/", 1))
+            return PhaseBytes(int(parts[1]), parts[2], int(parts[3]), done, total,
+                              float(parts[5]))
     except ValueError:
         return None
+    return None
 
 
 @dataclass
@@ -117,7 +144,7 @@ def _read_all(stream: IO[bytes], sink: list[bytes]) -> None:
     sink.append(stream.read())
 
 
-def run_engine(launch: Launch, on_progress: Callable[[Progress], None],
+def run_engine(launch: Launch, on_progress: Callable[[Progress | PhaseBytes], None],
                on_message: Callable[[str], None] | None = None) -> EngineOutcome:
     """Start ``launch`` and wait for it; interruptions are passed on, never raised."""
     start = time.monotonic()
@@ -169,42 +196,117 @@ def run_engine(launch: Launch, on_progress: Callable[[Progress], None],
                          stdout.count('"schema_version"'))
 
 
-class ProgressView:
-    """Shows engine progress: a live status line on a terminal, plain lines otherwise.
+def _phase_name(repetition: int, op: str, read_pass: int) -> str:
+    return f"repetition {repetition + 1}, {op}" + (f" pass {read_pass + 1}" if op == "read"
+                                                    else "")
 
-    Plain lines appear only once a run has lasted ``quiet_s`` seconds, so short runs (and
-    the test logs) stay quiet while a long run still shows it is alive; the lines held back
-    until then are printed first, so a log shows every phase from the first.
+
+def _mib(n: float) -> str:
+    return f"{n / 2**20:.1f} MiB"
+
+
+def plain_bytes_line(title: str, p: PhaseBytes) -> str:
+    """An in-phase progress line for a log: bytes done of total, rate, time left."""
+    share = 100.0 * p.done_bytes / p.total_bytes if p.total_bytes else 100.0
+    text = (f"{title}: {_phase_name(p.repetition, p.op, p.read_pass)}: "
+            f"{_mib(p.done_bytes)} of {_mib(p.total_bytes)} ({share:.0f}%)")
+    rate, left = p.rate_bytes_per_s, p.left_s
+    if rate is not None:
+        text += f", {_mib(rate)}/s"
+    if left is not None:
+        text += f", about {left:.0f} s left"
+    return text
+
+
+class ProgressView:
+    """Shows engine progress: a rich progress bar on a terminal, plain lines otherwise.
+
+    On a terminal, each phase gets a bar with its bytes done, rate and time left (from the
+    engine's in-phase lines) and the phases done so far. Off a terminal, plain lines appear
+    once a run has lasted ``quiet_s`` seconds, so short runs (and the test logs) stay quiet
+    while a long run shows it is alive: the phase lines held back until then are printed
+    first (a log shows every phase from the first), then a line per finished phase and an
+    in-phase line at most every ``every_s`` seconds.
     """
 
-    def __init__(self, title: str, stream: IO[str] | None = None, quiet_s: float = 5.0) -> None:
+    def __init__(self, title: str, stream: IO[str] | None = None, quiet_s: float = 5.0,
+                 every_s: float = 5.0, tty: bool | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.title = title
         self.stream = stream if stream is not None else sys.stderr
         self.quiet_s = quiet_s
-        self.start = time.monotonic()
-        self._status: Any = None
+        self.every_s = every_s
+        self.clock = clock
+        self.start = clock()
+        self._bar: Any = None
+        self._task: Any = None
+        self._phase: tuple[int, str, int] | None = None
         self._held: list[str] = []
-        if self.stream.isatty():
-            from rich.console import Console  # imported here: only terminals need it
+        self._last_plain = float("-inf")
+        if (self.stream.isatty() if tty is None else tty) and quiet_s != float("inf"):
+            self._start_bar()
 
-            self._status = Console(file=self.stream).status(f"{title}: starting")
-            self._status.start()
+    def _start_bar(self) -> None:
+        # imported here: only terminals need rich
+        from rich.console import Console
+        from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn
 
-    def update(self, p: Progress) -> None:
-        what = f"{p.op}" + (f" pass {p.read_pass + 1}" if p.op == "read" else "")
-        text = f"{self.title}: repetition {p.repetition + 1}, {what} done ({p.done}/{p.total})"
-        if self._status is not None:
-            elapsed = time.monotonic() - self.start
-            left = elapsed / p.done * (p.total - p.done) if p.done else 0.0
-            self._status.update(f"{text}, {elapsed:.0f} s, about {left:.0f} s left")
-        elif time.monotonic() - self.start >= self.quiet_s:
-            for line in [*self._held, text]:
-                print(f"iolab: {line}", file=self.stream, flush=True)
+        # rate and time left are the engine's (bytes over the phase's own seconds), so they
+        # are right from the first line; rich's own estimate would wait for samples
+        self._bar = Progress(TextColumn("{task.description}"), BarColumn(bar_width=24),
+                             DownloadColumn(binary_units=True), TextColumn("{task.fields[rate]}"),
+                             TextColumn("{task.fields[left]}"),
+                             TextColumn("{task.fields[phases]}"),
+                             console=Console(file=self.stream), transient=True)
+        self._bar.start()
+        self._task = self._bar.add_task(f"{self.title}: starting", total=None, rate="",
+                                        left="", phases="")
+
+    def update(self, p: Progress | PhaseBytes) -> None:
+        if isinstance(p, PhaseBytes):
+            self._phase_bytes(p)
+        else:
+            self._phase_done(p)
+
+    def _phase_bytes(self, p: PhaseBytes) -> None:
+        if self._bar is not None:
+            key = (p.repetition, p.op, p.read_pass)
+            if key != self._phase:  # a new phase: the bar starts again at its bytes
+                self._phase = key
+                self._bar.reset(self._task, total=p.total_bytes,
+                                description=f"{self.title}: {_phase_name(*key)}")
+            rate, left = p.rate_bytes_per_s, p.left_s
+            self._bar.update(self._task, completed=p.done_bytes,
+                             rate=f"{_mib(rate)}/s" if rate is not None else "",
+                             left=f"{left:.0f} s left" if left is not None else "")
+            return
+        now = self.clock()
+        if now - self.start >= self.quiet_s and now - self._last_plain >= self.every_s:
+            self._print([*self._held, plain_bytes_line(self.title, p)])
+            self._held.clear()
+
+    def _phase_done(self, p: Progress) -> None:
+        name = _phase_name(p.repetition, p.op, p.read_pass)
+        if self._bar is not None:
+            task = self._bar.tasks[0]
+            self._bar.update(self._task, completed=task.total or 0, left="",
+                             description=f"{self.title}: {name} done",
+                             phases=f"phase {p.done}/{p.total}")
+            self._phase = None
+            return
+        text = f"{self.title}: {name} done ({p.done}/{p.total})"
+        if self.clock() - self.start >= self.quiet_s:
+            self._print([*self._held, text])
             self._held.clear()
         else:
             self._held.append(text)
 
+    def _print(self, lines: list[str]) -> None:
+        for line in lines:
+            print(f"iolab: {line}", file=self.stream, flush=True)
+        self._last_plain = self.clock()
+
     def close(self) -> None:
-        if self._status is not None:
-            self._status.stop()
-            self._status = None
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None
