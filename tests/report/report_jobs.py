@@ -33,14 +33,15 @@ def traced_job(name: str = "/scratch/out.dat", ranks: int = 2, slow_rank: int = 
         for k in range(4):
             t0 = 1.0 + k * dur
             segs.append(TraceSegment("DXT_MPIIO", r, name, "write", (r * 4 + k) * MIB, MIB,
-                                     t0, t0 + dur))
+                                     t0, t0 + dur, record_id=1))
             for h in range(2):
                 segs.append(TraceSegment("DXT_POSIX", r, name, "write",
                                          (r * 4 + k) * MIB + h * MIB // 2, MIB // 2,
-                                         t0 + h * dur / 2, t0 + (h + 1) * dur / 2))
+                                         t0 + h * dur / 2, t0 + (h + 1) * dur / 2,
+                                         record_id=1))
         segs.append(TraceSegment("DXT_POSIX", r, "/scratch/side.dat", "write", 0, MIB,
-                                 2.0, 2.05))
-    raw = RawJob(source="iolab-profile", source_paths=[f"{exe}.iolab"], nprocs=ranks,
-                 start_time=0.0, end_time=3.0, run_time_s=3.0, exe=exe, records=recs,
-                 trace=segs, mounts=[("/scratch", "lustre"), ("/", "ext4")])
+                                 2.0, 2.05, record_id=2))
+    raw = RawJob.build(recs, segs, source="iolab-profile", source_paths=[f"{exe}.iolab"],
+                       nprocs=ranks, start_time=0.0, end_time=3.0, run_time_s=3.0, exe=exe,
+                       mounts=[("/scratch", "lustre"), ("/", "ext4")])
     return build_model([raw])

@@ -141,7 +141,9 @@ def test_interrupted_tune_says_how_to_resume(tmp_path: Path, engine_ok: None) ->
     _wait_for_trials(db, 1, 120)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)
-    assert proc.returncode == 130, err
+    # 130, or death by SIGINT as a shell reports it (-2 here) when the interruption lands
+    # while Python is already leaving: either way the tune is stored as interrupted
+    assert proc.returncode in (130, -signal.SIGINT), err
     assert "iolab tune --resume 1" in err
     assert rows(db, "SELECT status FROM tunes")[0]["status"] == "interrupted"
 

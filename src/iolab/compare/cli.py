@@ -121,8 +121,8 @@ def _logs(args: argparse.Namespace, out: Path | None) -> int:
     from iolab.diagnose.config import Thresholds
     from iolab.diagnose.report import diagnose
     from iolab.model.job import build_model
-    from iolab.model.sources import load_source
     from iolab.report.prep_log import layers
+    from iolab.sources import load_source
 
     ma, mb = (build_model([load_source(p)]) for p in (args.a, args.b))
     la, lb = layers(ma), layers(mb)

@@ -85,8 +85,8 @@ def _log_page(paths: list[str]) -> Page:
     from iolab.diagnose.config import Thresholds
     from iolab.diagnose.report import diagnose
     from iolab.model.job import build_model
-    from iolab.model.sources import load_source
     from iolab.report.build_log import log_page
+    from iolab.sources import load_source
 
     model = build_model([load_source(p) for p in paths])
     return log_page([diagnose(model, Thresholds())])
