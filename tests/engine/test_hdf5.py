@@ -155,43 +155,6 @@ def test_effective_hints_come_from_the_mpi_file(request: pytest.FixtureRequest,
         assert sorted(h["unverified"]) == ["cb_buffer_size", "iolab_no_such_hint"]
 
 
-@pytest.mark.parametrize("layout,coll", [("fpp", False), ("fpp", True), ("strided", False),
-                                         ("strided", True), ("subset", False)])
-def test_enospc(engine: Engine, scratch: Path, small_fs: Path, layout: str, coll: bool):
-    """ENOSPC under HDF5 (which clears errno): errno 28 from the full file system, the files
-    removed, and no crash at MPI_Finalize (HDF5 1.10 crashes there after a failed H5Fclose;
-    the backend makes room first)."""
-    need_hdf5(engine)
-    a = ["--api", "hdf5", "--path", str(small_fs / "f"), "--layout", layout, "--group", "2",
-         "--transfer", "64K", "--block", "1M", "--quiet"] + (["--collective"] if coll else [])
-    r = run_engine(engine, 2, a, scratch, timeout=60)
-    assert r.rc == 1, r.stderr
-    assert "Segmentation" not in r.stderr
-    err = doc(r)["error"]
-    assert doc(r)["status"] == "failed" and err["errno"] == 28 and err["phase"] == "write"
-    assert 0 < err["bytes_done"] < 2 * 1024 * 1024
-    assert list(small_fs.iterdir()) == []
-
-
-@pytest.mark.parametrize("np", [2, 4])
-@pytest.mark.parametrize("layout,coll", [("fpp", True), ("strided", False), ("segmented", True),
-                                         ("strided", True), ("subset", True)])
-def test_enospc_mpich(mpich_engine: Engine, scratch: Path, small_fs: Path, layout: str,
-                      coll: bool, np: int):
-    """The same with ROMIO. Expected: exit 1, errno 28. Was (collective on a shared file): a
-    hang, because HDF5 1.10's MPI-IO driver skips its collective MPI_File_set_view reset when
-    MPI_File_write_at_all fails on one rank only; the backend now makes that call."""
-    e = need_hdf5(mpich_engine)
-    a = ["--api", "hdf5", "--path", str(small_fs / "f"), "--layout", layout, "--group", "2",
-         "--transfer", "64K", "--block", str(2048 // np) + "K", "--quiet"]
-    r = run_engine(e, np, a + (["--collective"] if coll else []), scratch, timeout=60)
-    assert r.rc == 1, r.stderr
-    err = doc(r)["error"]
-    assert err["errno"] == 28 and err["phase"] == "write"
-    assert 0 < err["bytes_done"] < 2 * 1024 * 1024
-    assert list(small_fs.iterdir()) == []
-
-
 @pytest.mark.parametrize("flavour", ["default", "mpich"])
 @pytest.mark.parametrize("layout", ["fpp", "strided"])
 def test_file_system_full_before_open(request: pytest.FixtureRequest, scratch: Path,

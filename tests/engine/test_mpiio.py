@@ -155,26 +155,6 @@ def test_ompio_hints_unverifiable(engine: Engine, scratch: Path):
 
 
 @pytest.mark.parametrize("flavour", ["default", "mpich"])
-@pytest.mark.parametrize("layout,coll", [("fpp", False), ("strided", False),
-                                         ("strided", True), ("subset", True)])
-def test_enospc(request: pytest.FixtureRequest, scratch: Path, small_fs: Path, flavour: str,
-                layout: str, coll: bool):
-    """2 ranks x 1 MiB on a 1 MiB tmpfs: ENOSPC (errno 28), not a bare "short write" (OMPIO
-    returns success with a short count), bytes done, files removed, no hang."""
-    e = flavour_engine(request, flavour)
-    a = ["--api", "mpiio", "--path", str(small_fs / "f"), "--layout", layout, "--group", "2",
-         "--transfer", "64K", "--block", "1M", "--quiet"] + (["--collective"] if coll else [])
-    r = run_engine(e, 2, a, scratch, timeout=60)
-    assert r.rc == 1, r.stderr
-    assert r.doc is not None and r.doc["status"] == "failed"
-    err = r.doc["error"]
-    assert err["errno"] == 28 and err["phase"] == "write", err
-    assert 0 < err["bytes_done"] < 2 * 1024 * 1024
-    assert list(small_fs.iterdir()) == []
-    assert r.phases("read") == []
-
-
-@pytest.mark.parametrize("flavour", ["default", "mpich"])
 def test_one_rank_cannot_open(request: pytest.FixtureRequest, scratch: Path, flavour: str):
     """Rank 1's file is a directory: MPI_File_open fails there only (fpp, MPI_COMM_SELF);
     rank 0 finishes, nobody hangs, the failure names the rank and the file."""

@@ -113,20 +113,6 @@ def test_hints_include_pnetcdf_own(nc_engine: Engine, scratch: Path):
     assert sorted(h["unverified"]) == ["cb_buffer_size", "nc_header_align_size"]
 
 
-@pytest.mark.parametrize("layout,coll", [("fpp", False), ("strided", True),
-                                         ("subset", False)])
-def test_enospc(nc_engine: Engine, scratch: Path, small_fs: Path, layout: str, coll: bool):
-    """Expected: errno 28. Was (before the errno check): PnetCDF over OMPIO reported these
-    writes as done and the run passed with a truncated file."""
-    a = ["--api", "pnetcdf", "--path", str(small_fs / "f"), "--layout", layout, "--group", "2",
-         "--transfer", "64K", "--block", "1M", "--quiet"] + (["--collective"] if coll else [])
-    r = run_engine(nc_engine, 2, a, scratch, timeout=60)
-    assert r.rc == 1, r.stderr
-    err = doc(r)["error"]
-    assert doc(r)["status"] == "failed" and err["errno"] == 28 and err["phase"] == "write"
-    assert list(small_fs.iterdir()) == []
-
-
 def test_left_out_of_the_mpich_build(mpich_engine: Engine, scratch: Path):
     """Debian builds PnetCDF for Open MPI only: the MPICH engine leaves it out and says so."""
     if "pnetcdf" in mpich_engine.apis:

@@ -398,8 +398,11 @@ static int hdf5_open(void *state, const iolab_open_args_t *a, void **fh, char *e
     if (e) {
         /* every rank failed, so closing what did open is matched; a dataset that did not
          * fit leaves a file whose close would fail (see make_room) */
-        if (a->dir == IOLAB_WRITE && h->path)
+        if (a->dir == IOLAB_WRITE && h->path) {
+            h->failed = 1;  /* whatever statvfs says now (another rank of an fpp run may
+                               have freed or taken the last blocks): this file is broken */
             make_room(h);
+        }
         close_all(h);
         free(h->path);
         free(h);
