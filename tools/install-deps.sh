@@ -35,6 +35,7 @@ if [ "${IOLAB_WITH_TEST_DEPS:-0}" = 1 ]; then
     need command -v fiu-run -- libfiu-dev fiu-utils
     need command -v bindfs -- bindfs fuse3
     need command -v numactl -- numactl  # placement: a memory binding made for real
+    need command -v strace -- strace  # IOR patterns, queue depth, metadata: the syscalls made
     need command -v chromium -- chromium  # the HTML escaping test opens reports in it
 fi
 
