@@ -351,6 +351,7 @@ def test_evidence_names_the_file_that_costs_most(tmp_path: Path) -> None:
     assert not any("much of the I/O time" in g.rule.title for g in rep.findings)
 
 
+@corpus.needs_real_logs
 def test_trace_gives_exact_rank_shares_under_a_reduced_record() -> None:
     """The mpi-io-test DXT log: 32 ranks each move 1/32 of the shared file's POSIX bytes;
     the trace holds every byte, so the model knows it exactly (a reduced record alone only

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from stored_runs import stored_runs
 
 from iolab import launch
 from iolab.errors import UsageError
@@ -80,16 +81,7 @@ def wait_for_job(env: dict[str, str], job_id: str, timeout_s: float = 150) -> st
 
 
 def runs(db: Path) -> list[dict[str, Any]]:
-    conn = sqlite3.connect(str(db))
-    conn.row_factory = sqlite3.Row
-    try:
-        rows = [dict(r) for r in conn.execute("SELECT * FROM runs ORDER BY id")]
-    finally:
-        conn.close()
-    for r in rows:
-        r["engine_json"] = json.loads(r["engine_json"]) if r["engine_json"] else None
-        r["launch_command"] = json.loads(r["launch_command"] or "null")
-    return rows
+    return stored_runs(db)
 
 
 def phase(run: dict[str, Any], op: str) -> dict[str, Any]:

@@ -14,10 +14,11 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import corpus
 import pytest
 from trace_helpers import LIBDIR, PROGS, profile, record
 
-LOGS = Path(__file__).resolve().parents[3] / "shared" / "darshan-generated"
+LOGS = corpus.GENERATED_DIR  # the one corpus setting (tests/corpus.py)
 H5 = {
     "openmpi": ("mpicc", "openmpi", LIBDIR / "libiolab-trace-hdf5.so"),
     "mpich": (

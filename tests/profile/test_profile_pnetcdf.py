@@ -13,10 +13,11 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import corpus
 import pytest
 from trace_helpers import LIBDIR, PROGS, profile, record
 
-LOGS = Path(__file__).resolve().parents[3] / "shared" / "darshan-generated"
+LOGS = corpus.GENERATED_DIR  # the one corpus setting (tests/corpus.py)
 TIMING = ("FASTEST_RANK", "SLOWEST_RANK")
 
 

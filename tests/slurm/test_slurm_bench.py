@@ -7,7 +7,6 @@ import json
 import os
 import shlex
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -15,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from stored_runs import stored_runs
 
 from iolab import launch
 from iolab.errors import UsageError
@@ -35,16 +35,7 @@ def engine() -> Path:
 
 
 def runs(db: Path) -> list[dict[str, Any]]:
-    conn = sqlite3.connect(str(db))
-    conn.row_factory = sqlite3.Row
-    try:
-        rows = [dict(r) for r in conn.execute("SELECT * FROM runs ORDER BY id")]
-    finally:
-        conn.close()
-    for r in rows:
-        r["engine_json"] = json.loads(r["engine_json"]) if r["engine_json"] else None
-        r["launch_command"] = json.loads(r["launch_command"] or "null")
-    return rows
+    return stored_runs(db)
 
 
 def iolab_bench(*args: str) -> str:

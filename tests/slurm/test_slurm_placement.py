@@ -5,14 +5,13 @@ bind CPUs) is one line, exit 2, nothing stored."""
 
 from __future__ import annotations
 
-import json
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from stored_runs import stored_runs
 
 from iolab import launch
 from iolab.errors import UsageError
@@ -30,16 +29,7 @@ def engine() -> Path:
 
 
 def runs(db: Path) -> list[dict[str, Any]]:
-    conn = sqlite3.connect(str(db))
-    conn.row_factory = sqlite3.Row
-    try:
-        rows = [dict(r) for r in conn.execute("SELECT * FROM runs ORDER BY id")]
-    finally:
-        conn.close()
-    for r in rows:
-        r["engine_json"] = json.loads(r["engine_json"]) if r["engine_json"] else None
-        r["launch_command"] = json.loads(r["launch_command"] or "null")
-    return rows
+    return stored_runs(db)
 
 
 def in_salloc(env: dict[str, str], cwd: Path, *bench: str, np: int = 2, core_spec: int | None
