@@ -231,3 +231,24 @@ def test_bad_input_is_one_line_and_nothing_is_created(tmp_path: Path, args: list
     assert words in out.stderr and len(out.stderr.strip().splitlines()) == 1
     assert "Traceback" not in out.stderr
     assert not db.exists()
+
+
+def test_two_tunes_compared(tmp_path: Path, engine_ok: None) -> None:
+    """`iolab compare tune:A tune:B`: the defaults and the winner of each, from their
+    interleaved confirmation runs, as B/A."""
+    db = tmp_path / "r.db"
+    for delay in ("300", "600"):  # B's per-call delay is twice A's: its runs are slower
+        out = tune("--db", str(db), "--knob", "transfer=64k,1m", "--trials", "3",
+                   "--confirm", "3", *NULL_WORKLOAD[:6], delay, *NULL_WORKLOAD[7:],
+                   cwd=tmp_path)
+        assert out.returncode == 0, out.stderr
+    cmp = subprocess.run([sys.executable, "-m", "iolab", "compare", "tune:1", "tune:2", "--db",
+                          str(db), "--json"], capture_output=True, text=True, timeout=120)
+    assert cmp.returncode == 0, cmp.stderr
+    doc = json.loads(cmp.stdout)
+    assert (doc["a"], doc["b"]) == ("tune 1", "tune 2")
+    rows = {r["workload"]: r for r in doc["ratios"]}
+    assert set(rows) == {"baseline", "winner"}
+    for r in rows.values():  # twice the delay per call: about half the bandwidth
+        assert r["n_a"] == r["n_b"] == 3
+        assert 0.3 < r["ratio"] < 0.8 and r["ci_low"] <= r["ratio"] <= r["ci_high"]
