@@ -33,8 +33,10 @@ def find_tool(given: str | None, env_var: str, name: str) -> str | None:
     path = given or os.environ.get(env_var)
     if path:
         if not (Path(path).is_file() and os.access(path, os.X_OK)):
-            sys.exit(f"{Path(sys.argv[0]).name}: {path} (for {name}) is not an executable "
-                     f"file; build it outside the repository or leave the option out")
+            print(f"{Path(sys.argv[0]).name}: {path} (for {name}) is not an executable "
+                  f"file; give the path of a built {name} or leave the option out",
+                  file=sys.stderr)
+            sys.exit(2)
         return path
     return shutil.which(name)
 
@@ -46,10 +48,16 @@ def env() -> dict[str, str]:
     return e
 
 
-def run(cmd: list[str], timeout: float = 7200, extra_env: dict[str, str] | None = None
+def run(cmd: list[str], timeout: float = 7200, extra_env: dict[str, str | None] | None = None
         ) -> subprocess.CompletedProcess:
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
-                          env={**env(), **(extra_env or {})})
+    """cmd with its output captured; extra_env sets variables (None: removes one)."""
+    e = env()
+    for k, v in (extra_env or {}).items():
+        if v is None:
+            e.pop(k, None)
+        else:
+            e[k] = v
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=e)
 
 
 @lru_cache(maxsize=1)
@@ -86,6 +94,7 @@ def ratio(num: list[float], den: list[float]) -> str:
 def announce(expected_s: float, tools: dict[str, str | None]) -> None:
     """One line before the first run: how long the whole script should take, and which tool
     binaries it found (a missing one leaves its column empty)."""
-    found = ", ".join(f"{k} {v or 'not found: column left empty'}" for k, v in tools.items())
+    found = "".join(f"; {k} {v or 'not found: its column stays empty'}"
+                    for k, v in tools.items())
     print(f"{Path(sys.argv[0]).name}: expected duration about {expected_s / 60:.0f} min "
-          f"({expected_s:.0f} s); {found}", file=sys.stderr)
+          f"({expected_s:.0f} s){found}", file=sys.stderr)
