@@ -14,6 +14,8 @@ import time
 from functools import lru_cache
 from pathlib import Path
 
+from benchdoc import replace_section  # bench/ is on sys.path when a script runs
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -98,3 +100,17 @@ def announce(expected_s: float, tools: dict[str, str | None]) -> None:
                     for k, v in tools.items())
     print(f"{Path(sys.argv[0]).name}: expected duration about {expected_s / 60:.0f} min "
           f"({expected_s:.0f} s){found}", file=sys.stderr)
+
+
+def publish(output: Path, section: str, title: str, body: str, measured: bool) -> int:
+    """Print the table; put it into its section of output only when iolab measured
+    something (a run where every iolab attempt failed keeps the last good table).
+    Returns the script's exit code."""
+    print(body)
+    name = Path(sys.argv[0]).name
+    if not measured:
+        print(f"{name}: no iolab run succeeded; {output} left as it was", file=sys.stderr)
+        return 1
+    replace_section(output, section, f"## {title}\n\n{body}")
+    print(f"{name}: table written to {output}", file=sys.stderr)
+    return 0
