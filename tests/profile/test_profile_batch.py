@@ -1,0 +1,97 @@
+"""``iolab profile -- sbatch [options] job.sh``: the job script found behind sbatch's options,
+the tracer exported the way sbatch does (``--export``, the line's or the script's own
+``#SBATCH --export`` kept), ``--wait`` added, and the lines that cannot work refused with one
+line and exit 2 before anything is made. The jobs themselves run in
+``tests/slurm/test_slurm_profile.py``.
+
+Expected / was: sbatch was run as a plain program: iolab profiled sbatch itself, which
+returns at submission, and merged an empty profile while the job had not started.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from iolab.profile import batch, launchline
+
+ENV = {"LD_PRELOAD": "/x/libiolab-trace.so", "IOLAB_TRACE_DIR": "/d"}
+PAIRS = "LD_PRELOAD=/x/libiolab-trace.so,IOLAB_TRACE_DIR=/d"
+
+
+def _script(tmp_path: Path, directives: str = "") -> Path:
+    script = tmp_path / "job.sh"
+    script.write_text(f"#!/bin/bash\n#SBATCH -n 2\n{directives}\nsrun ./app\n"
+                      "#SBATCH --export=NONE is no directive after a command\n")
+    return script
+
+
+@pytest.mark.parametrize(
+    ("opts", "args"),
+    [([], []), (["-n", "4", "-t", "5", "-J", "x"], ["a", "-n", "1"]),
+     (["--ntasks=2", "-W", "--partition", "debug", "-o", "out"], []),
+     (["--wait", "--export", "ALL,A=1", "-N1"], ["x"])],
+)
+def test_sbatch_script_found_and_exported(opts: list[str], args: list[str],
+                                          tmp_path: Path) -> None:
+    script = str(_script(tmp_path))
+    line = launchline.parse(["sbatch", *opts, script, *args])
+    assert line is not None and line.kind == "sbatch"
+    assert line.program == [script, *args] and line.np is None
+    out = line.with_env(ENV)
+    assert out[-len(line.program):] == line.program  # script and its arguments untouched
+    assert out.count("--wait") + out.count("-W") == 1  # added once when missing
+    exports = [a for a in out if "LD_PRELOAD=" in a]
+    assert len(exports) == 1 and exports[0].endswith(PAIRS)
+    assert ("A=1," in exports[0]) == ("ALL,A=1" in opts)  # the line's own list kept
+    assert "ALL," in exports[0]
+
+
+@pytest.mark.parametrize(("directive", "expected"),
+                         [("#SBATCH --export=NONE", f"--export={PAIRS}"),
+                          ("#SBATCH -J x --export HOME,PATH", f"--export=HOME,PATH,{PAIRS}"),
+                          ("", f"--export=ALL,{PAIRS}")])
+def test_sbatch_export_directive_of_the_script_kept(directive: str, expected: str,
+                                                    tmp_path: Path) -> None:
+    """A command-line --export overrides the script's #SBATCH one: iolab's must carry it."""
+    script = _script(tmp_path, directive)
+    line = launchline.parse(["sbatch", str(script)])
+    assert line is not None and expected in line.with_env(ENV)
+
+
+def test_sbatch_value_with_a_comma_refused(tmp_path: Path) -> None:
+    line = launchline.parse(["sbatch", str(_script(tmp_path))])
+    assert line is not None
+    with pytest.raises(launchline.UsageError, match="','"):
+        line.with_env({"IOLAB_TRACE_DIR": "/a,b"})
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [(["sbatch", "-n", "2"], "no job script"),
+     (["sbatch", "-n", "2", "--wrap", "srun ./app"], "--wrap"),
+     (["sbatch", "--wrap=srun ./app"], "--wrap"),
+     (["sbatch", "-J", "x", "no-such-job.sh"], "not a file"),
+     (["--np", "2", "--", "sbatch", "JOB"], "--np")],
+)
+def test_sbatch_lines_that_cannot_work_are_one_line_exit_2(argv: list[str], words: str,
+                                                           tmp_path: Path) -> None:
+    script = _script(tmp_path)
+    argv = [str(script) if a == "JOB" else a for a in argv]
+    if argv[0] != "--np":
+        argv = ["--", *argv]
+    out = tmp_path / "p"
+    run = subprocess.run([sys.executable, "-m", "iolab", "profile", "-o", str(out), *argv],
+                         capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert run.returncode == 2, run.stderr
+    assert len(run.stderr.strip().splitlines()) == 1 and "Traceback" not in run.stderr
+    assert words in run.stderr
+    assert not out.exists()
+
+
+def test_file_system_type_of_a_folder(tmp_path: Path) -> None:
+    assert batch.fs_type(Path("/proc/self")) == "proc"
+    assert batch.fs_type(tmp_path) not in (None, "proc")
