@@ -75,12 +75,16 @@ def test_sbatch_value_with_a_comma_refused(tmp_path: Path) -> None:
      (["sbatch", "-n", "2", "--wrap", "srun ./app"], "--wrap"),
      (["sbatch", "--wrap=srun ./app"], "--wrap"),
      (["sbatch", "-J", "x", "no-such-job.sh"], "not a file"),
-     (["--np", "2", "--", "sbatch", "JOB"], "--np")],
+     (["--np", "2", "--", "sbatch", "JOB"], "--np"),
+     (["sbatch", "--array=1-4", "JOB"], "--array"), (["sbatch", "-a", "1-4", "JOB"], "--array"),
+     (["sbatch", "ARRAY"], "--array")],
 )
 def test_sbatch_lines_that_cannot_work_are_one_line_exit_2(argv: list[str], words: str,
                                                            tmp_path: Path) -> None:
     script = _script(tmp_path)
-    argv = [str(script) if a == "JOB" else a for a in argv]
+    array = tmp_path / "array.sh"
+    array.write_text("#!/bin/bash\n#SBATCH -n 1 -a1-4\nsrun ./app\n")
+    argv = [str(script) if a == "JOB" else str(array) if a == "ARRAY" else a for a in argv]
     if argv[0] != "--np":
         argv = ["--", *argv]
     out = tmp_path / "p"

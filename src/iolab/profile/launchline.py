@@ -150,8 +150,9 @@ def _srun_export(opts: list[str], env: Mapping[str, str], default: str = "ALL") 
     return [f"--export={added(default)}", *out]
 
 
-def script_directive(script: str, name: str) -> str | None:
-    """The value of a job script's ``#SBATCH --name=value`` (or ``--name value``) directive,
+def script_directive(script: str, name: str, short: str | None = None) -> str | None:
+    """The value of a job script's ``#SBATCH --name=value`` (``--name value``, or the short
+    form: ``-a 1-4``, ``-a1-4``) directive,
     read as sbatch does: the comment lines at the top, up to the first command."""
     try:
         with open(script, encoding="utf-8", errors="replace") as f:
@@ -167,8 +168,10 @@ def script_directive(script: str, name: str) -> str | None:
         for i, w in enumerate(words[1:], 1):
             if w.startswith(f"--{name}="):
                 value = w.partition("=")[2]
-            elif w == f"--{name}" and i + 1 < len(words):
+            elif w in (f"--{name}", short) and i + 1 < len(words):
                 value = words[i + 1]
+            elif short and w.startswith(short) and len(w) > len(short):
+                value = w[len(short):]  # -a1-4
     return value
 
 
@@ -286,6 +289,10 @@ def _check_batch(launcher: list[str], program: list[str]) -> None:
     if not os.path.isfile(program[0]):
         raise UsageError(f"the job script '{program[0]}' is not a file: give the path of "
                          "the script sbatch should submit")
+    array = any(o in ("-a", "--array") or o.startswith(("--array=", "-a")) for o in launcher)
+    if array or script_directive(program[0], "array", "-a") is not None:
+        raise UsageError("sbatch --array: the array's tasks are separate jobs whose ranks "
+                         "would mix in one profile; profile one task (sbatch without --array)")
 
 
 def check_program(line: LaunchLine, environ: Mapping[str, str] | None = None) -> str:
