@@ -77,7 +77,7 @@ def test_sbatch_value_with_a_comma_refused(tmp_path: Path) -> None:
      (["sbatch", "-J", "x", "no-such-job.sh"], "not a file"),
      (["--np", "2", "--", "sbatch", "JOB"], "--np"),
      (["sbatch", "--array=1-4", "JOB"], "--array"), (["sbatch", "-a", "1-4", "JOB"], "--array"),
-     (["sbatch", "ARRAY"], "--array")],
+     (["sbatch", "ARRAY"], "--array"), (["-o", "a,b", "--", "sbatch", "JOB"], "','")],
 )
 def test_sbatch_lines_that_cannot_work_are_one_line_exit_2(argv: list[str], words: str,
                                                            tmp_path: Path) -> None:
@@ -85,10 +85,12 @@ def test_sbatch_lines_that_cannot_work_are_one_line_exit_2(argv: list[str], word
     array = tmp_path / "array.sh"
     array.write_text("#!/bin/bash\n#SBATCH -n 1 -a1-4\nsrun ./app\n")
     argv = [str(script) if a == "JOB" else str(array) if a == "ARRAY" else a for a in argv]
-    if argv[0] != "--np":
+    if "--" not in argv:
         argv = ["--", *argv]
-    out = tmp_path / "p"
-    run = subprocess.run([sys.executable, "-m", "iolab", "profile", "-o", str(out), *argv],
+    out = tmp_path / ("a,b" if "a,b" in argv else "p")
+    if "-o" not in argv:
+        argv = ["-o", str(out), *argv]
+    run = subprocess.run([sys.executable, "-m", "iolab", "profile", *argv],
                          capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert run.returncode == 2, run.stderr
     assert len(run.stderr.strip().splitlines()) == 1 and "Traceback" not in run.stderr

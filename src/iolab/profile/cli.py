@@ -145,6 +145,10 @@ def _run_program(args: argparse.Namespace, argv: list[str]) -> int:
         )
     if line is not None:
         launchline.check_program(line)
+    if line is not None and line.kind in ("slurm", "sbatch") and "," in os.path.abspath(
+            args.output):
+        raise UsageError(f"-o {args.output}: Slurm's --export splits at ',', so the trace "
+                         "folder cannot be passed to the job; give a folder without ','")
     if line is not None and line.kind == "sbatch" and shutil.which(argv[0]) is None:
         raise UsageError(f"'{argv[0]}' is not on PATH (load Slurm)")
     if args.np is not None:
