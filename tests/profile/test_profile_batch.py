@@ -101,3 +101,47 @@ def test_sbatch_lines_that_cannot_work_are_one_line_exit_2(argv: list[str], word
 def test_file_system_type_of_a_folder(tmp_path: Path) -> None:
     assert batch.fs_type(Path("/proc/self")) == "proc"
     assert batch.fs_type(tmp_path) not in (None, "proc")
+
+
+@pytest.mark.parametrize(
+    ("line", "kind", "found"),
+    [("srun -n 2 --mpi=pmix ./app in.dat > log 2>&1", "slurm", True),
+     ("module load x && time srun -n2 ./app", "slurm", True),
+     ("srun -n 2 $EXE", "slurm", False), ("srun -n 2 ./missing", "slurm", False),
+     ("echo no launcher", None, False)],
+)
+def test_job_script_program_found_for_the_shims(line: str, kind: str | None, found: bool,
+                                                tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """The program a job script's launch line runs, when it is a file as written: its MPI and
+    I/O libraries (HDF5, PnetCDF) choose the shims, not the script's (which loads none)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "app").write_text("")
+    script = tmp_path / "job.sh"
+    script.write_text(f"#!/bin/bash\n#SBATCH -n 2\n# srun ./commented\n{line}\n")
+    assert launchline.script_target(str(script)) == (kind, "./app" if found else None)
+
+
+def test_job_script_hdf5_program_gets_the_hdf5_layer(tmp_path: Path) -> None:
+    """iolab profile -- ./job.sh whose mpirun line runs an HDF5 program: H5F/H5D recorded
+    (before, the layer shims were chosen from the script, which loads no HDF5)."""
+    import shutil
+
+    from trace_helpers import LIBDIR, PROGS, profile
+
+    inc, lib = Path("/usr/include/hdf5/openmpi"), Path("/usr/lib/x86_64-linux-gnu/hdf5/openmpi")
+    if shutil.which("mpicc") is None or shutil.which("mpirun.openmpi") is None \
+            or not inc.is_dir() or not (LIBDIR / "libiolab-trace-hdf5.so").is_file():
+        pytest.skip("Open MPI, its parallel HDF5 or libiolab-trace-hdf5.so missing")
+    exe = tmp_path / "hdf5_groups"
+    subprocess.run(["mpicc", "-O2", f"-I{inc}", "-o", str(exe), str(PROGS / "hdf5_groups.c"),
+                    f"-L{lib}", "-lhdf5"], check=True)
+    script = tmp_path / "job.sh"
+    script.write_text("#!/bin/sh\nexport OMPI_ALLOW_RUN_AS_ROOT=1 "
+                      "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1\n"
+                      f"mpirun.openmpi -np 1 {exe} {tmp_path}/g.h5\n")
+    script.chmod(0o755)
+    _, job = profile([str(script)], tmp_path / "p")
+    h5d = {r.path.split(".h5:", 1)[1] for r in job.rows() if r.module == "H5D"}
+    assert h5d == {"/a", "/grp/b", "/grp/c", "/grp/sub/d", "/grp/sub/e"}
+    assert any(r.module == "H5F" for r in job.rows())

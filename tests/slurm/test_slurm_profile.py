@@ -103,3 +103,28 @@ def test_profile_sbatch_job_script_fortran_mpiio(
     assert (c["MPIIO_INDEP_READS"], c["MPIIO_COLL_READS"], c["MPIIO_NB_READS"]) == (2, 2, 2)
     assert c["MPIIO_BYTES_WRITTEN"] == 8 * BLOCK and c["MPIIO_BYTES_READ"] == 6 * BLOCK
     assert not list((tmp_path / "p").glob(".iolab-parts-*"))  # merged, then removed
+
+
+def test_profile_sbatch_job_script_hdf5_program(slurm_env: dict[str, str],
+                                                tmp_path: Path) -> None:
+    """The HDF5 layer is chosen from the program the script's srun runs (the script loads no
+    HDF5): its datasets have H5D records."""
+    inc, lib = Path("/usr/include/hdf5/openmpi"), Path("/usr/lib/x86_64-linux-gnu/hdf5/openmpi")
+    if shutil.which("mpicc") is None or not inc.is_dir() \
+            or not (LIBDIR / "libiolab-trace-hdf5.so").is_file():
+        pytest.skip("mpicc, Open MPI's parallel HDF5 or libiolab-trace-hdf5.so missing")
+    exe = tmp_path / "hdf5_groups"
+    subprocess.run(["mpicc", "-O2", f"-I{inc}", "-o", str(exe),
+                    str(PROG.parent / "hdf5_groups.c"), f"-L{lib}", "-lhdf5"], check=True)
+    script = tmp_path / "job.sh"
+    script.write_text(f"#!/bin/bash\n#SBATCH -n 1\n#SBATCH -t 5\n"
+                      f"srun --mpi=pmix {exe} {tmp_path}/g.h5\n")
+    run = subprocess.run([sys.executable, "-m", "iolab", "profile", "-q", "-o",
+                          str(tmp_path / "p"), "--name", "job", "--", "sbatch", "-o",
+                          str(tmp_path / "job.out"), str(script)],
+                         env={**slurm_env, "IOLAB_LIBDIR": str(LIBDIR)}, cwd=tmp_path,
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    job = load(tmp_path / "p" / "job.iolab")
+    h5d = {r.path.split(".h5:", 1)[1] for r in job.rows() if r.module == "H5D"}
+    assert h5d == {"/a", "/grp/b", "/grp/c", "/grp/sub/d", "/grp/sub/e"}

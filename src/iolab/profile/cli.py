@@ -71,8 +71,9 @@ def _trace_env(
 ) -> dict[str, str]:
     libs: list[str] = []
     kind = line.kind if line is not None else None
-    if kind in (None, "sbatch"):  # a job script: its own launcher's MPI
-        kind = launchline.script_launcher(program)
+    if kind in (None, "sbatch"):  # a job script: its own launcher's MPI, and its program's
+        kind, ranks_program = launchline.script_target(program)
+        program = ranks_program or program
     mpi_launch = args.np is not None or kind is not None
     flavour = kind if kind is not None and kind != "slurm" else args.mpi
     libs.extend(str(p) for p in shim.layer_shims(program))  # above MPI-IO: first

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -189,21 +190,52 @@ def script_launcher(program: str, environ: Mapping[str, str] | None = None) -> s
     """The kind of the first MPI or Slurm launcher a shell script runs ("openmpi", "mpich",
     "slurm"), None for anything else: a job script's ranks then get the MPI-IO shim of that
     launcher's MPI (the script passes the preload on in its environment)."""
+    return script_target(program, environ)[0]
+
+
+def script_target(program: str, environ: Mapping[str, str] | None = None
+                  ) -> tuple[str | None, str | None]:
+    """(kind, program) of the first MPI or Slurm launch line a shell script runs: the kind as
+    script_launcher says, and the program behind the launcher's options when it is a file
+    found as written (absolute, relative to the current folder, or on PATH; a name made of
+    shell variables is not), so that its MPI and I/O libraries choose the shims; None else."""
     path = shutil.which(program, path=(environ or os.environ).get("PATH")) or program
     try:
         with open(path, "rb") as f:
             head = f.read(1 << 20)
     except OSError:
-        return None
+        return None, None
     if not head.startswith(b"#!"):
-        return None
+        return None, None
     lines = head.decode("utf-8", "replace").splitlines()[1:]
     text = "\n".join(ln.split("#", 1)[0] for ln in lines)
     for m in _SCRIPT_LAUNCH.finditer(text):
         kind = launcher_kind(m.group(1), environ)
         if kind is not None:
-            return kind
-    return None
+            rest = text[m.start(1):].split("\n", 1)[0]
+            return kind, _line_program(m.group(1), rest, environ)
+    return None, None
+
+
+def _line_program(launcher: str, rest: str, environ: Mapping[str, str] | None) -> str | None:
+    """The program of one launch line of a script (rest: from the launcher to the line's end),
+    when it can be found without running the shell."""
+    try:
+        words = shlex.split(rest, comments=True)
+    except ValueError:
+        return None
+    for i, w in enumerate(words):  # the command ends at the first shell operator
+        if w in (";", "&", "&&", "|", "||", ")") or w.startswith((">", "<", "2>")):
+            words = words[:i]
+            break
+    if not words or any("$" in w or "`" in w for w in words):
+        return None
+    words[0] = launcher
+    try:
+        line = parse(words, environ)
+        return check_program(line, environ) if line is not None else None
+    except UsageError:
+        return None
 
 
 def launcher_kind(argv0: str, environ: Mapping[str, str] | None = None) -> str | None:
