@@ -145,3 +145,19 @@ def test_job_script_hdf5_program_gets_the_hdf5_layer(tmp_path: Path) -> None:
     h5d = {r.path.split(".h5:", 1)[1] for r in job.rows() if r.module == "H5D"}
     assert h5d == {"/a", "/grp/b", "/grp/c", "/grp/sub/d", "/grp/sub/e"}
     assert any(r.module == "H5F" for r in job.rows())
+
+
+@pytest.mark.parametrize(("opts", "directive"), [(["-D", "sub"], ""), (["--chdir=sub"], ""),
+                                                 ([], "#SBATCH --chdir=sub")])
+def test_job_script_program_found_in_the_jobs_folder(opts: list[str], directive: str,
+                                                     tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """sbatch -D DIR (or #SBATCH --chdir): the job starts in DIR, so ./app is DIR/app."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "app").write_text("")
+    script = _script(tmp_path, directive)
+    line = launchline.parse(["sbatch", *opts, str(script)])
+    assert line is not None and launchline.batch_dir(line) == "sub"
+    assert launchline.script_target(str(script), cwd="sub") == ("slurm", "sub/./app")
+    assert launchline.script_target(str(script)) == ("slurm", None)  # no ./app here

@@ -72,7 +72,8 @@ def _trace_env(
     libs: list[str] = []
     kind = line.kind if line is not None else None
     if kind in (None, "sbatch"):  # a job script: its own launcher's MPI, and its program's
-        kind, ranks_program = launchline.script_target(program)
+        cwd = launchline.batch_dir(line) if line is not None else None
+        kind, ranks_program = launchline.script_target(program, cwd=cwd)
         program = ranks_program or program
     mpi_launch = args.np is not None or kind is not None
     flavour = kind if kind is not None and kind != "slurm" else args.mpi

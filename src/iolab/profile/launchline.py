@@ -193,12 +193,13 @@ def script_launcher(program: str, environ: Mapping[str, str] | None = None) -> s
     return script_target(program, environ)[0]
 
 
-def script_target(program: str, environ: Mapping[str, str] | None = None
-                  ) -> tuple[str | None, str | None]:
+def script_target(program: str, environ: Mapping[str, str] | None = None,
+                  cwd: str | None = None) -> tuple[str | None, str | None]:
     """(kind, program) of the first MPI or Slurm launch line a shell script runs: the kind as
     script_launcher says, and the program behind the launcher's options when it is a file
-    found as written (absolute, relative to the current folder, or on PATH; a name made of
-    shell variables is not), so that its MPI and I/O libraries choose the shims; None else."""
+    found as written (absolute, relative to cwd — the job's folder, default the current
+    one —, or on PATH; a name made of shell variables is not), so that its MPI and I/O
+    libraries choose the shims; None else."""
     path = shutil.which(program, path=(environ or os.environ).get("PATH")) or program
     try:
         with open(path, "rb") as f:
@@ -213,11 +214,12 @@ def script_target(program: str, environ: Mapping[str, str] | None = None
         kind = launcher_kind(m.group(1), environ)
         if kind is not None:
             rest = text[m.start(1):].split("\n", 1)[0]
-            return kind, _line_program(m.group(1), rest, environ)
+            return kind, _line_program(m.group(1), rest, environ, cwd)
     return None, None
 
 
-def _line_program(launcher: str, rest: str, environ: Mapping[str, str] | None) -> str | None:
+def _line_program(launcher: str, rest: str, environ: Mapping[str, str] | None,
+                  cwd: str | None) -> str | None:
     """The program of one launch line of a script (rest: from the launcher to the line's end),
     when it can be found without running the shell."""
     try:
@@ -233,6 +235,10 @@ def _line_program(launcher: str, rest: str, environ: Mapping[str, str] | None) -
     words[0] = launcher
     try:
         line = parse(words, environ)
+        prog = line.program[0] if line is not None else ""
+        if cwd and "/" in prog and not os.path.isabs(prog):
+            found = os.path.join(cwd, prog)
+            return found if os.path.isfile(found) else None
         return check_program(line, environ) if line is not None else None
     except UsageError:
         return None
@@ -305,6 +311,18 @@ def parse(argv: list[str], environ: Mapping[str, str] | None = None) -> LaunchLi
             f"(iolab profile -- {Path(argv[0]).name} -np 4 ./app)"
         )
     return LaunchLine(kind, launcher, program, _np(kind, launcher))
+
+
+def batch_dir(line: LaunchLine) -> str | None:
+    """The folder an sbatch job starts in when the line or the script says (-D, --chdir)."""
+    opts = line.launcher
+    for i, opt in enumerate(opts):
+        key, _, val = opt.partition("=")
+        if key in ("-D", "--chdir"):
+            return val or (opts[i + 1] if i + 1 < len(opts) else None)
+        if opt.startswith("-D") and len(opt) > 2:
+            return opt[2:]
+    return script_directive(line.program[0], "chdir", "-D")
 
 
 def _check_batch(launcher: list[str], program: list[str]) -> None:
