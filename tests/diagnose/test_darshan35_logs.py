@@ -35,6 +35,7 @@ HOLES_CALLS, HOLES_PIECE = 64, 64 * KiB
 SIEVE_N, SIEVE_S = 4096, 1024
 # progs/mpi_small_calls.c: 1200 calls of 256 B per rank
 SMALL_CALLS, SMALL_S = 1200, 256
+H5_GROUPS = 10000  # progs/h5_many_groups.c: 10,000 groups in a 64 MiB metadata cache
 SLEEP_S = 2.0  # mpi_patterns.c late / lateclose: rank 0 sleeps 2000 ms
 FLUSH_LINES = 2000  # progs/flush_log.c: 2000 lines, each fflush'd and fsync'd
 
@@ -246,6 +247,27 @@ def test_hdf5_fill_values_written_before_the_data(mode: str) -> None:
     else:
         assert L.posix.bytes_written[i] < data + MiB
         _absent(rep, "fill-mode", "write-amplification")
+
+
+# ---- HDF5 metadata flushed at H5Fclose: a slow close ---------------------------------------
+
+def test_hdf5_close_flushing_the_metadata_cache_is_slow() -> None:
+    """10,000 groups with one attribute each in a metadata cache large enough to keep them
+    all dirty: H5Fclose writes them (rank 0, a few tiny independent writes per group) and
+    takes seconds, in the HDF5 layer (Darshan's H5F close timestamps). No DXT (the trace of
+    40,000 writes would make the log 600 KB)."""
+    rep = _report("h5close-openmpi.darshan")
+    _well_ordered(rep)
+    first = rep.findings[0]
+    assert _key(first) == "slow-close" and first.severity == "high"
+    assert first.hit.values["layer"] == "HDF5"
+    assert first.hit.files[0].path.endswith("/many.h5")
+    i = rep.model.files.paths.index(first.hit.files[0].path)
+    L = rep.model.layers
+    assert L.library[i] == "HDF5" and L.posix.writes[i] >= H5_GROUPS
+    assert first.cost_s == pytest.approx(float(L.library_close_s[i]))
+    assert Thresholds().slow_close_s <= first.cost_s <= _run_time(rep)
+    assert "H5Pset_coll_metadata_write" in first.fix.text
 
 
 # ---- many tiny collective calls; the same pieces written independently ---------------------

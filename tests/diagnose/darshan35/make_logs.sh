@@ -25,6 +25,8 @@ build() {
     mpicc.openmpi -O2 -Wall -o "$BIN/mpi_patterns.openmpi" "$PROGS/mpi_patterns.c"
     mpicc.mpich -O2 -Wall -o "$BIN/mpi_small_calls.mpich" "$PROGS/mpi_small_calls.c"
     mpicc.openmpi -O2 -I"$H5INC" -o "$BIN/h5_fill" "$PROGS/h5_fill.c" -L"$H5LIB" -lhdf5
+    mpicc.openmpi -O2 -Wall -I"$H5INC" -o "$BIN/h5_many_groups" "$PROGS/h5_many_groups.c" \
+        -L"$H5LIB" -lhdf5
     cc -O2 -Wall -o "$BIN/flush_log" "$PROGS/flush_log.c"
 }
 
@@ -39,12 +41,15 @@ mpich() {
         LD_PRELOAD="$MPICH/lib/libdarshan.so" mpiexec.mpich -n 4 "$@"
 }
 
-# openmpi LOG -- PROGRAM ARGS: 4 ranks, Open MPI's mpirun (oversubscribed on small machines)
+# openmpi LOG -- PROGRAM ARGS: 4 ranks, Open MPI's mpirun (oversubscribed on small machines);
+# DXT=0 in the environment: no DXT trace (a log that would be too large with it)
 openmpi() {
     local log=$1; shift 2
     rm -f "$HERE/$log"
+    local dxt=()
+    [ "${DXT:-1}" = 0 ] || dxt=(-x DXT_ENABLE_IO_TRACE=1)
     OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
-        mpirun.openmpi -np 4 --oversubscribe -x DXT_ENABLE_IO_TRACE=1 \
+        mpirun.openmpi -np 4 --oversubscribe "${dxt[@]}" \
         -x DARSHAN_LOGFILE="$HERE/$log" -x LD_PRELOAD="$OMPI/lib/libdarshan.so" "$@"
 }
 
@@ -79,6 +84,9 @@ scenario() {
     h5nofill-openmpi)  # the same with H5D_FILL_TIME_NEVER
         rm -f "$d/nofill.h5"
         openmpi h5nofill-openmpi.darshan -- "$BIN/h5_fill" "$d/nofill.h5" 524288 nofill ;;
+    h5close-openmpi)  # 10,000 groups in a 64 MiB metadata cache: H5Fclose flushes them all
+        rm -f "$d/many.h5"
+        DXT=0 openmpi h5close-openmpi.darshan -- "$BIN/h5_many_groups" "$d/many.h5" 10000 64 ;;
     flushlog)  # one process, no MPI: 2,000 lines each fflush'd and fsync'd
         rm -f "$d/progress.log" "$HERE/flushlog.darshan"
         DARSHAN_ENABLE_NONMPI=1 DXT_ENABLE_IO_TRACE=1 DARSHAN_LOGFILE="$HERE/flushlog.darshan" \
@@ -98,7 +106,7 @@ scenario() {
 build
 if [ $# -eq 0 ]; then
     set -- holes-mpich holes-openmpi late-openmpi lateclose-openmpi sieve-mpich h5fill-openmpi \
-        h5nofill-openmpi flushlog smallcoll-mpich smallindep-mpich
+        h5nofill-openmpi h5close-openmpi flushlog smallcoll-mpich smallindep-mpich
 fi
 for s in "$@"; do
     scenario "$s"
