@@ -171,6 +171,13 @@ def test_romio_data_sieving_writes_every_byte_four_times() -> None:
     _absent(rep, "redundant-traffic/read")
 
 
+@pytest.mark.xfail(strict=False, reason=(
+    "redundant-traffic/write reports the bytes data sieving rewrote (write-amplification's, "
+    "same cost) and tells a program that writes each byte once to 'write each region once'"))
+def test_data_sieving_is_not_also_redundant_writes() -> None:
+    _absent(_report("sieve-mpich.darshan"), "redundant-traffic/write")
+
+
 # ---- a late rank: collective calls wait ---------------------------------------------------
 
 def test_late_rank_makes_collective_calls_wait() -> None:
@@ -270,6 +277,16 @@ def test_hdf5_close_flushing_the_metadata_cache_is_slow() -> None:
     assert "H5Pset_coll_metadata_write" in first.fix.text
 
 
+@pytest.mark.xfail(strict=False, reason=(
+    "mpiio-independent, collective-buffering and mpiio-nonblocking read HDF5's own metadata "
+    "writes as the program's MPI-IO calls and tell an HDF5 program to call "
+    "MPI_File_write_at_all / MPI_File_iwrite_at_all (its lever is H5Pset_coll_metadata_write)"))
+def test_hdf5_program_is_not_told_to_call_mpi_io() -> None:
+    rep = _report("h5close-openmpi.darshan")
+    told = [_key(f) for f in rep.findings if "MPI_File_" in f.fix.text]
+    assert told == []
+
+
 # ---- many tiny collective calls; the same pieces written independently ---------------------
 
 def test_tiny_collective_calls_already_collective() -> None:
@@ -294,7 +311,7 @@ def test_tiny_collective_calls_already_collective() -> None:
     assert "iread" not in nb.fix.text
 
 
-@pytest.mark.xfail(strict=True, reason=(
+@pytest.mark.xfail(strict=False, reason=(
     "collective-buffering also fires on the files of tiny-collective-calls, high, with the "
     "MPI-IO time as its cost (the same seconds counted twice: 'Turn on collective buffering' "
     "does not remove the calls' synchronisation)"))
