@@ -198,7 +198,13 @@ def _nonblocking(model: Model, th: Thresholds) -> list[Hit]:
     calls = model.layers.calls
     nb = int(calls.reads["NB"].sum() + calls.writes["NB"].sum())
     blocking = mp.ops["read"] + mp.ops["write"] - nb
-    if nb > 0 or blocking < th.nonblocking_min_ops or model.metrics.io_fraction < th.io_bound_warn:
+    # PnetCDF's ncmpi_iput/iget + ncmpi_wait_all reach MPI-IO as blocking collective calls:
+    # the program is already non-blocking (a real Darshan 3.5 log, progs/pnc_iput.c).
+    var = model.mods.get("PNETCDF_VAR")
+    lib_nb = 0 if var is None else int(var.pos("PNETCDF_VAR_NB_WRITES").sum()
+                                       + var.pos("PNETCDF_VAR_NB_READS").sum())
+    if (nb > 0 or lib_nb > 0 or blocking < th.nonblocking_min_ops
+            or model.metrics.io_fraction < th.io_bound_warn):
         return []
     mpi = mpi_files(model)
     io_t = cost(model, mpi, ("read", "write"), ("MPI-IO",))
