@@ -25,6 +25,7 @@ build() {
     mpicc.openmpi -O2 -Wall -o "$BIN/mpi_patterns.openmpi" "$PROGS/mpi_patterns.c"
     mpicc.mpich -O2 -Wall -o "$BIN/mpi_small_calls.mpich" "$PROGS/mpi_small_calls.c"
     mpicc.openmpi -O2 -I"$H5INC" -o "$BIN/h5_fill" "$PROGS/h5_fill.c" -L"$H5LIB" -lhdf5
+    mpicc.openmpi -O2 -Wall -o "$BIN/pnc_steps" "$PROGS/pnc_steps.c" -lpnetcdf
     mpicc.openmpi -O2 -Wall -I"$H5INC" -o "$BIN/h5_many_groups" "$PROGS/h5_many_groups.c" \
         -L"$H5LIB" -lhdf5
     cc -O2 -Wall -o "$BIN/flush_log" "$PROGS/flush_log.c"
@@ -87,6 +88,12 @@ scenario() {
     h5close-openmpi)  # 10,000 groups in a 64 MiB metadata cache: H5Fclose flushes them all
         rm -f "$d/many.h5"
         DXT=0 openmpi h5close-openmpi.darshan -- "$BIN/h5_many_groups" "$d/many.h5" 10000 64 ;;
+    pnciput-openmpi)  # PnetCDF, 300 steps of 4 iput + one wait_all: already non-blocking
+        rm -f "$d/pnc-iput.nc"
+        openmpi pnciput-openmpi.darshan -- "$BIN/pnc_steps" "$d/pnc-iput.nc" 300 4 256 iput ;;
+    pncput-openmpi)  # the same steps with blocking collective puts
+        rm -f "$d/pnc-put.nc"
+        openmpi pncput-openmpi.darshan -- "$BIN/pnc_steps" "$d/pnc-put.nc" 300 4 256 put_all ;;
     flushlog)  # one process, no MPI: 2,000 lines each fflush'd and fsync'd
         rm -f "$d/progress.log" "$HERE/flushlog.darshan"
         DARSHAN_ENABLE_NONMPI=1 DXT_ENABLE_IO_TRACE=1 DARSHAN_LOGFILE="$HERE/flushlog.darshan" \
@@ -106,7 +113,8 @@ scenario() {
 build
 if [ $# -eq 0 ]; then
     set -- holes-mpich holes-openmpi late-openmpi lateclose-openmpi sieve-mpich h5fill-openmpi \
-        h5nofill-openmpi h5close-openmpi flushlog smallcoll-mpich smallindep-mpich
+        h5nofill-openmpi h5close-openmpi pnciput-openmpi \
+        pncput-openmpi flushlog smallcoll-mpich smallindep-mpich
 fi
 for s in "$@"; do
     scenario "$s"
