@@ -303,6 +303,7 @@ def _hdf5(model: Model, th: Thresholds) -> list[Hit]:
     if n_ops == 0 or (n_tiny < model.job.nprocs * 4 and n_na < 0.5 * n_ops):
         return []
     idx = np.nonzero(sel)[0]
+    coll_md = all(hdf5_metadata_collective(model, int(i)) for i in idx)
     return [Hit(
         summary=(f"HDF5 over MPI-IO: {n_tiny} of {n_ops} POSIX requests under 1 KiB (metadata) "
                  f"and {n_na} misaligned on {len(idx)} file(s)"),
@@ -312,10 +313,25 @@ def _hdf5(model: Model, th: Thresholds) -> list[Hit]:
                                              "not_aligned": int(na[i])}) for i in idx[:10]],
         cost_s=cost(model, sel, ("read", "write", "meta"), ("POSIX",),
                     max(n_tiny, n_na) / n_ops),
+        data={"collective_metadata": coll_md},
     )]
 
 
+def hdf5_metadata_collective(model: Model, i: int) -> bool:
+    """HDF5 file ``i`` already does its metadata I/O collectively: every MPI-IO call on it is
+    collective (H5Pset_coll_metadata_write / H5Pset_all_coll_metadata_ops; by default rank 0
+    writes the metadata with independent calls). Darshan records no such property."""
+    L = model.layers
+    coll = sum(L.calls.of(d)["COLL"][i] + L.calls.of(d)["SPLIT"][i] for d in DIRECTIONS)
+    indep = sum(L.calls.of(d)["INDEP"][i] for d in DIRECTIONS)
+    return bool(L.library[i] == "HDF5" and coll > 0 and indep == 0)
+
+
 def _hdf5_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
+    if hit.data.get("collective_metadata"):  # never what the job already does
+        return Fix(text=("Metadata I/O is already collective (every MPI-IO call on the file "
+                         "is): align objects to the stripe (H5Pset_alignment) and enlarge "
+                         "metadata blocks (H5Pset_meta_block_size)."))
     return Fix(text=("Make metadata collective (H5Pset_all_coll_metadata_ops, "
                      "H5Pset_coll_metadata_write) and align objects to the stripe "
                      "(H5Pset_alignment); write data with a collective transfer property."),
