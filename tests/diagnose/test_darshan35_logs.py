@@ -279,6 +279,27 @@ def test_hdf5_close_flushing_the_metadata_cache_is_slow() -> None:
     assert "H5Pset_coll_metadata_write" in first.fix.text
 
 
+def test_hdf5_collective_metadata_already_set_is_not_advised_again() -> None:
+    """The same program with H5Pset_all_coll_metadata_ops + H5Pset_coll_metadata_write: the
+    metadata reaches MPI-IO as a few collective writes (no independent call on the file), the
+    close is still slow (the flush of 10,000 groups is HDF5's own work), and neither the
+    close nor the metadata finding asks for collective metadata again (was: both did)."""
+    rep = _report("h5closecoll-openmpi.darshan")
+    _well_ordered(rep)
+    f = _find(rep, "slow-close")
+    assert _rank(rep, "slow-close") == 0 and f.hit.values["layer"] == "HDF5"
+    i = rep.model.files.paths.index(f.hit.files[0].path)
+    L = rep.model.layers
+    assert L.calls.writes["INDEP"][i] == 0 and 0 < L.calls.writes["COLL"][i] < H5_GROUPS / 100
+    assert L.posix.writes[i] < H5_GROUPS / 100  # aggregated: a few large writes
+    assert Thresholds().slow_close_s <= (f.cost_s or 0) <= _run_time(rep)
+    for g in rep.findings:
+        assert "H5Pset_coll_metadata_write" not in g.fix.text, _key(g)
+        assert "H5Pset_all_coll_metadata_ops" not in g.fix.text, _key(g)
+    assert "H5Pset_mdc_config" in f.fix.text
+    _absent(rep, "mpiio-independent", "collective-buffering")
+
+
 @pytest.mark.xfail(strict=False, reason=(
     "mpiio-independent, collective-buffering and mpiio-nonblocking read HDF5's own metadata "
     "writes as the program's MPI-IO calls and tell an HDF5 program to call "

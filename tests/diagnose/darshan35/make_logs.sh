@@ -88,6 +88,10 @@ scenario() {
     h5close-openmpi)  # 10,000 groups in a 64 MiB metadata cache: H5Fclose flushes them all
         rm -f "$d/many.h5"
         DXT=0 openmpi h5close-openmpi.darshan -- "$BIN/h5_many_groups" "$d/many.h5" 10000 64 ;;
+    h5closecoll-openmpi)  # the same with collective metadata reads and writes already set
+        rm -f "$d/many-coll.h5"
+        DXT=0 openmpi h5closecoll-openmpi.darshan -- "$BIN/h5_many_groups" "$d/many-coll.h5" \
+            10000 64 coll ;;
     pnciput-openmpi)  # PnetCDF, 300 steps of 4 iput + one wait_all: already non-blocking
         rm -f "$d/pnc-iput.nc"
         openmpi pnciput-openmpi.darshan -- "$BIN/pnc_steps" "$d/pnc-iput.nc" 300 4 256 iput ;;
@@ -113,7 +117,7 @@ scenario() {
 build
 if [ $# -eq 0 ]; then
     set -- holes-mpich holes-openmpi late-openmpi lateclose-openmpi sieve-mpich h5fill-openmpi \
-        h5nofill-openmpi h5close-openmpi pnciput-openmpi \
+        h5nofill-openmpi h5close-openmpi h5closecoll-openmpi pnciput-openmpi \
         pncput-openmpi flushlog smallcoll-mpich smallindep-mpich
 fi
 for s in "$@"; do

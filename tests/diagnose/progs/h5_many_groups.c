@@ -1,16 +1,19 @@
 /* Parallel HDF5 with a large metadata cache: N groups, each with one attribute, created
  * collectively; the cache (M MiB, no eviction before the close) keeps every dirty entry, so
  * H5Fclose flushes all the metadata at once: a slow close in HDF5, not in POSIX.
- * Usage: h5_many_groups PATH N M */
+ * With "coll": collective metadata reads and writes (H5Pset_all_coll_metadata_ops,
+ * H5Pset_coll_metadata_write) already set.
+ * Usage: h5_many_groups PATH N M [coll] */
 #include <hdf5.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    if (argc != 4)
+    if (argc != 4 && !(argc == 5 && strcmp(argv[4], "coll") == 0))
         MPI_Abort(MPI_COMM_WORLD, 2);
     long n = atol(argv[2]);
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
@@ -26,6 +29,10 @@ int main(int argc, char **argv)
     c.dirty_bytes_threshold = c.max_size / 2;  /* parallel HDF5 flushes at this many */
     if (H5Pset_mdc_config(fapl, &c) < 0)
         MPI_Abort(MPI_COMM_WORLD, 3);
+    if (argc == 5) {
+        H5Pset_all_coll_metadata_ops(fapl, 1);
+        H5Pset_coll_metadata_write(fapl, 1);
+    }
     hid_t file = H5Fcreate(argv[1], H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
     hid_t sp = H5Screate(H5S_SCALAR);
     for (long i = 0; i < n; i++) {
