@@ -405,3 +405,16 @@ def test_small_independent_writes_one_node() -> None:
     nb = _find(rep, "mpiio-nonblocking")
     assert "iread" not in nb.fix.text
     _absent(rep, "tiny-collective-calls", "aggregators-per-node")
+
+
+# ---- every kept log ----------------------------------------------------------------------
+
+ALL = sorted(p.name for p in LOGS.glob("*.darshan"))
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_every_log_is_small_documented_and_its_artifacts_valid(name: str) -> None:
+    assert (LOGS / name).stat().st_size < 200 * KiB
+    assert f"| {name} |" in (LOGS / "README.md").read_text()
+    assert load_darshan_log(LOGS / name).metadata["lib_ver"] == "3.5.0"  # the runtime's
+    _well_ordered(_report(name))
