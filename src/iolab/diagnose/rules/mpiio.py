@@ -92,8 +92,29 @@ def _independent(model: Model, th: Thresholds) -> list[Hit]:
     return hits
 
 
+def _library_of(model: Model, paths: list[str]) -> str:
+    """The library (HDF5, PnetCDF) that made the MPI-IO calls on all these files, else ''."""
+    L, pos = model.layers, {p: i for i, p in enumerate(model.files.paths)}
+    libs = {str(L.library[pos[p]]) for p in paths if p in pos}
+    return libs.pop() if len(libs) == 1 else ""
+
+
 def _independent_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
     key = "romio_cb_write" if hit.direction == "write" else "romio_cb_read"
+    hints = fixes.romio_hints(model, {key: "enable"}, "romio_hints_collective",
+                              [e.path for e in hit.files])
+    lib = _library_of(model, [e.path for e in hit.files])
+    if lib == "HDF5":  # the program calls HDF5, not MPI-IO: its levers are HDF5 properties
+        return Fix(text=("These independent MPI-IO calls are HDF5's: make dataset transfers "
+                         "collective (H5Pset_dxpl_mpio with H5FD_MPIO_COLLECTIVE) and metadata "
+                         "I/O collective (H5Pset_all_coll_metadata_ops, "
+                         "H5Pset_coll_metadata_write)."),
+                   artifacts=fixes.snippets("hdf5_collective_metadata") + hints)
+    if lib == "PnetCDF":
+        return Fix(text=("These independent MPI-IO calls are PnetCDF's: use its collective "
+                         "calls (ncmpi_put_vara_*_all / ncmpi_get_vara_*_all), or ncmpi_iput/"
+                         "ncmpi_iget + ncmpi_wait_all, outside independent data mode."),
+                   artifacts=hints)
     return Fix(
         text=("Use the collective calls (MPI_File_write_at_all / read_at_all, or a file view "
               "plus write_all) so that ROMIO merges the ranks' pieces into large requests."),
@@ -225,6 +246,12 @@ def _nonblocking(model: Model, th: Thresholds) -> list[Hit]:
 def _nonblocking_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
     """Name only the directions the job uses, in the interface it calls."""
     dirs = [d for d in DIRECTIONS if hit.data.get(d + "s")]
+    if hit.data.get("top") == "HDF5":  # the program calls HDF5, not MPI-IO
+        calls = " / ".join({"read": "H5Dread_async", "write": "H5Dwrite_async"}[d]
+                           for d in dirs)
+        return Fix(text=(f"Overlap I/O with computation: HDF5's asynchronous calls ({calls} "
+                         "with an event set, H5ESwait after the computation; HDF5 1.14 with "
+                         "the async VOL connector)."))
     if hit.data.get("top") == "PnetCDF":
         calls = " / ".join({"read": "ncmpi_iget_vara", "write": "ncmpi_iput_vara"}[d]
                            for d in dirs)
