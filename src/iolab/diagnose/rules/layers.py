@@ -281,6 +281,18 @@ def _tiny_collective(model: Model, th: Thresholds) -> list[Hit]:
 
 
 def _tiny_collective_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
+    from iolab.diagnose.rules.mpiio import _library_of
+
+    lib = _library_of(model, [e.path for e in hit.files])
+    if lib == "PnetCDF":  # the program calls PnetCDF: its calls merge the pieces
+        return Fix(text=("Post each step's pieces with ncmpi_iput_vara (or ncmpi_bput_vara) "
+                         "and complete them with one ncmpi_wait_all: PnetCDF then makes one "
+                         "collective MPI-IO call of all of them."),
+                   artifacts=fixes.snippets("nonblocking_io"))
+    if lib == "HDF5":
+        return Fix(text=("Make each collective H5Dwrite carry more: larger hyperslabs, "
+                         "several datasets in one call (H5Dwrite_multi, HDF5 1.14), or gather "
+                         "the pieces in memory first."))
     return Fix(text=("Make one collective call carry many pieces: describe them with a file "
                      "view (MPI_Type_create_subarray/indexed + MPI_File_set_view) and call "
                      "write_all once, or gather them in memory first; if each rank's pieces are "
