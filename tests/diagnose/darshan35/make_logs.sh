@@ -85,13 +85,13 @@ scenario() {
     h5nofill-openmpi)  # the same with H5D_FILL_TIME_NEVER
         rm -f "$d/nofill.h5"
         openmpi h5nofill-openmpi.darshan -- "$BIN/h5_fill" "$d/nofill.h5" 524288 nofill ;;
-    h5close-openmpi)  # 10,000 groups in a 64 MiB metadata cache: H5Fclose flushes them all
+    h5close-openmpi)  # 40,000 groups in a 64 MiB metadata cache: H5Fclose flushes them all
         rm -f "$d/many.h5"
-        DXT=0 openmpi h5close-openmpi.darshan -- "$BIN/h5_many_groups" "$d/many.h5" 10000 64 ;;
+        DXT=0 openmpi h5close-openmpi.darshan -- "$BIN/h5_many_groups" "$d/many.h5" 40000 64 ;;
     h5closecoll-openmpi)  # the same with collective metadata reads and writes already set
         rm -f "$d/many-coll.h5"
         DXT=0 openmpi h5closecoll-openmpi.darshan -- "$BIN/h5_many_groups" "$d/many-coll.h5" \
-            10000 64 coll ;;
+            40000 64 coll ;;
     pnciput-openmpi)  # PnetCDF, 300 steps of 4 iput + one wait_all: already non-blocking
         rm -f "$d/pnc-iput.nc"
         openmpi pnciput-openmpi.darshan -- "$BIN/pnc_steps" "$d/pnc-iput.nc" 300 4 256 iput ;;
