@@ -84,7 +84,7 @@ def _per_dir_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
     return Fix(
         text=("Spread files over sub-directories (e.g. one per 1000 files or per rank group); "
               "set the stripe count of directories holding many small files to 1."),
-        artifacts=fixes.lfs_new_dirs(model, dirs, 1, 1 << 20, "small_files_dirs.lfs.sh"))
+        artifacts=fixes.lfs_new_dirs(model, dirs, 1 << 20, "small_files_dirs.lfs.sh"))
 
 
 def _opens(model: Model, th: Thresholds) -> list[Hit]:

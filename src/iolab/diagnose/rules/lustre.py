@@ -23,6 +23,7 @@ from iolab.diagnose.rules.base import (
     pct,
 )
 from iolab.diagnose.rules.common import cost, needs_complete, needs_lustre, per_op
+from iolab.diagnose.striping import StripeCount, stripe_counts
 from iolab.model.files import APP
 
 if TYPE_CHECKING:
@@ -58,28 +59,29 @@ def _writers(model: Model) -> np.ndarray:
     return np.where(w, model.files.nranks, 0)
 
 
-def _stripe_hit(model: Model, sel: np.ndarray, what: str, want: int, sizes: np.ndarray,
-                count: np.ndarray, writers: np.ndarray) -> list[Hit]:
+def _stripe_hit(model: Model, sel: np.ndarray, what: str, sizes: np.ndarray,
+                count: np.ndarray, writers: np.ndarray,
+                plans: dict[str, StripeCount] | None = None) -> list[Hit]:
+    """``plans``: each file's stripe count and its origin (None: one stripe each)."""
     if not sel.any():
         return []
     idx = np.nonzero(sel)[0]
     top = idx[np.argsort(-sizes[idx])][:10]
+    first = model.files.paths[top[0]]
+    want = plans[first].count if plans else 1
     return [Hit(
         summary=f"{len(idx)} file(s) {what}",
         values={"files": int(len(idx)), "largest_bytes": int(sizes[idx].max()),
                 "stripe_count": int(count[top[0]]), "recommended_stripe_count": want},
-        files=[FileEvidence(model.files.paths[i], {"size_bytes": int(sizes[i]),
-                                                   "stripe_count": int(count[i]),
-                                                   "writers": int(writers[i])}) for i in top],
-        data={"paths": [model.files.paths[i] for i in idx], "count": want},
+        files=[FileEvidence(model.files.paths[i], {
+            "size_bytes": int(sizes[i]), "stripe_count": int(count[i]),
+            "writers": int(writers[i]),
+            **({"recommended_stripe_count": plans[model.files.paths[i]].count}
+               if plans else {})}) for i in top],
+        data={"paths": [model.files.paths[i] for i in idx], "plans": plans,
+              "why": plans[first].comment if plans else ""},
         cost_s=cost(model, sel, ("read", "write")),
     )]
-
-
-def _stripe_count_for(size: int) -> int:
-    """NERSC's guidance by file size: 1 GB-10 GB: 8, 10-100 GB: 24, 100 GB-1 TB: 72, more: 144."""
-    gb = size / 1e9
-    return 1 if gb < 1 else 8 if gb < 10 else 24 if gb < 100 else 72 if gb < 1000 else 144
 
 
 def _shared_unstriped(model: Model, th: Thresholds) -> list[Hit]:
@@ -87,18 +89,18 @@ def _shared_unstriped(model: Model, th: Thresholds) -> list[Hit]:
     sizes, writers = _file_sizes(model), _writers(model)
     sel = (known & (model.files.category == APP) & (count <= 1)
            & (writers >= th.stripe_min_writers) & (sizes >= th.stripe_large_file))
-    want = _stripe_count_for(int(sizes[sel].max())) if sel.any() else 8
     return _stripe_hit(model, sel, f"of at least {fmt_bytes(th.stripe_large_file)} written by "
-                       f"{th.stripe_min_writers}+ ranks sit on one OST", max(want, 8), sizes,
-                       count, writers)
+                       f"{th.stripe_min_writers}+ ranks sit on one OST", sizes, count, writers,
+                       stripe_counts(model, sel, at_least=2))
 
 
 def _huge_unstriped(model: Model, th: Thresholds) -> list[Hit]:
     known, _, count = _striped(model)
     sizes = _file_sizes(model)
     sel = known & (model.files.category == APP) & (count <= 1) & (sizes > th.stripe_huge_file)
-    return _stripe_hit(model, sel, "larger than 100 GB on a single OST", 72, sizes, count,
-                       _writers(model))
+    # KAUST: such files must be striped whoever writes them (they fill single OSTs).
+    return _stripe_hit(model, sel, "larger than 100 GB on a single OST", sizes, count,
+                       _writers(model), stripe_counts(model, sel, by_writers=False))
 
 
 def _small_striped(model: Model, th: Thresholds) -> list[Hit]:
@@ -107,17 +109,24 @@ def _small_striped(model: Model, th: Thresholds) -> list[Hit]:
     sel = (known & (model.files.category == APP) & (count > 1) & (sizes > 0)
            & (sizes < th.stripe_small_file) & (model.files.nranks <= 1))
     return _stripe_hit(model, sel, f"smaller than {fmt_bytes(th.stripe_small_file)}, used by one "
-                       "process, striped over several OSTs", 1, sizes, count, writers)
+                       "process, striped over several OSTs", sizes, count, writers)
 
 
 def _stripe_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
-    want = int(hit.data.get("count", 8))
-    return Fix(text=(f"Re-create these files with a stripe count of {want} (a new file with "
+    plans: dict[str, StripeCount] | None = hit.data.get("plans")
+    paths = hit.data.get("paths", [])
+    if not plans:
+        return Fix(text=("Re-create these files on one OST (a new file with the layout, then a "
+                         "copy), or give the next run's output a new directory with one stripe."),
+                   artifacts=fixes.lfs_setstripe(model, paths, 1, MiB, "stripe_count_1.lfs.sh"))
+    counts = sorted({p.count for p in plans.values()})
+    shown = str(counts[0]) if len(counts) == 1 else f"{counts[0]} to {counts[-1]}"
+    return Fix(text=(f"Re-create these files with a stripe count of {shown} (a new file with "
                      "the layout, then a copy), or give the next run's output a new directory "
-                     "with that layout."),
-               artifacts=fixes.lfs_setstripe(model, hit.data.get("paths", []), want, MiB,
-                                             f"stripe_count_{want}.lfs.sh",
-                                             more_stripes=want > 1))
+                     f"with that layout. For the largest: {hit.data.get('why', '')}."),
+               artifacts=fixes.lfs_setstripe(model, paths, plans, MiB,
+                                             f"stripe_count_{counts[-1]}.lfs.sh",
+                                             more_stripes=True))
 
 
 def _stripe_size(model: Model, th: Thresholds) -> list[Hit]:
