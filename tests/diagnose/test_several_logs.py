@@ -10,6 +10,7 @@ run and I/O times, overlapping logs count once (the slowest).
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import corpus
@@ -151,3 +152,35 @@ def test_logs_without_job_id_are_diagnosed_alone(tmp_path: Path) -> None:
                   _step(tmp_path, "y", 0, 1_700_000_000, 10, 1.0)])
     groups, note = group_logs(raws)
     assert [len(g) for g in groups] == [1, 1] and "each job is diagnosed alone" in note
+
+
+def test_workflow_table_in_text_and_html(tmp_path: Path) -> None:
+    """Expected / was: the per-log table of a workflow only in --json; now the text and
+    HTML reports show it too (every name escaped, nothing loaded from the network)."""
+    import io
+
+    from iolab.diagnose.render_html import render_html
+    from iolab.diagnose.render_text import render_text
+
+    t0 = 1_700_000_000
+    evil = tmp_path / "<b>x&"
+    evil.mkdir()
+    logs = [_step(tmp_path, "pre", 9001, t0, 100, 40.0),
+            _step(evil, "<img src=y.png>", 9001, t0 + 100, 100, 10.0)]
+    rep = diagnose(build_model(_load(logs)), Thresholds())
+    buf = io.StringIO()
+    render_text(rep, buf, color=False, width=160)
+    text = buf.getvalue()
+    assert "2 logs of job 9001 (" in text
+    i = text.index("log  ")
+    rows = [ln.split() for ln in text[i:].splitlines()[1:3]]
+    # log (name without the common ".darshan"), program, ranks, start_s, run_s, io_s
+    assert rows == [["pre", "pre", "2", "0.0", "100.0", "40.0"],
+                    ["<img", "src=y.png>", "<img", "2", "100.0", "100.0", "10.0"]]
+    page = render_html([rep])
+    assert "2 logs of job id(s) 9001" in page
+    assert ("<td>pre.darshan</td><td>pre</td><td>2</td><td>0.0</td><td>100.0</td>"
+            "<td>40.0</td>") in page
+    assert "<img" not in page and "<b>x" not in page
+    assert "&lt;img src=y.png&gt;" in page and "&lt;b&gt;x&amp;" in page
+    assert not re.search(r"(src|href)\s*=\s*[\"']?[a-z]+:", page)  # no network load
