@@ -117,16 +117,29 @@ def test_indep_collective_evidence_reads_both_layers() -> None:
     assert not any(a.kind == "mpich-hints" for a in cb.fix.artifacts)
 
 
-def test_direct_io_needs_node_memory() -> None:
+def test_direct_io_needs_node_memory_only_when_the_log_cannot_decide() -> None:
+    """Expected / was: direct-io "not judged" on every log without --node-memory, even for
+    1 GiB written in all (below 40% of any node); now judged from the bytes per node and the
+    stated range of node memories, "not judged" only in between, naming the option."""
+    log = GENERATED / "posix_write_1GiB_x_1MiB.darshan"
     # 1 GiB written by one process on one node: with 2 GiB of node memory that is > 40%.
-    rep = diagnose(build_model([load_darshan_log(GENERATED / "posix_write_1GiB_x_1MiB.darshan")],
-                               node_memory_bytes=2 << 30), Thresholds())
+    rep = diagnose(build_model([load_darshan_log(log)], node_memory_bytes=2 << 30), Thresholds())
     assert "direct-io/write" in _ids(rep)
-    th = Thresholds()
-    rep = diagnose(build_model([load_darshan_log(GENERATED / "posix_write_1GiB_x_1MiB.darshan")]),
-                   th)
+    # unknown memory: 1 GiB is below 40% of the smallest node assumed (16 GiB): judged, no
+    rep = diagnose(build_model([load_darshan_log(log)]), Thresholds())
     assert "direct-io/write" not in _ids(rep)
-    assert any(r == "direct-io" for r, _ in rep.not_judged)
+    assert not any(r == "direct-io" for r, _ in rep.not_judged)
+    # nodes as small as 1 GiB possible: the log cannot tell; the text says what to pass
+    th = Thresholds()
+    th.node_memory_min_bytes = 1 << 30
+    rep = diagnose(build_model([load_darshan_log(log)]), th)
+    (needs,) = [n for r, n in rep.not_judged if r == "direct-io"]
+    assert "pass --node-memory SIZE" in needs and "less than 2.5 GiB" in needs
+    # more written per node than 40% of the largest node assumed: judged, yes
+    th = Thresholds()
+    th.node_memory_max_bytes = 2 << 30
+    rep = diagnose(build_model([load_darshan_log(log)]), th)
+    assert _finding(rep, "direct-io", "write").hit.values["judged"] == "assumed memory"
 
 
 def test_several_logs_are_one_job() -> None:

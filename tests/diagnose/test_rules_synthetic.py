@@ -278,3 +278,19 @@ def test_slow_hdf5_close_is_the_metadata_flush() -> None:
     # opened 3 times: Darshan's first-close-start to last-close-end is no close duration
     recs[0].counters["H5F_OPENS"] = 3
     assert "slow-close" not in fired(job(recs, nprocs=1))
+
+
+def test_direct_io_write_case_with_memory_but_no_node_count() -> None:
+    """16 ranks wrote 2 GiB each, 16 GiB nodes, node count unknown: 2 GiB per node (one rank
+    per node) to 32 GiB (all on one): the log cannot decide, the text names --nodes; with
+    --nodes 2 it is judged (16 GiB > 40% of 16 GiB), with --nodes 16 too (2 GiB: no)."""
+    recs = [write_1m(f"/s/out{r}.bin", r, 80 + r, 2 * GiB) for r in range(16)]
+    rep = diagnose(build_model([job(recs, nprocs=16)], node_memory_bytes=16 * GiB), Thresholds())
+    (needs,) = [n for r, n in rep.not_judged if r == "direct-io"]
+    assert "pass --nodes N" in needs and "between 2 GiB and 32 GiB" in needs
+    got = fired(job(recs, nprocs=16), node_memory_bytes=16 * GiB, nodes=2)
+    assert got["direct-io/write"].hit.values["bytes_written_per_node"] == 16 * GiB
+    rep = diagnose(build_model([job(recs, nprocs=16)], node_memory_bytes=16 * GiB, nodes=16),
+                   Thresholds())
+    assert not any(r == "direct-io" for r, _ in rep.not_judged)
+    assert "direct-io/write" not in {f.rule.id + f"/{f.hit.direction}" for f in rep.findings}

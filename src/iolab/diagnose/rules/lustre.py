@@ -3,7 +3,7 @@ count, direct I/O, one I/O stream per node."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -193,26 +193,55 @@ def _direct(model: Model, th: Thresholds) -> list[Hit]:
                    for i in idx[:10]],
             cost_s=cost(model, once, ("read",), ("POSIX",), 0.1),
         ))
-    mem = model.job.node_memory_bytes or th.node_memory_bytes
-    nodes = model.job.nodes or (1 if model.job.nprocs == 1 else None)
-    written = model.metrics.bytes_by_dir["write"]
-    if mem and nodes and written / nodes > th.dirty_ratio * mem:
+    case, info = _write_case(model, th)
+    if case == "yes":
+        per_node, mem = info["per_node"], info["memory"]
         hits.append(Hit(
             direction="write",
-            summary=(f"{fmt_bytes(written / nodes)} written per node, more than "
-                     f"{pct(th.dirty_ratio)} of the {fmt_bytes(mem)} node memory"),
-            values={"bytes_written_per_node": int(written / nodes), "node_memory_bytes": int(mem),
-                    "dirty_ratio": th.dirty_ratio, "nodes": nodes},
+            summary=(f"{fmt_bytes(per_node)} written per node, more than "
+                     f"{pct(th.dirty_ratio)} of the {fmt_bytes(mem)} node memory"
+                     + ("" if info["memory_known"] else " (the largest node memory assumed: "
+                        "node_memory_max_bytes)")),
+            values={"bytes_written_per_node": int(per_node), "node_memory_bytes": int(mem),
+                    "dirty_ratio": th.dirty_ratio, "nodes": info["nodes"],
+                    "judged": "measured" if info["memory_known"] else "assumed memory"},
             cost_s=cost(model, model.files.category == APP, ("write",), ("POSIX",), 0.1),
         ))
     return hits
 
 
+def _write_case(model: Model, th: Thresholds) -> tuple[str, dict[str, Any]]:
+    """The dirty-ratio case (NERSC: writes per node much larger than 40% of node memory):
+    "yes", "no" or "unknown", with the numbers. The busiest node wrote between the bytes
+    per node of an even spread and everything (when the node count is unknown, each node
+    holds at least one rank); the node memory is the one given or in the log, else the
+    assumed range node_memory_min_bytes .. node_memory_max_bytes decides when it can."""
+    written = float(model.metrics.bytes_by_dir["write"])
+    n = max(model.job.nprocs, 1)
+    nodes = model.job.nodes or (1 if n == 1 else None)
+    lo, hi = (written / nodes, written / nodes) if nodes else (written / n, written)
+    mem = model.job.node_memory_bytes or th.node_memory_bytes
+    small, large = (mem, mem) if mem else (th.node_memory_min_bytes, th.node_memory_max_bytes)
+    info: dict[str, Any] = {"per_node": lo, "memory": large, "nodes": nodes,
+                            "memory_known": bool(mem), "lo": lo, "hi": hi}
+    if lo > th.dirty_ratio * large:
+        return "yes", info
+    if hi <= th.dirty_ratio * small:
+        return "no", info
+    return "unknown", info
+
+
 def _needs_memory(model: Model, th: Thresholds) -> str | None:
-    """node memory (--node-memory), for the write case"""
-    if model.job.node_memory_bytes or th.node_memory_bytes:
+    """node memory (--node-memory) or the node count (--nodes), for the write case"""
+    case, info = _write_case(model, th)
+    if case != "unknown":
         return None
-    return "node memory (--node-memory) for the write case"
+    if info["memory_known"]:
+        return (f"the node count, for the write case: pass --nodes N (between "
+                f"{fmt_bytes(info['lo'])} and {fmt_bytes(info['hi'])} written per node)")
+    below = info["hi"] / th.dirty_ratio
+    return (f"node memory, for the write case: pass --node-memory SIZE, one node's memory "
+            f"(e.g. --node-memory 256G); it applies to nodes of less than {fmt_bytes(below)}")
 
 
 def _direct_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
