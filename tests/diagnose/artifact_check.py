@@ -85,7 +85,9 @@ def _hint_problems(job: Job, key: str, value: str, where: str) -> list[str]:
         if kind == "stripe":
             ok = ok and n % (64 * KiB) == 0 and job.osts > 0
         elif kind == "osts":
-            ok = ok and 0 < job.osts and n <= max(job.osts, 16)
+            # the aggregators wanted (at most the ranks); above the OSTs the log proves, the
+            # file says Lustre cuts it to the OSTs it has
+            ok = ok and 0 < job.osts and n <= max(job.osts, job.nprocs)
         elif key == "cb_nodes":
             ok = ok and n <= job.nprocs
         elif kind == "bytes":

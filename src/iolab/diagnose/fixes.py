@@ -94,8 +94,8 @@ def _hint_value(facts: JobFacts, key: str, value: str) -> str | None:
     n = int(v)
     if kind == "stripe":  # Lustre only: a multiple of 64 KiB
         return str(stripe_size(n)) if facts.osts_known else None
-    if kind == "osts":  # a hints file cannot ask `lfs df`: at most the OSTs the log proves
-        return str(min(n, facts.osts_known)) if facts.osts_known >= 2 else None
+    if kind == "osts":  # the aggregators wanted: never more than the ranks (see romio_hints)
+        return str(min(n, facts.nprocs)) if facts.osts_known else None
     if kind == "count" and key == "cb_nodes":
         return str(min(n, facts.nprocs))
     if kind == "bytes":  # buffers: whole 64 KiB units
@@ -216,6 +216,10 @@ def romio_hints(model: Model, hints: Mapping[str, str], stem: str = "romio_hints
     head = [f"# For {facts.command[0] if facts.command else 'this job'}: MPI library "
             f"{lib.label} ({lib.evidence})."]
     head += [f"# left out: {d}" for d in dropped]
+    wide = int(kept.get("striping_factor", "0"))
+    if wide > facts.osts_known:  # a hints file cannot ask `lfs df` as the lfs scripts do
+        head.append(f"# striping_factor {wide}: more than the {facts.osts_known} OST(s) the log "
+                    "proves; Lustre gives a new file at most the OSTs it has (`lfs df`)")
     out: list[Artifact] = []
     romio_body = "\n".join(head) + "\n" + "".join(f"{k} {v}\n" for k, v in kept.items())
     if lib.io in ("ompio", "unknown"):
