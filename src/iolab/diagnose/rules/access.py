@@ -217,19 +217,30 @@ def _misaligned_file(model: Model, th: Thresholds) -> list[Hit]:
         files=[FileEvidence(model.files.paths[md.file_index[i]],
                             {"not_aligned": int(na[i]), "ops": int(ops[i])})
                for i in top if sel[i] and na[i] > 0],
-        data={"stripe": stripe or int(np.max(align[sel]))},
+        data={"stripe": stripe or int(np.max(align[sel])),
+              "mpi": bool(mpi_files(model)[np.unique(fidx)].any()),
+              "hdf5": bool((model.layers.library[np.unique(fidx)] == "HDF5").any())},
         cost_s=cost(model, np.isin(np.arange(len(model.files)), fidx), ("read", "write"),
                     ("POSIX",), n_na / n_ops),
     )]
 
 
 def _misaligned_file_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
+    """Only the means the job can use: MPI-IO's striping_unit for MPI-IO files, HDF5's
+    alignment for HDF5 files, else the program's own request offsets."""
     unit = int(hit.data.get("stripe") or 1 << 20)
+    how = []
+    if hit.data.get("mpi"):
+        how.append("tell MPI-IO the stripe (striping_unit) so that its file domains start on "
+                   "stripe boundaries")
+    if hit.data.get("hdf5"):
+        how.append("align HDF5 objects to it (H5Pset_alignment)")
+    how.append("make records and per-rank blocks multiples of it (pad them)")
     return Fix(
-        text=(f"Start requests on {fmt_bytes(unit)} boundaries: tell MPI-IO the stripe "
-              "(striping_unit), align HDF5 objects (H5Pset_alignment), pad records."),
-        artifacts=fixes.romio_hints(model, {"striping_unit": str(unit)}, "romio_hints_align")
-        + fixes.snippets("hdf5_collective_metadata"))
+        text=f"Start requests on {fmt_bytes(unit)} boundaries: " + "; ".join(how) + ".",
+        artifacts=(fixes.romio_hints(model, {"striping_unit": str(unit)}, "romio_hints_align")
+                   if hit.data.get("mpi") else [])
+        + (fixes.snippets("hdf5_collective_metadata") if hit.data.get("hdf5") else []))
 
 
 def _misaligned_mem(model: Model, th: Thresholds) -> list[Hit]:
