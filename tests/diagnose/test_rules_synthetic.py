@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from iolab.diagnose.config import Thresholds
 from iolab.diagnose.report import diagnose
 from iolab.model.job import build_model
@@ -294,3 +296,21 @@ def test_direct_io_write_case_with_memory_but_no_node_count() -> None:
                    Thresholds())
     assert not any(r == "direct-io" for r, _ in rep.not_judged)
     assert "direct-io/write" not in {f.rule.id + f"/{f.hit.direction}" for f in rep.findings}
+
+
+def test_small_striped_inputs_cost_their_metadata_time_and_stay_inputs() -> None:
+    """Expected / was: 14 training files of ~200 MB on 160 OSTs, read by one process (the
+    DLIO logs of the corpus), cost "4.9 s", all their read time, and the fix spoke of "the
+    next run's output"; extra stripes cost at open/close/stat, and these files are inputs.
+    And one process re-reading its data is not told to broadcast it to other ranks."""
+    size = 200 * MiB
+    rec = posix("/lus/train/img_1.npz", 0, 31, POSIX_OPENS=3, POSIX_READS=600,
+                POSIX_BYTES_READ=3 * size, POSIX_MAX_BYTE_READ=size - 1,
+                POSIX_SIZE_READ_1M_4M=600, POSIX_F_READ_TIME=9.0, POSIX_F_META_TIME=0.7)
+    got = fired(job([rec], run=100.0, stripes={31: (MiB, 160)}))
+    f = got["stripe-small-files"]
+    assert f.cost_s == pytest.approx(0.7)
+    assert "create the data set in a directory with one stripe" in f.fix.text
+    assert "output" not in f.fix.text
+    r = got["redundant-traffic/read"]
+    assert "broadcast" not in r.fix.text and "node-local cache" in r.fix.text

@@ -296,6 +296,11 @@ def _redundant(model: Model, th: Thresholds) -> list[Hit]:
 
 
 def _redundant_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
+    if hit.direction == "read" and model.job.nprocs <= 1:
+        # one process re-reads its own data (epochs, passes): no other rank to broadcast to
+        return Fix(text=("Read the data once and keep it in memory, or in a node-local cache "
+                         "(/dev/shm, local SSD) when it does not fit, instead of reading it "
+                         "again from the shared file system at every pass."))
     if hit.direction == "read":
         return Fix(text=("Read data once and keep it in memory, or read on one rank and "
                          "broadcast it to the others."),
