@@ -201,6 +201,11 @@ def _nonblocking(model: Model, th: Thresholds) -> list[Hit]:
     if nb > 0 or blocking < th.nonblocking_min_ops or model.metrics.io_fraction < th.io_bound_warn:
         return []
     mpi = mpi_files(model)
+    # Tiny calls cost per call, and overlapping each one hides none of that: fewer, larger
+    # calls come first (small-requests, tiny-collective-calls).
+    moved = float(model.layers.mpiio.bytes[mpi].sum())
+    if moved < small_limit(model, th) * (mp.ops["read"] + mp.ops["write"]):
+        return []
     io_t = cost(model, mpi, ("read", "write"), ("MPI-IO",))
     compute = max(model.metrics.run_time_s - model.metrics.io_time_s, 0.0)
     return [Hit(
@@ -212,7 +217,10 @@ def _nonblocking(model: Model, th: Thresholds) -> list[Hit]:
         # Overlap hides at most the smaller of the I/O and the computation.
         cost_s=min(io_t, compute),
         data={"reads": mp.ops["read"], "writes": mp.ops["write"],
-              "top": model.metrics.top_layer},
+              "top": model.metrics.top_layer,
+              # the job's own mode per direction: the non-blocking twin of the calls it makes
+              "collective": {d: int(calls.of(d)["COLL"].sum() + calls.of(d)["SPLIT"].sum())
+                             > 0 for d in DIRECTIONS}},
     )]
 
 
@@ -225,8 +233,9 @@ def _nonblocking_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
         text = (f"Overlap I/O with computation: PnetCDF's {calls} + ncmpi_wait_all, which also "
                 "merges the requests into one collective call.")
     else:
-        calls = " / ".join({"read": "MPI_File_iread_at_all",
-                            "write": "MPI_File_iwrite_at_all"}[d] for d in dirs)
+        coll = hit.data.get("collective", {})
+        calls = " / ".join(f"MPI_File_i{d}_at" + ("_all" if coll.get(d) else "")
+                           for d in dirs)
         text = (f"Overlap I/O with computation: {calls} started before the computation "
                 "and completed with MPI_Wait after it.")
     return Fix(text=text, artifacts=fixes.snippets("nonblocking_io"))
