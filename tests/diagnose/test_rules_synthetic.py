@@ -323,7 +323,8 @@ def _mpiio_reads(size: int, n: int) -> list[RawRecord]:
                    fcounters={"MPIIO_F_READ_TIME": 40.0})
     px = posix("/s/in.dat", 0, 41, POSIX_OPENS=1, POSIX_READS=n, POSIX_BYTES_READ=n * size,
                POSIX_MAX_BYTE_READ=n * size - 1, POSIX_CONSEC_READS=n - 1,
-               POSIX_SEQ_READS=n - 1, POSIX_F_READ_TIME=30.0)
+               POSIX_SEQ_READS=n - 1, POSIX_F_READ_TIME=30.0,
+               **{"POSIX_SIZE_READ_0_100" if size <= 100 else "POSIX_SIZE_READ_4M_10M": n})
     return [mp, px]
 
 
@@ -337,3 +338,12 @@ def test_nonblocking_only_for_calls_worth_overlapping() -> None:
     assert "iwrite" not in nb.fix.text
     assert nb.cost_s == pytest.approx(40.0)  # the MPI-IO time: less than the 60 s left
     assert "mpiio-nonblocking" not in fired(job(_mpiio_reads(1, 1_000_000), run=100.0))
+
+
+def test_small_mpiio_requests_of_one_rank_are_not_sent_to_collective_buffering() -> None:
+    """Expected / was: a million 1-byte MPI-IO reads by one process (partial_data_dxt in the
+    corpus) were told "collective MPI-IO with a larger collective buffer" plus ROMIO hints
+    files: with one rank there is nothing to merge; the fix is fewer, larger calls."""
+    f = fired(job(_mpiio_reads(16, 1_000_000), run=100.0))["small-requests/read"]
+    assert f.fix.text.startswith("Issue fewer, larger MPI-IO calls")
+    assert "read blocks of 1 MiB" in f.fix.text and f.fix.artifacts == []

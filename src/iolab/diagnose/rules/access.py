@@ -102,6 +102,8 @@ def _small(model: Model, th: Thresholds) -> list[Hit]:
                                               model, (d,), ("POSIX",)), 3)}),
             data={"mpi": bool(mpi_files(model)[top].any()) if top else False,
                   "collective": _already_collective(model, top, d),
+                  # collective aggregation merges the pieces of several ranks, none of one
+                  "shared": bool((model.files.nranks[top] > 1).any()) if top else False,
                   "paths": [model.files.paths[i] for i in top]},
             cost_s=cost(model, concerned, (d,), ("POSIX",), share),
         ))
@@ -125,6 +127,14 @@ def _small_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
                   "(one call through a file view, or several variables per call), so that "
                   "aggregators issue requests of a stripe or more."),
             artifacts=fixes.snippets("collective_io"))
+    if hit.data.get("mpi") and not hit.data.get("shared"):
+        verb = "read" if hit.direction == "read" else "write"
+        pick = "pick the pieces from memory" if verb == "read" else "gather the pieces first"
+        return Fix(
+            text=("Issue fewer, larger MPI-IO calls: each file here is used by one rank, so "
+                  f"collective buffering has nothing to merge; {verb} blocks of 1 MiB or more "
+                  f"(or one derived datatype covering many pieces) and {pick}."),
+            artifacts=fixes.snippets("buffered_writes") if verb == "write" else [])
     if hit.data.get("mpi"):
         return Fix(
             text=("Aggregate before the file system: collective MPI-IO with a larger "
