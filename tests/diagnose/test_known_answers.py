@@ -168,6 +168,9 @@ def test_tiny_collective_calls_first_with_its_cost() -> None:
     assert item["share_of_run"] == pytest.approx(first.cost_s / rep.model.job.run_time_s,
                                                  abs=1e-6)
     # already collective: the small-requests fix does not say "use collective I/O"
+    # Open MPI's OMPIO ran it (expected / was: the cause named ROMIO's one-per-node default)
+    one = _finding(rep, "single-posix-writer")
+    assert one.fix.text.startswith("Cause: Open MPI's OMPIO picked one aggregator")
     small = _finding(rep, "small-requests", "write")
     assert small.fix.text.startswith("The MPI-IO calls are already collective")
     assert not any(a.kind == "romio-hints" for a in small.fix.artifacts)

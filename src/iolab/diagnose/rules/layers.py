@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from iolab.diagnose import fixes
+from iolab.diagnose.jobfacts import job_facts
 from iolab.diagnose.rules.base import (
     CSC_LUSTRE,
     KAUST,
@@ -221,6 +222,9 @@ def _single_writer_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
                  "one aggregator per OST")
     elif lay:
         cause = f"the aggregator count (cb_nodes) is below the {lay[1]} OSTs of the file"
+    elif job_facts(model).mpi.io == "ompio":
+        cause = ("Open MPI's OMPIO picked one aggregator (its own choice from the data size; "
+                 "io_ompio_num_aggregators sets the count)")
     else:
         cause = "collective buffering picked one aggregator (cb_nodes, one per node by default)"
     return Fix(text=(f"Cause: {cause}. Give the file {k} writers: cb_nodes {k}"
