@@ -184,3 +184,26 @@ def test_workflow_table_in_text_and_html(tmp_path: Path) -> None:
     assert "<img" not in page and "<b>x" not in page
     assert "&lt;img src=y.png&gt;" in page and "&lt;b&gt;x&amp;" in page
     assert not re.search(r"(src|href)\s*=\s*[\"']?[a-z]+:", page)  # no network load
+
+
+def test_imbalance_is_judged_within_each_log_of_a_workflow(tmp_path: Path) -> None:
+    """Expected / was: the 16 DLIO logs of one job (one process each) gave "bytes in
+    per-rank files differ by 95.6%: rank 12 moved 11.2 GiB, rank 0 499.6 MiB", first, with
+    "the job waits for the rank with the most data"; processes of different logs are
+    different MPI worlds and never wait for each other. Within one log it still fires."""
+    def one(name: str, size: int, start: int, nprocs: int = 1) -> Path:
+        recs = [Rec("POSIX", f"/scratch/wf/{name}.{r}", r, {
+            "POSIX_OPENS": 1, "POSIX_WRITES": max(size >> 20, 1) >> r,
+            "POSIX_BYTES_WRITTEN": size >> (4 * r), "POSIX_MAX_BYTE_WRITTEN": (size >> (4 * r)) - 1,
+            "POSIX_SIZE_WRITE_1M_4M": 16, "POSIX_F_WRITE_TIME": 20.0 / (1 + 9 * r)})
+            for r in range(nprocs)]
+        return write_log(tmp_path / f"{name}.darshan", nprocs=nprocs, run_time_s=100,
+                         exe=f"./{name}", records=recs, jobid=77, start=start)
+    t0 = 1_700_000_000
+    wf = build_model(_load([one("a", 2 << 30, t0), one("b", 16 << 20, t0 + 10)]))
+    assert wf.job.n_logs == 2
+    assert not any(f.rule.id == "per-rank-imbalance"
+                   for f in diagnose(wf, Thresholds()).findings)
+    alone = build_model(_load([one("c", 2 << 30, t0, nprocs=2)]))
+    (f,) = [f for f in diagnose(alone, Thresholds()).findings if f.rule.id == "per-rank-imbalance"]
+    assert f.hit.values["max_rank"] == 0 and f.hit.values["min_rank"] == 1

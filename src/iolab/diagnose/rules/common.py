@@ -153,3 +153,11 @@ def costliest(model: Model, sel: np.ndarray, counts: np.ndarray,
     c = np.asarray(counts, dtype=np.float64)
     key = t + c / (c.max() + 1.0) * 1e-9 if c.size else t
     return worst(np.where(c > 0, key + 1e-300, 0.0), sel, k)
+
+
+def rank_worlds(model: Model) -> list[range]:
+    """The ranks of each MPI world of the job: each log of a workflow is its own
+    MPI_COMM_WORLD (its ranks never wait for another log's), one log is one world."""
+    if len(model.job.logs) < 2:
+        return [range(max(model.job.nprocs, 1))]
+    return [range(s.first_rank, s.first_rank + s.nprocs) for s in model.job.logs]
