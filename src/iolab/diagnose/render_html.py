@@ -103,6 +103,10 @@ def _report(rep: Report) -> str:
                      "(see the note below): what is missing was not judged.</p>")
     elif not rep.findings:
         parts.append("<p>No problem found by any rule.</p>")
+    if job.unread_io_modules:
+        parts.append(f"<p>note: I/O through {_e(', '.join(job.unread_io_modules))} is in the "
+                     "log but no rule reads it: the findings cover POSIX, MPI-IO, STDIO, HDF5 "
+                     "and PnetCDF only.</p>")
     if rep.not_judged:
         parts.append("<h2>Not judged</h2><ul>" + "".join(
             f"<li>{_e(rid)}: needs {_e(needs)}</li>" for rid, needs in rep.not_judged)

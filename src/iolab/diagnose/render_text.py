@@ -110,6 +110,10 @@ def render_text(rep: Report, out: TextIO, *, color: bool | None = None,
                 "above): what is missing was not judged.", hang=4)
     elif not rep.findings:
         con.print("No problem found by any rule.")
+    if rep.model.job.unread_io_modules:
+        wr.para(f"I/O through {', '.join(rep.model.job.unread_io_modules)} is in the log but "
+                "no rule reads it: the findings cover POSIX, MPI-IO, STDIO, HDF5 and PnetCDF "
+                "only.", hang=6, head="note: ")
     if rep.not_judged:
         by_need: dict[str, list[str]] = {}
         for rid, needs in rep.not_judged:  # one line per missing thing, its rules after it

@@ -342,6 +342,7 @@ def to_dict(rep: Report) -> dict[str, Any]:
             "names_anonymised": job.names_anonymised,
             "ranks_per_host": _ranks_per_host(job.rank_hosts),
             "per_log": _per_log(rep.model),
+            "unread_io_modules": job.unread_io_modules,
         },
         "summary": {"io_bound": rep.summary.io_bound, "headline": rep.summary.headline,
                     "io_time_s": round(m.io_time_s, 6), "io_fraction": round(m.io_fraction, 6),
