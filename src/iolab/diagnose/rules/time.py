@@ -51,8 +51,10 @@ def _io_bound(model: Model, th: Thresholds) -> list[Hit]:
 
 def _io_bound_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
     return Fix(
-        text=("Fix the findings below first; then keep system noise off the I/O path with "
-              "core specialisation and place ranks with explicit affinity."),
+        text=("Fix the costliest findings of this report first (when none is listed, no "
+              "known pattern explains the time: record a trace, Darshan's DXT or `iolab "
+              "profile`, to see which calls take it); then keep system noise off the I/O "
+              "path with core specialisation and place ranks with explicit affinity."),
         artifacts=fixes.slurm_affinity(model),
     )
 
