@@ -207,3 +207,26 @@ def test_imbalance_is_judged_within_each_log_of_a_workflow(tmp_path: Path) -> No
     alone = build_model(_load([one("c", 2 << 30, t0, nprocs=2)]))
     (f,) = [f for f in diagnose(alone, Thresholds()).findings if f.rule.id == "per-rank-imbalance"]
     assert f.hit.values["max_rank"] == 0 and f.hit.values["min_rank"] == 1
+
+
+def test_small_input_of_a_workflow_is_judged_per_mpi_world(tmp_path: Path) -> None:
+    """Expected / was: 16 one-process DLIO logs each reading pyvenv.cfg at start-up were told
+    "read the file on one rank and MPI_Bcast" (to processes of other MPI worlds); one log
+    whose 8 ranks read it still is."""
+    def reader(name: str, nprocs: int, start: int) -> Path:
+        recs = [Rec("POSIX", "/home/u/run/config.nml", r, {
+            "POSIX_OPENS": 1, "POSIX_READS": 1, "POSIX_BYTES_READ": 4096,
+            "POSIX_MAX_BYTE_READ": 4095, "POSIX_SIZE_READ_1K_10K": 1,
+            "POSIX_F_READ_TIME": 0.01}) for r in range(nprocs)]
+        recs.append(Rec("POSIX", f"/scratch/{name}.out", 0, {
+            "POSIX_OPENS": 1, "POSIX_WRITES": 64, "POSIX_BYTES_WRITTEN": 64 << 20,
+            "POSIX_MAX_BYTE_WRITTEN": (64 << 20) - 1, "POSIX_SIZE_WRITE_1M_4M": 64}))
+        return write_log(tmp_path / f"{name}.darshan", nprocs=nprocs, run_time_s=100,
+                         exe=f"./{name}", records=recs, jobid=88, start=start)
+    t0 = 1_700_000_000
+    wf = build_model(_load([reader(f"w{i}", 1, t0 + i) for i in range(8)]))
+    assert wf.job.n_logs == 8 and int(wf.files.nranks.max()) == 8
+    assert not any(f.rule.id == "small-shared-input" for f in diagnose(wf, Thresholds()).findings)
+    one = build_model(_load([reader("mpi", 8, t0)]))
+    (f,) = [f for f in diagnose(one, Thresholds()).findings if f.rule.id == "small-shared-input"]
+    assert f.hit.values["max_ranks"] == 8

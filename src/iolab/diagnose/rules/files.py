@@ -29,6 +29,7 @@ from iolab.diagnose.rules.common import (
     needs_complete,
     needs_real_names,
     rank_worlds,
+    ranks_in_one_world,
     worst,
 )
 from iolab.model.files import APP
@@ -124,18 +125,19 @@ def _bcast(model: Model, th: Thresholds) -> list[Hit]:
     size = np.maximum(L.posix.max_byte["read"], L.stdio.max_byte["read"]) + 1
     mpi = mpi_files(model)
     need = max(th.bcast_min_ranks, 2)
-    sel = ((files.category == APP) & (files.nranks >= need) & (read > 0) & (written == 0)
+    ranks = ranks_in_one_world(model)  # a broadcast reaches the ranks of one MPI world
+    sel = ((files.category == APP) & (ranks >= need) & (read > 0) & (written == 0)
            & (size > 0) & (size <= th.bcast_max_bytes) & ~mpi)
     if not sel.any():
         return []
     idx = np.nonzero(sel)[0]
     return [Hit(
-        summary=(f"{len(idx)} small input file(s) read by up to {int(files.nranks[idx].max())} "
+        summary=(f"{len(idx)} small input file(s) read by up to {int(ranks[idx].max())} "
                  f"ranks each ({fmt_bytes(read[idx].sum())} read in total)"),
-        values={"files": int(len(idx)), "max_ranks": int(files.nranks[idx].max()),
+        values={"files": int(len(idx)), "max_ranks": int(ranks[idx].max()),
                 "bytes_read": int(read[idx].sum())},
-        files=file_rows(model, worst(files.nranks, sel),
-                        {"size_bytes": size.astype(np.int64), "ranks": files.nranks,
+        files=file_rows(model, worst(ranks, sel),
+                        {"size_bytes": size.astype(np.int64), "ranks": ranks,
                          "bytes_read": read.astype(np.int64)}),
         cost_s=cost(model, sel, ("read", "meta")),
     )]
