@@ -347,3 +347,19 @@ def test_small_mpiio_requests_of_one_rank_are_not_sent_to_collective_buffering()
     f = fired(job(_mpiio_reads(16, 1_000_000), run=100.0))["small-requests/read"]
     assert f.fix.text.startswith("Issue fewer, larger MPI-IO calls")
     assert "read blocks of 1 MiB" in f.fix.text and f.fix.artifacts == []
+
+
+def test_redundant_reads_of_own_data_are_not_told_to_broadcast() -> None:
+    """4 ranks each read their own 256 MiB file three times (epochs): keep it in memory;
+    8 ranks reading the same 256 MiB (one reduced record): read once and broadcast."""
+    size = 256 * MiB
+    own = [posix(f"/s/part{r}.bin", r, 50 + r, POSIX_OPENS=3, POSIX_READS=768,
+                 POSIX_BYTES_READ=3 * size, POSIX_MAX_BYTE_READ=size - 1,
+                 POSIX_SIZE_READ_1M_4M=768, POSIX_F_READ_TIME=3.0) for r in range(4)]
+    f = fired(job(own, nprocs=4))["redundant-traffic/read"]
+    assert "broadcast" not in f.fix.text and "node-local cache" in f.fix.text
+    same = [posix("/s/table.bin", SHARED_RANK, 60, POSIX_OPENS=8, POSIX_READS=2048,
+                  POSIX_BYTES_READ=8 * size, POSIX_MAX_BYTE_READ=size - 1,
+                  POSIX_SIZE_READ_1M_4M=2048, POSIX_F_READ_TIME=8.0)]
+    f = fired(job(same, nprocs=8))["redundant-traffic/read"]
+    assert "broadcast it to the others" in f.fix.text

@@ -301,13 +301,16 @@ def _redundant(model: Model, th: Thresholds) -> list[Hit]:
                                  "rank": int(md.ranks[i])}) for i in top],
             cost_s=cost(model, np.isin(np.arange(len(model.files)),
                                        md.file_index[excess > 0]), (d,), ("POSIX",), ex / tot),
+            # each rank re-reading its own data (passes, epochs: records of one rank) rather
+            # than many ranks reading the same bytes (a reduced record): nobody to broadcast to
+            data={"own": float(excess[md.ranks >= 0].sum()) >= 0.5 * ex},
         ))
     return hits
 
 
 def _redundant_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
-    if hit.direction == "read" and model.job.nprocs <= 1:
-        # one process re-reads its own data (epochs, passes): no other rank to broadcast to
+    if hit.direction == "read" and (model.job.nprocs <= 1 or hit.data.get("own")):
+        # ranks re-read their own data (epochs, passes): no other rank to broadcast to
         return Fix(text=("Read the data once and keep it in memory, or in a node-local cache "
                          "(/dev/shm, local SSD) when it does not fit, instead of reading it "
                          "again from the shared file system at every pass."))
