@@ -111,7 +111,8 @@ EXAMPLES: dict[str, str] = {
         "darshan-logs/mpi_io_test_with_dxt/treddy_mpi-io-test_...darshan (32 ranks, 14 s): "
         "\"the slowest rank spent 9.4 s in MPI-IO calls on .../test.out but the slowest "
         "POSIX rank only 2.7 s: the independent calls wait\"; cost 6.7 s (47.9%, HIGH, "
-        "first); fix: data sieving off (locks) or collective calls."),
+        "first); fix: collective calls, or a barrier to find a late rank; not data sieving's "
+        "locks, since POSIX moved exactly the MPI-IO bytes (no sieving)."),
     "tiny-collective-calls": (
         f"{_MPIIO_COLL}: \"65536 collective MPI-IO calls of 4 KiB on average on 1 file(s)\"; "
         "cost 1.4 s (87.8%, HIGH, first); fix: one collective call through a file view, or "

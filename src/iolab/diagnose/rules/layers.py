@@ -327,12 +327,25 @@ def _skew(model: Model, th: Thresholds) -> list[Hit]:
             "mpiio_slowest_s": np.round(m, 3), "posix_slowest_s": np.round(p, 3),
             "mpiio_calls": (L.calls.total("read") + L.calls.total("write")).astype(np.int64),
             "mode": lambda i: _mode(model, i)}),
-        data={"mode": mode},
+        data={"mode": mode,
+              # data sieving (and its range locks) leaves traces one layer down: more POSIX
+              # bytes than MPI-IO bytes, or POSIX reads in a file MPI-IO only writes
+              "sieved": bool(L.posix.bytes[i0] > 1.05 * L.mpiio.bytes[i0]
+                             or L.posix_reads_under_mpi_writes[i0] > 0)},
         cost_s=float(over[sel].sum()),
     )]
 
 
 def _skew_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
+    if hit.data.get("mode") == "independent" and not hit.data.get("sieved"):
+        # POSIX moved exactly the MPI-IO bytes: no sieving, so not its range locks
+        return Fix(text=("The independent calls wait, yet POSIX moved exactly their bytes (no "
+                         "data sieving, so not its locks): they wait for each other on the same "
+                         "file (the file system's range locks, or the MPI library serialising "
+                         "them). Make the calls collective so that one aggregator owns each "
+                         "region, or time an MPI_Barrier before the I/O to see whether a late "
+                         "rank is the cause."),
+                   artifacts=fixes.snippets("collective_io"))
     if hit.data.get("mode") == "independent":
         return Fix(text=("Independent calls that wait are most often waiting for file locks: "
                          "ROMIO locks the range it sieves on a shared file; turn data sieving off "
