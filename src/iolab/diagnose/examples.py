@@ -84,7 +84,9 @@ EXAMPLES: dict[str, str] = {
     "shared-file-stragglers": (
         "darshan-logs/apmpi_apxc/mpi-io-test.darshan (4 ranks, 2.0 s): \"1 shared file(s) "
         "with a straggler rank; worst: rank 1 took 1.02 s, rank 3 0.25 s (75.1% apart)\"; "
-        "cost 763.6 ms (38.2%); fix: equal shares and collective calls."),
+        "cost 763.6 ms (38.2%); fix: every rank already moves 32 MiB, so not \"equal "
+        "shares\": the slow rank waited on the file system; stripe-aligned ranges or "
+        "collective calls."),
     "per-rank-imbalance": (
         "written log (tests/diagnose/test_cross_layer_rules.py, 2 ranks): \"bytes in "
         "per-rank files differ by 68.0% between ranks: rank 0 moved 61.0 MiB, rank 1 19.5 "

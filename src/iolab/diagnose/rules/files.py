@@ -235,11 +235,28 @@ def _stragglers(model: Model, th: Thresholds) -> list[Hit]:
                              "fastest_time_s": round(r[2], 6), "slowest_rank": r[9],
                              "slowest_time_s": round(r[3], 6), "fastest_bytes": r[4],
                              "slowest_bytes": r[5]}) for r in uniq[:10]],
+        # the slow rank moved no more than the others: it waited on the file system
+        data={"equal_shares": w[7] <= 0.05,
+              "collective": bool(sum(model.layers.calls.of(d)["COLL"][w[1]]
+                                     + model.layers.calls.of(d)["SPLIT"][w[1]]
+                                     for d in ("read", "write")) > 0)},
         cost_s=sum(max(r[3] - r[2], 0.0) for r in uniq),
     )]
 
 
 def _stragglers_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
+    if hit.data.get("equal_shares"):
+        # "the same share" is what the job already does: the time went to contention
+        return Fix(text=("Every rank already moves the same bytes: the slow one waited on the "
+                         "file system (its range shares stripes and locks with its neighbours' "
+                         "ranges, KAUST: not stripe aligned -> contention). Align each rank's "
+                         "range to the stripe size"
+                         + (" (the calls are already collective: set striping_unit to the "
+                            "stripe so that aggregators' domains follow it)."
+                            if hit.data.get("collective") else
+                            ", or make the calls collective so that each aggregator writes "
+                            "whole stripes.")),
+                   artifacts=fixes.snippets("collective_io"))
     return Fix(text=("Give every rank the same share of the shared file and let MPI-IO "
                      "aggregate (collective calls); check that the slow rank is not also the "
                      "one doing extra work (headers, metadata) alone."),
