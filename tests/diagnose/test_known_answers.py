@@ -174,3 +174,11 @@ def test_tiny_collective_calls_first_with_its_cost() -> None:
     small = _finding(rep, "small-requests", "write")
     assert small.fix.text.startswith("The MPI-IO calls are already collective")
     assert not any(a.kind == "romio-hints" for a in small.fix.artifacts)
+
+
+def test_hdf5_fix_does_not_ask_for_collective_data_writes_already_made() -> None:
+    """Expected / was: "write data with a collective transfer property" to a job whose
+    HDF5 data writes are collective MPI-IO calls already (the log's own name says so)."""
+    f = _finding(_run("hdf5_4ranks_collective_hyperslab.darshan"), "hdf5-metadata-alignment")
+    assert "collective transfer property" not in f.fix.text
+    assert "H5Pset_alignment" in f.fix.text

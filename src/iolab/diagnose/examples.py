@@ -187,7 +187,8 @@ EXAMPLES: dict[str, str] = {
     "hdf5-metadata-alignment": (
         f"{_G}hdf5_4ranks_collective_hyperslab.darshan: \"HDF5 over MPI-IO: 7 of 23 POSIX "
         "requests under 1 KiB (metadata) and 21 misaligned\"; cost 139.6 ms (44.6%); fix: "
-        "collective metadata and H5Pset_alignment (`hdf5_collective_metadata.c`)."),
+        "collective metadata and H5Pset_alignment (`hdf5_collective_metadata.c`); not "
+        "collective data writes, which the job already makes."),
     "fill-mode": (
         "test program tests/diagnose/progs/h5_fill.c (4 ranks, HDF5 dataset with fill "
         "values, under `iolab profile`): \"32.0 MiB written for 16 MiB of datasets (fill "

@@ -313,15 +313,21 @@ def _hdf5(model: Model, th: Thresholds) -> list[Hit]:
                 "files": int(len(idx))},
         files=[FileEvidence(files.paths[i], {"posix_ops": int(ops[i]), "under_1k": int(tiny[i]),
                                              "not_aligned": int(na[i])}) for i in idx[:10]],
+        # the data already goes through collective MPI-IO calls: not advised again
+        data={"collective": bool(sum(L.calls.of(d)["COLL"][idx].sum()
+                                     + L.calls.of(d)["SPLIT"][idx].sum()
+                                     for d in DIRECTIONS) > 0)},
         cost_s=cost(model, sel, ("read", "write", "meta"), ("POSIX",),
                     max(n_tiny, n_na) / n_ops),
     )]
 
 
 def _hdf5_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
+    data = ("" if hit.data.get("collective") else
+            "; write data with a collective transfer property (H5Pset_dxpl_mpio)")
     return Fix(text=("Make metadata collective (H5Pset_all_coll_metadata_ops, "
                      "H5Pset_coll_metadata_write) and align objects to the stripe "
-                     "(H5Pset_alignment); write data with a collective transfer property."),
+                     f"(H5Pset_alignment){data}."),
                artifacts=fixes.snippets("hdf5_collective_metadata"))
 
 
