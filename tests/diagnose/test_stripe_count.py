@@ -124,3 +124,18 @@ def test_validator_refuses_more_stripes_than_the_file_system_has(tmp_path: Path)
                                              (100 * GB, 72), (2000 * GB, 144)])
 def test_count_by_size_is_nersc_table(size: int, count: int) -> None:
     assert count_by_size(size)[0] == count
+
+
+def test_more_stripes_keep_the_files_own_stripe_size(tmp_path: Path) -> None:
+    """A fix of the count does not change the stripe size too: a 4 MiB-striped file keeps
+    4 MiB stripes (1 MiB only when the log has no layout for the file)."""
+    recs = _shared_file(4 * GB, 64, False)
+    log = write_log(tmp_path / "s4m.darshan", nprocs=64, run_time_s=600.0, exe="/home/u/sim",
+                    records=recs, lustre=[Lustre(OUT, 4 * MiB, 1)])
+    model = build_model([load_darshan_log(log)])
+    rep = diagnose(model, Thresholds())
+    (art,) = [a for f in rep.findings if f.rule.id == "stripe-shared-file"
+              for a in f.fix.artifacts if a.kind == "lfs"]
+    assert re.search(r'lfs setstripe -c "\$c" -S 4M ' + re.escape(OUT), art.content)
+    assert "stripe size its own" in art.content
+    assert all_problems(model, rep.findings) == []

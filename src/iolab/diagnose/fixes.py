@@ -309,20 +309,24 @@ def lfs_setstripe(model: Model, paths: Iterable[str], count: int | Mapping[str, 
                 continue
         c = (cur[1] if keep_count and cur else plan.count if plan else
              max(1, int(count)) if isinstance(count, int) else 1)
-        if cur and ((more_stripes and cur[1] >= c) or (cur[1] == c and cur[0] == size)):
+        # A fix of the count keeps the file's own stripe size (1 MiB, the size of CSC's and
+        # KAUST's examples, when the log has no layout for it).
+        fsize = stripe_size(cur[0]) if plan and cur else size
+        if cur and ((more_stripes and cur[1] >= c) or (cur[1] == c and cur[0] == fsize)):
             continue  # already as wide, or already this layout
         tmp = shlex.quote(p + ".iolab-restripe")
         q = shlex.quote(p)
         now = f"now {cur[1]} x {_size_arg(cur[0])}" if cur else "layout not in the log"
-        why = (f" ({plan.comment})" if plan else
-               " (keeps its stripe count)" if keep_count else "")
-        lines.append(f"# {p}: {now} -> {c} x {_size_arg(size)}{why}")
+        why = (f" ({plan.comment}; stripe size "
+               + ("its own" if cur else f"{_size_arg(size)}, CSC's and KAUST's examples")
+               + ")" if plan else " (keeps its stripe count)" if keep_count else "")
+        lines.append(f"# {p}: {now} -> {c} x {_size_arg(fsize)}{why}")
         c_arg = str(c)
         if plan and plan.ask_lfs_df:
             uses_df = True
             lines.append(f"c=$(stripes {c} {shlex.quote(os.path.dirname(p))})")
             c_arg = '"$c"'
-        lines.append(f"lfs setstripe -c {c_arg} -S {_size_arg(size)} {tmp} && cp -p {q} {tmp} "
+        lines.append(f"lfs setstripe -c {c_arg} -S {_size_arg(fsize)} {tmp} && cp -p {q} {tmp} "
                      f"&& mv {tmp} {q}")
         n += 1
         d = os.path.dirname(p)
