@@ -107,8 +107,9 @@ EXAMPLES: dict[str, str] = {
     "single-posix-writer": (
         f"{_G}hdf5_4ranks_collective_hyperslab.darshan: \"one rank wrote 100% of the POSIX "
         "bytes of /tmp/dtests/h5_par.h5 while 4 ranks shared its MPI-IO writes evenly\"; "
-        "cost 114.7 ms (36.6%); fix: cause named (collective buffering picked one "
-        "aggregator), `cb_nodes 4`, as OMPIO MCA parameters since Open MPI's OMPIO ran it."),
+        "cost 114.7 ms (36.6%); fix: the cause named (Open MPI's OMPIO, which ran it, "
+        "picked one aggregator), 4 writers as its MCA parameter "
+        "(`OMPI_MCA_io_ompio_num_aggregators=4`), or `cb_nodes 4` with ROMIO."),
     "mpiio-time-skew": (
         "darshan-logs/mpi_io_test_with_dxt/treddy_mpi-io-test_...darshan (32 ranks, 14 s): "
         "\"the slowest rank spent 9.4 s in MPI-IO calls on .../test.out but the slowest "
