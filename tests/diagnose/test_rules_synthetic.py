@@ -371,3 +371,16 @@ def test_redundant_reads_of_own_data_are_not_told_to_broadcast() -> None:
                   POSIX_SIZE_READ_1M_4M=2048, POSIX_F_READ_TIME=8.0)]
     f = fired(job(same, nprocs=8))["redundant-traffic/read"]
     assert "broadcast it to the others" in f.fix.text
+
+
+def test_stdio_share_only_for_small_stdio_calls() -> None:
+    """Large fwrite calls are one write() each: STDIO carrying most bytes in 16 MiB calls
+    is not a problem (the corpus's partial_data_stdio, told to move off STDIO); the same
+    bytes in 512-byte calls are."""
+    def stdio(calls: int, size: int) -> RawRecord:
+        return RawRecord(module="STDIO", rank=0, record_id=97, path="/s/data.bin",
+                         counters={"STDIO_OPENS": 1, "STDIO_WRITES": calls,
+                                   "STDIO_BYTES_WRITTEN": calls * size},
+                         fcounters={"STDIO_F_WRITE_TIME": 5.0})
+    assert "stdio-share" not in fired(job([stdio(64, 16 * MiB)]))
+    assert "stdio-share" in fired(job([stdio(2_000_000, 512)]))
