@@ -54,6 +54,10 @@ def test_file_per_process_and_files_per_directory() -> None:
     # a new directory for the job: the layout of one other jobs may share never changes
     assert "mkdir /scratch/out/iolab-c1 && lfs setstripe -c 1 -S 1M /scratch/out/iolab-c1" in lfs
     assert "/scratch/out\n" not in lfs
+    assert "stripe count" in got["files-per-directory"].fix.text
+    # not on Lustre (expected / was: "set the stripe count" for /home on NFS): no stripes
+    f = fired(job(recs, nprocs=1200, mounts=[("/scratch", "nfs")]))["files-per-directory"]
+    assert "stripe" not in f.fix.text and f.fix.artifacts == []
     # 200 ranks: below both thresholds (256 per-rank files, 1000 per directory)
     got = fired(job(recs[:200], nprocs=200))
     assert "file-per-process" not in got and "files-per-directory" not in got

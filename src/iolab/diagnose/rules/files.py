@@ -83,10 +83,13 @@ def _per_dir(model: Model, th: Thresholds) -> list[Hit]:
 
 def _per_dir_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
     dirs = hit.data.get("dirs", [])
+    lfs = fixes.lfs_new_dirs(model, dirs, 1 << 20, "small_files_dirs.lfs.sh")
     return Fix(
-        text=("Spread files over sub-directories (e.g. one per 1000 files or per rank group); "
-              "set the stripe count of directories holding many small files to 1."),
-        artifacts=fixes.lfs_new_dirs(model, dirs, 1 << 20, "small_files_dirs.lfs.sh"))
+        text=("Spread files over sub-directories (e.g. one per 1000 files or per rank group)"
+              # Lustre only: elsewhere a stripe count means nothing
+              + ("; set the stripe count of directories holding many small files to 1 "
+                 "(KAUST)." if lfs else ".")),
+        artifacts=lfs)
 
 
 def _opens(model: Model, th: Thresholds) -> list[Hit]:
