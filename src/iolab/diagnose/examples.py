@@ -71,7 +71,8 @@ EXAMPLES: dict[str, str] = {
     "files-per-directory": (
         "darshan-logs/partial_data_stdio/partial_data_stdio.darshan: \"1 directory with at "
         "least 1000 files; the largest holds 1022\"; cost 36.2 ms (0.2%); fix: spread files "
-        "over sub-directories, one stripe for directories of small files."),
+        "over sub-directories (on Lustre also a one-stripe directory for small files; this "
+        "one is in /home, so no stripe advice)."),
     "frequent-open-close": (
         "written log (tests/diagnose/test_rules_synthetic.py): \"5000 opens on 1 file(s), up "
         "to 5000 per rank on one file\" (/scratch/log.txt, 100 B written per open); cost: "
