@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
+import shutil
 import subprocess
 import tempfile
 
@@ -61,8 +61,9 @@ class Job:
 
 def _bash(args: list[str], env: dict[str, str] | None = None, stdin: str = ""
           ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["bash", "--noprofile", "--norc", *args], capture_output=True,
-                          text=True, env=env if env is not None else {"PATH": os.environ["PATH"]},
+    bash = shutil.which("bash") or "/bin/bash"  # found before PATH is narrowed
+    return subprocess.run([bash, "--noprofile", "--norc", *args], capture_output=True, text=True,
+                          env=env if env is not None else {"PATH": os.environ["PATH"]},
                           input=stdin, timeout=30)
 
 
@@ -84,7 +85,9 @@ def _hint_problems(job: Job, key: str, value: str, where: str) -> list[str]:
         if kind == "stripe":
             ok = ok and n % (64 * KiB) == 0 and job.osts > 0
         elif kind == "osts":
-            ok = ok and 0 < job.osts and n <= max(job.osts, 16)
+            # the aggregators wanted (at most the ranks); above the OSTs the log proves, the
+            # file says Lustre cuts it to the OSTs it has
+            ok = ok and 0 < job.osts and n <= max(job.osts, job.nprocs)
         elif key == "cb_nodes":
             ok = ok and n <= job.nprocs
         elif kind == "bytes":
@@ -198,38 +201,84 @@ def _lfs_target(job: Job, path: str, where: str) -> list[str]:
     return [] if ok else [f"{where}: {path} is not the job's own file or new directory"]
 
 
+# `lfs` and the file commands replaced by recorders; `lfs df` lists the simulated OSTs.
+_LFS_SHIM = r"""
+lfs() {
+    if [ "$1" = df ]; then
+        local i
+        for ((i = 0; i < SIM_OSTS; i++)); do
+            printf 'fs-OST%04x_UUID 1000 1 999 1%% /lus[OST:%d]\n' "$i" "$i"
+        done
+        printf 'fs-MDT0000_UUID 1000 1 999 1%% /lus[MDT:0]\n'
+        return 0
+    fi
+    printf '%s\037' lfs "$@"; printf '\n'
+}
+cp() { printf '%s\037' cp "$@"; printf '\n'; }
+mv() { printf '%s\037' mv "$@"; printf '\n'; }
+mkdir() { printf '%s\037' mkdir "$@"; printf '\n'; }
+"""
+
+
+def lfs_run(art: Artifact, osts: int) -> tuple[list[list[str]], str, int]:
+    """Run an ``lfs`` script on a simulated file system of ``osts`` OSTs: the commands it
+    ran (``lfs``, ``cp``, ``mv``, ``mkdir`` recorded, nothing else on PATH but ``grep``),
+    its stderr and exit status."""
+    with tempfile.TemporaryDirectory() as d:
+        os.symlink(shutil.which("grep") or "/bin/grep", os.path.join(d, "grep"))
+        script = os.path.join(d, "fix.sh")
+        with open(script, "w") as fh:
+            fh.write(art.content)
+        r = _bash(["-c", _LFS_SHIM + '. "$1"', "_", script],
+                  env={"PATH": d, "SIM_OSTS": str(osts)})
+    calls = [ln.split("\037")[:-1] for ln in r.stdout.splitlines() if "\037" in ln]
+    return calls, r.stderr, r.returncode
+
+
+def _lfs_call(job: Job, art: Artifact, cmd: list[str], osts: int) -> list[str]:
+    where = f"{art.name} ({osts} OSTs): {' '.join(cmd)}"
+    if cmd[:2] == ["lfs", "setstripe"]:
+        opts = dict(zip(cmd[2:-1:2], cmd[3:-1:2]))
+        c, s, target = opts.get("-c", "0"), _size(opts.get("-S", "0")), cmd[-1]
+        out = []
+        # never more stripes than the file system has: the OSTs the log proves, or the ones
+        # `lfs df` lists when the script runs
+        if not c.isdigit() or not 1 <= int(c) <= max(job.osts, osts):
+            out.append(f"{where}: stripe count {c} outside 1..{max(job.osts, osts)}")
+        if s < 64 * KiB or s % (64 * KiB):
+            out.append(f"{where}: stripe size {s} is not a multiple of 64 KiB")
+        if job.mount_root(target):
+            out.append(f"{where}: a mount root")
+        out += _lfs_target(job, target, where)
+        cur = job.layout.get(target[: -len(".iolab-restripe")])
+        n = int(c) if c.isdigit() else 0
+        if cur and art.name.startswith("stripe_count") and n > 1 and cur[1] >= n:
+            out.append(f"{where}: the file already has {cur[1]} stripes")
+        if cur and art.name != "stripe_count_1.lfs.sh" and n < cur[1]:
+            out.append(f"{where}: fewer stripes than the file's {cur[1]}")
+        return out
+    if cmd[0] == "mkdir" and len(cmd) == 2:
+        return _lfs_target(job, cmd[1], where)
+    if cmd[0] in ("cp", "mv"):
+        out = []
+        for p in (a for a in cmd[1:] if not a.startswith("-")):
+            base = p[: -len(".iolab-restripe")] if p.endswith(".iolab-restripe") else p
+            if base not in job.app:
+                out.append(f"{where}: {p} is not the job's file")
+        return out
+    return [f"{where}: unexpected command"]
+
+
 def _lfs(job: Job, art: Artifact) -> list[str]:
     out = []
-    cap = max(job.osts, 16)  # the OSTs seen, or 16 when the log saw fewer
-    for ln in art.content.splitlines():
-        if not ln.strip() or ln.startswith("#") or ln.strip() in ("set -e", "#!/bin/bash"):
-            continue
-        for cmd in (shlex.split(c) for c in ln.split("&&")):
-            where = f"{art.name}: {' '.join(cmd)}"
-            if cmd[:2] == ["lfs", "setstripe"]:
-                opts = dict(zip(cmd[2:-1:2], cmd[3:-1:2]))
-                c, s, target = int(opts.get("-c", "0")), _size(opts.get("-S", "0")), cmd[-1]
-                if not 1 <= c <= cap:
-                    out.append(f"{where}: stripe count {c} outside 1..{cap}")
-                if s < 64 * KiB or s % (64 * KiB):
-                    out.append(f"{where}: stripe size {s} is not a multiple of 64 KiB")
-                if job.mount_root(target):
-                    out.append(f"{where}: a mount root")
-                out += _lfs_target(job, target, where)
-                own = target[: -len(".iolab-restripe")]
-                cur = job.layout.get(own)
-                if art.name.startswith("stripe_count") and c > 1 and cur and cur[1] >= c:
-                    out.append(f"{where}: {own} already has {cur[1]} stripes")
-            elif cmd[0] == "mkdir" and len(cmd) == 2:
-                out += _lfs_target(job, cmd[1], where)
-            elif cmd[0] in ("cp", "mv"):
-                paths = [a for a in cmd[1:] if not a.startswith("-")]
-                for p in paths:
-                    base = p[: -len(".iolab-restripe")] if p.endswith(".iolab-restripe") else p
-                    if base not in job.app:
-                        out.append(f"{where}: {p} is not the job's file")
-            else:
-                out.append(f"{where}: unexpected command")
+    for osts in (1, 4, 2000):  # smaller and larger file systems than the log shows
+        calls, err, rc = lfs_run(art, osts)
+        if rc != 0:
+            out.append(f"{art.name} ({osts} OSTs): exit {rc}: {err.strip()}")
+        if not any(c[:2] == ["lfs", "setstripe"] for c in calls):
+            out.append(f"{art.name} ({osts} OSTs): no lfs setstripe ran")
+        for cmd in calls:
+            out += _lfs_call(job, art, cmd, osts)
     return out
 
 

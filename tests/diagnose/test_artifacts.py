@@ -359,8 +359,10 @@ def test_odd_hint_values_become_valid_ones_or_nothing() -> None:
                                      "romio_cb_write": "yes", "no_such_hint": "1"}, paths=[out])
     body = next(a for a in arts if a.kind == "romio-hints").content
     assert "cb_buffer_size 983040" in body  # whole 64 KiB units
-    # the file's own 1 MiB stripe, not the 4 KiB asked; at most the 56 OSTs seen
-    assert "striping_unit 1048576" in body and "striping_factor 56" in body
+    # the file's own 1 MiB stripe, not the 4 KiB asked; 200 stripes (at most the 512
+    # ranks), with a note: the log proves 56 OSTs, Lustre cuts it to the OSTs it has
+    assert "striping_unit 1048576" in body and "striping_factor 200\n" in body
+    assert "striping_factor 200: more than the 56 OST(s) the log proves" in body
     assert "cb_nodes 512" in body  # at most the ranks
     assert "romio_cb_write" not in body.replace("# left out: romio_cb_write=yes", "")
     assert "# left out: no_such_hint=1 (not valid for this job)" in body

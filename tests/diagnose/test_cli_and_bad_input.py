@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import corpus
@@ -150,8 +151,14 @@ def test_rules_doc_is_generated_and_current() -> None:
 
     doc = Path(__file__).resolve().parents[2] / "docs" / "rules.md"
     assert doc.read_text() == rules_markdown(), "regenerate: python -m iolab.diagnose.docs"
+    from iolab.diagnose.examples import EXAMPLES
+
+    assert set(EXAMPLES) == {r.id for r in registry()}  # one example per rule, no stale one
     for r in registry():
         assert r.sources and r.why and r.effect and r.severity in ("high", "warn", "info")
+        # where it comes from: a corpus log, a test program or a log a test writes
+        assert re.match(r"(darshan-logs/|darshan-generated/|test program tests/|written log "
+                        r"\(tests/|the same written log)", EXAMPLES[r.id]), r.id
 
 
 def test_bad_node_counts(capsys) -> None:

@@ -427,3 +427,32 @@ def test_cli_json_ranks_a_512_rank_job_by_cost(tmp_path: Path, capsys) -> None:
     assert first["rule_id"] in ("single-posix-writer", "stripe-shared-file")
     assert doc["summary"]["top_fix_savings"][0]["saves_up_to_s"] == pytest.approx(
         first["cost_s"], abs=1e-5)
+
+
+@pytest.mark.parametrize("posix_factor", [1, 2])
+def test_independent_waiting_cause_from_the_bytes_one_layer_down(tmp_path: Path,
+                                                                 posix_factor: int) -> None:
+    """Expected / was: independent calls waiting on a shared file were always blamed on
+    ROMIO's data-sieving locks (with romio_ds_* hints), also when POSIX moved exactly the
+    MPI-IO bytes (no sieving: the corpus's mpi-io-test, 8 MiB contiguous calls, run by
+    OMPIO). Sieving shows one layer down as extra POSIX bytes; only then the ds hints."""
+    mb = 4 * GiB
+    recs = _shared("/scratch/run/out.dat", 64, {
+        "POSIX_WRITES": 1024 * posix_factor, "POSIX_BYTES_WRITTEN": mb * posix_factor,
+        "POSIX_SIZE_WRITE_4M_10M": 1024 * posix_factor, "POSIX_MAX_BYTE_WRITTEN": mb - 1,
+        "POSIX_F_WRITE_TIME": 100.0, "POSIX_F_SLOWEST_RANK_TIME": 4.0,
+        "POSIX_SLOWEST_RANK_BYTES": 64 * MiB, "POSIX_FASTEST_RANK_BYTES": 64 * MiB}, {
+        "MPIIO_INDEP_WRITES": 1024, "MPIIO_BYTES_WRITTEN": mb,
+        "MPIIO_SIZE_WRITE_AGG_4M_10M": 1024, "MPIIO_F_WRITE_TIME": 64 * 30.0,
+        "MPIIO_F_SLOWEST_RANK_TIME": 54.0, "MPIIO_F_FASTEST_RANK_TIME": 5.0,
+        "MPIIO_SLOWEST_RANK_BYTES": 64 * MiB, "MPIIO_FASTEST_RANK_BYTES": 64 * MiB})
+    recs[1].counters["MPIIO_INDEP_OPENS"] = recs[1].counters.pop("MPIIO_COLL_OPENS")
+    log = write_log(tmp_path / f"indep{posix_factor}.darshan", nprocs=64, run_time_s=400.0,
+                    exe="./sim", records=recs)
+    f = _get(_run(log), "mpiio-time-skew")
+    hints = "".join(a.content for a in f.fix.artifacts if not a.kind.startswith("snippet"))
+    if posix_factor == 1:
+        assert "no data sieving, so not its locks" in f.fix.text and "romio_ds" not in hints
+    else:
+        assert "ROMIO locks the range it sieves" in f.fix.text
+        assert "romio_ds_write disable" in hints

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from iolab.diagnose.config import Thresholds
 from iolab.diagnose.report import diagnose
 from iolab.model.job import build_model
@@ -52,6 +54,10 @@ def test_file_per_process_and_files_per_directory() -> None:
     # a new directory for the job: the layout of one other jobs may share never changes
     assert "mkdir /scratch/out/iolab-c1 && lfs setstripe -c 1 -S 1M /scratch/out/iolab-c1" in lfs
     assert "/scratch/out\n" not in lfs
+    assert "stripe count" in got["files-per-directory"].fix.text
+    # not on Lustre (expected / was: "set the stripe count" for /home on NFS): no stripes
+    f = fired(job(recs, nprocs=1200, mounts=[("/scratch", "nfs")]))["files-per-directory"]
+    assert "stripe" not in f.fix.text and f.fix.artifacts == []
     # 200 ranks: below both thresholds (256 per-rank files, 1000 per directory)
     got = fired(job(recs[:200], nprocs=200))
     assert "file-per-process" not in got and "files-per-directory" not in got
@@ -84,8 +90,16 @@ def test_stragglers_need_time_or_bytes() -> None:
                      POSIX_BYTES_WRITTEN=8 * MiB, POSIX_F_FASTEST_RANK_TIME=0.5 * slow,
                      POSIX_F_SLOWEST_RANK_TIME=slow, POSIX_FASTEST_RANK_BYTES=MiB,
                      POSIX_SLOWEST_RANK_BYTES=MiB)
-    assert "shared-file-stragglers" in fired(job([rec(4.0)], nprocs=8))
+    f = fired(job([rec(4.0)], nprocs=8))["shared-file-stragglers"]
     assert "shared-file-stragglers" not in fired(job([rec(0.01)], nprocs=8))  # Drishti flags
+    # Expected / was: "give every rank the same share" to ranks that already move the same
+    # bytes (the corpus's apmpi mpi-io-test): the slow rank waited on the file system
+    assert f.fix.text.startswith("Every rank already moves the same bytes")
+    assert "make the calls collective" in f.fix.text  # no MPI-IO here: POSIX calls
+    uneven = rec(4.0)
+    uneven.counters["POSIX_SLOWEST_RANK_BYTES"] = 4 * MiB
+    g = fired(job([uneven], nprocs=8))["shared-file-stragglers"]
+    assert g.fix.text.startswith("Give every rank the same share")
 
 
 def test_per_rank_imbalance() -> None:
@@ -278,3 +292,99 @@ def test_slow_hdf5_close_is_the_metadata_flush() -> None:
     # opened 3 times: Darshan's first-close-start to last-close-end is no close duration
     recs[0].counters["H5F_OPENS"] = 3
     assert "slow-close" not in fired(job(recs, nprocs=1))
+
+
+def test_direct_io_write_case_with_memory_but_no_node_count() -> None:
+    """16 ranks wrote 2 GiB each, 16 GiB nodes, node count unknown: 2 GiB per node (one rank
+    per node) to 32 GiB (all on one): the log cannot decide, the text names --nodes; with
+    --nodes 2 it is judged (16 GiB > 40% of 16 GiB), with --nodes 16 too (2 GiB: no)."""
+    recs = [write_1m(f"/s/out{r}.bin", r, 80 + r, 2 * GiB) for r in range(16)]
+    rep = diagnose(build_model([job(recs, nprocs=16)], node_memory_bytes=16 * GiB), Thresholds())
+    (needs,) = [n for r, n in rep.not_judged if r == "direct-io"]
+    assert "pass --nodes N" in needs and "between 2 GiB and 32 GiB" in needs
+    got = fired(job(recs, nprocs=16), node_memory_bytes=16 * GiB, nodes=2)
+    assert got["direct-io/write"].hit.values["bytes_written_per_node"] == 16 * GiB
+    rep = diagnose(build_model([job(recs, nprocs=16)], node_memory_bytes=16 * GiB, nodes=16),
+                   Thresholds())
+    assert not any(r == "direct-io" for r, _ in rep.not_judged)
+    assert "direct-io/write" not in {f.rule.id + f"/{f.hit.direction}" for f in rep.findings}
+
+
+def test_small_striped_inputs_cost_their_metadata_time_and_stay_inputs() -> None:
+    """Expected / was: 14 training files of ~200 MB on 160 OSTs, read by one process (the
+    DLIO logs of the corpus), cost "4.9 s", all their read time, and the fix spoke of "the
+    next run's output"; extra stripes cost at open/close/stat, and these files are inputs.
+    And one process re-reading its data is not told to broadcast it to other ranks."""
+    size = 200 * MiB
+    rec = posix("/lus/train/img_1.npz", 0, 31, POSIX_OPENS=3, POSIX_READS=600,
+                POSIX_BYTES_READ=3 * size, POSIX_MAX_BYTE_READ=size - 1,
+                POSIX_SIZE_READ_1M_4M=600, POSIX_F_READ_TIME=9.0, POSIX_F_META_TIME=0.7)
+    got = fired(job([rec], run=100.0, stripes={31: (MiB, 160)}))
+    f = got["stripe-small-files"]
+    assert f.cost_s == pytest.approx(0.7)
+    assert "create the data set in a directory with one stripe" in f.fix.text
+    assert "output" not in f.fix.text
+    r = got["redundant-traffic/read"]
+    assert "broadcast" not in r.fix.text and "node-local cache" in r.fix.text
+
+
+def _mpiio_reads(size: int, n: int) -> list[RawRecord]:
+    mp = RawRecord(module="MPI-IO", rank=0, record_id=41, path="/s/in.dat",
+                   counters={"MPIIO_INDEP_OPENS": 1, "MPIIO_INDEP_READS": n,
+                             "MPIIO_BYTES_READ": n * size},
+                   fcounters={"MPIIO_F_READ_TIME": 40.0})
+    px = posix("/s/in.dat", 0, 41, POSIX_OPENS=1, POSIX_READS=n, POSIX_BYTES_READ=n * size,
+               POSIX_MAX_BYTE_READ=n * size - 1, POSIX_CONSEC_READS=n - 1,
+               POSIX_SEQ_READS=n - 1, POSIX_F_READ_TIME=30.0,
+               **{"POSIX_SIZE_READ_0_100" if size <= 100 else "POSIX_SIZE_READ_4M_10M": n})
+    return [mp, px]
+
+
+def test_nonblocking_only_for_calls_worth_overlapping() -> None:
+    """Expected / was: "overlap I/O with computation" also for a million 1-byte calls (the
+    corpus's partial_data_dxt, first finding); overlap hides none of a tiny call's cost."""
+    got = fired(job(_mpiio_reads(4 * MiB, 2000), run=100.0))
+    nb = got["mpiio-nonblocking"]
+    # the twin of the job's independent reads (not the collective _all)
+    assert "MPI_File_iread_at " in nb.fix.text and "_all" not in nb.fix.text
+    assert "iwrite" not in nb.fix.text
+    assert nb.cost_s == pytest.approx(40.0)  # the MPI-IO time: less than the 60 s left
+    assert "mpiio-nonblocking" not in fired(job(_mpiio_reads(1, 1_000_000), run=100.0))
+
+
+def test_small_mpiio_requests_of_one_rank_are_not_sent_to_collective_buffering() -> None:
+    """Expected / was: a million 1-byte MPI-IO reads by one process (partial_data_dxt in the
+    corpus) were told "collective MPI-IO with a larger collective buffer" plus ROMIO hints
+    files: with one rank there is nothing to merge; the fix is fewer, larger calls."""
+    f = fired(job(_mpiio_reads(16, 1_000_000), run=100.0))["small-requests/read"]
+    assert f.fix.text.startswith("Issue fewer, larger MPI-IO calls")
+    assert "read blocks of 1 MiB" in f.fix.text and f.fix.artifacts == []
+
+
+def test_redundant_reads_of_own_data_are_not_told_to_broadcast() -> None:
+    """4 ranks each read their own 256 MiB file three times (epochs): keep it in memory;
+    8 ranks reading the same 256 MiB (one reduced record): read once and broadcast."""
+    size = 256 * MiB
+    own = [posix(f"/s/part{r}.bin", r, 50 + r, POSIX_OPENS=3, POSIX_READS=768,
+                 POSIX_BYTES_READ=3 * size, POSIX_MAX_BYTE_READ=size - 1,
+                 POSIX_SIZE_READ_1M_4M=768, POSIX_F_READ_TIME=3.0) for r in range(4)]
+    f = fired(job(own, nprocs=4))["redundant-traffic/read"]
+    assert "broadcast" not in f.fix.text and "node-local cache" in f.fix.text
+    same = [posix("/s/table.bin", SHARED_RANK, 60, POSIX_OPENS=8, POSIX_READS=2048,
+                  POSIX_BYTES_READ=8 * size, POSIX_MAX_BYTE_READ=size - 1,
+                  POSIX_SIZE_READ_1M_4M=2048, POSIX_F_READ_TIME=8.0)]
+    f = fired(job(same, nprocs=8))["redundant-traffic/read"]
+    assert "broadcast it to the others" in f.fix.text
+
+
+def test_stdio_share_only_for_small_stdio_calls() -> None:
+    """Large fwrite calls are one write() each: STDIO carrying most bytes in 16 MiB calls
+    is not a problem (the corpus's partial_data_stdio, told to move off STDIO); the same
+    bytes in 512-byte calls are."""
+    def stdio(calls: int, size: int) -> RawRecord:
+        return RawRecord(module="STDIO", rank=0, record_id=97, path="/s/data.bin",
+                         counters={"STDIO_OPENS": 1, "STDIO_WRITES": calls,
+                                   "STDIO_BYTES_WRITTEN": calls * size},
+                         fcounters={"STDIO_F_WRITE_TIME": 5.0})
+    assert "stdio-share" not in fired(job([stdio(64, 16 * MiB)]))
+    assert "stdio-share" in fired(job([stdio(2_000_000, 512)]))

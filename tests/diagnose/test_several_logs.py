@@ -10,6 +10,7 @@ run and I/O times, overlapping logs count once (the slowest).
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import corpus
@@ -151,3 +152,81 @@ def test_logs_without_job_id_are_diagnosed_alone(tmp_path: Path) -> None:
                   _step(tmp_path, "y", 0, 1_700_000_000, 10, 1.0)])
     groups, note = group_logs(raws)
     assert [len(g) for g in groups] == [1, 1] and "each job is diagnosed alone" in note
+
+
+def test_workflow_table_in_text_and_html(tmp_path: Path) -> None:
+    """Expected / was: the per-log table of a workflow only in --json; now the text and
+    HTML reports show it too (every name escaped, nothing loaded from the network)."""
+    import io
+
+    from iolab.diagnose.render_html import render_html
+    from iolab.diagnose.render_text import render_text
+
+    t0 = 1_700_000_000
+    evil = tmp_path / "<b>x&"
+    evil.mkdir()
+    logs = [_step(tmp_path, "pre", 9001, t0, 100, 40.0),
+            _step(evil, "<img src=y.png>", 9001, t0 + 100, 100, 10.0)]
+    rep = diagnose(build_model(_load(logs)), Thresholds())
+    buf = io.StringIO()
+    render_text(rep, buf, color=False, width=160)
+    text = buf.getvalue()
+    assert "2 logs of job 9001 (" in text
+    i = text.index("log  ")
+    rows = [ln.split() for ln in text[i:].splitlines()[1:3]]
+    # log (name without the common ".darshan"), program, ranks, start_s, run_s, io_s
+    assert rows == [["pre", "pre", "2", "0.0", "100.0", "40.0"],
+                    ["<img", "src=y.png>", "<img", "2", "100.0", "100.0", "10.0"]]
+    page = render_html([rep])
+    assert "2 logs of job id(s) 9001" in page
+    assert ("<td>pre.darshan</td><td>pre</td><td>2</td><td>0.0</td><td>100.0</td>"
+            "<td>40.0</td>") in page
+    assert "<img" not in page and "<b>x" not in page
+    assert "&lt;img src=y.png&gt;" in page and "&lt;b&gt;x&amp;" in page
+    assert not re.search(r"(src|href)\s*=\s*[\"']?[a-z]+:", page)  # no network load
+
+
+def test_imbalance_is_judged_within_each_log_of_a_workflow(tmp_path: Path) -> None:
+    """Expected / was: the 16 DLIO logs of one job (one process each) gave "bytes in
+    per-rank files differ by 95.6%: rank 12 moved 11.2 GiB, rank 0 499.6 MiB", first, with
+    "the job waits for the rank with the most data"; processes of different logs are
+    different MPI worlds and never wait for each other. Within one log it still fires."""
+    def one(name: str, size: int, start: int, nprocs: int = 1) -> Path:
+        recs = [Rec("POSIX", f"/scratch/wf/{name}.{r}", r, {
+            "POSIX_OPENS": 1, "POSIX_WRITES": max(size >> 20, 1) >> r,
+            "POSIX_BYTES_WRITTEN": size >> (4 * r), "POSIX_MAX_BYTE_WRITTEN": (size >> (4 * r)) - 1,
+            "POSIX_SIZE_WRITE_1M_4M": 16, "POSIX_F_WRITE_TIME": 20.0 / (1 + 9 * r)})
+            for r in range(nprocs)]
+        return write_log(tmp_path / f"{name}.darshan", nprocs=nprocs, run_time_s=100,
+                         exe=f"./{name}", records=recs, jobid=77, start=start)
+    t0 = 1_700_000_000
+    wf = build_model(_load([one("a", 2 << 30, t0), one("b", 16 << 20, t0 + 10)]))
+    assert wf.job.n_logs == 2
+    assert not any(f.rule.id == "per-rank-imbalance"
+                   for f in diagnose(wf, Thresholds()).findings)
+    alone = build_model(_load([one("c", 2 << 30, t0, nprocs=2)]))
+    (f,) = [f for f in diagnose(alone, Thresholds()).findings if f.rule.id == "per-rank-imbalance"]
+    assert f.hit.values["max_rank"] == 0 and f.hit.values["min_rank"] == 1
+
+
+def test_small_input_of_a_workflow_is_judged_per_mpi_world(tmp_path: Path) -> None:
+    """Expected / was: 16 one-process DLIO logs each reading pyvenv.cfg at start-up were told
+    "read the file on one rank and MPI_Bcast" (to processes of other MPI worlds); one log
+    whose 8 ranks read it still is."""
+    def reader(name: str, nprocs: int, start: int) -> Path:
+        recs = [Rec("POSIX", "/home/u/run/config.nml", r, {
+            "POSIX_OPENS": 1, "POSIX_READS": 1, "POSIX_BYTES_READ": 4096,
+            "POSIX_MAX_BYTE_READ": 4095, "POSIX_SIZE_READ_1K_10K": 1,
+            "POSIX_F_READ_TIME": 0.01}) for r in range(nprocs)]
+        recs.append(Rec("POSIX", f"/scratch/{name}.out", 0, {
+            "POSIX_OPENS": 1, "POSIX_WRITES": 64, "POSIX_BYTES_WRITTEN": 64 << 20,
+            "POSIX_MAX_BYTE_WRITTEN": (64 << 20) - 1, "POSIX_SIZE_WRITE_1M_4M": 64}))
+        return write_log(tmp_path / f"{name}.darshan", nprocs=nprocs, run_time_s=100,
+                         exe=f"./{name}", records=recs, jobid=88, start=start)
+    t0 = 1_700_000_000
+    wf = build_model(_load([reader(f"w{i}", 1, t0 + i) for i in range(8)]))
+    assert wf.job.n_logs == 8 and int(wf.files.nranks.max()) == 8
+    assert not any(f.rule.id == "small-shared-input" for f in diagnose(wf, Thresholds()).findings)
+    one = build_model(_load([reader("mpi", 8, t0)]))
+    (f,) = [f for f in diagnose(one, Thresholds()).findings if f.rule.id == "small-shared-input"]
+    assert f.hit.values["max_ranks"] == 8

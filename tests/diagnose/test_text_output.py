@@ -148,3 +148,24 @@ def test_cost_and_cross_layer_table_in_text_and_html() -> None:
     html = render_html([rep])
     assert "<b>Cost:</b> costs 1.4 s (87." in html
     assert "<th>mpiio_bytes</th><th>mpiio_s</th><th>posix_bytes</th><th>posix_s</th>" in html
+
+
+def test_io_through_modules_no_rule_reads_is_said() -> None:
+    """Expected / was: an IOR run through DAOS's DFS API (corpus) said only "No problem
+    found by any rule", as if its I/O had been judged; the text, HTML and JSON now name the
+    I/O modules no rule reads (never the non-I/O ones: HEATMAP, APMPI, BG/Q)."""
+    from iolab.diagnose.render_html import render_html
+    from iolab.diagnose.report import to_dict
+
+    path = next((p for p in REAL_LOGS if p.name.startswith("snyder_ior-DFS")), None)
+    if path is None:
+        pytest.skip("the corpus's ior_daos DFS log is not here")
+    rep = diagnose(build_model([load_darshan_log(path)]), Thresholds())
+    assert rep.model.job.unread_io_modules == ["DAOS", "DFS"]
+    assert to_dict(rep)["job"]["unread_io_modules"] == ["DAOS", "DFS"]
+    buf = io.StringIO()
+    render_text(rep, buf, color=False, width=200)
+    assert "I/O through DAOS, DFS is in the log but no rule reads it" in buf.getvalue()
+    assert "I/O through DAOS, DFS" in render_html([rep])
+    other = next(p for p in REAL_LOGS if p.name == "mpi-io-test.darshan")  # APMPI, APXC
+    assert build_model([load_darshan_log(other)]).job.unread_io_modules == []

@@ -9,7 +9,7 @@ import random
 from pathlib import Path
 
 import pytest
-from darshan_writer import Dxt, Rec, write_log
+from darshan_writer import Dxt, Lustre, Rec, write_log
 
 from iolab.diagnose.config import Thresholds
 from iolab.diagnose.report import diagnose
@@ -146,3 +146,31 @@ def test_dxt_random_writes_and_a_slow_rank(tmp_path: Path) -> None:
     assert tl.max_concurrency == 4 and tl.n_phases == 1
     assert tl.phases[0].start_s == pytest.approx(1.0) and tl.phases[0].end_s == pytest.approx(5.0)
     assert tl.phases[0].bytes_written == 8000 * 4 * KiB and tl.phases[0].ranks == 4
+
+
+def test_misaligned_file_and_memory(tmp_path: Path) -> None:
+    """Expected / was: neither alignment rule had a known-answer test. 8 ranks write 12 GiB
+    to a Lustre file (1 MiB stripes, file alignment 1 MiB) in 1.5 MiB requests: half of
+    them start off a stripe boundary; 60% of the buffers are not 8-byte aligned in memory."""
+    n = 8192
+    recs = [Rec("POSIX", "/scratch/run/field.dat", -1, {
+        "POSIX_OPENS": 8, "POSIX_WRITES": n, "POSIX_BYTES_WRITTEN": n * 1536 * KiB,
+        "POSIX_MAX_BYTE_WRITTEN": n * 1536 * KiB - 1, "POSIX_CONSEC_WRITES": n - 8,
+        "POSIX_SEQ_WRITES": n - 8, "POSIX_SIZE_WRITE_1M_4M": n,
+        "POSIX_ACCESS1_ACCESS": 1536 * KiB, "POSIX_ACCESS1_COUNT": n,
+        "POSIX_FILE_ALIGNMENT": MiB, "POSIX_FILE_NOT_ALIGNED": n // 2,
+        "POSIX_MEM_ALIGNMENT": 8, "POSIX_MEM_NOT_ALIGNED": n * 6 // 10,
+        "POSIX_F_WRITE_TIME": 160.0, "POSIX_F_SLOWEST_RANK_TIME": 21.0,
+        "POSIX_F_FASTEST_RANK_TIME": 19.0})]
+    log = write_log(tmp_path / "align.darshan", nprocs=8, run_time_s=60.0, exe="./field",
+                    records=recs, lustre=[Lustre("/scratch/run/field.dat", MiB, 4)])
+    got = _by_id(_run(log))
+    f = got["misaligned-file"]
+    assert f.hit.values["file_not_aligned"] == n // 2 and f.hit.values["share"] == 0.5
+    assert f.cost_s == pytest.approx(21.0 * 0.5)
+    # a POSIX program: neither MPI-IO hints nor HDF5 calls, its own offsets
+    assert f.fix.artifacts == [] and "H5Pset" not in f.fix.text and "MPI-IO" not in f.fix.text
+    assert "Start requests on 1 MiB boundaries" in f.fix.text
+    m = got["misaligned-memory"]
+    assert m.hit.values["mem_not_aligned"] == n * 6 // 10
+    assert m.cost_s == pytest.approx(21.0 * 0.6 * 0.1, rel=1e-3)

@@ -70,6 +70,12 @@ class Thresholds:
     direct_io_min_bytes: int = _t(1 * GiB, "bytes", "one-time read that suggests O_DIRECT")
     dirty_ratio: float = _t(0.40, "fraction", "write volume per node / node memory that triggers")
     node_memory_bytes: int = _t(0, "bytes", "node memory when the log does not tell (0: unknown)")
+    node_memory_min_bytes: int = _t(16 * GiB, "bytes",
+                                    "smallest node memory assumed when it is not known: less "
+                                    "written per node is never a direct-I/O case")
+    node_memory_max_bytes: int = _t(4096 * GiB, "bytes",
+                                    "largest node memory assumed when it is not known: more "
+                                    "written per node is a direct-I/O case on any node")
     single_stream_share: float = _t(0.90, "fraction", "share of bytes moved by one rank")
     single_stream_min_bytes: int = _t(1 * GiB, "bytes", "less traffic is never judged")
     min_total_bytes: int = _t(1 * MiB, "bytes", "jobs moving less are only described")

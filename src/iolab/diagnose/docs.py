@@ -6,6 +6,7 @@ Run ``python -m iolab.diagnose.docs > docs/rules.md``; a test checks the file is
 from __future__ import annotations
 
 from iolab.diagnose.config import Thresholds
+from iolab.diagnose.examples import EXAMPLES
 from iolab.diagnose.rules import registry
 
 
@@ -35,6 +36,8 @@ def rules_markdown() -> str:
                 f"- expected effect: {r.effect}"]
         if r.cost:
             out.append(f"- cost: {r.cost}")
+        if r.id in EXAMPLES:
+            out.append(f"- example: {EXAMPLES[r.id]}")
         for check in (r.requires, r.partly):
             if check is not None and check.__doc__:
                 out.append(f"- judged only with: {check.__doc__.strip().splitlines()[0]} "

@@ -38,6 +38,7 @@ from iolab.errors import UsageError
 from iolab.paths import interposer_library
 
 if TYPE_CHECKING:
+    from iolab.diagnose.striping import StripeCount
     from iolab.model.job import Model
 
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
@@ -93,8 +94,8 @@ def _hint_value(facts: JobFacts, key: str, value: str) -> str | None:
     n = int(v)
     if kind == "stripe":  # Lustre only: a multiple of 64 KiB
         return str(stripe_size(n)) if facts.osts_known else None
-    if kind == "osts":
-        return str(min(n, facts.stripe_cap)) if facts.osts_known else None
+    if kind == "osts":  # the aggregators wanted: never more than the ranks (see romio_hints)
+        return str(min(n, facts.nprocs)) if facts.osts_known else None
     if kind == "count" and key == "cb_nodes":
         return str(min(n, facts.nprocs))
     if kind == "bytes":  # buffers: whole 64 KiB units
@@ -215,6 +216,10 @@ def romio_hints(model: Model, hints: Mapping[str, str], stem: str = "romio_hints
     head = [f"# For {facts.command[0] if facts.command else 'this job'}: MPI library "
             f"{lib.label} ({lib.evidence})."]
     head += [f"# left out: {d}" for d in dropped]
+    wide = int(kept.get("striping_factor", "0"))
+    if wide > facts.osts_known:  # a hints file cannot ask `lfs df` as the lfs scripts do
+        head.append(f"# striping_factor {wide}: more than the {facts.osts_known} OST(s) the log "
+                    "proves; Lustre gives a new file at most the OSTs it has (`lfs df`)")
     out: list[Artifact] = []
     romio_body = "\n".join(head) + "\n" + "".join(f"{k} {v}\n" for k, v in kept.items())
     if lib.io in ("ompio", "unknown"):
@@ -269,17 +274,18 @@ def _size_arg(size: int) -> str:
     return f"{size // MiB}M" if size % MiB == 0 else f"{size // KiB}K"
 
 
-def lfs_setstripe(model: Model, paths: Iterable[str], count: int, size: int, name: str,
-                  keep_count: bool = False, more_stripes: bool = False) -> list[Artifact]:
+def lfs_setstripe(model: Model, paths: Iterable[str], count: int | Mapping[str, StripeCount],
+                  size: int, name: str, keep_count: bool = False,
+                  more_stripes: bool = False) -> list[Artifact]:
     """Re-create the job's own Lustre files with ``count`` stripes of ``size`` (each file: a
     new file with the layout, a copy, a rename), and a new directory for the next run's
-    output with that layout. ``keep_count``: each file keeps its current stripe count (the
-    fix is about size); ``more_stripes``: files already striped at least as widely are left
-    alone. Nothing when no named file is the job's own on Lustre."""
+    output with that layout. ``count``: one number for every file (1: a single OST), or each
+    file's :class:`StripeCount` (its origin goes into the comment; above the OSTs the log
+    proves, the script asks ``lfs df`` when it runs). ``keep_count``: each file keeps its
+    current stripe count (the fix is about size); ``more_stripes``: files already striped at
+    least as widely are left alone. Nothing when no named file is the job's own on Lustre."""
     facts = job_facts(model)
     size = stripe_size(size)
-    cap = facts.stripe_cap
-    count = max(1, min(int(count), cap))
     lines = ["#!/bin/bash",
              "# Lustre layouts are fixed when a file is created (KAUST: create a new file with",
              "# the layout and copy the old one into it). Run after the job, not while it runs.",
@@ -288,45 +294,75 @@ def lfs_setstripe(model: Model, paths: Iterable[str], count: int, size: int, nam
              "# The log has no Lustre layout records: check the OSTs with `lfs df` first.",
              "set -e"]
     n = 0
-    dirs: list[str] = []
+    dirs: dict[str, tuple[int, bool]] = {}
+    uses_df = False
     for p in dict.fromkeys(paths):
         if not (own_file(facts, p) and facts.on_lustre(p)):
             continue
         cur = facts.layouts.get(p)
         if keep_count and not cur:
             continue  # the count to keep is not in the log: never guess it down to 1
-        c = cur[1] if keep_count and cur else count
-        if cur and ((more_stripes and cur[1] >= c) or (cur[1] == c and cur[0] == size)):
+        plan = None
+        if isinstance(count, Mapping):
+            plan = count.get(p)
+            if plan is None:
+                continue
+        c = (cur[1] if keep_count and cur else plan.count if plan else
+             max(1, int(count)) if isinstance(count, int) else 1)
+        # A fix of the count keeps the file's own stripe size (1 MiB, the size of CSC's and
+        # KAUST's examples, when the log has no layout for it).
+        fsize = stripe_size(cur[0]) if plan and cur else size
+        if cur and ((more_stripes and cur[1] >= c) or (cur[1] == c and cur[0] == fsize)):
             continue  # already as wide, or already this layout
         tmp = shlex.quote(p + ".iolab-restripe")
         q = shlex.quote(p)
         now = f"now {cur[1]} x {_size_arg(cur[0])}" if cur else "layout not in the log"
-        lines.append(f"# {p}: {now} -> {c} x {_size_arg(size)}")
-        lines.append(f"lfs setstripe -c {c} -S {_size_arg(size)} {tmp} && cp -p {q} {tmp} && "
-                     f"mv {tmp} {q}")
+        why = (f" ({plan.comment}; stripe size "
+               + ("its own" if cur else f"{_size_arg(size)}, CSC's and KAUST's examples")
+               + ")" if plan else " (keeps its stripe count)" if keep_count else "")
+        lines.append(f"# {p}: {now} -> {c} x {_size_arg(fsize)}{why}")
+        c_arg = str(c)
+        if plan and plan.ask_lfs_df:
+            uses_df = True
+            lines.append(f"c=$(stripes {c} {shlex.quote(os.path.dirname(p))})")
+            c_arg = '"$c"'
+        lines.append(f"lfs setstripe -c {c_arg} -S {_size_arg(fsize)} {tmp} && cp -p {q} {tmp} "
+                     f"&& mv {tmp} {q}")
         n += 1
         d = os.path.dirname(p)
-        if d not in dirs and not facts.is_mount_root(d):
-            dirs.append(d)
+        if not facts.is_mount_root(d):
+            old = dirs.get(d, (0, False))
+            dirs[d] = (max(old[0], c), old[1] or bool(plan and plan.ask_lfs_df))
         if n >= 50:
             lines.append("# (first 50 files; the others take the same command)")
             break
     if n == 0:
         return []
-    for d in ([] if keep_count else dirs[:5]):
+    if uses_df:
+        lines[5:5] = [
+            "# stripes N DIR: N, or the OSTs of DIR's file system when it has fewer (lfs df)",
+            "stripes() {",
+            "    local osts",
+            "    osts=$(lfs df \"$2\" | grep -c '\\[OST:' || true)",
+            "    if [ \"${osts:-0}\" -lt 1 ]; then echo \"lfs df $2: no OST listed\" >&2; "
+            "return 1; fi",
+            "    echo $(( $1 < osts ? $1 : osts ))",
+            "}"]
+    for d, (c, df) in ([] if keep_count else list(dirs.items())[:5]):
         new = shlex.quote(os.path.join(d, "iolab-striped"))
         lines.append(f"# next run: write the output into a new directory with this layout "
                      f"(point the program's output path there): mkdir {new} && lfs setstripe "
-                     f"-c {count} -S {_size_arg(size)} {new}")
+                     f"-c {c} -S {_size_arg(size)} {new}"
+                     + (" (fewer stripes if `lfs df` shows fewer OSTs)" if df else ""))
     return [Artifact("lfs", name, "\n".join(lines) + "\n", "Lustre striping commands")]
 
 
-def lfs_new_dirs(model: Model, dirs: Iterable[str], count: int, size: int, name: str
-                 ) -> list[Artifact]:
-    """New directories (beside the crowded ones the job wrote into) whose new files get
-    ``count`` stripes of ``size``: a directory's layout never changes other jobs' files."""
+def lfs_new_dirs(model: Model, dirs: Iterable[str], size: int, name: str) -> list[Artifact]:
+    """New directories (beside the crowded ones the job wrote into) whose new files get one
+    stripe of ``size`` (KAUST: directories of many small files on single OSTs; one stripe
+    fits every file system): a directory's layout never changes other jobs' files."""
     facts = job_facts(model)
-    size, count = stripe_size(size), max(1, min(int(count), facts.stripe_cap))
+    size, count = stripe_size(size), 1
     own_dirs = {os.path.dirname(p) for p in facts.app_paths}
     lines = ["#!/bin/bash",
              "# New directories for the job's many small files (one per crowded directory), each",

@@ -25,8 +25,6 @@ _DARSHAN_EXE_MAX = 1023
 # Lustre: stripe sizes are multiples of 64 KiB, below 4 GiB.
 LUSTRE_STRIPE_UNIT = 64 << 10
 LUSTRE_STRIPE_MAX = (4 << 30) - LUSTRE_STRIPE_UNIT
-# The most stripes a fix asks for when the log saw fewer OSTs (see JobFacts.stripe_cap).
-MIN_STRIPE_CAP = 16
 
 
 @dataclass(frozen=True)
@@ -43,13 +41,6 @@ class JobFacts:
     mounts: tuple[tuple[str, str], ...] = ()  # (mount point, type), longest first
     mpi_paths: frozenset[str] = frozenset()  # files accessed through MPI-IO
     app_paths: frozenset[str] = frozenset()  # the application's own files
-
-    @property
-    def stripe_cap(self) -> int:
-        """The most stripes a fix asks for: the OSTs the log saw, or 16 when it saw fewer
-        (a log of one file on OST 0 says nothing of the file system's size; Lustre stripes
-        over all its OSTs when asked for more than it has)."""
-        return max(self.osts_known, MIN_STRIPE_CAP)
 
     def mount_of(self, path: str) -> tuple[str, str] | None:
         """The mount point holding ``path`` and its type (None when unknown)."""

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from html import escape
 
-from iolab.diagnose.report import Report, layer_rows, timeline_lines
-from iolab.diagnose.rules.base import Finding, fmt_bytes
+from iolab.diagnose.report import Report, layer_rows, per_log_rows, timeline_lines
+from iolab.diagnose.rules.base import FileEvidence, Finding, fmt_bytes
 
 _CSS = """
 body{font-family:system-ui,sans-serif;margin:2em;max-width:75em;color:#222}
@@ -58,6 +58,13 @@ def _finding(f: Finding) -> str:
     return "\n".join(out)
 
 
+def _table(first: str, keys: list[str], rows: list[FileEvidence]) -> str:
+    return (f"<table><tr><th>{_e(first)}</th>" + "".join(f"<th>{_e(k)}</th>" for k in keys)
+            + "</tr>" + "".join("<tr><td>" + _e(r.path) + "</td>"
+                                + "".join(f"<td>{_e(r.values.get(k, ''))}</td>" for k in keys)
+                                + "</tr>" for r in rows) + "</table>")
+
+
 def _report(rep: Report) -> str:
     job, m, s = rep.model.job, rep.model.metrics, rep.summary
     parts = [f"<h1>iolab diagnose: {_e(', '.join(job.sources))}</h1>",
@@ -70,6 +77,15 @@ def _report(rep: Report) -> str:
              f"{_e(fmt_bytes(m.bytes_by_dir['write']))}.</p>"]
     if s.top_fixes:
         parts.append("<ol>" + "".join(f"<li>{_e(t)}</li>" for t in s.top_fixes) + "</ol>")
+    logs = per_log_rows(rep)
+    if logs:
+        keys = list(logs[0].values)
+        ids = sorted({str(x.jobid) for x in job.logs})
+        parts.append(f"<p>{job.n_logs} logs of job id(s) {_e(', '.join(ids))} (each its own "
+                     "run time and slowest rank's I/O time; logs that overlap in time count "
+                     "once in the totals)"
+                     + (f", the first {len(logs)}" if len(logs) < job.n_logs else "")
+                     + ":</p>" + _table("log", keys, logs))
     rows = layer_rows(rep)
     if rows:
         keys = list(rows[0].values)
@@ -87,6 +103,10 @@ def _report(rep: Report) -> str:
                      "(see the note below): what is missing was not judged.</p>")
     elif not rep.findings:
         parts.append("<p>No problem found by any rule.</p>")
+    if job.unread_io_modules:
+        parts.append(f"<p>note: I/O through {_e(', '.join(job.unread_io_modules))} is in the "
+                     "log but no rule reads it: the findings cover POSIX, MPI-IO, STDIO, HDF5 "
+                     "and PnetCDF only.</p>")
     if rep.not_judged:
         parts.append("<h2>Not judged</h2><ul>" + "".join(
             f"<li>{_e(rid)}: needs {_e(needs)}</li>" for rid, needs in rep.not_judged)

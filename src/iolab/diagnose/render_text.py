@@ -19,7 +19,7 @@ from typing import TextIO
 from rich.console import Console
 from rich.markup import escape
 
-from iolab.diagnose.report import Report, layer_rows, timeline_lines
+from iolab.diagnose.report import Report, layer_rows, per_log_rows, timeline_lines
 from iolab.diagnose.rules.base import FileEvidence, fmt_bytes
 
 _STYLE = {"high": "bold red", "warn": "yellow", "info": "cyan"}
@@ -110,6 +110,10 @@ def render_text(rep: Report, out: TextIO, *, color: bool | None = None,
                 "above): what is missing was not judged.", hang=4)
     elif not rep.findings:
         con.print("No problem found by any rule.")
+    if rep.model.job.unread_io_modules:
+        wr.para(f"I/O through {', '.join(rep.model.job.unread_io_modules)} is in the log but "
+                "no rule reads it: the findings cover POSIX, MPI-IO, STDIO, HDF5 and PnetCDF "
+                "only.", hang=6, head="note: ")
     if rep.not_judged:
         by_need: dict[str, list[str]] = {}
         for rid, needs in rep.not_judged:  # one line per missing thing, its rules after it
@@ -149,6 +153,25 @@ def _summary(rep: Report, wr: _Writer) -> None:
             f"{m.files_by_category['mpi-runtime']} MPI runtime, "
             f"{m.files_by_category['system']} system, {m.files_by_category['stream']} streams",
             indent=2, hang=4)
+    logs = per_log_rows(rep)
+    if logs:
+        # Darshan names share a long head (user, program, job id): show what differs.
+        names = [r.path for r in logs]
+        head = os.path.commonprefix(names) if len(logs) > 1 else ""
+        head = head if len(head) >= 8 else ""
+        tail = os.path.commonprefix([n[len(head):][::-1] for n in names])[::-1]
+        if len(logs) > 1 and tail:
+            names = [n[:len(n) - len(tail)] for n in names]
+        ids = sorted({str(s.jobid) for s in job.logs})
+        which = (f"job {ids[0]}" if len(ids) == 1 else
+                 f"job ids {', '.join(ids[:5])}" + (" ..." if len(ids) > 5 else ""))
+        wr.para(f"{job.n_logs} logs of {which}"
+                + " (each its own run time and slowest rank's I/O "
+                "time; logs that overlap in time count once in the totals)"
+                + (f", the first {len(logs)}" if len(logs) < job.n_logs else "")
+                + (f"; names {head}...{tail}" if head or tail else "") + ":", indent=2, hang=4)
+        wr.files([FileEvidence("..." + n[len(head):] if head else n, r.values, r.kind)
+                  for n, r in zip(names, logs)], 4)
     rows = layer_rows(rep)
     if rows:
         wr.para("across layers (files that cost most; bytes, slowest rank's time):", indent=2)

@@ -6,6 +6,7 @@ JSON output is exactly this, the HTML and text renderers read the same objects).
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -301,6 +302,28 @@ def _per_log(model: Model) -> list[dict[str, Any]]:
              "io_time_s": round(t, 6)} for s, t in zip(logs, io)]
 
 
+PER_LOG_ROWS = 50  # the text and HTML tables show the first logs; JSON has them all
+_EXE_CHARS = 40
+
+
+def per_log_rows(rep: Report, k: int = PER_LOG_ROWS) -> list[FileEvidence]:
+    """The workflow table of the text and HTML reports (empty for one log): each log of the
+    job, in the order given (by file name: the report's head has the full paths), with its
+    program's name, its own run and I/O time (the same numbers as the JSON's ``per_log``)."""
+    rows = []
+    logs = _per_log(rep.model)
+    one_id = len({d["jobid"] for d in logs}) == 1  # grouped by job id: say it once
+    for d in logs[:k]:
+        exe = os.path.basename(str(d["exe"]).split(" ", 1)[0])[:_EXE_CHARS]
+        rows.append(FileEvidence(os.path.basename(str(d["source"])), {
+            **({} if one_id else {"job": d["jobid"]}), "program": exe or "?",
+            "ranks": d["nprocs"],
+            "start_s": round(float(d["start_offset_s"]), 1),
+            "run_s": round(float(d["run_time_s"]), 3), "io_s": round(float(d["io_time_s"]), 3)},
+            kind="log"))
+    return rows
+
+
 def to_dict(rep: Report) -> dict[str, Any]:
     """The report as plain data: the ``--json`` schema (``schema_version`` 1)."""
     job, m = rep.model.job, rep.model.metrics
@@ -319,6 +342,7 @@ def to_dict(rep: Report) -> dict[str, Any]:
             "names_anonymised": job.names_anonymised,
             "ranks_per_host": _ranks_per_host(job.rank_hosts),
             "per_log": _per_log(rep.model),
+            "unread_io_modules": job.unread_io_modules,
         },
         "summary": {"io_bound": rep.summary.io_bound, "headline": rep.summary.headline,
                     "io_time_s": round(m.io_time_s, 6), "io_fraction": round(m.io_fraction, 6),

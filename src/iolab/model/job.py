@@ -7,6 +7,7 @@ and computes :class:`~iolab.model.metrics.Metrics` once. Rules read only this.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -73,6 +74,9 @@ class Job:
     mpiio_implementation: str = ""
     # Each log of the job, in the order given (several logs of one workflow).
     logs: list[LogSpan] = field(default_factory=list)
+    # I/O interfaces the log recorded that no loader reads (Darshan's DFS, DAOS, MDHIM):
+    # "no problem found" says nothing about the I/O that went through them.
+    unread_io_modules: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -200,6 +204,19 @@ def _hints(raws: Sequence[RawJob]) -> dict[str, dict[str, str]]:
     return out
 
 
+# Darshan modules that record no I/O of their own: summaries of the modules that are read
+# (HEATMAP), MPI and platform profiles (APMPI, APXC, BG/Q), layouts (LUSTRE).
+_NOT_IO_MODULES = frozenset({"HEATMAP", "APMPI", "APXC", "BG/Q", "LUSTRE", "NULL"})
+_UNREAD = re.compile(r"^module (\S+) present, not used by any rule$")
+
+
+def _unread_io(raws: Sequence[RawJob]) -> list[str]:
+    """The I/O modules a log holds that the loader left out. The Darshan loader says so in
+    its notes (the one place its wording is read; a typed list on RawJob would be better)."""
+    out = {m.group(1) for r in raws for n in r.notes if (m := _UNREAD.match(n))}
+    return sorted(out - _NOT_IO_MODULES)
+
+
 def build_model(
     raws: Sequence[RawJob],
     *,
@@ -255,6 +272,7 @@ def build_model(
         names_anonymised=names_anonymised([p for p, c in zip(files.paths, files.category)
                                            if c == APP]),
         logs=logs,
+        unread_io_modules=_unread_io(raws),
     )
     model = Model(job=job, files=files, mods=mods, stripes=stripes,
                   trace=build_trace(raws, offsets, files),

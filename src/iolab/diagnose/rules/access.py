@@ -102,6 +102,8 @@ def _small(model: Model, th: Thresholds) -> list[Hit]:
                                               model, (d,), ("POSIX",)), 3)}),
             data={"mpi": bool(mpi_files(model)[top].any()) if top else False,
                   "collective": _already_collective(model, top, d),
+                  # collective aggregation merges the pieces of several ranks, none of one
+                  "shared": bool((model.files.nranks[top] > 1).any()) if top else False,
                   "paths": [model.files.paths[i] for i in top]},
             cost_s=cost(model, concerned, (d,), ("POSIX",), share),
         ))
@@ -125,6 +127,14 @@ def _small_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
                   "(one call through a file view, or several variables per call), so that "
                   "aggregators issue requests of a stripe or more."),
             artifacts=fixes.snippets("collective_io"))
+    if hit.data.get("mpi") and not hit.data.get("shared"):
+        verb = "read" if hit.direction == "read" else "write"
+        pick = "pick the pieces from memory" if verb == "read" else "gather the pieces first"
+        return Fix(
+            text=("Issue fewer, larger MPI-IO calls: each file here is used by one rank, so "
+                  f"collective buffering has nothing to merge; {verb} blocks of 1 MiB or more "
+                  f"(or one derived datatype covering many pieces) and {pick}."),
+            artifacts=fixes.snippets("buffered_writes") if verb == "write" else [])
     if hit.data.get("mpi"):
         return Fix(
             text=("Aggregate before the file system: collective MPI-IO with a larger "
@@ -217,19 +227,30 @@ def _misaligned_file(model: Model, th: Thresholds) -> list[Hit]:
         files=[FileEvidence(model.files.paths[md.file_index[i]],
                             {"not_aligned": int(na[i]), "ops": int(ops[i])})
                for i in top if sel[i] and na[i] > 0],
-        data={"stripe": stripe or int(np.max(align[sel]))},
+        data={"stripe": stripe or int(np.max(align[sel])),
+              "mpi": bool(mpi_files(model)[np.unique(fidx)].any()),
+              "hdf5": bool((model.layers.library[np.unique(fidx)] == "HDF5").any())},
         cost_s=cost(model, np.isin(np.arange(len(model.files)), fidx), ("read", "write"),
                     ("POSIX",), n_na / n_ops),
     )]
 
 
 def _misaligned_file_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
+    """Only the means the job can use: MPI-IO's striping_unit for MPI-IO files, HDF5's
+    alignment for HDF5 files, else the program's own request offsets."""
     unit = int(hit.data.get("stripe") or 1 << 20)
+    how = []
+    if hit.data.get("mpi"):
+        how.append("tell MPI-IO the stripe (striping_unit) so that its file domains start on "
+                   "stripe boundaries")
+    if hit.data.get("hdf5"):
+        how.append("align HDF5 objects to it (H5Pset_alignment)")
+    how.append("make records and per-rank blocks multiples of it (pad them)")
     return Fix(
-        text=(f"Start requests on {fmt_bytes(unit)} boundaries: tell MPI-IO the stripe "
-              "(striping_unit), align HDF5 objects (H5Pset_alignment), pad records."),
-        artifacts=fixes.romio_hints(model, {"striping_unit": str(unit)}, "romio_hints_align")
-        + fixes.snippets("hdf5_collective_metadata"))
+        text=f"Start requests on {fmt_bytes(unit)} boundaries: " + "; ".join(how) + ".",
+        artifacts=(fixes.romio_hints(model, {"striping_unit": str(unit)}, "romio_hints_align")
+                   if hit.data.get("mpi") else [])
+        + (fixes.snippets("hdf5_collective_metadata") if hit.data.get("hdf5") else []))
 
 
 def _misaligned_mem(model: Model, th: Thresholds) -> list[Hit]:
@@ -282,6 +303,9 @@ def _redundant(model: Model, th: Thresholds) -> list[Hit]:
                                  "rank": int(md.ranks[i])}) for i in top],
             cost_s=cost(model, np.isin(np.arange(len(model.files)),
                                        md.file_index[excess > 0]), (d,), ("POSIX",), ex / tot),
+            # each rank re-reading its own data (passes, epochs: records of one rank) rather
+            # than many ranks reading the same bytes (a reduced record): nobody to broadcast to
+            data={"own": float(excess[md.ranks >= 0].sum()) >= 0.5 * ex},
         ))
     return hits
 
@@ -293,6 +317,11 @@ def _reads_by_mpiio(model: Model) -> np.ndarray:
 
 
 def _redundant_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
+    if hit.direction == "read" and (model.job.nprocs <= 1 or hit.data.get("own")):
+        # ranks re-read their own data (epochs, passes): no other rank to broadcast to
+        return Fix(text=("Read the data once and keep it in memory, or in a node-local cache "
+                         "(/dev/shm, local SSD) when it does not fit, instead of reading it "
+                         "again from the shared file system at every pass."))
     if hit.direction == "read":
         return Fix(text=("Read data once and keep it in memory, or read on one rank and "
                          "broadcast it to the others."),

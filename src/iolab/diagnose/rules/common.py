@@ -153,3 +153,37 @@ def costliest(model: Model, sel: np.ndarray, counts: np.ndarray,
     c = np.asarray(counts, dtype=np.float64)
     key = t + c / (c.max() + 1.0) * 1e-9 if c.size else t
     return worst(np.where(c > 0, key + 1e-300, 0.0), sel, k)
+
+
+def rank_worlds(model: Model) -> list[range]:
+    """The ranks of each MPI world of the job: each log of a workflow is its own
+    MPI_COMM_WORLD (its ranks never wait for another log's), one log is one world."""
+    if len(model.job.logs) < 2:
+        return [range(max(model.job.nprocs, 1))]
+    return [range(s.first_rank, s.first_rank + s.nprocs) for s in model.job.logs]
+
+
+def ranks_in_one_world(model: Model) -> np.ndarray:
+    """Per file: the most ranks of one MPI world (one log) that use it; the file table's
+    ``nranks`` for one log. In a workflow, 16 one-process logs reading one file are 16
+    worlds of one reader each: nobody to broadcast to, nobody waiting for anybody."""
+    if len(model.job.logs) < 2:
+        return model.files.nranks
+    from iolab.model.job import FILE_MODULES
+
+    out = np.zeros(len(model.files), dtype=np.int64)
+    starts = np.array([w.start for w in rank_worlds(model)], dtype=np.int64)
+    for m in FILE_MODULES:
+        md = model.mods.get(m)
+        if md is None or len(md) == 0:
+            continue
+        sh = md.ranks < 0  # a reduced record covers the ranks of its own log
+        np.maximum.at(out, md.file_index[sh], md.span_n[sh])
+        fi, r = md.file_index[~sh].astype(np.int64), md.ranks[~sh].astype(np.int64)
+        if fi.size == 0:
+            continue
+        world = np.searchsorted(starts, r, side="right") - 1
+        keys = np.unique(np.stack([fi, world, r], axis=1), axis=0)
+        pairs, counts = np.unique(keys[:, :2], axis=0, return_counts=True)
+        np.maximum.at(out, pairs[:, 0], counts)
+    return out

@@ -28,6 +28,8 @@ from iolab.diagnose.rules.common import (
     mpi_files,
     needs_complete,
     needs_real_names,
+    rank_worlds,
+    ranks_in_one_world,
     worst,
 )
 from iolab.model.files import APP
@@ -81,10 +83,13 @@ def _per_dir(model: Model, th: Thresholds) -> list[Hit]:
 
 def _per_dir_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
     dirs = hit.data.get("dirs", [])
+    lfs = fixes.lfs_new_dirs(model, dirs, 1 << 20, "small_files_dirs.lfs.sh")
     return Fix(
-        text=("Spread files over sub-directories (e.g. one per 1000 files or per rank group); "
-              "set the stripe count of directories holding many small files to 1."),
-        artifacts=fixes.lfs_new_dirs(model, dirs, 1, 1 << 20, "small_files_dirs.lfs.sh"))
+        text=("Spread files over sub-directories (e.g. one per 1000 files or per rank group)"
+              # Lustre only: elsewhere a stripe count means nothing
+              + ("; set the stripe count of directories holding many small files to 1 "
+                 "(KAUST)." if lfs else ".")),
+        artifacts=lfs)
 
 
 def _opens(model: Model, th: Thresholds) -> list[Hit]:
@@ -123,18 +128,19 @@ def _bcast(model: Model, th: Thresholds) -> list[Hit]:
     size = np.maximum(L.posix.max_byte["read"], L.stdio.max_byte["read"]) + 1
     mpi = mpi_files(model)
     need = max(th.bcast_min_ranks, 2)
-    sel = ((files.category == APP) & (files.nranks >= need) & (read > 0) & (written == 0)
+    ranks = ranks_in_one_world(model)  # a broadcast reaches the ranks of one MPI world
+    sel = ((files.category == APP) & (ranks >= need) & (read > 0) & (written == 0)
            & (size > 0) & (size <= th.bcast_max_bytes) & ~mpi)
     if not sel.any():
         return []
     idx = np.nonzero(sel)[0]
     return [Hit(
-        summary=(f"{len(idx)} small input file(s) read by up to {int(files.nranks[idx].max())} "
+        summary=(f"{len(idx)} small input file(s) read by up to {int(ranks[idx].max())} "
                  f"ranks each ({fmt_bytes(read[idx].sum())} read in total)"),
-        values={"files": int(len(idx)), "max_ranks": int(files.nranks[idx].max()),
+        values={"files": int(len(idx)), "max_ranks": int(ranks[idx].max()),
                 "bytes_read": int(read[idx].sum())},
-        files=file_rows(model, worst(files.nranks, sel),
-                        {"size_bytes": size.astype(np.int64), "ranks": files.nranks,
+        files=file_rows(model, worst(ranks, sel),
+                        {"size_bytes": size.astype(np.int64), "ranks": ranks,
                          "bytes_read": read.astype(np.int64)}),
         cost_s=cost(model, sel, ("read", "meta")),
     )]
@@ -232,11 +238,28 @@ def _stragglers(model: Model, th: Thresholds) -> list[Hit]:
                              "fastest_time_s": round(r[2], 6), "slowest_rank": r[9],
                              "slowest_time_s": round(r[3], 6), "fastest_bytes": r[4],
                              "slowest_bytes": r[5]}) for r in uniq[:10]],
+        # the slow rank moved no more than the others: it waited on the file system
+        data={"equal_shares": w[7] <= 0.05,
+              "collective": bool(sum(model.layers.calls.of(d)["COLL"][w[1]]
+                                     + model.layers.calls.of(d)["SPLIT"][w[1]]
+                                     for d in ("read", "write")) > 0)},
         cost_s=sum(max(r[3] - r[2], 0.0) for r in uniq),
     )]
 
 
 def _stragglers_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
+    if hit.data.get("equal_shares"):
+        # "the same share" is what the job already does: the time went to contention
+        return Fix(text=("Every rank already moves the same bytes: the slow one waited on the "
+                         "file system (its range shares stripes and locks with its neighbours' "
+                         "ranges, KAUST: not stripe aligned -> contention). Align each rank's "
+                         "range to the stripe size"
+                         + (" (the calls are already collective: set striping_unit to the "
+                            "stripe so that aggregators' domains follow it)."
+                            if hit.data.get("collective") else
+                            ", or make the calls collective so that each aggregator writes "
+                            "whole stripes.")),
+                   artifacts=fixes.snippets("collective_io"))
     return Fix(text=("Give every rank the same share of the shared file and let MPI-IO "
                      "aggregate (collective calls); check that the slow rank is not also the "
                      "one doing extra work (headers, metadata) alone."),
@@ -244,31 +267,44 @@ def _stragglers_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
 
 
 def _per_rank_imbalance(model: Model, th: Thresholds) -> list[Hit]:
+    """Judged within each MPI world (one log): the processes of different logs of a
+    workflow never wait for one another."""
     files = model.files
     sel = (files.category == APP) & (files.nranks == 1) & (files.ranks_first >= 0)
     if sel.sum() < 2:
         return []
     b = model.layers.posix.bytes + model.layers.stdio.bytes
-    ranks = files.ranks_first[sel]
-    per_rank = np.bincount(ranks, weights=b[sel])
-    active = np.unique(ranks)
-    per_rank = per_rank[active]
-    if active.size < 2 or per_rank.max() < th.imbalance_min_bytes:
-        return []
-    imb = (per_rank.max() - per_rank.min()) / per_rank.max()
-    if imb < th.imbalance:
-        return []
-    hi, lo = int(active[per_rank.argmax()]), int(active[per_rank.argmin()])
     # Time of each rank on its own files: the job waits for the busiest one.
     t = model.layers.posix.time_total_s + model.layers.stdio.time_total_s
-    rank_t = np.bincount(ranks, weights=t[sel])[active]
-    return [Hit(
-        summary=(f"bytes in per-rank files differ by {pct(imb)} between ranks: rank {hi} moved "
-                 f"{fmt_bytes(per_rank.max())}, rank {lo} {fmt_bytes(per_rank.min())}"),
-        values={"ranks": int(active.size), "max_rank": hi, "max_bytes": int(per_rank.max()),
-                "min_rank": lo, "min_bytes": int(per_rank.min()), "imbalance": round(imb, 4)},
-        cost_s=float(rank_t.max() - rank_t.min()),
-    )]
+    ranks = files.ranks_first[sel]
+    n = max(int(ranks.max()) + 1, 1)
+    all_bytes = np.bincount(ranks, weights=b[sel], minlength=n)
+    all_t = np.bincount(ranks, weights=t[sel], minlength=n)
+    has_files = np.bincount(ranks, minlength=n) > 0
+    best: Hit | None = None
+    for world in rank_worlds(model):
+        active = np.array([r for r in world if r < n and has_files[r]], dtype=np.int64)
+        if active.size < 2:
+            continue
+        per_rank, rank_t = all_bytes[active], all_t[active]
+        if per_rank.max() < th.imbalance_min_bytes:
+            continue
+        imb = (per_rank.max() - per_rank.min()) / per_rank.max()
+        if imb < th.imbalance:
+            continue
+        hi, lo = int(active[per_rank.argmax()]), int(active[per_rank.argmin()])
+        hit = Hit(
+            summary=(f"bytes in per-rank files differ by {pct(imb)} between ranks: rank {hi} "
+                     f"moved {fmt_bytes(per_rank.max())}, rank {lo} "
+                     f"{fmt_bytes(per_rank.min())}"),
+            values={"ranks": int(active.size), "max_rank": hi, "max_bytes": int(per_rank.max()),
+                    "min_rank": lo, "min_bytes": int(per_rank.min()),
+                    "imbalance": round(imb, 4)},
+            cost_s=float(rank_t.max() - rank_t.min()),
+        )
+        if best is None or (hit.cost_s or 0.0) > (best.cost_s or 0.0):
+            best = hit
+    return [best] if best else []
 
 
 def _per_rank_imbalance_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from iolab.diagnose import fixes
+from iolab.diagnose.jobfacts import job_facts
 from iolab.diagnose.rules.base import (
     CSC_LUSTRE,
     KAUST,
@@ -221,6 +222,9 @@ def _single_writer_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
                  "one aggregator per OST")
     elif lay:
         cause = f"the aggregator count (cb_nodes) is below the {lay[1]} OSTs of the file"
+    elif job_facts(model).mpi.io == "ompio":
+        cause = ("Open MPI's OMPIO picked one aggregator (its own choice from the data size; "
+                 "io_ompio_num_aggregators sets the count)")
     else:
         cause = "collective buffering picked one aggregator (cb_nodes, one per node by default)"
     return Fix(text=(f"Cause: {cause}. Give the file {k} writers: cb_nodes {k}"
@@ -335,12 +339,25 @@ def _skew(model: Model, th: Thresholds) -> list[Hit]:
             "mpiio_slowest_s": np.round(m, 3), "posix_slowest_s": np.round(p, 3),
             "mpiio_calls": (L.calls.total("read") + L.calls.total("write")).astype(np.int64),
             "mode": lambda i: _mode(model, i)}),
-        data={"mode": mode},
+        data={"mode": mode,
+              # data sieving (and its range locks) leaves traces one layer down: more POSIX
+              # bytes than MPI-IO bytes, or POSIX reads in a file MPI-IO only writes
+              "sieved": bool(L.posix.bytes[i0] > 1.05 * L.mpiio.bytes[i0]
+                             or L.posix_reads_under_mpi_writes[i0] > 0)},
         cost_s=float(over[sel].sum()),
     )]
 
 
 def _skew_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
+    if hit.data.get("mode") == "independent" and not hit.data.get("sieved"):
+        # POSIX moved exactly the MPI-IO bytes: no sieving, so not its range locks
+        return Fix(text=("The independent calls wait, yet POSIX moved exactly their bytes (no "
+                         "data sieving, so not its locks): they wait for each other on the same "
+                         "file (the file system's range locks, or the MPI library serialising "
+                         "them). Make the calls collective so that one aggregator owns each "
+                         "region, or time an MPI_Barrier before the I/O to see whether a late "
+                         "rank is the cause."),
+                   artifacts=fixes.snippets("collective_io"))
     if hit.data.get("mode") == "independent":
         return Fix(text=("Independent calls that wait are most often waiting for file locks: "
                          "ROMIO locks the range it sieves on a shared file; turn data sieving off "

@@ -3,7 +3,7 @@ count, direct I/O, one I/O stream per node."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -23,6 +23,7 @@ from iolab.diagnose.rules.base import (
     pct,
 )
 from iolab.diagnose.rules.common import cost, needs_complete, needs_lustre, per_op
+from iolab.diagnose.striping import StripeCount, stripe_counts
 from iolab.model.files import APP
 
 if TYPE_CHECKING:
@@ -58,28 +59,29 @@ def _writers(model: Model) -> np.ndarray:
     return np.where(w, model.files.nranks, 0)
 
 
-def _stripe_hit(model: Model, sel: np.ndarray, what: str, want: int, sizes: np.ndarray,
-                count: np.ndarray, writers: np.ndarray) -> list[Hit]:
+def _stripe_hit(model: Model, sel: np.ndarray, what: str, sizes: np.ndarray,
+                count: np.ndarray, writers: np.ndarray,
+                plans: dict[str, StripeCount] | None = None) -> list[Hit]:
+    """``plans``: each file's stripe count and its origin (None: one stripe each)."""
     if not sel.any():
         return []
     idx = np.nonzero(sel)[0]
     top = idx[np.argsort(-sizes[idx])][:10]
+    first = model.files.paths[top[0]]
+    want = plans[first].count if plans else 1
     return [Hit(
         summary=f"{len(idx)} file(s) {what}",
         values={"files": int(len(idx)), "largest_bytes": int(sizes[idx].max()),
                 "stripe_count": int(count[top[0]]), "recommended_stripe_count": want},
-        files=[FileEvidence(model.files.paths[i], {"size_bytes": int(sizes[i]),
-                                                   "stripe_count": int(count[i]),
-                                                   "writers": int(writers[i])}) for i in top],
-        data={"paths": [model.files.paths[i] for i in idx], "count": want},
+        files=[FileEvidence(model.files.paths[i], {
+            "size_bytes": int(sizes[i]), "stripe_count": int(count[i]),
+            "writers": int(writers[i]),
+            **({"recommended_stripe_count": plans[model.files.paths[i]].count}
+               if plans else {})}) for i in top],
+        data={"paths": [model.files.paths[i] for i in idx], "plans": plans,
+              "why": plans[first].comment if plans else ""},
         cost_s=cost(model, sel, ("read", "write")),
     )]
-
-
-def _stripe_count_for(size: int) -> int:
-    """NERSC's guidance by file size: 1 GB-10 GB: 8, 10-100 GB: 24, 100 GB-1 TB: 72, more: 144."""
-    gb = size / 1e9
-    return 1 if gb < 1 else 8 if gb < 10 else 24 if gb < 100 else 72 if gb < 1000 else 144
 
 
 def _shared_unstriped(model: Model, th: Thresholds) -> list[Hit]:
@@ -87,18 +89,18 @@ def _shared_unstriped(model: Model, th: Thresholds) -> list[Hit]:
     sizes, writers = _file_sizes(model), _writers(model)
     sel = (known & (model.files.category == APP) & (count <= 1)
            & (writers >= th.stripe_min_writers) & (sizes >= th.stripe_large_file))
-    want = _stripe_count_for(int(sizes[sel].max())) if sel.any() else 8
     return _stripe_hit(model, sel, f"of at least {fmt_bytes(th.stripe_large_file)} written by "
-                       f"{th.stripe_min_writers}+ ranks sit on one OST", max(want, 8), sizes,
-                       count, writers)
+                       f"{th.stripe_min_writers}+ ranks sit on one OST", sizes, count, writers,
+                       stripe_counts(model, sel, at_least=2))
 
 
 def _huge_unstriped(model: Model, th: Thresholds) -> list[Hit]:
     known, _, count = _striped(model)
     sizes = _file_sizes(model)
     sel = known & (model.files.category == APP) & (count <= 1) & (sizes > th.stripe_huge_file)
-    return _stripe_hit(model, sel, "larger than 100 GB on a single OST", 72, sizes, count,
-                       _writers(model))
+    # KAUST: such files must be striped whoever writes them (they fill single OSTs).
+    return _stripe_hit(model, sel, "larger than 100 GB on a single OST", sizes, count,
+                       _writers(model), stripe_counts(model, sel, by_writers=False))
 
 
 def _small_striped(model: Model, th: Thresholds) -> list[Hit]:
@@ -106,18 +108,34 @@ def _small_striped(model: Model, th: Thresholds) -> list[Hit]:
     sizes, writers = _file_sizes(model), _writers(model)
     sel = (known & (model.files.category == APP) & (count > 1) & (sizes > 0)
            & (sizes < th.stripe_small_file) & (model.files.nranks <= 1))
-    return _stripe_hit(model, sel, f"smaller than {fmt_bytes(th.stripe_small_file)}, used by one "
-                       "process, striped over several OSTs", 1, sizes, count, writers)
+    hits = _stripe_hit(model, sel, f"smaller than {fmt_bytes(th.stripe_small_file)}, used by "
+                       "one process, striped over several OSTs", sizes, count, writers)
+    for h in hits:
+        # Extra stripes cost at open, close and stat (one object per OST), not in moving the
+        # bytes: the metadata time on those files, not their whole read and write time.
+        h.cost_s = cost(model, sel, ("meta",))
+        h.data["inputs"] = not bool((writers[sel] > 0).any())
+    return hits
 
 
 def _stripe_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
-    want = int(hit.data.get("count", 8))
-    return Fix(text=(f"Re-create these files with a stripe count of {want} (a new file with "
+    plans: dict[str, StripeCount] | None = hit.data.get("plans")
+    paths = hit.data.get("paths", [])
+    if not plans:
+        nxt = ("or create the data set in a directory with one stripe when it is next written"
+               if hit.data.get("inputs") else
+               "or give the next run's output a new directory with one stripe")
+        return Fix(text=("Re-create these files on one OST (a new file with the layout, then a "
+                         f"copy), {nxt}."),
+                   artifacts=fixes.lfs_setstripe(model, paths, 1, MiB, "stripe_count_1.lfs.sh"))
+    counts = sorted({p.count for p in plans.values()})
+    shown = str(counts[0]) if len(counts) == 1 else f"{counts[0]} to {counts[-1]}"
+    return Fix(text=(f"Re-create these files with a stripe count of {shown} (a new file with "
                      "the layout, then a copy), or give the next run's output a new directory "
-                     "with that layout."),
-               artifacts=fixes.lfs_setstripe(model, hit.data.get("paths", []), want, MiB,
-                                             f"stripe_count_{want}.lfs.sh",
-                                             more_stripes=want > 1))
+                     f"with that layout. For the largest: {hit.data.get('why', '')}."),
+               artifacts=fixes.lfs_setstripe(model, paths, plans, MiB,
+                                             f"stripe_count_{counts[-1]}.lfs.sh",
+                                             more_stripes=True))
 
 
 def _stripe_size(model: Model, th: Thresholds) -> list[Hit]:
@@ -184,26 +202,55 @@ def _direct(model: Model, th: Thresholds) -> list[Hit]:
                    for i in idx[:10]],
             cost_s=cost(model, once, ("read",), ("POSIX",), 0.1),
         ))
-    mem = model.job.node_memory_bytes or th.node_memory_bytes
-    nodes = model.job.nodes or (1 if model.job.nprocs == 1 else None)
-    written = model.metrics.bytes_by_dir["write"]
-    if mem and nodes and written / nodes > th.dirty_ratio * mem:
+    case, info = _write_case(model, th)
+    if case == "yes":
+        per_node, mem = info["per_node"], info["memory"]
         hits.append(Hit(
             direction="write",
-            summary=(f"{fmt_bytes(written / nodes)} written per node, more than "
-                     f"{pct(th.dirty_ratio)} of the {fmt_bytes(mem)} node memory"),
-            values={"bytes_written_per_node": int(written / nodes), "node_memory_bytes": int(mem),
-                    "dirty_ratio": th.dirty_ratio, "nodes": nodes},
+            summary=(f"{fmt_bytes(per_node)} written per node, more than "
+                     f"{pct(th.dirty_ratio)} of the {fmt_bytes(mem)} node memory"
+                     + ("" if info["memory_known"] else " (the largest node memory assumed: "
+                        "node_memory_max_bytes)")),
+            values={"bytes_written_per_node": int(per_node), "node_memory_bytes": int(mem),
+                    "dirty_ratio": th.dirty_ratio, "nodes": info["nodes"],
+                    "judged": "measured" if info["memory_known"] else "assumed memory"},
             cost_s=cost(model, model.files.category == APP, ("write",), ("POSIX",), 0.1),
         ))
     return hits
 
 
+def _write_case(model: Model, th: Thresholds) -> tuple[str, dict[str, Any]]:
+    """The dirty-ratio case (NERSC: writes per node much larger than 40% of node memory):
+    "yes", "no" or "unknown", with the numbers. The busiest node wrote between the bytes
+    per node of an even spread and everything (when the node count is unknown, each node
+    holds at least one rank); the node memory is the one given or in the log, else the
+    assumed range node_memory_min_bytes .. node_memory_max_bytes decides when it can."""
+    written = float(model.metrics.bytes_by_dir["write"])
+    n = max(model.job.nprocs, 1)
+    nodes = model.job.nodes or (1 if n == 1 else None)
+    lo, hi = (written / nodes, written / nodes) if nodes else (written / n, written)
+    mem = model.job.node_memory_bytes or th.node_memory_bytes
+    small, large = (mem, mem) if mem else (th.node_memory_min_bytes, th.node_memory_max_bytes)
+    info: dict[str, Any] = {"per_node": lo, "memory": large, "nodes": nodes,
+                            "memory_known": bool(mem), "lo": lo, "hi": hi}
+    if lo > th.dirty_ratio * large:
+        return "yes", info
+    if hi <= th.dirty_ratio * small:
+        return "no", info
+    return "unknown", info
+
+
 def _needs_memory(model: Model, th: Thresholds) -> str | None:
-    """node memory (--node-memory), for the write case"""
-    if model.job.node_memory_bytes or th.node_memory_bytes:
+    """node memory (--node-memory) or the node count (--nodes), for the write case"""
+    case, info = _write_case(model, th)
+    if case != "unknown":
         return None
-    return "node memory (--node-memory) for the write case"
+    if info["memory_known"]:
+        return (f"the node count, for the write case: pass --nodes N (between "
+                f"{fmt_bytes(info['lo'])} and {fmt_bytes(info['hi'])} written per node)")
+    below = info["hi"] / th.dirty_ratio
+    return (f"node memory, for the write case: pass --node-memory SIZE, one node's memory "
+            f"(e.g. --node-memory 256G); it applies to nodes of less than {fmt_bytes(below)}")
 
 
 def _direct_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
@@ -312,7 +359,8 @@ def rules() -> list[Rule]:
                              "lfs setstripe -s 1m -i -1 -c 1"),),
              effect="No published figure.",
              trigger=_small_striped, fix=_stripe_fix, requires=needs_lustre,
-             cost="the slowest rank's time on those files (a bound)"),
+             cost=("the slowest rank's metadata time (open, close, stat) on those files: extra "
+                   "stripes cost there, one object per OST, not in moving the bytes")),
         Rule(id="stripe-size-mismatch", family="lustre", severity="warn",
              title="Request size and stripe size do not match",
              why="Requests that straddle stripes touch two OSTs and contend with neighbours.",

@@ -228,6 +228,11 @@ def _nonblocking(model: Model, th: Thresholds) -> list[Hit]:
             or model.metrics.io_fraction < th.io_bound_warn):
         return []
     mpi = mpi_files(model)
+    # Tiny calls cost per call, and overlapping each one hides none of that: fewer, larger
+    # calls come first (small-requests, tiny-collective-calls).
+    moved = float(model.layers.mpiio.bytes[mpi].sum())
+    if moved < small_limit(model, th) * (mp.ops["read"] + mp.ops["write"]):
+        return []
     io_t = cost(model, mpi, ("read", "write"), ("MPI-IO",))
     compute = max(model.metrics.run_time_s - model.metrics.io_time_s, 0.0)
     return [Hit(
@@ -239,7 +244,10 @@ def _nonblocking(model: Model, th: Thresholds) -> list[Hit]:
         # Overlap hides at most the smaller of the I/O and the computation.
         cost_s=min(io_t, compute),
         data={"reads": mp.ops["read"], "writes": mp.ops["write"],
-              "top": model.metrics.top_layer},
+              "top": model.metrics.top_layer,
+              # the job's own mode per direction: the non-blocking twin of the calls it makes
+              "collective": {d: int(calls.of(d)["COLL"].sum() + calls.of(d)["SPLIT"].sum())
+                             > 0 for d in DIRECTIONS}},
     )]
 
 
@@ -258,8 +266,9 @@ def _nonblocking_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
         text = (f"Overlap I/O with computation: PnetCDF's {calls} + ncmpi_wait_all, which also "
                 "merges the requests into one collective call.")
     else:
-        calls = " / ".join({"read": "MPI_File_iread_at_all",
-                            "write": "MPI_File_iwrite_at_all"}[d] for d in dirs)
+        coll = hit.data.get("collective", {})
+        calls = " / ".join(f"MPI_File_i{d}_at" + ("_all" if coll.get(d) else "")
+                           for d in dirs)
         text = (f"Overlap I/O with computation: {calls} started before the computation "
                 "and completed with MPI_Wait after it.")
     return Fix(text=text, artifacts=fixes.snippets("nonblocking_io"))
@@ -338,9 +347,13 @@ def _hdf5(model: Model, th: Thresholds) -> list[Hit]:
                 "files": int(len(idx))},
         files=[FileEvidence(files.paths[i], {"posix_ops": int(ops[i]), "under_1k": int(tiny[i]),
                                              "not_aligned": int(na[i])}) for i in idx[:10]],
+        # the data already goes through collective MPI-IO calls: not advised again
+        data={"collective": bool(sum(L.calls.of(d)["COLL"][idx].sum()
+                                     + L.calls.of(d)["SPLIT"][idx].sum()
+                                     for d in DIRECTIONS) > 0),
+              "collective_metadata": coll_md},
         cost_s=cost(model, sel, ("read", "write", "meta"), ("POSIX",),
                     max(n_tiny, n_na) / n_ops),
-        data={"collective_metadata": coll_md},
     )]
 
 
@@ -359,9 +372,11 @@ def _hdf5_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
         return Fix(text=("Metadata I/O is already collective (every MPI-IO call on the file "
                          "is): align objects to the stripe (H5Pset_alignment) and enlarge "
                          "metadata blocks (H5Pset_meta_block_size)."))
+    data = ("" if hit.data.get("collective") else
+            "; write data with a collective transfer property (H5Pset_dxpl_mpio)")
     return Fix(text=("Make metadata collective (H5Pset_all_coll_metadata_ops, "
                      "H5Pset_coll_metadata_write) and align objects to the stripe "
-                     "(H5Pset_alignment); write data with a collective transfer property."),
+                     f"(H5Pset_alignment){data}."),
                artifacts=fixes.snippets("hdf5_collective_metadata"))
 
 

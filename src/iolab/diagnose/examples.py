@@ -1,0 +1,199 @@
+"""One example per rule for docs/rules.md: where it fired, the evidence, its cost and fix.
+
+Each example is taken from a real run: a log of the corpus (``darshan-logs/``,
+``darshan-generated/``: real programs under Darshan), a test program compiled and run under
+``iolab profile`` by the tests (``tests/diagnose/progs/``), or, where neither has the
+pattern, a log a test writes with libdarshan-util (marked "written log"). The numbers are
+the ones ``iolab diagnose`` printed; the tests that produce them keep them true.
+"""
+
+from __future__ import annotations
+
+_G = "darshan-generated/"
+_MPIIO_COLL = _G + "mpiio_4ranks_strided4K_coll.darshan (4 ranks, 1.55 s)"
+_MPIIO_INDEP = _G + "mpiio_4ranks_strided4K_indep.darshan (4 ranks, 0.40 s)"
+_DLIO = ("darshan-logs/dlio_logs/snyder_python3_id3116902-2110483_...darshan (1 process of "
+         "a DLIO training job, 135 s)")
+
+EXAMPLES: dict[str, str] = {
+    "io-bound": (
+        f"{_MPIIO_COLL}: \"I/O took 99.4% of the run (1.54 s of 1.55 s, slowest rank)\"; "
+        "cost 1.5 s (99.4%); fix: the findings listed with it (tiny-collective-calls first), "
+        "then core specialisation and affinity (`slurm.sbatch`)."),
+    "metadata-time": (
+        "written log (tests/diagnose/test_rules_synthetic.py, one rank opening a file 100 "
+        "times): \"metadata (open/stat/close/sync) took 45.00 s on the busiest rank\"; cost "
+        "45.0 s (45% of the run, HIGH); fix: open each file once, fewer files per directory "
+        "(`fewer_opens.c/.f90/.py`)."),
+    "stdio-share": (
+        f"{_G}stdio_fwrite_2M_x_512B.darshan (1 process, 1.80 s): \"STDIO moved 976.6 MiB, "
+        "100.0% of the application's bytes\"; cost 1.6 s (88.5%); fix: bulk data through "
+        "POSIX/MPI-IO/HDF5 in large requests, or large stream buffers (`buffering.env`)."),
+    "read-write-balance": (
+        f"{_G}hdf5_4ranks_collective_hyperslab.darshan: \"write-intensive: read 0 B, wrote "
+        "256.0 MiB\"; information only (no cost): tune the writes first."),
+    "formatted-output": (
+        "written log (tests/diagnose/test_rules_synthetic.py): \"1 file(s) written with "
+        "200000 small STDIO writes (average 24 B): formatted text output\" (/s/results.csv); "
+        "cost: the STDIO write time of those files (the log records none: 0 s, INFO); fix: "
+        "binary output (`binary_output.c/.f90/.py`)."),
+    "small-requests": (
+        f"{_MPIIO_COLL}: \"16384 of 16384 POSIX writes (100.0%) are below 128 KiB\"; cost "
+        "179.5 ms (11.6%); fix (the calls are already collective, so not \"use collective "
+        "I/O\"): make each collective call carry more data through a file view."),
+    "small-serial-io": (
+        f"{_G}posix_write_1M_x_64B.darshan (1 process, 1.11 s): \"1000000 small sequential "
+        "writes (average 64 B) from one process\"; cost 920.7 ms (82.8%); fix: run under "
+        "`iolab buffer -- ./posix_write ...` or IOBUF (`buffering.env`), or setvbuf."),
+    "misaligned-file": (
+        "written log (tests/diagnose/test_written_logs.py, 8 ranks, 1.5 MiB writes to a "
+        "Lustre file with 1 MiB stripes): \"4096 of 8192 POSIX requests (50.0%) start off "
+        "the 1048576-byte file alignment\"; cost 10.5 s (the slowest rank's 21 s times the "
+        "misaligned share); fix: start requests on 1 MiB boundaries (a POSIX program: pad "
+        "its records; striping_unit only for MPI-IO files, H5Pset_alignment only for HDF5)."),
+    "misaligned-memory": (
+        "the same written log: \"4915 of 8192 POSIX requests (60.0%) use buffers not aligned "
+        "to 8 bytes\"; cost 1.3 s (a tenth of the time, times the share); fix: "
+        "posix_memalign'ed buffers (`direct_io.c`)."),
+    "redundant-traffic": (
+        f"{_DLIO}: \"8.4 GiB of 10.5 GiB read (80.5%) moved the same bytes again\"; cost "
+        "4.0 s (2.9%, WARN: the job is not I/O bound); fix (one process: nobody to broadcast "
+        "to): keep the data in memory, or in a node-local cache when it does not fit."),
+    "random-access": (
+        f"{_G}posix_mixed_rw_random_reads.darshan: \"about 9920 of 12000 POSIX reads (82.7%) "
+        "are random\"; cost 11.7 ms (17.1%, INFO: under a second); fix: sort or batch the "
+        "offsets, read larger blocks (with DXT the shares are measured, not estimated)."),
+    "file-per-process": (
+        "written log (tests/diagnose/test_written_logs.py, 512 ranks): \"512 application "
+        "files each opened by one rank, from 512 of 512 ranks\"; cost: their metadata time "
+        "(none recorded: INFO); fix: one shared file with collective MPI-IO or subset "
+        "aggregation (`collective_io.c`)."),
+    "files-per-directory": (
+        "darshan-logs/partial_data_stdio/partial_data_stdio.darshan: \"1 directory with at "
+        "least 1000 files; the largest holds 1022\"; cost 36.2 ms (0.2%); fix: spread files "
+        "over sub-directories (on Lustre also a one-stripe directory for small files; this "
+        "one is in /home, so no stripe advice)."),
+    "frequent-open-close": (
+        "written log (tests/diagnose/test_rules_synthetic.py): \"5000 opens on 1 file(s), up "
+        "to 5000 per rank on one file\" (/scratch/log.txt, 100 B written per open); cost: "
+        "the metadata time on it (none recorded: INFO); fix: open once, keep the handle "
+        "(`fewer_opens.c`)."),
+    "small-shared-input": (
+        "written log (tests/diagnose/test_written_logs.py, 16 ranks): \"1 small input "
+        "file(s) read by up to 16 ranks each (64 KiB read in total)\" (config.nml); cost "
+        "1.6 ms; fix: read on one rank and MPI_Bcast (`read_once_bcast.c`)."),
+    "shared-file-stragglers": (
+        "darshan-logs/apmpi_apxc/mpi-io-test.darshan (4 ranks, 2.0 s): \"1 shared file(s) "
+        "with a straggler rank; worst: rank 1 took 1.02 s, rank 3 0.25 s (75.1% apart)\"; "
+        "cost 763.6 ms (38.2%); fix: every rank already moves 32 MiB, so not \"equal "
+        "shares\": the slow rank waited on the file system; stripe-aligned ranges or "
+        "collective calls."),
+    "per-rank-imbalance": (
+        "written log (tests/diagnose/test_cross_layer_rules.py, 2 ranks): \"bytes in "
+        "per-rank files differ by 68.0% between ranks: rank 0 moved 61.0 MiB, rank 1 19.5 "
+        "MiB\"; cost 112.8 s (37.6%, HIGH); fix: balance the decomposition or let a few "
+        "aggregators write for all."),
+    "read-modify-write": (
+        "test program tests/diagnose/progs/mpi_patterns.c (4 ranks, MPICH's ROMIO, "
+        "collective writes with holes, under `iolab profile`): \"64 POSIX reads (28 MiB) inside 1 "
+        "file(s) the program only writes through MPI-IO (collective writes)\"; cost 7.8 ms; "
+        "fix: contiguous, stripe-aligned collective blocks, `romio_ds_write disable` "
+        "(`romio_hints_no_rmw.txt/.env`)."),
+    "write-amplification": (
+        "test program tests/diagnose/progs/mpi_patterns.c (4 ranks, MPICH's ROMIO, "
+        "independent strided writes with data sieving, under `iolab profile`): \"64.0 MiB "
+        "reached POSIX for 16 MiB written through MPI-IO (4.00x)\"; cost 8.4 ms (the extra "
+        "share of the POSIX write time); fix: `romio_ds_write disable` "
+        "(`romio_hints_no_sieving.txt/.env`)."),
+    "single-posix-writer": (
+        f"{_G}hdf5_4ranks_collective_hyperslab.darshan: \"one rank wrote 100% of the POSIX "
+        "bytes of /tmp/dtests/h5_par.h5 while 4 ranks shared its MPI-IO writes evenly\"; "
+        "cost 114.7 ms (36.6%); fix: the cause named (Open MPI's OMPIO, which ran it, "
+        "picked one aggregator), 4 writers as its MCA parameter "
+        "(`OMPI_MCA_io_ompio_num_aggregators=4`), or `cb_nodes 4` with ROMIO."),
+    "mpiio-time-skew": (
+        "darshan-logs/mpi_io_test_with_dxt/treddy_mpi-io-test_...darshan (32 ranks, 14 s): "
+        "\"the slowest rank spent 9.4 s in MPI-IO calls on .../test.out but the slowest "
+        "POSIX rank only 2.7 s: the independent calls wait\"; cost 6.7 s (47.9%, HIGH, "
+        "first); fix: collective calls, or a barrier to find a late rank; not data sieving's "
+        "locks, since POSIX moved exactly the MPI-IO bytes (no sieving)."),
+    "tiny-collective-calls": (
+        f"{_MPIIO_COLL}: \"65536 collective MPI-IO calls of 4 KiB on average on 1 file(s)\"; "
+        "cost 1.4 s (87.8%, HIGH, first); fix: one collective call through a file view, or "
+        "gather in memory first (`collective_io.c`)."),
+    "slow-close": (
+        "written log (tests/diagnose/test_rules_synthetic.py): \"closing /s/out.h5 took "
+        "8.0 s (HDF5 close)\"; cost 8.0 s (8%); fix: collective metadata writes, larger "
+        "aligned metadata blocks, no H5Fflush in loops (`hdf5_collective_metadata.c`)."),
+    "tiny-file-slow": (
+        "test program tests/diagnose/progs/flush_log.c (1 process, a progress line flushed "
+        "and synced after each step): \"progress.log holds 28.2 KiB but cost one rank 8.8 s "
+        "(2000 operations, 1 opens, 4000 syncs/flushes)\"; cost 8.8 s (99.6%, HIGH); fix: "
+        "drop the per-line fflush/fsync, keep the file open."),
+    "stripe-shared-file": (
+        "written log (tests/diagnose/test_cross_layer_rules.py, 512 ranks on 16 nodes, an "
+        "8 GiB checkpoint on one OST): \"1 file(s) of at least 1 GiB written by 8+ ranks sit "
+        "on one OST\"; cost 90.0 s (45%, HIGH); fix: `stripe_count_8.lfs.sh`, 8 stripes (8 "
+        "by size, NERSC's 1-10 GB row; 16 aggregators do not lower it; above the 1 OST the "
+        "log proves, the script takes the smaller of 8 and what `lfs df` lists)."),
+    "stripe-huge-file": (
+        "written log (tests/diagnose/test_stripe_count.py): a 200 GB file on one OST, "
+        "\"1 file(s) larger than 100 GB on a single OST\"; cost 60.0 s (10%); fix: "
+        "`stripe_count_72.lfs.sh` (72 by size, NERSC's 100-1000 GB row, whatever the "
+        "writers: KAUST, such files must be striped)."),
+    "stripe-small-files": (
+        f"{_DLIO}: \"14 file(s) smaller than 1 GiB, used by one process, striped over "
+        "several OSTs\" (training inputs of 126-225 MB on 160 OSTs); cost 1.5 s (1.1%: "
+        "their open/close/stat time, where extra stripes cost); fix: one stripe "
+        "(`stripe_count_1.lfs.sh`, KAUST: small files on single OSTs), or create the data "
+        "set in a one-stripe directory."),
+    "stripe-size-mismatch": (
+        "written log (tests/diagnose/test_rules_synthetic.py, 64 ranks on Lustre): \"1 "
+        "file(s) accessed in pieces that do not divide into the stripe: e.g. 1.5 MiB "
+        "requests on 1 MiB stripes\"; fix: a 1.5 MiB stripe keeping the file's 4 stripes "
+        "(`stripe_size.lfs.sh`), striping_unit for MPI-IO."),
+    "direct-io": (
+        "written log (tests/diagnose/test_rules_synthetic.py): \"1 large file(s) read once, "
+        "sequentially, in large requests (2 GiB)\" (read case); the write case with "
+        "`--node-memory 16G`: \"8 GiB written per node, more than 40.0% of the 16 GiB node "
+        "memory\"; INFO (a tenth of the time); fix: O_DIRECT/MPIO_DIRECT_*/H5Pset_fapl_direct "
+        "to measure against buffered I/O (`direct_io.c`)."),
+    "single-io-stream": (
+        "written log (tests/diagnose/test_rules_synthetic.py, 16 ranks): \"rank 0 moved "
+        "99.6% of the 4.0 GiB of I/O while 15 other ranks waited\"; cost 1.0 s (its I/O "
+        "time); fix: several writers per node, collective MPI-IO or subset aggregation, and "
+        "core binding (`slurm.sbatch`)."),
+    "mpiio-independent": (
+        f"{_MPIIO_INDEP}: \"65536 of 65536 MPI-IO writes (100.0%) on shared files are "
+        "independent, averaging 4 KiB\"; cost 369.8 ms (93.4%); fix: the collective calls, "
+        "with OMPIO's MCA parameters (`romio_hints_collective.ompio.env`) since Open MPI ran "
+        "it."),
+    "collective-buffering": (
+        f"{_MPIIO_INDEP}: \"65536 small MPI-IO writes on 1 shared file(s) reach POSIX "
+        "unmerged: 4 KiB per MPI-IO call, 4 KiB per POSIX call\"; cost 369.8 ms; fix: "
+        "collective buffering after switching to collective calls (never restating ROMIO's "
+        "defaults such as cb_buffer_size 16777216)."),
+    "mpiio-nonblocking": (
+        "written log (tests/diagnose/test_rules_synthetic.py, one rank reading 8 GiB in 2000 "
+        "independent MPI-IO calls of 4 MiB, 40 s of a 100 s run): \"2000 blocking MPI-IO "
+        "calls and no non-blocking ones while I/O takes 40.0% of the run\"; cost 40.0 s (the "
+        "smaller of the MPI-IO time and the 60 s left to overlap it with); fix: "
+        "MPI_File_iread_at (the twin of the calls the job makes) before the computation, "
+        "MPI_Wait after. Not for tiny calls (the corpus's 4 KiB and 1-byte calls): overlap "
+        "hides none of their per-call cost."),
+    "aggregators-per-node": (
+        "written log (tests/diagnose/test_cross_layer_rules.py, 512 ranks, 32 per node on "
+        "16 nodes): \"2048 collective MPI-IO calls with 32 ranks per node on 16 node(s), "
+        "aggregators: the default\"; cost 48.0 s (24%); fix: `cb_config_list *:2`, "
+        "`cb_nodes 32` (CSC: 2.86x on BTIO), never for a single-node job."),
+    "hdf5-metadata-alignment": (
+        f"{_G}hdf5_4ranks_collective_hyperslab.darshan: \"HDF5 over MPI-IO: 7 of 23 POSIX "
+        "requests under 1 KiB (metadata) and 21 misaligned\"; cost 139.6 ms (44.6%); fix: "
+        "collective metadata and H5Pset_alignment (`hdf5_collective_metadata.c`); not "
+        "collective data writes, which the job already makes."),
+    "fill-mode": (
+        "test program tests/diagnose/progs/h5_fill.c (4 ranks, HDF5 dataset with fill "
+        "values, under `iolab profile`): \"32.0 MiB written for 16 MiB of datasets (fill "
+        "values written first)\"; cost 23.0 ms; fix: H5Pset_fill_time(H5D_FILL_TIME_NEVER) "
+        "or ncmpi_set_fill(NC_NOFILL) (`fill_mode.c`)."),
+}
