@@ -7,7 +7,6 @@ and computes :class:`~iolab.model.metrics.Metrics` once. Rules read only this.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -207,14 +206,11 @@ def _hints(raws: Sequence[RawJob]) -> dict[str, dict[str, str]]:
 # Darshan modules that record no I/O of their own: summaries of the modules that are read
 # (HEATMAP), MPI and platform profiles (APMPI, APXC, BG/Q), layouts (LUSTRE).
 _NOT_IO_MODULES = frozenset({"HEATMAP", "APMPI", "APXC", "BG/Q", "LUSTRE", "NULL"})
-_UNREAD = re.compile(r"^module (\S+) present, not used by any rule$")
 
 
 def _unread_io(raws: Sequence[RawJob]) -> list[str]:
-    """The I/O modules a log holds that the loader left out. The Darshan loader says so in
-    its notes (the one place its wording is read; a typed list on RawJob would be better)."""
-    out = {m.group(1) for r in raws for n in r.notes if (m := _UNREAD.match(n))}
-    return sorted(out - _NOT_IO_MODULES)
+    """The I/O modules a log holds that the loader left out (e.g. DFS, DAOS, MDHIM)."""
+    return sorted({m for r in raws for m in r.unread_modules} - _NOT_IO_MODULES)
 
 
 def build_model(

@@ -194,6 +194,7 @@ class RawJob:
     mounts: list[tuple[str, str]] = field(default_factory=list)  # (mount point, fs type)
     partial_modules: list[str] = field(default_factory=list)  # modules that ran out of memory
     notes: list[str] = field(default_factory=list)  # what the loader could not read, and why
+    unread_modules: list[str] = field(default_factory=list)  # modules in the log no rule reads
     # The records, one table per module (module -> table).
     tables: dict[str, RecordTable] = field(default_factory=dict)
     # Lustre layout per record id (stripe_size, stripe_count), when known.

@@ -308,6 +308,7 @@ def _load_open(log: Log, p: Path) -> tuple[RawJob, dict[str, bytearray]]:
         elif mod in TRACE_MODULES:
             dxt[mod] = info["idx"]
         else:
+            raw.unread_modules.append(mod)
             raw.notes.append(f"module {mod} present, not used by any rule")
     if dxt:
         _read_trace(log, dxt, raw)
