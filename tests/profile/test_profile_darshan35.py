@@ -20,7 +20,9 @@ from darshan_helpers import (
     assert_all_agree,
     darshan_records,
 )
+from test_profile_hdf5 import _build as build_hdf5
 from test_profile_mpi_languages import NP, PROGRAMS, _build
+from test_profile_pnetcdf import _build as build_pnetcdf
 from trace_helpers import profile, record
 
 HERE_LOGS = Path(__file__).resolve().parent / "darshan"
@@ -111,3 +113,55 @@ def test_stdio_standard_streams_formatted_rename(
                 [*POSIX_COMPARED, "RENAME_SOURCES", "RENAME_TARGETS"],
                 "POSIX",
             )
+
+
+# The HDF5 and PnetCDF programs: ranks move different bytes (rank 0 writes the library's
+# metadata too) in accesses of several sizes, so which rank was fastest, its bytes, and the
+# size of the slowest access are timing: compared everywhere else.
+_LAYER_TIMING = {
+    f"{p}_{c}": _TIMING
+    for p in ("POSIX", "MPIIO", "H5D", "PNETCDF_VAR")
+    for c in ("FASTEST_RANK", "SLOWEST_RANK", "FASTEST_RANK_BYTES", "SLOWEST_RANK_BYTES",
+              "MAX_READ_TIME_SIZE", "MAX_WRITE_TIME_SIZE")
+}
+LAYER_DIFFER = {**_LAYER_TIMING, **{k: v for k, v in POSIX_DIFFER.items() if "RANK" not in k}}
+H5_LAYER = {"H5F": ["rw.h5"], "H5D": ["rw.h5:/grid"]}
+LAYER_PROGRAMS = [
+    # (log, program, MPI library, data file, the layer's records: module -> names)
+    ("hdf5_rw_openmpi", "mpi_hdf5_rw", "openmpi", "rw.h5", H5_LAYER),
+    ("hdf5_rw_mpich", "mpi_hdf5_rw", "mpich", "rw.h5", H5_LAYER),
+    ("pnetcdf_rw_openmpi", "mpi_pnetcdf_rw", "openmpi", "rw.nc",
+     {"PNETCDF_FILE": ["rw.nc"], "PNETCDF_VAR": ["rw.nc:grid", "rw.nc:series"]}),
+]
+
+
+@pytest.mark.parametrize(
+    "log, name, mpi, file, layer", LAYER_PROGRAMS, ids=[p[0] for p in LAYER_PROGRAMS]
+)
+def test_hdf5_and_pnetcdf_programs_every_layer(
+    log: str, name: str, mpi: str, file: str, layer: dict[str, list[str]], tmp_path: Path
+) -> None:
+    """mpi_hdf5_rw.c (collective and independent hyperslabs, H5S_ALL, points, reopen) and
+    mpi_pnetcdf_rw.c (blocking and non-blocking, var/var1/vara/vars/varn, a record variable)
+    on 2 ranks: the library layer's records (H5F/H5D, PNETCDF_FILE/PNETCDF_VAR) and the
+    MPI-IO and POSIX records of its file equal Darshan 3.5's counter for counter."""
+    if name == "mpi_hdf5_rw":
+        exe = build_hdf5(name, mpi, tmp_path)
+    else:
+        exe = build_pnetcdf(name, tmp_path)
+    _, job = profile([str(exe), str(tmp_path / file)], tmp_path / "p", np=NP,
+                     mpi="mpich" if mpi == "mpich" else None)
+    mods = ("POSIX", "MPI-IO", *layer)
+    theirs = {
+        (m, p[p.index(f"/{file}") + 1:]): c  # rw.h5, rw.h5:/grid: the name past the folder
+        for m, rk, p, c in darshan_records(HERE_LOGS / f"{log}.darshan", mods)
+        if p.endswith("/" + file) or f"/{file}:" in p
+    }
+    want = {("POSIX", file), ("MPI-IO", file), *((m, n) for m, ns in layer.items() for n in ns)}
+    assert set(theirs) == want
+    for mod, fname in sorted(want):
+        ours = record(job, mod, fname)
+        assert ours.rank == theirs[(mod, fname)]["rank"] == -1
+        assert_all_agree(ours, theirs[(mod, fname)], LAYER_DIFFER)
+    posix = record(job, "POSIX", file).counters["POSIX_STATS"]
+    assert theirs[("POSIX", file)]["POSIX_STATS"] <= posix
