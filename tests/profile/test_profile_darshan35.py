@@ -4,11 +4,15 @@ the same counters as Darshan's runtime gave, except those named here with the re
 Unlike test_profile_darshan.py, nothing outside the repository is needed.
 
 Fortran (``mpif.h``, ``use mpi``, ``use mpi_f08``) and C++ MPI-IO programs, under Open MPI and
-MPICH: expected / was: Fortran and C++ programs had no MPI-IO record at all (issue #9).
+MPICH: expected / was: Fortran and C++ programs had no MPI-IO record at all (issue #9). HDF5
+(C and Fortran) and PnetCDF programs, every layer: expected / was: an H5S_ALL read counted as a
+regular hyperslab selection (Darshan counts none).
 """
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -20,10 +24,11 @@ from darshan_helpers import (
     assert_all_agree,
     darshan_records,
 )
+from test_profile_hdf5 import H5
 from test_profile_hdf5 import _build as build_hdf5
 from test_profile_mpi_languages import NP, PROGRAMS, _build
 from test_profile_pnetcdf import _build as build_pnetcdf
-from trace_helpers import profile, record
+from trace_helpers import PROGS, profile, record
 
 HERE_LOGS = Path(__file__).resolve().parent / "darshan"
 darshan = pytest.importorskip("darshan")
@@ -132,7 +137,27 @@ LAYER_PROGRAMS = [
     ("hdf5_rw_mpich", "mpi_hdf5_rw", "mpich", "rw.h5", H5_LAYER),
     ("pnetcdf_rw_openmpi", "mpi_pnetcdf_rw", "openmpi", "rw.nc",
      {"PNETCDF_FILE": ["rw.nc"], "PNETCDF_VAR": ["rw.nc:grid", "rw.nc:series"]}),
+    ("hdf5_fortran_openmpi", "mpi_hdf5_fortran", "openmpi", "field.h5",
+     {"H5F": ["field.h5"], "H5D": ["field.h5:/field"]}),
+    ("hdf5_fortran_mpich", "mpi_hdf5_fortran", "mpich", "field.h5",
+     {"H5F": ["field.h5"], "H5D": ["field.h5:/field"]}),
 ]
+
+
+def _build_hdf5_fortran(mpi: str, outdir: Path) -> Path:
+    """mpi_hdf5_fortran.F90 with h5pfc -shlib: linked to the shared HDF5 (h5pfc's default
+    on Debian is the static one, which no preloaded library, Darshan's either, can wrap)."""
+    h5pfc = f"h5pfc.{mpi}"
+    mod = Path(f"/usr/include/hdf5/{mpi}/hdf5.mod")
+    if shutil.which(h5pfc) is None or not mod.is_file():
+        pytest.skip(f"{h5pfc} or the Fortran HDF5 for {mpi} is not installed")
+    shim_lib = H5[mpi][2]
+    if not shim_lib.is_file():
+        pytest.skip(f"{shim_lib.name} is not built (./setup)")
+    exe = outdir / f"mpi_hdf5_fortran-{mpi}"
+    subprocess.run([h5pfc, "-shlib", "-O2", "-o", str(exe), str(PROGS / "mpi_hdf5_fortran.F90")],
+                   check=True, cwd=outdir)
+    return exe
 
 
 @pytest.mark.parametrize(
@@ -141,12 +166,15 @@ LAYER_PROGRAMS = [
 def test_hdf5_and_pnetcdf_programs_every_layer(
     log: str, name: str, mpi: str, file: str, layer: dict[str, list[str]], tmp_path: Path
 ) -> None:
-    """mpi_hdf5_rw.c (collective and independent hyperslabs, H5S_ALL, points, reopen) and
+    """mpi_hdf5_rw.c (collective and independent hyperslabs, H5S_ALL, points, reopen),
     mpi_pnetcdf_rw.c (blocking and non-blocking, var/var1/vara/vars/varn, a record variable)
-    on 2 ranks: the library layer's records (H5F/H5D, PNETCDF_FILE/PNETCDF_VAR) and the
-    MPI-IO and POSIX records of its file equal Darshan 3.5's counter for counter."""
+    and mpi_hdf5_fortran.F90 (HDF5's Fortran bindings) on 2 ranks: the library layer's
+    records (H5F/H5D, PNETCDF_FILE/PNETCDF_VAR) and the MPI-IO and POSIX records of its file
+    equal Darshan 3.5's counter for counter."""
     if name == "mpi_hdf5_rw":
         exe = build_hdf5(name, mpi, tmp_path)
+    elif name == "mpi_hdf5_fortran":
+        exe = _build_hdf5_fortran(mpi, tmp_path)
     else:
         exe = build_pnetcdf(name, tmp_path)
     _, job = profile([str(exe), str(tmp_path / file)], tmp_path / "p", np=NP,
@@ -165,3 +193,7 @@ def test_hdf5_and_pnetcdf_programs_every_layer(
         assert_all_agree(ours, theirs[(mod, fname)], LAYER_DIFFER)
     posix = record(job, "POSIX", file).counters["POSIX_STATS"]
     assert theirs[("POSIX", file)]["POSIX_STATS"] <= posix
+    if name == "mpi_hdf5_fortran":  # the program's own numbers: 4 x 64 doubles per rank
+        h5d = record(job, "H5D", "field.h5:/field").counters
+        assert (h5d["H5D_WRITES"], h5d["H5D_BYTES_WRITTEN"]) == (NP, NP * 2048)
+        assert (h5d["H5D_READS"], h5d["H5D_BYTES_READ"]) == (2 * NP, NP * (2048 + NP * 2048))
