@@ -306,8 +306,12 @@ MPI_BOTH(MPI_File_close)
 int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
                       const char *datarep, MPI_Info info)
 {
-    IOLAB_MPI_WRAP(MPI_File_set_view, (fh, disp, etype, filetype, datarep, info),
-                   rec_meta(fh, IOLAB_MPIIO_VIEWS, ret, t0_, t1_));
+    /* Hints given with the view count as hints too, as in Darshan. */
+    IOLAB_MPI_WRAP(MPI_File_set_view, (fh, disp, etype, filetype, datarep, info), do {
+        rec_meta(fh, IOLAB_MPIIO_VIEWS, ret, t0_, t1_);
+        if (info != MPI_INFO_NULL)
+            rec_meta(fh, IOLAB_MPIIO_HINTS, ret, t0_, t0_);
+    } while (0));
 }
 MPI_BOTH(MPI_File_set_view)
 
