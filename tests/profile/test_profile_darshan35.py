@@ -253,3 +253,36 @@ def test_fortran_serial_io(tmp_path: Path) -> None:
         assert theirs[key]["POSIX_STATS"] <= rec.counters["POSIX_STATS"]
     stream = ours[("POSIX", "f_stream.dat")].counters  # the program's own bytes
     assert stream["POSIX_BYTES_WRITTEN"] == stream["POSIX_BYTES_READ"] == 100 * 800
+
+
+@pytest.mark.parametrize("mpi", ["openmpi", "mpich"])
+def test_mpiio_files_of_some_ranks(mpi: str, tmp_path: Path) -> None:
+    """mpi_subsets.c on 3 ranks: a file opened by every rank is reduced to one record
+    (rank -1), a file of 2 ranks' sub-communicator and each rank's MPI_COMM_SELF file stay
+    per rank, as in Darshan 3.5's log; every MPI-IO and POSIX counter of each equal."""
+    cc = {"openmpi": "mpicc", "mpich": "mpicc.mpich"}[mpi]
+    if shutil.which(cc) is None:
+        pytest.skip(f"{cc} is not installed")
+    if mpi == "mpich" and not SHIM_MPICH.is_file():
+        pytest.skip(f"{SHIM_MPICH.name} is not built (./setup builds it in build/mpich)")
+    exe, data = tmp_path / "mpi_subsets", tmp_path / "d"
+    subprocess.run([cc, "-O2", "-o", str(exe), str(PROGS / "mpi_subsets.c")], check=True)
+    data.mkdir()
+    _, job = profile([str(exe), str(data)], tmp_path / "p", np=3,
+                     mpi="mpich" if mpi == "mpich" else None)
+    names = {"sub.dat", "all.dat", "self0.dat", "self1.dat", "self2.dat"}
+    theirs = {
+        (m, p.rsplit("/", 1)[-1], rk): c
+        for m, rk, p, c in darshan_records(HERE_LOGS / f"mpiio_subsets_{mpi}.darshan")
+        if p.rsplit("/", 1)[-1] in names
+    }
+    ours = {(r.module, r.path.rsplit("/", 1)[-1], r.rank): r for r in job.rows()
+            if r.path.startswith(f"{data}/") and r.path.rsplit("/", 1)[-1] in names}
+    assert set(ours) == set(theirs)
+    assert {(n, rk) for m, n, rk in theirs if m == "MPI-IO"} == {
+        ("all.dat", -1), ("sub.dat", 0), ("sub.dat", 1),
+        ("self0.dat", 0), ("self1.dat", 1), ("self2.dat", 2)}
+    for key, rec in ours.items():
+        assert_all_agree(rec, theirs[key], {**MPIIO_DIFFER, **POSIX_DIFFER})
+        if key[0] == "POSIX":
+            assert theirs[key]["POSIX_STATS"] <= rec.counters["POSIX_STATS"]
