@@ -18,11 +18,15 @@ from pathlib import Path
 
 import pytest
 from darshan_helpers import (
+    PARSER_MISSING,
     POSIX_COMPARED,
+    PREFIX,
     STDIO_COMPARED,
     assert_agree,
     assert_all_agree,
+    darshan_parser,
     darshan_records,
+    run_darshan_parser,
 )
 from test_profile_hdf5 import H5
 from test_profile_hdf5 import _build as build_hdf5
@@ -320,3 +324,23 @@ def test_cxx_streams(tmp_path: Path) -> None:
     theirs_again = theirs[("POSIX", "cxx_again.dat")]
     assert again["POSIX_MAX_BYTE_READ"] == 16 * 4096 - 1 != theirs_again["POSIX_MAX_BYTE_READ"]
     assert again["POSIX_SEQ_READS"] == theirs_again["POSIX_SEQ_READS"] - 1
+
+
+@pytest.mark.parametrize("log", sorted(p.name for p in HERE_LOGS.glob("*.darshan")))
+def test_darshan_parser_output_read_as_pydarshan(log: str) -> None:
+    """The darshan-parser text reader of darshan_helpers (used on iolab's --darshan logs)
+    gives, on Darshan 3.5's own logs, every record and integer counter pydarshan gives."""
+    parser = darshan_parser()
+    if parser is None:
+        pytest.skip(PARSER_MISSING)
+    printed = run_darshan_parser(parser, HERE_LOGS / log)
+    py = darshan_records(HERE_LOGS / log, tuple(PREFIX))
+    assert {(m, rk, n) for m, rk, _, n in printed if m in PREFIX} == {
+        (m, rk, n) for m, rk, n, _ in py}
+    by_key = {(m, rk, n): c for (m, rk, _, n), c in printed.items()}
+    u64 = (1 << 64) - 1  # ids in counters (POSIX_RENAMED_FROM): signed in pydarshan
+    for mod, rank, name, counters in py:
+        got = by_key[(mod, rank, name)]
+        assert {k: v & u64 for k, v in counters.items() if k not in ("id", "rank")} == {
+            k: v & u64 for k, v in got.items()
+            if isinstance(v, int) and not k.endswith("_FILE_REC_ID")}
