@@ -38,6 +38,11 @@ if [ "${IOLAB_WITH_TEST_DEPS:-0}" = 1 ]; then
     need command -v strace -- strace  # IOR patterns, queue depth, metadata: the syscalls made
     need command -v chromium -- chromium  # the HTML escaping test opens reports in it
 fi
+# Benchmark-only tools: bench/queue_vs_fio and bench/engine_vs_ior compare with fio. (IOR and
+# mdtest have no Debian package: build them outside the repository, see bench/engine_vs_ior.)
+if [ "${IOLAB_WITH_BENCH_DEPS:-0}" = 1 ]; then
+    need command -v fio -- fio
+fi
 
 [ ${#want_pkgs[@]} = 0 ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then

@@ -219,8 +219,11 @@ herr_t H5Fclose(hid_t file_id)
 
 /* ---- datasets ---- */
 
-/* "file path:/dataset path": the dataset's own full name (H5Iget_name), which for a
- * dataset in the root group is what Darshan records. */
+/* "file path:/dataset path": the dataset's own full name (H5Iget_name), one record per
+ * dataset however it is reached. Darshan 3.5 appends the name given to the location's path
+ * without a separator ("/grp" + "b" = "/grpb", "/" + "/grp/c" = "//grp/c"); the names are
+ * equal for a name relative to the file id ("a", "grp/sub/d"), and on purpose not otherwise
+ * (docs/profile.md, tests/profile/test_profile_hdf5_names.py). */
 static iolab_rec_t *dataset_record(hid_t dset)
 {
     char file[PATH_MAX], abs[PATH_MAX], name[PATH_MAX + 512];

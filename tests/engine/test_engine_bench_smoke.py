@@ -1,4 +1,5 @@
-"""bench/engine_vs_ior runs end to end with tiny sizes (a smoke test, not a measurement)."""
+"""The comparison scripts in bench/ run end to end with tiny sizes (smoke tests, not
+measurements): engine_vs_ior, btio, metadata_vs_mdtest, queue_vs_fio."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from engine_helpers import Engine, _env
+import pytest
+from engine_helpers import Engine, _env, run_engine
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -33,3 +35,64 @@ def test_engine_vs_ior_smoke(engine: Engine, tmp_path: Path):
     # its own scratch files are gone; --dir itself stays (it may hold the user's files)
     assert (tmp_path / "scratch").is_dir() and not any((tmp_path / "scratch").iterdir())
     assert os.environ.get("IOR") is None or "IOR" in text
+
+
+def run_script(name: str, engine: Engine, tmp_path: Path, *args: str,
+               drop_env: tuple[str, ...] = ()) -> tuple[subprocess.CompletedProcess, str]:
+    """bench/<name> at tiny sizes into a docs file of its own; returns the run and the file."""
+    out = tmp_path / "benchmarks.md"
+    out.write_text("# Benchmarks\n\nother sections stay\n")
+    env = {**_env(), "IOLAB_BENCH": str(engine.binary)}
+    for k in drop_env:
+        env.pop(k, None)
+    p = subprocess.run([sys.executable, str(REPO / "bench" / name), *args, "--rounds", "1",
+                        "--dir", str(tmp_path / "scratch"), "--output", str(out)],
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert "expected duration about" in p.stderr
+    text = out.read_text()
+    assert "other sections stay" in text and text.count(f"<!-- {name}:begin -->") == 1
+    assert not any((tmp_path / "scratch").iterdir())
+    return p, text
+
+
+def first_cell(row: str, column: int) -> float | None:
+    cell = row.split("|")[column].strip()
+    return None if cell == "–" else float(cell.split()[0])
+
+
+def test_btio_smoke(engine: Engine, tmp_path: Path):
+    _, text = run_script("btio", engine, tmp_path, "--grid", "8x8x8", "--steps", "1")
+    rows = {ln.split("|")[1].strip(): ln for ln in text.splitlines()
+            if ln.startswith(("| MPI ", "| PnetCDF "))}
+    assert len(rows) == 4
+    for method, row in rows.items():
+        if method.startswith("PnetCDF") and "pnetcdf" not in engine.apis:
+            continue
+        for column in (2, 3):  # default, CSC hints
+            value = first_cell(row, column)
+            assert value is not None and value > 0, row
+
+
+def test_metadata_vs_mdtest_smoke(engine: Engine, tmp_path: Path):
+    _, text = run_script("metadata_vs_mdtest", engine, tmp_path, "--files", "20",
+                         drop_env=("MDTEST",))
+    rows = [ln for ln in text.splitlines() if ln.startswith(("| easy", "| hard"))]
+    assert [r.split("|")[2].strip() for r in rows] == ["create", "stat", "open_read",
+                                                       "remove"] * 2
+    for row in rows:
+        value = first_cell(row, 3)
+        assert value is not None and value > 0, row
+
+
+def test_queue_vs_fio_smoke(engine: Engine, tmp_path: Path):
+    probe = run_engine(engine, 1, ["--posix.queue-depth", "2", "--transfer", "4K", "--block",
+                                   "8K", "--path", str(tmp_path / "probe")], tmp_path)
+    if probe.rc != 0 and "needs liburing" in probe.stderr + probe.why():
+        pytest.skip("iolab-bench was built without liburing (--posix.queue-depth)")
+    _, text = run_script("queue_vs_fio", engine, tmp_path, "--size-mib", "2")
+    rows = [ln for ln in text.splitlines() if ln.startswith(("| write", "| read"))]
+    assert len(rows) == 2
+    for row in rows:
+        value = first_cell(row, 2)
+        assert value is not None and value > 0, row

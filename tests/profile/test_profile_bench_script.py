@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -34,6 +35,8 @@ def test_trace_overhead_smoke(tracer: Path, tmp_path: Path) -> None:
     assert run.returncode == 0, run.stderr
     text = out.read_text()
     assert "other section" in text and "| write64 |" in text and "| openclose |" in text
+    for case in _expected_mpi_cases():  # the MPI cases run too, where their tools exist
+        assert f"| {case} |" in text, case
     # a second run replaces the section instead of appending another one
     subprocess.run(
         [
@@ -82,3 +85,51 @@ def test_trace_overhead_callgrind_smoke(tracer: Path, tmp_path: Path) -> None:
     assert 0 < plain < iolab  # the tracer adds instructions to every traced write()
     subprocess.run(cmd, check=True, capture_output=True, timeout=300)
     assert out.read_text().count("trace_overhead_callgrind:begin") == 1
+
+
+def _expected_mpi_cases() -> list[str]:
+    if shutil.which("mpicc") is None or shutil.which("mpirun") is None:
+        return []
+    out = ["mpiio"]
+    if shutil.which("mpif90"):
+        out.append("fortran")
+    if Path("/usr/include/hdf5/openmpi").is_dir() and (
+            ROOT / "build" / "default" / "interpose" / "trace" / "libiolab-trace-hdf5.so"
+    ).is_file():
+        out.append("hdf5")
+    return out
+
+
+def test_trace_overhead_every_case_with_darshan(tracer: Path, tmp_path: Path) -> None:
+    """Every case, C, Fortran MPI-IO and HDF5 included, with Darshan too: each traced run is
+    checked by the script (a Darshan log with the case's module and process count)."""
+    lib = os.environ.get("DARSHAN_LIB")
+    if not lib or not Path(lib).is_file():
+        pytest.skip("set DARSHAN_LIB to a Darshan 3.5 libdarshan.so built for the default MPI "
+                    "(and DARSHAN_PARSER to its darshan-parser) to run the cases with Darshan")
+    out = tmp_path / "bench.md"
+    run = subprocess.run([sys.executable, str(ROOT / "bench" / "trace_overhead"), "--repeat",
+                          "1", "--scale", "0.0005", "--output", str(out), "--dir",
+                          str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    rows = [ln for ln in out.read_text().splitlines() if ln.startswith("| ")][1:]
+    cases = {ln.split("|")[1].strip(): ln for ln in rows}
+    assert set(cases) == {"write64", "fwrite512", "openclose", *_expected_mpi_cases()}
+    assert all(ln.count("|") == 12 and "n/a" not in ln for ln in cases.values())
+
+
+def test_trace_overhead_refuses_a_run_that_was_not_traced(tracer: Path, tmp_path: Path) -> None:
+    """A "Darshan" that writes no log (here libm) gives no number: one line, exit 1, no table
+    (before, a mode that traced nothing was timed as if it had)."""
+    libm = next((p for p in (Path("/lib/x86_64-linux-gnu/libm.so.6"),
+                             Path("/usr/lib/x86_64-linux-gnu/libm.so.6")) if p.is_file()), None)
+    if libm is None:
+        pytest.skip("no libm.so.6 to stand in for a library that traces nothing")
+    out = tmp_path / "bench.md"
+    run = subprocess.run([sys.executable, str(ROOT / "bench" / "trace_overhead"), "--repeat",
+                          "1", "--scale", "0.0005", "--output", str(out), "--dir",
+                          str(tmp_path)], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "DARSHAN_LIB": str(libm)})
+    assert run.returncode == 1
+    assert "Darshan wrote no log" in run.stderr and "Traceback" not in run.stderr
+    assert not out.exists()

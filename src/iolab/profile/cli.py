@@ -24,8 +24,8 @@ from pathlib import Path
 
 from iolab import cli_common, launch, paths
 from iolab.errors import UsageError
+from iolab.profile import batch, launchline, shim
 from iolab.profile import format as fmt
-from iolab.profile import launchline, shim
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -70,7 +70,11 @@ def _trace_env(
     parts_dir: Path, program: str, args: argparse.Namespace, line: launchline.LaunchLine | None
 ) -> dict[str, str]:
     libs: list[str] = []
-    kind = line.kind if line is not None else launchline.script_launcher(program)
+    kind = line.kind if line is not None else None
+    if kind in (None, "sbatch"):  # a job script: its own launcher's MPI, and its program's
+        cwd = launchline.batch_dir(line) if line is not None else None
+        kind, ranks_program = launchline.script_target(program, cwd=cwd)
+        program = ranks_program or program
     mpi_launch = args.np is not None or kind is not None
     flavour = kind if kind is not None and kind != "slurm" else args.mpi
     libs.extend(str(p) for p in shim.layer_shims(program))  # above MPI-IO: first
@@ -143,9 +147,17 @@ def _run_program(args: argparse.Namespace, argv: list[str]) -> int:
         )
     if line is not None:
         launchline.check_program(line)
+    if line is not None and line.kind in ("slurm", "sbatch") and "," in os.path.abspath(
+            args.output):
+        raise UsageError(f"-o {args.output}: Slurm's --export splits at ',', so the trace "
+                         "folder cannot be passed to the job; give a folder without ','")
+    if line is not None and line.kind == "sbatch" and shutil.which(argv[0]) is None:
+        raise UsageError(f"'{argv[0]}' is not on PATH (load Slurm)")
     if args.np is not None:
         spec = launch.LaunchSpec(np=args.np, launcher=args.launcher, mpi=args.mpi)
     outdir = _output_dir(args.output, args.name, args.quiet)
+    if line is not None and line.kind == "sbatch":
+        batch.warn_if_not_shared(outdir, args.quiet)
     parts_dir = Path(tempfile.mkdtemp(prefix=".iolab-parts-", dir=outdir)).resolve()
     try:
         cmd, env = _command(args, argv, parts_dir, spec, line)
@@ -171,6 +183,9 @@ def _run_program(args: argparse.Namespace, argv: list[str]) -> int:
             "trace": bool(args.trace),
         }
         n = _merge(parts_dir, target, job)
+        if n == 0 and line is not None and line.kind == "sbatch" and not args.quiet:
+            print(f"iolab: no process of the batch job wrote a profile into {parts_dir}: "
+                  "is -o DIR on a file system the compute nodes share?", file=sys.stderr)
     finally:
         shutil.rmtree(parts_dir, ignore_errors=True)
     if not args.quiet:

@@ -1,7 +1,9 @@
 """A user-written launch line, ``iolab profile -- mpirun -np 4 ./app``: the program behind the
 launcher's options, and the same line with the tracer passed to the ranks the launcher's own
 way (Open MPI ``-x NAME=VALUE``, MPICH Hydra ``-genv NAME VALUE``, Slurm
-``--export=ALL,NAME=VALUE``), so that the launcher itself is not traced.
+``--export=ALL,NAME=VALUE``), so that the launcher itself is not traced. A batch job,
+``iolab profile -- sbatch [options] job.sh``, is submitted with the same ``--export`` and
+``--wait``: the script's own launcher then passes the tracer on to its ranks.
 
 Each launcher's options that take a value are listed here (a value such as ``-np 4`` or
 ``--hostfile hosts`` is not the program); ``--opt=value`` forms carry their value anyway.
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -74,18 +77,36 @@ _SRUN_LONG_VALUES = {
     "tres-per-task", "relative",
 }
 
+# Slurm's sbatch (22.05+): its -W is --wait (a flag), unlike srun's -W seconds.
+_SBATCH_SHORT_VALUES = set("AabBcCdDeFGiJLMmNnopqStwx")
+_SBATCH_LONG_VALUES = {
+    "account", "acctg-freq", "array", "batch", "bb", "bbf", "begin", "chdir", "cluster-constraint",
+    "clusters", "comment", "constraint", "container", "core-spec", "cores-per-socket",
+    "cpu-freq", "cpus-per-gpu", "cpus-per-task", "deadline", "delay-boot", "dependency",
+    "distribution", "error", "exclude", "export", "export-file", "extra-node-info", "gid",
+    "gpu-bind", "gpu-freq", "gpus", "gpus-per-node", "gpus-per-socket", "gpus-per-task",
+    "gres", "gres-flags", "hint", "input", "job-name", "kill-on-invalid-dep", "licenses",
+    "mail-type", "mail-user", "mcs-label", "mem", "mem-bind", "mem-per-cpu", "mem-per-gpu",
+    "mincpus", "network", "nodefile", "nodelist", "nodes", "ntasks", "ntasks-per-core",
+    "ntasks-per-gpu", "ntasks-per-node", "ntasks-per-socket", "open-mode", "output",
+    "partition", "priority", "profile", "qos", "reservation", "signal", "sockets-per-node",
+    "switches", "thread-spec", "threads-per-core", "time", "time-min", "tmp", "tres-per-task",
+    "uid", "wait-all-nodes", "wckey", "wrap",
+}
+
 _NAMES = {
     "mpirun": None, "mpiexec": None, "orterun": "openmpi", "prterun": "openmpi",
     "mpirun.openmpi": "openmpi", "mpiexec.openmpi": "openmpi", "mpirun.mpich": "mpich",
-    "mpiexec.mpich": "mpich", "mpiexec.hydra": "mpich", "srun": "slurm",
+    "mpiexec.mpich": "mpich", "mpiexec.hydra": "mpich", "srun": "slurm", "sbatch": "sbatch",
 }
+_LAUNCHERS = {k for k, v in _NAMES.items() if v != "sbatch"}  # what a job script runs
 
 
 @dataclass(frozen=True)
 class LaunchLine:
     """A launch line split at its program: launcher argv (before), program argv (after)."""
 
-    kind: str  # "openmpi", "mpich" (Hydra) or "slurm"
+    kind: str  # "openmpi", "mpich" (Hydra), "slurm" (srun) or "sbatch" (program: the script)
     launcher: list[str]
     program: list[str]
     np: int | None  # the rank count the line asks for, when it says
@@ -99,28 +120,67 @@ class LaunchLine:
         if self.kind == "mpich":
             added = [a for k, v in env.items() for a in ("-genv", k, v)]
             return [first, *added, *opts, *self.program]
+        if self.kind == "sbatch":
+            wait = [] if any(o in ("-W", "--wait") for o in opts) else ["--wait"]
+            default = script_directive(self.program[0], "export") or "ALL"
+            return [first, *wait, *_srun_export(opts, env, default), *self.program]
         return [first, *_srun_export(opts, env), *self.program]
 
 
-def _srun_export(opts: list[str], env: Mapping[str, str]) -> list[str]:
-    """srun's options with env added to its --export (ALL when the line has none)."""
+def _srun_export(opts: list[str], env: Mapping[str, str], default: str = "ALL") -> list[str]:
+    """srun's (sbatch's) options with env added to its --export (default when the line has
+    none). NONE, which lets only SLURM_* through, becomes the list of env's names alone
+    (Slurm exports just the variables named, and SLURM_*)."""
+    for k, v in env.items():
+        if "," in v:
+            raise UsageError(f"{k}={v}: Slurm's --export splits at ',', so this value cannot "
+                             "be passed; use paths without ',' (-o DIR, IOLAB_LIBDIR)")
     pairs = ",".join(f"{k}={v}" for k, v in env.items())
+
+    def added(value: str) -> str:
+        return pairs if value.upper() == "NONE" else f"{value},{pairs}"
+
     out = list(opts)
     for i, opt in enumerate(out):
         if opt.startswith("--export="):
-            out[i] = f"{opt},{pairs}"
+            out[i] = "--export=" + added(opt.partition("=")[2])
             return out
         if opt == "--export" and i + 1 < len(out):
-            out[i + 1] = f"{out[i + 1]},{pairs}"
+            out[i + 1] = added(out[i + 1])
             return out
-    return [f"--export=ALL,{pairs}", *out]
+    return [f"--export={added(default)}", *out]
+
+
+def script_directive(script: str, name: str, short: str | None = None) -> str | None:
+    """The value of a job script's ``#SBATCH --name=value`` (``--name value``, or the short
+    form: ``-a 1-4``, ``-a1-4``) directive,
+    read as sbatch does: the comment lines at the top, up to the first command."""
+    try:
+        with open(script, encoding="utf-8", errors="replace") as f:
+            lines = f.read(1 << 20).splitlines()
+    except OSError:
+        return None
+    value = None
+    for ln in lines[1:]:
+        text = ln.strip()
+        if text and not text.startswith("#"):
+            break
+        words = text.split("#", 2)[1].split() if text.startswith("#SBATCH") else []
+        for i, w in enumerate(words[1:], 1):
+            if w.startswith(f"--{name}="):
+                value = w.partition("=")[2]
+            elif w in (f"--{name}", short) and i + 1 < len(words):
+                value = words[i + 1]
+            elif short and w.startswith(short) and len(w) > len(short):
+                value = w[len(short):]  # -a1-4
+    return value
 
 
 # A launcher run as a command of a script: at a line's start or after ; & | ( ` exec time,
 # by name or path.
 _SCRIPT_LAUNCH = re.compile(
     r"(?:^|[;&|(`]|\bexec|\btime)\s*(?:\S*/)?("
-    + "|".join(re.escape(n) for n in _NAMES)
+    + "|".join(re.escape(n) for n in sorted(_LAUNCHERS))
     + r")(?=\s|$)",
     re.MULTILINE,
 )
@@ -130,21 +190,58 @@ def script_launcher(program: str, environ: Mapping[str, str] | None = None) -> s
     """The kind of the first MPI or Slurm launcher a shell script runs ("openmpi", "mpich",
     "slurm"), None for anything else: a job script's ranks then get the MPI-IO shim of that
     launcher's MPI (the script passes the preload on in its environment)."""
+    return script_target(program, environ)[0]
+
+
+def script_target(program: str, environ: Mapping[str, str] | None = None,
+                  cwd: str | None = None) -> tuple[str | None, str | None]:
+    """(kind, program) of the first MPI or Slurm launch line a shell script runs: the kind as
+    script_launcher says, and the program behind the launcher's options when it is a file
+    found as written (absolute, relative to cwd — the job's folder, default the current
+    one —, or on PATH; a name made of shell variables is not), so that its MPI and I/O
+    libraries choose the shims; None else."""
     path = shutil.which(program, path=(environ or os.environ).get("PATH")) or program
     try:
         with open(path, "rb") as f:
             head = f.read(1 << 20)
     except OSError:
-        return None
+        return None, None
     if not head.startswith(b"#!"):
-        return None
+        return None, None
     lines = head.decode("utf-8", "replace").splitlines()[1:]
     text = "\n".join(ln.split("#", 1)[0] for ln in lines)
     for m in _SCRIPT_LAUNCH.finditer(text):
         kind = launcher_kind(m.group(1), environ)
         if kind is not None:
-            return kind
-    return None
+            rest = text[m.start(1):].split("\n", 1)[0]
+            return kind, _line_program(m.group(1), rest, environ, cwd)
+    return None, None
+
+
+def _line_program(launcher: str, rest: str, environ: Mapping[str, str] | None,
+                  cwd: str | None) -> str | None:
+    """The program of one launch line of a script (rest: from the launcher to the line's end),
+    when it can be found without running the shell."""
+    try:
+        words = shlex.split(rest, comments=True)
+    except ValueError:
+        return None
+    for i, w in enumerate(words):  # the command ends at the first shell operator
+        if w in (";", "&", "&&", "|", "||", ")") or w.startswith((">", "<", "2>")):
+            words = words[:i]
+            break
+    if not words or any("$" in w or "`" in w for w in words):
+        return None
+    words[0] = launcher
+    try:
+        line = parse(words, environ)
+        prog = line.program[0] if line is not None else ""
+        if cwd and "/" in prog and not os.path.isabs(prog):
+            found = os.path.join(cwd, prog)
+            return found if os.path.isfile(found) else None
+        return check_program(line, environ) if line is not None else None
+    except UsageError:
+        return None
 
 
 def launcher_kind(argv0: str, environ: Mapping[str, str] | None = None) -> str | None:
@@ -162,11 +259,13 @@ def launcher_kind(argv0: str, environ: Mapping[str, str] | None = None) -> str |
 
 def _value_count(kind: str, opt: str) -> int:
     """How many of the following arguments opt consumes (0 for a flag, or an --opt=value)."""
-    if kind == "slurm":
+    if kind in ("slurm", "sbatch"):
+        longs, shorts = ((_SRUN_LONG_VALUES, _SRUN_SHORT_VALUES) if kind == "slurm"
+                         else (_SBATCH_LONG_VALUES, _SBATCH_SHORT_VALUES))
         if opt.startswith("--"):
-            return 0 if "=" in opt else int(opt[2:] in _SRUN_LONG_VALUES)
+            return 0 if "=" in opt else int(opt[2:] in longs)
         # -n4, -n 4; grouped flags such as -lk end in a flag
-        return int(len(opt) == 2 and opt[1] in _SRUN_SHORT_VALUES)
+        return int(len(opt) == 2 and opt[1] in shorts)
     if "=" in opt:
         return 0
     table = _OPENMPI_VALUES if kind == "openmpi" else _HYDRA_VALUES
@@ -202,6 +301,9 @@ def parse(argv: list[str], environ: Mapping[str, str] | None = None) -> LaunchLi
             break
         i += 1 + _value_count(kind, arg)
     launcher, program = argv[:i], argv[i:]
+    if kind == "sbatch":
+        _check_batch(launcher, program)
+        return LaunchLine(kind, launcher, program, None)  # ranks: the script's own steps'
     if not program or program[0] == ":":
         raise UsageError(
             f"no program found behind {Path(argv[0]).name}'s options in "
@@ -211,9 +313,43 @@ def parse(argv: list[str], environ: Mapping[str, str] | None = None) -> LaunchLi
     return LaunchLine(kind, launcher, program, _np(kind, launcher))
 
 
+def batch_dir(line: LaunchLine) -> str | None:
+    """The folder an sbatch job starts in when the line or the script says (-D, --chdir)."""
+    opts = line.launcher
+    for i, opt in enumerate(opts):
+        key, _, val = opt.partition("=")
+        if key in ("-D", "--chdir"):
+            return val or (opts[i + 1] if i + 1 < len(opts) else None)
+        if opt.startswith("-D") and len(opt) > 2:
+            return opt[2:]
+    return script_directive(line.program[0], "chdir", "-D")
+
+
+def _check_batch(launcher: list[str], program: list[str]) -> None:
+    """sbatch lines iolab can trace: a job script file, which sbatch copies at submission."""
+    if any(o == "--wrap" or o.startswith("--wrap=") for o in launcher):
+        raise UsageError("sbatch --wrap: put the command in a job script and give its path "
+                         "(iolab reads the script to choose the MPI-IO shim of its launcher)")
+    if not program or program[0] == ":":
+        raise UsageError(
+            f"no job script found behind sbatch's options in '{' '.join(launcher)}': give "
+            "the script's path after them (iolab profile -- sbatch -n 4 job.sh); a script "
+            "on standard input is not read"
+        )
+    if not os.path.isfile(program[0]):
+        raise UsageError(f"the job script '{program[0]}' is not a file: give the path of "
+                         "the script sbatch should submit")
+    array = any(o in ("-a", "--array") or o.startswith(("--array=", "-a")) for o in launcher)
+    if array or script_directive(program[0], "array", "-a") is not None:
+        raise UsageError("sbatch --array: the array's tasks are separate jobs whose ranks "
+                         "would mix in one profile; profile one task (sbatch without --array)")
+
+
 def check_program(line: LaunchLine, environ: Mapping[str, str] | None = None) -> str:
     """The program's path (for the shim choice); UsageError when it cannot be found."""
     prog = line.program[0]
+    if line.kind == "sbatch":
+        return prog  # checked by parse: a file, as sbatch wants (never looked up on PATH)
     env = os.environ if environ is None else environ
     found = shutil.which(prog, path=env.get("PATH")) if "/" not in prog else None
     if found:

@@ -266,6 +266,8 @@ def _redundant(model: Model, th: Thresholds) -> list[Hit]:
         # record reduced over ranks adds every rank's bytes: that is every rank re-reading the
         # same data (the read-once-and-broadcast rule judges small inputs).
         excess = np.clip(byt - np.clip(ext, 0, None), 0, None) * app
+        if d == "read":  # reads the program never made (read-modify-write judges them)
+            excess = np.where(_reads_by_mpiio(model)[md.file_index], 0, excess)
         tot, ex = int(byt[app].sum()), int(excess.sum())
         if not enough(ex, tot, th.redundant_min_bytes, th.redundant_share):
             continue
@@ -282,6 +284,12 @@ def _redundant(model: Model, th: Thresholds) -> list[Hit]:
                                        md.file_index[excess > 0]), (d,), ("POSIX",), ex / tot),
         ))
     return hits
+
+
+def _reads_by_mpiio(model: Model) -> np.ndarray:
+    """Per file: POSIX reads inside a file the program only writes through MPI-IO (data
+    sieving or collective buffering reading before they write): not the program's reads."""
+    return model.layers.posix_reads_under_mpi_writes > 0
 
 
 def _redundant_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:

@@ -281,6 +281,18 @@ def _tiny_collective(model: Model, th: Thresholds) -> list[Hit]:
 
 
 def _tiny_collective_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
+    from iolab.diagnose.rules.mpiio import _library_of
+
+    lib = _library_of(model, [e.path for e in hit.files])
+    if lib == "PnetCDF":  # the program calls PnetCDF: its calls merge the pieces
+        return Fix(text=("Post each step's pieces with ncmpi_iput_vara (or ncmpi_bput_vara) "
+                         "and complete them with one ncmpi_wait_all: PnetCDF then makes one "
+                         "collective MPI-IO call of all of them."),
+                   artifacts=fixes.snippets("nonblocking_io"))
+    if lib == "HDF5":
+        return Fix(text=("Make each collective H5Dwrite carry more: larger hyperslabs, "
+                         "several datasets in one call (H5Dwrite_multi, HDF5 1.14), or gather "
+                         "the pieces in memory first."))
     return Fix(text=("Make one collective call carry many pieces: describe them with a file "
                      "view (MPI_Type_create_subarray/indexed + MPI_File_set_view) and call "
                      "write_all once, or gather them in memory first; if each rank's pieces are "
@@ -359,6 +371,8 @@ def _close_table(model: Model) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _slow_close(model: Model, th: Thresholds) -> list[Hit]:
+    from iolab.diagnose.rules.mpiio import hdf5_metadata_collective
+
     L = model.layers
     close, where = _close_table(model)
     # An MPI_File_close that waits for a late rank is the waiting mpiio-time-skew reports
@@ -385,13 +399,19 @@ def _slow_close(model: Model, th: Thresholds) -> list[Hit]:
             else _CLOSE_LAYERS[where[i]],
             "posix_bytes_written": L.posix.bytes_written.astype(np.int64),
             "posix_write_s": np.round(L.posix.time_s["write"], 3)}),
-        data={"layer": layer},
+        data={"layer": layer, "collective_metadata": hdf5_metadata_collective(model, int(i0))},
         cost_s=float(close[sel].sum()),
     )]
 
 
 def _slow_close_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
     layer = hit.data.get("layer", "")
+    if layer == "HDF5" and hit.data.get("collective_metadata"):  # never what it already does
+        return Fix(text=("H5Fclose flushes HDF5's metadata cache; the metadata writes are "
+                         "already collective: keep fewer dirty entries for the close (a "
+                         "smaller metadata cache, H5Pset_mdc_config, so they are written during "
+                         "the run), enlarge metadata blocks (H5Pset_meta_block_size) and avoid "
+                         "H5Fflush inside loops."))
     if layer == "HDF5":
         return Fix(text=("H5Fclose flushes HDF5's metadata cache in many small writes: make "
                          "metadata writes collective (H5Pset_coll_metadata_write), enlarge "

@@ -92,8 +92,29 @@ def _independent(model: Model, th: Thresholds) -> list[Hit]:
     return hits
 
 
+def _library_of(model: Model, paths: list[str]) -> str:
+    """The library (HDF5, PnetCDF) that made the MPI-IO calls on all these files, else ''."""
+    L, pos = model.layers, {p: i for i, p in enumerate(model.files.paths)}
+    libs = {str(L.library[pos[p]]) for p in paths if p in pos}
+    return libs.pop() if len(libs) == 1 else ""
+
+
 def _independent_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
     key = "romio_cb_write" if hit.direction == "write" else "romio_cb_read"
+    hints = fixes.romio_hints(model, {key: "enable"}, "romio_hints_collective",
+                              [e.path for e in hit.files])
+    lib = _library_of(model, [e.path for e in hit.files])
+    if lib == "HDF5":  # the program calls HDF5, not MPI-IO: its levers are HDF5 properties
+        return Fix(text=("These independent MPI-IO calls are HDF5's: make dataset transfers "
+                         "collective (H5Pset_dxpl_mpio with H5FD_MPIO_COLLECTIVE) and metadata "
+                         "I/O collective (H5Pset_all_coll_metadata_ops, "
+                         "H5Pset_coll_metadata_write)."),
+                   artifacts=fixes.snippets("hdf5_collective_metadata") + hints)
+    if lib == "PnetCDF":
+        return Fix(text=("These independent MPI-IO calls are PnetCDF's: use its collective "
+                         "calls (ncmpi_put_vara_*_all / ncmpi_get_vara_*_all), or ncmpi_iput/"
+                         "ncmpi_iget + ncmpi_wait_all, outside independent data mode."),
+                   artifacts=hints)
     return Fix(
         text=("Use the collective calls (MPI_File_write_at_all / read_at_all, or a file view "
               "plus write_all) so that ROMIO merges the ranks' pieces into large requests."),
@@ -198,7 +219,13 @@ def _nonblocking(model: Model, th: Thresholds) -> list[Hit]:
     calls = model.layers.calls
     nb = int(calls.reads["NB"].sum() + calls.writes["NB"].sum())
     blocking = mp.ops["read"] + mp.ops["write"] - nb
-    if nb > 0 or blocking < th.nonblocking_min_ops or model.metrics.io_fraction < th.io_bound_warn:
+    # PnetCDF's ncmpi_iput/iget + ncmpi_wait_all reach MPI-IO as blocking collective calls:
+    # the program is already non-blocking (a real Darshan 3.5 log, progs/pnc_iput.c).
+    var = model.mods.get("PNETCDF_VAR")
+    lib_nb = 0 if var is None else int(var.pos("PNETCDF_VAR_NB_WRITES").sum()
+                                       + var.pos("PNETCDF_VAR_NB_READS").sum())
+    if (nb > 0 or lib_nb > 0 or blocking < th.nonblocking_min_ops
+            or model.metrics.io_fraction < th.io_bound_warn):
         return []
     mpi = mpi_files(model)
     io_t = cost(model, mpi, ("read", "write"), ("MPI-IO",))
@@ -219,6 +246,12 @@ def _nonblocking(model: Model, th: Thresholds) -> list[Hit]:
 def _nonblocking_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
     """Name only the directions the job uses, in the interface it calls."""
     dirs = [d for d in DIRECTIONS if hit.data.get(d + "s")]
+    if hit.data.get("top") == "HDF5":  # the program calls HDF5, not MPI-IO
+        calls = " / ".join({"read": "H5Dread_async", "write": "H5Dwrite_async"}[d]
+                           for d in dirs)
+        return Fix(text=(f"Overlap I/O with computation: HDF5's asynchronous calls ({calls} "
+                         "with an event set, H5ESwait after the computation; HDF5 1.14 with "
+                         "the async VOL connector)."))
     if hit.data.get("top") == "PnetCDF":
         calls = " / ".join({"read": "ncmpi_iget_vara", "write": "ncmpi_iput_vara"}[d]
                            for d in dirs)
@@ -297,6 +330,7 @@ def _hdf5(model: Model, th: Thresholds) -> list[Hit]:
     if n_ops == 0 or (n_tiny < model.job.nprocs * 4 and n_na < 0.5 * n_ops):
         return []
     idx = np.nonzero(sel)[0]
+    coll_md = all(hdf5_metadata_collective(model, int(i)) for i in idx)
     return [Hit(
         summary=(f"HDF5 over MPI-IO: {n_tiny} of {n_ops} POSIX requests under 1 KiB (metadata) "
                  f"and {n_na} misaligned on {len(idx)} file(s)"),
@@ -306,10 +340,25 @@ def _hdf5(model: Model, th: Thresholds) -> list[Hit]:
                                              "not_aligned": int(na[i])}) for i in idx[:10]],
         cost_s=cost(model, sel, ("read", "write", "meta"), ("POSIX",),
                     max(n_tiny, n_na) / n_ops),
+        data={"collective_metadata": coll_md},
     )]
 
 
+def hdf5_metadata_collective(model: Model, i: int) -> bool:
+    """HDF5 file ``i`` already does its metadata I/O collectively: every MPI-IO call on it is
+    collective (H5Pset_coll_metadata_write / H5Pset_all_coll_metadata_ops; by default rank 0
+    writes the metadata with independent calls). Darshan records no such property."""
+    L = model.layers
+    coll = sum(L.calls.of(d)["COLL"][i] + L.calls.of(d)["SPLIT"][i] for d in DIRECTIONS)
+    indep = sum(L.calls.of(d)["INDEP"][i] for d in DIRECTIONS)
+    return bool(L.library[i] == "HDF5" and coll > 0 and indep == 0)
+
+
 def _hdf5_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
+    if hit.data.get("collective_metadata"):  # never what the job already does
+        return Fix(text=("Metadata I/O is already collective (every MPI-IO call on the file "
+                         "is): align objects to the stripe (H5Pset_alignment) and enlarge "
+                         "metadata blocks (H5Pset_meta_block_size)."))
     return Fix(text=("Make metadata collective (H5Pset_all_coll_metadata_ops, "
                      "H5Pset_coll_metadata_write) and align objects to the stripe "
                      "(H5Pset_alignment); write data with a collective transfer property."),
