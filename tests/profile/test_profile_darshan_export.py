@@ -71,6 +71,8 @@ def _export(kind: str, prog: Callable[[str], Path], out: Path) -> tuple[Path, Pa
     out.mkdir()
     if kind == "mpiio":
         argv = [str(prog("mpi_strided")), str(out / "s.dat"), "64", "4096", "coll"]
+    elif kind == "mpiio-kinds":  # every MPI-IO counter non-zero, most of them different
+        argv = [str(prog("mpi_io_kinds")), str(out / "k.dat")]
     elif kind == "hdf5":
         inc = Path("/usr/include/hdf5/openmpi")
         if shutil.which("mpicc") is None or not inc.is_dir():
@@ -105,7 +107,8 @@ def _export(kind: str, prog: Callable[[str], Path], out: Path) -> tuple[Path, Pa
 def exported(
     prog: Callable[[str], Path], tmp_path_factory: pytest.TempPathFactory
 ) -> Callable[[str], tuple[Path, Path]]:
-    """exported("mpiio" | "hdf5" | "pnetcdf"): (profile, Darshan log), made once per module
+    """exported("mpiio" | "mpiio-kinds" | "hdf5" | "pnetcdf"): (profile, Darshan log), made
+    once per module
     (the pydarshan and the darshan-parser tests read the same ones)."""
     made: dict[str, tuple[Path, Path]] = {}
 
@@ -149,7 +152,20 @@ def test_profile_export_pnetcdf_layers(exported: Callable[[str], tuple[Path, Pat
     assert theirs[("PNETCDF_VAR", f"{profile.parent}/rw.nc:series", -1)]["PNETCDF_VAR_GET_VAR"] == 2
 
 
-@pytest.mark.parametrize("kind", ["mpiio", "hdf5", "pnetcdf"])
+def test_export_every_mpiio_counter_in_its_place(
+    exported: Callable[[str], tuple[Path, Path]],
+) -> None:
+    """mpi_io_kinds.c makes every kind of MPI-IO call: each of its non-zero counters lands in
+    Darshan's place for it (a shifted or swapped counter would differ)."""
+    profile, log = exported("mpiio-kinds")
+    _check_equal(profile, log)
+    theirs, _ = _theirs(log)
+    kinds = theirs[("MPI-IO", f"{profile.parent}/k.dat", -1)]
+    assert [kinds[f"MPIIO_{k}"] for k in ("SPLIT_WRITES", "NB_READS", "VIEWS", "SYNCS",
+                                          "HINTS")] == [6, 8, 2, 4, 6]
+
+
+@pytest.mark.parametrize("kind", ["mpiio", "mpiio-kinds", "hdf5", "pnetcdf"])
 def test_darshan_parser_reads_the_export(
     kind: str, exported: Callable[[str], tuple[Path, Path]]
 ) -> None:
@@ -182,6 +198,6 @@ def test_darshan_parser_reads_the_export(
                 assert value == pytest.approx(rec.fcounters.get(counter, 0.0), abs=1e-6)
                 assert value == pytest.approx(py[counter], abs=1e-6), (name, counter)
     # something was compared: the layer's own records are there, with bytes
-    top = {"mpiio": "MPI-IO", "hdf5": "H5D", "pnetcdf": "PNETCDF_VAR"}[kind]
+    top = {"hdf5": "H5D", "pnetcdf": "PNETCDF_VAR"}.get(kind, "MPI-IO")
     assert any(m == top and c.get(f"{PREFIX[top]}_BYTES_WRITTEN", 0) > 0
                for (m, _, _, _), c in printed.items())
