@@ -108,8 +108,7 @@ def exported(
     prog: Callable[[str], Path], tmp_path_factory: pytest.TempPathFactory
 ) -> Callable[[str], tuple[Path, Path]]:
     """exported("mpiio" | "mpiio-kinds" | "hdf5" | "pnetcdf"): (profile, Darshan log), made
-    once per module
-    (the pydarshan and the darshan-parser tests read the same ones)."""
+    once per module (the pydarshan and the darshan-parser tests read the same ones)."""
     made: dict[str, tuple[Path, Path]] = {}
 
     def get(kind: str) -> tuple[Path, Path]:
