@@ -15,6 +15,7 @@ import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from darshan_helpers import (
@@ -333,3 +334,38 @@ def test_darshan_parser_output_read_as_pydarshan(log: str) -> None:
         assert {k: v & u64 for k, v in counters.items() if k not in ("id", "rank")} == {
             k: v & u64 for k, v in got.items()
             if isinstance(v, int) and not k.endswith("_FILE_REC_ID")}
+
+
+@pytest.mark.parametrize("mpi", ["openmpi", "mpich"])
+def test_trace_segments_as_darshan_dxt(mpi: str, tmp_path: Path) -> None:
+    """iolab profile --trace of mpi_fortran_io.F90 (mpif.h) gives the segments (rank,
+    operation, offset, length) of Darshan 3.5's DXT_POSIX and DXT_MPIIO of the same run
+    (DXT_ENABLE_IO_TRACE=1). MPI-IO offsets are file bytes through the view, as Darshan's
+    under MPICH; under Open MPI Darshan records -1 (it does not call
+    MPI_File_get_byte_offset there): iolab's are then checked against the program's blocks.
+    Expected / was: iolab's MPI-IO segments held the explicit offset in etypes of the view,
+    and -1 for the individual and shared file pointers."""
+    from iolab.sources.darshan import load_darshan_log
+
+    if why := mpi_version_differs(mpi):
+        pytest.skip(why)
+    exe = _build("fortran-mpif.h", mpi, tmp_path)
+    data = tmp_path / "shared.dat"
+    _, job = profile([str(exe), str(data)], tmp_path / "p", np=NP, trace=True,
+                     mpi="mpich" if mpi == "mpich" else None)
+    dxt = load_darshan_log(HERE_LOGS / f"mpiio_fortran_mpifh_{mpi}_dxt.darshan")
+
+    def segments(j: Any, module: str) -> list[tuple[int, str, int, int]]:
+        return sorted((s.rank, s.op, s.offset, s.length) for s in j.segments()
+                      if s.module == module and s.path.endswith("/shared.dat"))
+
+    assert segments(job, "DXT_POSIX") == segments(dxt, "DXT_POSIX")
+    ours = segments(job, "DXT_MPIIO")
+    # block b of rank r at (b * NP + r) * 800: 4 written, 3 read back, per rank
+    blocks = sorted((r, op, (b * NP + r) * 800, 800) for r in range(NP)
+                    for op, n in (("write", 4), ("read", 3)) for b in range(n))
+    assert ours == blocks
+    if mpi == "openmpi":
+        assert segments(dxt, "DXT_MPIIO") == sorted((r, op, -1, n) for r, op, _, n in blocks)
+    else:
+        assert segments(dxt, "DXT_MPIIO") == ours
