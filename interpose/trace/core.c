@@ -76,14 +76,6 @@ static long env_long(const char *name, long dflt, long lo, long hi)
     return v > hi ? hi : v;
 }
 
-static uint64_t hash_path(const char *s)
-{
-    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return h;
-}
-
 /* ---- records ---- */
 
 iolab_rec_t *iolab_core_rec_at(iolab_module_t mod, int32_t idx)
@@ -129,7 +121,7 @@ static iolab_rec_t *find_locked(iolab_pool_t *p, const char *path, uint64_t id, 
 iolab_rec_t *iolab_core_find(iolab_module_t mod, const char *path)
 {
     iolab_pool_t *p = &iolab_core.pool[mod];
-    uint64_t id = hash_path(path);
+    uint64_t id = iolab_record_id(path); /* also the bucket hash */
     pthread_mutex_lock(&core_lock);
     iolab_rec_t *r = find_locked(p, path, id, (uint32_t)(id & (p->nbuckets - 1)));
     pthread_mutex_unlock(&core_lock);
@@ -139,7 +131,7 @@ iolab_rec_t *iolab_core_find(iolab_module_t mod, const char *path)
 iolab_rec_t *iolab_core_record(iolab_module_t mod, const char *path)
 {
     iolab_pool_t *p = &iolab_core.pool[mod];
-    uint64_t id = hash_path(path);
+    uint64_t id = iolab_record_id(path); /* also the bucket hash */
     uint32_t b = (uint32_t)(id & (p->nbuckets - 1));
     pthread_mutex_lock(&core_lock);
     iolab_rec_t *found = find_locked(p, path, id, b);

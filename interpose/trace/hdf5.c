@@ -301,7 +301,9 @@ static void rec_dset_io(hid_t dset, int write, hid_t fspace, hid_t dxpl, double 
         npoints = H5Sget_select_npoints(fspace);
         sel = H5Sget_select_type(fspace);
     }
-    int regular = sel == H5S_SEL_ALL, irregular = 0, points = sel == H5S_SEL_POINTS;
+    /* An "all" selection (H5S_ALL or H5Sselect_all) is none of the three kinds: Darshan 3.5
+     * counts only hyperslab and point selections. */
+    int regular = 0, irregular = 0, points = sel == H5S_SEL_POINTS;
     if (sel == H5S_SEL_HYPERSLABS) {
         if (H5Sis_regular_hyperslab(fspace) > 0) {
             hsize_t start[NDIMS] = {0}, stride[NDIMS] = {0}, count[NDIMS] = {0},

@@ -128,7 +128,7 @@ typedef struct iolab_rec {
     pthread_mutex_t lock;
     int64_t c[IOLAB_MAX_NI];
     double f[IOLAB_MAX_NF];
-    uint64_t id;       /* hash of the path */
+    uint64_t id;       /* iolab_record_id() of the path: Darshan's record id */
     uint32_t path;     /* offset of the path in the name arena */
     uint8_t module;
     uint8_t used;      /* counters touched since the last reset (fork) */
@@ -331,6 +331,57 @@ void iolab_posix_io_done(iolab_rec_t *r, int write, int64_t off, ssize_t ret, co
 /* posix.c: descriptor fd now refers to the file of abspath, as after a dup (POSIX_OPENS and
  * `counter` + 1), e.g. fileno() of a traced stream. */
 void iolab_posix_refopen(int fd, const char *abspath, int counter, double t0, double t1);
+
+/* ---- record ids ---- */
+
+/* Little-endian value of the n <= 8 bytes at k. */
+static inline uint64_t iolab_le_bytes(const unsigned char *k, size_t n)
+{
+    uint64_t v = 0;
+    for (size_t i = 0; i < n; i++)
+        v |= (uint64_t)k[i] << (8 * i);
+    return v;
+}
+
+static inline void iolab_mix64(uint64_t *a, uint64_t *b, uint64_t *c)
+{
+    static const int sh[12] = {43, 9, 8, 38, 23, 5, 35, 49, 11, 12, 18, 22};
+    for (int i = 0; i < 12; i += 3) {
+        *a -= *b + *c;
+        *a ^= *c >> sh[i];
+        *b -= *c + *a;
+        *b ^= *a << sh[i + 1];
+        *c -= *a + *b;
+        *c ^= *b >> sh[i + 2];
+    }
+}
+
+/* The record id of a path: Bob Jenkins' 64-bit hash (lookup8.c, 1997, public domain) with
+ * level 0, which is how Darshan names its records (darshan_core_gen_record_id), so an iolab
+ * profile, its --darshan export and a Darshan log of the same file share ids, and the
+ * counters that hold ids (POSIX_RENAMED_FROM, H5D_/PNETCDF_VAR_FILE_REC_ID) agree. */
+static inline uint64_t iolab_record_id(const char *path)
+{
+    const unsigned char *k = (const unsigned char *)path;
+    const size_t length = strlen(path);
+    size_t len = length;
+    uint64_t a = 0, b = 0, c = 0x9e3779b97f4a7c13ULL;
+    for (; len >= 24; k += 24, len -= 24) {
+        a += iolab_le_bytes(k, 8);
+        b += iolab_le_bytes(k + 8, 8);
+        c += iolab_le_bytes(k + 16, 8);
+        iolab_mix64(&a, &b, &c);
+    }
+    /* the last 0..23 bytes; c's lowest byte holds the length */
+    c += length;
+    a += iolab_le_bytes(k, len < 8 ? len : 8);
+    if (len > 8)
+        b += iolab_le_bytes(k + 8, len < 16 ? len - 8 : 8);
+    if (len > 16)
+        c += iolab_le_bytes(k + 16, len - 16) << 8;
+    iolab_mix64(&a, &b, &c);
+    return c;
+}
 
 /* ---- shared counter logic (static inline, no locking: caller holds rec->lock) ---- */
 

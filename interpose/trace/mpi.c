@@ -106,8 +106,8 @@ static void rec_open(MPI_Comm comm, const char *name, int amode, MPI_Info info, 
     iolab_rec_unlock(r);
 }
 
-/* off: the explicit offset of the _at forms (in etypes of the view), -1 otherwise. Inlined
- * into each wrapper: direction and kind are constants there. */
+/* off: the file byte the access starts at, for the trace (trace_start), -1 when unknown.
+ * Inlined into each wrapper: direction and kind are constants there. */
 static inline __attribute__((always_inline)) void rec_io(MPI_File fh, const int write,
                                                          const int kind, int64_t off,
                                                          int64_t count,
@@ -306,8 +306,12 @@ MPI_BOTH(MPI_File_close)
 int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
                       const char *datarep, MPI_Info info)
 {
-    IOLAB_MPI_WRAP(MPI_File_set_view, (fh, disp, etype, filetype, datarep, info),
-                   rec_meta(fh, IOLAB_MPIIO_VIEWS, ret, t0_, t1_));
+    /* Hints given with the view count as hints too, as in Darshan. */
+    IOLAB_MPI_WRAP(MPI_File_set_view, (fh, disp, etype, filetype, datarep, info), do {
+        rec_meta(fh, IOLAB_MPIIO_VIEWS, ret, t0_, t1_);
+        if (info != MPI_INFO_NULL)
+            rec_meta(fh, IOLAB_MPIIO_HINTS, ret, t0_, t0_);
+    } while (0));
 }
 MPI_BOTH(MPI_File_set_view)
 
@@ -323,16 +327,71 @@ int MPI_File_sync(MPI_File fh)
 }
 MPI_BOTH(MPI_File_sync)
 
+/* ---- where a traced access starts ---- */
+
+enum { PTR_INDIVIDUAL = 0, PTR_EXPLICIT = 1, PTR_SHARED = 2 };
+
+/* A datatype get_view returned, freed when it is a derived one (the caller owns those). */
+static void free_view_type(MPI_Datatype *t)
+{
+    int ni, na, nd, combiner;
+    if (PMPI_Type_get_envelope(*t, &ni, &na, &nd, &combiner) == MPI_SUCCESS &&
+        combiner != MPI_COMBINER_NAMED)
+        PMPI_Type_free(t);
+}
+
+/* The file byte where the access at off (explicit offset in etypes of the view) or at the
+ * individual or shared file pointer starts, for the trace only: Darshan's DXT offsets
+ * (MPI_File_get_byte_offset through the view). Asked before the call, since the call moves
+ * the pointers. -1 when the view cannot say: a filetype of size 0 (Open MPI divides by it,
+ * which is why Darshan asks nothing under Open MPI). errno is the caller's to keep. */
+static int64_t trace_byte_offset(MPI_File fh, int ptr, MPI_Offset off)
+{
+    MPI_Offset pos = off, disp = 0, byte = -1;
+    MPI_Datatype etype, ftype;
+    char rep[MPI_MAX_DATAREP_STRING];
+    int fsize = 0;
+    if (ptr == PTR_INDIVIDUAL && PMPI_File_get_position(fh, &pos) != MPI_SUCCESS)
+        return -1;
+    if (ptr == PTR_SHARED && PMPI_File_get_position_shared(fh, &pos) != MPI_SUCCESS)
+        return -1;
+    if (PMPI_File_get_view(fh, &disp, &etype, &ftype, rep) != MPI_SUCCESS)
+        return -1;
+    PMPI_Type_size(ftype, &fsize);
+    if (fsize > 0 && PMPI_File_get_byte_offset(fh, pos, &byte) != MPI_SUCCESS)
+        byte = -1;
+    free_view_type(&etype);
+    free_view_type(&ftype);
+    return fsize > 0 ? (int64_t)byte : -1;
+}
+
+/* trace_byte_offset when this call is traced, in a trace run; -1 otherwise (one branch). */
+static inline int64_t trace_start(MPI_File fh, int ptr, MPI_Offset off)
+{
+    if (__builtin_expect(!iolab_core_tracing, 1) || mpi_depth || !iolab_core_ready() ||
+        !fh_rec(fh))
+        return -1;
+    int errno_ = errno;
+    iolab_core_busy = 1;
+    int64_t byte = trace_byte_offset(fh, ptr, off);
+    iolab_core_leave();
+    errno = errno_;
+    return byte;
+}
+
 /* ---- data: one line per MPI function ----
- * DATA(name, direction, kind, explicit offset?, count type, last parameter): the real-symbol
- * pointer, MPI_name, and PMPI_name. */
+ * DATA(name, direction, kind, file pointer (0 individual, 1 explicit offset, 2 shared), count
+ * type, last parameter): the real-symbol pointer, MPI_name, and PMPI_name. */
 
 #define OFF_PARAM_1 MPI_Offset off,
 #define OFF_PARAM_0
+#define OFF_PARAM_2
 #define OFF_ARG_1 off,
 #define OFF_ARG_0
+#define OFF_ARG_2
 #define OFF_VAL_1 off
-#define OFF_VAL_0 -1
+#define OFF_VAL_0 0
+#define OFF_VAL_2 0
 #define BUF_0 void *buf
 #define BUF_1 const void *buf
 #define TAIL_ST MPI_Status *st
@@ -350,9 +409,9 @@ MPI_BOTH(MPI_File_sync)
     int name(MPI_File fh, OFF_PARAM_##at BUF_##write, ctype count,                           \
              MPI_Datatype type TAILP_##tail)                                                 \
     {                                                                                        \
+        const int64_t start_ = trace_start(fh, at, OFF_VAL_##at);                            \
         IOLAB_MPI_WRAP(name, (fh, OFF_ARG_##at buf, count, type TAILARG_##tail),             \
-                       rec_io(fh, write, kind, OFF_VAL_##at, (int64_t)count, type, ret, t0_, \
-                              t1_));                                                         \
+                       rec_io(fh, write, kind, start_, (int64_t)count, type, ret, t0_, t1_)); \
     }                                                                                        \
     MPI_BOTH(name)
 
@@ -361,26 +420,26 @@ MPI_BOTH(MPI_File_sync)
     DATA(MPI_File_write##sfx, 1, K_INDEP, 0, ctype, ST)                                      \
     DATA(MPI_File_read_at##sfx, 0, K_INDEP, 1, ctype, ST)                                    \
     DATA(MPI_File_write_at##sfx, 1, K_INDEP, 1, ctype, ST)                                   \
-    DATA(MPI_File_read_shared##sfx, 0, K_INDEP, 0, ctype, ST)                                \
-    DATA(MPI_File_write_shared##sfx, 1, K_INDEP, 0, ctype, ST)                               \
+    DATA(MPI_File_read_shared##sfx, 0, K_INDEP, 2, ctype, ST)                                \
+    DATA(MPI_File_write_shared##sfx, 1, K_INDEP, 2, ctype, ST)                               \
     DATA(MPI_File_read_all##sfx, 0, K_COLL, 0, ctype, ST)                                    \
     DATA(MPI_File_write_all##sfx, 1, K_COLL, 0, ctype, ST)                                   \
     DATA(MPI_File_read_at_all##sfx, 0, K_COLL, 1, ctype, ST)                                 \
     DATA(MPI_File_write_at_all##sfx, 1, K_COLL, 1, ctype, ST)                                \
-    DATA(MPI_File_read_ordered##sfx, 0, K_COLL, 0, ctype, ST)                                \
-    DATA(MPI_File_write_ordered##sfx, 1, K_COLL, 0, ctype, ST)                               \
+    DATA(MPI_File_read_ordered##sfx, 0, K_COLL, 2, ctype, ST)                                \
+    DATA(MPI_File_write_ordered##sfx, 1, K_COLL, 2, ctype, ST)                               \
     DATA(MPI_File_read_all_begin##sfx, 0, K_SPLIT, 0, ctype, NO)                             \
     DATA(MPI_File_write_all_begin##sfx, 1, K_SPLIT, 0, ctype, NO)                            \
     DATA(MPI_File_read_at_all_begin##sfx, 0, K_SPLIT, 1, ctype, NO)                          \
     DATA(MPI_File_write_at_all_begin##sfx, 1, K_SPLIT, 1, ctype, NO)                         \
-    DATA(MPI_File_read_ordered_begin##sfx, 0, K_SPLIT, 0, ctype, NO)                         \
-    DATA(MPI_File_write_ordered_begin##sfx, 1, K_SPLIT, 0, ctype, NO)                        \
+    DATA(MPI_File_read_ordered_begin##sfx, 0, K_SPLIT, 2, ctype, NO)                         \
+    DATA(MPI_File_write_ordered_begin##sfx, 1, K_SPLIT, 2, ctype, NO)                        \
     DATA(MPI_File_iread##sfx, 0, K_NB, 0, ctype, RQ)                                         \
     DATA(MPI_File_iwrite##sfx, 1, K_NB, 0, ctype, RQ)                                        \
     DATA(MPI_File_iread_at##sfx, 0, K_NB, 1, ctype, RQ)                                      \
     DATA(MPI_File_iwrite_at##sfx, 1, K_NB, 1, ctype, RQ)                                     \
-    DATA(MPI_File_iread_shared##sfx, 0, K_NB, 0, ctype, RQ)                                  \
-    DATA(MPI_File_iwrite_shared##sfx, 1, K_NB, 0, ctype, RQ)
+    DATA(MPI_File_iread_shared##sfx, 0, K_NB, 2, ctype, RQ)                                  \
+    DATA(MPI_File_iwrite_shared##sfx, 1, K_NB, 2, ctype, RQ)
 
 /* The non-blocking collectives came with MPI 3.1. */
 #define DATA_NB_COLL(sfx, ctype)                                                             \

@@ -213,10 +213,18 @@ void iolab_posix_refopen(int fd, const char *abspath, int counter, double t0, do
             iolab_rec_unlock(r);
         }
     }
+    const int fresh = iolab_core_fd_get(fd) != (r ? iolab_core_rec_index(r) : -1);
     iolab_core_fd_set(fd, r ? iolab_core_rec_index(r) : -1);
     if (!r)
         return;
+    /* A descriptor new to the record (fileno of a stream just opened with fopen: libstdc++'s
+     * streams do that) starts where the descriptor is, not where the record's previous one
+     * stopped: else reads of a file written and closed before seem to start past its end
+     * (Darshan 3.5 keeps the old offset). */
+    const int64_t pos = fresh ? (int64_t)IOLAB_REAL(lseek)(fd, 0, SEEK_CUR) : -1;
     iolab_rec_lock(r);
+    if (pos >= 0)
+        r->offset = pos;
     C(r, OPENS)++;
     r->c[counter]++;
     iolab_stamp(&F(r, OPEN_START_TIMESTAMP), &F(r, OPEN_END_TIMESTAMP), t0, t1);

@@ -68,8 +68,25 @@ static void test_time_no_overlap(void)
     CHECK(timer > 1.99 && timer < 2.01 && last == 3.0);
 }
 
+/* Record ids of Darshan 3.5's logs in tests/profile/darshan/: every length class of the
+ * hash's tail (0-8, 9-16, 17-23 bytes left after the 24-byte blocks). */
+static void test_record_ids(void)
+{
+    CHECK(iolab_record_id("<STDOUT>") == 15920181672442173319ULL);
+    CHECK(iolab_record_id("<STDERR>") == 7238257241479193519ULL);
+    CHECK(iolab_record_id("heatmap:POSIX") == 16592106915301738621ULL);
+    CHECK(iolab_record_id("/tmp/cg/dd2/old.dat") == 10501035390540576686ULL);
+    CHECK(iolab_record_id("/tmp/darshan35-openmpi/shared.dat") == 13058145349179446648ULL);
+    CHECK(iolab_record_id("/tmp/darshan35-mpich/shared.dat") == 13911020805784639985ULL);
+    CHECK(iolab_record_id("/tmp/darshan35-openmpi/shared.dat.locktest.0") ==
+          15388231754402513418ULL);
+    CHECK(iolab_record_id("/tmp/ompi.vm.0/pid.1702/1/shared.dat_cid-0-1706.sm") ==
+          10889855156554718867ULL);
+}
+
 int main(void)
 {
+    test_record_ids();
     test_bins();
     test_common_values_cap();
     test_common_values_order();
