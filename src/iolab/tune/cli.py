@@ -48,7 +48,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                        help="TOML file with a [knobs] table: name = [values] or \"explore\"")
     search = p.add_argument_group("search and proof")
     search.add_argument("--trials", type=int, default=20, metavar="N",
-                        help="search trials, the baseline included (default 20)")
+                        help="search runs, the baseline and the repeats included (default 20)")
+    search.add_argument("--repeats", type=int, default=3, metavar="N",
+                        help="noisy runs: the best candidates are measured until each has N "
+                             "samples and the winner is the best median among them; at most "
+                             "a third of --trials goes to repeats (default 3; 1: none)")
+    search.add_argument("--repeat-top", type=int, default=3, metavar="K",
+                        help="how many of the best candidates are repeated (default 3)")
     search.add_argument("--confirm", type=int, default=5, metavar="N",
                         help="interleaved runs of winner and baseline for the final claim "
                              "(default 5 each)")
@@ -243,8 +249,9 @@ def run(args: argparse.Namespace) -> int:
         return _list_knobs()
     from iolab.results import db
 
-    if args.trials < 1 or args.confirm < 0:
-        raise UsageError("--trials must be at least 1 and --confirm at least 0")
+    if args.trials < 1 or args.confirm < 0 or args.repeats < 1 or args.repeat_top < 1:
+        raise UsageError("--trials, --repeats and --repeat-top must be at least 1 and "
+                         "--confirm at least 0")
     if args.output:
         cli_common.check_output_dir(args.output)
     if args.resume is None and not args.list:
@@ -316,7 +323,8 @@ def _execute(conn: Any, tune_id: int, objective: Any, space: Any, args: argparse
     printer = TrialPrinter(args.trials, args.confirm, objective.unit, objective.maximize,
                            quiet=args.quiet, verbose=args.verbose)
     tuner = Tuner(objective, space, args.trials, args.confirm, args.seed, conn, tune_id,
-                  on_trial=printer.trial, implementation=implementation)
+                  on_trial=printer.trial, implementation=implementation,
+                  repeat_top=args.repeat_top, repeats=args.repeats)
     try:
         result = tuner.run(done)
     except KeyboardInterrupt:

@@ -1,23 +1,31 @@
-"""The tune itself: baseline, model-based search (Optuna's TPE), then the confirmation.
+"""The tune itself: baseline, model-based search (Optuna's TPE), repeats, then the proof.
 
 1. The baseline (every knob at its default) runs first: it is the configuration to beat,
    and it says which MPI-IO implementation runs the workload, so knobs that implementation
    ignores (ROMIO hints under OMPIO, OMPIO parameters under ROMIO) are dropped before the
    search spends a trial on them.
-2. TPE proposes configurations; a proposal measured before is measured again, which is how
-   promising candidates get repeated on a noisy machine. A configuration's score is the
-   median of its samples.
-3. The best configuration and the baseline run again, interleaved, ``confirm`` times each;
+2. Exploration: TPE proposes configurations; one measured before is not measured again
+   (the proposal is told to the study as failed, so the model is not biased, and TPE is
+   asked again), so every exploration run samples a new point.
+3. Repeats: on a noisy machine the best of many single runs is mostly the luckiest run. The
+   last part of the budget re-measures the few best candidates until each has ``repeats``
+   samples (a candidate whose median drops out of the top is replaced by the next one), and
+   the winner is the best *median* among the configurations measured ``repeats`` times
+   (:func:`pick_winner`). Random search (``sampler="random"``, the baseline of
+   bench/tune_efficiency) spends its budget and picks its winner the same way.
+4. The winner and the baseline run again, interleaved, ``confirm`` times each;
    :mod:`iolab.tune.stats` turns those samples into the claim.
 Every trial is stored as it finishes; a resumed tune replays the stored ones into the study.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
+import random
 import sqlite3
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from statistics import median
 from typing import Any
 
@@ -27,11 +35,57 @@ from iolab.tune.space import DEFAULT, SearchSpace
 from iolab.tune.stats import Claim, compare
 
 Key = str  # a configuration as canonical JSON
+SEARCH_PHASES = ("search", "repeat")  # the budget's runs: exploration and re-measurements
+MAX_PROPOSALS = 20  # asks of the sampler before an unmeasured point is drawn at random
 
 
 def key_of(params: Mapping[str, str]) -> Key:
     """Knobs left at DEFAULT do not count: the baseline is "{}" whatever the space."""
     return json.dumps({k: v for k, v in sorted(params.items()) if v != DEFAULT})
+
+
+def mark_repeats(trials: Sequence[store.Trial]) -> list[store.Trial]:
+    """Stored trials with each search run of a configuration measured before marked as a
+    repeat (the database files both as search runs)."""
+    seen: set[Key] = set()
+    out = []
+    for t in trials:
+        if t.phase in SEARCH_PHASES:
+            k = key_of(t.params)
+            t = replace(t, phase="repeat" if k in seen else "search")
+            seen.add(k)
+        out.append(t)
+    return out
+
+
+def pick_winner(scores: Mapping[Key, Sequence[float]], maximize: bool,
+                repeats: int) -> tuple[Key, float] | None:
+    """The best median among the configurations measured the most times, up to
+    ``repeats``: once the top candidates are repeated, one lucky run never outranks a
+    repeated median."""
+    if not scores:
+        return None
+    need = min(repeats, max(len(v) for v in scores.values()))
+    pool = {k: v for k, v in scores.items() if len(v) >= need}
+    pick = max if maximize else min
+    best = pick(pool, key=lambda k: median(pool[k]))
+    return best, median(pool[best])
+
+
+def next_repeat(scores: Mapping[Key, Sequence[float]], maximize: bool, top: int,
+                repeats: int) -> Key | None:
+    """The candidate to measure again: among the ``top`` best medians, the one with the
+    fewest samples below ``repeats`` (rounds go across candidates, so drift hits them
+    alike); None when the top candidates all have ``repeats`` samples."""
+    ranked = sorted(scores, key=lambda k: median(scores[k]), reverse=maximize)[:top]
+    short = [k for k in ranked if len(scores[k]) < repeats]
+    return min(short, key=lambda k: len(scores[k])) if short else None
+
+
+def repeat_reserve(budget: int, top: int, repeats: int) -> int:
+    """Runs kept from the budget for re-measuring the top candidates: enough for ``top``
+    candidates to reach ``repeats`` samples, at most a third of the budget."""
+    return max(0, min(top * (repeats - 1), budget // 3))
 
 
 def drop_for_implementation(space: SearchSpace, implementation: str | None,
@@ -68,6 +122,7 @@ class TuneResult:
     error: str | None = None
     space: dict[str, list[str]] = field(default_factory=dict)
     predictions: list[dict[str, Any]] = field(default_factory=list)  # --from-log, judged
+    search_runs: int = 0  # runs of the budget spent so far (exploration and repeats)
 
     def to_json(self) -> dict[str, Any]:
         return {"status": self.status, "implementation": self.implementation,
@@ -84,7 +139,8 @@ class Tuner:
     def __init__(self, objective: Objective, space: SearchSpace, budget: int, confirm: int,
                  seed: int, conn: sqlite3.Connection, tune_id: int,
                  on_trial: Callable[[store.Trial, TuneResult], None] | None = None,
-                 implementation: str | None = None, sampler: str = "tpe") -> None:
+                 implementation: str | None = None, sampler: str = "tpe",
+                 repeat_top: int = 3, repeats: int = 3) -> None:
         self.objective = objective
         self.space = space
         self.budget = budget
@@ -94,6 +150,8 @@ class Tuner:
         self.tune_id = tune_id
         self.on_trial = on_trial
         self.sampler = sampler  # "tpe", or "random" (the baseline of bench/tune_efficiency)
+        self.repeat_top = max(1, repeat_top)
+        self.repeats = max(1, repeats)
         self.done: list[store.Trial] = []
         self.progress = TuneResult("running", implementation, None)
 
@@ -105,6 +163,7 @@ class Tuner:
                             out.error, out.ignored, out.wall_time_s, out.settings)
         store.add_trial(self.conn, self.tune_id, trial)
         self.done.append(trial)
+        self.progress.search_runs = self._budget_used()
         if out.implementation and not self.progress.implementation:
             self.progress.implementation = out.implementation
         self._update_best()
@@ -112,20 +171,18 @@ class Tuner:
             self.on_trial(trial, self.progress)
         return trial
 
-    def _scores(self, phase: str = "search") -> dict[Key, list[float]]:
+    def _scores(self) -> dict[Key, list[float]]:
         scores: dict[Key, list[float]] = {}
         for t in self.done:
-            if t.phase == phase and t.status == "ok" and t.value is not None:
+            if t.phase in SEARCH_PHASES and t.status == "ok" and t.value is not None:
                 scores.setdefault(key_of(t.params), []).append(t.value)
         return scores
 
+    def _budget_used(self) -> int:
+        return sum(1 for t in self.done if t.phase in SEARCH_PHASES)
+
     def _best(self) -> tuple[Key, float] | None:
-        scores = self._scores()
-        if not scores:
-            return None
-        pick = max if self.objective.maximize else min
-        best = pick(scores, key=lambda k: median(scores[k]))
-        return best, median(scores[best])
+        return pick_winner(self._scores(), self.objective.maximize, self.repeats)
 
     def _update_best(self) -> None:
         if any(t.phase == "confirm" for t in self.done):
@@ -139,7 +196,7 @@ class Tuner:
 
     # -- the three steps ---------------------------------------------------------------
     def run(self, resumed: list[store.Trial] | None = None) -> TuneResult:
-        self.done = list(resumed or [])
+        self.done = mark_repeats(resumed or [])
         self._update_best()
         baseline = self.space.baseline()
         base_trials = [t for t in self.done
@@ -195,16 +252,63 @@ class Tuner:
 
         study = self._study()
         dists = self._distributions()
-        full_defaults = {d.knob.name: DEFAULT for d in self.space.dimensions}
-        while sum(1 for t in self.done if t.phase == "search") < self.budget:
+        explore = self.budget - repeat_reserve(self.budget, self.repeat_top, self.repeats)
+        rng = random.Random(self.seed)
+        while self._budget_used() < self.budget:
+            again = next_repeat(self._scores(), self.objective.maximize, self.repeat_top,
+                                self.repeats)
+            explored = sum(1 for t in self.done if t.phase == "search")
+            proposal = None
+            if again is None or explored < explore:
+                proposal = self._propose(study, dists, rng)
+            if proposal is not None:
+                ot, params = proposal
+                trial = self._measure(params, "search")
+                if trial.status == "ok" and trial.value is not None:
+                    study.tell(ot, trial.value)
+                else:
+                    study.tell(ot, state=optuna.trial.TrialState.FAIL)
+            elif again is not None:
+                self._measure({**self.space.baseline(), **json.loads(again)}, "repeat")
+            else:
+                break  # every point measured, the best ones repeated: nothing left to learn
+        self.progress.importances = _importances(study)
+
+    def _propose(self, study: Any, dists: dict[str, Any],
+                 rng: random.Random) -> tuple[Any, dict[str, str]] | None:
+        """A configuration not measured yet, from the sampler (a proposal measured before is
+        told as failed, which the model ignores, and the sampler is asked again), else drawn
+        at random among the unmeasured points; None when every point is measured."""
+        import optuna
+
+        measured = {key_of(t.params) for t in self.done if t.phase in SEARCH_PHASES}
+        full_defaults = self.space.baseline()
+        for _ in range(MAX_PROPOSALS):
             ot = study.ask(dists)
             params = {**full_defaults, **{n: str(v) for n, v in ot.params.items()}}
-            trial = self._measure(params, "search")
-            if trial.status == "ok" and trial.value is not None:
-                study.tell(ot, trial.value)
-            else:
-                study.tell(ot, state=optuna.trial.TrialState.FAIL)
-        self.progress.importances = _importances(study)
+            if key_of(params) not in measured:
+                return ot, params
+            study.tell(ot, state=optuna.trial.TrialState.FAIL)
+        point = self._unmeasured_point(measured, rng)
+        if point is None:
+            return None
+        study.enqueue_trial(point)
+        ot = study.ask(dists)
+        return ot, {**full_defaults, **{n: str(v) for n, v in ot.params.items()}}
+
+    def _unmeasured_point(self, measured: set[Key],
+                          rng: random.Random) -> dict[str, str] | None:
+        dims = self.space.dimensions
+        if self.space.size() <= 4096:
+            points = [dict(zip(self.space.names, combo))
+                      for combo in itertools.product(*(d.choices for d in dims))]
+            fresh = [p for p in points if key_of(p) not in measured]
+            return rng.choice(fresh) if fresh else None
+        for _ in range(1000):
+            p = {d.knob.name: rng.choice(d.choices) for d in dims}
+            if key_of(p) not in measured:
+                return p
+        return None
 
     def _confirm_and_claim(self) -> TuneResult:
         best = self._best()
