@@ -252,3 +252,38 @@ def test_two_tunes_compared(tmp_path: Path, engine_ok: None) -> None:
     for r in rows.values():  # twice the delay per call: about half the bandwidth
         assert r["n_a"] == r["n_b"] == 3
         assert 0.3 < r["ratio"] < 0.8 and r["ci_low"] <= r["ratio"] <= r["ci_high"]
+
+
+def test_a_bench_trial_over_the_time_limit_is_stopped_and_the_tune_goes_on(
+        tmp_path: Path, engine_ok: None) -> None:
+    """Expected: a hung or slow trial (a hint combination can hang an MPI-IO run) is stopped
+    with its launcher and ranks, stored as failed, and the tune finishes. Was: no limit for
+    bench workloads, a hung run stalled the tune for good."""
+    db = tmp_path / "r.db"
+    # 4 KiB calls of 300 us over 64 MiB: about 5 s a run; the defaults' 1 MiB calls: 20 ms
+    out = tune("--db", str(db), "--knob", "transfer=4k", "--trials", "2", "--confirm", "0",
+               "--time-limit", "2", "--json", "--", "iolab", "bench", "-a", "null",
+               "--null.delay-us", "300", "-t", "1m", "-b", "64m", "--np", "2", "-w",
+               "-o", str(tmp_path / "slow.dat"), cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    slow = [t for t in doc["trials"] if t["params"].get("transfer") == "4096"]
+    assert len(slow) == 1 and slow[0]["status"] == "failed"
+    assert "time limit of 2 s" in slow[0]["error"]
+    assert doc["winner"] == {}  # only the defaults ran to the end
+    leftover = subprocess.run(["pgrep", "-f", str(tmp_path / "slow.dat")],
+                              capture_output=True, text=True)
+    assert leftover.stdout == "", "the stopped trial's ranks still run"
+
+
+def test_romio_no_indep_rw_is_never_run_with_independent_calls() -> None:
+    """Expected: the combination is not measured (under MPICH it hangs the run)."""
+    from iolab.tune.objective import BenchObjective
+
+    independent = BenchObjective(["-a", "mpiio", "--np", "4", "-w"])
+    assert independent.infeasible({"romio_no_indep_rw": "true"})
+    assert independent.infeasible({"romio_no_indep_rw": "true", "collective": "true"}) is None
+    assert independent.infeasible({"romio_no_indep_rw": "false"}) is None
+    collective = BenchObjective(["-a", "mpiio", "--collective", "--np", "4", "-w"])
+    assert collective.infeasible({"romio_no_indep_rw": "true"}) is None
+    assert collective.infeasible({"romio_no_indep_rw": "true", "collective": "false"})

@@ -86,7 +86,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     way.add_argument("--minimize", dest="maximize", action="store_false",
                      help="lower --metric is better (the default for wall time)")
     obj.add_argument("--time-limit", type=float, metavar="S",
-                     help="commands: seconds a trial may take before it is stopped and failed")
+                     help="seconds a trial may take before it is stopped (launcher and ranks) "
+                          "and stored as failed; the search goes on (a hint combination can "
+                          "hang an MPI-IO run)")
     obj.add_argument("--output-dir", metavar="DIR",
                      help="commands: the directory the program writes to (lfs knobs stripe it)")
     cli_common.add_mpi(obj, "commands: the MPI library the program uses; default: told by "
@@ -218,7 +220,10 @@ def _objective(kind: str, argv: list[str], args: argparse.Namespace) -> Any:
             if shutil.which("sbatch") is None:
                 raise UsageError("--sbatch: 'sbatch' is not on PATH (load Slurm)")
             sbatch = list(parse_launcher_args(args.sbatch_args))
-        return BenchObjective(argv, target=args.target, db=args.db, sbatch=sbatch)
+        if args.time_limit is not None and args.time_limit < 1:
+            raise UsageError(f"--time-limit {args.time_limit:g}: at least 1 second")
+        return BenchObjective(argv, target=args.target, db=args.db, sbatch=sbatch,
+                              time_limit_s=args.time_limit)
     maximize = args.maximize if args.maximize is not None else bool(args.metric)
     return CommandObjective(argv, metric=args.metric, maximize=maximize,
                             time_limit_s=args.time_limit, output_dir=args.output_dir)
@@ -300,7 +305,8 @@ def _resume(conn: Any, args: argparse.Namespace) -> int:
     objective: Any
     if o["kind"] == "bench":
         objective = BenchObjective(o["bench_args"], target=o.get("target", "write"), db=args.db,
-                                   from_log=o.get("from_log"), sbatch=o.get("sbatch"))
+                                   from_log=o.get("from_log"), sbatch=o.get("sbatch"),
+                                   time_limit_s=o.get("time_limit_s"))
     else:
         objective = CommandObjective(o["argv"], metric=o.get("metric"),
                                      maximize=bool(o.get("maximize")),

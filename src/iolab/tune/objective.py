@@ -180,10 +180,22 @@ class BenchObjective:
     from_log: dict[str, Any] | None = None
     # --sbatch: each trial is a batch job (sbatch --wait) with these extra sbatch options
     sbatch: list[str] | None = None
+    time_limit_s: float | None = None  # a local trial still running then is stopped, failed
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "bench_args": self.bench_args, "target": self.target,
-                "from_log": self.from_log, "sbatch": self.sbatch}
+                "from_log": self.from_log, "sbatch": self.sbatch,
+                "time_limit_s": self.time_limit_s}
+
+    def infeasible(self, params: Mapping[str, str]) -> str | None:
+        """Why a configuration must not run, or None: romio_no_indep_rw=true lets only the
+        aggregators open the file, so independent calls from the other ranks cannot work
+        (ROMIO errors out, or under MPICH the run hangs)."""
+        args = engine_args(self.bench_args, params)
+        if hints_of(params).get("romio_no_indep_rw") == "true" and not (
+                "--collective" in args or "-c" in args):
+            return "romio_no_indep_rw=true needs collective transfers"
+        return None
 
     def _batch(self, cmd: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
         """``iolab bench`` as a batch job that Slurm schedules (--sbatch); its output file is
@@ -215,7 +227,8 @@ class BenchObjective:
                 return TrialOutcome("failed", None, 0.0, error=err)
         run = run_bench(engine_args(self.bench_args, params), label, self.db,
                         {**self.env, **mca_env(params)},
-                        self._batch if self.sbatch is not None else None)
+                        self._batch if self.sbatch is not None else None,
+                        time_limit_s=self.time_limit_s)
         if run.status == "refused":
             if not set_params(params):  # the workload itself is bad: stop the tune
                 raise UsageError(run.error or "iolab bench refused the workload")

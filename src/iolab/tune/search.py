@@ -286,7 +286,7 @@ class Tuner:
         for _ in range(MAX_PROPOSALS):
             ot = study.ask(dists)
             params = {**full_defaults, **{n: str(v) for n, v in ot.params.items()}}
-            if key_of(params) not in measured:
+            if key_of(params) not in measured and self._feasible(params):
                 return ot, params
             study.tell(ot, state=optuna.trial.TrialState.FAIL)
         point = self._unmeasured_point(measured, rng)
@@ -302,13 +302,24 @@ class Tuner:
         if self.space.size() <= 4096:
             points = [dict(zip(self.space.names, combo))
                       for combo in itertools.product(*(d.choices for d in dims))]
-            fresh = [p for p in points if key_of(p) not in measured]
+            fresh = [p for p in points if key_of(p) not in measured and self._feasible(p)]
             return rng.choice(fresh) if fresh else None
         for _ in range(1000):
             p = {d.knob.name: rng.choice(d.choices) for d in dims}
-            if key_of(p) not in measured:
+            if key_of(p) not in measured and self._feasible(p):
                 return p
         return None
+
+    def _feasible(self, params: dict[str, str]) -> bool:
+        """A configuration the objective knows cannot run (e.g. a hint that hangs the
+        workload) is not measured and costs no budget; the note says it was skipped."""
+        check = getattr(self.objective, "infeasible", None)
+        why = check(params) if check else None
+        if why:
+            note = f"not measured: {why}"
+            if note not in self.progress.notes:
+                self.progress.notes.append(note)
+        return not why
 
     def _confirm_and_claim(self) -> TuneResult:
         best = self._best()
