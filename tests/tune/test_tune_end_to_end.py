@@ -287,3 +287,24 @@ def test_romio_no_indep_rw_is_never_run_with_independent_calls() -> None:
     collective = BenchObjective(["-a", "mpiio", "--collective", "--np", "4", "-w"])
     assert collective.infeasible({"romio_no_indep_rw": "true"}) is None
     assert collective.infeasible({"romio_no_indep_rw": "true", "collective": "false"})
+
+
+def test_hdf5_collective_metadata_knob_reaches_the_engine(tmp_path: Path,
+                                                          engine_ok: None) -> None:
+    """The hdf5 preset's hdf5.coll-metadata: a trial sets --hdf5.coll-metadata and the run's
+    own config says it ran with it (the engine test checks what it does at MPI-IO)."""
+    from iolab.tune.knobs import PRESETS
+
+    assert "hdf5.coll-metadata" in PRESETS["hdf5"]
+    out = tune("--db", str(tmp_path / "r.db"), "--knob", "hdf5.coll-metadata", "--trials", "2",
+               "--confirm", "0", "--json", "--", "iolab", "bench", "-a", "hdf5", "--layout",
+               "segmented", "-t", "64k", "-b", "1m", "--np", "2", "-w", "-o",
+               str(tmp_path / "m.h5"), cwd=tmp_path)
+    if out.returncode == 2 and "hdf5" in out.stderr:
+        pytest.skip(f"no HDF5 backend: {out.stderr.strip()}")
+    assert out.returncode == 0, out.stderr
+    trials = json.loads(out.stdout)["trials"]
+    assert [t["params"]["hdf5.coll-metadata"] for t in trials] == ["(default)", "true"]
+    assert [t["status"] for t in trials] == ["ok", "ok"]
+    assert trials[0]["settings"]["hdf5.coll-metadata"] == "false"
+    assert trials[1]["settings"]["hdf5.coll-metadata"] == "true"

@@ -32,6 +32,9 @@ _CODE_WORDS = {
                  "derived datatype)",
     "hdf5.align": "H5Pset_alignment(fapl, threshold, {v})",
     "hdf5.chunk": "chunked datasets with chunks of {v} bytes (H5Pset_chunk)",
+    "hdf5.coll-metadata": "collective metadata: {v} (on the file access property list: "
+                          "H5Pset_all_coll_metadata_ops(fapl, true); "
+                          "H5Pset_coll_metadata_write(fapl, true))",
 }
 
 

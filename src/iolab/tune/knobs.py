@@ -160,6 +160,9 @@ KNOBS: tuple[Knob, ...] = (
     Knob("hdf5.align", "engine", "size", ("64K", "1M", "4M"), "H5Pset_alignment", minimum=1),
     Knob("hdf5.chunk", "engine", "size", ("1M", "4M"), "chunked dataset, bytes per chunk",
          minimum=1),
+    Knob("hdf5.coll-metadata", "engine", "bool", ("false", "true"),
+         "collective metadata reads and writes (H5Pset_all_coll_metadata_ops, "
+         "H5Pset_coll_metadata_write)"),
     # Lustre striping of the output directory, where lfs exists.
     Knob("lfs.stripe_count", "lfs", "int", ("1", "2", "4", "8"), "lfs setstripe -c",
          minimum=-1),
@@ -179,7 +182,8 @@ PRESETS: dict[str, tuple[str, ...]] = {
               "collective", "file-view"),
     "mpiio-ompio": ("ompio.num_aggregators", "ompio.bytes_per_agg", "ompio.fcoll",
                     "collective", "file-view"),
-    "hdf5": ("hdf5.align", "hdf5.chunk", "collective", "cb_buffer_size"),
+    "hdf5": ("hdf5.align", "hdf5.chunk", "hdf5.coll-metadata", "collective",
+             "cb_buffer_size"),
     "pnetcdf": ("cb_buffer_size", "cb_nodes", "romio_cb_write", "collective"),
     "lustre": ("lfs.stripe_count", "lfs.stripe_size", "striping_factor", "striping_unit"),
 }
