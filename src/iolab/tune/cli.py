@@ -229,7 +229,7 @@ def _objective(kind: str, argv: list[str], args: argparse.Namespace) -> Any:
                             time_limit_s=args.time_limit, output_dir=args.output_dir)
 
 
-def _check_space_for(kind: str, space: Any) -> None:
+def _check_space_for(kind: str, space: Any, argv: list[str]) -> None:
     import shutil
 
     for d in space.dimensions:
@@ -245,6 +245,9 @@ def _check_space_for(kind: str, space: Any) -> None:
 
             if not in_slurm_allocation():
                 raise UsageError(f"knob {k.name} needs a Slurm allocation (srun)")
+            if kind == "command" and (not argv or Path(argv[0]).name != "srun"):
+                raise UsageError(f"knob {k.name} reaches a command through srun's "
+                                 "environment: start the command with srun (-- srun ...)")
     if space.size() < 2:
         raise UsageError("the search space has one configuration only")
 
@@ -269,7 +272,7 @@ def run(args: argparse.Namespace) -> int:
         predicted = predict_implementation(kind, argv, args.mpi)
         space = build_space(args.preset, args.knob, args.space, predicted or "romio",
                             preset_skips=("engine",) if kind == "command" else ())
-        _check_space_for(kind, space)
+        _check_space_for(kind, space, argv)
         objective = _objective(kind, argv, args)
         if from_log is not None:
             objective.from_log = from_log

@@ -168,10 +168,24 @@ KNOBS: tuple[Knob, ...] = (
          minimum=-1),
     Knob("lfs.stripe_size", "lfs", "size", ("1M", "4M", "16M"), "lfs setstripe -S",
          minimum=_KIB64, multiple_of=_KIB64),
-    # Placement under Slurm.
+    # Placement under Slurm: bench workloads through iolab bench's own launch options, a
+    # command through srun's input environment (see LAUNCH).
     Knob("slurm.cpu_bind", "launch", "enum", ("cores", "threads", "none"), "srun --cpu-bind",
          choices=("cores", "threads", "sockets", "none", "rank")),
+    Knob("slurm.ranks_per_node", "launch", "int", ("1", "2", "4"),
+         "srun --ntasks-per-node (ranks per node; the allocation must hold the nodes)",
+         minimum=1),
+    Knob("slurm.cpus_per_rank", "launch", "int", ("1", "2", "4"),
+         "srun --cpus-per-task (CPUs for each rank)", minimum=1),
 )
+
+# How a launch knob is applied: (iolab bench option, srun input environment variable, srun
+# option for the user's job script).
+LAUNCH: dict[str, tuple[str, str, str]] = {
+    "slurm.cpu_bind": ("--cpu-bind", "SLURM_CPU_BIND", "--cpu-bind"),
+    "slurm.ranks_per_node": ("--ppn", "SLURM_NTASKS_PER_NODE", "--ntasks-per-node"),
+    "slurm.cpus_per_rank": ("--cpus-per-rank", "SLURM_CPUS_PER_TASK", "--cpus-per-task"),
+}
 
 _BY_NAME = {k.name: k for k in KNOBS}
 

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from iolab.errors import UsageError
-from iolab.tune.knobs import Knob, knob
+from iolab.tune.knobs import LAUNCH, Knob, knob
 from iolab.tune.space import DEFAULT
 
 MIB = float(1 << 20)
@@ -69,6 +69,12 @@ def hints_of(params: Mapping[str, str]) -> dict[str, str]:
 def mca_env(params: Mapping[str, str]) -> dict[str, str]:
     return {f"OMPI_MCA_{k.library_key}": v for k, v in set_params(params).items()
             if k.kind == "ompio"}
+
+
+def srun_env(params: Mapping[str, str]) -> dict[str, str]:
+    """Launch knobs as srun's input environment (SLURM_CPU_BIND, SLURM_NTASKS_PER_NODE,
+    SLURM_CPUS_PER_TASK): the user's own srun line takes them without a change."""
+    return {LAUNCH[k.name][1]: v for k, v in set_params(params).items() if k.kind == "launch"}
 
 
 def lfs_setstripe(params: Mapping[str, str], directory: str | os.PathLike[str]) -> list[str] | None:
@@ -115,8 +121,8 @@ def engine_args(base: Sequence[str], params: Mapping[str, str]) -> list[str]:
                 extra += [f"--{k.name}", v]
         elif k.kind == "romio":
             extra += ["--hint", f"{k.library_key}={v}"]
-        elif k.kind == "launch" and k.name == "slurm.cpu_bind":
-            extra.append(f"--launcher-args=--cpu-bind={v}")
+        elif k.kind == "launch":  # iolab bench's own placement options (launch.py)
+            extra += [LAUNCH[k.name][0], v]
     return args + extra
 
 
@@ -295,6 +301,7 @@ class CommandObjective:
         """What the command runs with: hints file, Cray's variable, OMPIO's parameters."""
         env = dict(os.environ)
         env.update(mca_env(params))
+        env.update(srun_env(params))
         hints = hints_of(params)
         if hints:
             path = Path(self.hints_dir) / f"{label.replace(':', '-')}.hints"
