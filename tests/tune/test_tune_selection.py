@@ -117,3 +117,25 @@ def test_real_runs_explore_each_point_once_and_the_winner_is_a_repeated_median(
     # 300 us a call: 2 MiB and 3 MiB calls are 16-48x faster than 64 KiB ones; whatever the
     # noise, the repeated winner is one of the big transfers TPE or chance found
     assert int(result.winner["transfer"]) >= 512 << 10
+
+
+def test_sizes_and_counts_are_ordered_around_the_baseline_value() -> None:
+    """TPE sees an ordinal knob as an index in numeric order, DEFAULT where the baseline's
+    own value lies; enums, and knobs whose baseline value was not read back, stay
+    categorical."""
+    from iolab.tune.search import encodings
+    from iolab.tune.space import DEFAULT, build_space
+
+    space = build_space([], ["transfer=256k,1m,4m", "threads=2,4", "posix.mode=direct"],
+                        None, "romio")
+    enc = encodings(space, {"transfer": "2097152", "threads": "1", "posix.mode": "sync"})
+    assert enc["transfer"].ordinal
+    assert enc["transfer"].choices == ("262144", "1048576", DEFAULT, "4194304")
+    assert enc["threads"].choices == (DEFAULT, "2", "4") and enc["threads"].ordinal
+    assert not enc["posix.mode"].ordinal
+    assert enc["posix.mode"].choices == (DEFAULT, "direct")
+    for e in enc.values():  # what the sampler is told decodes back to the same value
+        assert all(e.decode(e.encode(v)) == v for v in e.choices)
+    assert enc["transfer"].encode("8388608") is None  # a value the space does not hold
+    unknown = encodings(space, {})
+    assert not unknown["transfer"].ordinal and unknown["transfer"].choices[0] == DEFAULT
