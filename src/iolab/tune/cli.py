@@ -260,6 +260,10 @@ def run(args: argparse.Namespace) -> int:
     if args.trials < 1 or args.confirm < 0 or args.repeats < 1 or args.repeat_top < 1:
         raise UsageError("--trials, --repeats and --repeat-top must be at least 1 and "
                          "--confirm at least 0")
+    if 2 <= args.confirm < 4:  # one-sided Mann-Whitney: smallest p with n a side
+        print(f"iolab tune: warning: --confirm {args.confirm} cannot show a significant gain "
+              "(with 3 runs a side Mann-Whitney's smallest p is 0.05); use 4 or more",
+              file=sys.stderr)
     if args.output:
         cli_common.check_output_dir(args.output)
     if args.resume is None and not args.list:

@@ -52,7 +52,7 @@ class TrialPrinter:
             ratio = w / b if self.maximize else b / w
             best = f"   best {_value(w, self.unit)} ({ratio:.2f}x the defaults)"
         run = f"   run {t.run_id}" if self.verbose and t.run_id is not None else ""
-        print(f"iolab tune: {where:14} {_config(t.params):50} {score}{best}{run}",
+        print(f"iolab tune: {where:17} {_config(t.params):50} {score}{best}{run}",
               file=self.stream, flush=True)
 
 
