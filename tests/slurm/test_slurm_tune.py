@@ -108,3 +108,19 @@ def test_cpu_bind_knob_where_slurm_cannot_bind_is_a_failed_trial(slurm_env: dict
         assert bound["status"] == "failed" and "cannot bind CPUs" in bound["error"]
     else:
         assert bound["status"] == "ok"
+
+
+def test_ranks_per_node_the_allocation_cannot_hold_is_a_failed_trial_with_its_reason(
+        slurm_env: dict[str, str], tmp_path: Path) -> None:
+    """Expected: the trial fails with the bench verb's own check ("ranks per node ..."), the
+    tune goes on. Was: the trial's error was the last stderr line, an unrelated note."""
+    out = subprocess.run(
+        ["salloc", "-n", "2", sys.executable, "-m", "iolab", "tune", "--db",
+         str(tmp_path / "r.db"), "--knob", "slurm.ranks_per_node=1", "--trials", "2",
+         "--confirm", "0", "--json", *WORKLOAD],
+        cwd=tmp_path, env=slurm_env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    base, spread = json.loads(out.stdout)["trials"]
+    assert base["status"] == "ok"
+    assert spread["status"] == "failed" and "ranks per node" in spread["error"]
+    assert "UserWarning" not in out.stderr

@@ -56,6 +56,24 @@ def _run_limited(cmd: list[str], env: dict[str, str],
     return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
+def _stored_error(db: str | None, run_id: Any) -> str | None:
+    """The error the bench verb stored with the run (a check of what ran, e.g. ranks per
+    node), which its stderr may bury under later notes."""
+    if not isinstance(run_id, int):
+        return None
+    from iolab.results import db as results
+
+    try:
+        conn = results.connect(db, must_exist=True)
+        try:
+            row = conn.execute("SELECT error FROM runs WHERE id = ?", (run_id,)).fetchone()
+        finally:
+            conn.close()
+    except Exception:  # noqa: BLE001 - only a better message is lost
+        return None
+    return str(row[0]) if row and row[0] else None
+
+
 def _last_line(text: str, default: str) -> str:
     return (text.strip().splitlines() or [default])[-1].removeprefix("iolab: ")
 
@@ -105,5 +123,5 @@ def run_bench(args: Sequence[str], label: str, db: str | None = None,
     if status != "ok":
         e = (doc or {}).get("error")
         err = e.get("message") if isinstance(e, dict) and e.get("message") else \
-            _last_line(done.stderr, "the run failed")
+            _stored_error(db, run.get("id")) or _last_line(done.stderr, "the run failed")
     return BenchRun(status, run.get("id"), doc, err, wall)

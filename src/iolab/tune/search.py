@@ -24,6 +24,7 @@ import itertools
 import json
 import random
 import sqlite3
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from statistics import median
@@ -435,7 +436,9 @@ def _importances(study: Any) -> dict[str, float]:
     import optuna
 
     try:
-        imp = optuna.importance.get_param_importances(study)
+        with warnings.catch_warnings():  # "too few trials": the empty answer says it
+            warnings.simplefilter("ignore")
+            imp = optuna.importance.get_param_importances(study)
     except (RuntimeError, ValueError, ZeroDivisionError):
         return {}
     return {k: round(float(v), 3) for k, v in imp.items()}
