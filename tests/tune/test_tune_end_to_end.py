@@ -107,8 +107,9 @@ def _wait_for_trials(db: Path, n: int, deadline_s: float) -> None:
 def test_resume_after_the_tune_is_killed_mid_trial(tmp_path: Path, engine_ok: None) -> None:
     db = tmp_path / "r.db"
     args = ["--db", str(db), "--knob", "transfer=64k,256k,1m", "--knob", "threads=1,2",
-            "--trials", "6", "--confirm", "2", "--", "iolab", "bench", "-a", "null",
-            "--null.delay-us", "3000", "-t", "64k", "-b", "4m", "--np", "2", "-w"]
+            "--trials", "6", "--confirm", "2", "--repeats", "1", "--", "iolab", "bench",
+            "-a", "null", "--null.delay-us", "3000", "-t", "64k", "-b", "4m", "--np", "2",
+            "-w"]
     proc = subprocess.Popen([sys.executable, "-m", "iolab", "tune", *args], cwd=tmp_path,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             start_new_session=True)
@@ -127,6 +128,8 @@ def test_resume_after_the_tune_is_killed_mid_trial(tmp_path: Path, engine_ok: No
     assert [(r["number"], r["params"]) for r in after[:len(before)]] == \
         [(r["number"], r["params"]) for r in before]  # nothing measured again or lost
     assert sum(r["phase"] == "search" for r in after) == 6
+    # --repeats 1, read back from the stored command: all 6 points explored, none repeated
+    assert len({r["params"] for r in after if r["phase"] == "search"}) == 6
     assert rows(db, "SELECT status FROM tunes")[0]["status"] == "done"
     assert tune("--db", str(db), "--resume", "1", cwd=tmp_path).returncode == 2
 

@@ -320,11 +320,26 @@ def _resume(conn: Any, args: argparse.Namespace) -> int:
                                      time_limit_s=o.get("time_limit_s"),
                                      output_dir=o.get("output_dir"))
     args.trials, args.confirm, args.seed = row["budget"], row["confirm"], row["seed"]
+    args.repeats, args.repeat_top = _stored_repeats(row.get("command"), args)
     done = store.trials(conn, args.resume)
     print(f"iolab tune: resuming tune {args.resume} after {len(done)} finished trial(s)",
           file=sys.stderr)
     return _execute(conn, args.resume, objective, SearchSpace.from_json(row["space"]), args,
                     done, implementation=row.get("implementation"))
+
+
+def _stored_repeats(command: Any, args: argparse.Namespace) -> tuple[int, int]:
+    """--repeats and --repeat-top as the tune was started with (read from its stored command
+    line, the one place they are kept), else as given now."""
+    if isinstance(command, list) and command[:2] == ["iolab", "tune"]:
+        p = argparse.ArgumentParser(add_help=False)
+        add_arguments(p)
+        try:
+            old, _ = p.parse_known_args([str(a) for a in command[2:]])
+            return int(old.repeats), int(old.repeat_top)
+        except SystemExit:  # a command line this version cannot read
+            pass
+    return args.repeats, args.repeat_top
 
 
 def _execute(conn: Any, tune_id: int, objective: Any, space: Any, args: argparse.Namespace,
