@@ -42,7 +42,7 @@ def test_while_nothing_is_repeated_the_best_single_run_leads() -> None:
 
 
 def test_repeats_go_round_the_top_candidates_fewest_samples_first() -> None:
-    scores = {"a": [10.0, 9.0], "b": [8.0], "c": [7.0], "d": [1.0]}
+    scores = {"a": [10.0, 7.5], "b": [8.0], "c": [7.0], "d": [1.0]}
     assert next_repeat(scores, True, top=3, repeats=3) == "b"
     scores["b"].append(8.5)
     assert next_repeat(scores, True, top=3, repeats=3) == "c"
@@ -53,8 +53,20 @@ def test_repeats_go_round_the_top_candidates_fewest_samples_first() -> None:
     assert next_repeat(scores, True, top=3, repeats=3) is None  # "d" is not in the top 3
 
 
+def test_no_repeats_while_the_leader_is_clearly_ahead() -> None:
+    """Its worst run beats every other top candidate's best: noise cannot change the pick,
+    so the budget goes back to exploring; an overlap brings the repeats back."""
+    scores = {"a": [10.0, 9.5], "b": [8.0], "c": [7.0, 7.2]}
+    assert next_repeat(scores, True, top=3, repeats=3) is None
+    scores["b"].append(9.8)  # b's best run now beats a's worst
+    assert next_repeat(scores, True, top=3, repeats=3) == "a"
+    times = {"a": [1.0, 1.1], "b": [2.0]}
+    assert next_repeat(times, False, top=3, repeats=3) is None
+    assert next_repeat({"a": [10.0], "b": [8.0]}, True, 3, 3) == "a"  # one run proves nothing
+
+
 def test_a_candidate_that_falls_out_of_the_top_is_replaced() -> None:
-    scores = {"a": [10.0, 2.0, 2.5], "b": [8.0, 8.2, 7.9], "c": [6.0]}
+    scores = {"a": [10.0, 2.0, 2.5], "b": [8.0, 8.2, 7.9], "c": [8.1]}
     # a's median (2.5) is now below c's single run: c enters the top 2 and is measured
     assert next_repeat(scores, True, top=2, repeats=3) == "c"
 
@@ -104,7 +116,8 @@ def test_real_runs_explore_each_point_once_and_the_winner_is_a_repeated_median(
     done = mark_repeats(store.trials(conn, tid))
     assert len(done) == 10 and all(t.status == "ok" for t in done), done
     explored = [key_of(t.params) for t in done if t.phase == "search"]
-    assert len(explored) == len(set(explored)) == 10 - repeat_reserve(10, 2, 3) == 7
+    # at least the exploration share; more when the leader pulled clearly ahead early
+    assert len(explored) == len(set(explored)) >= 10 - repeat_reserve(10, 2, 3) == 7
     repeated = {key_of(t.params) for t in done if t.phase == "repeat"}
     assert repeated and repeated <= set(explored)
     scores: dict[str, list[float]] = {}
@@ -112,8 +125,9 @@ def test_real_runs_explore_each_point_once_and_the_winner_is_a_repeated_median(
         assert t.value is not None
         scores.setdefault(key_of(t.params), []).append(t.value)
     winner = key_of({**space.baseline(), **result.winner})
-    assert len(scores[winner]) == 3
-    assert median(scores[winner]) == max(median(v) for v in scores.values() if len(v) >= 3)
+    most = max(len(v) for v in scores.values())
+    assert len(scores[winner]) == most >= 2  # a repeated median, never a single run
+    assert median(scores[winner]) == max(median(v) for v in scores.values() if len(v) == most)
     # 300 us a call: 2 MiB and 3 MiB calls are 16-48x faster than 64 KiB ones; whatever the
     # noise, the repeated winner is one of the big transfers TPE or chance found
     assert int(result.winner["transfer"]) >= 512 << 10

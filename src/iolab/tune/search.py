@@ -9,7 +9,8 @@
    asked again), so every exploration run samples a new point.
 3. Repeats: on a noisy machine the best of many single runs is mostly the luckiest run. The
    last part of the budget re-measures the few best candidates until each has ``repeats``
-   samples (a candidate whose median drops out of the top is replaced by the next one), and
+   samples (a candidate whose median drops out of the top is replaced by the next one;
+   while the leader's worst run beats every rival's best, the runs explore instead), and
    the winner is the best *median* among the configurations measured ``repeats`` times
    (:func:`pick_winner`). Random search (``sampler="random"``, the baseline of
    bench/tune_efficiency) spends its budget and picks its winner the same way.
@@ -77,8 +78,17 @@ def next_repeat(scores: Mapping[Key, Sequence[float]], maximize: bool, top: int,
                 repeats: int) -> Key | None:
     """The candidate to measure again: among the ``top`` best medians, the one with the
     fewest samples below ``repeats`` (rounds go across candidates, so drift hits them
-    alike); None when the top candidates all have ``repeats`` samples."""
+    alike); None when the top candidates all have ``repeats`` samples, or when the leader
+    is clearly ahead: measured at least twice, its worst run beats every other top
+    candidate's best run (noise cannot change the pick, so the runs go to exploring)."""
     ranked = sorted(scores, key=lambda k: median(scores[k]), reverse=maximize)[:top]
+    lead = pick_winner(scores, maximize, repeats)
+    if lead is not None and len(scores[lead[0]]) >= 2:
+        runs = scores[lead[0]]
+        worst = min(runs) if maximize else max(runs)
+        rivals = [v for k in ranked if k != lead[0] for v in scores[k]]
+        if all((worst > v) if maximize else (worst < v) for v in rivals):
+            return None
     short = [k for k in ranked if len(scores[k]) < repeats]
     return min(short, key=lambda k: len(scores[k])) if short else None
 
