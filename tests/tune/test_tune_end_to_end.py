@@ -62,7 +62,11 @@ def test_a_real_gain_is_found_proven_and_stored(tmp_path: Path, engine_ok: None)
     # 64k is what the workload already runs: never measured again under another name
     assert all(t["params"].get("transfer") != "65536" for t in doc["trials"])
     trials = rows(db, "SELECT * FROM trials ORDER BY number")
-    assert [t["number"] for t in trials] == list(range(5 + 8))
+    searched = sum(t["phase"] == "search" for t in trials)
+    # 3 points, then the leader again; the last run is spent only when noise could still
+    # change the pick (otherwise the search stops: every point measured)
+    assert 4 <= searched <= 5
+    assert [t["number"] for t in trials] == list(range(searched + 8))
     assert sum(t["phase"] == "confirm" for t in trials) == 8
     runs = {r["id"]: r for r in rows(db, "SELECT id, label, status FROM runs")}
     for t in trials:  # every trial is a stored, checked bench run
