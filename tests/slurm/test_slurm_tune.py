@@ -52,3 +52,75 @@ def test_trials_inside_an_allocation_are_job_steps(slurm_env: dict[str, str],
     rows = stored_runs(db)
     assert [r["launcher"] for r in rows] == ["srun", "srun"]
     assert all(r["ranks"] == 2 for r in rows)
+
+
+def test_placement_knobs_inside_an_allocation(slurm_env: dict[str, str],
+                                              tmp_path: Path) -> None:
+    """slurm.ranks_per_node and slurm.cpus_per_rank reach each trial's srun line (a job step
+    of the allocation), and the engine reports the placement it ran with."""
+    db = tmp_path / "r.db"
+    out = subprocess.run(
+        ["salloc", "-n", "2", sys.executable, "-m", "iolab", "tune", "--db", str(db),
+         "--knob", "slurm.ranks_per_node=2", "--knob", "slurm.cpus_per_rank=1", "--trials",
+         "4", "--confirm", "0", "--repeats", "1", "--json", *WORKLOAD],
+        cwd=tmp_path, env=slurm_env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    trials = json.loads(out.stdout)["trials"]
+    assert len(trials) == 4 and all(t["status"] == "ok" for t in trials)
+    conn = sqlite3.connect(db)
+    conn.row_factory = sqlite3.Row
+    try:
+        runs = {r["id"]: r for r in conn.execute(
+            "SELECT id, launcher, ranks, launch_command FROM runs").fetchall()}
+    finally:
+        conn.close()
+    for t in trials:
+        run = runs[t["run_id"]]
+        cmd = json.loads(run["launch_command"])
+        assert run["launcher"] == "srun" and run["ranks"] == 2
+        ppn, cpus = t["params"]["slurm.ranks_per_node"], t["params"]["slurm.cpus_per_rank"]
+        if ppn == "2":
+            assert cmd[cmd.index("--ntasks-per-node") + 1] == "2"
+        else:
+            assert "--ntasks-per-node" not in cmd
+        if cpus == "1":
+            assert cmd[cmd.index("--cpus-per-task") + 1] == "1"
+        else:
+            assert "--cpus-per-task" not in cmd
+
+
+def test_cpu_bind_knob_where_slurm_cannot_bind_is_a_failed_trial(slurm_env: dict[str, str],
+                                                                 tmp_path: Path) -> None:
+    """slurm.cpu_bind goes through iolab bench's --cpu-bind: a Slurm whose task plugin
+    cannot bind refuses it in one line before anything runs; the trial is stored as failed
+    and the tune goes on (was: passed to srun raw, which failed at run time)."""
+    from iolab import launch
+
+    out = subprocess.run(
+        ["salloc", "-n", "2", sys.executable, "-m", "iolab", "tune", "--db",
+         str(tmp_path / "r.db"), "--knob", "slurm.cpu_bind=cores", "--trials", "2",
+         "--confirm", "0", "--json", *WORKLOAD],
+        cwd=tmp_path, env=slurm_env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    base, bound = json.loads(out.stdout)["trials"]
+    assert base["status"] == "ok" and bound["params"]["slurm.cpu_bind"] == "cores"
+    if "task/none" in (launch.slurm_task_plugin(slurm_env) or ""):
+        assert bound["status"] == "failed" and "cannot bind CPUs" in bound["error"]
+    else:
+        assert bound["status"] == "ok"
+
+
+def test_ranks_per_node_the_allocation_cannot_hold_is_a_failed_trial_with_its_reason(
+        slurm_env: dict[str, str], tmp_path: Path) -> None:
+    """Expected: the trial fails with the bench verb's own check ("ranks per node ..."), the
+    tune goes on. Was: the trial's error was the last stderr line, an unrelated note."""
+    out = subprocess.run(
+        ["salloc", "-n", "2", sys.executable, "-m", "iolab", "tune", "--db",
+         str(tmp_path / "r.db"), "--knob", "slurm.ranks_per_node=1", "--trials", "2",
+         "--confirm", "0", "--json", *WORKLOAD],
+        cwd=tmp_path, env=slurm_env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    base, spread = json.loads(out.stdout)["trials"]
+    assert base["status"] == "ok"
+    assert spread["status"] == "failed" and "ranks per node" in spread["error"]
+    assert "UserWarning" not in out.stderr

@@ -88,3 +88,17 @@ def test_from_log_with_a_command_is_refused(tmp_path: Path) -> None:
          str(LOGS / "mpiio_4ranks_strided4K_indep.darshan"), "--", "true"],
         cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert out.returncode == 2 and "give no command" in out.stderr
+
+
+def test_collective_metadata_predicted_for_an_hdf5_job_only() -> None:
+    """diagnose's HDF5 metadata fix (a snippet with H5Pset_coll_metadata_write) becomes the
+    prediction hdf5.coll-metadata=true, tuned on the HDF5 proxy; a proxy of another
+    interface never gets an HDF5 knob."""
+    from iolab.tune.fromlog import from_log
+
+    proxy, preds = from_log(str(LOGS / "hdf5_4ranks_collective_hyperslab.darshan"), 4, 64 << 20)
+    assert proxy.api == "hdf5"
+    assert ("hdf5.coll-metadata", "true") in {(p.knob, p.value) for p in preds}
+    for name in ("mpiio_4ranks_strided4K_coll.darshan", "posix_write_1M_x_64B.darshan"):
+        _, others = from_log(str(LOGS / name), 4, 64 << 20)
+        assert not any(p.knob.startswith("hdf5.") for p in others)

@@ -107,3 +107,25 @@ def test_a_configuration_applied_the_way_a_user_would() -> None:
     assert mca_env(params) == {"OMPI_MCA_fcoll": "vulcan"}
     assert lfs_setstripe(params, "/out") == ["lfs", "setstripe", "-c", "4", "-S", "1048576",
                                              "/out"]
+
+
+def test_placement_knobs_reach_iolab_bench_srun_and_the_job_script(tmp_path: Path) -> None:
+    """Bench workloads: iolab bench's own placement options (checked against the allocation
+    by iolab.launch); commands: srun's input environment; the winner: an srun line."""
+    from iolab.tune.artifacts import write_artifacts
+    from iolab.tune.objective import srun_env
+
+    params = {"slurm.ranks_per_node": "2", "slurm.cpus_per_rank": "4",
+              "slurm.cpu_bind": "cores", "transfer": DEFAULT}
+    args = engine_args(["-a", "posix", "--np", "8"], params)
+    assert set(zip(args[4::2], args[5::2])) == {("--ppn", "2"), ("--cpus-per-rank", "4"),
+                                               ("--cpu-bind", "cores")}
+    assert srun_env(params) == {"SLURM_NTASKS_PER_NODE": "2", "SLURM_CPUS_PER_TASK": "4",
+                                "SLURM_CPU_BIND": "cores"}
+    written = write_artifacts({k: v for k, v in params.items() if v != DEFAULT}, tmp_path)
+    text = (tmp_path / "slurm.txt").read_text()
+    assert tmp_path / "slurm.txt" in written
+    assert "srun --ntasks-per-node=2 --cpus-per-task=4 --cpu-bind=cores ..." in text
+    assert "export SLURM_CPUS_PER_TASK=4" in text
+    with pytest.raises(UsageError, match="below the minimum 1"):
+        knob("slurm.cpus_per_rank").normalise("0")

@@ -29,7 +29,7 @@
 
 typedef struct hdf5_opts {
     uint64_t align, align_threshold, chunk;
-    bool direct;
+    bool direct, coll_metadata;
 } hdf5_opts_t;
 
 static const iolab_option_t hdf5_options[] = {
@@ -46,6 +46,10 @@ static const iolab_option_t hdf5_options[] = {
     {"hdf5.direct", "hdf5_direct", IOLAB_OPT_BOOL, "false", NULL, NULL,
      "hdf5 api: HDF5's direct driver (H5Pset_fapl_direct: O_DIRECT, one process per file, "
      "--layout fpp) where this HDF5 was built with it", offsetof(hdf5_opts_t, direct)},
+    {"hdf5.coll-metadata", "hdf5_coll_metadata", IOLAB_OPT_BOOL, "false", NULL, NULL,
+     "hdf5 api: collective metadata: reads done once and shared (H5Pset_all_coll_metadata_ops) "
+     "and metadata flushed with collective writes (H5Pset_coll_metadata_write)",
+     offsetof(hdf5_opts_t, coll_metadata)},
     {NULL, NULL, 0, NULL, NULL, NULL, NULL, 0}};
 
 typedef struct hdf5_state {
@@ -138,6 +142,11 @@ static int hdf5_init(void **state, const void *opts, const iolab_cfg_t *cfg,
         snprintf(err, errlen, "--hdf5.align-threshold needs --hdf5.align (the alignment)");
         return EINVAL;
     }
+    if (o->direct && o->coll_metadata) {
+        snprintf(err, errlen, "--hdf5.coll-metadata needs HDF5's MPI-IO driver: leave out "
+                 "--hdf5.direct");
+        return EINVAL;
+    }
     if (o->direct && check_direct(cfg, env, err, errlen) != 0)
         return EINVAL;
     hdf5_state_t *s = malloc(sizeof *s);
@@ -168,12 +177,16 @@ static herr_t set_driver(const hdf5_state_t *s, hid_t fapl, const iolab_open_arg
     return H5Pset_fapl_mpio(fapl, a->comm, a->info);
 }
 
-/* File access: the driver, and the alignment. */
+/* File access: the driver, collective metadata, and the alignment. */
 static hid_t make_fapl(const hdf5_state_t *s, const iolab_open_args_t *a)
 {
     const hdf5_opts_t *o = s->o;
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     if (fapl < 0 || set_driver(s, fapl, a) < 0)
+        goto fail;
+    /* Every rank opens, creates and closes together here, as the property requires. */
+    if (o->coll_metadata && (H5Pset_all_coll_metadata_ops(fapl, 1) < 0 ||
+                             H5Pset_coll_metadata_write(fapl, 1) < 0))
         goto fail;
     if (o->align) {
         /* By default align the raw data (the dataset, or each chunk) and nothing smaller:

@@ -34,6 +34,46 @@ def bench_command(args: Sequence[str], label: str, db: str | None) -> list[str]:
     return cmd + (["--db", db] if db else [])
 
 
+def _run_limited(cmd: list[str], env: dict[str, str],
+                 limit: float) -> subprocess.CompletedProcess[str] | None:
+    """The command in its own process group, so that the launcher and every rank stop with
+    it: SIGTERM first (the bench verb stores the run as interrupted), SIGKILL 10 s later.
+    None when the limit was reached."""
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            stdin=subprocess.DEVNULL, text=True, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=limit)
+    except (subprocess.TimeoutExpired, KeyboardInterrupt) as exc:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        return None
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
+def _stored_error(db: str | None, run_id: Any) -> str | None:
+    """The error the bench verb stored with the run (a check of what ran, e.g. ranks per
+    node), which its stderr may bury under later notes."""
+    if not isinstance(run_id, int):
+        return None
+    from iolab.results import db as results
+
+    try:
+        conn = results.connect(db, must_exist=True)
+        try:
+            row = conn.execute("SELECT error FROM runs WHERE id = ?", (run_id,)).fetchone()
+        finally:
+            conn.close()
+    except Exception:  # noqa: BLE001 - only a better message is lost
+        return None
+    return str(row[0]) if row and row[0] else None
+
+
 def _last_line(text: str, default: str) -> str:
     return (text.strip().splitlines() or [default])[-1].removeprefix("iolab: ")
 
@@ -41,18 +81,27 @@ def _last_line(text: str, default: str) -> str:
 def run_bench(args: Sequence[str], label: str, db: str | None = None,
               env: Mapping[str, str] | None = None,
               runner: Callable[[list[str], dict[str, str]],
-                               subprocess.CompletedProcess[str]] | None = None) -> BenchRun:
+                               subprocess.CompletedProcess[str]] | None = None,
+              time_limit_s: float | None = None) -> BenchRun:
     """Run ``iolab bench ARGS --json``; Ctrl-C in it (130) is a KeyboardInterrupt here.
     ``runner`` starts the command (default: here, as a subprocess; tune --sbatch: a batch
-    job) and returns its exit code and output."""
+    job) and returns its exit code and output. ``time_limit_s`` (local runs): a run still
+    going after that long is stopped, launcher and ranks with it, and reported failed (a
+    hint combination can hang an MPI-IO run)."""
     cmd = bench_command(args, label, db)
     full_env = {**os.environ, **(env or {})}
     start = time.monotonic()
-    if runner is None:
+    if runner is not None:
+        done = runner(cmd, full_env)
+    elif time_limit_s is not None:
+        limited = _run_limited(cmd, full_env, time_limit_s)
+        if limited is None:
+            return BenchRun("failed", None, None, f"time limit of {time_limit_s:g} s reached "
+                            "(the run was stopped)", time.monotonic() - start)
+        done = limited
+    else:
         done = subprocess.run(cmd, env=full_env, capture_output=True, text=True, check=False,
                               stdin=subprocess.DEVNULL)
-    else:
-        done = runner(cmd, full_env)
     wall = time.monotonic() - start
     if done.returncode == EXIT_USAGE:
         return BenchRun("refused", None, None,
@@ -74,5 +123,5 @@ def run_bench(args: Sequence[str], label: str, db: str | None = None,
     if status != "ok":
         e = (doc or {}).get("error")
         err = e.get("message") if isinstance(e, dict) and e.get("message") else \
-            _last_line(done.stderr, "the run failed")
+            _stored_error(db, run.get("id")) or _last_line(done.stderr, "the run failed")
     return BenchRun(status, run.get("id"), doc, err, wall)

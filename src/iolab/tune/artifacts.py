@@ -16,7 +16,7 @@ import shlex
 from collections.abc import Mapping
 from pathlib import Path
 
-from iolab.tune.knobs import knob
+from iolab.tune.knobs import LAUNCH, knob
 from iolab.tune.objective import lfs_setstripe
 
 _CODE_WORDS = {
@@ -32,6 +32,9 @@ _CODE_WORDS = {
                  "derived datatype)",
     "hdf5.align": "H5Pset_alignment(fapl, threshold, {v})",
     "hdf5.chunk": "chunked datasets with chunks of {v} bytes (H5Pset_chunk)",
+    "hdf5.coll-metadata": "collective metadata: {v} (on the file access property list: "
+                          "H5Pset_all_coll_metadata_ops(fapl, true); "
+                          "H5Pset_coll_metadata_write(fapl, true))",
 }
 
 
@@ -68,7 +71,10 @@ def write_artifacts(winner: Mapping[str, str], directory: Path,
         put("lfs.sh", "# run once on the job's own, still empty, output directory\n"
             + shlex.join(cmd) + "\n")
     if by_kind.get("launch"):
-        put("slurm.txt", "".join(f"srun --cpu-bind={v}\n" for v in by_kind["launch"].values()))
+        launch = by_kind["launch"]
+        put("slurm.txt", "# the job's srun line takes these options, or export the variables\n"
+            "srun " + " ".join(f"{LAUNCH[n][2]}={v}" for n, v in launch.items()) + " ...\n"
+            + "".join(f"export {LAUNCH[n][1]}={v}\n" for n, v in launch.items()))
     if by_kind.get("engine"):
         put("code-changes.txt", "".join(
             "- " + _CODE_WORDS.get(n, n + " = {v}").format(v=v) + "\n"

@@ -48,7 +48,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                        help="TOML file with a [knobs] table: name = [values] or \"explore\"")
     search = p.add_argument_group("search and proof")
     search.add_argument("--trials", type=int, default=20, metavar="N",
-                        help="search trials, the baseline included (default 20)")
+                        help="search runs, the baseline and the repeats included (default 20)")
+    search.add_argument("--repeats", type=int, default=3, metavar="N",
+                        help="noisy runs: the best candidates are measured until each has N "
+                             "samples and the winner is the best median among them; up to a "
+                             "third of --trials is kept for it (default 3; 1: none)")
+    search.add_argument("--repeat-top", type=int, default=3, metavar="K",
+                        help="how many of the best candidates are repeated (default 3)")
     search.add_argument("--confirm", type=int, default=5, metavar="N",
                         help="interleaved runs of winner and baseline for the final claim "
                              "(default 5 each)")
@@ -80,7 +86,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     way.add_argument("--minimize", dest="maximize", action="store_false",
                      help="lower --metric is better (the default for wall time)")
     obj.add_argument("--time-limit", type=float, metavar="S",
-                     help="commands: seconds a trial may take before it is stopped and failed")
+                     help="seconds a trial may take before it is stopped (launcher and ranks) "
+                          "and stored as failed; the search goes on (a hint combination can "
+                          "hang an MPI-IO run)")
     obj.add_argument("--output-dir", metavar="DIR",
                      help="commands: the directory the program writes to (lfs knobs stripe it)")
     cli_common.add_mpi(obj, "commands: the MPI library the program uses; default: told by "
@@ -212,13 +220,16 @@ def _objective(kind: str, argv: list[str], args: argparse.Namespace) -> Any:
             if shutil.which("sbatch") is None:
                 raise UsageError("--sbatch: 'sbatch' is not on PATH (load Slurm)")
             sbatch = list(parse_launcher_args(args.sbatch_args))
-        return BenchObjective(argv, target=args.target, db=args.db, sbatch=sbatch)
+        if args.time_limit is not None and args.time_limit < 1:
+            raise UsageError(f"--time-limit {args.time_limit:g}: at least 1 second")
+        return BenchObjective(argv, target=args.target, db=args.db, sbatch=sbatch,
+                              time_limit_s=args.time_limit)
     maximize = args.maximize if args.maximize is not None else bool(args.metric)
     return CommandObjective(argv, metric=args.metric, maximize=maximize,
                             time_limit_s=args.time_limit, output_dir=args.output_dir)
 
 
-def _check_space_for(kind: str, space: Any) -> None:
+def _check_space_for(kind: str, space: Any, argv: list[str]) -> None:
     import shutil
 
     for d in space.dimensions:
@@ -234,6 +245,9 @@ def _check_space_for(kind: str, space: Any) -> None:
 
             if not in_slurm_allocation():
                 raise UsageError(f"knob {k.name} needs a Slurm allocation (srun)")
+            if kind == "command" and (not argv or Path(argv[0]).name != "srun"):
+                raise UsageError(f"knob {k.name} reaches a command through srun's "
+                                 "environment: start the command with srun (-- srun ...)")
     if space.size() < 2:
         raise UsageError("the search space has one configuration only")
 
@@ -243,8 +257,13 @@ def run(args: argparse.Namespace) -> int:
         return _list_knobs()
     from iolab.results import db
 
-    if args.trials < 1 or args.confirm < 0:
-        raise UsageError("--trials must be at least 1 and --confirm at least 0")
+    if args.trials < 1 or args.confirm < 0 or args.repeats < 1 or args.repeat_top < 1:
+        raise UsageError("--trials, --repeats and --repeat-top must be at least 1 and "
+                         "--confirm at least 0")
+    if 2 <= args.confirm < 4:  # one-sided Mann-Whitney: smallest p with n a side
+        print(f"iolab tune: warning: --confirm {args.confirm} cannot show a significant gain "
+              "(with 3 runs a side Mann-Whitney's smallest p is 0.05); use 4 or more",
+              file=sys.stderr)
     if args.output:
         cli_common.check_output_dir(args.output)
     if args.resume is None and not args.list:
@@ -257,7 +276,7 @@ def run(args: argparse.Namespace) -> int:
         predicted = predict_implementation(kind, argv, args.mpi)
         space = build_space(args.preset, args.knob, args.space, predicted or "romio",
                             preset_skips=("engine",) if kind == "command" else ())
-        _check_space_for(kind, space)
+        _check_space_for(kind, space, argv)
         objective = _objective(kind, argv, args)
         if from_log is not None:
             objective.from_log = from_log
@@ -293,18 +312,34 @@ def _resume(conn: Any, args: argparse.Namespace) -> int:
     objective: Any
     if o["kind"] == "bench":
         objective = BenchObjective(o["bench_args"], target=o.get("target", "write"), db=args.db,
-                                   from_log=o.get("from_log"), sbatch=o.get("sbatch"))
+                                   from_log=o.get("from_log"), sbatch=o.get("sbatch"),
+                                   time_limit_s=o.get("time_limit_s"))
     else:
         objective = CommandObjective(o["argv"], metric=o.get("metric"),
                                      maximize=bool(o.get("maximize")),
                                      time_limit_s=o.get("time_limit_s"),
                                      output_dir=o.get("output_dir"))
     args.trials, args.confirm, args.seed = row["budget"], row["confirm"], row["seed"]
+    args.repeats, args.repeat_top = _stored_repeats(row.get("command"), args)
     done = store.trials(conn, args.resume)
     print(f"iolab tune: resuming tune {args.resume} after {len(done)} finished trial(s)",
           file=sys.stderr)
     return _execute(conn, args.resume, objective, SearchSpace.from_json(row["space"]), args,
                     done, implementation=row.get("implementation"))
+
+
+def _stored_repeats(command: Any, args: argparse.Namespace) -> tuple[int, int]:
+    """--repeats and --repeat-top as the tune was started with (read from its stored command
+    line, the one place they are kept), else as given now."""
+    if isinstance(command, list) and command[:2] == ["iolab", "tune"]:
+        p = argparse.ArgumentParser(add_help=False)
+        add_arguments(p)
+        try:
+            old, _ = p.parse_known_args([str(a) for a in command[2:]])
+            return int(old.repeats), int(old.repeat_top)
+        except SystemExit:  # a command line this version cannot read
+            pass
+    return args.repeats, args.repeat_top
 
 
 def _execute(conn: Any, tune_id: int, objective: Any, space: Any, args: argparse.Namespace,
@@ -316,7 +351,8 @@ def _execute(conn: Any, tune_id: int, objective: Any, space: Any, args: argparse
     printer = TrialPrinter(args.trials, args.confirm, objective.unit, objective.maximize,
                            quiet=args.quiet, verbose=args.verbose)
     tuner = Tuner(objective, space, args.trials, args.confirm, args.seed, conn, tune_id,
-                  on_trial=printer.trial, implementation=implementation)
+                  on_trial=printer.trial, implementation=implementation,
+                  repeat_top=args.repeat_top, repeats=args.repeats)
     try:
         result = tuner.run(done)
     except KeyboardInterrupt:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from iolab.tune.knobs import KNOBS, Knob
+from iolab.tune.knobs import KNOBS, Knob, knob
 from iolab.tune.space import DEFAULT
 
 if TYPE_CHECKING:
@@ -39,6 +39,10 @@ RULE_KNOBS: dict[str, tuple[tuple[str, str], ...]] = {
     "small-serial-io": (("transfer", "4194304"),),
     "direct-io": (("posix.mode", "direct"),),
 }
+
+
+# A call in a fix's code snippet that a knob stands for: (call, knob, value).
+_CODE_KNOBS = ("H5Pset_coll_metadata_write", "hdf5.coll-metadata", "true")
 
 
 @dataclass(frozen=True)
@@ -156,6 +160,8 @@ def predictions(report: Report) -> list[Prediction]:
         for name, value in RULE_KNOBS.get(f.rule.id, ()):
             add(f.rule, next(k for k in KNOBS if k.name == name), value)
         for art in f.fix.artifacts:
+            if _CODE_KNOBS[0] in art.content:  # an HDF5 snippet with collective metadata
+                add(f.rule, knob(_CODE_KNOBS[1]), _CODE_KNOBS[2])
             for line in art.content.splitlines():
                 if art.kind == "romio-hints" and (m := _HINT_LINE.match(line)):
                     k = _knob_for_key(m.group(1), "romio")
@@ -177,8 +183,10 @@ def from_log(path: str, max_ranks: int, max_rank_bytes: int
     from iolab.sources import load_source
 
     model = build_model([load_source(path)])
-    return build_proxy(model, max_ranks, max_rank_bytes), predictions(diagnose(model,
-                                                                               Thresholds()))
+    proxy = build_proxy(model, max_ranks, max_rank_bytes)
+    preds = predictions(diagnose(model, Thresholds()))
+    # an HDF5 property means nothing to a proxy of another interface
+    return proxy, [p for p in preds if not p.knob.startswith("hdf5.") or proxy.api == "hdf5"]
 
 
 def judge(preds: list[dict[str, str]], winner: dict[str, str], significant: bool,

@@ -160,15 +160,32 @@ KNOBS: tuple[Knob, ...] = (
     Knob("hdf5.align", "engine", "size", ("64K", "1M", "4M"), "H5Pset_alignment", minimum=1),
     Knob("hdf5.chunk", "engine", "size", ("1M", "4M"), "chunked dataset, bytes per chunk",
          minimum=1),
+    Knob("hdf5.coll-metadata", "engine", "bool", ("false", "true"),
+         "collective metadata reads and writes (H5Pset_all_coll_metadata_ops, "
+         "H5Pset_coll_metadata_write)"),
     # Lustre striping of the output directory, where lfs exists.
     Knob("lfs.stripe_count", "lfs", "int", ("1", "2", "4", "8"), "lfs setstripe -c",
          minimum=-1),
     Knob("lfs.stripe_size", "lfs", "size", ("1M", "4M", "16M"), "lfs setstripe -S",
          minimum=_KIB64, multiple_of=_KIB64),
-    # Placement under Slurm.
+    # Placement under Slurm: bench workloads through iolab bench's own launch options, a
+    # command through srun's input environment (see LAUNCH).
     Knob("slurm.cpu_bind", "launch", "enum", ("cores", "threads", "none"), "srun --cpu-bind",
          choices=("cores", "threads", "sockets", "none", "rank")),
+    Knob("slurm.ranks_per_node", "launch", "int", ("1", "2", "4"),
+         "srun --ntasks-per-node (ranks per node; the allocation must hold the nodes)",
+         minimum=1),
+    Knob("slurm.cpus_per_rank", "launch", "int", ("1", "2", "4"),
+         "srun --cpus-per-task (CPUs for each rank)", minimum=1),
 )
+
+# How a launch knob is applied: (iolab bench option, srun input environment variable, srun
+# option for the user's job script).
+LAUNCH: dict[str, tuple[str, str, str]] = {
+    "slurm.cpu_bind": ("--cpu-bind", "SLURM_CPU_BIND", "--cpu-bind"),
+    "slurm.ranks_per_node": ("--ppn", "SLURM_NTASKS_PER_NODE", "--ntasks-per-node"),
+    "slurm.cpus_per_rank": ("--cpus-per-rank", "SLURM_CPUS_PER_TASK", "--cpus-per-task"),
+}
 
 _BY_NAME = {k.name: k for k in KNOBS}
 
@@ -179,7 +196,8 @@ PRESETS: dict[str, tuple[str, ...]] = {
               "collective", "file-view"),
     "mpiio-ompio": ("ompio.num_aggregators", "ompio.bytes_per_agg", "ompio.fcoll",
                     "collective", "file-view"),
-    "hdf5": ("hdf5.align", "hdf5.chunk", "collective", "cb_buffer_size"),
+    "hdf5": ("hdf5.align", "hdf5.chunk", "hdf5.coll-metadata", "collective",
+             "cb_buffer_size"),
     "pnetcdf": ("cb_buffer_size", "cb_nodes", "romio_cb_write", "collective"),
     "lustre": ("lfs.stripe_count", "lfs.stripe_size", "striping_factor", "striping_unit"),
 }

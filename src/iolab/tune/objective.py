@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from iolab.errors import UsageError
-from iolab.tune.knobs import Knob, knob
+from iolab.tune.knobs import LAUNCH, Knob, knob
 from iolab.tune.space import DEFAULT
 
 MIB = float(1 << 20)
@@ -69,6 +69,12 @@ def hints_of(params: Mapping[str, str]) -> dict[str, str]:
 def mca_env(params: Mapping[str, str]) -> dict[str, str]:
     return {f"OMPI_MCA_{k.library_key}": v for k, v in set_params(params).items()
             if k.kind == "ompio"}
+
+
+def srun_env(params: Mapping[str, str]) -> dict[str, str]:
+    """Launch knobs as srun's input environment (SLURM_CPU_BIND, SLURM_NTASKS_PER_NODE,
+    SLURM_CPUS_PER_TASK): the user's own srun line takes them without a change."""
+    return {LAUNCH[k.name][1]: v for k, v in set_params(params).items() if k.kind == "launch"}
 
 
 def lfs_setstripe(params: Mapping[str, str], directory: str | os.PathLike[str]) -> list[str] | None:
@@ -115,8 +121,8 @@ def engine_args(base: Sequence[str], params: Mapping[str, str]) -> list[str]:
                 extra += [f"--{k.name}", v]
         elif k.kind == "romio":
             extra += ["--hint", f"{k.library_key}={v}"]
-        elif k.kind == "launch" and k.name == "slurm.cpu_bind":
-            extra.append(f"--launcher-args=--cpu-bind={v}")
+        elif k.kind == "launch":  # iolab bench's own placement options (launch.py)
+            extra += [LAUNCH[k.name][0], v]
     return args + extra
 
 
@@ -180,10 +186,22 @@ class BenchObjective:
     from_log: dict[str, Any] | None = None
     # --sbatch: each trial is a batch job (sbatch --wait) with these extra sbatch options
     sbatch: list[str] | None = None
+    time_limit_s: float | None = None  # a local trial still running then is stopped, failed
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "bench_args": self.bench_args, "target": self.target,
-                "from_log": self.from_log, "sbatch": self.sbatch}
+                "from_log": self.from_log, "sbatch": self.sbatch,
+                "time_limit_s": self.time_limit_s}
+
+    def infeasible(self, params: Mapping[str, str]) -> str | None:
+        """Why a configuration must not run, or None: romio_no_indep_rw=true lets only the
+        aggregators open the file, so independent calls from the other ranks cannot work
+        (ROMIO errors out, or under MPICH the run hangs)."""
+        args = engine_args(self.bench_args, params)
+        if hints_of(params).get("romio_no_indep_rw") == "true" and not (
+                "--collective" in args or "-c" in args):
+            return "romio_no_indep_rw=true needs collective transfers"
+        return None
 
     def _batch(self, cmd: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
         """``iolab bench`` as a batch job that Slurm schedules (--sbatch); its output file is
@@ -215,7 +233,8 @@ class BenchObjective:
                 return TrialOutcome("failed", None, 0.0, error=err)
         run = run_bench(engine_args(self.bench_args, params), label, self.db,
                         {**self.env, **mca_env(params)},
-                        self._batch if self.sbatch is not None else None)
+                        self._batch if self.sbatch is not None else None,
+                        time_limit_s=self.time_limit_s)
         if run.status == "refused":
             if not set_params(params):  # the workload itself is bad: stop the tune
                 raise UsageError(run.error or "iolab bench refused the workload")
@@ -282,6 +301,7 @@ class CommandObjective:
         """What the command runs with: hints file, Cray's variable, OMPIO's parameters."""
         env = dict(os.environ)
         env.update(mca_env(params))
+        env.update(srun_env(params))
         hints = hints_of(params)
         if hints:
             path = Path(self.hints_dir) / f"{label.replace(':', '-')}.hints"

@@ -40,18 +40,19 @@ class TrialPrinter:
     def trial(self, t: Trial, progress: TuneResult) -> None:
         if self.quiet:
             return
-        if t.phase == "search":
-            where = f"trial {t.number + 1}/{self.budget}"
+        if t.phase in ("search", "repeat"):
+            where = f"trial {t.number + 1}/{self.budget}" + (" again" if t.phase == "repeat"
+                                                            else "")
         else:
-            where = f"confirm {t.number + 1 - self.budget}/{2 * self.confirm}"
+            where = f"confirm {t.number + 1 - progress.search_runs}/{2 * self.confirm}"
         score = _value(t.value, self.unit) if t.status == "ok" else f"{t.status}: {t.error}"
         best = ""
         b, w = progress.baseline_score, progress.winner_score
-        if b and w and t.phase == "search":
+        if b and w and t.phase != "confirm":
             ratio = w / b if self.maximize else b / w
             best = f"   best {_value(w, self.unit)} ({ratio:.2f}x the defaults)"
         run = f"   run {t.run_id}" if self.verbose and t.run_id is not None else ""
-        print(f"iolab tune: {where:14} {_config(t.params):50} {score}{best}{run}",
+        print(f"iolab tune: {where:17} {_config(t.params):50} {score}{best}{run}",
               file=self.stream, flush=True)
 
 

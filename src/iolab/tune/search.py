@@ -1,23 +1,33 @@
-"""The tune itself: baseline, model-based search (Optuna's TPE), then the confirmation.
+"""The tune itself: baseline, model-based search (Optuna's TPE), repeats, then the proof.
 
 1. The baseline (every knob at its default) runs first: it is the configuration to beat,
    and it says which MPI-IO implementation runs the workload, so knobs that implementation
    ignores (ROMIO hints under OMPIO, OMPIO parameters under ROMIO) are dropped before the
    search spends a trial on them.
-2. TPE proposes configurations; a proposal measured before is measured again, which is how
-   promising candidates get repeated on a noisy machine. A configuration's score is the
-   median of its samples.
-3. The best configuration and the baseline run again, interleaved, ``confirm`` times each;
+2. Exploration: TPE proposes configurations; one measured before is not measured again
+   (the proposal is told to the study as failed, so the model is not biased, and TPE is
+   asked again), so every exploration run samples a new point.
+3. Repeats: on a noisy machine the best of many single runs is mostly the luckiest run. The
+   last part of the budget re-measures the few best candidates until each has ``repeats``
+   samples (a candidate whose median drops out of the top is replaced by the next one;
+   while the leader's worst run beats every rival's best, the runs explore instead), and
+   the winner is the best *median* among the configurations measured ``repeats`` times
+   (:func:`pick_winner`). Random search (``sampler="random"``, the baseline of
+   bench/tune_efficiency) spends its budget and picks its winner the same way.
+4. The winner and the baseline run again, interleaved, ``confirm`` times each;
    :mod:`iolab.tune.stats` turns those samples into the claim.
 Every trial is stored as it finishes; a resumed tune replays the stored ones into the study.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
+import random
 import sqlite3
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from statistics import median
 from typing import Any
 
@@ -27,11 +37,108 @@ from iolab.tune.space import DEFAULT, SearchSpace
 from iolab.tune.stats import Claim, compare
 
 Key = str  # a configuration as canonical JSON
+SEARCH_PHASES = ("search", "repeat")  # the budget's runs: exploration and re-measurements
+MAX_PROPOSALS = 20  # asks of the sampler before an unmeasured point is drawn at random
 
 
 def key_of(params: Mapping[str, str]) -> Key:
     """Knobs left at DEFAULT do not count: the baseline is "{}" whatever the space."""
     return json.dumps({k: v for k, v in sorted(params.items()) if v != DEFAULT})
+
+
+def mark_repeats(trials: Sequence[store.Trial]) -> list[store.Trial]:
+    """Stored trials with each search run of a configuration measured before marked as a
+    repeat (the database files both as search runs)."""
+    seen: set[Key] = set()
+    out = []
+    for t in trials:
+        if t.phase in SEARCH_PHASES:
+            k = key_of(t.params)
+            t = replace(t, phase="repeat" if k in seen else "search")
+            seen.add(k)
+        out.append(t)
+    return out
+
+
+def pick_winner(scores: Mapping[Key, Sequence[float]], maximize: bool,
+                repeats: int) -> tuple[Key, float] | None:
+    """The best median among the configurations measured the most times, up to
+    ``repeats``: once the top candidates are repeated, one lucky run never outranks a
+    repeated median."""
+    if not scores:
+        return None
+    need = min(repeats, max(len(v) for v in scores.values()))
+    pool = {k: v for k, v in scores.items() if len(v) >= need}
+    pick = max if maximize else min
+    best = pick(pool, key=lambda k: median(pool[k]))
+    return best, median(pool[best])
+
+
+def next_repeat(scores: Mapping[Key, Sequence[float]], maximize: bool, top: int,
+                repeats: int) -> Key | None:
+    """The candidate to measure again: among the ``top`` best medians, the one with the
+    fewest samples below ``repeats`` (rounds go across candidates, so drift hits them
+    alike); None when the top candidates all have ``repeats`` samples, or when the leader
+    is clearly ahead: measured at least twice, its worst run beats every other top
+    candidate's best run (noise cannot change the pick, so the runs go to exploring)."""
+    ranked = sorted(scores, key=lambda k: median(scores[k]), reverse=maximize)[:top]
+    lead = pick_winner(scores, maximize, repeats)
+    if lead is not None and len(scores[lead[0]]) >= 2:
+        runs = scores[lead[0]]
+        worst = min(runs) if maximize else max(runs)
+        rivals = [v for k in ranked if k != lead[0] for v in scores[k]]
+        if all((worst > v) if maximize else (worst < v) for v in rivals):
+            return None
+    short = [k for k in ranked if len(scores[k]) < repeats]
+    return min(short, key=lambda k: len(scores[k])) if short else None
+
+
+def repeat_reserve(budget: int, top: int, repeats: int) -> int:
+    """Runs kept from the budget for re-measuring the top candidates: enough for ``top``
+    candidates to reach ``repeats`` samples, at most a third of the budget."""
+    return max(0, min(top * (repeats - 1), budget // 3))
+
+
+@dataclass(frozen=True)
+class Encoding:
+    """How the sampler sees one knob. An ordinal knob (a size, a count) whose baseline value
+    is known is an integer index over its values in numeric order, DEFAULT at the place of
+    the value it stands for, so TPE's kernel carries evidence between neighbouring sizes
+    (1 MiB did well: try 4 MiB before 64 KiB). Any other knob is categorical."""
+
+    name: str
+    choices: tuple[str, ...]
+    ordinal: bool = False  # choices are in numeric order
+
+    def distribution(self) -> Any:
+        from optuna.distributions import CategoricalDistribution, IntDistribution
+
+        if self.ordinal:
+            return IntDistribution(0, len(self.choices) - 1)
+        return CategoricalDistribution(self.choices)
+
+    def decode(self, raw: Any) -> str:
+        return self.choices[int(raw)] if self.ordinal else str(raw)
+
+    def encode(self, value: str) -> Any:
+        """The sampler's value for ``value``; None when the space does not hold it."""
+        if value not in self.choices:
+            return None
+        return self.choices.index(value) if self.ordinal else value
+
+
+def encodings(space: SearchSpace, in_effect: Mapping[str, str]) -> dict[str, Encoding]:
+    out = {}
+    for d in space.dimensions:
+        current = in_effect.get(d.knob.name, "")
+        numbers = [*d.values, current]
+        if d.knob.value_type in ("size", "int") and all(
+                v.lstrip("-").isdigit() for v in numbers):
+            ordered = sorted([(int(v), v) for v in d.values] + [(int(current), DEFAULT)])
+            out[d.knob.name] = Encoding(d.knob.name, tuple(v for _, v in ordered), True)
+        else:
+            out[d.knob.name] = Encoding(d.knob.name, d.choices)
+    return out
 
 
 def drop_for_implementation(space: SearchSpace, implementation: str | None,
@@ -68,6 +175,7 @@ class TuneResult:
     error: str | None = None
     space: dict[str, list[str]] = field(default_factory=dict)
     predictions: list[dict[str, Any]] = field(default_factory=list)  # --from-log, judged
+    search_runs: int = 0  # runs of the budget spent so far (exploration and repeats)
 
     def to_json(self) -> dict[str, Any]:
         return {"status": self.status, "implementation": self.implementation,
@@ -84,7 +192,8 @@ class Tuner:
     def __init__(self, objective: Objective, space: SearchSpace, budget: int, confirm: int,
                  seed: int, conn: sqlite3.Connection, tune_id: int,
                  on_trial: Callable[[store.Trial, TuneResult], None] | None = None,
-                 implementation: str | None = None, sampler: str = "tpe") -> None:
+                 implementation: str | None = None, sampler: str = "tpe",
+                 repeat_top: int = 3, repeats: int = 3) -> None:
         self.objective = objective
         self.space = space
         self.budget = budget
@@ -94,8 +203,11 @@ class Tuner:
         self.tune_id = tune_id
         self.on_trial = on_trial
         self.sampler = sampler  # "tpe", or "random" (the baseline of bench/tune_efficiency)
+        self.repeat_top = max(1, repeat_top)
+        self.repeats = max(1, repeats)
         self.done: list[store.Trial] = []
         self.progress = TuneResult("running", implementation, None)
+        self.in_effect: dict[str, str] = {}  # knob -> the baseline's own value (read back)
 
     # -- measuring ---------------------------------------------------------------------
     def _measure(self, params: dict[str, str], phase: str) -> store.Trial:
@@ -105,6 +217,7 @@ class Tuner:
                             out.error, out.ignored, out.wall_time_s, out.settings)
         store.add_trial(self.conn, self.tune_id, trial)
         self.done.append(trial)
+        self.progress.search_runs = self._budget_used()
         if out.implementation and not self.progress.implementation:
             self.progress.implementation = out.implementation
         self._update_best()
@@ -112,20 +225,18 @@ class Tuner:
             self.on_trial(trial, self.progress)
         return trial
 
-    def _scores(self, phase: str = "search") -> dict[Key, list[float]]:
+    def _scores(self) -> dict[Key, list[float]]:
         scores: dict[Key, list[float]] = {}
         for t in self.done:
-            if t.phase == phase and t.status == "ok" and t.value is not None:
+            if t.phase in SEARCH_PHASES and t.status == "ok" and t.value is not None:
                 scores.setdefault(key_of(t.params), []).append(t.value)
         return scores
 
+    def _budget_used(self) -> int:
+        return sum(1 for t in self.done if t.phase in SEARCH_PHASES)
+
     def _best(self) -> tuple[Key, float] | None:
-        scores = self._scores()
-        if not scores:
-            return None
-        pick = max if self.objective.maximize else min
-        best = pick(scores, key=lambda k: median(scores[k]))
-        return best, median(scores[best])
+        return pick_winner(self._scores(), self.objective.maximize, self.repeats)
 
     def _update_best(self) -> None:
         if any(t.phase == "confirm" for t in self.done):
@@ -139,7 +250,7 @@ class Tuner:
 
     # -- the three steps ---------------------------------------------------------------
     def run(self, resumed: list[store.Trial] | None = None) -> TuneResult:
-        self.done = list(resumed or [])
+        self.done = mark_repeats(resumed or [])
         self._update_best()
         baseline = self.space.baseline()
         base_trials = [t for t in self.done
@@ -152,8 +263,8 @@ class Tuner:
         kind = getattr(self.objective, "kind", "bench")
         self.space, notes = drop_for_implementation(self.space, self.progress.implementation,
                                                     kind)
-        in_effect = next((t.settings for t in base_trials if t.settings), {})
-        self.space = self.space.without_values(in_effect)
+        self.in_effect = next((t.settings for t in base_trials if t.settings), {})
+        self.space = self.space.without_values(self.in_effect)
         self.progress.notes = notes
         store.update_tune(self.conn, self.tune_id, implementation=self.progress.implementation,
                           space=self.space.to_json())
@@ -163,10 +274,8 @@ class Tuner:
         self._search()
         return self._confirm_and_claim()
 
-    def _distributions(self) -> dict[str, Any]:
-        from optuna.distributions import CategoricalDistribution
-
-        return {d.knob.name: CategoricalDistribution(d.choices) for d in self.space.dimensions}
+    def _encodings(self) -> dict[str, Encoding]:
+        return encodings(self.space, self.in_effect)
 
     def _study(self) -> Any:
         import optuna
@@ -177,16 +286,18 @@ class Tuner:
                                                    n_startup_trials=max(3, self.budget // 4)))
         study = optuna.create_study(
             direction="maximize" if self.objective.maximize else "minimize", sampler=sampler)
-        dists = self._distributions()
+        enc = self._encodings()
+        dists = {n: e.distribution() for n, e in enc.items()}
         for t in self.done:  # replay what was measured (the baseline, a resumed tune)
-            params = {n: t.params.get(n, DEFAULT) for n in dists}
+            params = {n: t.params.get(n, DEFAULT) for n in enc}
+            coded = {n: enc[n].encode(v) for n, v in params.items()}
             if t.phase != "search" or key_of(params) != key_of(t.params) or any(
-                    v not in dists[n].choices for n, v in params.items()):
+                    c is None for c in coded.values()):
                 continue  # measured on knobs or values the space no longer has
             state = (optuna.trial.TrialState.COMPLETE if t.status == "ok" and t.value is not None
                      else optuna.trial.TrialState.FAIL)
             study.add_trial(optuna.trial.create_trial(
-                params=params, distributions=dists, state=state,
+                params=coded, distributions=dists, state=state,
                 value=t.value if state == optuna.trial.TrialState.COMPLETE else None))
         return study
 
@@ -194,17 +305,80 @@ class Tuner:
         import optuna
 
         study = self._study()
-        dists = self._distributions()
-        full_defaults = {d.knob.name: DEFAULT for d in self.space.dimensions}
-        while sum(1 for t in self.done if t.phase == "search") < self.budget:
-            ot = study.ask(dists)
-            params = {**full_defaults, **{n: str(v) for n, v in ot.params.items()}}
-            trial = self._measure(params, "search")
-            if trial.status == "ok" and trial.value is not None:
-                study.tell(ot, trial.value)
+        enc = self._encodings()
+        explore = self.budget - repeat_reserve(self.budget, self.repeat_top, self.repeats)
+        rng = random.Random(self.seed)
+        while self._budget_used() < self.budget:
+            again = next_repeat(self._scores(), self.objective.maximize, self.repeat_top,
+                                self.repeats)
+            explored = sum(1 for t in self.done if t.phase == "search")
+            proposal = None
+            if again is None or explored < explore:
+                proposal = self._propose(study, enc, rng)
+            if proposal is not None:
+                ot, params = proposal
+                trial = self._measure(params, "search")
+                if trial.status == "ok" and trial.value is not None:
+                    study.tell(ot, trial.value)
+                else:
+                    study.tell(ot, state=optuna.trial.TrialState.FAIL)
+            elif again is not None:
+                self._measure({**self.space.baseline(), **json.loads(again)}, "repeat")
             else:
-                study.tell(ot, state=optuna.trial.TrialState.FAIL)
+                break  # every point measured, the best ones repeated: nothing left to learn
         self.progress.importances = _importances(study)
+
+    def _propose(self, study: Any, enc: dict[str, Encoding],
+                 rng: random.Random) -> tuple[Any, dict[str, str]] | None:
+        """A configuration not measured yet, from the sampler (a proposal measured before is
+        told as failed, which the model ignores, and the sampler is asked again), else drawn
+        at random among the unmeasured points; None when every point is measured."""
+        import optuna
+
+        measured = {key_of(t.params) for t in self.done if t.phase in SEARCH_PHASES}
+        dists = {n: e.distribution() for n, e in enc.items()}
+
+        def decode(ot: Any) -> dict[str, str]:
+            return {**self.space.baseline(),
+                    **{n: enc[n].decode(v) for n, v in ot.params.items()}}
+
+        for _ in range(MAX_PROPOSALS):
+            ot = study.ask(dists)
+            params = decode(ot)
+            if key_of(params) not in measured and self._feasible(params):
+                return ot, params
+            study.tell(ot, state=optuna.trial.TrialState.FAIL)
+        point = self._unmeasured_point(measured, rng)
+        if point is None:
+            return None
+        study.enqueue_trial({n: enc[n].encode(v) for n, v in point.items()})
+        ot = study.ask(dists)
+        return ot, decode(ot)
+
+    def _unmeasured_point(self, measured: set[Key],
+                          rng: random.Random) -> dict[str, str] | None:
+        dims = self.space.dimensions
+        if self.space.size() <= 4096:
+            points = [dict(zip(self.space.names, combo))
+                      for combo in itertools.product(*(d.choices for d in dims))]
+            fresh = [p for p in points if key_of(p) not in measured and self._feasible(p)]
+            return rng.choice(fresh) if fresh else None
+        for _ in range(1000):
+            p = {d.knob.name: rng.choice(d.choices) for d in dims}
+            if key_of(p) not in measured and self._feasible(p):
+                return p
+        return None
+
+    def _feasible(self, params: dict[str, str]) -> bool:
+        """A configuration the objective knows cannot run (e.g. a hint that hangs the
+        workload) is not measured and costs no budget; the note says it was skipped."""
+        check = getattr(self.objective, "infeasible", None)
+        why = check(params) if check else None
+        if why:
+            note = f"not measured: {why}"
+            if note not in self.progress.notes:
+                self.progress.notes.append(note)
+        return not why
 
     def _confirm_and_claim(self) -> TuneResult:
         best = self._best()
@@ -272,7 +446,9 @@ def _importances(study: Any) -> dict[str, float]:
     import optuna
 
     try:
-        imp = optuna.importance.get_param_importances(study)
+        with warnings.catch_warnings():  # "too few trials": the empty answer says it
+            warnings.simplefilter("ignore")
+            imp = optuna.importance.get_param_importances(study)
     except (RuntimeError, ValueError, ZeroDivisionError):
         return {}
     return {k: round(float(v), 3) for k, v in imp.items()}

@@ -25,7 +25,7 @@ def _now() -> str:
 @dataclass(frozen=True)
 class Trial:
     number: int
-    phase: str  # "search" | "confirm"
+    phase: str  # "search" | "repeat" (a top candidate measured again) | "confirm"
     params: dict[str, str]
     status: str
     value: float | None
@@ -63,12 +63,16 @@ def update_tune(conn: sqlite3.Connection, tune_id: int, *, status: str | None = 
 
 
 def add_trial(conn: sqlite3.Connection, tune_id: int, trial: Trial) -> None:
+    """The database files a repeat as a search run (its phase column knows search and
+    confirm): a search run of a configuration measured before is a repeat, which the tuner
+    derives again on --resume (iolab.tune.search.mark_repeats)."""
+    phase = "search" if trial.phase == "repeat" else trial.phase
     with transaction(conn):
         conn.execute(
             "INSERT INTO trials (tune_id, number, phase, params, status, value, run_id, error, "
             "ignored, wall_time_s, settings, created_at) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (tune_id, trial.number, trial.phase, json.dumps(trial.params), trial.status,
+            (tune_id, trial.number, phase, json.dumps(trial.params), trial.status,
              trial.value, trial.run_id, trial.error, json.dumps(list(trial.ignored)),
              trial.wall_time_s, json.dumps(trial.settings), _now()))
 

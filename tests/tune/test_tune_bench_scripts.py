@@ -1,0 +1,59 @@
+"""bench/tune_efficiency and bench/tune_btio still run: a tiny real space, a replay of its
+exhaustive runs, the plan of the BTIO tune. Only that the scripts work and write their
+section: their numbers come from the lead's runs on an idle machine."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+
+
+def script(name: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(BENCH / name), *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
+
+
+def test_efficiency_small_space_then_its_replay(tmp_path: Path) -> None:
+    from iolab.paths import engine_binary
+
+    engine_binary("default")
+    if shutil.which("mpirun") is None:
+        pytest.skip("mpirun is not on PATH (./setup installs Open MPI)")
+    doc = tmp_path / "benchmarks.md"
+    doc.write_text("# Benchmarks\n\n<!-- other:begin -->\nkept\n<!-- other:end -->\n")
+    run = script("tune_efficiency", "--space", "small", "--repeat", "1", "--seeds", "1",
+                 "--block", "1m", "--dir", str(tmp_path), "--output", str(doc), cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert "8 configurations x 1 rounds = 8 exhaustive runs" in run.stdout
+    text = doc.read_text()
+    assert "kept" in text and text.count("<!-- tune_efficiency:begin -->") == 1
+    rows = re.findall(r"^\| (iolab tune \(TPE, repeats\)|random search \(same repeats\)) \| 1 "
+                      r"\| ([\d.]+)% \|", text, re.M)
+    assert len(rows) == 2 and all(0 < float(share) <= 100 for _, share in rows)
+    (saved,) = tmp_path.glob("iolab-tune-eff-*/exhaustive.json")
+    exhaustive = json.loads(saved.read_text())
+    assert len(exhaustive["samples"]) == 8 and exhaustive["settings"]["posix.mode"] == "sync"
+    replay = script("tune_efficiency", "--space", "small", "--seeds", "4", "--replay",
+                    str(saved), "--output", str(doc), "--dir", str(tmp_path), cwd=tmp_path)
+    assert replay.returncode == 0, replay.stderr
+    assert "0 exhaustive runs" in replay.stdout and "(replayed, not run)" in replay.stdout
+    assert "Searches replayed from those runs" in doc.read_text()
+    assert "| random search (same repeats) | 4 |" in doc.read_text()
+
+
+def test_btio_tune_plan(tmp_path: Path) -> None:
+    run = script("tune_btio", "--dry-run", "--trials", "12", "--confirm", "5", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    plan, command = run.stdout.strip().splitlines()
+    assert plan.startswith("2 tune(s) x (12 search + 2 x 5 confirmation runs) = 44 BTIO runs")
+    for word in ("--time-limit", "--knob=romio_no_indep_rw=true", "--workload btio",
+                 "--mpi mpich", "--confirm 5"):
+        assert word in command
