@@ -299,6 +299,36 @@ def test_hdf5_close_flushing_the_metadata_cache_is_slow() -> None:
     assert "H5Pset_coll_metadata_write" in first.fix.text
 
 
+def test_hdf5_close_is_io_time_counted_once() -> None:
+    """The job's I/O time counts the HDF5 layer's (H5F open/close): the 4 s H5Fclose is I/O
+    (was: only the MPI-IO time under it, "14% of the run is I/O" next to a slow close that
+    cost 63% of it), and once: HDF5, MPI-IO and POSIX time of the same file do not add up."""
+    rep = _report("h5close-openmpi.darshan")
+    m, th = rep.model.metrics, rep.thresholds
+    close = _find(rep, "slow-close").cost_s or 0.0
+    h5f = rep.model.mods["H5F"]
+    mean_h5 = float(h5f.fcol("H5F_F_META_TIME").sum()) / RANKS  # reduced: no slowest rank
+    i = rep.model.files.paths.index(_find(rep, "slow-close").hit.files[0].path)
+    L = rep.model.layers
+    below = float(L.mpiio.slowest_rank_time_s[i] + L.posix.slowest_rank_time_s[i])
+    assert m.io_time_s == pytest.approx(mean_h5, rel=1e-6)  # the HDF5 layer, the largest
+    assert mean_h5 > below  # ...and not HDF5 + MPI-IO + POSIX
+    assert 0.9 * close <= m.io_time_s <= _run_time(rep)
+    assert m.io_fraction >= th.io_bound_high and rep.summary.io_bound == "yes"
+    assert m.io_time_by_kind_s["meta"] == pytest.approx(float(h5f.fcol("H5F_F_META_TIME").sum()))
+    assert _find(rep, "io-bound").severity == "high"
+
+
+def test_pnetcdf_io_time_counted_once_at_its_top_layer() -> None:
+    """PnetCDF's put_all time holds MPI-IO's and POSIX's: the job's I/O time is at least the
+    MPI-IO layer's (was: MPI-IO only) and never the layers added up (at most the run)."""
+    rep = _report("pncput-openmpi.darshan")
+    m = rep.model.metrics
+    i = next(k for k, p in enumerate(rep.model.files.paths) if p.endswith("/pnc-put.nc"))
+    assert m.io_time_s >= float(rep.model.layers.mpiio.slowest_rank_time_s[i])
+    assert m.io_time_s <= _run_time(rep) * (1 + 1e-9)
+
+
 def test_hdf5_collective_metadata_already_set_is_not_advised_again() -> None:
     """The same program with H5Pset_all_coll_metadata_ops + H5Pset_coll_metadata_write: the
     metadata reaches MPI-IO as a few collective writes (no independent call on the file), the
