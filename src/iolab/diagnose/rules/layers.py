@@ -91,6 +91,7 @@ def _rmw(model: Model, th: Thresholds) -> list[Hit]:
             "mode": lambda i: _mode(model, i)}),
         data={"collective": _mode(model, i0) == "collective"},
         cost_s=cost(model, sel, ("read",), ("POSIX",)),
+        claims=_claims(model, sel, "read"),
     )]
 
 
@@ -144,6 +145,7 @@ def _amplification(model: Model, th: Thresholds) -> list[Hit]:
             "ratio": np.round(L.write_amplification, 2)}),
         data={"library": sorted({str(L.library[i]) for i in top if L.library[i]})},
         cost_s=cost(model, sel, ("write",), ("POSIX",), 1 - 1 / amp),
+        claims=_claims(model, sel, "write"),
     )]
 
 
@@ -194,6 +196,7 @@ def _single_writer(model: Model, th: Thresholds) -> list[Hit]:
             "posix_slowest_s": np.round(L.posix.slowest_rank_time_s, 3)}),
         data={"k": k},
         cost_s=t * (1 - 1 / k),
+        claims=_claims(model, sel, "write"),
     )]
 
 
@@ -250,6 +253,11 @@ def _overhead(model: Model) -> np.ndarray:
     return np.clip(L.mpiio.slowest_rank_time_s - L.posix.slowest_rank_time_s, 0, None)
 
 
+def _claims(model: Model, sel: np.ndarray, kind: str) -> list[tuple[str, str]]:
+    """The time a finding's cost counts: ``kind`` on each selected file (see Hit.claims)."""
+    return [(model.files.paths[i], kind) for i in np.nonzero(sel)[0].tolist()]
+
+
 def _tiny_collective(model: Model, th: Thresholds) -> list[Hit]:
     L = model.layers
     sel = _tiny_collective_sel(model, th)
@@ -277,6 +285,7 @@ def _tiny_collective(model: Model, th: Thresholds) -> list[Hit]:
             "posix_slowest_s": np.round(L.posix.slowest_rank_time_s, 3)}),
         data={"avg": float(avg[i0])},
         cost_s=float(np.where(L.posix.present, over, L.mpiio.slowest_rank_time_s)[sel].sum()),
+        claims=_claims(model, sel, "wait"),
     )]
 
 
@@ -322,6 +331,7 @@ def _skew(model: Model, th: Thresholds) -> list[Hit]:
     waits = ("for file locks or each other" if mode == "independent"
              else "for a late rank or for computation inside them")
     return [Hit(
+        claims=_claims(model, sel, "wait"),  # the waiting: MPI-IO time beyond POSIX
         summary=(f"the slowest rank spent {fmt_seconds(m[i0])} in MPI-IO calls on "
                  f"{model.files.paths[i0]} but the slowest POSIX rank only {fmt_seconds(p[i0])}: "
                  f"the {mode} calls wait ({waits}), they do not do I/O"
@@ -401,6 +411,9 @@ def _slow_close(model: Model, th: Thresholds) -> list[Hit]:
             "posix_write_s": np.round(L.posix.time_s["write"], 3)}),
         data={"layer": layer, "collective_metadata": hdf5_metadata_collective(model, int(i0))},
         cost_s=float(close[sel].sum()),
+        # a library's close flushes its data and metadata: the writes under it are its time
+        claims=[(model.files.paths[i], "*" if where[i] == 0 else "meta")
+                for i in np.nonzero(sel)[0].tolist()],
     )]
 
 

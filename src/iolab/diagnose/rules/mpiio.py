@@ -159,7 +159,10 @@ def _cb(model: Model, th: Thresholds) -> list[Hit]:
                    for i in top],
             data={"paths": [files.paths[i] for i in top],
                   "independent": int(c["INDEP"][sel].sum())},
-            cost_s=cost(model, sel, (d,), ("MPI-IO",)),
+            # Calls already collective keep their synchronisation with or without
+            # aggregation (tiny-collective-calls counts it): only their POSIX time is at stake.
+            cost_s=cost(model, sel & (c["INDEP"] > 0), (d,), ("MPI-IO",))
+            + cost(model, sel & (c["INDEP"] == 0), (d,), ("POSIX",)),
         ))
     return hits
 
