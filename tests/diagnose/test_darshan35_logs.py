@@ -321,6 +321,10 @@ def test_hdf5_close_is_io_time_counted_once() -> None:
     assert m.io_fraction >= th.io_bound_high and rep.summary.io_bound == "yes"
     assert m.io_time_by_kind_s["meta"] == pytest.approx(float(h5f.fcol("H5F_F_META_TIME").sum()))
     assert _find(rep, "io-bound").severity == "high"
+    # and the interfaces say where: HDF5's file calls (no dataset: groups only)
+    h5 = m.ifaces["HDF5"]
+    assert h5.time_s["meta"] == pytest.approx(float(h5f.fcol("H5F_F_META_TIME").sum()))
+    assert h5.total_bytes == 0 and h5.files == 1
 
 
 def test_pnetcdf_io_time_counted_once_at_its_top_layer() -> None:
