@@ -460,6 +460,11 @@ def test_tiny_collective_calls_are_reported_once() -> None:
     for f in later:
         assert f"the same time as {f.same_time_as[0]}" in f.cost_text()
         assert not any(t.startswith(f.rule.id) for t in rep.summary.top_fixes)
+    from iolab.diagnose.render_html import render_html
+    from iolab.diagnose.report import to_dict
+
+    assert f"the same time as {later[0].same_time_as[0]}" in render_html([rep])
+    assert any(d["same_time_as"] for d in to_dict(rep)["findings"])
     if cb is not None:  # the same POSIX writes: one of the two names the other
         assert ["small-requests/write"] in (cb.same_time_as, []) and (
             cb.same_time_as or small.same_time_as == ["collective-buffering/write"])
