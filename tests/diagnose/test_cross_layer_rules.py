@@ -283,6 +283,8 @@ def test_single_writer_cause_from_the_lustre_layout(tmp_path: Path, count: int) 
         assert _rank(rep, "stripe-shared-file") == 0
         assert f.same_time_as == ["stripe-shared-file"] and f.severity == "warn"
         assert "the same time as stripe-shared-file" in f.cost_text()
+        # more aggregators per node speed up the same writes
+        assert _get(rep, "aggregators-per-node").same_time_as == ["stripe-shared-file"]
         assert f.hit.values["aggregators_wanted"] == 16
         assert "one OST" in f.fix.text
         assert "striping_factor 16\n" in hints and "cb_nodes 16\n" in hints

@@ -23,6 +23,7 @@ from iolab.diagnose.rules.base import (
 )
 from iolab.diagnose.rules.common import (
     DIR_NAMES,
+    claims_of,
     cost,
     costliest,
     enough,
@@ -350,7 +351,8 @@ def _random(model: Model, th: Thresholds) -> list[Hit]:
         values.update({"random": n_random, "random_share": round(share, 4)})
         hits.append(Hit(direction=d, summary=summary, values=values,
                         cost_s=cost(model, model.files.category == APP, (d,), ("POSIX",),
-                                    share)))
+                                    share),
+                        claims=claims_of(model, model.files.category == APP, d)))
     return hits
 
 

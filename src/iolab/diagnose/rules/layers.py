@@ -23,6 +23,7 @@ from iolab.diagnose.rules.base import (
     fmt_seconds,
 )
 from iolab.diagnose.rules.common import (
+    claims_of,
     cost,
     costliest,
     file_rows,
@@ -91,7 +92,7 @@ def _rmw(model: Model, th: Thresholds) -> list[Hit]:
             "mode": lambda i: _mode(model, i)}),
         data={"collective": _mode(model, i0) == "collective"},
         cost_s=cost(model, sel, ("read",), ("POSIX",)),
-        claims=_claims(model, sel, "read"),
+        claims=claims_of(model, sel, "read"),
     )]
 
 
@@ -145,7 +146,7 @@ def _amplification(model: Model, th: Thresholds) -> list[Hit]:
             "ratio": np.round(L.write_amplification, 2)}),
         data={"library": sorted({str(L.library[i]) for i in top if L.library[i]})},
         cost_s=cost(model, sel, ("write",), ("POSIX",), 1 - 1 / amp),
-        claims=_claims(model, sel, "write"),
+        claims=claims_of(model, sel, "write"),
     )]
 
 
@@ -196,7 +197,7 @@ def _single_writer(model: Model, th: Thresholds) -> list[Hit]:
             "posix_slowest_s": np.round(L.posix.slowest_rank_time_s, 3)}),
         data={"k": k},
         cost_s=t * (1 - 1 / k),
-        claims=_claims(model, sel, "write"),
+        claims=claims_of(model, sel, "write"),
     )]
 
 
@@ -253,11 +254,6 @@ def _overhead(model: Model) -> np.ndarray:
     return np.clip(L.mpiio.slowest_rank_time_s - L.posix.slowest_rank_time_s, 0, None)
 
 
-def _claims(model: Model, sel: np.ndarray, kind: str) -> list[tuple[str, str]]:
-    """The time a finding's cost counts: ``kind`` on each selected file (see Hit.claims)."""
-    return [(model.files.paths[i], kind) for i in np.nonzero(sel)[0].tolist()]
-
-
 def _tiny_collective(model: Model, th: Thresholds) -> list[Hit]:
     L = model.layers
     sel = _tiny_collective_sel(model, th)
@@ -285,7 +281,7 @@ def _tiny_collective(model: Model, th: Thresholds) -> list[Hit]:
             "posix_slowest_s": np.round(L.posix.slowest_rank_time_s, 3)}),
         data={"avg": float(avg[i0])},
         cost_s=float(np.where(L.posix.present, over, L.mpiio.slowest_rank_time_s)[sel].sum()),
-        claims=_claims(model, sel, "wait"),
+        claims=claims_of(model, sel, "wait"),
     )]
 
 
@@ -331,7 +327,7 @@ def _skew(model: Model, th: Thresholds) -> list[Hit]:
     waits = ("for file locks or each other" if mode == "independent"
              else "for a late rank or for computation inside them")
     return [Hit(
-        claims=_claims(model, sel, "wait"),  # the waiting: MPI-IO time beyond POSIX
+        claims=claims_of(model, sel, "wait"),  # the waiting: MPI-IO time beyond POSIX
         summary=(f"the slowest rank spent {fmt_seconds(m[i0])} in MPI-IO calls on "
                  f"{model.files.paths[i0]} but the slowest POSIX rank only {fmt_seconds(p[i0])}: "
                  f"the {mode} calls wait ({waits}), they do not do I/O"

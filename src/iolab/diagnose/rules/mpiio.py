@@ -25,6 +25,7 @@ from iolab.diagnose.rules.base import (
     pct,
 )
 from iolab.diagnose.rules.common import (
+    claims_of,
     cost,
     costliest,
     enough,
@@ -297,6 +298,7 @@ def _aggregators(model: Model, th: Thresholds) -> list[Hit]:
         values={"collective_ops": coll, "nodes": nodes, "ranks_per_node": round(ppn, 1),
                 "cb_nodes": min(cb_nodes) if cb_nodes else None},
         cost_s=cost(model, mpi_files(model), ("read", "write"), ("MPI-IO",), 0.5),
+        claims=claims_of(model, mpi_files(model), "read", "write"),
     )]
 
 
