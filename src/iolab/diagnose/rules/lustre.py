@@ -22,13 +22,7 @@ from iolab.diagnose.rules.base import (
     fmt_bytes,
     pct,
 )
-from iolab.diagnose.rules.common import (
-    claims_of,
-    cost,
-    needs_complete,
-    needs_lustre,
-    per_op,
-)
+from iolab.diagnose.rules.common import cost, needs_complete, needs_lustre, per_op
 from iolab.model.files import APP
 
 if TYPE_CHECKING:
@@ -79,7 +73,6 @@ def _stripe_hit(model: Model, sel: np.ndarray, what: str, want: int, sizes: np.n
                                                    "writers": int(writers[i])}) for i in top],
         data={"paths": [model.files.paths[i] for i in idx], "count": want},
         cost_s=cost(model, sel, ("read", "write")),
-        claims=claims_of(model, sel, "read", "write"),
     )]
 
 
@@ -156,7 +149,6 @@ def _stripe_size(model: Model, th: Thresholds) -> list[Hit]:
                for i in idx[:10]],
         data={"paths": [model.files.paths[i] for i in idx], "stripe": int(acc[idx[0]])},
         cost_s=cost(model, mism, ("read", "write"), ("POSIX",), 0.5),
-        claims=claims_of(model, mism, "read", "write"),
     )]
 
 
