@@ -325,6 +325,13 @@ def test_hdf5_close_is_io_time_counted_once() -> None:
     h5 = m.ifaces["HDF5"]
     assert h5.time_s["meta"] == pytest.approx(float(h5f.fcol("H5F_F_META_TIME").sum()))
     assert h5.total_bytes == 0 and h5.files == 1
+    # the cross-layer table shows the HDF5 layer's time next to MPI-IO's and POSIX's
+    from iolab.diagnose.report import layer_rows
+
+    row = layer_rows(rep)[0]
+    assert row.path.endswith("/many.h5") and row.values["library"] == "HDF5"
+    assert row.values["library_s"] == pytest.approx(m.io_time_s, abs=1e-3)
+    assert float(L.library_slowest_rank_time_s[i]) == pytest.approx(mean_h5)
 
 
 def test_pnetcdf_io_time_counted_once_at_its_top_layer() -> None:

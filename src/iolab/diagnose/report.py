@@ -309,13 +309,15 @@ def layer_rows(rep: Report, k: int = LAYER_ROWS) -> list[FileEvidence]:
                                             ("stdio", L.stdio)) if (lay.present & app).any()]
     if not (L.mpiio.present & app).any():
         return []  # one layer only: the interface line already says it all
-    t = np.vstack([lay.slowest_rank_time_s for _, lay in layers]).max(axis=0)
+    t = np.vstack([lay.slowest_rank_time_s for _, lay in layers]
+                  + [L.library_slowest_rank_time_s]).max(axis=0)
     idx = [int(i) for i in np.argsort(-np.where(app, t, -1.0))[:k] if app[i] and t[i] > 0]
     rows = []
     for i in idx:
         vals: dict[str, Value] = {}
         if L.library[i]:
             vals["library"] = str(L.library[i])
+            vals["library_s"] = round(float(L.library_slowest_rank_time_s[i]), 3)
         for name, lay in layers:
             vals[f"{name}_bytes"] = fmt_bytes(lay.bytes[i])
             vals[f"{name}_s"] = round(float(lay.slowest_rank_time_s[i]), 3)

@@ -264,7 +264,7 @@ def _group_sum(keys: np.ndarray, vals: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return uk, np.bincount(inv.reshape(-1), weights=vals, minlength=len(uk))
 
 
-def _layer_time(model: Model, mods: tuple[tuple[str, str], ...]) -> _LayerTime:
+def layer_time(model: Model, mods: tuple[tuple[str, str], ...]) -> _LayerTime:
     """The time of one layer (one or more Darshan modules) per file and rank.
 
     A reduced record keeps its slowest rank's time; a layer with several reduced records per
@@ -322,11 +322,11 @@ def _rank_io(model: Model) -> tuple[np.ndarray, np.ndarray, float, dict[str, flo
     t = np.zeros(n)
     b = np.zeros(n)
     kinds = {"read": 0.0, "write": 0.0, "meta": 0.0}
-    stack = [_layer_time(model, mods) for _, mods in STACK]
+    stack = [layer_time(model, mods) for _, mods in STACK]
     slowest = np.vstack([lt.slowest(nf) for lt in stack]) if nf else np.zeros((len(stack), 0))
     chosen = np.argmax(slowest, axis=0) if nf else np.zeros(0, dtype=np.int64)  # ties: top
     layers = [(lt, chosen == j) for j, lt in enumerate(stack)]
-    layers.append((_layer_time(model, (("STDIO", "STDIO"),)), np.ones(nf, dtype=bool)))
+    layers.append((layer_time(model, (("STDIO", "STDIO"),)), np.ones(nf, dtype=bool)))
     shared = np.zeros(n)  # per rank: the slowest-rank time of the shared files of its log
     for lt, mine in layers:
         if len(lt.own):
