@@ -54,7 +54,7 @@ def _top_fix_items(findings: list[Finding]) -> list[dict[str, Any]]:
     I/O-bound advice comes last, only when fewer problems have a fix. "Information only"
     findings have no fix to show."""
     problems = [f for f in findings if not f.rule.overview and f.severity != "info"
-                and not f.fix.text.startswith("Information only")]
+                and not f.fix.text.startswith("Information only") and not f.same_time_as]
     problems.sort(key=lambda f: -(f.cost_s or 0.0))
     out: dict[tuple[str, str], dict[str, Any]] = {}
     files: dict[tuple[str, str], set[str]] = {}
@@ -176,6 +176,46 @@ def grade(f: Finding, model: Model, th: Thresholds) -> str:
     return "high" if io_bound and share >= th.cost_high_share else "warn"
 
 
+# A claim's kind: a file's read, write or metadata time, "*" all of it, "wait" the MPI-IO
+# time beyond POSIX's (ranks waiting inside read or write calls).
+_COVERED_BY = {"read": {"read", "*"}, "write": {"write", "*"}, "meta": {"meta", "*"},
+               "wait": {"wait", "read", "write", "*"}}
+
+
+def _owners(taken: dict[str, dict[str, str]], path: str, kind: str) -> list[str]:
+    """The findings whose claims on ``path`` already hold all of a claim of ``kind``."""
+    mine = taken.get(path, {})
+    if kind == "*":
+        if "*" in mine:
+            return [mine["*"]]
+        parts = [mine.get(k) for k in ("read", "write", "meta")]
+        return [o for o in parts if o] if all(parts) else []
+    return [o for k, o in mine.items() if k in _COVERED_BY[kind]]
+
+
+def attribute_time(findings: list[Finding], order: dict[str, int]) -> None:
+    """Each second of a file's time goes to one finding: the costliest problem claiming it
+    first. A finding whose claims are all held by costlier ones explains the same seconds
+    (a HDF5 file's independent metadata writes, and the slow H5Fclose that flushes them): it
+    says so, takes no second HIGH and saves nothing in addition in the summary.
+    Information-only rules claim nothing."""
+    taken: dict[str, dict[str, str]] = {}
+    problems = [f for f in findings if not f.rule.overview and f.rule.severity != "info"
+                and (f.cost_s or 0.0) > 0]
+    problems.sort(key=lambda f: (-(f.cost_s or 0.0), order[f.rule.id]))
+    for f in problems:
+        mine = f.hit.claimed()
+        owners = [_owners(taken, p, k) for p, k in mine]
+        if mine and all(owners):
+            f.same_time_as = list(dict.fromkeys(o for os in owners for o in os))
+            if f.graded == "high":
+                f.graded = "warn"
+            continue
+        for (p, k), o in zip(mine, owners):
+            if not o:
+                taken.setdefault(p, {}).setdefault(k, f.key)
+
+
 def diagnose(model: Model, th: Thresholds, rules: list[Rule] | None = None) -> Report:
     """Every rule whose precondition holds on ``model``; findings graded by their cost and
     sorted by severity, then cost, problems before the overview of the job."""
@@ -203,6 +243,7 @@ def diagnose(model: Model, th: Thresholds, rules: list[Rule] | None = None) -> R
                 f.fix.text += OMPIO_NOTE
             f.graded = grade(f, model, th)
             findings.append(f)
+    attribute_time(findings, order)
     # Problems first, by severity then cost: the first finding is the costliest problem;
     # the job's overview (its I/O share, read/write balance) comes after them.
     findings.sort(key=lambda f: (f.rule.overview, SEVERITY_RANK[f.severity],
@@ -221,6 +262,7 @@ def _finding_dict(f: Finding) -> dict[str, Any]:
         "direction": f.hit.direction,
         "cost_s": None if f.cost_s is None else round(f.cost_s, 6),
         "cost_share_of_run": None if f.cost_share is None else round(f.cost_share, 6),
+        "same_time_as": f.same_time_as,
         "summary": f.hit.summary,
         "evidence": dict(f.hit.values),
         "files": [{"path": e.path, "kind": e.kind, **e.values} for e in f.hit.files],
@@ -268,13 +310,15 @@ def layer_rows(rep: Report, k: int = LAYER_ROWS) -> list[FileEvidence]:
                                             ("stdio", L.stdio)) if (lay.present & app).any()]
     if not (L.mpiio.present & app).any():
         return []  # one layer only: the interface line already says it all
-    t = np.vstack([lay.slowest_rank_time_s for _, lay in layers]).max(axis=0)
+    t = np.vstack([lay.slowest_rank_time_s for _, lay in layers]
+                  + [L.library_slowest_rank_time_s]).max(axis=0)
     idx = [int(i) for i in np.argsort(-np.where(app, t, -1.0))[:k] if app[i] and t[i] > 0]
     rows = []
     for i in idx:
         vals: dict[str, Value] = {}
         if L.library[i]:
             vals["library"] = str(L.library[i])
+            vals["library_s"] = round(float(L.library_slowest_rank_time_s[i]), 3)
         for name, lay in layers:
             vals[f"{name}_bytes"] = fmt_bytes(lay.bytes[i])
             vals[f"{name}_s"] = round(float(lay.slowest_rank_time_s[i]), 3)

@@ -90,6 +90,9 @@ class CrossLayer:
     library_close_s: np.ndarray  # H5Fclose / ncmpi_close duration (same rule as close_s)
     library_flushes: np.ndarray
     library_uses_mpiio: np.ndarray  # bool: HDF5 opened the file with the MPI-IO driver
+    # The slowest rank's time in the library's calls on the file (H5F + H5D, PnetCDF file +
+    # variables; a lower bound from reduced records, as the job's I/O time counts it)
+    library_slowest_rank_time_s: np.ndarray
     # Derived once:
     write_amplification: np.ndarray  # POSIX bytes written / MPI-IO bytes written (0: n/a)
     mpi_write_only: np.ndarray  # bool: MPI-IO writes and no MPI-IO reads
@@ -267,6 +270,10 @@ def derive_layers(model: Model) -> CrossLayer:
                     else _zeros(n)) for k in MPIIO_KINDS})
     _exact_rank_bytes(model, posix)
     lib_w, lib, lib_close, lib_flush, lib_mpi = _library(model, n)
+    from iolab.model.metrics import STACK, layer_time
+
+    lib_t = np.max([layer_time(model, mods).slowest(n) for name, mods in STACK
+                    if name in ("HDF5", "PnetCDF")], axis=0)
     amp = np.divide(posix.bytes_written, mpiio.bytes_written, out=_zeros(n),
                     where=mpiio.bytes_written > 0)
     wonly = mpiio.present & (mpiio.writes > 0) & (mpiio.reads == 0)
@@ -275,7 +282,8 @@ def derive_layers(model: Model) -> CrossLayer:
     return CrossLayer(
         posix=posix, mpiio=mpiio, stdio=stdio, calls=calls,
         library_bytes_written=lib_w, library=lib, library_close_s=lib_close,
-        library_flushes=lib_flush, library_uses_mpiio=lib_mpi, write_amplification=amp,
+        library_flushes=lib_flush, library_uses_mpiio=lib_mpi,
+        library_slowest_rank_time_s=lib_t, write_amplification=amp,
         mpi_write_only=wonly,
         posix_reads_under_mpi_writes=np.where(wonly, posix.reads, 0.0),
         posix_bytes_read_under_mpi_writes=np.where(wonly, posix.bytes_read, 0.0),

@@ -141,6 +141,31 @@ def _iface(model: Model, mod: str) -> Iface | None:
     return Iface(name=label, bytes=b, ops=ops, time_s=t, opens=opens, files=nfiles, hist=hist)
 
 
+def _library_file_time(model: Model, ifaces: dict[str, Iface]) -> None:
+    """HDF5's and PnetCDF's file calls (open, close, flush: H5F, PNETCDF_FILE) are their
+    layer's metadata time too: a slow H5Fclose is HDF5 time even in a job with no dataset
+    (its groups' metadata flushed at the close), the time the job's I/O share counts."""
+    for mod, prefix, label in (("H5F", "H5F", "HDF5"), ("PNETCDF_FILE", "PNETCDF_FILE",
+                                                        "PnetCDF")):
+        md = model.mods.get(mod)
+        if md is None or len(md) == 0:
+            continue
+        m = model.app_mask(md)
+        if not m.any():
+            continue
+        meta = float(md.fcol(f"{prefix}_F_META_TIME")[m].sum())
+        f = ifaces.get(label)
+        if f is None:
+            opens = _sum(md.pos("H5F_OPENS") if mod == "H5F" else
+                         md.pos("PNETCDF_FILE_CREATES") + md.pos("PNETCDF_FILE_OPENS"), m)
+            ifaces[label] = Iface(name=label, bytes={"read": 0, "write": 0},
+                                  ops={"read": 0, "write": 0},
+                                  time_s={"read": 0.0, "write": 0.0, "meta": meta},
+                                  opens=opens, files=int(np.unique(md.ids[m]).size))
+        else:
+            f.time_s["meta"] += meta
+
+
 def exact_mib_requests(md: ModuleData, d: str) -> np.ndarray:
     """Per POSIX record: requests of exactly 1 MiB in direction ``d``.
 
@@ -204,17 +229,115 @@ def _rank_spread(nprocs: int, md: ModuleData, m: np.ndarray, values: np.ndarray)
     return out
 
 
+# The layers of a file's stack, top first: a call of an upper layer holds the calls it makes
+# to the layers below (H5Dwrite -> MPI_File_write_at_all -> pwrite), so one file's time is
+# counted at one layer. STDIO calls are not made through POSIX's wrappers: they add up.
+STACK = (("HDF5", (("H5F", "H5F"), ("H5D", "H5D"))),
+         ("PnetCDF", (("PNETCDF_FILE", "PNETCDF_FILE"), ("PNETCDF_VAR", "PNETCDF_VAR"))),
+         ("MPI-IO", (("MPI-IO", "MPIIO"),)),
+         ("POSIX", (("POSIX", "POSIX"),)))
+KINDS = ("read", "write", "meta")
+
+
+@dataclass
+class _LayerTime:
+    """One layer's time per file: what each rank spent (per-rank records) and, per log, the
+    slowest rank's (records reduced over the ranks of that log)."""
+
+    own: np.ndarray  # (file, rank, seconds) rows, one per (file, rank)
+    reduced: np.ndarray  # (file, first rank, ranks, slowest rank's seconds) rows
+    kinds: np.ndarray  # files x (read, write, meta), summed over ranks
+
+    def slowest(self, n_files: int) -> np.ndarray:
+        out = np.zeros(n_files)
+        for rows in (self.own, self.reduced):
+            if len(rows):
+                np.maximum.at(out, rows[:, 0].astype(np.int64), rows[:, -1])
+        return out
+
+
+def _group_sum(keys: np.ndarray, vals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Unique rows of ``keys`` and the sum of ``vals`` over each."""
+    if not len(keys):
+        return keys, vals
+    uk, inv = np.unique(keys, axis=0, return_inverse=True)
+    return uk, np.bincount(inv.reshape(-1), weights=vals, minlength=len(uk))
+
+
+def layer_time(model: Model, mods: tuple[tuple[str, str], ...]) -> _LayerTime:
+    """The time of one layer (one or more Darshan modules) per file and rank.
+
+    A reduced record keeps its slowest rank's time; a layer with several reduced records per
+    file (HDF5's file and datasets, PnetCDF's variables) gives the slowest rank at least the
+    largest of those and at least the mean rank's total (a lower bound: the slowest ranks
+    may differ from record to record). A record without a slowest-rank time (H5F,
+    PNETCDF_FILE) counts its mean rank's.
+    """
+    nf = len(model.files)
+    own_k, own_v, red_k, red_sum, red_slow = [], [], [], [], []
+    kinds = np.zeros((nf, len(KINDS)))
+    for mod, prefix in mods:
+        md = model.mods.get(mod)
+        if md is None or len(md) == 0:
+            continue
+        m = model.app_mask(md) & (md.file_index >= 0)
+        t = np.stack([md.fcol(f"{prefix}_F_{k.upper()}_TIME") for k in KINDS], axis=1)
+        for j in range(len(KINDS)):
+            kinds[:, j] += np.bincount(md.file_index[m], weights=t[m, j], minlength=nf)[:nf]
+        tot = t.sum(axis=1)
+        o = m & (md.ranks >= 0)
+        own_k.append(np.stack([md.file_index[o], md.ranks[o]], axis=1))
+        own_v.append(tot[o])
+        r = m & (md.ranks < 0)
+        red_k.append(np.stack([md.file_index[r], md.span_lo[r],
+                               np.maximum(md.span_n[r], 1)], axis=1))
+        red_sum.append(tot[r])
+        red_slow.append(md.fcol(f"{prefix}_F_SLOWEST_RANK_TIME")[r])
+    if not own_k:
+        return _LayerTime(np.zeros((0, 3)), np.zeros((0, 4)), kinds)
+    ok, ov = _group_sum(np.concatenate(own_k).astype(np.int64), np.concatenate(own_v))
+    rk = np.concatenate(red_k).astype(np.int64)
+    rk_u, rsum = _group_sum(rk, np.concatenate(red_sum))
+    rslow = np.zeros(len(rk_u))
+    if len(rk):
+        inv = np.unique(rk, axis=0, return_inverse=True)[1].reshape(-1)
+        np.maximum.at(rslow, inv, np.concatenate(red_slow))
+    red = np.maximum(rslow, rsum / np.maximum(rk_u[:, 2], 1)) if len(rk_u) else rsum
+    return _LayerTime(np.column_stack([ok, ov]) if len(ok) else np.zeros((0, 3)),
+                      np.column_stack([rk_u, red]) if len(rk_u) else np.zeros((0, 4)), kinds)
+
+
 def _rank_io(model: Model) -> tuple[np.ndarray, np.ndarray, float, dict[str, float]]:
     """Per-rank I/O time and bytes, the slowest rank's I/O time, and the time by kind.
 
-    A file read through MPI-IO shows its time in both the MPI-IO and the POSIX record; the
-    application waited once, so MPI-IO files count their MPI-IO time only.
+    Each file's time is counted once, at the layer of its stack (HDF5 / PnetCDF, MPI-IO,
+    POSIX) where its slowest rank spent the most: a file written through HDF5 shows the same
+    wait in its H5F/H5D, MPI-IO and POSIX records, and the top layer's holds the others
+    (an HDF5 metadata flush in H5Fclose is HDF5 time that MPI-IO sees only in part); a layer
+    below can hold calls the top layer's counters miss (HDF5 metadata written while creating
+    groups), hence the largest rather than always the top. STDIO adds to it.
     """
     n = max(model.job.nprocs, 1)
+    nf = len(model.files)
     t = np.zeros(n)
     b = np.zeros(n)
     kinds = {"read": 0.0, "write": 0.0, "meta": 0.0}
+    stack = [layer_time(model, mods) for _, mods in STACK]
+    slowest = np.vstack([lt.slowest(nf) for lt in stack]) if nf else np.zeros((len(stack), 0))
+    chosen = np.argmax(slowest, axis=0) if nf else np.zeros(0, dtype=np.int64)  # ties: top
+    layers = [(lt, chosen == j) for j, lt in enumerate(stack)]
+    layers.append((layer_time(model, (("STDIO", "STDIO"),)), np.ones(nf, dtype=bool)))
     shared = np.zeros(n)  # per rank: the slowest-rank time of the shared files of its log
+    for lt, mine in layers:
+        if len(lt.own):
+            f, r = lt.own[:, 0].astype(np.int64), lt.own[:, 1].astype(np.int64)
+            np.add.at(t, np.clip(r[mine[f]], 0, n - 1), lt.own[mine[f], 2])
+        red = lt.reduced[mine[lt.reduced[:, 0].astype(np.int64)]]
+        spans, v = _group_sum(red[:, 1:3].astype(np.int64), red[:, 3])  # one per log
+        for (lo, k), s in zip(spans.tolist(), v.tolist()):
+            shared[max(lo, 0):lo + k] += s  # every rank of that log took part
+        for j, k in enumerate(KINDS):
+            kinds[k] += float(lt.kinds[mine, j].sum())
     mpi_files = set()
     mp = model.mods.get("MPI-IO")
     if mp is not None:
@@ -226,23 +349,9 @@ def _rank_io(model: Model) -> tuple[np.ndarray, np.ndarray, float, dict[str, flo
         m = model.app_mask(md)
         if mod == "POSIX" and mpi_files:
             m = m & ~np.isin(md.file_index, list(mpi_files))
-        tr, tw, tm = (md.fcol(f"{prefix}_F_{k}_TIME") for k in ("READ", "WRITE", "META"))
-        kinds["read"] += float(tr[m].sum())
-        kinds["write"] += float(tw[m].sum())
-        kinds["meta"] += float(tm[m].sum())
-        tot = tr + tw + tm
-        own = m & (md.ranks >= 0)
-        np.add.at(t, np.clip(md.ranks[own], 0, n - 1), tot[own])
-        sh = m & (md.ranks < 0)
-        slow = md.fcol(f"{prefix}_F_SLOWEST_RANK_TIME")
-        spans, inv = np.unique(np.stack([md.span_lo[sh], md.span_n[sh]], axis=1), axis=0,
-                               return_inverse=True)  # one (first rank, ranks) per log
-        sums = np.bincount(inv.reshape(-1), weights=slow[sh], minlength=len(spans))
-        for (lo, k), v in zip(spans.tolist(), sums.tolist()):
-            shared[max(lo, 0):lo + max(k, 1)] += v  # the ranks of that log
         byt = md.pos(f"{prefix}_BYTES_READ") + md.pos(f"{prefix}_BYTES_WRITTEN")
         b += _rank_spread(n, md, m, byt.astype(np.float64))
-    rank_t = t + shared  # every rank of a log took part in each shared file of that log
+    rank_t = t + shared
     logs = model.job.logs
     if len(logs) > 1:  # a workflow: logs one after another add up, overlapping ones do not
         return rank_t, b, workflow_io_time(logs, log_io_times(logs, rank_t)), kinds
@@ -256,6 +365,7 @@ def derive(model: Model) -> Metrics:
         f = _iface(model, mod)
         if f is not None:
             ifaces[f.name] = f
+    _library_file_time(model, ifaces)
     px = model.mods.get("POSIX")
     if px is not None and len(px):
         pm = model.app_mask(px)

@@ -23,6 +23,7 @@ from iolab.diagnose.rules.base import (
 )
 from iolab.diagnose.rules.common import (
     DIR_NAMES,
+    claims_of,
     cost,
     costliest,
     enough,
@@ -41,6 +42,7 @@ from iolab.model.metrics import DIRECTIONS, SIZE_BINS, SMALL_BINS, exact_mib_req
 if TYPE_CHECKING:
     from iolab.diagnose.config import Thresholds
     from iolab.model.job import Model
+    from iolab.model.tables import ModuleData
 
 def _small_sizes(model: Model, d: str, limit: int) -> tuple[list[int], int, int, str, str]:
     """Size bins, small requests (below ``limit``), exactly-1-MiB requests, where they come
@@ -289,6 +291,7 @@ def _redundant(model: Model, th: Thresholds) -> list[Hit]:
         excess = np.clip(byt - np.clip(ext, 0, None), 0, None) * app
         if d == "read":  # reads the program never made (read-modify-write judges them)
             excess = np.where(_reads_by_mpiio(model)[md.file_index], 0, excess)
+        excess = excess * _program_share(model, md, excess, d)
         tot, ex = int(byt[app].sum()), int(excess.sum())
         if not enough(ex, tot, th.redundant_min_bytes, th.redundant_share):
             continue
@@ -308,6 +311,23 @@ def _redundant(model: Model, th: Thresholds) -> list[Hit]:
             data={"own": float(excess[md.ranks >= 0].sum()) >= 0.5 * ex},
         ))
     return hits
+
+
+def _program_share(model: Model, md: ModuleData, excess: np.ndarray, d: str) -> np.ndarray:
+    """Per POSIX record: the share of its repeated bytes the program moved. In a file
+    accessed through MPI-IO the program's bytes are the MPI-IO ones: POSIX bytes beyond
+    them are MPI-IO's own (data sieving rewriting whole buffers, read-modify-write), which
+    write-amplification and read-modify-write report; only MPI-IO bytes beyond the file's
+    extent are the same data moved again by the program."""
+    L = model.layers
+    n = len(model.files)
+    mpi_b = L.mpiio.bytes_read if d == "read" else L.mpiio.bytes_written
+    extent = np.clip(L.posix.max_byte[d] + 1, 0, None)
+    allowed = np.clip(mpi_b - extent, 0, None)
+    posix_ex = np.bincount(md.file_index, weights=excess.astype(np.float64), minlength=n)[:n]
+    share = np.divide(allowed, posix_ex, out=np.ones(n), where=posix_ex > 0)
+    share = np.where(L.mpiio.present, np.minimum(share, 1.0), 1.0)
+    return share[md.file_index]
 
 
 def _reads_by_mpiio(model: Model) -> np.ndarray:
@@ -360,7 +380,8 @@ def _random(model: Model, th: Thresholds) -> list[Hit]:
         values.update({"random": n_random, "random_share": round(share, 4)})
         hits.append(Hit(direction=d, summary=summary, values=values,
                         cost_s=cost(model, model.files.category == APP, (d,), ("POSIX",),
-                                    share)))
+                                    share),
+                        claims=claims_of(model, model.files.category == APP, d)))
     return hits
 
 

@@ -62,6 +62,15 @@ class Hit:
     # Seconds the problem costs: the slowest rank's time in the operations concerned (or a
     # bound, said in the rule's ``cost`` text). None: the counters cannot tell.
     cost_s: float | None = None
+    # Whose time that cost is: (file path, "read" / "write" / "meta", or "*" for all of the
+    # file's time). None: each evidence file, in the hit's direction (all without one). The
+    # report attributes each file's time once, to the costliest finding claiming it.
+    claims: list[tuple[str, str]] | None = None
+
+    def claimed(self) -> list[tuple[str, str]]:
+        if self.claims is not None:
+            return self.claims
+        return [(e.path, self.direction or "*") for e in self.files if e.kind == "file"]
 
 
 @dataclass
@@ -113,6 +122,14 @@ class Finding:
     fix: Fix
     graded: str | None = None  # severity from the cost (set by the report)
     run_time_s: float = 0.0
+    # Costlier findings that already claim all the time this one's cost counts (set by the
+    # report): the same seconds, not a saving in addition.
+    same_time_as: list[str] = field(default_factory=list)
+
+    @property
+    def key(self) -> str:
+        """The rule id, with the direction when the rule has one: 'small-requests/write'."""
+        return self.rule.id + (f"/{self.hit.direction}" if self.hit.direction else "")
 
     @property
     def severity(self) -> str:
@@ -134,8 +151,10 @@ class Finding:
         if self.hit.cost_s is None:
             return "cost unknown from the counters"
         share = self.cost_share
+        same = (f": the same time as {', '.join(self.same_time_as)}, not in addition"
+                if self.same_time_as else "")
         return (f"costs {fmt_seconds(self.hit.cost_s)}"
-                + (f" ({pct(share)} of the run)" if share is not None else ""))
+                + (f" ({pct(share)} of the run)" if share is not None else "") + same)
 
 
 def fmt_seconds(s: float) -> str:

@@ -137,6 +137,20 @@ def cost(model: Model, files: np.ndarray, kinds: tuple[str, ...] = ("read", "wri
     return share * sum(slowest_rank_time(model, m, kinds, files) for m in modules)
 
 
+def claims_of(model: Model, files: np.ndarray, *kinds: str) -> list[tuple[str, str]]:
+    """What a finding's cost counts, as :attr:`Hit.claims`: each of ``kinds`` (read, write,
+    meta, wait or *) on each file selected by the mask ``files``; read and write only on
+    files that have that operation at some layer."""
+    L = model.layers
+    has = {"read": (L.posix.reads + L.mpiio.reads + L.stdio.reads) > 0,
+           "write": (L.posix.writes + L.mpiio.writes + L.stdio.writes) > 0}
+    out = []
+    for k in kinds:
+        sel = files & has[k] if k in has else files
+        out += [(model.files.paths[i], k) for i in np.nonzero(sel)[0].tolist()]
+    return out
+
+
 def file_time(model: Model, kinds: tuple[str, ...] = ("read", "write", "meta"),
               modules: tuple[str, ...] = ("POSIX", "STDIO")) -> np.ndarray:
     """Per file: time in ``kinds`` at ``modules``, summed over ranks (a column)."""

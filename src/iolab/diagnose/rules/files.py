@@ -21,6 +21,7 @@ from iolab.diagnose.rules.base import (
     pct,
 )
 from iolab.diagnose.rules.common import (
+    claims_of,
     cost,
     costliest,
     file_rows,
@@ -112,6 +113,7 @@ def _opens(model: Model, th: Thresholds) -> list[Hit]:
                         {"opens": opens.astype(np.int64), "ranks": files.nranks,
                          "meta_time_s": np.round(file_time(model, ("meta",)), 3)}),
         cost_s=cost(model, sel, ("meta",)),
+        claims=claims_of(model, sel, "meta"),
     )]
 
 
@@ -143,6 +145,7 @@ def _bcast(model: Model, th: Thresholds) -> list[Hit]:
                         {"size_bytes": size.astype(np.int64), "ranks": ranks,
                          "bytes_read": read.astype(np.int64)}),
         cost_s=cost(model, sel, ("read", "meta")),
+        claims=claims_of(model, sel, "read", "meta"),
     )]
 
 

@@ -24,6 +24,7 @@ from iolab.diagnose.rules.base import (
     fmt_seconds,
 )
 from iolab.diagnose.rules.common import (
+    claims_of,
     cost,
     costliest,
     file_rows,
@@ -92,6 +93,7 @@ def _rmw(model: Model, th: Thresholds) -> list[Hit]:
             "mode": lambda i: _mode(model, i)}),
         data={"collective": _mode(model, i0) == "collective"},
         cost_s=cost(model, sel, ("read",), ("POSIX",)),
+        claims=claims_of(model, sel, "read"),
     )]
 
 
@@ -145,6 +147,7 @@ def _amplification(model: Model, th: Thresholds) -> list[Hit]:
             "ratio": np.round(L.write_amplification, 2)}),
         data={"library": sorted({str(L.library[i]) for i in top if L.library[i]})},
         cost_s=cost(model, sel, ("write",), ("POSIX",), 1 - 1 / amp),
+        claims=claims_of(model, sel, "write"),
     )]
 
 
@@ -195,6 +198,7 @@ def _single_writer(model: Model, th: Thresholds) -> list[Hit]:
             "posix_slowest_s": np.round(L.posix.slowest_rank_time_s, 3)}),
         data={"k": k},
         cost_s=t * (1 - 1 / k),
+        claims=claims_of(model, sel, "write"),
     )]
 
 
@@ -281,6 +285,7 @@ def _tiny_collective(model: Model, th: Thresholds) -> list[Hit]:
             "posix_slowest_s": np.round(L.posix.slowest_rank_time_s, 3)}),
         data={"avg": float(avg[i0])},
         cost_s=float(np.where(L.posix.present, over, L.mpiio.slowest_rank_time_s)[sel].sum()),
+        claims=claims_of(model, sel, "wait"),
     )]
 
 
@@ -326,6 +331,7 @@ def _skew(model: Model, th: Thresholds) -> list[Hit]:
     waits = ("for file locks or each other" if mode == "independent"
              else "for a late rank or for computation inside them")
     return [Hit(
+        claims=claims_of(model, sel, "wait"),  # the waiting: MPI-IO time beyond POSIX
         summary=(f"the slowest rank spent {fmt_seconds(m[i0])} in MPI-IO calls on "
                  f"{model.files.paths[i0]} but the slowest POSIX rank only {fmt_seconds(p[i0])}: "
                  f"the {mode} calls wait ({waits}), they do not do I/O"
@@ -418,6 +424,9 @@ def _slow_close(model: Model, th: Thresholds) -> list[Hit]:
             "posix_write_s": np.round(L.posix.time_s["write"], 3)}),
         data={"layer": layer, "collective_metadata": hdf5_metadata_collective(model, int(i0))},
         cost_s=float(close[sel].sum()),
+        # a library's close flushes its data and metadata: the writes under it are its time
+        claims=[(model.files.paths[i], "*" if where[i] == 0 else "meta")
+                for i in np.nonzero(sel)[0].tolist()],
     )]
 
 

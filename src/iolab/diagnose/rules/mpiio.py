@@ -25,6 +25,7 @@ from iolab.diagnose.rules.base import (
     pct,
 )
 from iolab.diagnose.rules.common import (
+    claims_of,
     cost,
     costliest,
     enough,
@@ -159,7 +160,10 @@ def _cb(model: Model, th: Thresholds) -> list[Hit]:
                    for i in top],
             data={"paths": [files.paths[i] for i in top],
                   "independent": int(c["INDEP"][sel].sum())},
-            cost_s=cost(model, sel, (d,), ("MPI-IO",)),
+            # Calls already collective keep their synchronisation with or without
+            # aggregation (tiny-collective-calls counts it): only their POSIX time is at stake.
+            cost_s=cost(model, sel & (c["INDEP"] > 0), (d,), ("MPI-IO",))
+            + cost(model, sel & (c["INDEP"] == 0), (d,), ("POSIX",)),
         ))
     return hits
 
@@ -303,6 +307,7 @@ def _aggregators(model: Model, th: Thresholds) -> list[Hit]:
         values={"collective_ops": coll, "nodes": nodes, "ranks_per_node": round(ppn, 1),
                 "cb_nodes": min(cb_nodes) if cb_nodes else None},
         cost_s=cost(model, mpi_files(model), ("read", "write"), ("MPI-IO",), 0.5),
+        claims=claims_of(model, mpi_files(model), "read", "write"),
     )]
 
 
