@@ -53,6 +53,19 @@ LOG_PROGRAM = {
 # so *_MAX_{READ,WRITE}_TIME_SIZE and *_{FASTEST,SLOWEST}_RANK_BYTES are exact there too.
 
 
+def _c_compiler_or_skip(mpi: str) -> str:
+    """The MPI C compiler of ``mpi``; skips when the logs' MPI version, the compiler or the
+    MPICH shim is missing here."""
+    if why := mpi_version_differs(mpi):
+        pytest.skip(why)
+    cc = {"openmpi": "mpicc", "mpich": "mpicc.mpich"}[mpi]
+    if shutil.which(cc) is None:
+        pytest.skip(f"{cc} is not installed")
+    if mpi == "mpich" and not SHIM_MPICH.is_file():
+        pytest.skip(f"{SHIM_MPICH.name} is not built (./setup builds it in build/mpich)")
+    return cc
+
+
 @pytest.mark.parametrize("mpi", ["openmpi", "mpich"])
 @pytest.mark.parametrize("kind", list(PROGRAMS))
 def test_mpiio_program_any_language(kind: str, mpi: str, tmp_path: Path) -> None:
@@ -196,13 +209,7 @@ def test_mpiio_every_kind_of_call(mpi: str, tmp_path: Path) -> None:
     every MPI-IO and POSIX counter of the shared file equal to Darshan 3.5's.
     Expected / was: hints given with MPI_File_set_view were not counted (MPIIO_HINTS lacked
     the 2 views' hints Darshan counts; set_info's 2 made the totals look equal)."""
-    if why := mpi_version_differs(mpi):
-        pytest.skip(why)
-    cc = {"openmpi": "mpicc", "mpich": "mpicc.mpich"}[mpi]
-    if shutil.which(cc) is None:
-        pytest.skip(f"{cc} is not installed")
-    if mpi == "mpich" and not SHIM_MPICH.is_file():
-        pytest.skip(f"{SHIM_MPICH.name} is not built (./setup builds it in build/mpich)")
+    cc = _c_compiler_or_skip(mpi)
     exe = tmp_path / "mpi_io_kinds"
     subprocess.run([cc, "-O2", "-o", str(exe), str(PROGS / "mpi_io_kinds.c")], check=True)
     _, job = profile([str(exe), str(tmp_path / "kinds.dat")], tmp_path / "p", np=NP,
@@ -252,13 +259,7 @@ def test_mpiio_files_of_some_ranks(mpi: str, tmp_path: Path) -> None:
     """mpi_subsets.c on 3 ranks: a file opened by every rank is reduced to one record
     (rank -1), a file of 2 ranks' sub-communicator and each rank's MPI_COMM_SELF file stay
     per rank, as in Darshan 3.5's log; every MPI-IO and POSIX counter of each equal."""
-    if why := mpi_version_differs(mpi):
-        pytest.skip(why)
-    cc = {"openmpi": "mpicc", "mpich": "mpicc.mpich"}[mpi]
-    if shutil.which(cc) is None:
-        pytest.skip(f"{cc} is not installed")
-    if mpi == "mpich" and not SHIM_MPICH.is_file():
-        pytest.skip(f"{SHIM_MPICH.name} is not built (./setup builds it in build/mpich)")
+    cc = _c_compiler_or_skip(mpi)
     exe, data = tmp_path / "mpi_subsets", tmp_path / "d"
     subprocess.run([cc, "-O2", "-o", str(exe), str(PROGS / "mpi_subsets.c")], check=True)
     data.mkdir()
