@@ -3,7 +3,8 @@
  * Preloaded by `iolab profile` (before the MPI shim and libiolab-trace.so) for programs that
  * load an HDF5 library: one build per HDF5/MPI pair, like the MPI shim. It wraps HDF5's
  * public calls (H5Fcreate/open/flush/close, H5Dcreate1/2, H5Dopen1/2, H5Dread/write/flush/
- * close) and reaches the library's own through dlsym(RTLD_NEXT). Records live in the core's
+ * close, and H5Oopen/H5Oopen_by_idx/H5Oopen_by_addr/H5Oclose for datasets opened as generic
+ * objects, as h5py and generic readers do, like Darshan 3.5) and reaches the library's own through dlsym(RTLD_NEXT). Records live in the core's
  * H5F and H5D pools: H5F per file path, H5D per "file path:/dataset path", as in Darshan.
  * Counting follows Darshan 3.5's HDF5 module: an access's size is the points of the file
  * selection (the whole dataspace for H5S_ALL) x the dataset's type size; a regular
@@ -416,6 +417,42 @@ hid_t H5Dopen1(hid_t loc, const char *name)
     H5_WRAP(hid_t, H5Dopen1, (loc, name), rec_dset_opened(ret, 1, t0_, t1_));
 }
 #endif
+
+/* A dataset opened as a generic object counts as a dataset open (Darshan 3.5 wraps H5Oopen*
+ * for this); groups and named datatypes opened this way are not recorded. */
+static void rec_obj_opened(hid_t obj, double t0, double t1)
+{
+    if (H5Iget_type(obj) == H5I_DATASET)
+        rec_dset_opened(obj, 0, t0, t1);
+}
+
+H5_REAL_DECL(H5Oopen)
+H5_REAL_DECL(H5Oopen_by_idx)
+H5_REAL_DECL(H5Oopen_by_addr)
+H5_REAL_DECL(H5Oclose)
+
+hid_t H5Oopen(hid_t loc, const char *name, hid_t lapl)
+{
+    H5_WRAP(hid_t, H5Oopen, (loc, name, lapl), rec_obj_opened(ret, t0_, t1_));
+}
+
+hid_t H5Oopen_by_idx(hid_t loc, const char *group_name, H5_index_t idx_type,
+                     H5_iter_order_t order, hsize_t n, hid_t lapl)
+{
+    H5_WRAP(hid_t, H5Oopen_by_idx, (loc, group_name, idx_type, order, n, lapl),
+            rec_obj_opened(ret, t0_, t1_));
+}
+
+hid_t H5Oopen_by_addr(hid_t loc, haddr_t addr)
+{
+    H5_WRAP(hid_t, H5Oopen_by_addr, (loc, addr), rec_obj_opened(ret, t0_, t1_));
+}
+
+/* Closes whatever object; only a dataset this library recorded has a record (by handle). */
+herr_t H5Oclose(hid_t obj)
+{
+    H5_WRAP(herr_t, H5Oclose, (obj), rec_dset_meta(obj, 1, t0_, t1_));
+}
 
 herr_t H5Dread(hid_t dset, hid_t mtype, hid_t mspace, hid_t fspace, hid_t dxpl, void *buf)
 {

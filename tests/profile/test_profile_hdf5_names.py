@@ -75,3 +75,31 @@ def test_iolab_names_each_dataset_once_by_full_path_counts_as_darshan(tmp_path: 
         same = {k: theirs[names[0]][k] for k in SAME}
         assert {k: c[k] for k in (*SUMMED, *SAME)} == {**summed, **same}, dataset
     assert ours["/grp/b"]["H5D_OPENS"] == 2 and ours["/grp/b"]["H5D_READS"] == 1
+
+
+OOPEN_LOG = Path(__file__).resolve().parent / "darshan" / "hdf5_oopen.darshan"
+
+
+def test_datasets_opened_as_objects_count_like_darshan(tmp_path: Path) -> None:
+    """progs/hdf5_oopen.c opens one dataset through H5Oopen, H5Oopen_by_idx and
+    H5Oopen_by_addr (as h5py does) and reads it each time, and a group through H5Oopen:
+    Darshan 3.5 counts those dataset opens and reads (under its location-and-name records,
+    darshan/hdf5_oopen.darshan); iolab counts the same on the one record of /d, and none for
+    the group."""
+    shim = LIBDIR / "libiolab-trace-hdf5.so"
+    if shutil.which("mpicc") is None or not INC.is_dir() or not shim.is_file():
+        pytest.skip("mpicc, Open MPI's parallel HDF5 or libiolab-trace-hdf5.so missing")
+    exe = tmp_path / "hdf5_oopen"
+    subprocess.run(["mpicc", "-O2", f"-I{INC}", "-o", str(exe), str(PROGS / "hdf5_oopen.c"),
+                    f"-L{LIB}", "-lhdf5"], check=True)
+    h5 = tmp_path / "oopen.h5"
+    _, job = profile([str(exe), str(h5)], tmp_path / "p", np=1)
+    ours = {r.path.split(".h5:", 1)[1]: r.counters for r in job.rows() if r.module == "H5D"}
+    assert set(ours) == {"/d"}  # the group opened through H5Oopen is no dataset
+    with darshan.DarshanReport(str(OOPEN_LOG), read_all=True) as rep:
+        theirs = rep.records["H5D"].to_df()["counters"]
+        summed = {k: int(theirs[k].sum()) for k in SUMMED}
+    assert {k: ours["/d"][k] for k in SUMMED} == summed
+    # create + the three object opens; the write, then one whole read after each open
+    assert (ours["/d"]["H5D_OPENS"], ours["/d"]["H5D_READS"]) == (4, 3)
+    assert ours["/d"]["H5D_BYTES_READ"] == 3 * 16 * 4
