@@ -374,6 +374,11 @@ static void guess_rank(void)
     iolab_core.nprocs = 1;
     for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
         const char *r = getenv(vars[i]), *n = getenv(sizes[i]);
+        /* A batch script's shell has SLURM_PROCID=0 too but is no task of a step: only a
+         * step's tasks (SLURM_STEP_ID / SLURM_STEPID set) are ranks. */
+        if (strcmp(vars[i], "SLURM_PROCID") == 0 && !getenv("SLURM_STEP_ID") &&
+            !getenv("SLURM_STEPID"))
+            continue;
         if (r && n) {
             iolab_core.rank = atoi(r);
             iolab_core.nprocs = atoi(n);

@@ -233,16 +233,22 @@ def test_nested_pmpi_call_counted_once(mpi: str, tmp_path: Path) -> None:
 @pytest.mark.parametrize("mpi", ["openmpi", "mpich"])
 def test_job_script_running_the_launcher(mpi: str, tmp_path: Path) -> None:
     """iolab profile -- ./job.sh, a script that runs mpirun/mpiexec itself (as a batch script
-    does): the MPI shim of that launcher's MPI goes to the ranks through the environment."""
+    does): the MPI shim of that launcher's MPI goes to the ranks through the environment. The
+    script's own commands (here a `cat` of an input file) are no rank: their files are left
+    out of the ranks, not counted on rank 0, and a note says so."""
     exe = _build("fortran-use-mpi", mpi, tmp_path)
     data = tmp_path / "shared.dat"
     script = tmp_path / "job.sh"
+    (tmp_path / "input.txt").write_text("x" * 5000)
     script.write_text("#!/bin/sh\n# a job script\nset -e\ncd \"$(dirname \"$0\")\"\n"
+                      "cat input.txt > /dev/null\n"
                       + " ".join(_user_line(mpi, exe, data)) + "\n")
     script.chmod(0o755)
     assert launchline.script_launcher(str(script)) == mpi
     _, job = profile([str(script)], tmp_path / "p")
     _check(job, data, NP)
+    assert not [r for r in job.rows() if r.path.endswith("/input.txt")]
+    assert any("outside the MPI ranks" in n and "cat" in n for n in job.notes), job.notes
 
 
 def test_script_launcher_ignores_comments_and_words(tmp_path: Path) -> None:

@@ -84,8 +84,9 @@ def test_profile_sbatch_job_script_fortran_mpiio(
     root = "export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1\n" \
         if os.geteuid() == 0 else ""
     script = tmp_path / "job.sh"
+    (tmp_path / "input.txt").write_text("x" * 5000)  # read by the batch shell's own cat
     script.write_text(f"#!/bin/bash\n#SBATCH -n 2\n#SBATCH -t 5\n{directive}\n"
-                      f"cd {tmp_path}\n{root}"
+                      f"cd {tmp_path}\n{root}cat input.txt > /dev/null\n"
                       + run_line.format(exe=exe, data=data) + "\n")
     env = {**slurm_env, "IOLAB_LIBDIR": str(LIBDIR)}
     run = subprocess.run([sys.executable, "-m", "iolab", "profile", "-q", "-o",
@@ -103,6 +104,9 @@ def test_profile_sbatch_job_script_fortran_mpiio(
     assert (c["MPIIO_INDEP_READS"], c["MPIIO_COLL_READS"], c["MPIIO_NB_READS"]) == (2, 2, 2)
     assert c["MPIIO_BYTES_WRITTEN"] == 8 * BLOCK and c["MPIIO_BYTES_READ"] == 6 * BLOCK
     assert not list((tmp_path / "p").glob(".iolab-parts-*"))  # merged, then removed
+    # the batch shell (SLURM_PROCID=0 but no step) and its cat are no rank: not on rank 0
+    assert not [r for r in job.rows() if r.path.endswith("/input.txt")]
+    assert any("outside the MPI ranks" in n for n in job.notes), job.notes
 
 
 def test_profile_sbatch_job_script_hdf5_program(slurm_env: dict[str, str],

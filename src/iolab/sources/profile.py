@@ -150,9 +150,28 @@ def _unfinished(
     raw.notes.insert(0, text)
 
 
+def _outside_ranks(parts: list[Part]) -> tuple[list[Part], str | None]:
+    """An MPI job's ranks, and a note on the processes outside them (the job script's shell,
+    the commands it runs, the launcher itself): they carry no rank, and counting their files
+    on rank 0 would misplace them, so they are left out of the ranks, as Darshan's MPI log
+    leaves them out (its non-MPI mode writes them logs of their own)."""
+    if not any(p.header.get("mpi") for p in parts):
+        return parts, None
+    inside = [p for p in parts if p.header.get("mpi")]
+    outside = [p for p in parts if not p.header.get("mpi")]
+    if not outside:
+        return parts, None
+    names = sorted({Path(str((p.header.get("cmdline") or ["?"])[0])).name for p in outside})
+    n = sum(1 for p in outside for r in p.records if not r.merged)
+    return inside, (f"{len(outside)} process(es) outside the MPI ranks ({', '.join(names)}: "
+                    f"the job script and what it runs besides the ranks) left out of the "
+                    f"ranks with their {n} record(s) (the profile file keeps them)")
+
+
 def to_raw_job(data: ProfileData) -> RawJob:
     """The RawJob of a profile read by :func:`iolab.profile.format.read`."""
-    parts, job = data.parts, data.job
+    parts, outside_note = _outside_ranks(data.parts)
+    job = data.job
     mods = ctr.load()
     tsnames = {c.name for mc in mods.values() for c in mc.floats if c.kind == "timestamp"}
     ranks, nprocs, mpi = _ranks(parts)
@@ -179,7 +198,7 @@ def to_raw_job(data: ProfileData) -> RawJob:
                     if p.header.get("host")},
         format_version=FORMAT_VERSION,
         metadata=_metadata(job, parts),
-        notes=list(data.notes),
+        notes=list(data.notes) + ([outside_note] if outside_note else []),
     )
     records: list[RawRecord] = []
     trace: list[TraceSegment] = []
