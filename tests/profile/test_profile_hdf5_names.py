@@ -39,6 +39,17 @@ SUMMED = ("H5D_OPENS", "H5D_READS", "H5D_WRITES", "H5D_BYTES_READ", "H5D_BYTES_W
 SAME = ("H5D_DATASPACE_NDIMS", "H5D_DATASPACE_NPOINTS", "H5D_DATATYPE_SIZE")
 
 
+def _build(name: str, tmp_path: Path) -> Path:
+    """progs/NAME.c built against Open MPI's parallel HDF5 (skips without it or the layer)."""
+    shim = LIBDIR / "libiolab-trace-hdf5.so"
+    if shutil.which("mpicc") is None or not INC.is_dir() or not shim.is_file():
+        pytest.skip("mpicc, Open MPI's parallel HDF5 or libiolab-trace-hdf5.so missing")
+    exe = tmp_path / name
+    subprocess.run(["mpicc", "-O2", f"-I{INC}", "-o", str(exe), str(PROGS / f"{name}.c"),
+                    f"-L{LIB}", "-lhdf5"], check=True)
+    return exe
+
+
 def _darshan_h5d() -> dict[str, dict[str, int]]:
     """Dataset part of each H5D record's name -> its counters."""
     out = {}
@@ -57,12 +68,7 @@ def test_darshan_names_datasets_by_location_and_given_name() -> None:
 
 
 def test_iolab_names_each_dataset_once_by_full_path_counts_as_darshan(tmp_path: Path) -> None:
-    shim = LIBDIR / "libiolab-trace-hdf5.so"
-    if shutil.which("mpicc") is None or not INC.is_dir() or not shim.is_file():
-        pytest.skip("mpicc, Open MPI's parallel HDF5 or libiolab-trace-hdf5.so missing")
-    exe = tmp_path / "hdf5_groups"
-    subprocess.run(["mpicc", "-O2", f"-I{INC}", "-o", str(exe), str(PROGS / "hdf5_groups.c"),
-                    f"-L{LIB}", "-lhdf5"], check=True)
+    exe = _build("hdf5_groups", tmp_path)
     h5 = tmp_path / "groups.h5"
     _, job = profile([str(exe), str(h5)], tmp_path / "p", np=1)
     ours = {r.path.split(".h5:", 1)[1]: r.counters for r in job.rows() if r.module == "H5D"}
@@ -86,12 +92,7 @@ def test_datasets_opened_as_objects_count_like_darshan(tmp_path: Path) -> None:
     Darshan 3.5 counts those dataset opens and reads (under its location-and-name records,
     darshan/hdf5_oopen.darshan); iolab counts the same on the one record of /d, and none for
     the group."""
-    shim = LIBDIR / "libiolab-trace-hdf5.so"
-    if shutil.which("mpicc") is None or not INC.is_dir() or not shim.is_file():
-        pytest.skip("mpicc, Open MPI's parallel HDF5 or libiolab-trace-hdf5.so missing")
-    exe = tmp_path / "hdf5_oopen"
-    subprocess.run(["mpicc", "-O2", f"-I{INC}", "-o", str(exe), str(PROGS / "hdf5_oopen.c"),
-                    f"-L{LIB}", "-lhdf5"], check=True)
+    exe = _build("hdf5_oopen", tmp_path)
     h5 = tmp_path / "oopen.h5"
     _, job = profile([str(exe), str(h5)], tmp_path / "p", np=1)
     ours = {r.path.split(".h5:", 1)[1]: r.counters for r in job.rows() if r.module == "H5D"}
