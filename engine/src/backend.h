@@ -123,6 +123,9 @@ typedef struct iolab_backend {
     /* Optional: requests kept in flight per rank (the backend's option; 1: one at a time,
      * through xfer). Called after init. */
     int (*queue_depth)(const void *state);
+    /* Optional: the name of the engine that keeps that queue for dir ("io_uring", "libaio"),
+     * recorded with each phase. NULL when not capable. */
+    const char *(*queue_engine)(const void *state, iolab_dir_t dir);
 
     /* Flush written data to stable storage (fsync, MPI_File_sync, H5Fflush). */
     int (*sync)(void *fh);

@@ -140,6 +140,13 @@ static void setup_phase(iolab_run_t *run, const worker_t *proto, phase_setup_t *
     }
 }
 
+/* Whether this phase's transfers go through the backend's queue (transfer_all). */
+static int uses_queue(const iolab_run_t *run, const phase_setup_t *ps)
+{
+    return run->layout.kind != IOLAB_LAYOUT_SUBARRAY && !iolab_layout_aggregated(&run->layout) &&
+           !run->cfg.file_view && ps->nw == 1 && queue_depth(run) > 1;
+}
+
 /* Run the transfers of this rank (threads, vector, aggregated or N-D boxes). */
 static void transfer_all(iolab_run_t *run, phase_setup_t *ps, void *fh, iolab_phase_t *ph)
 {
@@ -152,7 +159,7 @@ static void transfer_all(iolab_run_t *run, phase_setup_t *ps, void *fh, iolab_ph
         iolab_aggregated_loop(&w[0], ps->aggbuf, ps->kg);
     else if (run->cfg.file_view)
         iolab_vector_xfer(&w[0]);
-    else if (ps->nw == 1 && queue_depth(run) > 1)
+    else if (uses_queue(run, ps))
         iolab_queue_loop(&w[0], queue_depth(run));
     else if (ps->nw == 1 && run->cfg.stonewall > 0) {
         iolab_worker_loop(&w[0]);
@@ -404,6 +411,12 @@ int iolab_phase_run(iolab_run_t *run, int op, int rep, int pass)
                               0x5851F42D4C957F2Dull};
     phase_setup_t ps;
     setup_phase(run, &proto, &ps);
+    if (uses_queue(run, &ps)) {
+        ph.queue_depth = queue_depth(run);
+        ph.queue_engine = run->be->queue_engine
+                              ? run->be->queue_engine(run->be_state, (iolab_dir_t)op)
+                              : NULL;
+    }
     prepare_files(run, &ps, op, lr);
     iolab_tick_t tick = {.rep = rep, .op = op, .pass = pass};
     setup_tick(run, &ps, lr, &tick);

@@ -215,6 +215,14 @@ static void phase(iolab_json_t *j, const iolab_run_t *run, const iolab_phase_t *
     } else {
         iolab_json_null(j, "stonewall");
     }
+    if (p->queue_depth > 0) {
+        iolab_json_obj(j, "queue");
+        iolab_json_int(j, "depth", p->queue_depth);
+        iolab_json_str(j, "engine", p->queue_engine);
+        iolab_json_end(j, '}');
+    } else {
+        iolab_json_null(j, "queue");
+    }
     iolab_json_uint(j, "bytes", p->bytes);
     iolab_json_uint(j, "ops", p->ops);
     iolab_json_num(j, "time_s", p->time_s);

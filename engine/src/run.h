@@ -39,6 +39,8 @@ typedef struct iolab_phase {
     int stonewall_hit;        /* --stonewall: a rank reached the deadline */
     uint64_t sw_min, sw_max;  /* --stonewall: fewest / most transfers a rank had done at its
                                  deadline (sw_max = every rank's count after wear-out) */
+    int queue_depth;          /* --posix.queue-depth: requests in flight per rank; 0 none */
+    const char *queue_engine; /* the engine that kept them ("io_uring", "libaio") */
     uint64_t bytes, ops;
     double time_s, bw, iops;
     iolab_minmax_t open_s, xfer_s, close_s;

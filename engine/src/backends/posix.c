@@ -4,9 +4,10 @@
  * buffers are aligned to the logical block size, sizes and offsets are checked here).
  * --posix.preallocate reserves each file's blocks with posix_fallocate before the timed
  * writes (as fio does): without it, O_DIRECT writes that extend a file are serialised by
- * ext4's inode lock. --posix.queue-depth N keeps N requests in flight per rank through
- * io_uring (liburing), each slot refilled as it completes, like fio's io_uring engine; the
- * backend is built without it when liburing is missing. */
+ * ext4's inode lock. --posix.queue-depth N keeps N requests in flight per rank, each slot
+ * refilled as it completes, like fio's io_uring and libaio engines; --posix.aio chooses the
+ * engine (posix_aio.c: io_uring through liburing, Linux AIO through libaio, each built when
+ * its library is found). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -15,11 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#ifdef IOLAB_WITH_LIBURING
-#include <liburing.h>
-#endif
-
 #include "backend.h"
+#include "posix_aio.h"
 
 enum { MODE_BUFFERED = 0, MODE_SYNC, MODE_FSYNC, MODE_DIRECT };
 
@@ -27,6 +25,7 @@ typedef struct posix_opts {
     int mode;
     bool preallocate;
     int64_t queue_depth;
+    int aio;  /* iolab_aio_kind_t */
 } posix_opts_t;
 
 static const iolab_option_t posix_options[] = {
@@ -37,16 +36,18 @@ static const iolab_option_t posix_options[] = {
      "posix api: posix_fallocate each file to its final size before the timed writes",
      offsetof(posix_opts_t, preallocate)},
     {"posix.queue-depth", "posix_queue_depth", IOLAB_OPT_INT, "1", "count", NULL,
-     "posix api: requests in flight per rank through io_uring (liburing), like fio's iodepth; "
+     "posix api: requests in flight per rank (engine: --posix.aio), like fio's iodepth; "
      "1 = pread/pwrite one at a time", offsetof(posix_opts_t, queue_depth)},
+    {"posix.aio", "posix_aio", IOLAB_OPT_ENUM, "auto", NULL, IOLAB_AIO_CHOICES,
+     "posix api, --posix.queue-depth > 1: the asynchronous engine, io_uring (liburing) or "
+     "libaio (Linux AIO, asynchronous with --posix.mode direct only); auto = libaio for "
+     "O_DIRECT writes, io_uring otherwise (falling back to the one built)",
+     offsetof(posix_opts_t, aio)},
     {NULL, NULL, 0, NULL, NULL, NULL, NULL, 0}};
 
 typedef struct posix_file {
     int fd, mode, wrote;
-#ifdef IOLAB_WITH_LIBURING
-    struct io_uring ring;
-    int have_ring;
-#endif
+    iolab_aio_t *queue;  /* --posix.queue-depth > 1 */
 } posix_file_t;
 
 /* O_DIRECT: sizes must be whole logical blocks, and the file system must accept the flag. */
@@ -88,14 +89,20 @@ static int check_direct(const iolab_cfg_t *cfg, const iolab_env_t *env, char *er
     return 0;
 }
 
-/* --posix.queue-depth > 1: the patterns a queue can keep full, and an io_uring the kernel
- * (or a container's seccomp filter) lets this process create. */
+/* --posix.queue-depth > 1: the patterns a queue can keep full, and an engine built and
+ * allowed here (a kernel or a container's seccomp filter may refuse io_uring or AIO). */
 static int check_queue(const posix_opts_t *o, const iolab_cfg_t *cfg, char *err,
                        size_t errlen)
 {
     if (o->queue_depth < 1 || o->queue_depth > 4096) {
         snprintf(err, errlen, "--posix.queue-depth %lld: give 1 to 4096",
                  (long long)o->queue_depth);
+        return EINVAL;
+    }
+    if (o->queue_depth == 1 && o->aio != IOLAB_AIO_AUTO) {
+        snprintf(err, errlen, "--posix.aio %s applies with --posix.queue-depth 2 or more "
+                 "(1 = pread/pwrite one at a time); add --posix.queue-depth N",
+                 iolab_aio_name((iolab_aio_kind_t)o->aio));
         return EINVAL;
     }
     if (o->queue_depth == 1)
@@ -107,22 +114,8 @@ static int check_queue(const posix_opts_t *o, const iolab_cfg_t *cfg, char *err,
                  "layouts, without --threads, --fsync-per-write or --stonewall");
         return EINVAL;
     }
-#ifdef IOLAB_WITH_LIBURING
-    struct io_uring ring;
-    int rc = io_uring_queue_init((unsigned)o->queue_depth, &ring, 0);
-    if (rc < 0) {
-        snprintf(err, errlen, "--posix.queue-depth: io_uring is not available here (%s): the "
-                 "kernel or a container's seccomp filter refuses io_uring_setup; use "
-                 "--posix.queue-depth 1 or --threads", strerror(-rc));
-        return EINVAL;
-    }
-    io_uring_queue_exit(&ring);
-    return 0;
-#else
-    snprintf(err, errlen, "--posix.queue-depth needs liburing, and this iolab-bench was built "
-             "without it; install liburing-dev (Debian) and re-run ./setup");
-    return EINVAL;
-#endif
+    return iolab_aio_check((iolab_aio_kind_t)o->aio, (int)o->queue_depth,
+                           o->mode == MODE_DIRECT, err, errlen);
 }
 
 static int posix_init(void **state, const void *opts, const iolab_cfg_t *cfg,
@@ -179,19 +172,16 @@ static int posix_open(void *state, const iolab_open_args_t *a, void **fh, char *
         return ENOMEM;
     }
     *f = (posix_file_t){.fd = fd, .mode = o->mode, .wrote = a->dir == IOLAB_WRITE};
-#ifdef IOLAB_WITH_LIBURING
     if (o->queue_depth > 1) {
-        int rc = io_uring_queue_init((unsigned)o->queue_depth, &f->ring, 0);
-        if (rc < 0) {
-            snprintf(err, errlen, "io_uring_queue_init(%lld): %s", (long long)o->queue_depth,
-                     strerror(-rc));
+        iolab_aio_kind_t k = iolab_aio_resolve((iolab_aio_kind_t)o->aio, a->dir,
+                                               o->mode == MODE_DIRECT);
+        int rc = iolab_aio_open(k, fd, (int)o->queue_depth, &f->queue, err, errlen);
+        if (rc) {
             close(fd);
             free(f);
-            return -rc;
+            return rc;
         }
-        f->have_ring = 1;
     }
-#endif
     *fh = f;
     return 0;
 }
@@ -237,84 +227,19 @@ static int64_t posix_xfer(void *fh, iolab_dir_t dir, void *buf, uint64_t offset,
     return (int64_t)done;
 }
 
-#ifdef IOLAB_WITH_LIBURING
-/* A request that moved only done of its bytes: the rest with pread/pwrite, so that the real
- * cause (ENOSPC) or the end of the file shows as with the synchronous path. */
-static int64_t finish_short(int fd, iolab_dir_t dir, const iolab_qslot_t *q, int64_t done)
-{
-    posix_file_t tmp = {.fd = fd};
-    int64_t n = posix_xfer(&tmp, dir, (char *)q->buf + done, q->offset + (uint64_t)done,
-                           q->len - (uint64_t)done);
-    return n < 0 ? n : done + n;
-}
-
-/* Keep q->depth requests in flight: fill every free slot, wait for one completion, give it
- * back, fill again, until the core has nothing left and nothing is in flight. */
 static int posix_xfer_queue(void *fh, iolab_dir_t dir, const iolab_queue_t *q)
 {
     posix_file_t *f = fh;
-    int *free_slots = malloc((size_t)q->depth * sizeof *free_slots), nfree = q->depth;
-    iolab_qslot_t *slots = malloc((size_t)q->depth * sizeof *slots);
-    int inflight = 0, more = 1, e = 0;
-    if (!free_slots || !slots) {
-        free(free_slots);
-        free(slots);
-        return ENOMEM;
-    }
-    for (int s = 0; s < q->depth; s++)
-        free_slots[s] = q->depth - 1 - s;
-    while (!e) {
-        int queued = 0;
-        while (more && nfree > 0) {
-            int s = free_slots[nfree - 1];
-            if (!(more = q->next(q->ctx, s, &slots[s])))
-                break;
-            iolab_qslot_t slot = slots[s];
-            struct io_uring_sqe *sqe = io_uring_get_sqe(&f->ring);
-            if (dir == IOLAB_WRITE)
-                io_uring_prep_write(sqe, f->fd, slot.buf, (unsigned)slot.len,
-                                    (__u64)slot.offset);
-            else
-                io_uring_prep_read(sqe, f->fd, slot.buf, (unsigned)slot.len,
-                                   (__u64)slot.offset);
-            io_uring_sqe_set_data64(sqe, (__u64)s);
-            nfree--;
-            queued++;
-        }
-        if (queued && io_uring_submit(&f->ring) < 0)
-            e = EIO;
-        inflight += queued;
-        if (!inflight || e)
-            break;
-        struct io_uring_cqe *cqe;
-        int rc = io_uring_wait_cqe(&f->ring, &cqe);
-        if (rc == -EINTR)
-            continue;
-        if (rc < 0) {
-            e = -rc;
-            break;
-        }
-        int s = (int)io_uring_cqe_get_data64(cqe);
-        int64_t res = cqe->res;  /* bytes, or -errno */
-        if (res >= 0 && (uint64_t)res < slots[s].len)
-            res = finish_short(f->fd, dir, &slots[s], res);
-        q->done(q->ctx, s, res);
-        io_uring_cqe_seen(&f->ring, cqe);
-        free_slots[nfree++] = s;
-        inflight--;
-    }
-    while (inflight > 0) {  /* after a failure: let the kernel finish with the buffers */
-        struct io_uring_cqe *cqe;
-        if (io_uring_wait_cqe(&f->ring, &cqe) < 0)
-            break;
-        io_uring_cqe_seen(&f->ring, cqe);
-        inflight--;
-    }
-    free(free_slots);
-    free(slots);
-    return e;
+    return f->queue ? iolab_aio_run(f->queue, dir, q) : EINVAL;
 }
-#endif
+
+/* The engine --posix.queue-depth runs for dir (JSON: each phase's "queue"). */
+static const char *posix_queue_engine(const void *state, iolab_dir_t dir)
+{
+    const posix_opts_t *o = state;
+    return iolab_aio_name(iolab_aio_resolve((iolab_aio_kind_t)o->aio, dir,
+                                            o->mode == MODE_DIRECT));
+}
 
 static int posix_sync(void *fh)
 {
@@ -328,10 +253,7 @@ static int posix_close(void *fh)
     int e = 0;
     if (f->mode == MODE_FSYNC && f->wrote && fsync(f->fd) != 0)
         e = errno;
-#ifdef IOLAB_WITH_LIBURING
-    if (f->have_ring)
-        io_uring_queue_exit(&f->ring);
-#endif
+    iolab_aio_close(f->queue);
     if (close(f->fd) != 0 && !e)
         e = errno;
     free(f);
@@ -357,10 +279,9 @@ const iolab_backend_t iolab_backend_posix = {
     .open = posix_open,
     .xfer = posix_xfer,
     .xfer_vec = NULL,
-#ifdef IOLAB_WITH_LIBURING
     .xfer_queue = posix_xfer_queue,
-#endif
     .queue_depth = posix_queue_depth,
+    .queue_engine = posix_queue_engine,
     .sync = posix_sync,
     .get_info = NULL,
     .close = posix_close,

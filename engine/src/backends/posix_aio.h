@@ -1,0 +1,46 @@
+/* The posix backend's asynchronous engines (--posix.queue-depth N > 1, --posix.aio): io_uring
+ * through liburing and Linux native AIO through libaio, each built only when its library was
+ * found (IOLAB_WITH_LIBURING, IOLAB_WITH_LIBAIO). One loop keeps N requests in flight and
+ * refills every slot that completes; an engine only prepares, submits and reaps, as fio's
+ * ioengine_ops do. */
+#ifndef IOLAB_POSIX_AIO_H
+#define IOLAB_POSIX_AIO_H
+
+#include <stddef.h>
+
+#include "backend.h"
+
+typedef enum iolab_aio_kind {
+    IOLAB_AIO_AUTO = 0,  /* per operation: see iolab_aio_resolve */
+    IOLAB_AIO_IO_URING,
+    IOLAB_AIO_LIBAIO,
+} iolab_aio_kind_t;
+
+/* The choices of --posix.aio, in iolab_aio_kind_t order. */
+#define IOLAB_AIO_CHOICES "auto|io_uring|libaio"
+
+typedef struct iolab_aio iolab_aio_t;
+
+/* The engine that runs for dir (direct: O_DIRECT): kind itself, or for auto the one chosen
+ * for that operation among those built. IOLAB_AIO_AUTO when kind (or, for auto, every
+ * engine) is not built. */
+iolab_aio_kind_t iolab_aio_resolve(iolab_aio_kind_t kind, iolab_dir_t dir, int direct);
+
+/* "io_uring", "libaio", NULL for IOLAB_AIO_AUTO. */
+const char *iolab_aio_name(iolab_aio_kind_t kind);
+
+/* Bad input: kind not built, or its setup refused here (seccomp, aio-max-nr). Creates and
+ * tears down one queue of depth entries for every engine auto may choose. 0 or EINVAL with
+ * one line in err. */
+int iolab_aio_check(iolab_aio_kind_t kind, int depth, int direct, char *err, size_t errlen);
+
+/* A queue of depth entries on fd (kind resolved, not auto). 0 or an errno with err. */
+int iolab_aio_open(iolab_aio_kind_t kind, int fd, int depth, iolab_aio_t **out, char *err,
+                   size_t errlen);
+void iolab_aio_close(iolab_aio_t *a);
+
+/* The core's transfers (q) with q->depth requests in flight; 0 or the queue's errno (an
+ * I/O error of one request goes to q->done). */
+int iolab_aio_run(iolab_aio_t *a, iolab_dir_t dir, const iolab_queue_t *q);
+
+#endif
