@@ -27,8 +27,10 @@ need has_file /usr/include/pnetcdf.h -- libpnetcdf-dev
 # MPICH beside Open MPI: ROMIO with real effective hints, as on Cray systems.
 need command -v mpicc.mpich -- mpich libmpich-dev
 need has_file /usr/lib/x86_64-linux-gnu/pkgconfig/hdf5-mpich.pc -- libhdf5-mpich-dev
-# io_uring for iolab-bench --posix.queue-depth (the engine builds without it and says so).
+# io_uring and Linux AIO for iolab-bench --posix.queue-depth / --posix.aio (the engine builds
+# without either and says so).
 need has_file /usr/include/liburing.h -- liburing-dev
+need has_file /usr/include/libaio.h -- libaio-dev
 # Test-only parts: one-node Slurm, fault injection, a FUSE file system.
 if [ "${IOLAB_WITH_TEST_DEPS:-0}" = 1 ]; then
     need command -v slurmctld -- slurmctld slurmd slurm-client munge
