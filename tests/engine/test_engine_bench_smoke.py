@@ -4,6 +4,7 @@ measurements): engine_vs_ior, btio, metadata_vs_mdtest, queue_vs_fio."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -86,13 +87,25 @@ def test_metadata_vs_mdtest_smoke(engine: Engine, tmp_path: Path):
 
 
 def test_queue_vs_fio_smoke(engine: Engine, tmp_path: Path):
+    """Each iolab engine beside fio's same engine; the default's column names the engine
+    --posix.aio auto took for the operation."""
     probe = run_engine(engine, 1, ["--posix.queue-depth", "2", "--transfer", "4K", "--block",
                                    "8K", "--path", str(tmp_path / "probe")], tmp_path)
     if probe.rc != 0 and "needs liburing" in probe.stderr + probe.why():
-        pytest.skip("iolab-bench was built without liburing (--posix.queue-depth)")
+        pytest.skip("iolab-bench was built without liburing or libaio (--posix.queue-depth)")
+    built = [e for e in ("io_uring", "libaio")
+             if run_engine(engine, 1, ["--posix.queue-depth", "2", "--posix.aio", e,
+                                       "--transfer", "4K", "--block", "8K", "--path",
+                                       str(tmp_path / "probe")], tmp_path).rc == 0]
     _, text = run_script("queue_vs_fio", engine, tmp_path, "--size-mib", "2")
-    rows = [ln for ln in text.splitlines() if ln.startswith(("| write", "| read"))]
-    assert len(rows) == 2
-    for row in rows:
-        value = first_cell(row, 2)
-        assert value is not None and value > 0, row
+    assert "| op | iolab io_uring | fio io_uring | ratio | iolab libaio | fio libaio |" in text
+    rows = {ln.split("|")[1].strip(): ln for ln in text.splitlines()
+            if ln.startswith(("| write", "| read"))}
+    assert set(rows) == {"write", "read"}
+    for row in rows.values():
+        for e, column in (("io_uring", 2), ("libaio", 5)):
+            value = first_cell(row, column)
+            assert (value is not None and value > 0) == (e in built), row
+    if set(built) == {"io_uring", "libaio"} and shutil.which("fio"):
+        assert rows["write"].rstrip(" |").endswith("(libaio)"), rows["write"]
+        assert rows["read"].rstrip(" |").endswith("(io_uring)"), rows["read"]
