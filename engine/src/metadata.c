@@ -184,11 +184,12 @@ static int make_dirs(iolab_run_t *run, const md_plan_t *p, char *why, size_t len
     return e;
 }
 
-/* After the last phase (or a failure): whatever files are left, then the directories. */
-static void remove_all(iolab_run_t *run, const md_plan_t *p)
+/* After the last phase: the files a failure or an interrupt left (none after a complete
+ * remove phase: unlinking them again would only fail), then the directories. */
+static void remove_all(iolab_run_t *run, const md_plan_t *p, int files_left)
 {
     char path[4400];
-    for (uint64_t i = 0; i < p->files; i++) {
+    for (uint64_t i = 0; files_left && i < p->files; i++) {
         file_path(p, run->rank, i, path, sizeof path);
         unlink(path);
     }
@@ -209,10 +210,11 @@ void iolab_metadata_run(iolab_run_t *run)
     MPI_Allreduce(&e, &any, 1, MPI_INT, MPI_MAX, run->world);
     if (any)
         iolab_phase_agree_failure(run, IOLAB_MD_CREATE, e, why, 0);
-    int total = 4 * (int)run->cfg.reps, done = 0;
+    int total = 4 * (int)run->cfg.reps, done = 0, files_left = 1;
     for (int rep = 0; !any && rep < run->cfg.reps; rep++)
         for (int op = IOLAB_MD_CREATE; op <= IOLAB_MD_REMOVE; op++) {
-            int stop = md_phase(run, &p, op, rep, buf);
+            int stop = md_phase(run, &p, op, rep, buf);  /* the same on every rank */
+            files_left = op != IOLAB_MD_REMOVE || stop;
             done++;
             if (run->rank == 0 && run->cfg.progress) {
                 fprintf(stderr, "progress %d %s 0 %d/%d\n", rep, iolab_op_name(op), done,
@@ -224,6 +226,6 @@ void iolab_metadata_run(iolab_run_t *run)
                 break;
             }
         }
-    remove_all(run, &p);
+    remove_all(run, &p, files_left);
     free(buf);
 }

@@ -82,6 +82,36 @@ def test_shared_or_unique_directory(engine: Engine, scratch: Path, tmp_path: Pat
         assert len([ln for ln in lines if re.search(r"write\(\d+, .*, 3901\) = 3901", ln)]) == 8
 
 
+@pytest.mark.parametrize("preset", ["easy", "hard"])
+def test_one_system_call_per_file_and_phase(engine: Engine, scratch: Path, tmp_path: Path,
+                                            preset: str):
+    """What each file costs, as mdtest 4 does it: create (openat O_CREAT, then write and close
+    on the descriptor), stat (one stat by path), open+read, remove (one unlink by path), and
+    nothing else names the file: no second stat, no access() probe, no cleanup unlink after
+    a complete remove phase. Two repetitions: each file's four calls twice, in that order."""
+    if shutil.which("strace") is None:
+        pytest.skip("strace is not installed")
+    argv = engine.argv(2, md_args(scratch, "--metadata", preset, "--md-files", "5", "--reps",
+                                  "2"))
+    i = argv.index(str(engine.binary))
+    out = tmp_path / "trace"
+    argv[i:i] = ["strace", "-ff", "-qq", "-e", "trace=%file", "-o", str(out)]
+    p = subprocess.run(argv, capture_output=True, text=True, env=_env(), timeout=90)
+    assert p.returncode == 0, p.stderr
+    root = re.escape(str(scratch / "m.md"))
+    calls: dict[str, list[str]] = {}
+    for f in sorted(tmp_path.glob("trace.*")):
+        for ln in f.read_text().splitlines():
+            m = re.match(rf'(\w+)\((?:AT_FDCWD, )?"({root}/[^"]*f\.[^"]+)"(, ([A-Z_|]+))?', ln)
+            if m:
+                name = m.group(1) + ("+creat" if "O_CREAT" in (m.group(4) or "") else "")
+                calls.setdefault(m.group(2), []).append(name)
+    assert len(calls) == 2 * 5, sorted(calls)
+    once = ["openat+creat", "newfstatat", "openat", "unlink"]
+    for path, seen in calls.items():
+        assert seen == once * 2, (path, seen)
+
+
 def test_size_override_and_read_verified(engine: Engine, scratch: Path):
     r = run_engine(engine, 2, md_args(scratch, "--metadata", "easy", "--md-files", "20",
                                       "--md-size", "10000"), scratch.parent)

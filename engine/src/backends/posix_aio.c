@@ -43,7 +43,15 @@ static int uring_setup(void **eng, int depth)
     struct io_uring *r = malloc(sizeof *r);
     if (!r)
         return -ENOMEM;
-    int rc = io_uring_queue_init((unsigned)depth, r, 0);
+    /* As fio 3.33's io_uring engine sets up its ring (seen in strace): completions run as
+     * task work only when this thread waits for them (DEFER_TASKRUN, which needs
+     * SINGLE_ISSUER: one thread submits here), without an interrupt to this thread
+     * (COOP_TASKRUN). Kernels before 6.1 refuse those flags: then a plain ring. */
+    int rc = io_uring_queue_init((unsigned)depth, r, IORING_SETUP_SINGLE_ISSUER |
+                                                     IORING_SETUP_DEFER_TASKRUN |
+                                                     IORING_SETUP_COOP_TASKRUN);
+    if (rc == -EINVAL)
+        rc = io_uring_queue_init((unsigned)depth, r, 0);
     if (rc < 0)
         free(r);
     else
