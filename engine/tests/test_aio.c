@@ -92,29 +92,32 @@ static void round_trip(iolab_aio_kind_t kind)
 int main(void)
 {
     char err[512] = "";
-    iolab_aio_kind_t w = iolab_aio_resolve(IOLAB_AIO_AUTO, IOLAB_WRITE, 1);
-    iolab_aio_kind_t wb = iolab_aio_resolve(IOLAB_AIO_AUTO, IOLAB_WRITE, 0);
-    iolab_aio_kind_t r = iolab_aio_resolve(IOLAB_AIO_AUTO, IOLAB_READ, 1);
+    const unsigned both = IOLAB_AIO_DIRECT | IOLAB_AIO_RESERVED;
+    iolab_aio_kind_t w = iolab_aio_resolve(IOLAB_AIO_AUTO, IOLAB_WRITE, both);
+    iolab_aio_kind_t wb = iolab_aio_resolve(IOLAB_AIO_AUTO, IOLAB_WRITE, IOLAB_AIO_RESERVED);
+    iolab_aio_kind_t r = iolab_aio_resolve(IOLAB_AIO_AUTO, IOLAB_READ, both);
 #if defined(IOLAB_WITH_LIBURING) && defined(IOLAB_WITH_LIBAIO)
-    CHECK(w == IOLAB_AIO_LIBAIO, "auto O_DIRECT write: %d", w);
+    CHECK(w == IOLAB_AIO_LIBAIO, "auto O_DIRECT write into reserved blocks: %d", w);
+    CHECK(iolab_aio_resolve(IOLAB_AIO_AUTO, IOLAB_WRITE, IOLAB_AIO_DIRECT) == IOLAB_AIO_IO_URING,
+          "auto O_DIRECT write, nothing reserved");
     CHECK(wb == IOLAB_AIO_IO_URING && r == IOLAB_AIO_IO_URING, "auto: %d %d", wb, r);
 #elif defined(IOLAB_WITH_LIBURING)
     CHECK(w == IOLAB_AIO_IO_URING && wb == w && r == w, "auto without libaio: %d %d %d", w, wb,
           r);
-    CHECK(iolab_aio_resolve(IOLAB_AIO_LIBAIO, IOLAB_WRITE, 1) == IOLAB_AIO_AUTO, "libaio");
-    CHECK(iolab_aio_check(IOLAB_AIO_LIBAIO, DEPTH, 1, err, sizeof err) == EINVAL &&
+    CHECK(iolab_aio_resolve(IOLAB_AIO_LIBAIO, IOLAB_WRITE, both) == IOLAB_AIO_AUTO, "libaio");
+    CHECK(iolab_aio_check(IOLAB_AIO_LIBAIO, DEPTH, both, err, sizeof err) == EINVAL &&
           strstr(err, "built without libaio") && strstr(err, "libaio-dev"), "refusal: %s", err);
 #elif !defined(IOLAB_WITH_LIBAIO)
     CHECK(w == IOLAB_AIO_AUTO && r == IOLAB_AIO_AUTO && wb == IOLAB_AIO_AUTO, "no engine");
-    CHECK(iolab_aio_check(IOLAB_AIO_AUTO, DEPTH, 1, err, sizeof err) == EINVAL &&
+    CHECK(iolab_aio_check(IOLAB_AIO_AUTO, DEPTH, both, err, sizeof err) == EINVAL &&
           strstr(err, "needs liburing or libaio"), "refusal: %s", err);
-    CHECK(iolab_aio_check(IOLAB_AIO_IO_URING, DEPTH, 1, err, sizeof err) == EINVAL &&
+    CHECK(iolab_aio_check(IOLAB_AIO_IO_URING, DEPTH, both, err, sizeof err) == EINVAL &&
           strstr(err, "liburing-dev"), "refusal: %s", err);
 #endif
     for (int k = IOLAB_AIO_IO_URING; k <= IOLAB_AIO_LIBAIO; k++) {
-        if ((int)iolab_aio_resolve((iolab_aio_kind_t)k, IOLAB_WRITE, 1) != k)
+        if ((int)iolab_aio_resolve((iolab_aio_kind_t)k, IOLAB_WRITE, 0) != k)
             continue;  /* not built */
-        if (iolab_aio_check((iolab_aio_kind_t)k, DEPTH, 1, err, sizeof err) != 0) {
+        if (iolab_aio_check((iolab_aio_kind_t)k, DEPTH, 0, err, sizeof err) != 0) {
             printf("skip %s: %s\n", iolab_aio_name((iolab_aio_kind_t)k), err);
             continue;  /* refused by this kernel or container */
         }

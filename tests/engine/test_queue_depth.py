@@ -60,13 +60,18 @@ def test_verifies(engine: Engine, scratch: Path, mode: str, layout: str, random:
         assert ph["queue"] == {"depth": 32, "engine": aio}
 
 
-@pytest.mark.parametrize("mode,write_engine", [("direct", "libaio"), ("buffered", "io_uring")])
-def test_auto_per_operation(engine: Engine, scratch: Path, mode: str, write_engine: str):
-    """auto: libaio for O_DIRECT writes (faster into reserved blocks), io_uring for reads and
-    buffered writes (libaio would do those inside io_submit); verified, recorded per phase."""
+@pytest.mark.parametrize("mode,reserve,write_engine", [
+    ("direct", True, "libaio"), ("direct", False, "io_uring"), ("buffered", True, "io_uring")])
+def test_auto_per_operation(engine: Engine, scratch: Path, mode: str, reserve: bool,
+                            write_engine: str):
+    """auto: libaio for O_DIRECT writes into reserved blocks (--posix.preallocate: faster
+    there), io_uring for reads, for writes that extend the file and for buffered writes
+    (libaio would do those inside io_submit); verified, recorded per phase."""
     engine_or_skip(engine, scratch, "io_uring")
     engine_or_skip(engine, scratch, "libaio")
-    r = run_engine(engine, 1, qargs(scratch, "--posix.mode", mode, "--random"), scratch.parent)
+    extra = ["--posix.preallocate"] if reserve else []
+    r = run_engine(engine, 1, qargs(scratch, "--posix.mode", mode, "--random", *extra),
+                   scratch.parent)
     if r.rc == 2 and "refuses O_DIRECT" in r.stderr:
         pytest.skip(r.stderr.strip())
     assert r.rc == 0, r.stderr

@@ -41,7 +41,8 @@ static const iolab_option_t posix_options[] = {
     {"posix.aio", "posix_aio", IOLAB_OPT_ENUM, "auto", NULL, IOLAB_AIO_CHOICES,
      "posix api, --posix.queue-depth > 1: the asynchronous engine, io_uring (liburing) or "
      "libaio (Linux AIO, asynchronous with --posix.mode direct only); auto = libaio for "
-     "O_DIRECT writes, io_uring otherwise (falling back to the one built)",
+     "O_DIRECT writes with --posix.preallocate, io_uring otherwise (falling back to the one "
+     "built)",
      offsetof(posix_opts_t, aio)},
     {NULL, NULL, 0, NULL, NULL, NULL, NULL, 0}};
 
@@ -89,6 +90,13 @@ static int check_direct(const iolab_cfg_t *cfg, const iolab_env_t *env, char *er
     return 0;
 }
 
+/* How the files are accessed, for --posix.aio auto's choice of engine. */
+static unsigned aio_how(const posix_opts_t *o)
+{
+    return (o->mode == MODE_DIRECT ? IOLAB_AIO_DIRECT : 0u) |
+           (o->preallocate ? IOLAB_AIO_RESERVED : 0u);
+}
+
 /* --posix.queue-depth > 1: the patterns a queue can keep full, and an engine built and
  * allowed here (a kernel or a container's seccomp filter may refuse io_uring or AIO). */
 static int check_queue(const posix_opts_t *o, const iolab_cfg_t *cfg, char *err,
@@ -114,8 +122,8 @@ static int check_queue(const posix_opts_t *o, const iolab_cfg_t *cfg, char *err,
                  "layouts, without --threads, --fsync-per-write or --stonewall");
         return EINVAL;
     }
-    return iolab_aio_check((iolab_aio_kind_t)o->aio, (int)o->queue_depth,
-                           o->mode == MODE_DIRECT, err, errlen);
+    return iolab_aio_check((iolab_aio_kind_t)o->aio, (int)o->queue_depth, aio_how(o), err,
+                           errlen);
 }
 
 static int posix_init(void **state, const void *opts, const iolab_cfg_t *cfg,
@@ -173,8 +181,7 @@ static int posix_open(void *state, const iolab_open_args_t *a, void **fh, char *
     }
     *f = (posix_file_t){.fd = fd, .mode = o->mode, .wrote = a->dir == IOLAB_WRITE};
     if (o->queue_depth > 1) {
-        iolab_aio_kind_t k = iolab_aio_resolve((iolab_aio_kind_t)o->aio, a->dir,
-                                               o->mode == MODE_DIRECT);
+        iolab_aio_kind_t k = iolab_aio_resolve((iolab_aio_kind_t)o->aio, a->dir, aio_how(o));
         int rc = iolab_aio_open(k, fd, (int)o->queue_depth, &f->queue, err, errlen);
         if (rc) {
             close(fd);
@@ -237,8 +244,7 @@ static int posix_xfer_queue(void *fh, iolab_dir_t dir, const iolab_queue_t *q)
 static const char *posix_queue_engine(const void *state, iolab_dir_t dir)
 {
     const posix_opts_t *o = state;
-    return iolab_aio_name(iolab_aio_resolve((iolab_aio_kind_t)o->aio, dir,
-                                            o->mode == MODE_DIRECT));
+    return iolab_aio_name(iolab_aio_resolve((iolab_aio_kind_t)o->aio, dir, aio_how(o)));
 }
 
 static int posix_sync(void *fh)

@@ -199,18 +199,20 @@ const char *iolab_aio_name(iolab_aio_kind_t kind)
     return kind == IOLAB_AIO_IO_URING ? "io_uring" : kind == IOLAB_AIO_LIBAIO ? "libaio" : NULL;
 }
 
-/* auto: libaio for O_DIRECT writes, io_uring for everything else. Into a freshly reserved
- * file (unwritten extents on ext4) fio's libaio engine wrote 1.23x the IOPS of its io_uring
- * engine at QD32 on the development VM (docs/benchmarks.md, "Queue depth 32", idle machine),
- * and iolab's io_uring matched fio's io_uring there; reads showed no clear winner (fio
- * io_uring 1.06x libaio), and io_uring is what the reads ran on before. Buffered writes
- * stay on io_uring: libaio's io_submit performs a buffered write synchronously. */
-iolab_aio_kind_t iolab_aio_resolve(iolab_aio_kind_t kind, iolab_dir_t dir, int direct)
+/* auto: libaio for O_DIRECT writes into reserved blocks, io_uring for everything else.
+ * There (unwritten extents on ext4, converted as each write completes) fio's libaio engine
+ * wrote 1.23x the IOPS of its io_uring engine at QD32 on the idle development VM
+ * (docs/benchmarks.md, "Queue depth 32"), while iolab's io_uring matched fio's io_uring.
+ * Reads showed no clear winner (fio io_uring 1.06x libaio) and stay on io_uring, as do
+ * writes that extend a file or overwrite written blocks (nothing measured there) and
+ * buffered writes (libaio's io_submit performs those synchronously). */
+iolab_aio_kind_t iolab_aio_resolve(iolab_aio_kind_t kind, iolab_dir_t dir, unsigned how)
 {
     if (kind != IOLAB_AIO_AUTO)
         return engine_ops(kind) ? kind : IOLAB_AIO_AUTO;
-    iolab_aio_kind_t first = dir == IOLAB_WRITE && direct ? IOLAB_AIO_LIBAIO
-                                                          : IOLAB_AIO_IO_URING;
+    unsigned want = IOLAB_AIO_DIRECT | IOLAB_AIO_RESERVED;
+    iolab_aio_kind_t first = dir == IOLAB_WRITE && (how & want) == want ? IOLAB_AIO_LIBAIO
+                                                                          : IOLAB_AIO_IO_URING;
     iolab_aio_kind_t second = first == IOLAB_AIO_LIBAIO ? IOLAB_AIO_IO_URING
                                                          : IOLAB_AIO_LIBAIO;
     return engine_ops(first) ? first : engine_ops(second) ? second : IOLAB_AIO_AUTO;
@@ -237,7 +239,7 @@ static int check_one(iolab_aio_kind_t kind, int depth, char *err, size_t errlen)
     return EINVAL;
 }
 
-int iolab_aio_check(iolab_aio_kind_t kind, int depth, int direct, char *err, size_t errlen)
+int iolab_aio_check(iolab_aio_kind_t kind, int depth, unsigned how, char *err, size_t errlen)
 {
     if (kind != IOLAB_AIO_AUTO && !engine_ops(kind)) {
         int aio = kind == IOLAB_AIO_LIBAIO;
@@ -247,8 +249,8 @@ int iolab_aio_check(iolab_aio_kind_t kind, int depth, int direct, char *err, siz
                  aio ? "libaio-dev" : "liburing-dev");
         return EINVAL;
     }
-    iolab_aio_kind_t w = iolab_aio_resolve(kind, IOLAB_WRITE, direct);
-    iolab_aio_kind_t r = iolab_aio_resolve(kind, IOLAB_READ, direct);
+    iolab_aio_kind_t w = iolab_aio_resolve(kind, IOLAB_WRITE, how);
+    iolab_aio_kind_t r = iolab_aio_resolve(kind, IOLAB_READ, how);
     if (w == IOLAB_AIO_AUTO) {
         snprintf(err, errlen, "--posix.queue-depth needs liburing or libaio, and this "
                  "iolab-bench was built without either; install liburing-dev or libaio-dev "

@@ -21,10 +21,14 @@ typedef enum iolab_aio_kind {
 
 typedef struct iolab_aio iolab_aio_t;
 
-/* The engine that runs for dir (direct: O_DIRECT): kind itself, or for auto the one chosen
- * for that operation among those built. IOLAB_AIO_AUTO when kind (or, for auto, every
+/* How the file is accessed, for auto's choice: IOLAB_AIO_DIRECT (O_DIRECT), IOLAB_AIO_RESERVED
+ * (writes land on blocks reserved before, --posix.preallocate). */
+enum { IOLAB_AIO_DIRECT = 1u, IOLAB_AIO_RESERVED = 2u };
+
+/* The engine that runs for dir: kind itself, or for auto the one chosen for that operation
+ * (how: IOLAB_AIO_* bits) among those built. IOLAB_AIO_AUTO when kind (or, for auto, every
  * engine) is not built. */
-iolab_aio_kind_t iolab_aio_resolve(iolab_aio_kind_t kind, iolab_dir_t dir, int direct);
+iolab_aio_kind_t iolab_aio_resolve(iolab_aio_kind_t kind, iolab_dir_t dir, unsigned how);
 
 /* "io_uring", "libaio", NULL for IOLAB_AIO_AUTO. */
 const char *iolab_aio_name(iolab_aio_kind_t kind);
@@ -32,7 +36,7 @@ const char *iolab_aio_name(iolab_aio_kind_t kind);
 /* Bad input: kind not built, or its setup refused here (seccomp, aio-max-nr). Creates and
  * tears down one queue of depth entries for every engine auto may choose. 0 or EINVAL with
  * one line in err. */
-int iolab_aio_check(iolab_aio_kind_t kind, int depth, int direct, char *err, size_t errlen);
+int iolab_aio_check(iolab_aio_kind_t kind, int depth, unsigned how, char *err, size_t errlen);
 
 /* A queue of depth entries on fd (kind resolved, not auto). 0 or an errno with err. */
 int iolab_aio_open(iolab_aio_kind_t kind, int fd, int depth, iolab_aio_t **out, char *err,
