@@ -205,7 +205,9 @@ const char *iolab_aio_name(iolab_aio_kind_t kind)
  * (docs/benchmarks.md, "Queue depth 32"), while iolab's io_uring matched fio's io_uring.
  * Reads showed no clear winner (fio io_uring 1.06x libaio) and stay on io_uring, as do
  * writes that extend a file or overwrite written blocks (nothing measured there) and
- * buffered writes (libaio's io_submit performs those synchronously). */
+ * buffered writes (libaio's io_submit performs those synchronously). Not the cause: on
+ * Linux 6.18 io_uring punts none of those writes to its io-wq workers (tracepoint
+ * io_uring_queue_async_work: 0 of 4096, as for fio), only writes that extend a file. */
 iolab_aio_kind_t iolab_aio_resolve(iolab_aio_kind_t kind, iolab_dir_t dir, unsigned how)
 {
     if (kind != IOLAB_AIO_AUTO)
