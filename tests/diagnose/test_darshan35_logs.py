@@ -15,6 +15,7 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
+import numpy as np
 import pytest
 from artifact_check import all_problems
 
@@ -535,3 +536,175 @@ def test_every_log_is_small_documented_and_its_artifacts_valid(name: str) -> Non
     assert f"| {name} |" in (LOGS / "README.md").read_text()
     assert load_darshan_log(LOGS / name).metadata["lib_ver"] == "3.5.0"  # the runtime's
     _well_ordered(_report(name))
+
+
+# ---- everyday habits of MPI programs (progs/posix_habits.c, MPICH) ----------------------
+
+DATA = "/tmp/iolab-d35/"  # make_logs.sh's data folder, as the logs record it
+REOPEN_STEPS = 50000  # logreopen: 50,000 fopen("a") + fprintf + fclose per rank
+CSV_LINES = 200000  # csv: rank 0 fprintf's 200,000 lines
+CONFIG_BYTES = 2048  # config: every rank reads the 2 KiB namelist
+PERRANK_BLOCKS = 16  # perrank: rank r writes (r + 1) * 16 blocks of 1 MiB
+INPUT_BYTES, RANK0_READ = 1 << 30, 8 * MiB  # rank0read: 1 GiB read in 8 MiB reads by rank 0
+PACKED_N, PACKED_S = 2000, 4096  # packed: 2000 records of 4 KiB per rank, buffer + 4
+BLOCK_N, BLOCK_S, COMPUTE_S = 256, MiB, 0.002  # blockread: 256 x 1 MiB, 2 ms after each
+
+
+def _counter(rep: Report, module: str, name: str, rank: int | None = None) -> float:
+    """A Darshan counter summed over the records of the program's data files (of one rank):
+    the raw log, not a rule's arithmetic."""
+    md = rep.model.mods[module]
+    paths = [rep.model.files.paths[i] for i in md.file_index]
+    mine = np.array([p.startswith(DATA) for p in paths], dtype=bool)
+    if rank is not None:
+        mine &= md.ranks == rank
+    return float(md.fcol(name)[mine].sum())
+
+
+def _rank_max(rep: Report, module: str, name: str) -> float:
+    return max(_counter(rep, module, name, r) for r in range(RANKS))
+
+
+def _snippets(f: Finding) -> set[str]:
+    return {a.name for a in f.fix.artifacts}
+
+
+def test_open_append_close_logging_costs_metadata_time() -> None:
+    """Every rank opens its own log, appends one line and closes it, 50,000 times: the
+    metadata time (fopen + fclose, which flushes the line) of the busiest rank comes first,
+    and is the time of the reopening too ("the same time as"); the lines' formatting is
+    write time, formatted-output's own, not taken for the same seconds; nothing to buffer
+    between an open and its close (no small-serial-io)."""
+    rep = _report("reopen-mpich.darshan")
+    _well_ordered(rep)
+    meta_max = _rank_max(rep, "STDIO", "STDIO_F_META_TIME")
+    md = _find(rep, "metadata-time")
+    assert _rank(rep, "metadata-time") == 0
+    assert md.cost_s == pytest.approx(meta_max, rel=1e-6)
+    assert 0 < meta_max <= _run_time(rep)
+    assert md.hit.values["meta_fraction"] >= Thresholds().metadata_share
+    opens = _find(rep, "frequent-open-close")
+    assert opens.hit.values["opens"] == RANKS * REOPEN_STEPS
+    assert opens.hit.values["max_opens_per_rank"] == REOPEN_STEPS
+    assert opens.hit.values["files"] == RANKS
+    assert opens.cost_s == pytest.approx(meta_max, rel=1e-6)
+    assert opens.same_time_as == ["metadata-time"]
+    for f in (md, opens):
+        assert "fewer_opens.c" in _snippets(f)
+    text = _find(rep, "formatted-output")
+    assert text.hit.values["stdio_writes"] == RANKS * REOPEN_STEPS
+    assert text.same_time_as == []  # write time, not the metadata time above
+    assert text.cost_s == pytest.approx(_rank_max(rep, "STDIO", "STDIO_F_WRITE_TIME"))
+    _absent(rep, "small-serial-io")
+
+
+def test_csv_written_line_by_line_is_formatted_output() -> None:
+    rep = _report("csv-mpich.darshan")
+    _well_ordered(rep)
+    f = _find(rep, "formatted-output")
+    assert _rank(rep, "formatted-output") == 0
+    lines = "".join(f"{i},{0.001 * i:.6f},{1.0 / (i + 1):.4f}\n" for i in range(CSV_LINES))
+    assert f.hit.values == {"files": 1, "stdio_writes": CSV_LINES,
+                            "stdio_bytes_written": len(lines)}
+    assert f.hit.files[0].path == DATA + "results.csv"
+    assert f.cost_s == pytest.approx(_counter(rep, "STDIO", "STDIO_F_WRITE_TIME", 0))
+    assert "binary_output.c" in _snippets(f)
+    # one stream, kept open: a larger buffer does help, for the same seconds
+    serial = _find(rep, "small-serial-io/write")
+    assert serial.same_time_as == ["formatted-output"]
+
+
+def test_small_namelist_read_by_every_rank() -> None:
+    rep = _report("config-mpich.darshan")
+    _well_ordered(rep)
+    f = _find(rep, "small-shared-input")
+    assert _rank(rep, "small-shared-input") == 0
+    assert f.hit.values == {"files": 1, "max_ranks": RANKS, "bytes_read": RANKS * CONFIG_BYTES}
+    assert f.hit.files[0].path == DATA + "config.nml"
+    # its cost: the slowest rank's time on the file (Darshan reduced the shared file's
+    # records to one; no writes: all of it is reads, opens and closes), under a millisecond
+    assert _counter(rep, "STDIO", "STDIO_F_WRITE_TIME") == 0
+    assert f.cost_s == pytest.approx(_counter(rep, "STDIO", "STDIO_F_SLOWEST_RANK_TIME"))
+    assert 0 < (f.cost_s or 0) < 1e-3
+    assert f.severity == "info" and "read_once_bcast.c" in _snippets(f)
+
+
+def test_uneven_per_rank_files() -> None:
+    """Rank r writes (r + 1) x 16 MiB to its own file: rank 3 moves 4x rank 0's bytes, and
+    the job waits for the busiest rank (the cost: its time on its file above the ranks' mean,
+    what balancing would save)."""
+    rep = _report("perrank-mpich.darshan")
+    _well_ordered(rep)
+    f = _find(rep, "per-rank-imbalance")
+    assert _rank(rep, "per-rank-imbalance") == 0
+    v = f.hit.values
+    assert (v["max_rank"], v["min_rank"]) == (RANKS - 1, 0)
+    assert v["max_bytes"] == RANKS * PERRANK_BLOCKS * MiB
+    assert v["min_bytes"] == PERRANK_BLOCKS * MiB
+    assert v["imbalance"] == pytest.approx(1 - 1 / RANKS)
+
+    def posix_t(r: int) -> float:
+        return sum(_counter(rep, "POSIX", f"POSIX_F_{k}_TIME", r) for k in ("READ", "WRITE",
+                                                                              "META"))
+    # balanced, each rank would take the mean time: the busiest rank's time above the mean
+    times = [posix_t(r) for r in range(RANKS)]
+    assert f.cost_s == pytest.approx(max(times) - sum(times) / RANKS, abs=1e-6)
+    assert 0 < (f.cost_s or 0) < posix_t(RANKS - 1)
+
+
+def test_rank_zero_reads_the_whole_input_alone() -> None:
+    """Rank 0 reads a 1 GiB input in 8 MiB reads while three ranks wait in a barrier: a
+    single I/O stream first (its cost: rank 0's time on the file), and a large file read once
+    sequentially: a direct-I/O candidate (a tenth of that read time)."""
+    rep = _report("rank0read-mpich.darshan")
+    _well_ordered(rep)
+    one = _find(rep, "single-io-stream")
+    assert _rank(rep, "single-io-stream") == 0
+    assert one.hit.values["rank"] == 0 and one.hit.values["share"] == 1.0
+    assert one.hit.values["bytes"] == INPUT_BYTES
+    rank0 = sum(_counter(rep, "POSIX", f"POSIX_F_{k}_TIME", 0) for k in ("READ", "META"))
+    assert one.cost_s == pytest.approx(rank0, rel=1e-3)
+    slurm = next(a for a in one.fix.artifacts if a.name == "slurm.sbatch").content
+    assert "posix_habits.mpich /tmp/iolab-d35 rank0read" in slurm
+    direct = _find(rep, "direct-io/read")
+    assert direct.hit.values["bytes_read"] == INPUT_BYTES
+    assert direct.hit.files[0].values["avg_request_bytes"] == RANK0_READ
+    assert direct.cost_s == pytest.approx(0.1 * _counter(rep, "POSIX", "POSIX_F_READ_TIME", 0),
+                                          rel=1e-3)
+    assert "direct_io.c" in _snippets(direct)
+
+
+def test_records_written_from_after_a_length_prefix() -> None:
+    """Every record is written from 4 bytes into a malloc'ed buffer: all 8000 POSIX writes
+    use memory off Darshan's 8-byte alignment (the file offsets are 4 KiB-aligned: no
+    misaligned-file); the cost: a tenth of the write time (the extra copy)."""
+    rep = _report("packed-mpich.darshan")
+    _well_ordered(rep)
+    f = _find(rep, "misaligned-memory")
+    v = f.hit.values
+    assert v["mem_not_aligned"] == v["posix_ops"] == RANKS * PACKED_N
+    assert v["mem_alignment_bytes"] == 8
+    slowest_write = _rank_max(rep, "POSIX", "POSIX_F_WRITE_TIME")
+    assert f.cost_s == pytest.approx(0.1 * slowest_write, rel=1e-3)
+    # the 4 KiB writes themselves cost ten times more: small-requests comes first
+    assert _rank(rep, "small-requests/write") < _rank(rep, "misaligned-memory")
+    assert "direct_io.c" in _snippets(f)
+    _absent(rep, "misaligned-file")
+
+
+def test_blocking_reads_with_computation_between_them() -> None:
+    """256 blocking MPI_File_read_at of 1 MiB per rank, 2 ms of work after each: overlap
+    hides at most the reads' time (less than the 0.5 s of work here): the fix is the
+    non-blocking twin of the calls the program makes."""
+    rep = _report("blockread-mpich.darshan")
+    _well_ordered(rep)
+    f = _find(rep, "mpiio-nonblocking")
+    assert _rank(rep, "mpiio-nonblocking") == 0
+    v = f.hit.values
+    assert v["blocking_ops"] == v["reads"] == RANKS * BLOCK_N and v["writes"] == 0
+    read_sum = _counter(rep, "MPI-IO", "MPIIO_F_READ_TIME")
+    assert 0 < (f.cost_s or 0) <= read_sum
+    # the reads took less than the 256 x 2 ms of work: all of their time can be hidden
+    assert (f.cost_s or 0) < BLOCK_N * COMPUTE_S
+    assert "MPI_File_iread_at" in f.fix.text and "nonblocking_io.c" in _snippets(f)
+    assert rep.model.layers.mpiio.bytes_read.sum() == RANKS * BLOCK_N * BLOCK_S

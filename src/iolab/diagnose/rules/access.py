@@ -165,6 +165,9 @@ def _serial_small(model: Model, th: Thresholds) -> list[Hit]:
             byt = lay.bytes_read if d == "read" else lay.bytes_written
             avg = per_op(byt, ops)
             sel = cand & (ops >= th.buffer_min_ops) & (avg < th.buffer_max_avg_bytes)
+            # A stream closed after every request or two has nothing for a buffer to merge
+            # (each close flushes it): the reopening is the problem, frequent-open-close's.
+            sel &= ops >= 2 * lay.opens
             if mod == "POSIX":  # STDIO has no offsets: a stream is sequential by construction
                 sel &= lay.consec[d] >= th.sequential_share * ops
             for i in np.nonzero(sel)[0]:
@@ -234,6 +237,7 @@ def _misaligned_file(model: Model, th: Thresholds) -> list[Hit]:
               "hdf5": bool((model.layers.library[np.unique(fidx)] == "HDF5").any())},
         cost_s=cost(model, np.isin(np.arange(len(model.files)), fidx), ("read", "write"),
                     ("POSIX",), n_na / n_ops),
+        claims=claims_of(model, np.isin(np.arange(len(model.files)), fidx), "read", "write"),
     )]
 
 

@@ -408,6 +408,8 @@ def _fill(model: Model, th: Thresholds) -> list[Hit]:
         cost_s=cost(model, np.isin(np.arange(len(model.files)), [r[0] for r in rows]),
                     ("write",), ("POSIX",),
                     1 - sum(r[2] for r in rows) / max(sum(r[1] for r in rows), 1)),
+        claims=claims_of(model, np.isin(np.arange(len(model.files)), [r[0] for r in rows]),
+                         "write"),
     )]
 
 
