@@ -708,3 +708,46 @@ def test_blocking_reads_with_computation_between_them() -> None:
     assert (f.cost_s or 0) < BLOCK_N * COMPUTE_S
     assert "MPI_File_iread_at" in f.fix.text and "nonblocking_io.c" in _snippets(f)
     assert rep.model.layers.mpiio.bytes_read.sum() == RANKS * BLOCK_N * BLOCK_S
+
+
+@pytest.mark.parametrize("mode", ["fill", "nofill"])
+def test_hdf5_metadata_requests_cost_their_traced_time(mode: str) -> None:
+    """With DXT the cost of hdf5-metadata-alignment is the traced time of the requests it is
+    about (up to 1 KiB, or off the file alignment), not their share of the count times all
+    the file's time: the HDF5 metadata writes take well under a millisecond; the misaligned
+    data writes (after a 2 KiB superblock and metadata) are what the time is."""
+    rep = _report(f"h5{mode}-openmpi.darshan")
+    f = _find(rep, "hdf5-metadata-alignment")
+    v = f.hit.values
+    assert v["cost_from"] == "trace"
+    tr = rep.model.trace
+    assert tr is not None
+    i = rep.model.files.paths.index(f.hit.files[0].path)
+    rows = (tr.module == 0) & (tr.file_index == i)  # the file's POSIX requests, from DXT
+    assert int(rows.sum()) == v["posix_ops"]
+    dur = tr.end - tr.start
+
+    def slowest(mask: np.ndarray) -> float:
+        return max(float(dur[mask & (tr.rank == r)].sum()) for r in range(RANKS))
+    tiny = rows & (tr.length <= 1024)
+    off = rows & (tr.offset % 4096 != 0)  # ext4 here: Darshan's 4 KiB file alignment
+    assert int(tiny.sum()) == v["posix_ops_under_1k"] and int(off.sum()) == v["file_not_aligned"]
+    assert v["metadata_requests_time_s"] == pytest.approx(slowest(tiny), abs=1e-6)
+    assert v["metadata_requests_time_s"] < 1e-3  # the count's share would be 7 of the ops
+    assert f.cost_s == pytest.approx(slowest(tiny | off), abs=1e-6)
+    assert f.cost_s <= slowest(rows) + 1e-9
+
+
+def test_misaligned_file_costs_its_traced_requests() -> None:
+    """pncput-openmpi: PnetCDF's pieces start off the 4 KiB alignment; with DXT the cost is
+    the slowest rank's time in those very requests."""
+    rep = _report("pncput-openmpi.darshan")
+    f = _find(rep, "misaligned-file")
+    tr = rep.model.trace
+    assert tr is not None
+    i = rep.model.files.paths.index(f.hit.files[0].path)
+    off = (tr.module == 0) & (tr.file_index == i) & (tr.offset % 4096 != 0)
+    assert int(off.sum()) == f.hit.values["file_not_aligned"]
+    dur = tr.end - tr.start
+    want = max(float(dur[off & (tr.rank == r)].sum()) for r in range(RANKS))
+    assert f.cost_s == pytest.approx(want, abs=1e-6)

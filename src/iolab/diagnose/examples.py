@@ -54,8 +54,8 @@ EXAMPLES: dict[str, str] = {
     "misaligned-file": (
         f"{_D35}pncput-openmpi.darshan (Darshan 3.5, progs/pnc_steps.c, PnetCDF put_all of "
         "1.9 KiB pieces, 4 Open MPI ranks, 2.37 s): \"1500 of 1501 POSIX requests (99.9%) "
-        "start off the 4096-byte file alignment\"; cost 22.9 ms (1.0%, the slowest rank's "
-        "POSIX time times the misaligned share; the same time as small-requests/write); "
+        "start off the 4096-byte file alignment\"; cost 23.0 ms (1.0%, the slowest rank's "
+        "traced time in those requests; small-requests/write names the same seconds); "
         "fix: start requests on 4 KiB boundaries (striping_unit for MPI-IO files, pad "
         "records and per-rank blocks)."),
     "misaligned-memory": (

@@ -14,7 +14,7 @@ costs a few sorts).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -391,3 +391,34 @@ def derive_trace(model: Model, tr: Trace) -> TraceMetrics | None:
         complete=not reasons, partial_reasons=reasons, exact=exact, access=access,
         sizes=sizes, busy=_busy(model, tr, app, cov),
         timeline=_timeline(tr, np.nonzero(app)[0], model.job.run_time_s))
+
+
+def traced_request_time(model: Model, files: np.ndarray,
+                        pick: Callable[[Trace, np.ndarray], np.ndarray]) -> float | None:
+    """The slowest rank's time in the POSIX requests ``pick`` chooses (a mask over the trace
+    rows it is given) on the files of the mask ``files``, summed per rank from the traced
+    durations; ``None`` unless the trace holds every POSIX read and write of those files
+    (then only a bound from the counters is possible)."""
+    tr = model.trace
+    if tr is None or tr.partial_reasons or not files.any():
+        return None
+    cov = _coverage(model, tr)
+    for d in DIRECTIONS:
+        has = files & (model.per_file("POSIX", f"POSIX_{d.upper()}S") > 0)
+        if not cov[d][has].all():
+            return None
+    rows = np.nonzero((tr.module == POSIX_CODE) & files[tr.file_index])[0]
+    chosen = rows[pick(tr, rows)]
+    if chosen.size == 0:
+        return 0.0
+    chosen = chosen[tr.rank[chosen] >= 0]
+    if chosen.size == 0:
+        return 0.0
+    return float(np.bincount(tr.rank[chosen], weights=tr.end[chosen] - tr.start[chosen]).max())
+
+
+def off_alignment(tr: Trace, rows: np.ndarray, align: np.ndarray) -> np.ndarray:
+    """Which trace ``rows`` start off their file's alignment (``align`` per file, bytes):
+    Darshan's POSIX_FILE_NOT_ALIGNED, request by request."""
+    a = align[tr.file_index[rows]].astype(np.int64)
+    return (a > 0) & (tr.offset[rows] % np.maximum(a, 1) != 0)

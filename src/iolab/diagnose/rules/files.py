@@ -369,8 +369,8 @@ def rules() -> list[Rule]:
              title="Unequal amounts of data in per-rank files",
              why="Ranks with more data finish later and the others wait for them.",
              sources=(Source(DRISHTI, "size imbalance", "per-rank files differ by > 15%"),),
-             effect="At most the difference between the largest and smallest rank.",
+             effect="The busiest rank's time above the mean: balanced, every rank takes the mean.",
              trigger=_per_rank_imbalance, fix=_per_rank_imbalance_fix,
              requires=needs_complete("POSIX", "STDIO"),
-             cost="busiest minus least busy rank's time on per-rank files"),
+             cost="the busiest rank's time on per-rank files above the ranks' mean"),
     ]
