@@ -54,8 +54,9 @@ EXAMPLES: dict[str, str] = {
     "misaligned-file": (
         f"{_D35}pncput-openmpi.darshan (Darshan 3.5, progs/pnc_steps.c, PnetCDF put_all of "
         "1.9 KiB pieces, 4 Open MPI ranks, 2.37 s): \"1500 of 1501 POSIX requests (99.9%) "
-        "start off the 4096-byte file alignment\"; cost 23.0 ms (1.0%, the slowest rank's "
-        "traced time in those requests; small-requests/write names the same seconds); "
+        "start off the 4096-byte file alignment\"; cost 5.2 ms (0.2%: OMPIO's one "
+        "aggregator writes them alone, so each costs the extra page it touches, from DXT; "
+        "the same seconds as small-requests/write); "
         "fix: start requests on 4 KiB boundaries (striping_unit for MPI-IO files, pad "
         "records and per-rank blocks)."),
     "misaligned-memory": (

@@ -394,11 +394,14 @@ def derive_trace(model: Model, tr: Trace) -> TraceMetrics | None:
 
 
 def traced_request_time(model: Model, files: np.ndarray,
-                        pick: Callable[[Trace, np.ndarray], np.ndarray]) -> float | None:
+                        pick: Callable[[Trace, np.ndarray], np.ndarray],
+                        weight: Callable[[Trace, np.ndarray], np.ndarray] | None = None
+                        ) -> float | None:
     """The slowest rank's time in the POSIX requests ``pick`` chooses (a mask over the trace
     rows it is given) on the files of the mask ``files``, summed per rank from the traced
-    durations; ``None`` unless the trace holds every POSIX read and write of those files
-    (then only a bound from the counters is possible)."""
+    durations, each times ``weight`` (the share of its time the problem costs; 1 without);
+    ``None`` unless the trace holds every POSIX read and write of those files (then only a
+    bound from the counters is possible)."""
     tr = model.trace
     if tr is None or tr.partial_reasons or not files.any():
         return None
@@ -414,7 +417,10 @@ def traced_request_time(model: Model, files: np.ndarray,
     chosen = chosen[tr.rank[chosen] >= 0]
     if chosen.size == 0:
         return 0.0
-    return float(np.bincount(tr.rank[chosen], weights=tr.end[chosen] - tr.start[chosen]).max())
+    dur = tr.end[chosen] - tr.start[chosen]
+    if weight is not None:
+        dur = dur * weight(tr, chosen)
+    return float(np.bincount(tr.rank[chosen], weights=dur).max())
 
 
 def off_alignment(tr: Trace, rows: np.ndarray, align: np.ndarray) -> np.ndarray:
@@ -422,3 +428,22 @@ def off_alignment(tr: Trace, rows: np.ndarray, align: np.ndarray) -> np.ndarray:
     Darshan's POSIX_FILE_NOT_ALIGNED, request by request."""
     a = align[tr.file_index[rows]].astype(np.int64)
     return (a > 0) & (tr.offset[rows] % np.maximum(a, 1) != 0)
+
+
+def misalignment_share(tr: Trace, rows: np.ndarray, align: np.ndarray) -> np.ndarray:
+    """The share of each request's time that starting off the alignment can cost. A file
+    whose POSIX requests all come from one rank shares no alignment unit (page, block,
+    stripe) with another writer: misalignment costs only the extra unit it touches at its
+    ends (a 16 MiB write at 2 KiB touches 4097 4 KiB units instead of 4096: 1/4097). With
+    several ranks the units at its ends may be another rank's too (locks, contention: KAUST,
+    "not stripe aligned"): all of its time, a bound."""
+    a = np.maximum(align[tr.file_index[rows]].astype(np.int64), 1)
+    off, ln = tr.offset[rows], np.maximum(tr.length[rows], 1)
+    touched = (off + ln - 1) // a - off // a + 1
+    need = -(-ln // a)
+    px = tr.module == POSIX_CODE
+    n = int(tr.file_index.max()) + 1 if len(tr) else 0
+    pairs = np.unique(np.stack([tr.file_index[px], tr.rank[px]]), axis=1)
+    ranks_on = np.bincount(pairs[0], minlength=n)
+    alone = ranks_on[tr.file_index[rows]] == 1
+    return np.where(alone, (touched - need) / touched, 1.0)

@@ -38,7 +38,7 @@ from iolab.diagnose.rules.common import (
 )
 from iolab.model.files import APP
 from iolab.model.metrics import DIRECTIONS, SIZE_BINS, SMALL_BINS, exact_mib_requests
-from iolab.model.trace import off_alignment, traced_request_time
+from iolab.model.trace import misalignment_share, off_alignment, traced_request_time
 
 if TYPE_CHECKING:
     from iolab.diagnose.config import Thresholds
@@ -224,9 +224,15 @@ def _misaligned_file(model: Model, th: Thresholds) -> list[Hit]:
     on = np.isin(np.arange(len(model.files)), fidx)
     # With a complete trace: the misaligned requests' own time (the bound the share of the
     # count estimates: pncput-openmpi 22.96 ms traced, 22.95 ms estimated).
-    traced = traced_request_time(
-        model, on, lambda tr, r: off_alignment(
-            tr, r, model.per_file_max("POSIX", "POSIX_FILE_ALIGNMENT")))
+    file_align = model.per_file_max("POSIX", "POSIX_FILE_ALIGNMENT")
+    # Without a trace: a file of one rank shares no unit with another writer, so each
+    # misaligned request costs at most the one extra unit it touches (1 / (units + 1));
+    # a shared file's misaligned requests all of their time (contention), a bound.
+    lone = model.files.nranks[md.file_index] == 1
+    units = np.ceil(avg / np.maximum(align, 1))
+    na_cost = float((na * np.where(lone, 1 / (units + 1), 1.0))[sel].sum())
+    traced = traced_request_time(model, on, lambda tr, r: off_alignment(tr, r, file_align),
+                                 lambda tr, r: misalignment_share(tr, r, file_align))
     stripes = [model.stripes.get(int(model.files.ids[i])) for i in np.unique(fidx)]
     stripe = next((s[0] for s in stripes if s), None)
     top = np.argsort(-np.where(sel, na, -1))[:10]
@@ -243,7 +249,7 @@ def _misaligned_file(model: Model, th: Thresholds) -> list[Hit]:
               "mpi": bool(mpi_files(model)[np.unique(fidx)].any()),
               "hdf5": bool((model.layers.library[np.unique(fidx)] == "HDF5").any())},
         cost_s=(traced if traced is not None
-                else cost(model, on, ("read", "write"), ("POSIX",), n_na / n_ops)),
+                else cost(model, on, ("read", "write"), ("POSIX",), na_cost / n_ops)),
         claims=claims_of(model, on, "read", "write"),
     )]
 
@@ -446,8 +452,10 @@ def rules() -> list[Rule]:
                       Source(DRISHTI, "misaligned file requests", "more than 10% misaligned")),
              effect="striping_unit hint matching the 1 MiB stripe: 2.27x on BTIO (CSC).",
              trigger=_misaligned_file, fix=_misaligned_file_fix,
-             cost=("the slowest rank's traced time in the misaligned requests (DXT covering the "
-                   "files); else its POSIX time on them times the misaligned share")),
+             cost=("the slowest rank's time in the misaligned requests: all of it on files "
+                   "several ranks write (their units may be shared: contention, a bound), the "
+                   "extra unit each touches on a file one rank writes alone; traced when DXT "
+                   "covers the files, else the POSIX time times the misaligned share")),
         Rule(id="misaligned-memory", family="access", severity="info",
              title="I/O buffers not aligned in memory",
              why=("Unaligned buffers cost an extra copy and cannot be used with direct I/O "

@@ -38,7 +38,7 @@ from iolab.diagnose.rules.common import (
 )
 from iolab.model.files import APP
 from iolab.model.metrics import DIRECTIONS
-from iolab.model.trace import off_alignment, traced_request_time
+from iolab.model.trace import Trace, misalignment_share, off_alignment, traced_request_time
 
 if TYPE_CHECKING:
     from iolab.diagnose.config import Thresholds
@@ -350,9 +350,14 @@ def _hdf5(model: Model, th: Thresholds) -> list[Hit]:
     # With a complete trace the cost is the requests' own time: the metadata requests of a
     # real HDF5 file take well under a millisecond next to the data writes their share of
     # the count would claim (h5nofill-openmpi: 0.16 ms of 166 ms).
-    traced = {k: traced_request_time(model, sel, pick) for k, pick in (
+    # A metadata request costs all its time; a misaligned data request what misalignment can
+    # cost of it (trace.misalignment_share: little for a file one rank writes alone).
+    def share(tr: Trace, r: np.ndarray) -> np.ndarray:
+        return np.where(tr.length[r] <= 1024, 1.0, misalignment_share(tr, r, align))
+
+    traced = {k: traced_request_time(model, sel, pick, share) for k, pick in (
         ("metadata", lambda tr, r: tr.length[r] <= 1024),  # Darshan's bins up to 1 KiB
-        ("misaligned", lambda tr, r: off_alignment(tr, r, align)),
+        ("misaligned", lambda tr, r: (tr.length[r] > 1024) & off_alignment(tr, r, align)),
         ("either", lambda tr, r: (tr.length[r] <= 1024) | off_alignment(tr, r, align)))}
     exact = traced["either"] is not None
     return [Hit(
@@ -491,9 +496,10 @@ def rules() -> list[Rule]:
              effect="No published figure for this change alone.",
              trigger=_hdf5, fix=_hdf5_fix,
              requires=needs_complete("POSIX"),
-             cost=("the slowest rank's traced time in the requests up to 1 KiB or off the file "
-                   "alignment (DXT covering the files); else its POSIX time on the HDF5 files "
-                   "times the share of those requests (a bound)")),
+             cost=("the slowest rank's traced time in the requests up to 1 KiB, and in those "
+                   "off the file alignment as misaligned-file counts it (DXT covering the "
+                   "files); else its POSIX time on the HDF5 files times the share of those "
+                   "requests (a bound)")),
         Rule(id="fill-mode", family="libraries", severity="warn",
              title="Fill values written before the data",
              why="Pre-filling a variable that is then overwritten doubles the bytes written.",
