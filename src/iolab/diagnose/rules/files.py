@@ -71,14 +71,16 @@ def _per_dir(model: Model, th: Thresholds) -> list[Hit]:
     big = sorted(((n, d) for d, n in dirs.items() if n >= th.files_per_dir), reverse=True)
     if not big:
         return []
+    big_dirs = {d for _, d in big}
+    in_big = np.array([p.rsplit("/", 1)[0] in big_dirs for p in model.files.paths], dtype=bool)
     return [Hit(
         summary=(f"{len(big)} director{'y' if len(big) == 1 else 'ies'} with at least "
                  f"{th.files_per_dir} files; the largest holds {big[0][0]}"),
         values={"directories": len(big), "max_files_in_one_dir": big[0][0]},
         files=[FileEvidence(d, {"files": n}) for n, d in big[:10]],
         data={"dirs": [d for _, d in big]},
-        cost_s=cost(model, np.array([p.rsplit("/", 1)[0] in {d for _, d in big}
-                                     for p in model.files.paths], dtype=bool), ("meta",)),
+        cost_s=cost(model, in_big, ("meta",)),
+        claims=claims_of(model, in_big, "meta"),
     )]
 
 
