@@ -431,19 +431,42 @@ def off_alignment(tr: Trace, rows: np.ndarray, align: np.ndarray) -> np.ndarray:
 
 
 def misalignment_share(tr: Trace, rows: np.ndarray, align: np.ndarray) -> np.ndarray:
-    """The share of each request's time that starting off the alignment can cost. A file
-    whose POSIX requests all come from one rank shares no alignment unit (page, block,
-    stripe) with another writer: misalignment costs only the extra unit it touches at its
-    ends (a 16 MiB write at 2 KiB touches 4097 4 KiB units instead of 4096: 1/4097). With
-    several ranks the units at its ends may be another rank's too (locks, contention: KAUST,
-    "not stripe aligned"): all of its time, a bound."""
-    a = np.maximum(align[tr.file_index[rows]].astype(np.int64), 1)
+    """The share of each request's time that starting off the alignment can cost: each unit
+    (page, block, stripe) it touches costs its share of the time, and alignment can save the
+    extra unit it touches (a 16 MiB write at 2 KiB touches 4097 4 KiB units instead of 4096)
+    and the units at its ends that another rank's request also partly covers (locks,
+    contention: KAUST, "not stripe aligned: some stripes are accessed by more than one
+    process"). A 64 KiB piece whose two end units other ranks share costs 3/17 of its time,
+    a 1 KiB piece inside another rank's page all of it."""
+    a_all = np.maximum(align.astype(np.int64), 1)
+    a = a_all[tr.file_index[rows]]
     off, ln = tr.offset[rows], np.maximum(tr.length[rows], 1)
-    touched = (off + ln - 1) // a - off // a + 1
+    first, last = off // a, (off + ln - 1) // a
+    touched = last - first + 1
     need = -(-ln // a)
-    px = tr.module == POSIX_CODE
-    n = int(tr.file_index.max()) + 1 if len(tr) else 0
-    pairs = np.unique(np.stack([tr.file_index[px], tr.rank[px]]), axis=1)
-    ranks_on = np.bincount(pairs[0], minlength=n)
-    alone = ranks_on[tr.file_index[rows]] == 1
-    return np.where(alone, (touched - need) / touched, 1.0)
+    # End units of every POSIX request of these files, with the ranks that touch them.
+    px = np.nonzero((tr.module == POSIX_CODE) & np.isin(tr.file_index, tr.file_index[rows]))[0]
+    pa = a_all[tr.file_index[px]]
+    p_first = tr.offset[px] // pa
+    p_last = (tr.offset[px] + np.maximum(tr.length[px], 1) - 1) // pa
+    ends = np.concatenate([np.stack([tr.file_index[px], p_first, tr.rank[px]]),
+                           np.stack([tr.file_index[px], p_last, tr.rank[px]])], axis=1)
+    uniq = np.unique(ends, axis=1)  # (file, unit, rank) once each
+    units, n_ranks = np.unique(uniq[:2], axis=1, return_counts=True)
+    shared_units = units[:, n_ranks >= 2]
+
+    def shared(unit: np.ndarray) -> np.ndarray:
+        """(file, unit) among the units another rank touches too."""
+        if shared_units.shape[1] == 0:
+            return np.zeros(unit.shape, dtype=bool)
+        return np.isin(_pairs(tr.file_index[rows], unit),
+                       _pairs(shared_units[0], shared_units[1]))
+
+    n_shared = shared(first).astype(np.int64) + (shared(last) & (last != first))
+    return np.minimum((touched - need + n_shared) / touched, 1.0)
+
+
+def _pairs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Two int64 columns as one comparable value per row (for np.isin)."""
+    both = np.ascontiguousarray(np.stack([a, b], axis=1).astype(np.int64))
+    return both.view(np.dtype((np.void, 16))).ravel()
