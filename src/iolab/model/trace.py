@@ -444,29 +444,25 @@ def misalignment_share(tr: Trace, rows: np.ndarray, align: np.ndarray) -> np.nda
     first, last = off // a, (off + ln - 1) // a
     touched = last - first + 1
     need = -(-ln // a)
-    # End units of every POSIX request of these files, with the ranks that touch them.
+    # End units of every POSIX request of these files, and whether two ranks touch each
+    # (one lexsort: a million requests take a fraction of a second).
     px = np.nonzero((tr.module == POSIX_CODE) & np.isin(tr.file_index, tr.file_index[rows]))[0]
     pa = a_all[tr.file_index[px]]
-    p_first = tr.offset[px] // pa
-    p_last = (tr.offset[px] + np.maximum(tr.length[px], 1) - 1) // pa
-    ends = np.concatenate([np.stack([tr.file_index[px], p_first, tr.rank[px]]),
-                           np.stack([tr.file_index[px], p_last, tr.rank[px]])], axis=1)
-    uniq = np.unique(ends, axis=1)  # (file, unit, rank) once each
-    units, n_ranks = np.unique(uniq[:2], axis=1, return_counts=True)
-    shared_units = units[:, n_ranks >= 2]
-
-    def shared(unit: np.ndarray) -> np.ndarray:
-        """(file, unit) among the units another rank touches too."""
-        if shared_units.shape[1] == 0:
-            return np.zeros(unit.shape, dtype=bool)
-        return np.isin(_pairs(tr.file_index[rows], unit),
-                       _pairs(shared_units[0], shared_units[1]))
-
-    n_shared = shared(first).astype(np.int64) + (shared(last) & (last != first))
+    f = np.concatenate([tr.file_index[px]] * 2)
+    u = np.concatenate([tr.offset[px] // pa,
+                        (tr.offset[px] + np.maximum(tr.length[px], 1) - 1) // pa])
+    r = np.concatenate([tr.rank[px]] * 2)
+    order = np.lexsort((u, f))
+    fs, us, rs = f[order], u[order], r[order]
+    new_unit = np.r_[True, (fs[1:] != fs[:-1]) | (us[1:] != us[:-1])]
+    unit_id = np.cumsum(new_unit) - 1
+    starts = np.nonzero(new_unit)[0]
+    two_ranks = (np.minimum.reduceat(rs, starts) != np.maximum.reduceat(rs, starts)
+                 if starts.size else np.zeros(0, dtype=bool))
+    end_shared = np.empty(f.size, dtype=bool)
+    end_shared[order] = two_ranks[unit_id]
+    at = np.searchsorted(px, rows)  # rows are among these files' POSIX requests
+    first_shared, last_shared = end_shared[at], end_shared[px.size + at]
+    n_shared = first_shared.astype(np.int64) + (last_shared & (last != first))
     return np.minimum((touched - need + n_shared) / touched, 1.0)
 
-
-def _pairs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Two int64 columns as one comparable value per row (for np.isin)."""
-    both = np.ascontiguousarray(np.stack([a, b], axis=1).astype(np.int64))
-    return both.view(np.dtype((np.void, 16))).ravel()
