@@ -785,3 +785,27 @@ def test_misaligned_file_costs_the_extra_units_of_a_lone_writer() -> None:
         want += (t1 - t0) * (touched - -(-n // 4096)) / touched
     assert f.cost_s == pytest.approx(want, abs=1e-6)
     assert 0 < (f.cost_s or 0) < 0.5 * float((tr.end - tr.start)[off].sum())
+
+
+def test_misaligned_records_sharing_pages_cost_all_their_time() -> None:
+    """4 ranks pwrite 1000 records of 6000 B each, interleaved in one file: almost every
+    record starts off a 4 KiB page and shares its end pages with its neighbours' records
+    (other ranks): misalignment costs nearly all of their time (contention), the opposite
+    of the lone writer above."""
+    rep = _report("interleaved-mpich.darshan")
+    _well_ordered(rep)
+    f = _find(rep, "misaligned-file")
+    n, s = 1000, 6000
+    assert f.hit.values["posix_ops"] == RANKS * n
+    # record k = i * 4 + r starts at k * 6000: off the page unless k * 6000 % 4096 == 0
+    assert f.hit.values["file_not_aligned"] == sum(1 for k in range(RANKS * n)
+                                                   if k * s % 4096)
+    tr = rep.model.trace
+    assert tr is not None
+    i = rep.model.files.paths.index(DATA + "shared.dat")
+    rows = (tr.module == 0) & (tr.file_index == i)
+    assert f.cost_s == pytest.approx(_alignment_cost_by_rank(tr, rows), abs=1e-6)
+    off = rows & (tr.offset % 4096 != 0)
+    dur = tr.end - tr.start
+    slowest_off = max(float(dur[off & (tr.rank == r)].sum()) for r in range(RANKS))
+    assert 0.9 * slowest_off <= (f.cost_s or 0) <= slowest_off + 1e-9

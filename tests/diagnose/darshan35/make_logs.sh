@@ -132,6 +132,9 @@ scenario() {
     blockread-mpich)  # 256 blocking 1 MiB MPI_File_read_at per rank, 2 ms of work after each
         [ -s "$d/input.bin" ] || dd if=/dev/urandom of="$d/input.bin" bs=1M count=1024 status=none
         mpich blockread-mpich.darshan -- "$BIN/posix_habits.mpich" "$d" blockread 256 1048576 ;;
+    interleaved-mpich)  # 1000 records of 6000 B per rank interleaved in one shared file
+        rm -f "$d/shared.dat"
+        mpich interleaved-mpich.darshan -- "$BIN/posix_habits.mpich" "$d" interleaved 1000 6000 ;;
     *) echo "unknown scenario $1" >&2; exit 2 ;;
     esac
 }
@@ -141,7 +144,7 @@ if [ $# -eq 0 ]; then
     set -- holes-mpich holes-openmpi late-openmpi lateclose-openmpi sieve-mpich h5fill-openmpi \
         h5nofill-openmpi h5close-openmpi h5closecoll-openmpi pnciput-openmpi \
         pncput-openmpi flushlog smallcoll-mpich smallindep-mpich reopen-mpich csv-mpich \
-        config-mpich perrank-mpich rank0read-mpich packed-mpich blockread-mpich
+        config-mpich perrank-mpich rank0read-mpich packed-mpich blockread-mpich interleaved-mpich
 fi
 for s in "$@"; do
     scenario "$s"

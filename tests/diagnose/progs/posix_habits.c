@@ -15,6 +15,9 @@
  *          packed buffer after a 4-byte length prefix (buffer and file offsets off alignment).
  *   blockread: every rank reads its quarter of DIR/input.bin with N blocking
  *          MPI_File_read_at calls of S bytes, computing 2 ms (a sleep) after each.
+ *   interleaved: every rank pwrite's N records of S bytes into the shared DIR/shared.dat,
+ *          record i of rank r at (i * P + r) * S: records of neighbouring ranks share pages
+ *          when S is not a multiple of the page.
  */
 #include <fcntl.h>
 #include <mpi.h>
@@ -113,6 +116,15 @@ int main(int argc, char **argv)
             compute_ms(2);
         }
         MPI_File_close(&fh);
+    } else if (strcmp(mode, "interleaved") == 0) {
+        path_of(path, sizeof path, dir, "shared.dat", -1);
+        int fd = open(path, O_CREAT | O_WRONLY, 0644);
+        for (long i = 0; i < n; i++) {
+            off_t off = (off_t)(i * size + rank) * s;
+            if (pwrite(fd, buf, (size_t)s, off) != (ssize_t)s)
+                MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        close(fd);
     } else {
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
