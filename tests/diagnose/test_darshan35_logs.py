@@ -809,3 +809,21 @@ def test_misaligned_records_sharing_pages_cost_all_their_time() -> None:
     dur = tr.end - tr.start
     slowest_off = max(float(dur[off & (tr.rank == r)].sum()) for r in range(RANKS))
     assert 0.9 * slowest_off <= (f.cost_s or 0) <= slowest_off + 1e-9
+
+
+def test_direct_io_write_case_on_a_small_node() -> None:
+    """The write case of direct-io needs more written per node than 40% of its memory: the
+    per-rank files' 160 MiB on one node (DXT names it) judged for a 256 MiB node
+    (--node-memory 256M), the real log standing in for a real node's gigabytes."""
+    th = Thresholds()
+    th.node_memory_bytes = 256 * MiB
+    rep = diagnose(build_model([load_darshan_log(LOGS / "perrank-mpich.darshan")]), th)
+    _well_ordered(rep)
+    f = _find(rep, "direct-io/write")
+    v = f.hit.values
+    written = sum((r + 1) * PERRANK_BLOCKS * MiB for r in range(RANKS))
+    assert (v["bytes_written_per_node"], v["nodes"], v["judged"]) == (written, 1, "measured")
+    assert f.cost_s == pytest.approx(0.1 * _rank_max(rep, "POSIX", "POSIX_F_WRITE_TIME"),
+                                     rel=1e-3)
+    assert "direct_io.c" in _snippets(f)
+    _absent(_report("perrank-mpich.darshan"), "direct-io")  # a node of 16 GiB or more: no
