@@ -452,7 +452,11 @@ def misalignment_share(tr: Trace, rows: np.ndarray, align: np.ndarray) -> np.nda
     u = np.concatenate([tr.offset[px] // pa,
                         (tr.offset[px] + np.maximum(tr.length[px], 1) - 1) // pa])
     r = np.concatenate([tr.rank[px]] * 2)
-    order = np.lexsort((u, f))
+    span = int(u.max()) + 1 if u.size else 1
+    if u.size and (int(f.max()) + 1) * span < 1 << 62:  # one int64 key: a faster sort
+        order = np.argsort(f * span + u, kind="stable")
+    else:
+        order = np.lexsort((u, f))
     fs, us, rs = f[order], u[order], r[order]
     new_unit = np.r_[True, (fs[1:] != fs[:-1]) | (us[1:] != us[:-1])]
     unit_id = np.cumsum(new_unit) - 1
