@@ -157,8 +157,13 @@ def test_rules_doc_is_generated_and_current() -> None:
     for r in registry():
         assert r.sources and r.why and r.effect and r.severity in ("high", "warn", "info")
         # where it comes from: a corpus log, a test program or a log a test writes
-        assert re.match(r"(darshan-logs/|darshan-generated/|test program tests/|written log "
-                        r"\(tests/|the same written log)", EXAMPLES[r.id]), r.id
+        assert re.match(r"(darshan-logs/|darshan-generated/|test program tests/|"
+                        r"tests/diagnose/darshan35/|written log \(tests/)", EXAMPLES[r.id]), r.id
+        # a kept Darshan 3.5 run is in the repository; a written log says what a real one needs
+        for kept in re.findall(r"tests/diagnose/darshan35/([\w.-]+\.darshan)", EXAMPLES[r.id]):
+            assert (doc.parents[1] / "tests/diagnose/darshan35" / kept).is_file(), kept
+        if EXAMPLES[r.id].startswith("written log"):
+            assert "written: needs " in EXAMPLES[r.id], r.id
 
 
 def test_bad_node_counts(capsys) -> None:

@@ -1,5 +1,5 @@
 """Known answers from real MPI programs run here under `iolab profile` (real ranks, real
-files): progs/mpi_patterns.c.
+files): progs/mpi_patterns.c, flush_log.c, h5_fill.c, posix_habits.c.
 
 - ROMIO (MPICH) collective writes that leave every other block empty, with
   ``romio_cb_write enable`` (a ROMIO_HINTS file): two-phase collective buffering reads each
@@ -216,3 +216,43 @@ def test_late_rank_before_the_close_is_waiting_not_a_slow_close(tmp_path: Path) 
     assert first.hit.values["mpiio_close_s"] >= 1.9
     assert "in MPI_File_close" in first.hit.summary
     assert not any(f.rule.id == "slow-close" for f in rep.findings)
+
+
+def test_everyday_habits_under_iolab_profile(tmp_path: Path) -> None:
+    """progs/posix_habits.c (MPICH, 4 ranks) under iolab profile, the same habits as the
+    Darshan 3.5 logs of darshan35/: open-append-close logging (frequent-open-close, nothing
+    for a buffer to merge), uneven per-rank files (per-rank-imbalance, the busiest rank
+    above the mean), a namelist every rank reads (small-shared-input)."""
+    if shutil.which("mpicc.mpich") is None:
+        pytest.skip("mpicc.mpich is not installed")
+    if not (LIBDIR / "libiolab-trace.so").is_file():
+        pytest.skip("libiolab-trace.so is not built (run ./setup)")
+    exe = tmp_path / "posix_habits"
+    subprocess.run(["mpicc.mpich", "-O2", "-Wall", "-o", str(exe),
+                    str(PROG.parent / "posix_habits.c")], check=True)
+    data = tmp_path / "d"
+    data.mkdir()
+    rep = _profile([str(exe), str(data), "logreopen", "2000", "0"], tmp_path / "reopen",
+                   mpi="mpich")
+    f = next(f for f in rep.findings if f.rule.id == "frequent-open-close")
+    assert f.hit.values["opens"] == 4 * 2000 and f.hit.values["max_opens_per_rank"] == 2000
+    assert not any(g.rule.id == "small-serial-io" for g in rep.findings)
+    assert _sorted_by_cost(rep)
+
+    rep = _profile([str(exe), str(data), "perrank", "4", str(MiB)], tmp_path / "perrank",
+                   mpi="mpich")
+    f = next(f for f in rep.findings if f.rule.id == "per-rank-imbalance")
+    v = f.hit.values
+    assert (v["max_rank"], v["max_bytes"], v["min_rank"], v["min_bytes"]) == (
+        3, 16 * MiB, 0, 4 * MiB)
+    L = rep.model.layers
+    per_rank = [float(L.posix.time_total_s[rep.model.files.paths.index(str(data / f"part.{r}"))])
+                for r in range(4)]
+    assert f.cost_s == pytest.approx(max(per_rank) - sum(per_rank) / 4, abs=1e-6)
+
+    (data / "config.nml").write_text(" param = 1.5\n" * 100)
+    rep = _profile([str(exe), str(data), "config", "64", "1024"], tmp_path / "config",
+                   mpi="mpich")
+    f = next(f for f in rep.findings if f.rule.id == "small-shared-input")
+    assert f.hit.values["max_ranks"] == 4
+    assert f.hit.values["bytes_read"] == 4 * (data / "config.nml").stat().st_size

@@ -174,3 +174,22 @@ def test_misaligned_file_and_memory(tmp_path: Path) -> None:
     m = got["misaligned-memory"]
     assert m.hit.values["mem_not_aligned"] == n * 6 // 10
     assert m.cost_s == pytest.approx(21.0 * 0.6 * 0.1, rel=1e-3)
+
+
+def test_misaligned_requests_of_one_rank_cost_their_extra_stripe(tmp_path: Path) -> None:
+    """The same 1.5 MiB requests, but in a file one rank writes alone (a record of rank 3):
+    no other writer shares its stripes, so a misaligned request costs at most the one extra
+    stripe it touches: 1 / (2 stripes needed + 1) of its time (without a trace), not all."""
+    n = 4096
+    recs = [Rec("POSIX", "/scratch/run/part.3", 3, {
+        "POSIX_OPENS": 1, "POSIX_WRITES": n, "POSIX_BYTES_WRITTEN": n * 1536 * KiB,
+        "POSIX_MAX_BYTE_WRITTEN": n * 1536 * KiB - 1, "POSIX_CONSEC_WRITES": n - 1,
+        "POSIX_SEQ_WRITES": n - 1, "POSIX_SIZE_WRITE_1M_4M": n,
+        "POSIX_ACCESS1_ACCESS": 1536 * KiB, "POSIX_ACCESS1_COUNT": n,
+        "POSIX_FILE_ALIGNMENT": MiB, "POSIX_FILE_NOT_ALIGNED": n // 2,
+        "POSIX_F_WRITE_TIME": 21.0})]
+    log = write_log(tmp_path / "lone.darshan", nprocs=8, run_time_s=60.0, exe="./field",
+                    records=recs, lustre=[Lustre("/scratch/run/part.3", MiB, 4)])
+    f = _by_id(_run(log))["misaligned-file"]
+    assert f.hit.values["share"] == 0.5
+    assert f.cost_s == pytest.approx(21.0 * 0.5 / 3)

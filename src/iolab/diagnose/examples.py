@@ -3,13 +3,17 @@
 Each example is taken from a real run: a log of the corpus (``darshan-logs/``,
 ``darshan-generated/``: real programs under Darshan), a test program compiled and run under
 ``iolab profile`` by the tests (``tests/diagnose/progs/``), or, where neither has the
-pattern, a log a test writes with libdarshan-util (marked "written log"). The numbers are
-the ones ``iolab diagnose`` printed; the tests that produce them keep them true.
+pattern, a log a test writes with libdarshan-util (marked "written log", with what a real
+example needs that this 2-core machine without Lustre lacks). Real Darshan 3.5 runs of the
+test programs are kept in ``tests/diagnose/darshan35/``. The numbers are the ones ``iolab
+diagnose`` printed; the tests that produce them keep them true.
 """
 
 from __future__ import annotations
 
 _G = "darshan-generated/"
+_D35 = "tests/diagnose/darshan35/"  # real Darshan 3.5 runs of tests/diagnose/progs
+_H = "progs/posix_habits.c"
 _MPIIO_COLL = _G + "mpiio_4ranks_strided4K_coll.darshan (4 ranks, 1.55 s)"
 _MPIIO_INDEP = _G + "mpiio_4ranks_strided4K_indep.darshan (4 ranks, 0.40 s)"
 _DLIO = ("darshan-logs/dlio_logs/snyder_python3_id3116902-2110483_...darshan (1 process of "
@@ -21,10 +25,11 @@ EXAMPLES: dict[str, str] = {
         "cost 1.5 s (99.4%); fix: the findings listed with it (tiny-collective-calls first), "
         "then core specialisation and affinity (`slurm.sbatch`)."),
     "metadata-time": (
-        "written log (tests/diagnose/test_rules_synthetic.py, one rank opening a file 100 "
-        "times): \"metadata (open/stat/close/sync) took 45.00 s on the busiest rank\"; cost "
-        "45.0 s (45% of the run, HIGH); fix: open each file once, fewer files per directory "
-        "(`fewer_opens.c/.f90/.py`)."),
+        f"{_D35}reopen-mpich.darshan (Darshan 3.5, {_H}, 4 MPICH ranks, 1.08 s: each rank "
+        "fopen(\"a\")s its log, appends one line and fcloses it, 50,000 times): \"metadata "
+        "(open/stat/close/sync) took 0.85 s on the busiest rank, 3.14 s summed over ranks "
+        "(84.8% of the I/O time)\"; cost 845.7 ms (78.5%, INFO: under a second; first); "
+        "fix: open each file once, fewer files per directory (`fewer_opens.c/.f90/.py`)."),
     "stdio-share": (
         f"{_G}stdio_fwrite_2M_x_512B.darshan (1 process, 1.80 s): \"STDIO moved 976.6 MiB, "
         "100.0% of the application's bytes\"; cost 1.6 s (88.5%); fix: bulk data through "
@@ -33,10 +38,11 @@ EXAMPLES: dict[str, str] = {
         f"{_G}hdf5_4ranks_collective_hyperslab.darshan: \"write-intensive: read 0 B, wrote "
         "256.0 MiB\"; information only (no cost): tune the writes first."),
     "formatted-output": (
-        "written log (tests/diagnose/test_rules_synthetic.py): \"1 file(s) written with "
-        "200000 small STDIO writes (average 24 B): formatted text output\" (/s/results.csv); "
-        "cost: the STDIO write time of those files (the log records none: 0 s, INFO); fix: "
-        "binary output (`binary_output.c/.f90/.py`)."),
+        f"{_D35}csv-mpich.darshan (Darshan 3.5, {_H}, rank 0 fprintf's 200,000 lines of "
+        "results.csv, 0.30 s): \"1 file(s) written with 200000 small STDIO writes "
+        "(average 24 B): formatted text output\"; cost 255.0 ms (84.5%, its STDIO write "
+        "time; small-serial-io names the same seconds); fix: binary output "
+        "(`binary_output.c/.f90/.py`)."),
     "small-requests": (
         f"{_MPIIO_COLL}: \"16384 of 16384 POSIX writes (100.0%) are below 128 KiB\"; cost "
         "179.5 ms (11.6%); fix (the calls are already collective, so not \"use collective "
@@ -46,15 +52,20 @@ EXAMPLES: dict[str, str] = {
         "writes (average 64 B) from one process\"; cost 920.7 ms (82.8%); fix: run under "
         "`iolab buffer -- ./posix_write ...` or IOBUF (`buffering.env`), or setvbuf."),
     "misaligned-file": (
-        "written log (tests/diagnose/test_written_logs.py, 8 ranks, 1.5 MiB writes to a "
-        "Lustre file with 1 MiB stripes): \"4096 of 8192 POSIX requests (50.0%) start off "
-        "the 1048576-byte file alignment\"; cost 10.5 s (the slowest rank's 21 s times the "
-        "misaligned share); fix: start requests on 1 MiB boundaries (a POSIX program: pad "
-        "its records; striping_unit only for MPI-IO files, H5Pset_alignment only for HDF5)."),
+        f"{_D35}pncput-openmpi.darshan (Darshan 3.5, progs/pnc_steps.c, PnetCDF put_all of "
+        "1.9 KiB pieces, 4 Open MPI ranks, 2.37 s): \"1500 of 1501 POSIX requests (99.9%) "
+        "start off the 4096-byte file alignment\"; cost 5.2 ms (0.2%: OMPIO's one "
+        "aggregator writes them alone, so each costs the extra page it touches, from DXT; "
+        "the same seconds as small-requests/write; interleaved-mpich.darshan, 4 ranks' "
+        "6000 B records sharing pages: 52.3 ms, nearly all of their time); "
+        "fix: start requests on 4 KiB boundaries (striping_unit for MPI-IO files, pad "
+        "records and per-rank blocks)."),
     "misaligned-memory": (
-        "the same written log: \"4915 of 8192 POSIX requests (60.0%) use buffers not aligned "
-        "to 8 bytes\"; cost 1.3 s (a tenth of the time, times the share); fix: "
-        "posix_memalign'ed buffers (`direct_io.c`)."),
+        f"{_D35}packed-mpich.darshan (Darshan 3.5, {_H}, 4 MPICH ranks each writing 2000 "
+        "4 KiB records from 4 bytes into a malloc'ed buffer, after a length prefix): "
+        "\"8000 of 8000 POSIX requests (100.0%) use buffers not aligned to 8 bytes\"; cost "
+        "3.4 ms (a tenth of the write time, times the share; after small-requests, whose "
+        "4 KiB writes cost ten times more); fix: posix_memalign'ed buffers (`direct_io.c`)."),
     "redundant-traffic": (
         f"{_DLIO}: \"8.4 GiB of 10.5 GiB read (80.5%) moved the same bytes again\"; cost "
         "4.0 s (2.9%, WARN: the job is not I/O bound); fix (one process: nobody to broadcast "
@@ -64,24 +75,25 @@ EXAMPLES: dict[str, str] = {
         "are random\"; cost 11.7 ms (17.1%, INFO: under a second); fix: sort or batch the "
         "offsets, read larger blocks (with DXT the shares are measured, not estimated)."),
     "file-per-process": (
-        "written log (tests/diagnose/test_written_logs.py, 512 ranks): \"512 application "
-        "files each opened by one rank, from 512 of 512 ranks\"; cost: their metadata time "
-        "(none recorded: INFO); fix: one shared file with collective MPI-IO or subset "
-        "aggregation (`collective_io.c`)."),
+        "written log (tests/diagnose/test_written_logs.py, 512 ranks; written: needs 256 "
+        "ranks, this machine has 2 cores): \"512 application files each opened by one rank, "
+        "from 512 of 512 ranks\"; cost: their metadata time (none recorded: INFO); fix: one "
+        "shared file with collective MPI-IO or subset aggregation (`collective_io.c`)."),
     "files-per-directory": (
         "darshan-logs/partial_data_stdio/partial_data_stdio.darshan: \"1 directory with at "
         "least 1000 files; the largest holds 1022\"; cost 36.2 ms (0.2%); fix: spread files "
         "over sub-directories (on Lustre also a one-stripe directory for small files; this "
         "one is in /home, so no stripe advice)."),
     "frequent-open-close": (
-        "written log (tests/diagnose/test_rules_synthetic.py): \"5000 opens on 1 file(s), up "
-        "to 5000 per rank on one file\" (/scratch/log.txt, 100 B written per open); cost: "
-        "the metadata time on it (none recorded: INFO); fix: open once, keep the handle "
-        "(`fewer_opens.c`)."),
+        f"{_D35}reopen-mpich.darshan (the same run as metadata-time's): \"200000 opens on 4 "
+        "file(s), up to 50000 per rank on one file\"; cost 845.7 ms (78.5%, the metadata "
+        "time of those files: the same seconds as metadata-time); fix: open once, keep the "
+        "handle (`fewer_opens.c`)."),
     "small-shared-input": (
-        "written log (tests/diagnose/test_written_logs.py, 16 ranks): \"1 small input "
-        "file(s) read by up to 16 ranks each (64 KiB read in total)\" (config.nml); cost "
-        "1.6 ms; fix: read on one rank and MPI_Bcast (`read_once_bcast.c`)."),
+        f"{_D35}config-mpich.darshan (Darshan 3.5, {_H}, 4 MPICH ranks each fread the same "
+        "2 KiB namelist): \"1 small input file(s) read by up to 4 ranks each (8 KiB read in "
+        "total)\" (config.nml); cost 18 us (the slowest rank's time on it, INFO); fix: "
+        "read on one rank and MPI_Bcast (`read_once_bcast.c`)."),
     "shared-file-stragglers": (
         "darshan-logs/apmpi_apxc/mpi-io-test.darshan (4 ranks, 2.0 s): \"1 shared file(s) "
         "with a straggler rank; worst: rank 1 took 1.02 s, rank 3 0.25 s (75.1% apart)\"; "
@@ -89,10 +101,11 @@ EXAMPLES: dict[str, str] = {
         "shares\": the slow rank waited on the file system; stripe-aligned ranges or "
         "collective calls."),
     "per-rank-imbalance": (
-        "written log (tests/diagnose/test_cross_layer_rules.py, 2 ranks): \"bytes in "
-        "per-rank files differ by 68.0% between ranks: rank 0 moved 61.0 MiB, rank 1 19.5 "
-        "MiB\"; cost 112.8 s (37.6%, HIGH); fix: balance the decomposition or let a few "
-        "aggregators write for all."),
+        f"{_D35}perrank-mpich.darshan (Darshan 3.5, {_H}, 4 MPICH ranks, rank r writes "
+        "(r + 1) x 16 MiB to its own file, then fsync): \"bytes in per-rank files differ by "
+        "75.0% between ranks: rank 3 moved 64 MiB, rank 0 16 MiB\"; cost 27.1 ms (18.6%, "
+        "the busiest rank's time above the ranks' mean); fix: balance the decomposition "
+        "or let a few aggregators write for all."),
     "read-modify-write": (
         "test program tests/diagnose/progs/mpi_patterns.c (4 ranks, MPICH's ROMIO, "
         "collective writes with holes, under `iolab profile`): \"64 POSIX reads (28 MiB) inside 1 "
@@ -122,9 +135,11 @@ EXAMPLES: dict[str, str] = {
         "cost 1.4 s (87.8%, HIGH, first); fix: one collective call through a file view, or "
         "gather in memory first (`collective_io.c`)."),
     "slow-close": (
-        "written log (tests/diagnose/test_rules_synthetic.py): \"closing /s/out.h5 took "
-        "8.0 s (HDF5 close)\"; cost 8.0 s (8%); fix: collective metadata writes, larger "
-        "aligned metadata blocks, no H5Fflush in loops (`hdf5_collective_metadata.c`)."),
+        f"{_D35}h5close-openmpi.darshan (Darshan 3.5, progs/h5_many_groups.c, 40,000 "
+        "HDF5 groups in a 64 MiB metadata cache, 4 Open MPI ranks, 6.68 s): \"closing "
+        "/tmp/iolab-d35/many.h5 took 4.2 s (HDF5 close)\"; cost 4.2 s (63.2%, HIGH, "
+        "first); fix: collective metadata writes, larger aligned metadata blocks, no "
+        "H5Fflush in loops (`hdf5_collective_metadata.c`)."),
     "tiny-file-slow": (
         "test program tests/diagnose/progs/flush_log.c (1 process, a progress line flushed "
         "and synced after each step): \"progress.log holds 28.2 KiB but cost one rank 8.8 s "
@@ -132,15 +147,16 @@ EXAMPLES: dict[str, str] = {
         "drop the per-line fflush/fsync, keep the file open."),
     "stripe-shared-file": (
         "written log (tests/diagnose/test_cross_layer_rules.py, 512 ranks on 16 nodes, an "
-        "8 GiB checkpoint on one OST): \"1 file(s) of at least 1 GiB written by 8+ ranks sit "
-        "on one OST\"; cost 90.0 s (45%, HIGH); fix: `stripe_count_8.lfs.sh`, 8 stripes (8 "
-        "by size, NERSC's 1-10 GB row; 16 aggregators do not lower it; above the 1 OST the "
-        "log proves, the script takes the smaller of 8 and what `lfs df` lists)."),
+        "8 GiB checkpoint on one OST; written: needs Lustre): \"1 file(s) of at least 1 GiB "
+        "written by 8+ ranks sit on one OST\"; cost 90.0 s (45%, HIGH); fix: "
+        "`stripe_count_8.lfs.sh`, 8 stripes (8 by size, NERSC's 1-10 GB row; 16 aggregators "
+        "do not lower it; above the 1 OST the log proves, the script takes the smaller of 8 "
+        "and what `lfs df` lists)."),
     "stripe-huge-file": (
-        "written log (tests/diagnose/test_stripe_count.py): a 200 GB file on one OST, "
-        "\"1 file(s) larger than 100 GB on a single OST\"; cost 60.0 s (10%); fix: "
-        "`stripe_count_72.lfs.sh` (72 by size, NERSC's 100-1000 GB row, whatever the "
-        "writers: KAUST, such files must be striped)."),
+        "written log (tests/diagnose/test_stripe_count.py; written: needs Lustre and a 100 GB "
+        "file): a 200 GB file on one OST, \"1 file(s) larger than 100 GB on a single OST\"; "
+        "cost 60.0 s (10%); fix: `stripe_count_72.lfs.sh` (72 by size, NERSC's 100-1000 GB "
+        "row, whatever the writers: KAUST, such files must be striped)."),
     "stripe-small-files": (
         f"{_DLIO}: \"14 file(s) smaller than 1 GiB, used by one process, striped over "
         "several OSTs\" (training inputs of 126-225 MB on 160 OSTs); cost 1.5 s (1.1%: "
@@ -148,21 +164,25 @@ EXAMPLES: dict[str, str] = {
         "(`stripe_count_1.lfs.sh`, KAUST: small files on single OSTs), or create the data "
         "set in a one-stripe directory."),
     "stripe-size-mismatch": (
-        "written log (tests/diagnose/test_rules_synthetic.py, 64 ranks on Lustre): \"1 "
-        "file(s) accessed in pieces that do not divide into the stripe: e.g. 1.5 MiB "
-        "requests on 1 MiB stripes\"; fix: a 1.5 MiB stripe keeping the file's 4 stripes "
-        "(`stripe_size.lfs.sh`), striping_unit for MPI-IO."),
+        "written log (tests/diagnose/test_rules_synthetic.py, 64 ranks; written: needs "
+        "Lustre): \"1 file(s) accessed in pieces that do not divide into the stripe: e.g. "
+        "1.5 MiB requests on 1 MiB stripes\"; fix: a 1.5 MiB stripe keeping the file's 4 "
+        "stripes (`stripe_size.lfs.sh`), striping_unit for MPI-IO."),
     "direct-io": (
-        "written log (tests/diagnose/test_rules_synthetic.py): \"1 large file(s) read once, "
-        "sequentially, in large requests (2 GiB)\" (read case); the write case with "
-        "`--node-memory 16G`: \"8 GiB written per node, more than 40.0% of the 16 GiB node "
-        "memory\"; INFO (a tenth of the time); fix: O_DIRECT/MPIO_DIRECT_*/H5Pset_fapl_direct "
-        "to measure against buffered I/O (`direct_io.c`)."),
+        f"{_D35}rank0read-mpich.darshan (Darshan 3.5, {_H}, rank 0 reads a 1 GiB input in "
+        "8 MiB reads): \"1 large file(s) read once, sequentially, in large requests "
+        "(1 GiB)\"; cost 62.6 ms (9.5%, a tenth of the read time: INFO); fix: "
+        "O_DIRECT/MPIO_DIRECT_*/H5Pset_fapl_direct to measure against buffered I/O "
+        "(`direct_io.c`). The write case: perrank-mpich.darshan diagnosed with "
+        "`--node-memory 256M` (a small node standing in for more data than a real node's "
+        "memory): \"160 MiB written per node, more than 40.0% of the 256 MiB node "
+        "memory\"; cost 12.3 ms (a tenth of the write time)."),
     "single-io-stream": (
-        "written log (tests/diagnose/test_rules_synthetic.py, 16 ranks): \"rank 0 moved "
-        "99.6% of the 4.0 GiB of I/O while 15 other ranks waited\"; cost 1.0 s (its I/O "
-        "time); fix: several writers per node, collective MPI-IO or subset aggregation, and "
-        "core binding (`slurm.sbatch`)."),
+        f"{_D35}rank0read-mpich.darshan (the same run, 4 MPICH ranks, 0.66 s; three ranks "
+        "wait in a barrier): \"rank 0 moved 100.0% of the 1 GiB of I/O while 3 other ranks "
+        "waited\"; cost 626.5 ms (95.2%, rank 0's I/O time; first); fix: several readers "
+        "per node, collective MPI-IO or subset aggregation, and core binding "
+        "(`slurm.sbatch` running the log's own command line)."),
     "mpiio-independent": (
         f"{_MPIIO_INDEP}: \"65536 of 65536 MPI-IO writes (100.0%) on shared files are "
         "independent, averaging 4 KiB\"; cost 369.8 ms (93.4%); fix: the collective calls, "
@@ -174,18 +194,20 @@ EXAMPLES: dict[str, str] = {
         "collective buffering after switching to collective calls (never restating ROMIO's "
         "defaults such as cb_buffer_size 16777216)."),
     "mpiio-nonblocking": (
-        "written log (tests/diagnose/test_rules_synthetic.py, one rank reading 8 GiB in 2000 "
-        "independent MPI-IO calls of 4 MiB, 40 s of a 100 s run): \"2000 blocking MPI-IO "
-        "calls and no non-blocking ones while I/O takes 40.0% of the run\"; cost 40.0 s (the "
-        "smaller of the MPI-IO time and the 60 s left to overlap it with); fix: "
-        "MPI_File_iread_at (the twin of the calls the job makes) before the computation, "
-        "MPI_Wait after. Not for tiny calls (the corpus's 4 KiB and 1-byte calls): overlap "
-        "hides none of their per-call cost."),
+        f"{_D35}blockread-mpich.darshan (Darshan 3.5, {_H}, 4 MPICH ranks each reading its "
+        "quarter of a 1 GiB file in 256 blocking 1 MiB MPI_File_read_at calls, 2 ms of "
+        "work after each, 0.78 s): \"1024 blocking MPI-IO calls and no non-blocking ones "
+        "while I/O takes 24.4% of the run\"; cost 83.6 ms (10.7%: the smaller of the reads' "
+        "time and the work to hide them behind; first); fix: MPI_File_iread_at (the twin "
+        "of the calls the job makes) before the computation, MPI_Wait after. Not for tiny "
+        "calls (the corpus's 4 KiB and 1-byte calls): overlap hides none of their per-call "
+        "cost."),
     "aggregators-per-node": (
         "written log (tests/diagnose/test_cross_layer_rules.py, 512 ranks, 32 per node on "
-        "16 nodes): \"2048 collective MPI-IO calls with 32 ranks per node on 16 node(s), "
-        "aggregators: the default\"; cost 48.0 s (24%); fix: `cb_config_list *:2`, "
-        "`cb_nodes 32` (CSC: 2.86x on BTIO), never for a single-node job."),
+        "16 nodes; written: needs several nodes): \"2048 collective MPI-IO calls with 32 "
+        "ranks per node on 16 node(s), aggregators: the default\"; cost 48.0 s (24%); fix: "
+        "`cb_config_list *:2`, `cb_nodes 32` (CSC: 2.86x on BTIO), never for a single-node "
+        "job."),
     "hdf5-metadata-alignment": (
         f"{_G}hdf5_4ranks_collective_hyperslab.darshan: \"HDF5 over MPI-IO: 7 of 23 POSIX "
         "requests under 1 KiB (metadata) and 21 misaligned\"; cost 139.6 ms (44.6%); fix: "

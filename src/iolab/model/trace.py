@@ -14,7 +14,7 @@ costs a few sorts).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -391,3 +391,82 @@ def derive_trace(model: Model, tr: Trace) -> TraceMetrics | None:
         complete=not reasons, partial_reasons=reasons, exact=exact, access=access,
         sizes=sizes, busy=_busy(model, tr, app, cov),
         timeline=_timeline(tr, np.nonzero(app)[0], model.job.run_time_s))
+
+
+def traced_request_time(model: Model, files: np.ndarray,
+                        pick: Callable[[Trace, np.ndarray], np.ndarray],
+                        weight: Callable[[Trace, np.ndarray], np.ndarray] | None = None
+                        ) -> float | None:
+    """The slowest rank's time in the POSIX requests ``pick`` chooses (a mask over the trace
+    rows it is given) on the files of the mask ``files``, summed per rank from the traced
+    durations, each times ``weight`` (the share of its time the problem costs; 1 without);
+    ``None`` unless the trace holds every POSIX read and write of those files (then only a
+    bound from the counters is possible)."""
+    tr = model.trace
+    if tr is None or tr.partial_reasons or not files.any():
+        return None
+    cov = _coverage(model, tr)
+    for d in DIRECTIONS:
+        has = files & (model.per_file("POSIX", f"POSIX_{d.upper()}S") > 0)
+        if not cov[d][has].all():
+            return None
+    rows = np.nonzero((tr.module == POSIX_CODE) & files[tr.file_index])[0]
+    chosen = rows[pick(tr, rows)]
+    if chosen.size == 0:
+        return 0.0
+    chosen = chosen[tr.rank[chosen] >= 0]
+    if chosen.size == 0:
+        return 0.0
+    dur = tr.end[chosen] - tr.start[chosen]
+    if weight is not None:
+        dur = dur * weight(tr, chosen)
+    return float(np.bincount(tr.rank[chosen], weights=dur).max())
+
+
+def off_alignment(tr: Trace, rows: np.ndarray, align: np.ndarray) -> np.ndarray:
+    """Which trace ``rows`` start off their file's alignment (``align`` per file, bytes):
+    Darshan's POSIX_FILE_NOT_ALIGNED, request by request."""
+    a = align[tr.file_index[rows]].astype(np.int64)
+    return (a > 0) & (tr.offset[rows] % np.maximum(a, 1) != 0)
+
+
+def misalignment_share(tr: Trace, rows: np.ndarray, align: np.ndarray) -> np.ndarray:
+    """The share of each request's time that starting off the alignment can cost: each unit
+    (page, block, stripe) it touches costs its share of the time, and alignment can save the
+    extra unit it touches (a 16 MiB write at 2 KiB touches 4097 4 KiB units instead of 4096)
+    and the units at its ends that another rank's request also partly covers (locks,
+    contention: KAUST, "not stripe aligned: some stripes are accessed by more than one
+    process"). A 64 KiB piece whose two end units other ranks share costs 3/17 of its time,
+    a 1 KiB piece inside another rank's page all of it."""
+    a_all = np.maximum(align.astype(np.int64), 1)
+    a = a_all[tr.file_index[rows]]
+    off, ln = tr.offset[rows], np.maximum(tr.length[rows], 1)
+    first, last = off // a, (off + ln - 1) // a
+    touched = last - first + 1
+    need = -(-ln // a)
+    # End units of every POSIX request of these files, and whether two ranks touch each
+    # (one lexsort: a million requests take a fraction of a second).
+    px = np.nonzero((tr.module == POSIX_CODE) & np.isin(tr.file_index, tr.file_index[rows]))[0]
+    pa = a_all[tr.file_index[px]]
+    f = np.concatenate([tr.file_index[px]] * 2)
+    u = np.concatenate([tr.offset[px] // pa,
+                        (tr.offset[px] + np.maximum(tr.length[px], 1) - 1) // pa])
+    r = np.concatenate([tr.rank[px]] * 2)
+    span = int(u.max()) + 1 if u.size else 1
+    if u.size and (int(f.max()) + 1) * span < 1 << 62:  # one int64 key: a faster sort
+        order = np.argsort(f * span + u, kind="stable")
+    else:
+        order = np.lexsort((u, f))
+    fs, us, rs = f[order], u[order], r[order]
+    new_unit = np.r_[True, (fs[1:] != fs[:-1]) | (us[1:] != us[:-1])]
+    unit_id = np.cumsum(new_unit) - 1
+    starts = np.nonzero(new_unit)[0]
+    two_ranks = (np.minimum.reduceat(rs, starts) != np.maximum.reduceat(rs, starts)
+                 if starts.size else np.zeros(0, dtype=bool))
+    end_shared = np.empty(f.size, dtype=bool)
+    end_shared[order] = two_ranks[unit_id]
+    at = np.searchsorted(px, rows)  # rows are among these files' POSIX requests
+    first_shared, last_shared = end_shared[at], end_shared[px.size + at]
+    n_shared = first_shared.astype(np.int64) + (last_shared & (last != first))
+    return np.minimum((touched - need + n_shared) / touched, 1.0)
+

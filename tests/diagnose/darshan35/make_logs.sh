@@ -29,6 +29,7 @@ build() {
     mpicc.openmpi -O2 -Wall -I"$H5INC" -o "$BIN/h5_many_groups" "$PROGS/h5_many_groups.c" \
         -L"$H5LIB" -lhdf5
     cc -O2 -Wall -o "$BIN/flush_log" "$PROGS/flush_log.c"
+    mpicc.mpich -O2 -Wall -o "$BIN/posix_habits.mpich" "$PROGS/posix_habits.c"
 }
 
 # mpich LOG [VAR=value...] -- PROGRAM ARGS: 4 ranks, MPICH's hydra (forwards the environment)
@@ -110,6 +111,30 @@ scenario() {
         rm -f "$d/smallindep.dat"
         mpich smallindep-mpich.darshan -- "$BIN/mpi_small_calls.mpich" "$d/smallindep.dat" \
             indep 1200 256 ;;
+    reopen-mpich)  # every rank opens, appends one line to and closes its log, 50,000 times
+        rm -f "$d"/rank?.log
+        mpich reopen-mpich.darshan -- "$BIN/posix_habits.mpich" "$d" logreopen 50000 0 ;;
+    csv-mpich)  # rank 0 writes 200,000 formatted lines with fprintf
+        rm -f "$d/results.csv"
+        mpich csv-mpich.darshan -- "$BIN/posix_habits.mpich" "$d" csv 200000 0 ;;
+    config-mpich)  # every rank reads the same 2 KiB namelist
+        seq -f " param_%g = 1.5" 1 200 | head -c 2048 > "$d/config.nml"
+        mpich config-mpich.darshan -- "$BIN/posix_habits.mpich" "$d" config 64 1024 ;;
+    perrank-mpich)  # rank r writes (r + 1) * 16 MiB to its own file, then fsync
+        rm -f "$d"/part.?
+        mpich perrank-mpich.darshan -- "$BIN/posix_habits.mpich" "$d" perrank 16 1048576 ;;
+    rank0read-mpich)  # rank 0 reads a 1 GiB input in 8 MiB reads, 3 ranks wait
+        [ -s "$d/input.bin" ] || dd if=/dev/urandom of="$d/input.bin" bs=1M count=1024 status=none
+        mpich rank0read-mpich.darshan -- "$BIN/posix_habits.mpich" "$d" rank0read 128 8388608 ;;
+    packed-mpich)  # 2000 records of 4 KiB per rank written from after a 4-byte prefix
+        rm -f "$d"/rec.?
+        mpich packed-mpich.darshan -- "$BIN/posix_habits.mpich" "$d" packed 2000 4096 ;;
+    blockread-mpich)  # 256 blocking 1 MiB MPI_File_read_at per rank, 2 ms of work after each
+        [ -s "$d/input.bin" ] || dd if=/dev/urandom of="$d/input.bin" bs=1M count=1024 status=none
+        mpich blockread-mpich.darshan -- "$BIN/posix_habits.mpich" "$d" blockread 256 1048576 ;;
+    interleaved-mpich)  # 1000 records of 6000 B per rank interleaved in one shared file
+        rm -f "$d/shared.dat"
+        mpich interleaved-mpich.darshan -- "$BIN/posix_habits.mpich" "$d" interleaved 1000 6000 ;;
     *) echo "unknown scenario $1" >&2; exit 2 ;;
     esac
 }
@@ -118,7 +143,8 @@ build
 if [ $# -eq 0 ]; then
     set -- holes-mpich holes-openmpi late-openmpi lateclose-openmpi sieve-mpich h5fill-openmpi \
         h5nofill-openmpi h5close-openmpi h5closecoll-openmpi pnciput-openmpi \
-        pncput-openmpi flushlog smallcoll-mpich smallindep-mpich
+        pncput-openmpi flushlog smallcoll-mpich smallindep-mpich reopen-mpich csv-mpich \
+        config-mpich perrank-mpich rank0read-mpich packed-mpich blockread-mpich interleaved-mpich
 fi
 for s in "$@"; do
     scenario "$s"

@@ -22,7 +22,7 @@ from iolab.diagnose.rules.base import (
     fmt_bytes,
     pct,
 )
-from iolab.diagnose.rules.common import cost, needs_complete, needs_lustre, per_op
+from iolab.diagnose.rules.common import claims_of, cost, needs_complete, needs_lustre, per_op
 from iolab.diagnose.striping import StripeCount, stripe_counts
 from iolab.model.files import APP
 
@@ -81,6 +81,7 @@ def _stripe_hit(model: Model, sel: np.ndarray, what: str, sizes: np.ndarray,
         data={"paths": [model.files.paths[i] for i in idx], "plans": plans,
               "why": plans[first].comment if plans else ""},
         cost_s=cost(model, sel, ("read", "write")),
+        claims=claims_of(model, sel, "read", "write"),
     )]
 
 
@@ -114,6 +115,7 @@ def _small_striped(model: Model, th: Thresholds) -> list[Hit]:
         # Extra stripes cost at open, close and stat (one object per OST), not in moving the
         # bytes: the metadata time on those files, not their whole read and write time.
         h.cost_s = cost(model, sel, ("meta",))
+        h.claims = claims_of(model, sel, "meta")
         h.data["inputs"] = not bool((writers[sel] > 0).any())
     return hits
 
@@ -167,6 +169,7 @@ def _stripe_size(model: Model, th: Thresholds) -> list[Hit]:
                for i in idx[:10]],
         data={"paths": [model.files.paths[i] for i in idx], "stripe": int(acc[idx[0]])},
         cost_s=cost(model, mism, ("read", "write"), ("POSIX",), 0.5),
+        claims=claims_of(model, mism, "read", "write"),
     )]
 
 

@@ -23,6 +23,7 @@ from iolab.diagnose.rules.base import (
     pct,
 )
 from iolab.diagnose.rules.common import (
+    claims_of,
     cost,
     costliest,
     file_time,
@@ -105,6 +106,8 @@ def _metadata(model: Model, th: Thresholds) -> list[Hit]:
                for i in top],
         severity="high" if over_rank else "warn",
         cost_s=meta_rank,
+        # its seconds are the files' metadata time, not their reads and writes
+        claims=claims_of(model, app & (meta_t > 0), "meta"),
     )]
 
 
@@ -200,6 +203,7 @@ def _ascii(model: Model, th: Thresholds) -> list[Hit]:
                                                    "avg_bytes": round(float(avg[i]), 1)})
                for i in top],
         cost_s=cost(model, sel, ("write",), ("STDIO",)),
+        claims=claims_of(model, sel, "write"),
     )]
 
 
