@@ -22,7 +22,7 @@ from test_results_db import engine_doc
 from iolab.errors import UsageError
 from iolab.paths import engine_binary
 from iolab.results import db
-from iolab.results.render import SUMMARY_COLUMNS, summary_report
+from iolab.results.render import SUMMARY_COLUMNS, render, summary_report
 
 
 def iolab(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -120,7 +120,7 @@ def test_machine_readable_keys_line_up(tmp_path: Path) -> None:
     collective, file view and hints in the summary and the CSV; run ids in every row.
     Was: 'label' meant the case in bench --json; runs differing only in collective I/O or
     hints looked identical in the CSV; show --csv had no run id."""
-    from iolab.results.render import render, run_report, summary_report
+    from iolab.results.render import run_report
 
     doc = engine_doc()
     doc["config"].update({"api": "mpiio", "collective": True, "file_view": True})
@@ -151,3 +151,30 @@ def test_machine_readable_keys_line_up(tmp_path: Path) -> None:
     assert listed[0]["collective"] is True
     phases = render(run_report(row), "csv").splitlines()
     assert phases[0].startswith("run_id,") and all(p.startswith(f"{rid},") for p in phases[1:])
+
+
+def test_a_queued_run_names_its_depth_and_engine(tmp_path: Path) -> None:
+    """Runs through io_uring and through libaio were shown as the same case."""
+    try:
+        engine = engine_binary("default")
+    except UsageError as exc:
+        pytest.skip(str(exc))
+    dbp = tmp_path / "r.db"
+    env = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+    for aio in ("io_uring", "libaio"):
+        out = tmp_path / f"{aio}.json"
+        p = subprocess.run([str(engine), "--api", "posix", "--posix.mode", "direct",
+                            "--posix.queue-depth", "4", "--posix.aio", aio, "--transfer", "4k",
+                            "--block", "256k", "--path", str(tmp_path / aio), "--quiet", "--json",
+                            str(out)], env=env, capture_output=True, text=True, timeout=120)
+        if p.returncode == 2 and ("not built" in p.stderr or "O_DIRECT" in p.stderr):
+            pytest.skip(p.stderr.strip())
+        assert p.returncode == 0, p.stderr
+        r = iolab("results", "import", str(out), "--db", str(dbp))
+        assert r.returncode == 0, r.stderr
+    c = db.connect(dbp)
+    runs = [db.get_run(c, rid) for rid in (1, 2)]
+    c.close()
+    summary = json.loads(render(summary_report([r for r in runs if r]), "json"))["summary"]
+    cases = sorted({row["case"] for row in summary})
+    assert cases == ["posix fpp direct qd=4 io_uring", "posix fpp direct qd=4 libaio"]

@@ -248,7 +248,17 @@ def _case_name(run: Mapping[str, Any]) -> str:
             parts.append(flag.replace("_", "-"))
     if isinstance(cfg.get("threads"), int) and cfg["threads"] > 1:
         parts.append(f"threads={cfg['threads']}")
-    return " ".join(parts)
+    # The async queue is per phase (auto may pick another engine for the reads than for the
+    # writes): each distinct depth+engine once, so io_uring and libaio runs are told apart.
+    queues: list[str] = []
+    for rep in doc.get("repetitions") or [] if isinstance(doc, Mapping) else []:
+        for ph in rep.get("phases") or []:
+            q = ph.get("queue")
+            if isinstance(q, Mapping):
+                name = f"qd={q.get('depth')} {q.get('engine')}"
+                if name not in queues:
+                    queues.append(name)
+    return " ".join(parts + queues)
 
 
 def _op_rows(run: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -13,7 +13,8 @@ from iolab.errors import UsageError
 
 # Friendlier names for common parameters -> the bench option they set.
 ALIASES = {"ranks": "np", "mode": "posix.mode", "transfer-size": "transfer", "xfer": "transfer",
-           "queue-depth": "posix.queue-depth", "t": "transfer", "b": "block"}
+           "queue-depth": "posix.queue-depth", "aio": "posix.aio", "t": "transfer",
+           "b": "block"}
 SWITCH_VALUES = {"on": True, "off": False, "yes": True, "no": False, "true": True,
                  "false": False}
 # Options a point may not set: the sweep owns them.
