@@ -96,9 +96,17 @@ def in_slurm_allocation(environ: Mapping[str, str] | None = None) -> bool:
     return bool(env.get("SLURM_JOB_ID")) and shutil.which("srun", path=env.get("PATH")) is not None
 
 
-def default_np(launcher: str, environ: Mapping[str, str] | None = None) -> int:
-    """Ranks when the user gave no ``--np``: the allocation's tasks under srun, else 2."""
+def default_np(launcher: str, environ: Mapping[str, str] | None = None,
+               ppn: int | None = None) -> int:
+    """Ranks when the user gave no ``--np``: the allocation's tasks under srun (with
+    ``--ppn``, that many on each of the allocation's nodes: srun's ``-n`` wins over
+    ``--ntasks-per-node``, so 4 tasks on 2 nodes with --ppn 1 would still run 2 a node),
+    else 2."""
     env = os.environ if environ is None else environ
+    if launcher == "srun" and ppn:
+        nodes = env.get("SLURM_JOB_NUM_NODES") or env.get("SLURM_NNODES") or ""
+        if nodes.isdigit() and int(nodes) > 0:
+            return int(nodes) * ppn
     if launcher == "srun":
         tasks = env.get("SLURM_NTASKS") or env.get("SLURM_NPROCS")
         if tasks and tasks.isdigit() and int(tasks) > 0:

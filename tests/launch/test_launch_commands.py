@@ -73,6 +73,16 @@ def test_srun_command_and_auto_detection() -> None:
     assert launch.default_np("mpirun", env) == 2
 
 
+def test_ranks_per_node_without_np_fills_the_allocations_nodes() -> None:
+    """Was: --ppn 1 in a 2-node allocation of 4 tasks launched srun -n 4 --ntasks-per-node 1,
+    and srun ran 2 ranks a node (its -n wins); a tune of ranks per node measured nothing."""
+    env = {**NO_SLURM, "SLURM_JOB_ID": "42", "SLURM_NTASKS": "4", "SLURM_JOB_NUM_NODES": "2"}
+    assert launch.default_np("srun", env, ppn=1) == 2
+    assert launch.default_np("srun", env, ppn=2) == 4
+    assert launch.default_np("srun", env) == 4
+    assert launch.default_np("mpirun", env, ppn=1) == 2  # outside srun: iolab's default
+
+
 @needs_srun
 def test_srun_starts_mpich_ranks_with_pmi2() -> None:
     """Expected: one 4-rank MPICH job under srun; was: four 1-rank jobs (PMIx, the site's

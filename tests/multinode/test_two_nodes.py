@@ -320,3 +320,59 @@ def test_diagnosed_aggregator_fix_applied_as_written_doubles_aggregators_per_nod
     hosts = host_of(phase(run, "write"))
     listed = [int(r) for r in hints["effective"]["romio_aggregator_list"].split()]
     assert sorted(hosts[r] for r in listed) == ["n1", "n1", "n2", "n2"]
+
+
+def test_tune_ranks_per_node_places_each_trial_as_its_value_says(
+        twonode_env: dict[str, str], tmp_path: Path) -> None:
+    """slurm.ranks_per_node is only worth tuning across nodes: each trial inside a 2-node
+    allocation must run that many ranks on each host (2 nodes x 1 or x 2), as srun placed
+    them, and the trial's stored run must say so."""
+    engine_for("default")
+    db = tmp_path / "t.db"
+    p = in_allocation(twonode_env, tmp_path, [
+        sys.executable, "-m", "iolab", "tune", "--db", str(db),
+        "--knob", "slurm.ranks_per_node=1,2", "--trials", "2", "--confirm", "2", "--",
+        "iolab", "bench", "-a", "null", "--null.delay-us", "300", "-t", "64k", "-b", "1m",
+        "-w"], ppn=2)
+    assert "Tune 1: done" in p.stdout, p.stderr
+    by_id = {r["id"]: r for r in runs(db)}
+    conn = sqlite3.connect(str(db))
+    try:
+        trials = conn.execute("SELECT params, run_id, status FROM trials").fetchall()
+    finally:
+        conn.close()
+    seen = set()
+    for params, run_id, status in trials:
+        assert status == "ok"
+        per_node = json.loads(params).get("slurm.ranks_per_node", "(default)")
+        run = by_id[run_id]
+        hosts = run["engine_json"]["environment"]["ranks_per_host"]
+        if per_node == "(default)":  # the baseline: the allocation's own 2 per node
+            per_node = "2"
+        assert hosts == {"n1": int(per_node), "n2": int(per_node)}, (params, hosts)
+        assert (run["ranks"], run["nodes"]) == (2 * int(per_node), 2)
+        seen.add(per_node)
+    assert seen == {"1", "2"}
+
+
+def test_tune_ranks_per_node_reaches_the_users_own_srun(twonode_env: dict[str, str],
+                                                        tmp_path: Path) -> None:
+    """A command objective: the user's srun line inside the allocation gets the trial's ranks
+    per node (srun's inherited task count would otherwise override it and every trial would
+    run the allocation's 2 a node). The metric is the number of tasks of the srun step."""
+    db = tmp_path / "t.db"
+    p = in_allocation(twonode_env, tmp_path, [
+        sys.executable, "-m", "iolab", "tune", "--db", str(db),
+        "--knob", "slurm.ranks_per_node=1,2", "--trials", "2", "--confirm", "0",
+        "--metric", r"tasks: (\d+)", "--maximize", "--",
+        "srun", "bash", "-c", "echo tasks: $SLURM_STEP_NUM_TASKS on $(hostname)"], ppn=2)
+    assert "Tune 1: done" in p.stdout, p.stderr
+    conn = sqlite3.connect(str(db))
+    try:
+        trials = conn.execute("SELECT params, value, status FROM trials").fetchall()
+    finally:
+        conn.close()
+    got = {json.loads(params).get("slurm.ranks_per_node"): value
+           for params, value, status in trials if status == "ok"}
+    # the step's tasks on the 2 nodes: "(default)" is the allocation's 2 a node
+    assert got == {"(default)": 4, "1": 2}, trials

@@ -122,6 +122,11 @@ def test_placement_knobs_reach_iolab_bench_srun_and_the_job_script(tmp_path: Pat
                                                ("--cpu-bind", "cores")}
     assert srun_env(params) == {"SLURM_NTASKS_PER_NODE": "2", "SLURM_CPUS_PER_TASK": "4",
                                 "SLURM_CPU_BIND": "cores"}
+    # inside a 3-node allocation the task count follows, or srun's inherited SLURM_NTASKS
+    # would override the per-node count
+    inside = srun_env(params, {"SLURM_JOB_ID": "7", "SLURM_NTASKS": "12",
+                               "SLURM_JOB_NUM_NODES": "3"})
+    assert (inside["SLURM_NTASKS"], inside["SLURM_NPROCS"]) == ("6", "6")
     written = write_artifacts({k: v for k, v in params.items() if v != DEFAULT}, tmp_path)
     text = (tmp_path / "slurm.txt").read_text()
     assert tmp_path / "slurm.txt" in written

@@ -139,7 +139,8 @@ class CaseResult:
 def _launch_spec(args: argparse.Namespace) -> launch.LaunchSpec:
     launcher = launch.resolve_launcher(launch.LaunchSpec(np=1, launcher=args.launcher))
     np = args.np if args.np is not None else (
-        args.nodes * args.ppn if args.nodes and args.ppn else launch.default_np(launcher))
+        args.nodes * args.ppn if args.nodes and args.ppn
+        else launch.default_np(launcher, ppn=args.ppn))
     return launch.LaunchSpec(np=np, nodes=args.nodes, ppn=args.ppn, launcher=args.launcher,
                              mpi=args.mpi, extra=launch.parse_launcher_args(args.launcher_args),
                              cpu_bind=args.cpu_bind, cpus_per_rank=args.cpus_per_rank,

@@ -71,10 +71,20 @@ def mca_env(params: Mapping[str, str]) -> dict[str, str]:
             if k.kind == "ompio"}
 
 
-def srun_env(params: Mapping[str, str]) -> dict[str, str]:
+def srun_env(params: Mapping[str, str],
+             allocation: Mapping[str, str] | None = None) -> dict[str, str]:
     """Launch knobs as srun's input environment (SLURM_CPU_BIND, SLURM_NTASKS_PER_NODE,
-    SLURM_CPUS_PER_TASK): the user's own srun line takes them without a change."""
-    return {LAUNCH[k.name][1]: v for k, v in set_params(params).items() if k.kind == "launch"}
+    SLURM_CPUS_PER_TASK): the user's own srun line takes them without a change. Ranks per
+    node also set the task count from the ``allocation``'s node count: inside salloc srun
+    inherits SLURM_NTASKS, which wins over a per-node count ("can't honor
+    --ntasks-per-node ... Ignoring"), so the trial would run with the allocation's layout."""
+    env = {LAUNCH[k.name][1]: v for k, v in set_params(params).items() if k.kind == "launch"}
+    per_node = env.get(LAUNCH["slurm.ranks_per_node"][1])
+    nodes = (allocation or {}).get("SLURM_JOB_NUM_NODES") or \
+        (allocation or {}).get("SLURM_NNODES") or ""
+    if per_node and per_node.isdigit() and nodes.isdigit():
+        env["SLURM_NTASKS"] = env["SLURM_NPROCS"] = str(int(nodes) * int(per_node))
+    return env
 
 
 def lfs_setstripe(params: Mapping[str, str], directory: str | os.PathLike[str]) -> list[str] | None:
@@ -301,7 +311,7 @@ class CommandObjective:
         """What the command runs with: hints file, Cray's variable, OMPIO's parameters."""
         env = dict(os.environ)
         env.update(mca_env(params))
-        env.update(srun_env(params))
+        env.update(srun_env(params, os.environ))
         hints = hints_of(params)
         if hints:
             path = Path(self.hints_dir) / f"{label.replace(':', '-')}.hints"
