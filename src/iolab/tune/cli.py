@@ -366,12 +366,32 @@ def _stored_policy(row: Mapping[str, Any]) -> Any:
     return Policy(repeats=repeats, repeat_top=top, rule="median")
 
 
+def _given_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The options written on this command line (the process's own, when it is an
+    `iolab tune` one), else those whose value is not the default: a value given that
+    happens to equal the default counts as given only in the first case."""
+    p = argparse.ArgumentParser(add_help=False)
+    add_arguments(p)
+    if sys.argv[1:2] == ["tune"]:
+        for action in p._actions:
+            action.default = argparse.SUPPRESS
+        try:
+            written, _ = p.parse_known_args(sys.argv[2:])
+            out = vars(written)
+            if out.get("workload") in ([], ["--"]):
+                out.pop("workload")
+            return out
+        except SystemExit:  # cannot happen: the same line parsed once already
+            pass
+    return {d: v for d in SEARCH_OPTIONS if (v := getattr(args, d, None)) != p.get_default(d)
+            and not (d == "workload" and v in ([], ["--"]))}
+
+
 def _refuse_changed_settings(args: argparse.Namespace, row: Mapping[str, Any],
                              policy: Any) -> None:
     """One line, exit 2, when a search option given with --resume differs from the stored
-    tune's (an option left at its default is not "given": the stored value holds)."""
-    p = argparse.ArgumentParser(add_help=False)
-    add_arguments(p)
+    tune's; an option not given leaves the stored value in force."""
+    given = _given_options(args)
     o = row.get("objective") or {}
     stored = {"trials": row.get("budget"), "confirm": row.get("confirm"),
               "seed": row.get("seed"), "repeats": policy.repeats,
@@ -379,9 +399,9 @@ def _refuse_changed_settings(args: argparse.Namespace, row: Mapping[str, Any],
               "metric": o.get("metric"), "time_limit": o.get("time_limit_s"),
               "maximize": o.get("maximize"), "output_dir": o.get("output_dir")}
     for dest in SEARCH_OPTIONS:
-        value = getattr(args, dest, None)
-        if value == p.get_default(dest) or (dest == "workload" and value in ([], ["--"])):
+        if dest not in given:
             continue
+        value = given[dest]
         option = "--" + dest.replace("_", "-")
         if dest == "workload":
             option = "a workload after '--'"
