@@ -78,11 +78,11 @@ def test_variants_replay_a_synthetic_set(tmp_path: Path) -> None:
     doc = json.loads(synth.read_text())
     assert len(doc["samples"]) == 72 and all(len(v) == 5 for v in doc["samples"].values())
     run = script("tune_variants", "--seeds", "2", "--only", "(s4)",
-                 "--only", "random, shrunk", str(synth), cwd=tmp_path)
+                 "--only", "random, lower", str(synth), cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     rows = re.findall(r"^\| (.+?) \| ([\d.]+)% / (\d+)% / (\d) / ([\d.]+)% \|$", run.stdout,
                       re.M)
-    assert [r[0] for r in rows] == ["median winner (s4)", "random, shrunk winner"], run.stdout
+    assert [r[0] for r in rows] == ["median winner (s4)", "random, lower-bound winner"], run.stdout
     for _, mean, worst, hits, ceiling in rows:
         # a pick is never better than the best configuration its search measured
         assert 0 < int(worst) <= float(mean) <= float(ceiling) <= 100

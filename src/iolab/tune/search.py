@@ -9,11 +9,15 @@
    asked again), so every exploration run samples a new point.
 3. Repeats: on a noisy machine the best of many single runs is mostly the luckiest run. The
    last part of the budget re-measures the few best candidates until each has ``repeats``
-   samples (a candidate whose median drops out of the top is replaced by the next one;
+   samples (a candidate whose score drops out of the top is replaced by the next one;
    while the leader's worst run beats every rival's best, the runs explore instead), and
-   the winner is the best *median* among the configurations measured ``repeats`` times
-   (:func:`pick_winner`). Random search (``sampler="random"``, the baseline of
-   bench/tune_efficiency) spends its budget and picks its winner the same way.
+   the winner is the best *score* among the configurations measured ``repeats`` times
+   (:func:`pick_winner`). The score (``Policy.rule``) is the median, lowered toward what
+   the configuration's knobs predict from every other run of the search
+   (:mod:`iolab.tune.selection`): a fast run on knob values that are slow everywhere else
+   is more likely luck than a find. Random search (``sampler="random"``, the baseline of
+   bench/tune_efficiency) spends its budget and picks its winner the same way. The
+   policy (:class:`Policy`) is stored with the tune; bench/tune_variants compares others.
 4. The winner and the baseline run again, interleaved, ``confirm`` times each;
    :mod:`iolab.tune.stats` turns those samples into the claim.
 Every trial is stored as it finishes; a resumed tune replays the stored ones into the study.
