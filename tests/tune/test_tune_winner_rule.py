@@ -13,7 +13,7 @@ import math
 
 import pytest
 
-from iolab.tune.search import pick_winner, rank_scores
+from iolab.tune.search import RULES, pick_winner, rank_scores
 from iolab.tune.selection import goodness, loo_predictions, shrunk_scores
 
 
@@ -40,6 +40,9 @@ def test_a_lucky_single_run_on_slow_knobs_is_pulled_down() -> None:
     suspect, steady = k(mode="x", size="c"), k(mode="y", size="a")
     median_rank = rank_scores(scores, True, "median")
     assert median_rank[suspect] > median_rank[steady]  # the plain median is fooled
+    for rule in ("shrunk", "shrunk-down", "cautious"):
+        ranked = rank_scores(scores, True, rule)
+        assert max(ranked, key=lambda c: ranked[c]) == steady, rule
     shrunk = rank_scores(scores, True, "shrunk")
     assert shrunk[suspect] < shrunk[steady]
     assert max(shrunk, key=lambda c: shrunk[c]) == steady
@@ -57,7 +60,7 @@ def test_a_genuinely_better_configuration_still_wins() -> None:
     cannot see, and the runs outweigh it."""
     scores = search([1600.0, 1580.0, 1630.0])
     best = k(mode="x", size="c")
-    for rule in ("shrunk", "lower", "median"):
+    for rule in RULES:
         assert pick_winner(scores, True, repeats=3, rule=rule) == (best, 1600.0), rule
 
 
@@ -82,7 +85,7 @@ def test_values_without_a_logarithm_fall_back_to_the_median() -> None:
     """A --metric that can be zero or negative: no log-scale model, the plain median."""
     scores = {k(size="a"): [0.0, 1.0, 2.0], k(size="b"): [-1.0, 5.0, 4.0], k(): [3.0]}
     assert goodness(scores, True) is None
-    for rule in ("shrunk", "lower"):
+    for rule in RULES:
         assert pick_winner(scores, True, repeats=3, rule=rule) == (k(size="b"), 4.0)
     assert shrunk_scores(scores, False)[k(size="a")] == -1.0
 

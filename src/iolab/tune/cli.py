@@ -52,8 +52,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         help="search runs, the baseline and the repeats included (default 20)")
     search.add_argument("--repeats", type=int, default=3, metavar="N",
                         help="noisy runs: the best candidates are measured until each has N "
-                             "samples and the winner is the best median among them; up to a "
-                             "third of --trials is kept for it (default 3; 1: none)")
+                             "samples and the winner is the best among them (median less one "
+                             "standard error of the noise); up to a third of --trials is kept "
+                             "for it (default 3; 1: none)")
     search.add_argument("--repeat-top", type=int, default=3, metavar="K",
                         help="how many of the best candidates are repeated (default 3)")
     search.add_argument("--confirm", type=int, default=5, metavar="N",

@@ -12,10 +12,10 @@
    samples (a candidate whose score drops out of the top is replaced by the next one;
    while the leader's worst run beats every rival's best, the runs explore instead), and
    the winner is the best *score* among the configurations measured ``repeats`` times
-   (:func:`pick_winner`). The score (``Policy.rule``) is the median, lowered toward what
-   the configuration's knobs predict from every other run of the search
-   (:mod:`iolab.tune.selection`): a fast run on knob values that are slow everywhere else
-   is more likely luck than a find. Random search (``sampler="random"``, the baseline of
+   (:func:`pick_winner`). The score (``Policy.rule``) is the median of the log values
+   minus one standard error of the search's own run-to-run noise
+   (:mod:`iolab.tune.selection`): on heavy-tailed runs a configuration ahead on one run
+   has to be ahead by more than the noise. Random search (``sampler="random"``, the baseline of
    bench/tune_efficiency) spends its budget and picks its winner the same way. The
    policy (:class:`Policy`) is stored with the tune; bench/tune_variants compares others.
 4. The winner and the baseline run again, interleaved, ``confirm`` times each;
@@ -37,7 +37,7 @@ from typing import Any
 
 from iolab.tune import store
 from iolab.tune.objective import Objective, TrialOutcome
-from iolab.tune.selection import lower_bound_scores, shrunk_scores
+from iolab.tune.selection import cautious_scores, lower_bound_scores, shrunk_scores
 from iolab.tune.space import DEFAULT, SearchSpace
 from iolab.tune.stats import Claim, compare
 
@@ -65,19 +65,24 @@ def mark_repeats(trials: Sequence[store.Trial]) -> list[store.Trial]:
     return out
 
 
-RULES = ("shrunk", "median", "shrunk-down", "lower")  # winner statistics; the first is
-# iolab tune's
+# Winner statistics; the first is iolab tune's (bench/tune_variants: the lower bound did at
+# least as well as the median on every replayed set, and the knob-model rules no better)
+RULES = ("lower", "median", "shrunk", "shrunk-down", "cautious")
 
 
 def rank_scores(scores: Mapping[Key, Sequence[float]], maximize: bool,
                 rule: str = RULES[0]) -> dict[Key, float]:
-    """Each configuration's score, higher is better: "shrunk", its median pulled toward
-    what its knobs' main effects predict (:mod:`iolab.tune.selection`); "median", its
-    plain median."""
+    """Each configuration's score, higher is better (:mod:`iolab.tune.selection`):
+    "lower", the median of its log values minus one standard error (few runs pay for
+    their uncertainty); "median", its plain median; "shrunk", its median pulled toward
+    what its knobs' main effects predict from the other runs ("shrunk-down": only ever
+    lowered; "cautious": lowered, then minus one standard error)."""
     if rule in ("shrunk", "shrunk-down"):
         return shrunk_scores(scores, maximize, down_only=rule == "shrunk-down")
     if rule == "lower":
         return lower_bound_scores(scores, maximize)
+    if rule == "cautious":
+        return cautious_scores(scores, maximize)
     sign = 1.0 if maximize else -1.0
     return {k: sign * median(v) for k, v in scores.items() if v}
 

@@ -2,25 +2,27 @@
 
 A page-cache write can run at 1700 MiB/s once and at 450 MiB/s the next four times. With a
 small budget most configurations are measured once, so the best single run is mostly the
-luckiest one, and even the median of three runs is fooled by one outlier in three. The
-search's runs say more than each point's own runs do: every run also tells how its knobs'
-values do. So each configuration's score is its own runs' centre pulled toward what its
-knobs predict (empirical Bayes):
+luckiest one, and even the median of three runs is fooled by one outlier in three. Values
+are compared as logarithms ("goodness" g: log of a bandwidth, minus the log of a time), so
+a difference is a factor, the same on a fast and a slow configuration. The scores:
 
-- the values are compared as logarithms ("goodness" g: log of a bandwidth, minus the log of
-  a time), so a knob's effect is a factor, the same on a fast and a slow configuration;
-- the knobs' *main effects* are fitted by ridge least squares over every measured
-  configuration (one indicator per knob value away from its default); each configuration's
-  prediction leaves that configuration out (its own lucky run cannot vouch for itself);
-- the score is the precision-weighted mean of the configuration's median g (precision
-  n / sigma2, sigma2 the pooled within-configuration variance of the repeated ones) and its
-  prediction (precision 1 / tau2, tau2 how far configurations stray from the additive model,
-  estimated from the same data). A configuration measured many times keeps its own value; one
-  measured once, fast by luck, on knobs that do badly elsewhere, is pulled down.
+- lower bound (iolab tune's): the median g minus one standard error, sqrt(sigma2 / n),
+  sigma2 the pooled within-configuration variance of the repeated ones (with a weak prior):
+  a configuration ahead on one run must be ahead by more than the noise;
+- shrunk: the median g pulled toward what the configuration's knobs predict (empirical
+  Bayes). The knobs' *main effects* are fitted by median polish over every measured
+  configuration, each configuration's prediction leaving it out (its own lucky run cannot
+  vouch for itself); the weights are n / sigma2 for its runs and 1 / tau2 for the
+  prediction, tau2 how far configurations stray from the additive model (robust estimate,
+  at least 10%). "shrunk-down" only ever lowers; "cautious" lowers, then takes the
+  standard error off.
 
-The model is a statistic to rank measured configurations, never a proposer: Optuna proposes.
-Values that are not all positive (a --metric that can be zero or negative) have no logarithm:
-the score is then the plain median.
+bench/tune_variants replays each rule on kept exhaustive measurements and on a synthetic
+additive set: the lower bound did at least as well as the plain median on every set, and
+the knob-model rules no better than the lower bound, so iolab tune uses the lower bound.
+The model is a statistic to rank measured configurations, never a proposer: Optuna
+proposes. Values that are not all positive (a --metric that can be zero or negative) have
+no logarithm: every score is then the plain median.
 """
 
 from __future__ import annotations
@@ -155,3 +157,15 @@ def lower_bound_scores(scores: Mapping[Key, Sequence[float]], maximize: bool,
         return {k: sign * median(v) for k, v in scores.items() if v}
     sigma2 = pooled_variance(list(g.values()))
     return {k: median(v) - z * math.sqrt(sigma2 / len(v)) for k, v in g.items()}
+
+
+def cautious_scores(scores: Mapping[Key, Sequence[float]], maximize: bool,
+                    z: float = 1.0) -> dict[Key, float]:
+    """Both penalties: lowered toward the knobs' prediction (never raised), then z standard
+    errors off for few runs."""
+    g = goodness(scores, maximize)
+    if g is None:
+        return lower_bound_scores(scores, maximize)
+    down = shrunk_scores(scores, maximize, down_only=True)
+    sigma2 = pooled_variance(list(g.values()))
+    return {k: down[k] - z * math.sqrt(sigma2 / len(v)) for k, v in g.items()}
