@@ -57,3 +57,33 @@ def test_btio_tune_plan(tmp_path: Path) -> None:
     for word in ("--time-limit", "--knob=romio_no_indep_rw=true", "--workload btio",
                  "--mpi mpich", "--confirm 5"):
         assert word in command
+
+
+def test_efficiency_direct_space_plan(tmp_path: Path) -> None:
+    """The second space: O_DIRECT / O_DSYNC writes only, at least 48 points, its own
+    section of docs/benchmarks.md."""
+    run = script("tune_efficiency", "--space", "direct", "--dry-run", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith("64 configurations x 5 rounds = 320 exhaustive runs; "
+                                 "2 searches x 5 seeds x 16 runs"), run.stdout
+    assert "each 2 x 16m" in run.stdout
+
+
+def test_variants_replay_a_synthetic_set(tmp_path: Path) -> None:
+    """bench/tune_variants writes a synthetic exhaustive set (72 points x 5 runs, heavy
+    tails) and replays policies on it: one row per policy, shares that make sense."""
+    synth = tmp_path / "synth.json"
+    made = script("tune_variants", "--make-synthetic", str(synth), cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    doc = json.loads(synth.read_text())
+    assert len(doc["samples"]) == 72 and all(len(v) == 5 for v in doc["samples"].values())
+    run = script("tune_variants", "--seeds", "2", "--only", "(s4)",
+                 "--only", "random, lower", str(synth), cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    rows = re.findall(r"^\| (.+?) \| ([\d.]+)% / (\d+)% / (\d) / ([\d.]+)% \|$", run.stdout,
+                      re.M)
+    assert [r[0] for r in rows] == ["median winner (s4)", "random, lower-bound winner"], run.stdout
+    for _, mean, worst, hits, ceiling in rows:
+        # a pick is never better than the best configuration its search measured
+        assert 0 < int(worst) <= float(mean) <= float(ceiling) <= 100
+        assert int(hits) <= 2

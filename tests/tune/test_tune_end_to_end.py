@@ -125,16 +125,26 @@ def test_resume_after_the_tune_is_killed_mid_trial(tmp_path: Path, engine_ok: No
         proc.wait(timeout=60)
     before = rows(db, "SELECT number, params FROM trials ORDER BY number")
     assert 2 <= len(before) < 6
-    out = tune("--db", str(db), "--resume", "1", "--json", cwd=tmp_path)
+    # the stored settings hold: a different one given again is refused before any run
+    for changed, says in ((["--repeats", "3"], "--repeats differs (the tune's is 1)"),
+                          (["--trials", "9"], "--trials differs (the tune's is 6)"),
+                          (["--knob", "transfer=4m"], "--knob differs"),
+                          (["--", "iolab", "bench", "-a", "null"], "a workload after '--'")):
+        refused = tune("--db", str(db), "--resume", "1", *changed, cwd=tmp_path)
+        assert refused.returncode == 2, refused.stderr
+        assert refused.stderr.count("\n") == 1 and says in refused.stderr, refused.stderr
+    assert len(rows(db, "SELECT id FROM trials")) == len(before)
+    out = tune("--db", str(db), "--resume", "1", "--repeats", "1", "--json", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert f"after {len(before)} finished trial(s)" in out.stderr
     after = rows(db, "SELECT number, phase, params FROM trials ORDER BY number")
     assert [(r["number"], r["params"]) for r in after[:len(before)]] == \
         [(r["number"], r["params"]) for r in before]  # nothing measured again or lost
     assert sum(r["phase"] == "search" for r in after) == 6
-    # --repeats 1, read back from the stored command: all 6 points explored, none repeated
+    # --repeats 1, read back from the stored policy: all 6 points explored, none repeated
     assert len({r["params"] for r in after if r["phase"] == "search"}) == 6
     assert rows(db, "SELECT status FROM tunes")[0]["status"] == "done"
+    assert json.loads(out.stdout)["policy"]["repeats"] == 1
     assert tune("--db", str(db), "--resume", "1", cwd=tmp_path).returncode == 2
 
 

@@ -15,6 +15,8 @@ from statistics import median
 import pytest
 
 from iolab.tune.search import (
+    RULES,
+    Policy,
     Tuner,
     key_of,
     mark_repeats,
@@ -25,14 +27,20 @@ from iolab.tune.search import (
 from iolab.tune.store import Trial
 
 
-def test_one_lucky_run_never_outranks_a_repeated_median() -> None:
+@pytest.mark.parametrize("rule", RULES)
+def test_one_lucky_run_never_outranks_a_repeated_median(rule: str) -> None:
     scores = {"lucky": [120.0], "steady": [100.0, 104.0, 98.0], "slow": [50.0, 52.0, 49.0]}
-    assert pick_winner(scores, maximize=True, repeats=3) == ("steady", 100.0)
-    # without repeats (repeats=1) the single run wins: the behaviour the repeats correct
-    assert pick_winner(scores, maximize=True, repeats=1) == ("lucky", 120.0)
+    assert pick_winner(scores, maximize=True, repeats=3, rule=rule) == ("steady", 100.0)
     times = {"lucky": [1.0], "steady": [2.0, 2.2, 1.9], "slow": [4.0, 4.1, 3.9]}
-    assert pick_winner(times, maximize=False, repeats=3) == ("steady", 2.0)
-    assert pick_winner({}, maximize=True, repeats=3) is None
+    assert pick_winner(times, maximize=False, repeats=3, rule=rule) == ("steady", 2.0)
+    assert pick_winner({}, maximize=True, repeats=3, rule=rule) is None
+
+
+def test_without_repeats_the_median_rule_takes_the_lucky_run() -> None:
+    """The behaviour the repeats correct: with repeats=1 every configuration is in the
+    pool and a single fast run wins the plain median."""
+    scores = {"lucky": [120.0], "steady": [100.0, 104.0, 98.0], "slow": [50.0, 52.0, 49.0]}
+    assert pick_winner(scores, maximize=True, repeats=1, rule="median") == ("lucky", 120.0)
 
 
 def test_while_nothing_is_repeated_the_best_single_run_leads() -> None:
@@ -111,8 +119,8 @@ def test_real_runs_explore_each_point_once_and_the_winner_is_a_repeated_median(
     objective = BenchObjective(["-a", "null", "--null.delay-us", "300", "-t", "64k", "-b",
                                 "12m", "--np", "2", "-w"], db=str(tmp_path / "r.db"))
     tid = store.create_tune(conn, ["test"], objective.to_json(), space.to_json(), 10, 0, 1)
-    result = Tuner(objective, space, 10, 0, 1, conn, tid, sampler=sampler, repeat_top=2,
-                   repeats=3).run()
+    result = Tuner(objective, space, 10, 0, 1, conn, tid,
+                   policy=Policy(sampler=sampler, repeat_top=2, repeats=3)).run()
     done = mark_repeats(store.trials(conn, tid))
     assert len(done) == 10 and all(t.status == "ok" for t in done), done
     explored = [key_of(t.params) for t in done if t.phase == "search"]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -51,8 +52,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         help="search runs, the baseline and the repeats included (default 20)")
     search.add_argument("--repeats", type=int, default=3, metavar="N",
                         help="noisy runs: the best candidates are measured until each has N "
-                             "samples and the winner is the best median among them; up to a "
-                             "third of --trials is kept for it (default 3; 1: none)")
+                             "samples and the winner is the best among them (median less one "
+                             "standard error of the noise); up to a third of --trials is kept "
+                             "for it (default 3; 1: none)")
     search.add_argument("--repeat-top", type=int, default=3, metavar="K",
                         help="how many of the best candidates are repeated (default 3)")
     search.add_argument("--confirm", type=int, default=5, metavar="N",
@@ -102,7 +104,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                                "faster", metavar="DIR")
     cli_common.add_quiet_verbose(out, quiet_help="no line per trial",
                                  verbose_help="also the stored run id of each trial")
-    p.add_argument("--resume", type=int, metavar="ID", help="continue an interrupted tune")
+    p.add_argument("--resume", type=int, metavar="ID",
+                   help="continue an interrupted tune with the settings it was started with "
+                        "(workload, space, --trials, --repeats, ...); a search option given "
+                        "again with a different value is refused")
     p.add_argument("--list", action="store_true", help="list stored tunes and exit")
     p.add_argument("--list-knobs", action="store_true", help="describe every knob and exit")
     p.add_argument("workload", nargs=argparse.REMAINDER,
@@ -287,15 +292,26 @@ def run(args: argparse.Namespace) -> int:
         if args.resume is not None:
             return _resume(conn, args)
         from iolab.tune import store
+        from iolab.tune.search import Policy
 
+        policy = Policy(repeats=args.repeats, repeat_top=args.repeat_top)
         tune_id = store.create_tune(conn, ["iolab", "tune", *sys.argv[2:]],
                                     objective.to_json(), space.to_json(), args.trials,
-                                    args.confirm, args.seed)
+                                    args.confirm, args.seed, policy=policy.to_json())
         # a command's implementation is known from its launcher only; a bench run reports its own
-        return _execute(conn, tune_id, objective, space, args, [],
+        return _execute(conn, tune_id, objective, space, args, [], policy,
                         implementation=predicted if kind == "command" else None)
     finally:
         conn.close()
+
+
+# Options that describe a tune: on --resume the stored tune's own values hold. A value given
+# again that differs from the stored one is refused (a resumed tune that silently changed
+# its budget, repeats or workload would mix two searches in one result).
+SEARCH_OPTIONS = ("trials", "repeats", "repeat_top", "confirm", "seed", "preset", "knob",
+                  "space", "from_log", "proxy_ranks", "proxy_bytes", "sbatch", "sbatch_args",
+                  "target", "metric", "maximize", "time_limit", "output_dir", "mpi",
+                  "workload")
 
 
 def _resume(conn: Any, args: argparse.Namespace) -> int:
@@ -308,6 +324,8 @@ def _resume(conn: Any, args: argparse.Namespace) -> int:
         raise UsageError(f"no tune {args.resume} in the results database (iolab tune --list)")
     if row["status"] == "done":
         raise UsageError(f"tune {args.resume} is finished; nothing to resume")
+    policy = _stored_policy(row)
+    _refuse_changed_settings(args, row, policy)
     o = row["objective"]
     objective: Any
     if o["kind"] == "bench":
@@ -320,30 +338,86 @@ def _resume(conn: Any, args: argparse.Namespace) -> int:
                                      time_limit_s=o.get("time_limit_s"),
                                      output_dir=o.get("output_dir"))
     args.trials, args.confirm, args.seed = row["budget"], row["confirm"], row["seed"]
-    args.repeats, args.repeat_top = _stored_repeats(row.get("command"), args)
     done = store.trials(conn, args.resume)
     print(f"iolab tune: resuming tune {args.resume} after {len(done)} finished trial(s)",
           file=sys.stderr)
     return _execute(conn, args.resume, objective, SearchSpace.from_json(row["space"]), args,
-                    done, implementation=row.get("implementation"))
+                    done, policy, implementation=row.get("implementation"))
 
 
-def _stored_repeats(command: Any, args: argparse.Namespace) -> tuple[int, int]:
-    """--repeats and --repeat-top as the tune was started with (read from its stored command
-    line, the one place they are kept), else as given now."""
+def _stored_policy(row: Mapping[str, Any]) -> Any:
+    """The policy the tune was started with; a tune stored before policies were (iolab
+    0.5's) kept --repeats and --repeat-top in its command line only, and picked its
+    winner by the plain median."""
+    from iolab.tune.search import Policy
+
+    stored = (row.get("result") or {}).get("policy")
+    if stored:
+        return Policy.from_json(stored)
+    command = row.get("command")
+    repeats, top = Policy().repeats, Policy().repeat_top
     if isinstance(command, list) and command[:2] == ["iolab", "tune"]:
         p = argparse.ArgumentParser(add_help=False)
         add_arguments(p)
         try:
             old, _ = p.parse_known_args([str(a) for a in command[2:]])
-            return int(old.repeats), int(old.repeat_top)
+            repeats, top = int(old.repeats), int(old.repeat_top)
         except SystemExit:  # a command line this version cannot read
             pass
-    return args.repeats, args.repeat_top
+    return Policy(repeats=repeats, repeat_top=top, rule="median")
+
+
+def _given_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The options written on this command line (the process's own, when it is an
+    `iolab tune` one), else those whose value is not the default: a value given that
+    happens to equal the default counts as given only in the first case."""
+    p = argparse.ArgumentParser(add_help=False)
+    add_arguments(p)
+    if sys.argv[1:2] == ["tune"]:
+        for action in p._actions:
+            action.default = argparse.SUPPRESS
+        try:
+            written, _ = p.parse_known_args(sys.argv[2:])
+            out = vars(written)
+            if out.get("workload") in ([], ["--"]):
+                out.pop("workload")
+            return out
+        except SystemExit:  # cannot happen: the same line parsed once already
+            pass
+    return {d: v for d in SEARCH_OPTIONS if (v := getattr(args, d, None)) != p.get_default(d)
+            and not (d == "workload" and v in ([], ["--"]))}
+
+
+def _refuse_changed_settings(args: argparse.Namespace, row: Mapping[str, Any],
+                             policy: Any) -> None:
+    """One line, exit 2, when a search option given with --resume differs from the stored
+    tune's; an option not given leaves the stored value in force."""
+    given = _given_options(args)
+    o = row.get("objective") or {}
+    stored = {"trials": row.get("budget"), "confirm": row.get("confirm"),
+              "seed": row.get("seed"), "repeats": policy.repeats,
+              "repeat_top": policy.repeat_top, "target": o.get("target", "write"),
+              "metric": o.get("metric"), "time_limit": o.get("time_limit_s"),
+              "maximize": o.get("maximize"), "output_dir": o.get("output_dir")}
+    for dest in SEARCH_OPTIONS:
+        if dest not in given:
+            continue
+        value = given[dest]
+        option = "--" + dest.replace("_", "-")
+        if dest == "workload":
+            option = "a workload after '--'"
+        elif dest == "maximize":
+            option = "--maximize" if value else "--minimize"
+        if dest in stored and value == stored[dest]:
+            continue
+        was = f" (the tune's is {stored[dest]})" if dest in stored else ""
+        raise UsageError(f"--resume {args.resume} continues tune {args.resume} with the "
+                         f"settings it was started with; {option} differs{was}: leave it "
+                         "out, or start a new tune")
 
 
 def _execute(conn: Any, tune_id: int, objective: Any, space: Any, args: argparse.Namespace,
-             done: list[Any], implementation: str | None = None) -> int:
+             done: list[Any], policy: Any, implementation: str | None = None) -> int:
     from iolab.tune import store
     from iolab.tune.render import TrialPrinter, render_result
     from iolab.tune.search import Tuner
@@ -351,8 +425,7 @@ def _execute(conn: Any, tune_id: int, objective: Any, space: Any, args: argparse
     printer = TrialPrinter(args.trials, args.confirm, objective.unit, objective.maximize,
                            quiet=args.quiet, verbose=args.verbose)
     tuner = Tuner(objective, space, args.trials, args.confirm, args.seed, conn, tune_id,
-                  on_trial=printer.trial, implementation=implementation,
-                  repeat_top=args.repeat_top, repeats=args.repeats)
+                  on_trial=printer.trial, implementation=implementation, policy=policy)
     try:
         result = tuner.run(done)
     except KeyboardInterrupt:

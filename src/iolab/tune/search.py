@@ -9,11 +9,15 @@
    asked again), so every exploration run samples a new point.
 3. Repeats: on a noisy machine the best of many single runs is mostly the luckiest run. The
    last part of the budget re-measures the few best candidates until each has ``repeats``
-   samples (a candidate whose median drops out of the top is replaced by the next one;
+   samples (a candidate whose score drops out of the top is replaced by the next one;
    while the leader's worst run beats every rival's best, the runs explore instead), and
-   the winner is the best *median* among the configurations measured ``repeats`` times
-   (:func:`pick_winner`). Random search (``sampler="random"``, the baseline of
-   bench/tune_efficiency) spends its budget and picks its winner the same way.
+   the winner is the best *score* among the configurations measured ``repeats`` times
+   (:func:`pick_winner`). The score (``Policy.rule``) is the median of the log values
+   minus one standard error of the search's own run-to-run noise
+   (:mod:`iolab.tune.selection`): on heavy-tailed runs a configuration ahead on one run
+   has to be ahead by more than the noise. Random search (``sampler="random"``, the baseline of
+   bench/tune_efficiency) spends its budget and picks its winner the same way. The
+   policy (:class:`Policy`) is stored with the tune; bench/tune_variants compares others.
 4. The winner and the baseline run again, interleaved, ``confirm`` times each;
    :mod:`iolab.tune.stats` turns those samples into the claim.
 Every trial is stored as it finishes; a resumed tune replays the stored ones into the study.
@@ -33,6 +37,7 @@ from typing import Any
 
 from iolab.tune import store
 from iolab.tune.objective import Objective, TrialOutcome
+from iolab.tune.selection import cautious_scores, lower_bound_scores, shrunk_scores
 from iolab.tune.space import DEFAULT, SearchSpace
 from iolab.tune.stats import Claim, compare
 
@@ -60,29 +65,51 @@ def mark_repeats(trials: Sequence[store.Trial]) -> list[store.Trial]:
     return out
 
 
+# Winner statistics; the first is iolab tune's (bench/tune_variants: the lower bound did at
+# least as well as the median on every replayed set, and the knob-model rules no better)
+RULES = ("lower", "median", "shrunk", "shrunk-down", "cautious")
+
+
+def rank_scores(scores: Mapping[Key, Sequence[float]], maximize: bool,
+                rule: str = RULES[0]) -> dict[Key, float]:
+    """Each configuration's score, higher is better (:mod:`iolab.tune.selection`):
+    "lower", the median of its log values minus one standard error (few runs pay for
+    their uncertainty); "median", its plain median; "shrunk", its median pulled toward
+    what its knobs' main effects predict from the other runs ("shrunk-down": only ever
+    lowered; "cautious": lowered, then minus one standard error)."""
+    if rule in ("shrunk", "shrunk-down"):
+        return shrunk_scores(scores, maximize, down_only=rule == "shrunk-down")
+    if rule == "lower":
+        return lower_bound_scores(scores, maximize)
+    if rule == "cautious":
+        return cautious_scores(scores, maximize)
+    sign = 1.0 if maximize else -1.0
+    return {k: sign * median(v) for k, v in scores.items() if v}
+
+
 def pick_winner(scores: Mapping[Key, Sequence[float]], maximize: bool,
-                repeats: int) -> tuple[Key, float] | None:
-    """The best median among the configurations measured the most times, up to
-    ``repeats``: once the top candidates are repeated, one lucky run never outranks a
-    repeated median."""
+                repeats: int, rule: str = RULES[0]) -> tuple[Key, float] | None:
+    """The best score among the configurations measured the most times, up to
+    ``repeats`` (once the top candidates are repeated, one lucky run never outranks a
+    repeated one), with its median."""
     if not scores:
         return None
     need = min(repeats, max(len(v) for v in scores.values()))
-    pool = {k: v for k, v in scores.items() if len(v) >= need}
-    pick = max if maximize else min
-    best = pick(pool, key=lambda k: median(pool[k]))
-    return best, median(pool[best])
+    rank = rank_scores(scores, maximize, rule)
+    best = max((k for k, v in scores.items() if len(v) >= need), key=lambda k: rank[k])
+    return best, median(scores[best])
 
 
 def next_repeat(scores: Mapping[Key, Sequence[float]], maximize: bool, top: int,
-                repeats: int) -> Key | None:
-    """The candidate to measure again: among the ``top`` best medians, the one with the
+                repeats: int, rule: str = RULES[0]) -> Key | None:
+    """The candidate to measure again: among the ``top`` best scores, the one with the
     fewest samples below ``repeats`` (rounds go across candidates, so drift hits them
     alike); None when the top candidates all have ``repeats`` samples, or when the leader
     is clearly ahead: measured at least twice, its worst run beats every other top
     candidate's best run (noise cannot change the pick, so the runs go to exploring)."""
-    ranked = sorted(scores, key=lambda k: median(scores[k]), reverse=maximize)[:top]
-    lead = pick_winner(scores, maximize, repeats)
+    rank = rank_scores(scores, maximize, rule)
+    ranked = sorted(scores, key=lambda k: rank[k], reverse=True)[:top]
+    lead = pick_winner(scores, maximize, repeats, rule)
     if lead is not None and len(scores[lead[0]]) >= 2:
         runs = scores[lead[0]]
         worst = min(runs) if maximize else max(runs)
@@ -93,10 +120,45 @@ def next_repeat(scores: Mapping[Key, Sequence[float]], maximize: bool, top: int,
     return min(short, key=lambda k: len(scores[k])) if short else None
 
 
-def repeat_reserve(budget: int, top: int, repeats: int) -> int:
+def repeat_reserve(budget: int, top: int, repeats: int, share: float = 1 / 3) -> int:
     """Runs kept from the budget for re-measuring the top candidates: enough for ``top``
-    candidates to reach ``repeats`` samples, at most a third of the budget."""
-    return max(0, min(top * (repeats - 1), budget // 3))
+    candidates to reach ``repeats`` samples, at most ``share`` of the budget."""
+    return max(0, min(top * (repeats - 1), int(budget * share + 1e-9)))
+
+
+@dataclass(frozen=True)
+class Policy:
+    """How a tune spends its budget and picks its winner. Stored with the tune, so that
+    ``--resume`` continues with the same one; bench/tune_efficiency --variants compares
+    others by replay."""
+
+    sampler: str = "tpe"  # or "random" (the baseline of bench/tune_efficiency)
+    repeats: int = 3  # samples each top candidate gets (1: no repeats)
+    repeat_top: int = 3  # how many of the best candidates are repeated
+    rule: str = RULES[0]  # the winner statistic (rank_scores)
+    repeat_share: float = 1 / 3  # most of the budget kept for repeats
+    startup_share: float = 0.25  # TPE: random proposals first, as a share of the budget
+    multivariate: bool = True  # TPE: a joint density over the knobs
+    group: bool = False  # TPE: multivariate per group of knobs seen together
+    ei_candidates: int = 24  # TPE: draws scored per proposal
+
+    def __post_init__(self) -> None:
+        if self.rule not in RULES:
+            raise ValueError(f"winner rule {self.rule!r}: one of {', '.join(RULES)}")
+        object.__setattr__(self, "repeats", max(1, self.repeats))
+        object.__setattr__(self, "repeat_top", max(1, self.repeat_top))
+
+    def reserve(self, budget: int) -> int:
+        return repeat_reserve(budget, self.repeat_top, self.repeats, self.repeat_share)
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> Policy:
+        """A stored policy; fields a newer version added keep their defaults."""
+        names = set(cls.__dataclass_fields__)
+        return cls(**{k: v for k, v in doc.items() if k in names})
 
 
 @dataclass(frozen=True)
@@ -176,9 +238,11 @@ class TuneResult:
     space: dict[str, list[str]] = field(default_factory=dict)
     predictions: list[dict[str, Any]] = field(default_factory=list)  # --from-log, judged
     search_runs: int = 0  # runs of the budget spent so far (exploration and repeats)
+    policy: dict[str, Any] = field(default_factory=dict)  # Policy.to_json()
 
     def to_json(self) -> dict[str, Any]:
         return {"status": self.status, "implementation": self.implementation,
+                "policy": self.policy,
                 "predictions": self.predictions,
                 "baseline_score": self.baseline_score, "winner": self.winner,
                 "winner_score": self.winner_score,
@@ -192,8 +256,7 @@ class Tuner:
     def __init__(self, objective: Objective, space: SearchSpace, budget: int, confirm: int,
                  seed: int, conn: sqlite3.Connection, tune_id: int,
                  on_trial: Callable[[store.Trial, TuneResult], None] | None = None,
-                 implementation: str | None = None, sampler: str = "tpe",
-                 repeat_top: int = 3, repeats: int = 3) -> None:
+                 implementation: str | None = None, policy: Policy | None = None) -> None:
         self.objective = objective
         self.space = space
         self.budget = budget
@@ -202,11 +265,10 @@ class Tuner:
         self.conn = conn
         self.tune_id = tune_id
         self.on_trial = on_trial
-        self.sampler = sampler  # "tpe", or "random" (the baseline of bench/tune_efficiency)
-        self.repeat_top = max(1, repeat_top)
-        self.repeats = max(1, repeats)
+        self.policy = policy or Policy()
         self.done: list[store.Trial] = []
-        self.progress = TuneResult("running", implementation, None)
+        self.progress = TuneResult("running", implementation, None,
+                                   policy=self.policy.to_json())
         self.in_effect: dict[str, str] = {}  # knob -> the baseline's own value (read back)
 
     # -- measuring ---------------------------------------------------------------------
@@ -236,7 +298,8 @@ class Tuner:
         return sum(1 for t in self.done if t.phase in SEARCH_PHASES)
 
     def _best(self) -> tuple[Key, float] | None:
-        return pick_winner(self._scores(), self.objective.maximize, self.repeats)
+        return pick_winner(self._scores(), self.objective.maximize, self.policy.repeats,
+                           self.policy.rule)
 
     def _update_best(self) -> None:
         if any(t.phase == "confirm" for t in self.done):
@@ -281,9 +344,12 @@ class Tuner:
         import optuna
 
         optuna.logging.set_verbosity(optuna.logging.WARNING)
-        sampler = (optuna.samplers.RandomSampler(seed=self.seed) if self.sampler == "random"
-                   else optuna.samplers.TPESampler(seed=self.seed, multivariate=True,
-                                                   n_startup_trials=max(3, self.budget // 4)))
+        pol = self.policy
+        sampler = (optuna.samplers.RandomSampler(seed=self.seed) if pol.sampler == "random"
+                   else optuna.samplers.TPESampler(
+                       seed=self.seed, multivariate=pol.multivariate, group=pol.group,
+                       n_ei_candidates=pol.ei_candidates,
+                       n_startup_trials=max(3, int(self.budget * pol.startup_share))))
         study = optuna.create_study(
             direction="maximize" if self.objective.maximize else "minimize", sampler=sampler)
         enc = self._encodings()
@@ -306,11 +372,12 @@ class Tuner:
 
         study = self._study()
         enc = self._encodings()
-        explore = self.budget - repeat_reserve(self.budget, self.repeat_top, self.repeats)
+        pol = self.policy
+        explore = self.budget - pol.reserve(self.budget)
         rng = random.Random(self.seed)
         while self._budget_used() < self.budget:
-            again = next_repeat(self._scores(), self.objective.maximize, self.repeat_top,
-                                self.repeats)
+            again = next_repeat(self._scores(), self.objective.maximize, pol.repeat_top,
+                                pol.repeats, pol.rule)
             explored = sum(1 for t in self.done if t.phase == "search")
             proposal = None
             if again is None or explored < explore:

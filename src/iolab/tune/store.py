@@ -37,14 +37,19 @@ class Trial:
 
 
 def create_tune(conn: sqlite3.Connection, command: Sequence[str], objective: Mapping[str, Any],
-                space: Mapping[str, Any], budget: int, confirm: int, seed: int) -> int:
+                space: Mapping[str, Any], budget: int, confirm: int, seed: int,
+                policy: Mapping[str, Any] | None = None) -> int:
+    """A new running tune. Its search ``policy`` (repeats, winner rule, sampler settings;
+    iolab.tune.search.Policy) goes into the result document from the start, where the
+    finished result keeps it, so ``--resume`` continues with the same one."""
     now = _now()
     with transaction(conn):
         cur = conn.execute(
             "INSERT INTO tunes (created_at, updated_at, status, command, objective, space, "
-            "budget, confirm, seed) VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?)",
+            "budget, confirm, seed, result) VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?)",
             (now, now, json.dumps(list(command)), json.dumps(objective), json.dumps(space),
-             budget, confirm, seed))
+             budget, confirm, seed,
+             json.dumps({"policy": dict(policy)}) if policy is not None else None))
     return int(cur.lastrowid or 0)
 
 
