@@ -102,13 +102,30 @@ def layer_shims(program: str, environ: Mapping[str, str] | None = None) -> list[
             continue
         for name in names:
             cand = find_shim(name)
-            if cand is not None and _library(str(cand), pattern, environ) == mine:
+            if cand is not None and _built_for(cand, pattern, environ) == mine:
                 out.append(cand)
                 break
         else:
             print(f"iolab: {program} uses {Path(mine).name}, and no {lib} layer is built for "
                   f"it: {modules} not traced (MPI-IO, POSIX and STDIO are)", file=sys.stderr)
     return out
+
+
+_LAYER_MARK = re.compile(rb"iolab-layer-library=([^\0]+)\0")
+
+
+def _built_for(layer: Path, pattern: re.Pattern[str],
+               environ: Mapping[str, str] | None = None) -> str | None:
+    """The real path of the library a layer is built for: written in the layer by the build
+    when the layer reaches its library through dlsym only (no NEEDED entry: the HDF5 layer),
+    else the one it links."""
+    try:
+        m = _LAYER_MARK.search(layer.read_bytes())
+    except OSError:
+        return None
+    if m:
+        return os.path.realpath(m.group(1).decode(errors="replace"))
+    return _library(str(layer), pattern, environ)
 
 
 def find_shim(name: str) -> Path | None:
