@@ -224,6 +224,15 @@ int iolab_core_abspath(const char *dirpath, const char *path, char *out, size_t 
     return 0;
 }
 
+const char *iolab_core_strip_fs_prefix(const char *name)
+{
+    const char *p = name;
+    while ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+           *p == '_')
+        p++;
+    return *p == ':' && p - name >= 2 ? p + 1 : name;
+}
+
 int iolab_core_excluded(const char *p)
 {
 #define PREFIX(s) {s, sizeof(s) - 1}

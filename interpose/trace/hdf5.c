@@ -190,9 +190,7 @@ static void tuple_add(iolab_rec_t *r, int32_t idx, const int64_t *t)
 
 static iolab_rec_t *file_record(const char *name, char *abs, size_t len)
 {
-    const char *colon = strchr(name, ':'); /* "prefix:path", as ROMIO strips it */
-    if (colon && colon > name + 1)
-        name = colon + 1;
+    name = iolab_core_strip_fs_prefix(name); /* "ufs:path": the file ROMIO opens */
     if (iolab_core_abspath(NULL, name, abs, len) != 0 || iolab_core_excluded(abs))
         return NULL;
     return iolab_core_record(IOLAB_MOD_H5F, abs);
@@ -285,8 +283,7 @@ static iolab_rec_t *dataset_record(hid_t dset)
     ssize_t n = REAL(H5Fget_name)(dset, file, sizeof file);
     if (n <= 0 || (size_t)n >= sizeof file)
         return NULL;
-    const char *colon = strchr(file, ':');
-    const char *fname = colon && colon > file + 1 ? colon + 1 : file;
+    const char *fname = iolab_core_strip_fs_prefix(file);
     if (iolab_core_abspath(NULL, fname, abs, sizeof abs) != 0 || iolab_core_excluded(abs))
         return NULL;
     size_t used = strlen(abs);

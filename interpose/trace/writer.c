@@ -280,7 +280,9 @@ static void write_names(out_t *o, int m)
         for (int i = 0; i < name_counts[m][k]; i++) {
             if (i)
                 out_raw(o, ",", 1);
-            out_str(o, name_tables[m][k][i], strlen(name_tables[m][k][i]));
+            out_raw(o, "\"", 1); /* counter names: [A-Z0-9_], nothing to escape */
+            out_raw(o, name_tables[m][k][i], strlen(name_tables[m][k][i]));
+            out_raw(o, "\"", 1);
         }
         OUT_LIT(o, "]");
     }
