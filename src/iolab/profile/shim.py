@@ -128,6 +128,21 @@ def _built_for(layer: Path, pattern: re.Pattern[str],
     return _library(str(layer), pattern, environ)
 
 
+def one_library(layers: list[Path], mpi_shim: Path | None,
+                environ: Mapping[str, str] | None = None) -> Path | None:
+    """The one library that holds the tracer, mpi_shim and the layers, when the build made
+    it (libiolab-trace-mpi-hdf5*.so, beside the HDF5 layer, for the same MPI library): what
+    to preload alone instead of the three, since each preloaded library costs every symbol
+    lookup of the program one more object to search (docs/profile.md)."""
+    hdf5 = "libiolab-trace-hdf5"
+    if mpi_shim is None or len(layers) != 1 or not layers[0].name.startswith(hdf5):
+        return None
+    one = layers[0].with_name(layers[0].name.replace(hdf5, "libiolab-trace-mpi-hdf5"))
+    if not one.is_file() or mpi_library(str(one), environ) != mpi_library(str(mpi_shim), environ):
+        return None
+    return one
+
+
 def find_shim(name: str) -> Path | None:
     """libiolab-<name>.so from the same build as the tracer that will be preloaded: with
     IOLAB_LIBDIR (<build>/default/interpose/trace), that folder or the MPICH build beside it
