@@ -106,6 +106,22 @@ def _trace_env(
     return env
 
 
+def _job_np(parts_dir: Path) -> int | None:
+    """A batch job's rank count, from the job itself (its sbatch line need not say, nor its
+    script's launch line): the largest MPI_COMM_WORLD size its ranks saw, or the task count
+    (SLURM_NTASKS) of a step of non-MPI tasks. None when no process was a rank."""
+    sizes = []
+    for f in parts_dir.glob("*" + fmt.PART_SUFFIX):
+        try:
+            with open(f, encoding="utf-8", errors="surrogateescape") as fh:
+                head = json.loads(fh.readline())
+        except (OSError, ValueError):
+            continue
+        if isinstance(head, dict) and head.get("type") == "process" and head.get("mpi"):
+            sizes.append(int(head.get("nprocs") or 0))
+    return max(sizes) if sizes and max(sizes) > 0 else None
+
+
 def _merge(parts_dir: Path, target: Path, job: dict[str, object]) -> int:
     """Write the job line and every part into target; return the number of parts."""
     files = sorted(parts_dir.glob("*" + fmt.PART_SUFFIX))
@@ -200,7 +216,8 @@ def _run_program(args: argparse.Namespace, argv: list[str]) -> int:
             "start_unix": start,
             "end_unix": time.time(),
             "exit_code": rc,
-            "np": line.np if line is not None else args.np,
+            "np": _job_np(parts_dir) if line is not None and line.kind == "sbatch"
+            else (line.np if line is not None else args.np),
             "launch": launch_words,
             "trace": bool(args.trace),
         }
