@@ -116,3 +116,26 @@ def test_mpmd_part_without_program_is_one_line_exit_2(second: list[str], tmp_pat
     assert run.returncode == 2, run.stderr
     assert len(run.stderr.strip().splitlines()) == 1 and "Traceback" not in run.stderr
     assert ("no-such-b" in run.stderr) == (len(second) == 4)
+
+
+def test_mpmd_part_that_cannot_be_traced_is_named(tmp_path: Path) -> None:
+    """A statically linked part (the loader, hence LD_PRELOAD, never runs in it): one line
+    naming it; the other part is traced as usual."""
+    if shutil.which("mpirun.openmpi") is None or shutil.which("cc") is None:
+        pytest.skip("mpirun.openmpi or cc is not installed")
+    src = tmp_path / "w.c"
+    src.write_text('#include <stdio.h>\nint main(int c, char **v) {\n'
+                   '    FILE *f = fopen(v[1], "w"); fputs("x", f); return fclose(f); }\n')
+    static, dyn = tmp_path / "static_w", tmp_path / "dynamic_w"
+    if subprocess.run(["cc", "-static", "-o", str(static), str(src)],
+                      capture_output=True).returncode != 0:
+        pytest.skip("no static C library to link a static program")
+    subprocess.run(["cc", "-o", str(dyn), str(src)], check=True)
+    line = ["mpirun.openmpi", "--allow-run-as-root", "--oversubscribe", "-np", "1", str(static),
+            str(tmp_path / "s.txt"), ":", "-np", "1", str(dyn), str(tmp_path / "d.txt")]
+    run, job = profile(line, tmp_path / "p")
+    said = [ln for ln in run.stderr.splitlines() if "statically linked" in ln]
+    assert len(said) == 1 and str(static) in said[0], run.stderr
+    paths = {r.path for r in job.rows() if r.module == "STDIO"}
+    assert str(tmp_path / "d.txt") in paths and str(tmp_path / "s.txt") not in paths, paths
+    assert (tmp_path / "s.txt").read_text() == "x"  # the untraced part ran as usual

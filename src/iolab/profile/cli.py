@@ -82,6 +82,11 @@ def _trace_env(
         programs = [ranks_program or program]
     mpi_launch = args.np is not None or kind is not None
     flavour = kind if kind is not None and kind != "slurm" else args.mpi
+    for prog in dict.fromkeys(programs):
+        if shim.is_static(prog):
+            print(f"iolab: {prog} is statically linked: the tracer (LD_PRELOAD) cannot reach "
+                  "it, so its I/O is not traced (link it dynamically to trace it)",
+                  file=sys.stderr)
     layers: list[Path] = []
     for prog in dict.fromkeys(programs):
         layers += [p for p in shim.layer_shims(prog) if p not in layers]

@@ -17,6 +17,7 @@ import subprocess
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Literal
 
 from iolab import paths
 from iolab.errors import UsageError
@@ -65,6 +66,32 @@ def loaded_libraries(program: str, environ: Mapping[str, str] | None = None) -> 
         if m and m.group(2) != "not":
             libs[Path(m.group(1)).name] = m.group(2) or m.group(1)
     return libs
+
+
+def is_static(program: str, environ: Mapping[str, str] | None = None) -> bool:
+    """True for an ELF program with no program interpreter (static, or static-pie): the
+    dynamic loader never runs in it, so LD_PRELOAD cannot reach it."""
+    path = shutil.which(program, path=(environ or os.environ).get("PATH")) or program
+    try:
+        with open(path, "rb") as f:
+            head = f.read(64)
+            if len(head) < 52 or head[:4] != b"\x7fELF" or head[5] not in (1, 2):
+                return False
+            bits64 = head[4] == 2
+            order: Literal["little", "big"] = "little" if head[5] == 1 else "big"
+            if int.from_bytes(head[16:18], order) not in (2, 3):  # ET_EXEC, ET_DYN
+                return False
+            phoff = int.from_bytes(head[32:40] if bits64 else head[28:32], order)
+            phentsize = int.from_bytes(head[54:56] if bits64 else head[42:44], order)
+            phnum = int.from_bytes(head[56:58] if bits64 else head[44:46], order)
+            f.seek(phoff)
+            table = f.read(phentsize * phnum)
+    except OSError:
+        return False
+    if phentsize == 0:
+        return False
+    types = {int.from_bytes(table[i:i + 4], order) for i in range(0, len(table), phentsize)}
+    return 3 not in types  # no PT_INTERP
 
 
 def _needed_readelf(path: str) -> list[str]:
