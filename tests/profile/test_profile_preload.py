@@ -89,3 +89,23 @@ def test_second_tracer_copy_is_passive(tmp_path: Path, first: str) -> None:
     assert len(profiles) == 1, profiles
     text = profiles[0].read_text()
     assert ('"module":"H5D"' in text.replace(" ", "")) == (first == "one library")
+
+
+def test_mpi_program_gets_one_library(tmp_path: Path) -> None:
+    """An MPI program with no I/O library layer: the tracer and the MPI-IO shim in one
+    preloaded library (libiolab-trace-with-mpi.so), MPI-IO and POSIX both recorded."""
+    one = LIBDIR / "libiolab-trace-with-mpi.so"
+    if shutil.which("mpicc") is None or not one.is_file():
+        pytest.skip(f"mpicc or {one.name} missing (./setup)")
+    exe = tmp_path / "mpi_strided"
+    subprocess.run(["mpicc", "-O2", "-o", str(exe), str(PROGS / "mpi_strided.c")], check=True)
+    run = subprocess.run(
+        [sys.executable, "-m", "iolab", "profile", "-v", "-o", str(tmp_path / "p"), "--name",
+         "job", "--np", "2", "--", str(exe), str(tmp_path / "m.dat"), "16", "4096", "coll"],
+        capture_output=True, text=True, env={**os.environ, "IOLAB_LIBDIR": str(LIBDIR)},
+        timeout=180, check=False)
+    assert run.returncode == 0, run.stderr
+    preload = [w for w in run.stderr.split() if w.startswith("LD_PRELOAD=")]
+    assert preload == [f"LD_PRELOAD={one}"], run.stderr
+    text = (tmp_path / "p" / "job.iolab").read_text().replace(" ", "")
+    assert '"module":"MPI-IO"' in text and '"module":"POSIX"' in text

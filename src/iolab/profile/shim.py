@@ -158,13 +158,20 @@ def _built_for(layer: Path, pattern: re.Pattern[str],
 def one_library(layers: list[Path], mpi_shim: Path | None,
                 environ: Mapping[str, str] | None = None) -> Path | None:
     """The one library that holds the tracer, mpi_shim and the layers, when the build made
-    it (libiolab-trace-mpi-hdf5*.so, beside the HDF5 layer, for the same MPI library): what
-    to preload alone instead of the three, since each preloaded library costs every symbol
-    lookup of the program one more object to search (docs/profile.md)."""
-    hdf5 = "libiolab-trace-hdf5"
-    if mpi_shim is None or len(layers) != 1 or not layers[0].name.startswith(hdf5):
+    it beside them for the same MPI library (libiolab-trace-with-mpi*.so: tracer and shim;
+    libiolab-trace-mpi-hdf5*.so: and the HDF5 layer): what to preload alone instead of two or
+    three, since each preloaded library costs every symbol lookup of the program one more
+    object to search (docs/profile.md)."""
+    if mpi_shim is None:
         return None
-    one = layers[0].with_name(layers[0].name.replace(hdf5, "libiolab-trace-mpi-hdf5"))
+    hdf5 = "libiolab-trace-hdf5"
+    if not layers:
+        one = mpi_shim.with_name(mpi_shim.name.replace("libiolab-trace-mpi",
+                                                       "libiolab-trace-with-mpi"))
+    elif len(layers) == 1 and layers[0].name.startswith(hdf5):
+        one = layers[0].with_name(layers[0].name.replace(hdf5, "libiolab-trace-mpi-hdf5"))
+    else:
+        return None
     if not one.is_file() or mpi_library(str(one), environ) != mpi_library(str(mpi_shim), environ):
         return None
     return one
