@@ -1,7 +1,8 @@
 /* libiolab-trace-hdf5: the HDF5 layer (Darshan's H5F and H5D modules).
  *
- * Preloaded by `iolab profile` (before the MPI shim and libiolab-trace.so) for programs that
- * load an HDF5 library: one build per HDF5/MPI pair, like the MPI shim. It wraps HDF5's
+ * Used by `iolab profile` for programs that load an HDF5 library, inside
+ * libiolab-trace-mpi-hdf5.so with the tracer and the MPI shim (or preloaded before them): one
+ * build per HDF5/MPI pair, like the MPI shim. It wraps HDF5's
  * public calls (H5Fcreate/open/flush/close, H5Dcreate1/2, H5Dopen1/2, H5Dread/write/flush/
  * close, and H5Oopen/H5Oopen_by_idx/H5Oopen_by_addr/H5Oclose for datasets opened as generic
  * objects, as h5py and generic readers do, like Darshan 3.5). It reaches every HDF5 call,

@@ -1,6 +1,8 @@
 /* libiolab-trace-mpi: the MPI-IO module, through the PMPI profiling interface.
  *
- * Preloaded (before libiolab-trace.so) by `iolab profile` for MPI programs only: it defines
+ * Used by `iolab profile` for MPI programs only, inside libiolab-trace-with-mpi.so (or
+ * libiolab-trace-mpi-hdf5.so) with the tracer, or as libiolab-trace-mpi.so preloaded before
+ * libiolab-trace.so when those are not built: it defines
  * both MPI_x and PMPI_x for MPI_Init*, MPI_Finalize and MPI_File_* (Open MPI's Fortran
  * bindings, and any PMPI tool, call PMPI_x directly: a wrapper of MPI_x alone misses them)
  * and reaches the MPI library's PMPI_x through dlsym(RTLD_NEXT), never by name (the name
