@@ -224,6 +224,15 @@ int iolab_core_abspath(const char *dirpath, const char *path, char *out, size_t 
     return 0;
 }
 
+const char *iolab_core_strip_fs_prefix(const char *name)
+{
+    const char *p = name;
+    while ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+           *p == '_')
+        p++;
+    return *p == ':' && p - name >= 2 ? p + 1 : name;
+}
+
 int iolab_core_excluded(const char *p)
 {
 #define PREFIX(s) {s, sizeof(s) - 1}
@@ -483,6 +492,18 @@ static int is_launcher(void)
     return 0;
 }
 
+/* A second copy of the tracer in the process (libiolab-trace.so and a library that contains
+ * it, such as libiolab-trace-mpi-hdf5.so, both preloaded): only the copy the loader finds
+ * first traces, so a process writes one profile; the other passes everything through. */
+static int another_tracer_first(void)
+{
+    /* The program's handle searches the loader's global order; RTLD_DEFAULT would start
+     * with this library itself (linked -Bsymbolic). */
+    void *prog = dlopen(NULL, RTLD_LAZY);
+    void *first = prog ? dlsym(prog, "iolab_core_active") : NULL;
+    return first != NULL && first != (void *)&iolab_core_active;
+}
+
 static int alloc_tables(void)
 {
     static const long caps[IOLAB_NMODS] = {4096, 1024, 1024, 256, 1024, 256, 1024};
@@ -533,9 +554,10 @@ __attribute__((constructor)) static void iolab_core_start(void)
     const char *dir = getenv("IOLAB_TRACE_DIR");
     iolab_core_busy = 1;
     iolab_resolve_all();
-    if (!dir || !*dir || strlen(dir) >= sizeof iolab_core.outdir / 2 || is_launcher()) {
+    if (!dir || !*dir || strlen(dir) >= sizeof iolab_core.outdir / 2 || is_launcher() ||
+        another_tracer_first()) {
         iolab_core_busy = 0;
-        return; /* not asked for, or a launcher: pass everything through */
+        return; /* not asked for, a launcher, or traced by another copy: pass through */
     }
     if (dir[0] == '/' || !getcwd(iolab_core.outdir, sizeof iolab_core.outdir) ||
         strlen(iolab_core.outdir) + strlen(dir) + 2 > sizeof iolab_core.outdir)

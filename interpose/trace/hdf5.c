@@ -1,16 +1,20 @@
 /* libiolab-trace-hdf5: the HDF5 layer (Darshan's H5F and H5D modules).
  *
- * Preloaded by `iolab profile` (before the MPI shim and libiolab-trace.so) for programs that
- * load an HDF5 library: one build per HDF5/MPI pair, like the MPI shim. It wraps HDF5's
+ * Used by `iolab profile` for programs that load an HDF5 library, inside
+ * libiolab-trace-mpi-hdf5.so with the tracer and the MPI shim (or preloaded before them): one
+ * build per HDF5/MPI pair, like the MPI shim. It wraps HDF5's
  * public calls (H5Fcreate/open/flush/close, H5Dcreate1/2, H5Dopen1/2, H5Dread/write/flush/
  * close, and H5Oopen/H5Oopen_by_idx/H5Oopen_by_addr/H5Oclose for datasets opened as generic
- * objects, as h5py and generic readers do, like Darshan 3.5) and reaches the library's own through dlsym(RTLD_NEXT). Records live in the core's
- * H5F and H5D pools: H5F per file path, H5D per "file path:/dataset path", as in Darshan.
- * Counting follows Darshan 3.5's HDF5 module: an access's size is the points of the file
- * selection (the whole dataspace for H5S_ALL) x the dataset's type size; a regular
- * hyperslab's count x block and stride per dimension go, in Darshan's reversed order, into
- * LENGTH_D5..D1 and STRIDE_D5..D1 (the first dimension in D5, the second in D4...); the 4
- * most common (size, lengths, strides) tuples are ACCESS1..4. What HDF5 does below (MPI-IO, POSIX) is traced as usual.
+ * objects, as h5py and generic readers do, like Darshan 3.5). It reaches every HDF5 call,
+ * its own and the queries the recording makes, through dlsym(RTLD_NEXT) and does not link
+ * HDF5 (see the H5_REAL_DECL list). Records live in the core's H5F and H5D pools: H5F per
+ * file path, H5D per "file path:/dataset path", as in Darshan. Counting follows Darshan
+ * 3.5's HDF5 module: an access's size is the points of the file selection (the whole
+ * dataspace for H5S_ALL) x the dataset's type size; a regular hyperslab's count x block and
+ * stride per dimension go, in Darshan's reversed order, into LENGTH_D5..D1 and
+ * STRIDE_D5..D1 (the first dimension in D5, the second in D4...); the 4 most common (size,
+ * lengths, strides) tuples are ACCESS1..4. What HDF5 does below (MPI-IO, POSIX) is traced
+ * as usual.
  */
 #include <hdf5.h>
 
@@ -31,9 +35,32 @@
 #define TUPLES_MAX 32          /* distinct access tuples tracked per dataset */
 #define DSETS_TRACKED 1024     /* datasets whose access tuples are tracked */
 
-static void *h5_resolve(const char *name)
+#ifdef IOLAB_LAYER_LIBRARY
+/* The HDF5 this layer is built for, by real path: `iolab profile` reads it here to preload the
+ * layer only for programs that load that very file. */
+__attribute__((used)) const char iolab_layer_library[] = "iolab-layer-library=" IOLAB_LAYER_LIBRARY;
+#endif
+
+/* The next definition of an HDF5 call after this library: the program's HDF5. One it opened
+ * with dlopen(RTLD_LOCAL) is not in that search: then that same file, when loaded. */
+static void *h5_lookup(const char *name)
 {
     void *f = dlsym(RTLD_NEXT, name);
+#ifdef IOLAB_LAYER_LIBRARY
+    if (!f) {
+        void *lib = dlopen(IOLAB_LAYER_LIBRARY, RTLD_LAZY | RTLD_NOLOAD);
+        if (lib) {
+            f = dlsym(lib, name);
+            dlclose(lib); /* drops the reference RTLD_NOLOAD took; the program's stays */
+        }
+    }
+#endif
+    return f;
+}
+
+static void *h5_resolve(const char *name)
+{
+    void *f = h5_lookup(name);
     if (!f) {
         static const char msg[] = "iolab-trace-hdf5: the HDF5 library is not loaded\n";
         if (write(2, msg, sizeof msg - 1) < 0) {
@@ -77,6 +104,34 @@ static __thread int h5_depth __attribute__((tls_model("initial-exec")));
         errno = errno_;                                                                      \
         return ret;                                                                          \
     } while (0)
+
+/* The HDF5 calls the recording makes, reached like the wrapped ones: this library does not
+ * link HDF5, so a launcher or a shell given the preload does not load HDF5 and its ~40
+ * dependencies (libcurl, TLS, Kerberos...) for nothing. */
+H5_REAL_DECL(H5Dget_create_plist)
+H5_REAL_DECL(H5Dget_space)
+H5_REAL_DECL(H5Dget_type)
+H5_REAL_DECL(H5Fget_name)
+H5_REAL_DECL(H5Iget_file_id)
+H5_REAL_DECL(H5Iget_name)
+H5_REAL_DECL(H5Iget_type)
+H5_REAL_DECL(H5Pclose)
+H5_REAL_DECL(H5Pget_chunk)
+H5_REAL_DECL(H5Pget_driver)
+H5_REAL_DECL(H5Pget_dxpl_mpio)
+H5_REAL_DECL(H5Pget_layout)
+H5_REAL_DECL(H5Sclose)
+H5_REAL_DECL(H5Sget_regular_hyperslab)
+H5_REAL_DECL(H5Sget_select_npoints)
+H5_REAL_DECL(H5Sget_select_type)
+H5_REAL_DECL(H5Sget_simple_extent_ndims)
+H5_REAL_DECL(H5Sget_simple_extent_npoints)
+H5_REAL_DECL(H5Sis_regular_hyperslab)
+H5_REAL_DECL(H5Tclose)
+H5_REAL_DECL(H5Tget_size)
+#ifdef H5_HAVE_PARALLEL
+H5_REAL_DECL(H5FD_mpio_init)
+#endif
 
 /* ---- access tuples (Darshan's common-value counters over 11 values) ---- */
 
@@ -136,9 +191,7 @@ static void tuple_add(iolab_rec_t *r, int32_t idx, const int64_t *t)
 
 static iolab_rec_t *file_record(const char *name, char *abs, size_t len)
 {
-    const char *colon = strchr(name, ':'); /* "prefix:path", as ROMIO strips it */
-    if (colon && colon > name + 1)
-        name = colon + 1;
+    name = iolab_core_strip_fs_prefix(name); /* "ufs:path": the file ROMIO opens */
     if (iolab_core_abspath(NULL, name, abs, len) != 0 || iolab_core_excluded(abs))
         return NULL;
     return iolab_core_record(IOLAB_MOD_H5F, abs);
@@ -152,7 +205,7 @@ static void rec_file_open(hid_t fid, const char *name, hid_t fapl, double t0, do
         return;
     int mpio = 0;
 #ifdef H5_HAVE_PARALLEL
-    mpio = fapl != H5P_DEFAULT && H5Pget_driver(fapl) == H5FD_MPIO;
+    mpio = fapl != H5P_DEFAULT && REAL(H5Pget_driver)(fapl) == REAL(H5FD_mpio_init)();
 #else
     (void)fapl;
 #endif
@@ -205,10 +258,10 @@ hid_t H5Fopen(const char *filename, unsigned flags, hid_t fapl)
 herr_t H5Fflush(hid_t object_id, H5F_scope_t scope)
 {
     H5_WRAP(herr_t, H5Fflush, (object_id, scope), do {
-        hid_t fid = H5Iget_file_id(object_id);
+        hid_t fid = REAL(H5Iget_file_id)(object_id);
         if (fid >= 0) {
             rec_file_meta(fid, 0, 1, t0_, t1_);
-            H5Fclose(fid); /* H5Iget_file_id took a reference */
+            REAL(H5Fclose)(fid); /* H5Iget_file_id took a reference */
         }
     } while (0));
 }
@@ -228,17 +281,16 @@ herr_t H5Fclose(hid_t file_id)
 static iolab_rec_t *dataset_record(hid_t dset)
 {
     char file[PATH_MAX], abs[PATH_MAX], name[PATH_MAX + 512];
-    ssize_t n = H5Fget_name(dset, file, sizeof file);
+    ssize_t n = REAL(H5Fget_name)(dset, file, sizeof file);
     if (n <= 0 || (size_t)n >= sizeof file)
         return NULL;
-    const char *colon = strchr(file, ':');
-    const char *fname = colon && colon > file + 1 ? colon + 1 : file;
+    const char *fname = iolab_core_strip_fs_prefix(file);
     if (iolab_core_abspath(NULL, fname, abs, sizeof abs) != 0 || iolab_core_excluded(abs))
         return NULL;
     size_t used = strlen(abs);
     memcpy(name, abs, used);
     name[used++] = ':';
-    ssize_t m = H5Iget_name(dset, name + used, sizeof name - used);
+    ssize_t m = REAL(H5Iget_name)(dset, name + used, sizeof name - used);
     if (m <= 0 || (size_t)m >= sizeof name - used)
         return NULL;
     return iolab_core_record(IOLAB_MOD_H5D, name);
@@ -252,13 +304,13 @@ static void rec_dset_open(hid_t dset, hid_t type, hid_t space, hid_t dcpl, int d
         return;
     hsize_t chunk[NDIMS] = {0};
     int nchunk = 0;
-    if (dcpl != H5P_DEFAULT && H5Pget_layout(dcpl) == H5D_CHUNKED) {
-        nchunk = H5Pget_chunk(dcpl, NDIMS, chunk);
+    if (dcpl != H5P_DEFAULT && REAL(H5Pget_layout)(dcpl) == H5D_CHUNKED) {
+        nchunk = REAL(H5Pget_chunk)(dcpl, NDIMS, chunk);
         nchunk = nchunk < NDIMS ? nchunk : NDIMS;
     }
-    int ndims = H5Sget_simple_extent_ndims(space);
-    hssize_t npoints = H5Sget_simple_extent_npoints(space);
-    size_t tsize = H5Tget_size(type);
+    int ndims = REAL(H5Sget_simple_extent_ndims)(space);
+    hssize_t npoints = REAL(H5Sget_simple_extent_npoints)(space);
+    size_t tsize = REAL(H5Tget_size)(type);
     iolab_core_handle_put(MAP_H5D, (uintptr_t)dset, iolab_core_rec_index(r));
     iolab_rec_lock(r);
     C(r, H5D_OPENS)++;
@@ -276,15 +328,16 @@ static void rec_dset_open(hid_t dset, hid_t type, hid_t space, hid_t dcpl, int d
 /* H5Dopen: the type, space and creation properties are asked from the dataset. */
 static void rec_dset_opened(hid_t dset, int deprecated, double t0, double t1)
 {
-    hid_t type = H5Dget_type(dset), space = H5Dget_space(dset), dcpl = H5Dget_create_plist(dset);
+    hid_t type = REAL(H5Dget_type)(dset), space = REAL(H5Dget_space)(dset);
+    hid_t dcpl = REAL(H5Dget_create_plist)(dset);
     if (type >= 0 && space >= 0 && dcpl >= 0)
         rec_dset_open(dset, type, space, dcpl, deprecated, t0, t1);
     if (type >= 0)
-        H5Tclose(type);
+        REAL(H5Tclose)(type);
     if (space >= 0)
-        H5Sclose(space);
+        REAL(H5Sclose)(space);
     if (dcpl >= 0)
-        H5Pclose(dcpl);
+        REAL(H5Pclose)(dcpl);
 }
 
 static void rec_dset_io(hid_t dset, int write, hid_t fspace, hid_t dxpl, double t0, double t1)
@@ -299,19 +352,19 @@ static void rec_dset_io(hid_t dset, int write, hid_t fspace, hid_t dxpl, double 
         npoints = C(r, H5D_DATASPACE_NPOINTS);
         sel = H5S_SEL_ALL;
     } else {
-        npoints = H5Sget_select_npoints(fspace);
-        sel = H5Sget_select_type(fspace);
+        npoints = REAL(H5Sget_select_npoints)(fspace);
+        sel = REAL(H5Sget_select_type)(fspace);
     }
     /* An "all" selection (H5S_ALL or H5Sselect_all) is none of the three kinds: Darshan 3.5
      * counts only hyperslab and point selections. */
     int regular = 0, irregular = 0, points = sel == H5S_SEL_POINTS;
     if (sel == H5S_SEL_HYPERSLABS) {
-        if (H5Sis_regular_hyperslab(fspace) > 0) {
+        if (REAL(H5Sis_regular_hyperslab)(fspace) > 0) {
             hsize_t start[NDIMS] = {0}, stride[NDIMS] = {0}, count[NDIMS] = {0},
                     block[NDIMS] = {0};
-            int nd = H5Sget_simple_extent_ndims(fspace);
+            int nd = REAL(H5Sget_simple_extent_ndims)(fspace);
             if (nd > 0 && nd <= NDIMS &&
-                H5Sget_regular_hyperslab(fspace, start, stride, count, block) >= 0) {
+                REAL(H5Sget_regular_hyperslab)(fspace, start, stride, count, block) >= 0) {
                 for (int i = 0; i < NDIMS; i++) { /* dimension d in slot D(5-d), as Darshan */
                     t[1 + i] = (int64_t)(count[NDIMS - i - 1] * block[NDIMS - i - 1]);
                     t[1 + NDIMS + i] = (int64_t)stride[NDIMS - i - 1];
@@ -325,7 +378,7 @@ static void rec_dset_io(hid_t dset, int write, hid_t fspace, hid_t dxpl, double 
     int coll = 0;
 #ifdef H5_HAVE_PARALLEL
     H5FD_mpio_xfer_t mode;
-    coll = dxpl != H5P_DEFAULT && H5Pget_dxpl_mpio(dxpl, &mode) >= 0 &&
+    coll = dxpl != H5P_DEFAULT && REAL(H5Pget_dxpl_mpio)(dxpl, &mode) >= 0 &&
            mode == H5FD_MPIO_COLLECTIVE;
 #else
     (void)dxpl;
@@ -422,7 +475,7 @@ hid_t H5Dopen1(hid_t loc, const char *name)
  * for this); groups and named datatypes opened this way are not recorded. */
 static void rec_obj_opened(hid_t obj, double t0, double t1)
 {
-    if (H5Iget_type(obj) == H5I_DATASET)
+    if (REAL(H5Iget_type)(obj) == H5I_DATASET)
         rec_dset_opened(obj, 0, t0, t1);
 }
 

@@ -217,6 +217,11 @@ const char *iolab_core_rec_path(const iolab_rec_t *rec);
 /* Absolute, normalised copy of path (relative to dirpath, or the cwd when dirpath is NULL)
  * into out[outlen]. Returns 0, or -1 when it does not fit. */
 int iolab_core_abspath(const char *dirpath, const char *path, char *out, size_t outlen);
+/* The file a ROMIO-style name opens: "ufs:/path", "nfs:rel", "lustre:/path"... without its
+ * file-system prefix (a word of 2 or more letters, digits or '_' before the first ':', as
+ * ROMIO's driver names; Darshan 3.5 drops whatever comes before a first ':' after the second
+ * character); any other name as it is, so "/scratch/run:1/out" stays that file. */
+const char *iolab_core_strip_fs_prefix(const char *name);
 /* 1 when the path is in a system folder Darshan also leaves out (/usr, /proc, /etc...). */
 int iolab_core_excluded(const char *abspath);
 

@@ -1,6 +1,8 @@
 /* libiolab-trace-mpi: the MPI-IO module, through the PMPI profiling interface.
  *
- * Preloaded (before libiolab-trace.so) by `iolab profile` for MPI programs only: it defines
+ * Used by `iolab profile` for MPI programs only, inside libiolab-trace-with-mpi.so (or
+ * libiolab-trace-mpi-hdf5.so) with the tracer, or as libiolab-trace-mpi.so preloaded before
+ * libiolab-trace.so when those are not built: it defines
  * both MPI_x and PMPI_x for MPI_Init*, MPI_Finalize and MPI_File_* (Open MPI's Fortran
  * bindings, and any PMPI tool, call PMPI_x directly: a wrapper of MPI_x alone misses them)
  * and reaches the MPI library's PMPI_x through dlsym(RTLD_NEXT), never by name (the name
@@ -47,15 +49,6 @@ static void set_rank(void)
     iolab_trace_set_rank(rank, size);
 }
 
-/* "ufs:/path" and friends name a file system driver: drop the prefix. */
-static const char *strip_driver(const char *name)
-{
-    const char *colon = strchr(name, ':');
-    if (colon && colon - name > 1 && colon - name < 12 && strchr(name, '/') > colon)
-        return colon + 1;
-    return name;
-}
-
 /* The hints the MPI library uses for this file, as "key=value;...". */
 static void note_hints(MPI_File fh, const char *path)
 {
@@ -84,7 +77,7 @@ static void rec_open(MPI_Comm comm, const char *name, int amode, MPI_Info info, 
 {
     char abs[PATH_MAX];
     if (ret != MPI_SUCCESS || !fh ||
-        iolab_core_abspath(NULL, strip_driver(name), abs, sizeof abs) != 0)
+        iolab_core_abspath(NULL, iolab_core_strip_fs_prefix(name), abs, sizeof abs) != 0)
         return;
     iolab_rec_t *r = iolab_core_record(IOLAB_MOD_MPIIO, abs);
     if (!r)

@@ -150,9 +150,7 @@ static void rec_file_open(int ok, const char *path, const int *ncidp, int create
     char abs[PATH_MAX];
     if (!ok || !ncidp)
         return;
-    const char *colon = strchr(path, ':');
-    if (colon && colon > path + 1)
-        path = colon + 1;
+    path = iolab_core_strip_fs_prefix(path); /* "ufs:path": the file ROMIO opens */
     if (iolab_core_abspath(NULL, path, abs, sizeof abs) != 0 || iolab_core_excluded(abs))
         return;
     iolab_rec_t *r = iolab_core_record(IOLAB_MOD_PNCF, abs);
@@ -300,8 +298,7 @@ static void rec_var_open(int ncid, const char *name, int varid, double t0, doubl
     if (ncmpi_inq_varndims(ncid, varid, &ndims) != NC_NOERR || ndims > MAX_VAR_DIMS ||
         ncmpi_inq_var(ncid, varid, NULL, &xtype, &ndims, dimids, NULL) != NC_NOERR)
         return;
-    const char *colon = strchr(path, ':');
-    const char *fname = colon && colon > path + 1 ? colon + 1 : path;
+    const char *fname = iolab_core_strip_fs_prefix(path);
     if (iolab_core_abspath(NULL, fname, abs, sizeof abs) != 0 || iolab_core_excluded(abs))
         return;
     snprintf(rec, sizeof rec, "%s:%s", abs, name);

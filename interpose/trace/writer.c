@@ -12,6 +12,7 @@
 #include "iolab_wrap.h"
 
 #include <fcntl.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -145,22 +146,50 @@ __attribute__((format(printf, 2, 3))) static void out_fmt(out_t *o, const char *
         out_raw(o, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
 }
 
+/* A counter: most are 0, and a profile holds thousands of them, so integers are formatted
+ * here rather than by vsnprintf (same text as "%lld", ~10x fewer instructions). */
+static void out_int(out_t *o, int64_t v)
+{
+    char tmp[24], *p = tmp + sizeof tmp;
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    do {
+        *--p = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        *--p = '-';
+    out_raw(o, p, (size_t)(tmp + sizeof tmp - p));
+}
+
+/* A float counter as "%.9g"; its usual value, +0, without vsnprintf. */
+static void out_dbl(out_t *o, double v)
+{
+    if (v == 0 && !signbit(v))
+        out_raw(o, "0", 1);
+    else
+        out_fmt(o, "%.9g", v);
+}
+
 /* A JSON string; bytes that are not printable ASCII are written as \u00XX escapes of the
  * raw byte (the reader turns them back into bytes, then decodes the path). */
 static void out_str(out_t *o, const char *s, size_t n)
 {
     OUT_LIT(o, "\"");
+    size_t run = 0; /* start of the pending run of bytes written as they are */
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
+        if (c != '"' && c != '\\' && c >= 0x20 && c < 0x7f)
+            continue;
+        out_raw(o, s + run, i - run);
+        run = i + 1;
         if (c == '"' || c == '\\') {
             char e[2] = {'\\', (char)c};
             out_raw(o, e, 2);
-        } else if (c < 0x20 || c >= 0x7f) {
-            out_fmt(o, "\\u%04x", c);
         } else {
-            out_raw(o, (const char *)&c, 1);
+            out_fmt(o, "\\u%04x", c);
         }
     }
+    out_raw(o, s + run, n - run);
     OUT_LIT(o, "\"");
 }
 
@@ -248,8 +277,13 @@ static void write_names(out_t *o, int m)
         OUT_LIT(o, ",\"");
         out_raw(o, k ? "f" : "i", 1);
         OUT_LIT(o, "\":[");
-        for (int i = 0; i < name_counts[m][k]; i++)
-            out_fmt(o, "%s\"%s\"", i ? "," : "", name_tables[m][k][i]);
+        for (int i = 0; i < name_counts[m][k]; i++) {
+            if (i)
+                out_raw(o, ",", 1);
+            out_raw(o, "\"", 1); /* counter names: [A-Z0-9_], nothing to escape */
+            out_raw(o, name_tables[m][k][i], strlen(name_tables[m][k][i]));
+            out_raw(o, "\"", 1);
+        }
         OUT_LIT(o, "]");
     }
     OUT_LIT(o, "}\n");
@@ -280,11 +314,17 @@ static void write_record(out_t *o, iolab_rec_t *r, int idx, int in_signal, doubl
         return;
     }
     OUT_LIT(o, ",\"i\":[");
-    for (int i = 0; i < name_counts[r->module][0]; i++)
-        out_fmt(o, "%s%lld", i ? "," : "", (long long)copy.c[i]);
+    for (int i = 0; i < name_counts[r->module][0]; i++) {
+        if (i)
+            out_raw(o, ",", 1);
+        out_int(o, copy.c[i]);
+    }
     OUT_LIT(o, "],\"f\":[");
-    for (int i = 0; i < name_counts[r->module][1]; i++)
-        out_fmt(o, "%s%.9g", i ? "," : "", copy.f[i] * tick);
+    for (int i = 0; i < name_counts[r->module][1]; i++) {
+        if (i)
+            out_raw(o, ",", 1);
+        out_dbl(o, copy.f[i] * tick);
+    }
     OUT_LIT(o, "]}\n");
 }
 

@@ -26,6 +26,7 @@ def profile(
     mpi: str | None = None,
     stdin_text: str | None = None,
     extra_env: dict[str, str] | None = None,
+    cwd: Path | None = None,
 ) -> tuple[subprocess.CompletedProcess[str], RawJob]:
     """Run ``iolab profile`` on argv; return the run and the loaded profile."""
     cmd = [sys.executable, "-m", "iolab", "profile", "-q", "-o", str(outdir), "--name", "job"]
@@ -43,6 +44,7 @@ def profile(
         env=env,
         timeout=180,
         input=stdin_text if stdin_text is not None else "",
+        cwd=cwd,
     )
     assert run.returncode == 0, run.stderr
     return run, load(outdir / "job.iolab")

@@ -103,6 +103,7 @@ def test_profile_sbatch_job_script_fortran_mpiio(
     assert (c["MPIIO_INDEP_WRITES"], c["MPIIO_COLL_WRITES"], c["MPIIO_NB_WRITES"]) == (4, 2, 2)
     assert (c["MPIIO_INDEP_READS"], c["MPIIO_COLL_READS"], c["MPIIO_NB_READS"]) == (2, 2, 2)
     assert c["MPIIO_BYTES_WRITTEN"] == 8 * BLOCK and c["MPIIO_BYTES_READ"] == 6 * BLOCK
+    assert job.metadata.get("np") == "2"  # from the job's ranks: the sbatch line says none
     assert not list((tmp_path / "p").glob(".iolab-parts-*"))  # merged, then removed
     # the batch shell (SLURM_PROCID=0 but no step) and its cat are no rank: not on rank 0
     assert not [r for r in job.rows() if r.path.endswith("/input.txt")]

@@ -67,25 +67,64 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _trace_env(
-    parts_dir: Path, program: str, args: argparse.Namespace, line: launchline.LaunchLine | None
+    parts_dir: Path, programs: list[str], args: argparse.Namespace,
+    line: launchline.LaunchLine | None
 ) -> dict[str, str]:
+    """The tracer's environment for the ranks. Every program of an MPMD line gets the same
+    preload: the union of what each needs (a layer is inert in a program without its
+    library), with the MPI-IO shim of the first program's MPI library."""
     libs: list[str] = []
+    program = programs[0]
     kind = line.kind if line is not None else None
     if kind in (None, "sbatch"):  # a job script: its own launcher's MPI, and its program's
         cwd = launchline.batch_dir(line) if line is not None else None
         kind, ranks_program = launchline.script_target(program, cwd=cwd)
-        program = ranks_program or program
+        programs = [ranks_program or program]
     mpi_launch = args.np is not None or kind is not None
     flavour = kind if kind is not None and kind != "slurm" else args.mpi
-    libs.extend(str(p) for p in shim.layer_shims(program))  # above MPI-IO: first
-    chosen = shim.choose(program, mpi_launch, flavour)
-    if chosen:
-        libs.append(str(chosen))
-    libs.append(str(paths.interposer_library("trace")))
+    for prog in dict.fromkeys(programs):
+        if shim.is_static(prog):
+            print(f"iolab: {prog} is statically linked: the tracer (LD_PRELOAD) cannot reach "
+                  "it, so its I/O is not traced (link it dynamically to trace it)",
+                  file=sys.stderr)
+    layers: list[Path] = []
+    for prog in dict.fromkeys(programs):
+        layers += [p for p in shim.layer_shims(prog) if p not in layers]
+    chosen = shim.choose(programs[0], mpi_launch, flavour)
+    for prog in dict.fromkeys(programs[1:]):
+        other = shim.mpi_library(prog)
+        if chosen is not None and other is not None and other != shim.mpi_library(str(chosen)):
+            print(f"iolab: {prog} uses {Path(other).name}, not the MPI library of "
+                  f"{programs[0]}: its MPI-IO is not traced (POSIX and STDIO are)",
+                  file=sys.stderr)
+    one = shim.one_library(layers, chosen)
+    if one is not None:
+        libs.append(str(one))
+    else:
+        libs.extend(str(p) for p in layers)  # above MPI-IO: first
+        if chosen:
+            libs.append(str(chosen))
+        libs.append(str(paths.interposer_library("trace")))
     env = {**launch.preload_env(libs), "IOLAB_TRACE_DIR": str(parts_dir)}
     if args.trace:
         env["IOLAB_TRACE_DXT"] = "1"
     return env
+
+
+def _job_np(parts_dir: Path) -> int | None:
+    """A batch job's rank count, from the job itself (its sbatch line need not say, nor its
+    script's launch line): the largest MPI_COMM_WORLD size its ranks saw, or the task count
+    (SLURM_NTASKS) of a step of non-MPI tasks. None when no process was a rank."""
+    sizes = []
+    for f in parts_dir.glob("*" + fmt.PART_SUFFIX):
+        try:
+            with open(f, encoding="utf-8", errors="surrogateescape") as fh:
+                head = json.loads(fh.readline())
+        except (OSError, ValueError):
+            continue
+        if isinstance(head, dict) and head.get("type") == "process" and head.get("mpi"):
+            sizes.append(int(head.get("nprocs") or 0))
+    return max(sizes) if sizes and max(sizes) > 0 else None
 
 
 def _merge(parts_dir: Path, target: Path, job: dict[str, object]) -> int:
@@ -118,15 +157,19 @@ def _command(
     parts_dir: Path,
     spec: launch.LaunchSpec | None,
     line: launchline.LaunchLine | None,
-) -> tuple[list[str], dict[str, str]]:
+) -> tuple[list[str], dict[str, str], list[str]]:
+    """The command to run, its environment, and its launcher part (for the job line)."""
     if line is not None:  # the user's own launcher: the preload goes to the ranks its way
-        env_add = _trace_env(parts_dir, launchline.check_program(line), args, line)
-        return line.with_env(env_add), dict(os.environ)
-    env_add = _trace_env(parts_dir, argv[0], args, None)
+        env_add = _trace_env(parts_dir, launchline.check_programs(line), args, line)
+        head, tail = line.split_with_env(env_add)
+        return [*head, *tail], dict(os.environ), head
+    env_add = _trace_env(parts_dir, [argv[0]], args, None)
     if spec is None:
-        return list(argv), {**os.environ, **env_add}
+        return list(argv), {**os.environ, **env_add}, []
     # `env` sets the preload for the ranks only: the launcher itself is not traced.
-    return launch.build_command(spec, ["env", *[f"{k}={v}" for k, v in env_add.items()], *argv])
+    cmd, env = launch.build_command(
+        spec, ["env", *[f"{k}={v}" for k, v in env_add.items()], *argv])
+    return cmd, env, cmd[: len(cmd) - len(argv)]
 
 
 def _wait(proc: subprocess.Popen[bytes]) -> int:
@@ -146,7 +189,7 @@ def _run_program(args: argparse.Namespace, argv: list[str]) -> int:
             "drop --np, or give the program alone after --"
         )
     if line is not None:
-        launchline.check_program(line)
+        launchline.check_programs(line)
     if line is not None and line.kind in ("slurm", "sbatch") and "," in os.path.abspath(
             args.output):
         raise UsageError(f"-o {args.output}: Slurm's --export splits at ',', so the trace "
@@ -160,7 +203,7 @@ def _run_program(args: argparse.Namespace, argv: list[str]) -> int:
         batch.warn_if_not_shared(outdir, args.quiet)
     parts_dir = Path(tempfile.mkdtemp(prefix=".iolab-parts-", dir=outdir)).resolve()
     try:
-        cmd, env = _command(args, argv, parts_dir, spec, line)
+        cmd, env, launch_words = _command(args, argv, parts_dir, spec, line)
         start = time.time()
         if args.verbose:
             print(f"iolab: running {shlex.join(cmd)}", file=sys.stderr)
@@ -178,8 +221,9 @@ def _run_program(args: argparse.Namespace, argv: list[str]) -> int:
             "start_unix": start,
             "end_unix": time.time(),
             "exit_code": rc,
-            "np": line.np if line is not None else args.np,
-            "launch": cmd[: len(cmd) - len(program)] if spec or line else [],
+            "np": _job_np(parts_dir) if line is not None and line.kind == "sbatch"
+            else (line.np if line is not None else args.np),
+            "launch": launch_words,
             "trace": bool(args.trace),
         }
         n = _merge(parts_dir, target, job)

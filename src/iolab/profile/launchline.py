@@ -15,7 +15,7 @@ import os
 import re
 import shlex
 import shutil
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -113,18 +113,52 @@ class LaunchLine:
 
     def with_env(self, env: Mapping[str, str]) -> list[str]:
         """The line with env passed to the ranks (not to the launcher)."""
+        head, tail = self.split_with_env(env)
+        return [*head, *tail]
+
+    def split_with_env(self, env: Mapping[str, str]) -> tuple[list[str], list[str]]:
+        """with_env's line as (the launcher and its options, the programs with theirs). In an
+        MPMD line (``./a : -np 2 ./b``) every program gets env: Open MPI's ``-x`` and srun's
+        ``--export`` before the first program apply to it alone, so they are repeated after
+        each ``:``; Hydra's ``-genv`` is global."""
         first, opts = self.launcher[0], self.launcher[1:]
         if self.kind == "openmpi":
             added = [a for k, v in env.items() for a in ("-x", f"{k}={v}")]
-            return [first, *added, *opts, *self.program]
+            return [first, *added, *opts], self._later_contexts(lambda o: [*added, *o])
         if self.kind == "mpich":
             added = [a for k, v in env.items() for a in ("-genv", k, v)]
-            return [first, *added, *opts, *self.program]
+            return [first, *added, *opts], list(self.program)
         if self.kind == "sbatch":
             wait = [] if any(o in ("-W", "--wait") for o in opts) else ["--wait"]
             default = script_directive(self.program[0], "export") or "ALL"
-            return [first, *wait, *_srun_export(opts, env, default), *self.program]
-        return [first, *_srun_export(opts, env), *self.program]
+            return [first, *wait, *_srun_export(opts, env, default)], list(self.program)
+        return [first, *_srun_export(opts, env)], self._later_contexts(
+            lambda o: _srun_export(o, env))
+
+    def contexts(self) -> list[tuple[list[str], list[str]]]:
+        """(options, program argv) of each program of the line: one, or one per ``:`` part
+        of an MPMD line (the first one's options are the launcher's)."""
+        if self.kind == "sbatch":
+            return [(self.launcher[1:], list(self.program))]
+        out, opts, part = [], self.launcher[1:], list(self.program)
+        while True:
+            end = part.index(":") if ":" in part else len(part)
+            out.append((opts, part[:end]))
+            if end == len(part):
+                return out
+            rest = part[end + 1:]
+            i = 0
+            while i < len(rest) and rest[i].startswith("-") and rest[i] != "-":
+                i += 1 + _value_count(self.kind, rest[i])
+            opts, part = rest[:i], rest[i:]
+
+    def _later_contexts(self, add: Callable[[list[str]], list[str]]) -> list[str]:
+        """The programs, with add(options) in place of each later context's options."""
+        ctx = self.contexts()
+        out = list(ctx[0][1])
+        for opts, prog in ctx[1:]:
+            out += [":", *add(opts), *prog]
+        return out
 
 
 def _srun_export(opts: list[str], env: Mapping[str, str], default: str = "ALL") -> list[str]:
@@ -304,13 +338,19 @@ def parse(argv: list[str], environ: Mapping[str, str] | None = None) -> LaunchLi
     if kind == "sbatch":
         _check_batch(launcher, program)
         return LaunchLine(kind, launcher, program, None)  # ranks: the script's own steps'
-    if not program or program[0] == ":":
-        raise UsageError(
-            f"no program found behind {Path(argv[0]).name}'s options in "
-            f"'{' '.join(argv)}': put the program after them "
-            f"(iolab profile -- {Path(argv[0]).name} -np 4 ./app)"
-        )
-    return LaunchLine(kind, launcher, program, _np(kind, launcher))
+    line = LaunchLine(kind, launcher, program, None)
+    ctx = line.contexts()
+    for n, (_, prog) in enumerate(ctx):
+        if not prog:
+            where = "" if n == 0 else f" (part {n + 1} of the MPMD line, after ':')"
+            raise UsageError(
+                f"no program found behind {Path(argv[0]).name}'s options{where} in "
+                f"'{' '.join(argv)}': put the program after them "
+                f"(iolab profile -- {Path(argv[0]).name} -np 4 ./app)"
+            )
+    nps = [_np(kind, [argv[0], *opts]) for opts, _ in ctx]
+    total = None if any(n is None for n in nps) else sum(n for n in nps if n is not None)
+    return LaunchLine(kind, launcher, program, total)
 
 
 def batch_dir(line: LaunchLine) -> str | None:
@@ -346,10 +386,20 @@ def _check_batch(launcher: list[str], program: list[str]) -> None:
 
 
 def check_program(line: LaunchLine, environ: Mapping[str, str] | None = None) -> str:
-    """The program's path (for the shim choice); UsageError when it cannot be found."""
-    prog = line.program[0]
+    """The (first) program's path (for the shim choice); UsageError when it cannot be
+    found."""
+    return check_programs(line, environ)[0]
+
+
+def check_programs(line: LaunchLine, environ: Mapping[str, str] | None = None) -> list[str]:
+    """Every program's path, one per part of an MPMD line; UsageError naming the first that
+    cannot be found."""
     if line.kind == "sbatch":
-        return prog  # checked by parse: a file, as sbatch wants (never looked up on PATH)
+        return [line.program[0]]  # checked by parse: a file, as sbatch wants (not on PATH)
+    return [_check_one(line, prog[0], environ) for _, prog in line.contexts()]
+
+
+def _check_one(line: LaunchLine, prog: str, environ: Mapping[str, str] | None) -> str:
     env = os.environ if environ is None else environ
     found = shutil.which(prog, path=env.get("PATH")) if "/" not in prog else None
     if found:

@@ -17,6 +17,7 @@ import subprocess
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Literal
 
 from iolab import paths
 from iolab.errors import UsageError
@@ -67,6 +68,32 @@ def loaded_libraries(program: str, environ: Mapping[str, str] | None = None) -> 
     return libs
 
 
+def is_static(program: str, environ: Mapping[str, str] | None = None) -> bool:
+    """True for an ELF program with no program interpreter (static, or static-pie): the
+    dynamic loader never runs in it, so LD_PRELOAD cannot reach it."""
+    path = shutil.which(program, path=(environ or os.environ).get("PATH")) or program
+    try:
+        with open(path, "rb") as f:
+            head = f.read(64)
+            if len(head) < 52 or head[:4] != b"\x7fELF" or head[5] not in (1, 2):
+                return False
+            bits64 = head[4] == 2
+            order: Literal["little", "big"] = "little" if head[5] == 1 else "big"
+            if int.from_bytes(head[16:18], order) not in (2, 3):  # ET_EXEC, ET_DYN
+                return False
+            phoff = int.from_bytes(head[32:40] if bits64 else head[28:32], order)
+            phentsize = int.from_bytes(head[54:56] if bits64 else head[42:44], order)
+            phnum = int.from_bytes(head[56:58] if bits64 else head[44:46], order)
+            f.seek(phoff)
+            table = f.read(phentsize * phnum)
+    except OSError:
+        return False
+    if phentsize == 0:
+        return False
+    types = {int.from_bytes(table[i:i + 4], order) for i in range(0, len(table), phentsize)}
+    return 3 not in types  # no PT_INTERP
+
+
 def _needed_readelf(path: str) -> list[str]:
     """The program's own DT_NEEDED (no loader to ask: the best that can be done)."""
     if shutil.which("readelf") is None:
@@ -102,13 +129,52 @@ def layer_shims(program: str, environ: Mapping[str, str] | None = None) -> list[
             continue
         for name in names:
             cand = find_shim(name)
-            if cand is not None and _library(str(cand), pattern, environ) == mine:
+            if cand is not None and _built_for(cand, pattern, environ) == mine:
                 out.append(cand)
                 break
         else:
             print(f"iolab: {program} uses {Path(mine).name}, and no {lib} layer is built for "
                   f"it: {modules} not traced (MPI-IO, POSIX and STDIO are)", file=sys.stderr)
     return out
+
+
+_LAYER_MARK = re.compile(rb"iolab-layer-library=([^\0]+)\0")
+
+
+def _built_for(layer: Path, pattern: re.Pattern[str],
+               environ: Mapping[str, str] | None = None) -> str | None:
+    """The real path of the library a layer is built for: written in the layer by the build
+    when the layer reaches its library through dlsym only (no NEEDED entry: the HDF5 layer),
+    else the one it links."""
+    try:
+        m = _LAYER_MARK.search(layer.read_bytes())
+    except OSError:
+        return None
+    if m:
+        return os.path.realpath(m.group(1).decode(errors="replace"))
+    return _library(str(layer), pattern, environ)
+
+
+def one_library(layers: list[Path], mpi_shim: Path | None,
+                environ: Mapping[str, str] | None = None) -> Path | None:
+    """The one library that holds the tracer, mpi_shim and the layers, when the build made
+    it beside them for the same MPI library (libiolab-trace-with-mpi*.so: tracer and shim;
+    libiolab-trace-mpi-hdf5*.so: and the HDF5 layer): what to preload alone instead of two or
+    three, since each preloaded library costs every symbol lookup of the program one more
+    object to search (docs/profile.md)."""
+    if mpi_shim is None:
+        return None
+    hdf5 = "libiolab-trace-hdf5"
+    if not layers:
+        one = mpi_shim.with_name(mpi_shim.name.replace("libiolab-trace-mpi",
+                                                       "libiolab-trace-with-mpi"))
+    elif len(layers) == 1 and layers[0].name.startswith(hdf5):
+        one = layers[0].with_name(layers[0].name.replace(hdf5, "libiolab-trace-mpi-hdf5"))
+    else:
+        return None
+    if not one.is_file() or mpi_library(str(one), environ) != mpi_library(str(mpi_shim), environ):
+        return None
+    return one
 
 
 def find_shim(name: str) -> Path | None:
