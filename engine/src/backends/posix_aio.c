@@ -76,9 +76,19 @@ static void uring_prep(void *eng, int fd, iolab_dir_t dir, int slot, const iolab
     io_uring_sqe_set_data64(sqe, (__u64)slot);
 }
 
-static int uring_submit(void *eng) { return io_uring_submit(eng); }
+/* Submit and, in the same call, run the completions already there (fio's io_uring engine:
+ * one io_uring_enter(n, 0, GETEVENTS) per submit). Under DEFER_TASKRUN a plain submit
+ * leaves finished requests unposted until the next wait, so the queue ran emptier. */
+static int uring_submit(void *eng)
+{
+#ifdef IOLAB_URING_GET_EVENTS
+    return io_uring_submit_and_get_events(eng);
+#else
+    return io_uring_submit(eng);
+#endif
+}
 
-/* Every completion already there, as fio reaps (iodepth_batch_complete_min=1). */
+/* At least one completion (waiting for it), up to max of those already there. */
 static int uring_reap(void *eng, aio_done_t *out, int max)
 {
     struct io_uring_cqe *cqe;
@@ -340,7 +350,11 @@ int iolab_aio_run(iolab_aio_t *a, iolab_dir_t dir, const iolab_queue_t *q)
         }
         if (!inflight || e)
             break;
-        int n = a->ops->reap(a->eng, done, q->depth);
+        /* One completion at a time, refilled at once (fio's iodepth_batch_complete_max=1
+         * default): reaping all that are done and refilling them together let the queue
+         * drain towards empty between refills (strace: 32 reaped, 32 submitted, every
+         * time) and cost 15-20% of fio's IOPS at QD32. */
+        int n = a->ops->reap(a->eng, done, 1);
         if (n == -EINTR)
             continue;
         if (n < 0) {
