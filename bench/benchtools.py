@@ -83,10 +83,16 @@ def machine() -> str:
             f"Date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.")
 
 
+def _num(v: float) -> str:
+    """Whole numbers from 10 up; two significant digits below, so a tiny smoke run's
+    0.4 MiB/s is not printed as 0."""
+    return f"{v:.0f}" if abs(v) >= 10 else f"{v:.2g}"
+
+
 def fmt(vals: list[float]) -> str:
     if not vals:
         return "–"
-    return f"{statistics.median(vals):.0f} [{min(vals):.0f}–{max(vals):.0f}]"
+    return f"{_num(statistics.median(vals))} [{_num(min(vals))}–{_num(max(vals))}]"
 
 
 def ratio(num: list[float], den: list[float]) -> str:
