@@ -827,3 +827,25 @@ def test_direct_io_write_case_on_a_small_node() -> None:
                                      rel=1e-3)
     assert "direct_io.c" in _snippets(f)
     _absent(_report("perrank-mpich.darshan"), "direct-io")  # a node of 16 GiB or more: no
+
+
+STEP_FILES, STEP_S = 64, 1 << 20  # stepfiles: 64 output steps of a 1 MiB file per rank
+
+
+def test_a_new_file_per_rank_at_every_step_is_file_per_process() -> None:
+    """At each of 64 output steps every rank writes its own new 1 MiB file: 256 files, each
+    opened by one rank, from all 4 ranks (time-series output as a file per process per step).
+    The cost: their metadata time on the slowest rank (create, open, close), under a second
+    here (INFO); the fix: one shared file or a file per group of ranks."""
+    rep = _report("stepfiles-mpich.darshan")
+    _well_ordered(rep)
+    f = _find(rep, "file-per-process")
+    v = f.hit.values
+    assert (v["per_rank_files"], v["ranks_with_own_files"], v["nprocs"], v["shared_files"]) \
+        == (STEP_FILES * RANKS, RANKS, RANKS, 0)
+    posix = rep.model.mods["POSIX"]
+    assert int(posix.col("POSIX_BYTES_WRITTEN").sum()) == STEP_FILES * RANKS * STEP_S
+    assert int(posix.col("POSIX_OPENS").sum()) == STEP_FILES * RANKS
+    assert 0 < (f.cost_s or 0) <= _rank_max(rep, "POSIX", "POSIX_F_META_TIME") + 1e-9
+    assert f.severity == "info"  # well under a second
+    assert "collective_io.c" in _snippets(f)

@@ -135,6 +135,9 @@ scenario() {
     interleaved-mpich)  # 1000 records of 6000 B per rank interleaved in one shared file
         rm -f "$d/shared.dat"
         mpich interleaved-mpich.darshan -- "$BIN/posix_habits.mpich" "$d" interleaved 1000 6000 ;;
+    stepfiles-mpich)  # 64 output steps, each rank writes its own new 1 MiB file per step
+        rm -f "$d"/step*.?
+        mpich stepfiles-mpich.darshan -- "$BIN/posix_habits.mpich" "$d" stepfiles 64 1048576 ;;
     *) echo "unknown scenario $1" >&2; exit 2 ;;
     esac
 }
@@ -144,7 +147,8 @@ if [ $# -eq 0 ]; then
     set -- holes-mpich holes-openmpi late-openmpi lateclose-openmpi sieve-mpich h5fill-openmpi \
         h5nofill-openmpi h5close-openmpi h5closecoll-openmpi pnciput-openmpi \
         pncput-openmpi flushlog smallcoll-mpich smallindep-mpich reopen-mpich csv-mpich \
-        config-mpich perrank-mpich rank0read-mpich packed-mpich blockread-mpich interleaved-mpich
+        config-mpich perrank-mpich rank0read-mpich packed-mpich blockread-mpich interleaved-mpich \
+        stepfiles-mpich
 fi
 for s in "$@"; do
     scenario "$s"

@@ -18,6 +18,8 @@
  *   interleaved: every rank pwrite's N records of S bytes into the shared DIR/shared.dat,
  *          record i of rank r at (i * P + r) * S: records of neighbouring ranks share pages
  *          when S is not a multiple of the page.
+ *   stepfiles: at each of N output steps every rank writes its own new file
+ *          DIR/step<k>.<r> of S bytes (a file per process per step: time-series output).
  */
 #include <fcntl.h>
 #include <mpi.h>
@@ -116,6 +118,14 @@ int main(int argc, char **argv)
             compute_ms(2);
         }
         MPI_File_close(&fh);
+    } else if (strcmp(mode, "stepfiles") == 0) {
+        for (long k = 0; k < n; k++) {
+            snprintf(path, sizeof path, "%s/step%ld.%d", dir, k, rank);
+            int fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0644);
+            if (fd < 0 || write(fd, buf, (size_t)s) != (ssize_t)s)
+                MPI_Abort(MPI_COMM_WORLD, 1);
+            close(fd);
+        }
     } else if (strcmp(mode, "interleaved") == 0) {
         path_of(path, sizeof path, dir, "shared.dat", -1);
         int fd = open(path, O_CREAT | O_WRONLY, 0644);
