@@ -849,3 +849,42 @@ def test_a_new_file_per_rank_at_every_step_is_file_per_process() -> None:
     assert 0 < (f.cost_s or 0) <= _rank_max(rep, "POSIX", "POSIX_F_META_TIME") + 1e-9
     assert f.severity == "info"  # well under a second
     assert "collective_io.c" in _snippets(f)
+
+
+BLOCKS_CALLS = 64  # blocks2nodes: 64 collective writes of 1 MiB per rank, 8 ranks on 2 nodes
+
+
+def test_collective_exchange_on_two_nodes_is_no_late_rank() -> None:
+    """8 MPICH ranks on two (emulated) nodes, 4 a node, write interleaved 1 MiB blocks with 64
+    collective calls each: every rank spends about 4 s in MPI-IO, the aggregators' POSIX
+    writes 0.4 s. The time is the two-phase exchange, not a late rank, and the pieces are
+    large: the first fix is collective buffering off (measured on the same two nodes: 4.4 s
+    -> 1.0 s; cb_config_list *:2 gave 4.1 s), aggregators per node come second."""
+    rep = _report("blocks2nodes-mpich.darshan")
+    _well_ordered(rep)
+    assert (rep.model.job.nprocs, rep.model.job.nodes) == (2 * RANKS, 2)
+    skew = _find(rep, "mpiio-time-skew")
+    assert _rank(rep, "mpiio-time-skew") == 0
+    v = skew.hit.values
+    assert v["mpiio_fastest_s"] >= 0.5 * v["mpiio_slowest_s"] > 0  # every rank alike
+    assert skew.hit.data["together"] and "no late rank" in skew.hit.summary
+    assert skew.hit.data["piece"] == MiB
+    assert 0 < (skew.cost_s or 0) <= v["mpiio_slowest_s"] - v["posix_slowest_s"] + 1e-6
+    hints = _hints(skew)
+    assert "romio_cb_write disable" in hints and "late rank" not in skew.fix.text
+    ompio = next(a for a in skew.fix.artifacts if a.name.endswith(".ompio.env")).content
+    assert "OMPI_MCA_fcoll=individual" in ompio
+    agg = _find(rep, "aggregators-per-node")
+    assert _rank(rep, "aggregators-per-node") == 1
+    a = agg.hit.values
+    assert (a["nodes"], a["ranks_per_node"], a["collective_ops"]) == (2, RANKS,
+                                                                     2 * RANKS * BLOCKS_CALLS)
+
+
+def test_a_late_rank_is_still_named_as_such() -> None:
+    """late-openmpi: rank 0 sleeps 2 s before the one collective write; the others wait for
+    it, so the fastest rank (rank 0) spent far less than the slowest in MPI-IO."""
+    rep = _report("late-openmpi.darshan")
+    skew = _find(rep, "mpiio-time-skew")
+    assert not skew.hit.data["together"] and "late rank" in skew.hit.summary
+    assert skew.hit.values["mpiio_fastest_s"] < 0.5 * skew.hit.values["mpiio_slowest_s"]

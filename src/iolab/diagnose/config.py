@@ -91,6 +91,10 @@ class Thresholds:
     mpiio_skew_ratio: float = _t(3.0, "ratio",
                                  "slowest rank's MPI-IO time / its POSIX time that triggers")
     mpiio_skew_min_s: float = _t(1.0, "s", "MPI-IO time above POSIX time below this is noise")
+    late_rank_share: float = _t(0.5, "ratio", "collective calls: the fastest rank's MPI-IO "
+                                "time below this share of the slowest's means a late rank")
+    own_piece_bytes: int = _t(1 * MiB, "bytes", "collective calls whose pieces average this "
+                              "much need no aggregation (each rank writes its own; a stripe)")
     tiny_collective_calls: int = _t(1000, "calls", "small collective calls per rank on one "
                                     "file that trigger")
     slow_close_s: float = _t(1.0, "s", "a close or flush slower than this triggers")

@@ -55,6 +55,10 @@ class Layer:
     max_byte: dict[str, np.ndarray]
     not_aligned: np.ndarray  # requests off the file alignment (POSIX)
     stats: np.ndarray  # stat/lstat/fstat calls (POSIX)
+    # The fastest rank's time on the file (a reduced record's FASTEST_RANK_TIME, else the
+    # least of the per-rank records): far below the slowest in a collective, one rank came
+    # late and the others waited for it; close to it, every rank spent the time alike.
+    fastest_rank_time_s: np.ndarray
 
     @property
     def bytes(self) -> np.ndarray:
@@ -130,7 +134,7 @@ def _layer(model: Model, module: str) -> Layer:
         return Layer(module, np.zeros(n, dtype=bool), z, z, z, z,
                      {k: z for k in TIME_KINDS}, z, z, np.full(n, -1.0), z, z, z,
                      {d: zh for d in DIRECTIONS}, {d: z for d in DIRECTIONS},
-                     {d: np.full(n, -1.0) for d in DIRECTIONS}, z, z)
+                     {d: np.full(n, -1.0) for d in DIRECTIONS}, z, z, z)
     p = LAYER_PREFIX[module]
     present = np.zeros(n, dtype=bool)
     present[md.file_index] = True
@@ -152,6 +156,7 @@ def _layer(model: Model, module: str) -> Layer:
     # The slowest rank: a reduced record says it; per-rank records: the largest one (a
     # file's per-rank records are one per rank).
     slow = np.where(shared, md.fcol(f"{p}_F_SLOWEST_RANK_TIME"), tot)
+    fast = np.where(shared, md.fcol(f"{p}_F_FASTEST_RANK_TIME"), tot)
     byt = br + bw
     top = np.where(shared, np.maximum(md.pos(f"{p}_SLOWEST_RANK_BYTES"),
                                       md.pos(f"{p}_FASTEST_RANK_BYTES")), byt)
@@ -177,6 +182,7 @@ def _layer(model: Model, module: str) -> Layer:
         not_aligned=_per_file(md, md.pos("POSIX_FILE_NOT_ALIGNED"), n) if module == "POSIX"
         else _zeros(n),
         stats=_per_file(md, md.pos("POSIX_STATS"), n) if module == "POSIX" else _zeros(n),
+        fastest_rank_time_s=_per_file_min(md, fast, n),
     )
 
 
@@ -189,6 +195,12 @@ def _hist(md: ModuleData, module: str, d: str, n: int) -> np.ndarray:
     for j, b in enumerate(SIZE_BINS):
         out[:, j] = _per_file(md, md.pos(f"{LAYER_PREFIX[module]}_{infix}{b}"), n)
     return out
+
+
+def _per_file_min(md: ModuleData, vals: np.ndarray, n: int) -> np.ndarray:
+    out = np.full(n, np.inf)
+    np.minimum.at(out, md.file_index, vals.astype(np.float64))
+    return np.where(np.isfinite(out), out, 0.0)
 
 
 def _per_file_max_signed(md: ModuleData, vals: np.ndarray, n: int) -> np.ndarray:

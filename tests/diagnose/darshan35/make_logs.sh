@@ -138,6 +138,12 @@ scenario() {
     stepfiles-mpich)  # 64 output steps, each rank writes its own new 1 MiB file per step
         rm -f "$d"/step*.?
         mpich stepfiles-mpich.darshan -- "$BIN/posix_habits.mpich" "$d" stepfiles 64 1048576 ;;
+    blocks2nodes-mpich)  # 8 ranks on the two emulated nodes of tests/slurm_twonode.sh
+        # (export its SLURM_CONF first), 64 collective 1 MiB writes each, interleaved
+        rm -f "$d/blocks.dat" "$HERE/blocks2nodes-mpich.darshan"
+        salloc -N 2 --ntasks-per-node 4 -t 5 srun --mpi=pmi2 \
+            --export=ALL,DXT_ENABLE_IO_TRACE=1,DARSHAN_LOGFILE="$HERE/blocks2nodes-mpich.darshan",LD_PRELOAD="$MPICH/lib/libdarshan.so" \
+            "$BIN/mpi_patterns.mpich" "$d/blocks.dat" blocks 64 1048576 ;;
     *) echo "unknown scenario $1" >&2; exit 2 ;;
     esac
 }

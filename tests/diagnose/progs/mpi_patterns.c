@@ -10,6 +10,9 @@
  *   sieve: one independent MPI_File_write of N blocks of S bytes through a file view
  *          (rank r's blocks every P*S bytes from r*S): ROMIO's data sieving reads each
  *          buffer's extent, fills in the blocks and writes the whole extent back.
+ *   blocks: N collective writes of S bytes per rank, rank r's i-th block at (i*P + r)*S:
+ *          the file filled without holes, the ranks' blocks interleaved (a decomposed
+ *          array written step by step); ROMIO picks its aggregators per node.
  */
 #include <mpi.h>
 #include <stdlib.h>
@@ -51,6 +54,10 @@ int main(int argc, char **argv)
             struct timespec ts = {n / 1000, (n % 1000) * 1000000L};
             nanosleep(&ts, NULL);
         }
+    } else if (strcmp(mode, "blocks") == 0) {
+        for (long i = 0; i < n; i++)
+            MPI_File_write_at_all(fh, (MPI_Offset)((i * size + rank) * s), buf, (int)s,
+                                  MPI_BYTE, MPI_STATUS_IGNORE);
     } else if (strcmp(mode, "sieve") == 0) {
         MPI_Datatype blocks;
         char *all = malloc((size_t)(n * s));

@@ -327,9 +327,24 @@ def _skew(model: Model, th: Thresholds) -> list[Hit]:
         return []
     top = worst(over, sel)
     i0 = top[0]
-    mode = _mode(model, i0, "write" if L.mpiio.writes[i0] else "read")
-    waits = ("for file locks or each other" if mode == "independent"
-             else "for a late rank or for computation inside them")
+    direction = "write" if L.mpiio.writes[i0] else "read"
+    mode = _mode(model, i0, direction)
+    fast = float(L.mpiio.fastest_rank_time_s[i0])
+    calls = L.calls.total(direction)[i0]
+    piece = float((L.mpiio.bytes_written if direction == "write" else L.mpiio.bytes_read)[i0]
+                  / calls) if calls else 0.0
+    # Collective calls: a late rank shows as one rank with little MPI-IO time (it arrived
+    # when the others had waited); every rank spending about as long is the collective's own
+    # two-phase exchange (data shuffled to the aggregators) and synchronisation.
+    together = mode == "collective" and fast >= th.late_rank_share * m[i0]
+    if mode == "independent":
+        waits = "for file locks or each other"
+    elif together:
+        waits = (f"in their own data exchange and synchronisation; every rank about as "
+                 f"long, the fastest {fmt_seconds(fast)}: no late rank")
+    else:
+        waits = (f"for a late rank or for computation inside them: the fastest rank spent "
+                 f"only {fmt_seconds(fast)}")
     return [Hit(
         claims=claims_of(model, sel, "wait"),  # the waiting: MPI-IO time beyond POSIX
         summary=(f"the slowest rank spent {fmt_seconds(m[i0])} in MPI-IO calls on "
@@ -339,13 +354,14 @@ def _skew(model: Model, th: Thresholds) -> list[Hit]:
                     if L.mpiio.close_s[i0] >= 0.5 * over[i0] else "")),
         values={"files": int(sel.sum()), "mpiio_slowest_s": round(float(m[i0]), 6),
                 "posix_slowest_s": round(float(p[i0]), 6),
+                "mpiio_fastest_s": round(fast, 6),
                 "mpiio_close_s": round(float(L.mpiio.close_s[i0]), 6),
                 "waiting_s": round(float(over[sel].sum()), 6)},
         files=file_rows(model, top, {
             "mpiio_slowest_s": np.round(m, 3), "posix_slowest_s": np.round(p, 3),
             "mpiio_calls": (L.calls.total("read") + L.calls.total("write")).astype(np.int64),
             "mode": lambda i: _mode(model, i)}),
-        data={"mode": mode,
+        data={"mode": mode, "together": together, "piece": piece, "direction": direction,
               # data sieving (and its range locks) leaves traces one layer down: more POSIX
               # bytes than MPI-IO bytes, or POSIX reads in a file MPI-IO only writes
               "sieved": bool(L.posix.bytes[i0] > 1.05 * L.mpiio.bytes[i0]
@@ -374,11 +390,37 @@ def _skew_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
                                                        "romio_ds_write": "disable"},
                                                "romio_hints_no_sieving",
                                                [e.path for e in hit.files]))
+    if hit.data.get("together"):
+        return _exchange_fix(model, hit, th)
     return Fix(text=("Find the late rank: time an MPI_Barrier just before the I/O call to "
                      "separate waiting from I/O; balance the work before the I/O phase, or "
                      "start the I/O with non-blocking collectives (MPI_File_iwrite_all) so "
                      "that early ranks keep computing."),
                artifacts=fixes.snippets("nonblocking_io"))
+
+
+def _exchange_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
+    """Every rank waits alike inside collective calls: the two-phase exchange costs more than
+    the file system's work. Large pieces need no aggregation (each rank writes its own, as
+    ROMIO does with collective buffering off); small ones need it cheaper."""
+    d = str(hit.data.get("direction", "write"))
+    piece = float(hit.data.get("piece", 0.0))
+    paths = [e.path for e in hit.files]
+    if piece >= th.own_piece_bytes:
+        key = "romio_cb_write" if d == "write" else "romio_cb_read"
+        return Fix(text=(f"The collective calls spend their time shuffling data to the "
+                         f"aggregators, yet each rank's pieces are large ({fmt_bytes(piece)} "
+                         f"a call on average): let each rank {d} its own pieces — {key} "
+                         "disable (a hint: no code change), or independent calls. Measure "
+                         "it: on a parallel file system pieces should also start on stripe "
+                         "boundaries."),
+                   artifacts=fixes.romio_hints(model, {key: "disable"},
+                                               "romio_hints_no_collective_buffering", paths))
+    return Fix(text=("The collective calls spend their time in the exchange and the "
+                     "synchronisation, not in the file system: make each call carry more "
+                     "(a file view and one write_all, or gather in memory first), and give "
+                     "the exchange more aggregators (cb_config_list *:2) on several nodes."),
+               artifacts=fixes.snippets("collective_io"))
 
 
 # --- slow close / flush --------------------------------------------------------------------
