@@ -30,18 +30,22 @@ def iolab(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[s
                           text=True, input=stdin, timeout=120)
 
 
-@pytest.fixture
-def made_by_hand(tmp_path: Path) -> Path:
-    """A document the engine wrote itself (one process, the null backend)."""
+def engine_run(out: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """iolab-bench itself, one process, writing its JSON document to out (skips without it)."""
     try:
         engine = engine_binary("default")
     except UsageError as exc:
         pytest.skip(str(exc))
-    out = tmp_path / "run.json"
     env = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
-    p = subprocess.run([str(engine), "--api", "null", "--transfer", "64k", "--block", "1m",
-                        "--quiet", "--json", str(out)], env=env, capture_output=True,
-                       text=True, timeout=120)
+    return subprocess.run([str(engine), *args, "--quiet", "--json", str(out)], env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture
+def made_by_hand(tmp_path: Path) -> Path:
+    """A document the engine wrote itself (one process, the null backend)."""
+    out = tmp_path / "run.json"
+    p = engine_run(out, "--api", "null", "--transfer", "64k", "--block", "1m")
     assert p.returncode == 0, p.stderr
     return out
 
@@ -155,18 +159,12 @@ def test_machine_readable_keys_line_up(tmp_path: Path) -> None:
 
 def test_a_queued_run_names_its_depth_and_engine(tmp_path: Path) -> None:
     """Runs through io_uring and through libaio were shown as the same case."""
-    try:
-        engine = engine_binary("default")
-    except UsageError as exc:
-        pytest.skip(str(exc))
     dbp = tmp_path / "r.db"
-    env = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
     for aio in ("io_uring", "libaio"):
         out = tmp_path / f"{aio}.json"
-        p = subprocess.run([str(engine), "--api", "posix", "--posix.mode", "direct",
-                            "--posix.queue-depth", "4", "--posix.aio", aio, "--transfer", "4k",
-                            "--block", "256k", "--path", str(tmp_path / aio), "--quiet", "--json",
-                            str(out)], env=env, capture_output=True, text=True, timeout=120)
+        p = engine_run(out, "--api", "posix", "--posix.mode", "direct", "--posix.queue-depth",
+                       "4", "--posix.aio", aio, "--transfer", "4k", "--block", "256k", "--path",
+                       str(tmp_path / aio))
         if p.returncode == 2 and ("not built" in p.stderr or "O_DIRECT" in p.stderr):
             pytest.skip(p.stderr.strip())
         assert p.returncode == 0, p.stderr

@@ -217,21 +217,7 @@ static int posix_prepare(void *state, const iolab_open_args_t *a, char *err, siz
 
 static int64_t posix_xfer(void *fh, iolab_dir_t dir, void *buf, uint64_t offset, uint64_t len)
 {
-    const posix_file_t *f = fh;
-    uint64_t done = 0;
-    while (done < len) {
-        ssize_t n = dir == IOLAB_WRITE
-                        ? pwrite(f->fd, (char *)buf + done, len - done, (off_t)(offset + done))
-                        : pread(f->fd, (char *)buf + done, len - done, (off_t)(offset + done));
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return -errno;
-        if (n == 0)
-            break;  /* end of file: the core reports a short read */
-        done += (uint64_t)n;
-    }
-    return (int64_t)done;
+    return iolab_pio_rest(((const posix_file_t *)fh)->fd, dir, buf, offset, len, 0);
 }
 
 static int posix_xfer_queue(void *fh, iolab_dir_t dir, const iolab_queue_t *q)

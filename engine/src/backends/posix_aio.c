@@ -299,24 +299,29 @@ void iolab_aio_close(iolab_aio_t *a)
     free(a);
 }
 
-/* A request that moved only done of its bytes: the rest with pread/pwrite, so that the real
- * cause (ENOSPC) or the end of the file shows as with the synchronous path. */
-static int64_t finish_short(int fd, iolab_dir_t dir, const iolab_qslot_t *s, int64_t done)
+int64_t iolab_pio_rest(int fd, iolab_dir_t dir, void *buf, uint64_t offset, uint64_t len,
+                       uint64_t done)
 {
-    while ((uint64_t)done < s->len) {
-        char *p = (char *)s->buf + done;
-        size_t left = (size_t)(s->len - (uint64_t)done);
-        off_t off = (off_t)(s->offset + (uint64_t)done);
-        ssize_t n = dir == IOLAB_WRITE ? pwrite(fd, p, left, off) : pread(fd, p, left, off);
+    while (done < len) {
+        char *p = (char *)buf + done;
+        ssize_t n = dir == IOLAB_WRITE ? pwrite(fd, p, len - done, (off_t)(offset + done))
+                                       : pread(fd, p, len - done, (off_t)(offset + done));
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0)
             return -errno;
         if (n == 0)
             break;  /* end of file: the core reports a short read */
-        done += n;
+        done += (uint64_t)n;
     }
-    return done;
+    return (int64_t)done;
+}
+
+/* A request that moved only done of its bytes: the rest with pread/pwrite, so that the real
+ * cause (ENOSPC) or the end of the file shows as with the synchronous path. */
+static int64_t finish_short(int fd, iolab_dir_t dir, const iolab_qslot_t *s, int64_t done)
+{
+    return iolab_pio_rest(fd, dir, s->buf, s->offset, s->len, (uint64_t)done);
 }
 
 /* Keep q->depth requests in flight: fill every free slot, submit them together, reap what

@@ -7,6 +7,7 @@
 #define IOLAB_POSIX_AIO_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "backend.h"
 
@@ -46,5 +47,11 @@ void iolab_aio_close(iolab_aio_t *a);
 /* The core's transfers (q) with q->depth requests in flight; 0 or the queue's errno (an
  * I/O error of one request goes to q->done). */
 int iolab_aio_run(iolab_aio_t *a, iolab_dir_t dir, const iolab_queue_t *q);
+
+/* pread/pwrite of buf[done..len) at offset+done until all of it moved, the end of the file
+ * (a short read) or an error: the bytes done, or -errno. The synchronous path and a queued
+ * request that completed short both finish through it. */
+int64_t iolab_pio_rest(int fd, iolab_dir_t dir, void *buf, uint64_t offset, uint64_t len,
+                       uint64_t done);
 
 #endif
