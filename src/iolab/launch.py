@@ -96,6 +96,12 @@ def in_slurm_allocation(environ: Mapping[str, str] | None = None) -> bool:
     return bool(env.get("SLURM_JOB_ID")) and shutil.which("srun", path=env.get("PATH")) is not None
 
 
+def allocation_nodes(environ: Mapping[str, str]) -> int | None:
+    """The Slurm allocation's node count, from its environment (None outside one)."""
+    nodes = environ.get("SLURM_JOB_NUM_NODES") or environ.get("SLURM_NNODES") or ""
+    return int(nodes) if nodes.isdigit() and int(nodes) > 0 else None
+
+
 def default_np(launcher: str, environ: Mapping[str, str] | None = None,
                ppn: int | None = None) -> int:
     """Ranks when the user gave no ``--np``: the allocation's tasks under srun (with
@@ -103,10 +109,9 @@ def default_np(launcher: str, environ: Mapping[str, str] | None = None,
     ``--ntasks-per-node``, so 4 tasks on 2 nodes with --ppn 1 would still run 2 a node),
     else 2."""
     env = os.environ if environ is None else environ
-    if launcher == "srun" and ppn:
-        nodes = env.get("SLURM_JOB_NUM_NODES") or env.get("SLURM_NNODES") or ""
-        if nodes.isdigit() and int(nodes) > 0:
-            return int(nodes) * ppn
+    nodes = allocation_nodes(env)
+    if launcher == "srun" and ppn and nodes:
+        return nodes * ppn
     if launcher == "srun":
         tasks = env.get("SLURM_NTASKS") or env.get("SLURM_NPROCS")
         if tasks and tasks.isdigit() and int(tasks) > 0:
@@ -384,8 +389,8 @@ def _check_allocation(spec: LaunchSpec, env: Mapping[str, str]) -> None:
         raise UsageError(f"--np {spec.np}: this Slurm allocation (job {env['SLURM_JOB_ID']}) "
                          f"has {tasks} tasks; ask salloc/sbatch for more (-n {spec.np}) or use "
                          f"--np {tasks} or less")
-    nodes = env.get("SLURM_JOB_NUM_NODES") or env.get("SLURM_NNODES") or ""
-    if spec.nodes and nodes.isdigit() and spec.nodes > int(nodes):
+    nodes = allocation_nodes(env)
+    if spec.nodes and nodes and spec.nodes > nodes:
         raise UsageError(f"--nodes {spec.nodes}: this Slurm allocation has {nodes} node(s); "
                          f"ask salloc/sbatch for -N {spec.nodes} or use --nodes {nodes}")
 

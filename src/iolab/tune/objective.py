@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from iolab.errors import UsageError
+from iolab.launch import allocation_nodes
 from iolab.tune.knobs import LAUNCH, Knob, knob
 from iolab.tune.space import DEFAULT
 
@@ -80,10 +81,9 @@ def srun_env(params: Mapping[str, str],
     --ntasks-per-node ... Ignoring"), so the trial would run with the allocation's layout."""
     env = {LAUNCH[k.name][1]: v for k, v in set_params(params).items() if k.kind == "launch"}
     per_node = env.get(LAUNCH["slurm.ranks_per_node"][1])
-    nodes = (allocation or {}).get("SLURM_JOB_NUM_NODES") or \
-        (allocation or {}).get("SLURM_NNODES") or ""
-    if per_node and per_node.isdigit() and nodes.isdigit():
-        env["SLURM_NTASKS"] = env["SLURM_NPROCS"] = str(int(nodes) * int(per_node))
+    nodes = allocation_nodes(allocation or {})
+    if per_node and per_node.isdigit() and nodes:
+        env["SLURM_NTASKS"] = env["SLURM_NPROCS"] = str(nodes * int(per_node))
     return env
 
 
