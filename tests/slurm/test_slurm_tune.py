@@ -89,6 +89,20 @@ def test_placement_knobs_inside_an_allocation(slurm_env: dict[str, str],
             assert "--cpus-per-task" not in cmd
 
 
+def _two_trials_in_salloc(env: dict[str, str], tmp_path: Path,
+                          knob: str) -> tuple[list[dict], str]:
+    """``iolab tune --knob KNOB --trials 2`` inside ``salloc -n 2``: the baseline trial and
+    the knob's one value, from the tune's JSON, and the tune's stderr."""
+    out = subprocess.run(
+        ["salloc", "-n", "2", sys.executable, "-m", "iolab", "tune", "--db",
+         str(tmp_path / "r.db"), "--knob", knob, "--trials", "2", "--confirm", "0", "--json",
+         *WORKLOAD],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    trials: list[dict] = json.loads(out.stdout)["trials"]
+    return trials, out.stderr
+
+
 def test_cpu_bind_knob_where_slurm_cannot_bind_is_a_failed_trial(slurm_env: dict[str, str],
                                                                  tmp_path: Path) -> None:
     """slurm.cpu_bind goes through iolab bench's --cpu-bind: a Slurm whose task plugin
@@ -96,13 +110,7 @@ def test_cpu_bind_knob_where_slurm_cannot_bind_is_a_failed_trial(slurm_env: dict
     and the tune goes on (was: passed to srun raw, which failed at run time)."""
     from iolab import launch
 
-    out = subprocess.run(
-        ["salloc", "-n", "2", sys.executable, "-m", "iolab", "tune", "--db",
-         str(tmp_path / "r.db"), "--knob", "slurm.cpu_bind=cores", "--trials", "2",
-         "--confirm", "0", "--json", *WORKLOAD],
-        cwd=tmp_path, env=slurm_env, capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr
-    base, bound = json.loads(out.stdout)["trials"]
+    (base, bound), _ = _two_trials_in_salloc(slurm_env, tmp_path, "slurm.cpu_bind=cores")
     assert base["status"] == "ok" and bound["params"]["slurm.cpu_bind"] == "cores"
     if "task/none" in (launch.slurm_task_plugin(slurm_env) or ""):
         assert bound["status"] == "failed" and "cannot bind CPUs" in bound["error"]
@@ -114,13 +122,7 @@ def test_ranks_per_node_the_allocation_cannot_hold_is_a_failed_trial_with_its_re
         slurm_env: dict[str, str], tmp_path: Path) -> None:
     """Expected: the trial fails with the bench verb's own check ("ranks per node ..."), the
     tune goes on. Was: the trial's error was the last stderr line, an unrelated note."""
-    out = subprocess.run(
-        ["salloc", "-n", "2", sys.executable, "-m", "iolab", "tune", "--db",
-         str(tmp_path / "r.db"), "--knob", "slurm.ranks_per_node=1", "--trials", "2",
-         "--confirm", "0", "--json", *WORKLOAD],
-        cwd=tmp_path, env=slurm_env, capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr
-    base, spread = json.loads(out.stdout)["trials"]
+    (base, spread), err = _two_trials_in_salloc(slurm_env, tmp_path, "slurm.ranks_per_node=1")
     assert base["status"] == "ok"
     assert spread["status"] == "failed" and "ranks per node" in spread["error"]
-    assert "UserWarning" not in out.stderr
+    assert "UserWarning" not in err
