@@ -30,7 +30,8 @@ def test_efficiency_small_space_then_its_replay(tmp_path: Path) -> None:
     doc = tmp_path / "benchmarks.md"
     doc.write_text("# Benchmarks\n\n<!-- other:begin -->\nkept\n<!-- other:end -->\n")
     run = script("tune_efficiency", "--space", "small", "--repeat", "1", "--seeds", "1",
-                 "--block", "1m", "--dir", str(tmp_path), "--output", str(doc), cwd=tmp_path)
+                 "--head-to-head", "1", "--block", "1m", "--dir", str(tmp_path), "--output",
+                 str(doc), cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     assert "8 configurations x 1 rounds = 8 exhaustive runs" in run.stdout
     text = doc.read_text()
@@ -38,6 +39,12 @@ def test_efficiency_small_space_then_its_replay(tmp_path: Path) -> None:
     rows = re.findall(r"^\| (iolab tune \(TPE, repeats\)|random search \(same repeats\)) \| 1 "
                       r"\| ([\d.]+)% \|", text, re.M)
     assert len(rows) == 2 and all(0 < float(share) <= 100 for _, share in rows)
+    # each search's pick ran again against the exhaustive best: a share, not a copy of the
+    # exhaustive one (1.0 exactly only when it picked the best)
+    fresh = re.findall(r"^\| (?:iolab tune|random search).* \| ([\d.]+)% \(([\d.]+)%\) \|$",
+                       text, re.M)
+    assert len(fresh) == 2 and all(0 < float(mean) for mean, _ in fresh), text
+    assert "winner's curse" in text and "own pick, chosen on all but two" not in text
     (saved,) = tmp_path.glob("iolab-tune-eff-*/exhaustive.json")
     exhaustive = json.loads(saved.read_text())
     assert len(exhaustive["samples"]) == 8 and exhaustive["settings"]["posix.mode"] == "sync"
@@ -47,6 +54,7 @@ def test_efficiency_small_space_then_its_replay(tmp_path: Path) -> None:
     assert "0 exhaustive runs" in replay.stdout and "(replayed, not run)" in replay.stdout
     assert "Searches replayed from those runs" in doc.read_text()
     assert "| random search (same repeats) | 4 |" in doc.read_text()
+    assert "head to head" not in doc.read_text()  # a replay runs nothing new
 
 
 def test_btio_tune_plan(tmp_path: Path) -> None:
@@ -87,3 +95,26 @@ def test_variants_replay_a_synthetic_set(tmp_path: Path) -> None:
         # a pick is never better than the best configuration its search measured
         assert 0 < int(worst) <= float(mean) <= float(ceiling) <= 100
         assert int(hits) <= 2
+
+
+def test_held_out_best_measures_the_winners_curse(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The exhaustive pick valued on runs it was not chosen on: about the best median when
+    one point stands clear of the noise; well below it on a plateau of equal points whose
+    runs spread (the largest median of many is the luckiest)."""
+    import importlib.machinery
+    import importlib.util
+    import random
+
+    monkeypatch.syspath_prepend(str(BENCH))  # the script imports benchdoc from bench/
+    loader = importlib.machinery.SourceFileLoader("tune_efficiency", str(BENCH / "tune_efficiency"))
+    spec = importlib.util.spec_from_loader("tune_efficiency", loader)
+    assert spec is not None
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "tune_efficiency", module)  # for its dataclasses
+    loader.exec_module(module)
+    rng = random.Random(3)
+    plateau = {f"p{i}": [rng.uniform(700, 1300) for _ in range(5)] for i in range(40)}
+    clear = {**plateau, "top": [rng.uniform(3900, 4100) for _ in range(5)]}
+    assert module.held_out_best(clear, draws=200) > 0.97
+    assert module.held_out_best(plateau, draws=200) < 0.9
+    assert module.held_out_best({"a": [1.0, 2.0]}) is None  # too few runs to split
