@@ -78,12 +78,55 @@ def test_btio_smoke(engine: Engine, tmp_path: Path):
 def test_metadata_vs_mdtest_smoke(engine: Engine, tmp_path: Path):
     _, text = run_script("metadata_vs_mdtest", engine, tmp_path, "--files", "20",
                          drop_env=("MDTEST",))
+    assert "| preset | phase | iolab-bench | mdtest | ratio | 95% CI | verdict |" in text
     rows = [ln for ln in text.splitlines() if ln.startswith(("| easy", "| hard"))]
     assert [r.split("|")[2].strip() for r in rows] == ["create", "stat", "open_read",
                                                        "remove"] * 2
     for row in rows:
         value = first_cell(row, 3)
         assert value is not None and value > 0, row
+        assert len(row.split("|")) == 9, row  # 7 cells
+
+
+def benchtools():
+    sys.path.insert(0, str(REPO / "bench"))
+    try:
+        import benchtools as bt
+    finally:
+        sys.path.remove(str(REPO / "bench"))
+    return bt
+
+
+@pytest.mark.parametrize("num,den,verdict", [
+    # iolab twice as fast in every round, give or take 5%: faster
+    ([2.0, 2.1, 1.9, 2.05, 1.95, 2.0], [1.0] * 6, "faster"),
+    ([0.5, 0.52, 0.49, 0.5, 0.51, 0.48], [1.0] * 6, "slower"),
+    # the rounds disagree (+-10% around equal): the interval holds 1
+    ([1.1, 0.9, 1.1, 0.9, 1.1, 0.9], [1.0] * 6, "same within noise"),
+    # a drift that moves both tools alike is no noise for a paired interval
+    ([1.1, 2.2, 3.3, 4.4, 5.5, 6.6], [1.0, 2.0, 3.0, 4.0, 5.0, 6.0], "faster"),
+    ([1.0, 1.0, 1.0, 1.0], [1.0] * 4, "too few rounds"),
+])
+def test_ratio_interval_and_verdict(num: list[float], den: list[float], verdict: str):
+    bt = benchtools()
+    cells = bt.ratio_cells([{"x": v} for v in num], [{"x": v} for v in den], "x")
+    ratio, ci, said = (c.strip() for c in cells.split("|"))
+    assert said == verdict, cells
+    if verdict == "too few rounds":
+        assert ci == "–"
+        return
+    low, high = (float(x) for x in ci.split("–"))
+    assert low <= float(ratio) <= high, cells
+
+
+def test_ratio_pairs_rounds():
+    """A round where one tool failed leaves both tools' values of that round out of the
+    ratio (mdtest's outlier of round 0 has no iolab run beside it)."""
+    bt = benchtools()
+    io = [None] + [{"x": 1.0}] * 5
+    md = [{"x": 100.0}] + [{"x": 1.0}] * 5
+    assert bt.ratio_cells(io, md, "x") == "1.00 | 1.00–1.00 | same within noise"
+    assert bt.values(md, "x") == [100.0] + [1.0] * 5
 
 
 def test_queue_vs_fio_smoke(engine: Engine, tmp_path: Path):
