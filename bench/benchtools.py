@@ -112,7 +112,7 @@ CI_RESAMPLES = 4999
 CI_MIN_ROUNDS = 5
 CI_NOTE = (f"{CONFIDENCE:.0%} CI: percentile bootstrap ({CI_RESAMPLES} resamples) of the "
            "ratio of medians over the rounds where both tools ran, rounds resampled in pairs "
-           "(a round's two runs, made one after the other, stay together), given from "
+           "(the runs of a round, made one after the other, stay together), given from "
            f"{CI_MIN_ROUNDS} such rounds; verdict: faster (CI above 1), same within noise "
            "(CI includes 1), slower (CI below 1)")
 RATIO_HEADER = "ratio | 95% CI | verdict"
