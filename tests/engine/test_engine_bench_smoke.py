@@ -141,14 +141,15 @@ def test_queue_vs_fio_smoke(engine: Engine, tmp_path: Path):
                                        "--transfer", "4K", "--block", "8K", "--path",
                                        str(tmp_path / "probe")], tmp_path).rc == 0]
     _, text = run_script("queue_vs_fio", engine, tmp_path, "--size-mib", "2")
-    assert "| op | iolab io_uring | fio io_uring | ratio | iolab libaio | fio libaio |" in text
-    rows = {ln.split("|")[1].strip(): ln for ln in text.splitlines()
+    assert "| op | engine | iolab-bench | fio | ratio | 95% CI | verdict |" in text
+    rows = {tuple(c.strip() for c in ln.split("|")[1:3]): ln for ln in text.splitlines()
             if ln.startswith(("| write", "| read"))}
-    assert set(rows) == {"write", "read"}
-    for row in rows.values():
-        for e, column in (("io_uring", 2), ("libaio", 5)):
-            value = first_cell(row, column)
-            assert (value is not None and value > 0) == (e in built), row
+    for op in ("write", "read"):
+        for e in ("io_uring", "libaio"):
+            value = first_cell(rows[(op, e)], 3)
+            assert (value is not None and value > 0) == (e in built), rows[(op, e)]
     if set(built) == {"io_uring", "libaio"} and shutil.which("fio"):
-        assert rows["write"].rstrip(" |").endswith("(libaio)"), rows["write"]
-        assert rows["read"].rstrip(" |").endswith("(io_uring)"), rows["read"]
+        default = {op: label for op, label in rows if label.startswith("default")}
+        assert default["write"].startswith("default (libaio) / better fio"), default
+        assert default["read"].startswith("default (io_uring) / better fio"), default
+        assert len(rows) == 6
