@@ -153,3 +153,54 @@ def test_queue_vs_fio_smoke(engine: Engine, tmp_path: Path):
         assert default["write"].startswith("default (libaio) / better fio"), default
         assert default["read"].startswith("default (io_uring) / better fio"), default
         assert len(rows) == 6
+
+
+# mdtest 4.0's output with -P --print-all-procs (2 ranks x 300 files, the rate tables cut)
+MDTEST_OUTPUT = """\
+SUMMARY rate: (of 1 iterations)
+   Operation                     Max            Min           Mean        Std Dev
+   ---------                     ---            ---           ----        -------
+   File creation               11307.332      11307.332      11307.332          0.000
+   File stat                  580794.461     580794.461     580794.461          0.000
+   File read                  205619.936     205619.936     205619.936          0.000
+   File removal               116686.716     116686.716     116686.716          0.000
+   Tree creation               18893.261      18893.261      18893.261          0.000
+
+Per process result (time):
+iteration: 0
+Test File creation 5.304098e-02,4.988694e-02
+Test File stat 9.818077e-04,1.009941e-03
+Test File read 2.902985e-03,2.899885e-03
+Test File removal 5.132914e-03,5.084991e-03
+Test Tree creation 0.000000e+00,0.000000e+00
+
+SUMMARY time: (of 1 iterations)
+   Operation                     Max            Min           Mean        Std Dev
+   ---------                     ---            ---           ----        -------
+   File creation                   0.053          0.053          0.053          0.000
+   File stat                       0.001          0.001          0.001          0.000
+"""
+
+
+def test_mdtest_timed_as_iolab_times_a_phase():
+    """mdtest's rate in bench/metadata_vs_mdtest: all ranks' files / the slowest rank's time
+    before the closing barrier (its per-process times), beside its own summary rate; the
+    SUMMARY time table (seconds) is never read as a rate."""
+    from importlib.machinery import SourceFileLoader
+    from importlib.util import module_from_spec, spec_from_loader
+
+    sys.path.insert(0, str(REPO / "bench"))
+    try:
+        loader = SourceFileLoader("metadata_vs_mdtest", str(REPO / "bench" / "metadata_vs_mdtest"))
+        spec = spec_from_loader(loader.name, loader)
+        assert spec is not None
+        mod = module_from_spec(spec)
+        loader.exec_module(mod)
+    finally:
+        sys.path.remove(str(REPO / "bench"))
+    found = mod.parse_mdtest(MDTEST_OUTPUT, 300)
+    assert found["create"] == pytest.approx(600 / 5.304098e-02)
+    assert found["stat"] == pytest.approx(600 / 1.009941e-03)
+    assert found["open_read"] == pytest.approx(600 / 2.902985e-03)
+    assert found["own_create"] == 11307.332 and found["own_remove"] == 116686.716
+    assert found["stat"] > found["own_stat"]  # the closing barrier is not in it
