@@ -1,6 +1,7 @@
 """What the comparison scripts in bench/ share: where each tool is (an option, else an
 environment variable, else PATH), how MPI programs are launched, the machine line above each
-table, the median [min-max] cells, and the expected duration printed before the first run."""
+table, the median [min-max] cells, the ratio cells with their confidence interval and
+verdict, and the expected duration printed before the first run."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import sys
 import time
 from functools import lru_cache
 from pathlib import Path
+from typing import Optional
 
 from benchdoc import replace_section  # bench/ is on sys.path when a script runs
 
@@ -97,6 +99,79 @@ def fmt(vals: list[float]) -> str:
 
 def ratio(num: list[float], den: list[float]) -> str:
     return f"{statistics.median(num) / statistics.median(den):.2f}" if num and den else "–"
+
+
+# One tool's results in one comparison: one entry per round, None where it failed or did not
+# run, so that round i of two tools (measured one after the other) can be paired.
+PerRound = list[Optional[dict[str, float]]]  # runtime alias: no "X | None" before 3.10
+
+CONFIDENCE = 0.95
+CI_RESAMPLES = 4999
+# Below this many paired rounds no interval is given: a bootstrap resamples the rounds
+# themselves, and from 2 to 4 of them it mostly reproduces their range.
+CI_MIN_ROUNDS = 5
+CI_NOTE = (f"{CONFIDENCE:.0%} CI: percentile bootstrap ({CI_RESAMPLES} resamples) of the "
+           "ratio of medians over the rounds where both tools ran, rounds resampled in pairs "
+           "(the runs of a round, made one after the other, stay together), given from "
+           f"{CI_MIN_ROUNDS} such rounds; verdict: faster (CI above 1), same within noise "
+           "(CI includes 1), slower (CI below 1)")
+RATIO_HEADER = "ratio | 95% CI | verdict"
+
+
+def values(rounds: PerRound, key: str) -> list[float]:
+    """The values of key over the rounds that have one (for the median [min–max] cells)."""
+    return [r[key] for r in rounds if r and key in r]
+
+
+def paired(num: PerRound, den: PerRound, key: str) -> tuple[list[float], list[float]]:
+    """key's values of the rounds where both tools have one, in round order."""
+    pairs = [(a[key], b[key]) for a, b in zip(num, den)
+             if a and b and key in a and key in b and b[key] > 0]
+    return [a for a, _ in pairs], [b for _, b in pairs]
+
+
+def ratio_interval(num: list[float], den: list[float], seed: int = 0
+                   ) -> tuple[float, float] | None:
+    """The CONFIDENCE interval of median(num) / median(den) for paired samples (num[i] and
+    den[i] from the same round), by a percentile bootstrap over the rounds; None with fewer
+    than CI_MIN_ROUNDS pairs. Percentile rather than BCa: with a median over a handful of
+    rounds the bootstrap distribution has few distinct values, and BCa's correction then
+    fails."""
+    if len(num) < CI_MIN_ROUNDS or len(num) != len(den):
+        return None
+    import warnings
+
+    import numpy as np
+    from scipy import stats
+
+    def stat(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:
+        return np.median(a, axis=axis) / np.median(b, axis=axis)
+
+    with warnings.catch_warnings():  # a degenerate (all equal) sample is fine here
+        warnings.simplefilter("ignore")
+        ci = stats.bootstrap((np.asarray(num, float), np.asarray(den, float)), stat,
+                             paired=True, vectorized=True, confidence_level=CONFIDENCE,
+                             n_resamples=CI_RESAMPLES, method="percentile",
+                             random_state=np.random.default_rng(seed)).confidence_interval
+    return float(ci.low), float(ci.high)
+
+
+def verdict(interval: tuple[float, float] | None) -> str:
+    if interval is None:
+        return "too few rounds"
+    low, high = interval
+    return "faster" if low > 1 else "slower" if high < 1 else "same within noise"
+
+
+def ratio_cells(num: PerRound, den: PerRound, key: str) -> str:
+    """The three cells of RATIO_HEADER for key: ratio of the paired medians, its interval,
+    the verdict (see CI_NOTE)."""
+    a, b = paired(num, den, key)
+    if not a:
+        return "– | – | –"
+    interval = ratio_interval(a, b)
+    ci = f"{interval[0]:.2f}–{interval[1]:.2f}" if interval else "–"
+    return f"{ratio(a, b)} | {ci} | {verdict(interval)}"
 
 
 def announce(expected_s: float, tools: dict[str, str | None]) -> None:

@@ -2,8 +2,12 @@
  *
  * Each rank creates --md-files files (open O_CREAT|O_EXCL, write --md-size bytes, close),
  * stats them, opens and reads them back, and removes them: four timed phases per repetition,
- * each shaped like a data phase (barrier, every rank times its own operations, phase time =
- * latest end - earliest start), so operations per second = all ranks' operations / time.
+ * each shaped like a data phase (barrier, every rank times its own loop on its own clock,
+ * phase time = the slowest rank's), so operations per second = all ranks' operations / time.
+ * mdtest 4 times the same loop from the same barrier, but its summary rate ends each rank's
+ * time after a closing barrier (its per-process "before barrier" times are this one). The
+ * loop makes only each file's own calls (tests/engine/test_metadata.py checks every traced
+ * call between a phase's first and last).
  * The files live in <path>.md/, all in that one shared directory (f.<rank>.<i>) or in a
  * directory per rank (<rank>/f.<i>); the directories are made before the first phase and
  * removed after the last, outside the timing. The calls are POSIX's: this is what the file

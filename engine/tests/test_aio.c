@@ -3,7 +3,8 @@
  * as on machines that lack libaio-dev or liburing-dev. Checks which
  * engine auto takes per operation, the refusal of an engine not built (naming the package),
  * and, for every engine built, a real file written and read back through the queue with
- * random offsets, more transfers than slots, every byte compared. */
+ * random offsets, more transfers than slots, every byte compared: once through a new queue
+ * per pass, once through the queue iolab_aio_check kept, reused by both passes. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -58,7 +59,9 @@ static void done(void *c_, int slot, int64_t result)
         }
 }
 
-static void round_trip(iolab_aio_kind_t kind)
+/* Write, then read back, on one file. spares: the queues kept (both passes must get the same
+ * one back), or NULL (a new queue per pass). */
+static void round_trip(iolab_aio_kind_t kind, iolab_aio_spares_t *spares)
 {
     char path[] = "/tmp/iolab-test-aio.XXXXXX", err[512] = "";
     int fd = mkstemp(path);
@@ -73,14 +76,18 @@ static void round_trip(iolab_aio_kind_t kind)
     for (int d = 0; d < 2; d++) {
         c.dir = d ? IOLAB_READ : IOLAB_WRITE;
         c.next = c.done = 0;
-        iolab_aio_t *a = NULL;
-        int e = iolab_aio_open(kind, fd, DEPTH, &a, err, sizeof err);
+        iolab_aio_t *a = NULL, *kept = spares ? spares->q[kind] : NULL;
+        int e = iolab_aio_open(kind, fd, DEPTH, spares, &a, err, sizeof err);
         CHECK(e == 0, "%s open: %s", iolab_aio_name(kind), err);
         if (e)
             break;
+        CHECK(!spares || (kept && a == kept && !spares->q[kind]), "%s: the kept queue %p "
+              "was not the one opened (%p)", iolab_aio_name(kind), (void *)kept, (void *)a);
         iolab_queue_t q = {next, done, &c, DEPTH};
         CHECK(iolab_aio_run(a, c.dir, &q) == 0, "%s run", iolab_aio_name(kind));
-        iolab_aio_close(a);
+        iolab_aio_close(a, spares);
+        CHECK(!spares || spares->q[kind] == a, "%s: the queue was not kept at close",
+              iolab_aio_name(kind));
         CHECK(c.done == NXFER && c.bad == 0, "%s %s: %d done, %d bad", iolab_aio_name(kind),
               d ? "read" : "write", c.done, c.bad);
     }
@@ -105,23 +112,28 @@ int main(void)
     CHECK(w == IOLAB_AIO_IO_URING && wb == w && r == w, "auto without libaio: %d %d %d", w, wb,
           r);
     CHECK(iolab_aio_resolve(IOLAB_AIO_LIBAIO, IOLAB_WRITE, both) == IOLAB_AIO_AUTO, "libaio");
-    CHECK(iolab_aio_check(IOLAB_AIO_LIBAIO, DEPTH, both, err, sizeof err) == EINVAL &&
+    CHECK(iolab_aio_check(IOLAB_AIO_LIBAIO, DEPTH, both, NULL, err, sizeof err) == EINVAL &&
           strstr(err, "built without libaio") && strstr(err, "libaio-dev"), "refusal: %s", err);
 #elif !defined(IOLAB_WITH_LIBAIO)
     CHECK(w == IOLAB_AIO_AUTO && r == IOLAB_AIO_AUTO && wb == IOLAB_AIO_AUTO, "no engine");
-    CHECK(iolab_aio_check(IOLAB_AIO_AUTO, DEPTH, both, err, sizeof err) == EINVAL &&
+    CHECK(iolab_aio_check(IOLAB_AIO_AUTO, DEPTH, both, NULL, err, sizeof err) == EINVAL &&
           strstr(err, "needs liburing or libaio"), "refusal: %s", err);
-    CHECK(iolab_aio_check(IOLAB_AIO_IO_URING, DEPTH, both, err, sizeof err) == EINVAL &&
+    CHECK(iolab_aio_check(IOLAB_AIO_IO_URING, DEPTH, both, NULL, err, sizeof err) == EINVAL &&
           strstr(err, "liburing-dev"), "refusal: %s", err);
 #endif
     for (int k = IOLAB_AIO_IO_URING; k <= IOLAB_AIO_LIBAIO; k++) {
         if ((int)iolab_aio_resolve((iolab_aio_kind_t)k, IOLAB_WRITE, 0) != k)
             continue;  /* not built */
-        if (iolab_aio_check((iolab_aio_kind_t)k, DEPTH, 0, err, sizeof err) != 0) {
+        iolab_aio_spares_t spares = {{NULL}};
+        if (iolab_aio_check((iolab_aio_kind_t)k, DEPTH, 0, &spares, err, sizeof err) != 0) {
             printf("skip %s: %s\n", iolab_aio_name((iolab_aio_kind_t)k), err);
             continue;  /* refused by this kernel or container */
         }
-        round_trip((iolab_aio_kind_t)k);
+        CHECK(spares.q[k] != NULL, "%s: check kept no queue", iolab_aio_name((iolab_aio_kind_t)k));
+        round_trip((iolab_aio_kind_t)k, NULL);
+        round_trip((iolab_aio_kind_t)k, &spares);
+        iolab_aio_spares_free(&spares);
+        CHECK(spares.q[k] == NULL, "spares freed");
     }
     if (failures)
         fprintf(stderr, "%d failure(s)\n", failures);

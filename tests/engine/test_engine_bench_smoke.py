@@ -78,12 +78,55 @@ def test_btio_smoke(engine: Engine, tmp_path: Path):
 def test_metadata_vs_mdtest_smoke(engine: Engine, tmp_path: Path):
     _, text = run_script("metadata_vs_mdtest", engine, tmp_path, "--files", "20",
                          drop_env=("MDTEST",))
+    assert "| preset | phase | iolab-bench | mdtest | ratio | 95% CI | verdict |" in text
     rows = [ln for ln in text.splitlines() if ln.startswith(("| easy", "| hard"))]
     assert [r.split("|")[2].strip() for r in rows] == ["create", "stat", "open_read",
                                                        "remove"] * 2
     for row in rows:
         value = first_cell(row, 3)
         assert value is not None and value > 0, row
+        assert len(row.split("|")) == 9, row  # 7 cells
+
+
+def benchtools():
+    sys.path.insert(0, str(REPO / "bench"))
+    try:
+        import benchtools as bt
+    finally:
+        sys.path.remove(str(REPO / "bench"))
+    return bt
+
+
+@pytest.mark.parametrize("num,den,verdict", [
+    # iolab twice as fast in every round, give or take 5%: faster
+    ([2.0, 2.1, 1.9, 2.05, 1.95, 2.0], [1.0] * 6, "faster"),
+    ([0.5, 0.52, 0.49, 0.5, 0.51, 0.48], [1.0] * 6, "slower"),
+    # the rounds disagree (+-10% around equal): the interval holds 1
+    ([1.1, 0.9, 1.1, 0.9, 1.1, 0.9], [1.0] * 6, "same within noise"),
+    # a drift that moves both tools alike is no noise for a paired interval
+    ([1.1, 2.2, 3.3, 4.4, 5.5, 6.6], [1.0, 2.0, 3.0, 4.0, 5.0, 6.0], "faster"),
+    ([1.0, 1.0, 1.0, 1.0], [1.0] * 4, "too few rounds"),
+])
+def test_ratio_interval_and_verdict(num: list[float], den: list[float], verdict: str):
+    bt = benchtools()
+    cells = bt.ratio_cells([{"x": v} for v in num], [{"x": v} for v in den], "x")
+    ratio, ci, said = (c.strip() for c in cells.split("|"))
+    assert said == verdict, cells
+    if verdict == "too few rounds":
+        assert ci == "–"
+        return
+    low, high = (float(x) for x in ci.split("–"))
+    assert low <= float(ratio) <= high, cells
+
+
+def test_ratio_pairs_rounds():
+    """A round where one tool failed leaves both tools' values of that round out of the
+    ratio (mdtest's outlier of round 0 has no iolab run beside it)."""
+    bt = benchtools()
+    io = [None] + [{"x": 1.0}] * 5
+    md = [{"x": 100.0}] + [{"x": 1.0}] * 5
+    assert bt.ratio_cells(io, md, "x") == "1.00 | 1.00–1.00 | same within noise"
+    assert bt.values(md, "x") == [100.0] + [1.0] * 5
 
 
 def test_queue_vs_fio_smoke(engine: Engine, tmp_path: Path):
@@ -98,14 +141,66 @@ def test_queue_vs_fio_smoke(engine: Engine, tmp_path: Path):
                                        "--transfer", "4K", "--block", "8K", "--path",
                                        str(tmp_path / "probe")], tmp_path).rc == 0]
     _, text = run_script("queue_vs_fio", engine, tmp_path, "--size-mib", "2")
-    assert "| op | iolab io_uring | fio io_uring | ratio | iolab libaio | fio libaio |" in text
-    rows = {ln.split("|")[1].strip(): ln for ln in text.splitlines()
+    assert "| op | engine | iolab-bench | fio | ratio | 95% CI | verdict |" in text
+    rows = {tuple(c.strip() for c in ln.split("|")[1:3]): ln for ln in text.splitlines()
             if ln.startswith(("| write", "| read"))}
-    assert set(rows) == {"write", "read"}
-    for row in rows.values():
-        for e, column in (("io_uring", 2), ("libaio", 5)):
-            value = first_cell(row, column)
-            assert (value is not None and value > 0) == (e in built), row
+    for op in ("write", "read"):
+        for e in ("io_uring", "libaio"):
+            value = first_cell(rows[(op, e)], 3)
+            assert (value is not None and value > 0) == (e in built), rows[(op, e)]
     if set(built) == {"io_uring", "libaio"} and shutil.which("fio"):
-        assert rows["write"].rstrip(" |").endswith("(libaio)"), rows["write"]
-        assert rows["read"].rstrip(" |").endswith("(io_uring)"), rows["read"]
+        default = {op: label for op, label in rows if label.startswith("default")}
+        assert default["write"].startswith("default (libaio) / better fio"), default
+        assert default["read"].startswith("default (io_uring) / better fio"), default
+        assert len(rows) == 6
+
+
+# mdtest 4.0's output with -P --print-all-procs (2 ranks x 300 files, the rate tables cut)
+MDTEST_OUTPUT = """\
+SUMMARY rate: (of 1 iterations)
+   Operation                     Max            Min           Mean        Std Dev
+   ---------                     ---            ---           ----        -------
+   File creation               11307.332      11307.332      11307.332          0.000
+   File stat                  580794.461     580794.461     580794.461          0.000
+   File read                  205619.936     205619.936     205619.936          0.000
+   File removal               116686.716     116686.716     116686.716          0.000
+   Tree creation               18893.261      18893.261      18893.261          0.000
+
+Per process result (time):
+iteration: 0
+Test File creation 5.304098e-02,4.988694e-02
+Test File stat 9.818077e-04,1.009941e-03
+Test File read 2.902985e-03,2.899885e-03
+Test File removal 5.132914e-03,5.084991e-03
+Test Tree creation 0.000000e+00,0.000000e+00
+
+SUMMARY time: (of 1 iterations)
+   Operation                     Max            Min           Mean        Std Dev
+   ---------                     ---            ---           ----        -------
+   File creation                   0.053          0.053          0.053          0.000
+   File stat                       0.001          0.001          0.001          0.000
+"""
+
+
+def test_mdtest_timed_as_iolab_times_a_phase():
+    """mdtest's rate in bench/metadata_vs_mdtest: all ranks' files / the slowest rank's time
+    before the closing barrier (its per-process times), beside its own summary rate; the
+    SUMMARY time table (seconds) is never read as a rate."""
+    from importlib.machinery import SourceFileLoader
+    from importlib.util import module_from_spec, spec_from_loader
+
+    sys.path.insert(0, str(REPO / "bench"))
+    try:
+        loader = SourceFileLoader("metadata_vs_mdtest", str(REPO / "bench" / "metadata_vs_mdtest"))
+        spec = spec_from_loader(loader.name, loader)
+        assert spec is not None
+        mod = module_from_spec(spec)
+        loader.exec_module(mod)
+    finally:
+        sys.path.remove(str(REPO / "bench"))
+    found = mod.parse_mdtest(MDTEST_OUTPUT, 300)
+    assert found["create"] == pytest.approx(600 / 5.304098e-02)
+    assert found["stat"] == pytest.approx(600 / 1.009941e-03)
+    assert found["open_read"] == pytest.approx(600 / 2.902985e-03)
+    assert found["own_create"] == 11307.332 and found["own_remove"] == 116686.716
+    assert found["stat"] > found["own_stat"]  # the closing barrier is not in it

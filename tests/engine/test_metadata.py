@@ -112,6 +112,61 @@ def test_one_system_call_per_file_and_phase(engine: Engine, scratch: Path, tmp_p
         assert seen == once * 2, (path, seen)
 
 
+def phase_of_call(line: str, root: str, fds: dict[str, str]) -> str | None:
+    """The metadata phase a traced call belongs to, when it is one of a file's own calls
+    (its path under root, or the descriptor an open of such a path returned); else None.
+    fds maps the descriptors open on the files to their phase (updated here)."""
+    m = re.match(rf'(\w+)\((?:AT_FDCWD, )?"{root}/[^"]*f\.[^"]+"(.*)\) = (-?\d+)', line)
+    if m:
+        call, rest, ret = m.groups()
+        if call == "openat":
+            phase = "create" if "O_CREAT" in rest else "open_read"
+            fds[ret] = phase
+            return phase
+        return {"newfstatat": "stat", "statx": "stat", "stat": "stat",
+                "unlink": "remove", "unlinkat": "remove"}.get(call)
+    m = re.match(r"(write|read|close)\((\d+)[,)]", line)
+    if m and m.group(2) in fds:
+        return fds.pop(m.group(2)) if m.group(1) == "close" else fds[m.group(2)]
+    return None
+
+
+@pytest.mark.parametrize("preset", ["easy", "hard"])
+def test_nothing_else_inside_a_phase(engine: Engine, scratch: Path, tmp_path: Path,
+                                     preset: str):
+    """A phase's timed loop makes its files' own calls and no other system call: from a
+    rank's first call of a phase to its last, every traced call (all of them, not only those
+    naming a path) is one of that phase's per-file calls. An fsync, lseek, fstat, a progress
+    line or any call between two files would show here; mdtest 4's loop has none either
+    (one lseek per created file besides)."""
+    if shutil.which("strace") is None:
+        pytest.skip("strace is not installed")
+    files = 6
+    argv = engine.argv(2, md_args(scratch, "--metadata", preset, "--md-files", str(files)))
+    i = argv.index(str(engine.binary))
+    out = tmp_path / "trace"  # -ff: one file per thread, so MPI's own threads stay apart
+    argv[i:i] = ["strace", "-ff", "-qq", "-o", str(out)]
+    p = subprocess.run(argv, capture_output=True, text=True, env=_env(), timeout=90)
+    assert p.returncode == 0, p.stderr
+    root = re.escape(str(scratch / "m.md"))
+    ranks_seen = 0
+    for f in sorted(tmp_path.glob("trace.*")):
+        fds: dict[str, str] = {}
+        lines = f.read_text().splitlines()
+        phases = [phase_of_call(ln, root, fds) for ln in lines]
+        if not any(phases):
+            continue  # a thread or process that touched none of the files
+        ranks_seen += 1
+        for ph in PHASES:
+            at = [k for k, x in enumerate(phases) if x == ph]
+            inside = lines[at[0]:at[-1] + 1]
+            assert all(x == ph for x in phases[at[0]:at[-1] + 1]), (ph, inside)
+            # open, write or read (hard's 3901 bytes; easy's files are empty), close
+            per_file = 1 if ph in ("stat", "remove") else 3 if preset == "hard" else 2
+            assert len(at) == files * per_file, (ph, inside)
+    assert ranks_seen == 2
+
+
 def test_size_override_and_read_verified(engine: Engine, scratch: Path):
     r = run_engine(engine, 2, md_args(scratch, "--metadata", "easy", "--md-files", "20",
                                       "--md-size", "10000"), scratch.parent)

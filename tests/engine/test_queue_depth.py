@@ -139,6 +139,50 @@ def test_libaio_requests_in_flight(engine: Engine, scratch: Path, tmp_path: Path
 
 
 @pytest.mark.parametrize("aio", ENGINES)
+def test_queue_set_up_and_torn_down_outside_the_phases(engine: Engine, scratch: Path,
+                                                       tmp_path: Path, aio: str):
+    """The queue is set up once, before the first phase opens its file, kept through the
+    write and the read, and torn down after the last close, as fio keeps its engine out of
+    its timed part. Expected: one io_setup / io_uring_setup before the data file's first
+    open, io_destroy / the ring's close after its last close; was: one queue per phase,
+    io_destroy inside each timed close (29-34 ms under strace, an RCU grace period)."""
+    if shutil.which("strace") is None:
+        pytest.skip("strace is not installed")
+    engine_or_skip(engine, scratch, aio)
+    argv = engine.argv(1, qargs(scratch, "--posix.aio", aio, "--posix.mode", "direct"))
+    i = argv.index(str(engine.binary))
+    out = tmp_path / "trace"
+    argv[i:i] = ["strace", "-f", "-qq", "-e",
+                 "trace=io_setup,io_destroy,io_uring_setup,openat,close", "-o", str(out)]
+    p = subprocess.run(argv, capture_output=True, text=True, env=_env(), timeout=90)
+    if p.returncode == 2 and "refuses O_DIRECT" in p.stderr:
+        pytest.skip(p.stderr.strip())
+    assert p.returncode == 0, p.stderr
+    data = re.escape(str(scratch / "f"))
+    lines = out.read_text().splitlines()
+    opens, closes, setups, teardowns = [], [], [], []
+    data_fds: set[str] = set()
+    ring_fds: set[str] = set()
+    for k, ln in enumerate(lines):
+        if m := re.search(rf'openat\(AT_FDCWD, "{data}[^"]*", .*O_DIRECT.*\)\s+= (\d+)', ln):
+            opens.append(k)
+            data_fds.add(m.group(1))
+        elif m := re.search(r"io_uring_setup\(.*\)\s+= (\d+)", ln):
+            setups.append(k)
+            ring_fds.add(m.group(1))
+        elif re.search(r"io_setup\(.*\)\s+= 0", ln):
+            setups.append(k)
+        elif "io_destroy(" in ln:
+            teardowns.append(k)
+        elif (m := re.search(r"close\((\d+)\)", ln)) and m.group(1) in data_fds | ring_fds:
+            (closes if m.group(1) in data_fds else teardowns).append(k)
+            (data_fds if m.group(1) in data_fds else ring_fds).discard(m.group(1))
+    assert len(opens) == 2 and len(closes) == 2, lines  # the write's file, the read's
+    assert len(setups) == 1 and setups[0] < opens[0], (setups, opens)
+    assert len(teardowns) == 1 and teardowns[0] > closes[-1], (teardowns, closes)
+
+
+@pytest.mark.parametrize("aio", ENGINES)
 def test_enospc(engine: Engine, scratch: Path, small_fs: Path, aio: str):
     engine_or_skip(engine, scratch, aio)
     r = run_engine(engine, 2, ["--path", str(small_fs / "f"), "--transfer", "64K", "--block",

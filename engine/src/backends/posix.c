@@ -46,9 +46,16 @@ static const iolab_option_t posix_options[] = {
      offsetof(posix_opts_t, aio)},
     {NULL, NULL, 0, NULL, NULL, NULL, NULL, 0}};
 
+/* The backend's state: its options, and the queues kept between phases (posix_aio.h). */
+typedef struct posix_state {
+    const posix_opts_t *o;
+    iolab_aio_spares_t spares;
+} posix_state_t;
+
 typedef struct posix_file {
     int fd, mode, wrote;
     iolab_aio_t *queue;  /* --posix.queue-depth > 1 */
+    posix_state_t *st;   /* where the queue goes back at close */
 } posix_file_t;
 
 /* O_DIRECT: sizes must be whole logical blocks, and the file system must accept the flag. */
@@ -99,8 +106,8 @@ static unsigned aio_how(const posix_opts_t *o)
 
 /* --posix.queue-depth > 1: the patterns a queue can keep full, and an engine built and
  * allowed here (a kernel or a container's seccomp filter may refuse io_uring or AIO). */
-static int check_queue(const posix_opts_t *o, const iolab_cfg_t *cfg, char *err,
-                       size_t errlen)
+static int check_queue(const posix_opts_t *o, const iolab_cfg_t *cfg,
+                       iolab_aio_spares_t *keep, char *err, size_t errlen)
 {
     if (o->queue_depth < 1 || o->queue_depth > 4096) {
         snprintf(err, errlen, "--posix.queue-depth %lld: give 1 to 4096",
@@ -122,33 +129,46 @@ static int check_queue(const posix_opts_t *o, const iolab_cfg_t *cfg, char *err,
                  "layouts, without --threads, --fsync-per-write or --stonewall");
         return EINVAL;
     }
-    return iolab_aio_check((iolab_aio_kind_t)o->aio, (int)o->queue_depth, aio_how(o), err,
-                           errlen);
+    return iolab_aio_check((iolab_aio_kind_t)o->aio, (int)o->queue_depth, aio_how(o), keep,
+                           err, errlen);
 }
 
+static void posix_fini(void *state)
+{
+    posix_state_t *st = state;
+    iolab_aio_spares_free(&st->spares);
+    free(st);
+}
+
+/* The queues --posix.queue-depth uses are set up here, before any timed phase. */
 static int posix_init(void **state, const void *opts, const iolab_cfg_t *cfg,
                       const iolab_env_t *env, MPI_Comm world, char *err, size_t errlen)
 {
     (void)world;
-    const posix_opts_t *o = opts;
-    *state = (void *)opts;
-    int e = check_queue(o, cfg, err, errlen);
-    if (!e && o->mode == MODE_DIRECT)
+    posix_state_t *st = calloc(1, sizeof *st);
+    if (!st)
+        return ENOMEM;
+    st->o = opts;
+    int e = check_queue(st->o, cfg, &st->spares, err, errlen);
+    if (!e && st->o->mode == MODE_DIRECT)
         e = check_direct(cfg, env, err, errlen);
+    if (e)
+        posix_fini(st);  /* the core calls fini only after a successful init */
+    else
+        *state = st;
     return e;
 }
 
 static int posix_queue_depth(const void *state)
 {
-    return (int)((const posix_opts_t *)state)->queue_depth;
+    return (int)((const posix_state_t *)state)->o->queue_depth;
 }
-
-static void posix_fini(void *state) { (void)state; }
 
 static int posix_open(void *state, const iolab_open_args_t *a, void **fh, char *err,
                       size_t errlen)
 {
-    const posix_opts_t *o = state;
+    posix_state_t *st = state;
+    const posix_opts_t *o = st->o;
     int flags = a->dir == IOLAB_WRITE ? O_WRONLY | O_CREAT : O_RDONLY;
     if (o->mode == MODE_SYNC)
         flags |= O_DSYNC;
@@ -179,10 +199,11 @@ static int posix_open(void *state, const iolab_open_args_t *a, void **fh, char *
         close(fd);
         return ENOMEM;
     }
-    *f = (posix_file_t){.fd = fd, .mode = o->mode, .wrote = a->dir == IOLAB_WRITE};
+    *f = (posix_file_t){.fd = fd, .mode = o->mode, .wrote = a->dir == IOLAB_WRITE, .st = st};
     if (o->queue_depth > 1) {
         iolab_aio_kind_t k = iolab_aio_resolve((iolab_aio_kind_t)o->aio, a->dir, aio_how(o));
-        int rc = iolab_aio_open(k, fd, (int)o->queue_depth, &f->queue, err, errlen);
+        int rc = iolab_aio_open(k, fd, (int)o->queue_depth, &st->spares, &f->queue, err,
+                                errlen);
         if (rc) {
             close(fd);
             free(f);
@@ -197,7 +218,7 @@ static int posix_open(void *state, const iolab_open_args_t *a, void **fh, char *
  * and reserves its final size (collective over a->comm). */
 static int posix_prepare(void *state, const iolab_open_args_t *a, char *err, size_t errlen)
 {
-    const posix_opts_t *o = state;
+    const posix_opts_t *o = ((const posix_state_t *)state)->o;
     int crank = 0, e = 0;
     if (!o->preallocate || a->dir != IOLAB_WRITE)
         return 0;
@@ -229,7 +250,7 @@ static int posix_xfer_queue(void *fh, iolab_dir_t dir, const iolab_queue_t *q)
 /* The engine --posix.queue-depth runs for dir (JSON: each phase's "queue"). */
 static const char *posix_queue_engine(const void *state, iolab_dir_t dir)
 {
-    const posix_opts_t *o = state;
+    const posix_opts_t *o = ((const posix_state_t *)state)->o;
     return iolab_aio_name(iolab_aio_resolve((iolab_aio_kind_t)o->aio, dir, aio_how(o)));
 }
 
@@ -245,7 +266,7 @@ static int posix_close(void *fh)
     int e = 0;
     if (f->mode == MODE_FSYNC && f->wrote && fsync(f->fd) != 0)
         e = errno;
-    iolab_aio_close(f->queue);
+    iolab_aio_close(f->queue, &f->st->spares);
     if (close(f->fd) != 0 && !e)
         e = errno;
     free(f);

@@ -34,7 +34,9 @@ typedef struct aio_ops {
 struct iolab_aio {
     const aio_ops_t *ops;
     void *eng;
-    int fd;
+    int fd, depth;
+    iolab_aio_kind_t kind;
+    int clean;  /* the last run left nothing prepared or in flight: the queue can be reused */
 };
 
 #ifdef IOLAB_WITH_LIBURING
@@ -230,13 +232,22 @@ iolab_aio_kind_t iolab_aio_resolve(iolab_aio_kind_t kind, iolab_dir_t dir, unsig
     return engine_ops(first) ? first : engine_ops(second) ? second : IOLAB_AIO_AUTO;
 }
 
-static int check_one(iolab_aio_kind_t kind, int depth, char *err, size_t errlen)
+static int check_one(iolab_aio_kind_t kind, int depth, iolab_aio_spares_t *keep, char *err,
+                     size_t errlen)
 {
+    if (keep && keep->q[kind])
+        return 0;
     void *eng = NULL;
     const aio_ops_t *ops = engine_ops(kind);
     int rc = ops->setup(&eng, depth);
     if (rc == 0) {
-        ops->teardown(eng);
+        iolab_aio_t *a = keep ? malloc(sizeof *a) : NULL;
+        if (a) {
+            *a = (iolab_aio_t){ops, eng, -1, depth, kind, 1};
+            keep->q[kind] = a;
+        } else {
+            ops->teardown(eng);
+        }
         return 0;
     }
     if (kind == IOLAB_AIO_IO_URING)
@@ -251,7 +262,8 @@ static int check_one(iolab_aio_kind_t kind, int depth, char *err, size_t errlen)
     return EINVAL;
 }
 
-int iolab_aio_check(iolab_aio_kind_t kind, int depth, unsigned how, char *err, size_t errlen)
+int iolab_aio_check(iolab_aio_kind_t kind, int depth, unsigned how, iolab_aio_spares_t *keep,
+                    char *err, size_t errlen)
 {
     if (kind != IOLAB_AIO_AUTO && !engine_ops(kind)) {
         int aio = kind == IOLAB_AIO_LIBAIO;
@@ -269,18 +281,25 @@ int iolab_aio_check(iolab_aio_kind_t kind, int depth, unsigned how, char *err, s
                  "(Debian) and re-run ./setup");
         return EINVAL;
     }
-    int e = check_one(w, depth, err, errlen);
-    return e || r == w ? e : check_one(r, depth, err, errlen);
+    int e = check_one(w, depth, keep, err, errlen);
+    return e || r == w ? e : check_one(r, depth, keep, err, errlen);
 }
 
-int iolab_aio_open(iolab_aio_kind_t kind, int fd, int depth, iolab_aio_t **out, char *err,
-                   size_t errlen)
+int iolab_aio_open(iolab_aio_kind_t kind, int fd, int depth, iolab_aio_spares_t *spares,
+                   iolab_aio_t **out, char *err, size_t errlen)
 {
+    iolab_aio_t *kept = spares && engine_ops(kind) ? spares->q[kind] : NULL;
+    if (kept && kept->depth == depth) {
+        spares->q[kind] = NULL;
+        kept->fd = fd;
+        *out = kept;
+        return 0;
+    }
     const aio_ops_t *ops = engine_ops(kind);
     iolab_aio_t *a = ops ? malloc(sizeof *a) : NULL;
     if (!a)
         return ops ? ENOMEM : EINVAL;
-    *a = (iolab_aio_t){ops, NULL, fd};
+    *a = (iolab_aio_t){ops, NULL, fd, depth, kind, 1};
     int rc = ops->setup(&a->eng, depth);
     if (rc < 0) {
         snprintf(err, errlen, "%s setup of %d entries: %s", ops->name, depth, strerror(-rc));
@@ -291,12 +310,25 @@ int iolab_aio_open(iolab_aio_kind_t kind, int fd, int depth, iolab_aio_t **out, 
     return 0;
 }
 
-void iolab_aio_close(iolab_aio_t *a)
+void iolab_aio_close(iolab_aio_t *a, iolab_aio_spares_t *spares)
 {
     if (!a)
         return;
+    if (spares && a->clean && !spares->q[a->kind]) {
+        a->fd = -1;
+        spares->q[a->kind] = a;
+        return;
+    }
     a->ops->teardown(a->eng);
     free(a);
+}
+
+void iolab_aio_spares_free(iolab_aio_spares_t *spares)
+{
+    for (size_t k = 0; k < sizeof spares->q / sizeof *spares->q; k++) {
+        iolab_aio_close(spares->q[k], NULL);
+        spares->q[k] = NULL;
+    }
 }
 
 int64_t iolab_pio_rest(int fd, iolab_dir_t dir, void *buf, uint64_t offset, uint64_t len,
@@ -384,6 +416,7 @@ int iolab_aio_run(iolab_aio_t *a, iolab_dir_t dir, const iolab_queue_t *q)
             break;
         inflight -= n;
     }
+    a->clean = !e;  /* after a failure requests may be left prepared or in flight */
     free(free_slots);
     free(slots);
     free(done);
