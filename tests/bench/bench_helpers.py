@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import sqlite3
 import subprocess
 import sys
@@ -33,10 +32,6 @@ class Result:
         return [ln for ln in self.stderr.splitlines() if ln.strip()]
 
 
-def _default_sigint() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 def iolab_cmd(*args: str) -> list[str]:
     return [sys.executable, "-m", "iolab", *args]
 
@@ -45,13 +40,13 @@ def run_iolab(*args: str, cwd: Path | None = None, env: dict[str, str] | None = 
               timeout: float = 120) -> Result:
     full_env = {**os.environ, **(env or {})}
     p = subprocess.run(iolab_cmd(*args), cwd=cwd, env=full_env, capture_output=True,
-                       text=True, timeout=timeout, preexec_fn=_default_sigint)
+                       text=True, timeout=timeout)
     return Result(p.returncode, p.stdout, p.stderr)
 
 
 def start_iolab(*args: str, cwd: Path | None = None) -> subprocess.Popen[str]:
     return subprocess.Popen(iolab_cmd(*args), cwd=cwd, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, preexec_fn=_default_sigint)
+                            stderr=subprocess.PIPE, text=True)
 
 
 def engine_or_none(mpi: str = "default") -> Path | None:

@@ -33,21 +33,11 @@ def test_every_way_out_writes_what_the_program_wrote(buflib, cprog, tmp_path, ap
         assert files[1] == pattern(TOTAL)
 
 
-def _default_signals() -> None:
-    """The program starts with every signal at its default action: a test suite started in
-    the background by a shell without job control inherits SIGINT and SIGQUIT ignored (then
-    SIGINT ends the program neither with the library nor without it)."""
-    for sig in (signal.SIGINT, signal.SIGQUIT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1,
-                signal.SIGPIPE):
-        signal.signal(sig, signal.SIG_DFL)
-
-
 def _start_hanging(cprog, lib: Path, spec: str, path: Path, end: str = "hang",
                    total: int = TOTAL) -> subprocess.Popen[str]:
     p = subprocess.Popen(
         [str(cprog("writer")), str(path), str(total), "512", "write", end],
         env=lib_env(lib, spec), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        preexec_fn=_default_signals,
     )
     assert p.stdout is not None
     assert p.stdout.readline().strip() == f"ready {total}"

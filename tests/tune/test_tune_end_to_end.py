@@ -153,8 +153,7 @@ def test_interrupted_tune_says_how_to_resume(tmp_path: Path, engine_ok: None) ->
     proc = subprocess.Popen(
         [sys.executable, "-m", "iolab", "tune", "--db", str(db), "--knob", "transfer=256k,1m",
          "--trials", "8", *NULL_WORKLOAD[:6], "3000", *NULL_WORKLOAD[7:]],
-        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     _wait_for_trials(db, 1, 120)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)
