@@ -208,20 +208,31 @@ static void open_args(iolab_run_t *run, const phase_setup_t *ps, int op, int lr,
                              run->layout.kind == IOLAB_LAYOUT_SUBARRAY ? &run->decomp : NULL};
 }
 
-/* Before the barrier: the backend's untimed preparation of the files a write creates. */
+/* Before the barrier: the backend's untimed preparation of the files a write creates. When
+ * one rank's preparation fails, no rank writes (agreed over the world, untimed): a file
+ * system without room for one rank's file must not get the other ranks' bytes, and which
+ * rank's reservation wins the last free blocks is a race. */
 static void prepare_files(iolab_run_t *run, phase_setup_t *ps, int op, int lr)
 {
-    if (op != IOLAB_WRITE || !run->be->prepare || !ps->does_io)
+    if (op != IOLAB_WRITE || !run->be->prepare)
         return;
-    char path[4096];
-    iolab_open_args_t a;
-    open_args(run, ps, op, lr, path, &a);
-    int e = run->be->prepare(run->be_state, &a, ps->w[0].why, sizeof ps->w[0].why);
-    if (a.info != MPI_INFO_NULL)
-        MPI_Info_free(&a.info);
-    run->files_exist = 1;
-    for (int t = 0; e && t < ps->nw; t++)
-        ps->w[t].err = ps->w[t].err ? ps->w[t].err : e;
+    int e = 0;
+    if (ps->does_io) {
+        char path[4096];
+        iolab_open_args_t a;
+        open_args(run, ps, op, lr, path, &a);
+        e = run->be->prepare(run->be_state, &a, ps->w[0].why, sizeof ps->w[0].why);
+        if (a.info != MPI_INFO_NULL)
+            MPI_Info_free(&a.info);
+        run->files_exist = 1;
+    }
+    int failed = e != 0, any = 0;
+    MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, run->world);
+    if (!any)
+        return;
+    iolab_phase_agree_failure(run, op, e, ps->w[0].why, 0);  /* the failing rank's words */
+    for (int t = 0; t < ps->nw; t++)
+        ps->w[t].err = ps->w[t].err ? ps->w[t].err : (e ? e : run->fail.err);
 }
 
 /* Open, move, sync, close; fills tl and the workers' counts and errors. */

@@ -74,3 +74,18 @@ def test_no_room(engine: Engine, scratch: Path, small_fs: Path):
     assert err["errno"] == 28 and "posix_fallocate" in err["message"]
     assert err["bytes_done"] == 0
     assert list(small_fs.iterdir()) == []
+
+
+def test_one_rank_cannot_prepare_so_no_rank_writes(engine: Engine, scratch: Path):
+    """Rank 1's file cannot be made (a directory holds its name), rank 0's reservation
+    succeeds: rank 0 does not write either (before, it wrote its 1 MiB; on a file system with
+    room for one file which rank gets it is a race), and rank 1's error is the one reported."""
+    (scratch / "f.1").mkdir()
+    r = run_engine(engine, 2, ["--path", str(scratch / "f"), "--transfer", "64K", "--block",
+                               "1M", "--quiet", "--posix.preallocate"], scratch)
+    assert r.rc == 1, r.stderr
+    err = doc(r)["error"]
+    assert err["rank"] == 1 and "f.1" in err["message"] and err["errno"] != 0, err
+    assert err["bytes_done"] == 0 and err["phase"] == "write", err
+    f0 = scratch / "f.0"  # reserved at most: no byte of data in it
+    assert not f0.exists() or f0.read_bytes().count(0) == f0.stat().st_size
