@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from iolab.errors import UsageError
 from iolab.paths import engine_binary
 
@@ -111,6 +113,21 @@ def get_engine(flavour: str) -> Engine | None:
     if flavour not in _cache:
         _cache[flavour] = _engine(flavour)
     return _cache[flavour]
+
+
+def strace_run(engine: Engine, args: list[str], out: Path, calls: str) -> str:
+    """One rank under ``strace -f``; the trace of the given system calls. Skipped without
+    strace, and where the file system refuses O_DIRECT (the engine says so, exit 2)."""
+    if shutil.which("strace") is None:
+        pytest.skip("strace is not installed")
+    argv = engine.argv(1, args)
+    i = argv.index(str(engine.binary))
+    argv[i:i] = ["strace", "-f", "-qq", "-e", f"trace={calls}", "-o", str(out)]
+    p = subprocess.run(argv, capture_output=True, text=True, env=_env(), timeout=90)
+    if p.returncode == 2 and "refuses O_DIRECT" in p.stderr:
+        pytest.skip(p.stderr.strip())
+    assert p.returncode == 0, p.stderr
+    return out.read_text()
 
 
 def mount_fs(where: Path, fstype: str, options: str) -> str | None:

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from array_model import pattern_bytes
-from engine_helpers import B, Engine, S, T, _env, doc, run_engine
+from engine_helpers import B, Engine, S, T, _env, doc, run_engine, strace_run
 
 from iolab.bench import options
 
@@ -38,16 +38,6 @@ def ior_shared_owner(ranks: int, block: int, segments: int) -> np.ndarray:
 def small(scratch: Path, *extra: str) -> list[str]:
     return ["--transfer", str(T), "--block", str(B), "--segments", str(S), "--path",
             str(scratch / "f"), "--quiet", "--verify", *extra]
-
-
-def strace_run(engine: Engine, args: list[str], out: Path, calls: str) -> str:
-    """One rank under strace; returns the trace of the given system calls."""
-    argv = engine.argv(1, args)
-    i = argv.index(str(engine.binary))
-    argv[i:i] = ["strace", "-f", "-qq", "-e", f"trace={calls}", "-o", str(out)]
-    p = subprocess.run(argv, capture_output=True, text=True, env=_env(), timeout=90)
-    assert p.returncode == 0, p.stderr
-    return out.read_text()
 
 
 def written_offsets(trace: str) -> list[int]:

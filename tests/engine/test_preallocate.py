@@ -5,12 +5,10 @@ data verified, O_DIRECT included; a file system without room fails before any wr
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
-from engine_helpers import B, Engine, S, T, _env, doc, run_engine
+from engine_helpers import B, Engine, S, T, doc, run_engine, strace_run
 
 
 def args(scratch: Path, *extra: str) -> list[str]:
@@ -21,15 +19,8 @@ def args(scratch: Path, *extra: str) -> list[str]:
 @pytest.mark.parametrize("layout,files", [("fpp", 1), ("segmented", 1)])
 def test_fallocate_before_the_writes(engine: Engine, scratch: Path, tmp_path: Path,
                                      layout: str, files: int):
-    if shutil.which("strace") is None:
-        pytest.skip("strace is not installed")
-    argv = engine.argv(1, args(scratch, "--layout", layout, "--write", "--keep"))
-    i = argv.index(str(engine.binary))
-    out = tmp_path / "trace"
-    argv[i:i] = ["strace", "-f", "-qq", "-e", "trace=fallocate,pwrite64,openat", "-o", str(out)]
-    p = subprocess.run(argv, capture_output=True, text=True, env=_env(), timeout=90)
-    assert p.returncode == 0, p.stderr
-    lines = out.read_text().splitlines()
+    lines = strace_run(engine, args(scratch, "--layout", layout, "--write", "--keep"),
+                       tmp_path / "trace", "fallocate,pwrite64,openat").splitlines()
     falloc = [n for n, ln in enumerate(lines) if re.search(rf"fallocate\(\d+, 0, 0, {B * S}\)",
                                                            ln)]
     writes = [n for n, ln in enumerate(lines) if re.search(rf"pwrite64\(\d+, .*, {T}, ", ln)]

@@ -8,12 +8,10 @@ cannot keep full refused."""
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
-from engine_helpers import Engine, _env, doc, run_engine
+from engine_helpers import Engine, doc, run_engine, strace_run
 
 
 def qargs(scratch: Path, *extra: str) -> list[str]:
@@ -93,17 +91,9 @@ def test_no_queue_recorded_as_null(engine: Engine, scratch: Path):
 def test_requests_in_flight(engine: Engine, scratch: Path, tmp_path: Path):
     """A ring of 32 entries set up like fio's, 32 requests submitted by the first
     io_uring_enter, no pwrite."""
-    if shutil.which("strace") is None:
-        pytest.skip("strace is not installed")
     uring_or_skip(engine, scratch)
-    argv = engine.argv(1, qargs(scratch, "--write"))
-    i = argv.index(str(engine.binary))
-    out = tmp_path / "trace"
-    argv[i:i] = ["strace", "-f", "-qq", "-e", "trace=io_uring_setup,io_uring_enter,pwrite64",
-                 "-o", str(out)]
-    p = subprocess.run(argv, capture_output=True, text=True, env=_env(), timeout=90)
-    assert p.returncode == 0, p.stderr
-    text = out.read_text()
+    text = strace_run(engine, qargs(scratch, "--write"), tmp_path / "trace",
+                      "io_uring_setup,io_uring_enter,pwrite64")
     assert re.search(r"io_uring_setup\(32,", text)
     # the ring asked for as fio's io_uring engine asks (a kernel before 6.1 refuses: retried)
     first = re.search(r"io_uring_setup\(32, \{flags=([^,]*)", text)
@@ -117,20 +107,10 @@ def test_requests_in_flight(engine: Engine, scratch: Path, tmp_path: Path):
 def test_libaio_requests_in_flight(engine: Engine, scratch: Path, tmp_path: Path):
     """An AIO context of 32, 32 requests given to the first io_submit, no io_uring, no
     pwrite: libaio really keeps the queue (O_DIRECT, where it is asynchronous)."""
-    if shutil.which("strace") is None:
-        pytest.skip("strace is not installed")
     engine_or_skip(engine, scratch, "libaio")
-    argv = engine.argv(1, qargs(scratch, "--write", "--posix.aio", "libaio", "--posix.mode",
-                                "direct"))
-    i = argv.index(str(engine.binary))
-    out = tmp_path / "trace"
-    argv[i:i] = ["strace", "-f", "-qq", "-e",
-                 "trace=io_setup,io_submit,io_uring_enter,pwrite64", "-o", str(out)]
-    p = subprocess.run(argv, capture_output=True, text=True, env=_env(), timeout=90)
-    if p.returncode == 2 and "refuses O_DIRECT" in p.stderr:
-        pytest.skip(p.stderr.strip())
-    assert p.returncode == 0, p.stderr
-    text = out.read_text()
+    text = strace_run(engine, qargs(scratch, "--write", "--posix.aio", "libaio",
+                                    "--posix.mode", "direct"), tmp_path / "trace",
+                      "io_setup,io_submit,io_uring_enter,pwrite64")
     assert re.search(r"io_setup\(32,", text)
     submits = [int(m.group(1)) for m in re.finditer(r"io_submit\(0x[0-9a-f]+, (\d+),", text)]
     assert submits and submits[0] == 32 and sum(submits) == 256
@@ -146,20 +126,11 @@ def test_queue_set_up_and_torn_down_outside_the_phases(engine: Engine, scratch: 
     its timed part. Expected: one io_setup / io_uring_setup before the data file's first
     open, io_destroy / the ring's close after its last close; was: one queue per phase,
     io_destroy inside each timed close (29-34 ms under strace, an RCU grace period)."""
-    if shutil.which("strace") is None:
-        pytest.skip("strace is not installed")
     engine_or_skip(engine, scratch, aio)
-    argv = engine.argv(1, qargs(scratch, "--posix.aio", aio, "--posix.mode", "direct"))
-    i = argv.index(str(engine.binary))
-    out = tmp_path / "trace"
-    argv[i:i] = ["strace", "-f", "-qq", "-e",
-                 "trace=io_setup,io_destroy,io_uring_setup,openat,close", "-o", str(out)]
-    p = subprocess.run(argv, capture_output=True, text=True, env=_env(), timeout=90)
-    if p.returncode == 2 and "refuses O_DIRECT" in p.stderr:
-        pytest.skip(p.stderr.strip())
-    assert p.returncode == 0, p.stderr
+    trace = strace_run(engine, qargs(scratch, "--posix.aio", aio, "--posix.mode", "direct"),
+                       tmp_path / "trace", "io_setup,io_destroy,io_uring_setup,openat,close")
     data = re.escape(str(scratch / "f"))
-    lines = out.read_text().splitlines()
+    lines = trace.splitlines()
     opens, closes, setups, teardowns = [], [], [], []
     data_fds: set[str] = set()
     ring_fds: set[str] = set()
