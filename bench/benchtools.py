@@ -18,6 +18,8 @@ from typing import Optional
 
 from benchdoc import replace_section  # bench/ is on sys.path when a script runs
 
+from iolab.tune.stats import CONFIDENCE, RESAMPLES, median_ratio_interval
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -105,12 +107,10 @@ def ratio(num: list[float], den: list[float]) -> str:
 # run, so that round i of two tools (measured one after the other) can be paired.
 PerRound = list[Optional[dict[str, float]]]  # runtime alias: no "X | None" before 3.10
 
-CONFIDENCE = 0.95
-CI_RESAMPLES = 4999
 # Below this many paired rounds no interval is given: a bootstrap resamples the rounds
 # themselves, and from 2 to 4 of them it mostly reproduces their range.
 CI_MIN_ROUNDS = 5
-CI_NOTE = (f"{CONFIDENCE:.0%} CI: percentile bootstrap ({CI_RESAMPLES} resamples) of the "
+CI_NOTE = (f"{CONFIDENCE:.0%} CI: percentile bootstrap ({RESAMPLES} resamples) of the "
            "ratio of medians over the rounds where both tools ran, rounds resampled in pairs "
            "(the runs of a round, made one after the other, stay together), given from "
            f"{CI_MIN_ROUNDS} such rounds; verdict: faster (CI above 1), same within noise "
@@ -132,28 +132,12 @@ def paired(num: PerRound, den: PerRound, key: str) -> tuple[list[float], list[fl
 
 def ratio_interval(num: list[float], den: list[float], seed: int = 0
                    ) -> tuple[float, float] | None:
-    """The CONFIDENCE interval of median(num) / median(den) for paired samples (num[i] and
-    den[i] from the same round), by a percentile bootstrap over the rounds; None with fewer
-    than CI_MIN_ROUNDS pairs. Percentile rather than BCa: with a median over a handful of
-    rounds the bootstrap distribution has few distinct values, and BCa's correction then
-    fails."""
+    """The interval of median(num) / median(den) for paired samples (num[i] and den[i] from
+    the same round), by the bootstrap iolab tune's claims use (iolab.tune.stats), resampling
+    whole rounds; None with fewer than CI_MIN_ROUNDS pairs."""
     if len(num) < CI_MIN_ROUNDS or len(num) != len(den):
         return None
-    import warnings
-
-    import numpy as np
-    from scipy import stats
-
-    def stat(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:
-        return np.median(a, axis=axis) / np.median(b, axis=axis)
-
-    with warnings.catch_warnings():  # a degenerate (all equal) sample is fine here
-        warnings.simplefilter("ignore")
-        ci = stats.bootstrap((np.asarray(num, float), np.asarray(den, float)), stat,
-                             paired=True, vectorized=True, confidence_level=CONFIDENCE,
-                             n_resamples=CI_RESAMPLES, method="percentile",
-                             random_state=np.random.default_rng(seed)).confidence_interval
-    return float(ci.low), float(ci.high)
+    return median_ratio_interval(num, den, paired=True, seed=seed)
 
 
 def verdict(interval: tuple[float, float] | None) -> str:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from statistics import median
 
 CONFIDENCE = 0.95
+RESAMPLES = 4999  # bootstrap resamples of an interval
 ALPHA = 0.05
 
 
@@ -51,6 +52,30 @@ def speedup(baseline: Sequence[float], winner: Sequence[float], maximize: bool) 
     return b / w if w > 0 else float("inf")
 
 
+def median_ratio_interval(num: Sequence[float], den: Sequence[float], paired: bool = False,
+                          seed: int = 0) -> tuple[float, float]:
+    """The CONFIDENCE interval of median(num) / median(den), by a percentile bootstrap
+    (RESAMPLES resamples); paired: num[i] and den[i] come from the same round and are resampled
+    together. Percentile rather than BCa: a median over a handful of runs has few distinct
+    bootstrap values, and BCa's correction then fails."""
+    import warnings
+
+    import numpy as np
+    from scipy import stats
+
+    def ratio(d: np.ndarray, n: np.ndarray, axis: int = -1) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.median(n, axis=axis) / np.median(d, axis=axis)
+
+    with warnings.catch_warnings():  # a degenerate (all equal) sample is fine here
+        warnings.simplefilter("ignore")
+        boot = stats.bootstrap((np.asarray(den, dtype=float), np.asarray(num, dtype=float)),
+                               ratio, paired=paired, vectorized=True,
+                               confidence_level=CONFIDENCE, n_resamples=RESAMPLES,
+                               method="percentile", random_state=np.random.default_rng(seed))
+    return float(boot.confidence_interval.low), float(boot.confidence_interval.high)
+
+
 def compare(baseline: Sequence[float], winner: Sequence[float], maximize: bool,
             seed: int = 0) -> Claim:
     """The claim for two samples of the objective (at least 2 values each)."""
@@ -58,22 +83,11 @@ def compare(baseline: Sequence[float], winner: Sequence[float], maximize: bool,
         raise ValueError("need at least 2 samples of each configuration")
     if min(*baseline, *winner) <= 0:
         raise ValueError("scores must be positive to be compared as a ratio")
-    import numpy as np
     from scipy import stats
 
-    b = np.asarray(baseline, dtype=float)
-    w = np.asarray(winner, dtype=float)
-
-    def ratio(bs: np.ndarray, ws: np.ndarray, axis: int = -1) -> np.ndarray:
-        mb, mw = np.median(bs, axis=axis), np.median(ws, axis=axis)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return mw / mb if maximize else mb / mw
-
-    boot = stats.bootstrap((b, w), ratio, paired=False, vectorized=True,
-                           confidence_level=CONFIDENCE, n_resamples=4999, method="percentile",
-                           random_state=np.random.default_rng(seed))
+    better, worse = (winner, baseline) if maximize else (baseline, winner)
+    low, high = median_ratio_interval(better, worse, seed=seed)
     alternative = "greater" if maximize else "less"
-    p = float(stats.mannwhitneyu(w, b, alternative=alternative).pvalue)
-    low, high = float(boot.confidence_interval.low), float(boot.confidence_interval.high)
+    p = float(stats.mannwhitneyu(winner, baseline, alternative=alternative).pvalue)
     s = speedup(baseline, winner, maximize)
-    return Claim(s, low, high, p, len(b), len(w), bool(low > 1.0 and p < ALPHA))
+    return Claim(s, low, high, p, len(baseline), len(winner), bool(low > 1.0 and p < ALPHA))
