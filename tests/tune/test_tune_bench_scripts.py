@@ -77,6 +77,16 @@ def test_efficiency_direct_space_plan(tmp_path: Path) -> None:
     assert "each 2 x 16m" in run.stdout
 
 
+def test_efficiency_mpiio_space_plan(tmp_path: Path) -> None:
+    """The third space: MPI-IO on tmpfs, transfer x layout x collective x file view (48
+    points), its own section."""
+    run = script("tune_efficiency", "--space", "mpiio", "--dry-run", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith("48 configurations x 5 rounds = 240 exhaustive runs; "
+                                 "2 searches x 5 seeds x 12 runs"), run.stdout
+    assert "each 2 x 256m" in run.stdout
+
+
 def test_variants_replay_a_synthetic_set(tmp_path: Path) -> None:
     """bench/tune_variants writes a synthetic exhaustive set (72 points x 5 runs, heavy
     tails) and replays policies on it: one row per policy, shares that make sense."""
