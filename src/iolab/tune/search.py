@@ -9,7 +9,8 @@
    each knob that has one (random among those, the rest at random). A handful of runs (the
    largest knob's number of values) so, where TPE's random start could miss a value for good
    (8 runs without one layout of three: a real search picked a layout at half the best's
-   speed), every main effect is seen once before the model narrows. Then TPE proposes
+   speed), every main effect is seen once before the model narrows (when the exploration
+   runs can cover them all; with fewer, the sampler's own start). Then TPE proposes
    configurations; one measured before is not measured again
    (the proposal is told to the study as failed, so the model is not biased, and TPE is
    asked again), so every exploration run samples a new point.
@@ -438,8 +439,8 @@ class Tuner:
     def _covering_point(self, measured: set[Key],
                         rng: random.Random) -> dict[str, str] | None:
         """An unmeasured, feasible configuration with a value not measured yet for every knob
-        that has one (None when every value of every knob has been measured, or no such
-        configuration is found)."""
+        that has one (None when every value of every knob has been measured, when the
+        exploration runs left cannot measure them all, or no such configuration is found)."""
         seen: dict[str, set[str]] = {d.knob.name: set() for d in self.space.dimensions}
         for t in self.done:
             if t.phase in SEARCH_PHASES and t.status == "ok":
@@ -447,8 +448,10 @@ class Tuner:
                     values.add(t.params.get(name, DEFAULT))
         unseen = {d.knob.name: [v for v in d.choices if v not in seen[d.knob.name]]
                   for d in self.space.dimensions}
-        if not any(unseen.values()):
-            return None
+        explore = self.budget - self.policy.reserve(self.budget)
+        left = explore - sum(1 for t in self.done if t.phase == "search")
+        if not any(unseen.values()) or max(len(v) for v in unseen.values()) > left:
+            return None  # covered, or the exploration cannot cover it: the sampler's start
         for _ in range(100):
             p = {d.knob.name: rng.choice(unseen[d.knob.name] or list(d.choices))
                  for d in self.space.dimensions}
