@@ -209,3 +209,25 @@ def test_the_covering_start_measures_every_value_of_every_knob_first(tmp_path: P
         first = covering_trials(tmp_path, False, seed)
         missed += any({p[name] for p in first} != want for name, want in values.items())
     assert missed > 0
+
+
+def test_no_covering_start_when_the_exploration_cannot_finish_it(tmp_path: Path) -> None:
+    """A budget whose exploration runs cannot measure every value keeps the sampler's own
+    start: the same trials as without the covering start (budget 3: the baseline and one
+    exploration run for a knob with three unseen values)."""
+    from iolab.results import db
+    from iolab.tune import store
+    from iolab.tune.replay import ReplayObjective
+    from iolab.tune.space import build_space
+
+    space = build_space([], ["transfer=256k,1m,4m"], None, "romio")
+    samples = {key_of({"transfer": v}): [100.0 + i, 90.0 + i]
+               for i, v in enumerate(space.dimensions[0].choices)}
+    picks = []
+    for cover in (True, False):
+        objective = ReplayObjective(samples, {"transfer": "65536"}, 3)
+        conn = db.connect(tmp_path / f"r{cover}.db")
+        tid = store.create_tune(conn, ["test"], objective.to_json(), space.to_json(), 3, 0, 3)
+        Tuner(objective, space, 3, 0, 3, conn, tid, policy=Policy(cover=cover)).run()
+        picks.append([key_of(t.params) for t in store.trials(conn, tid)])
+    assert picks[0] == picks[1] and len(picks[0]) == 3

@@ -148,7 +148,7 @@ class Policy:
     multivariate: bool = True  # TPE: a joint density over the knobs
     group: bool = False  # TPE: multivariate per group of knobs seen together
     ei_candidates: int = 24  # TPE: draws scored per proposal
-    cover: bool = True  # first measure every value of every knob once (module docstring)
+    cover: bool = True  # TPE: first measure every value of every knob once (module docstring)
 
     def __post_init__(self) -> None:
         if self.rule not in RULES:
@@ -417,7 +417,8 @@ class Tuner:
             return {**self.space.baseline(),
                     **{n: enc[n].decode(v) for n, v in ot.params.items()}}
 
-        cover = self._covering_point(measured, rng) if self.policy.cover else None
+        covers = self.policy.cover and self.policy.sampler == "tpe"  # random stays random
+        cover = self._covering_point(measured, rng) if covers else None
         if cover is not None and all(enc[n].encode(v) is not None for n, v in cover.items()
                                      if n in enc):
             study.enqueue_trial({n: enc[n].encode(cover[n]) for n in enc})
