@@ -53,12 +53,17 @@ static void make_plan(const iolab_run_t *run, md_plan_t *p)
         snprintf(p->dir, sizeof p->dir, "%s", p->root);
 }
 
+/* <dir>/file.iolab.<rank>.<i>, in the rank's directory or the shared one. The name is as long
+ * as mdtest's file.mdtest.<rank>.<i> on purpose: on ext4 a name's length sets how many entries
+ * share a directory block, and a create scans its block, so a shorter name made creates 15-20%
+ * slower in one shared directory (docs/benchmarks.md) and measured a different workload. */
 static void file_path(const md_plan_t *p, int rank, uint64_t i, char *buf, size_t len)
 {
     if (p->unique)
-        snprintf(buf, len, "%s/f.%llu", p->dir, (unsigned long long)i);
+        snprintf(buf, len, "%.3900s/%d/file.iolab.%d.%llu", p->root, rank, rank,
+                 (unsigned long long)i);
     else
-        snprintf(buf, len, "%s/f.%d.%llu", p->root, rank, (unsigned long long)i);
+        snprintf(buf, len, "%.3900s/file.iolab.%d.%llu", p->root, rank, (unsigned long long)i);
 }
 
 /* read or write exactly len bytes; returns 0 or an errno (EIO for a short count). */
@@ -126,12 +131,7 @@ static void agree_bad_files(iolab_run_t *run, const md_plan_t *p, uint64_t nbad,
     run->verify.bad = 1;
     run->verify.rank = run->verify.reader = out.val;
     run->verify.offset = 0;
-    if (p->unique)
-        snprintf(run->verify.file, sizeof run->verify.file, "%.3900s/%d/f.%llu", p->root, out.val,
-                 (unsigned long long)first);
-    else
-        snprintf(run->verify.file, sizeof run->verify.file, "%.3900s/f.%d.%llu", p->root, out.val,
-                 (unsigned long long)first);
+    file_path(p, out.val, first, run->verify.file, sizeof run->verify.file);
 }
 
 /* One timed phase. Returns 1 when the run must stop (failure, interrupt, mismatch). */

@@ -63,7 +63,8 @@ def traced_paths(engine: Engine, scratch: Path, tmp_path: Path, *extra: str) -> 
                                                    ("hard", ["--md-dir", "unique"], True)])
 def test_shared_or_unique_directory(engine: Engine, scratch: Path, tmp_path: Path,
                                     preset: str, dir_opt: list[str], unique: bool):
-    """easy: <path>.md/<rank>/f.<i>; hard: every rank's files in <path>.md/ (f.<rank>.<i>);
+    """easy: <path>.md/<rank>/file.iolab.<rank>.<i>; hard: every rank's files in <path>.md/
+    (file.iolab.<rank>.<i>, as long as mdtest's file.mdtest.<rank>.<i>);
     --md-dir overrides the preset; hard writes 3901 bytes per file."""
     if shutil.which("strace") is None:
         pytest.skip("strace is not installed")
@@ -73,7 +74,8 @@ def test_shared_or_unique_directory(engine: Engine, scratch: Path, tmp_path: Pat
                if (m := re.search(r'openat\(AT_FDCWD, "([^"]+)", [^)]*O_CREAT', ln))]
     mine = [c for c in created if re.match(root + "/", c)]
     assert len(mine) == 2 * 4
-    want = (rf"{root}/[01]/f\.[0-3]$" if unique else rf"{root}/f\.[01]\.[0-3]$")
+    want = (rf"{root}/([01])/file\.iolab\.\1\.[0-3]$" if unique
+            else rf"{root}/file\.iolab\.[01]\.[0-3]$")
     assert all(re.match(want, c) for c in mine), mine
     assert len(set(mine)) == 8
     made = [ln for ln in lines if "mkdir(" in ln and str(scratch) in ln]
@@ -102,7 +104,8 @@ def test_one_system_call_per_file_and_phase(engine: Engine, scratch: Path, tmp_p
     calls: dict[str, list[str]] = {}
     for f in sorted(tmp_path.glob("trace.*")):
         for ln in f.read_text().splitlines():
-            m = re.match(rf'(\w+)\((?:AT_FDCWD, )?"({root}/[^"]*f\.[^"]+)"(, ([A-Z_|]+))?', ln)
+            m = re.match(rf'(\w+)\((?:AT_FDCWD, )?"({root}/[^"]*file\.iolab\.[^"]+)"'
+                         r'(, ([A-Z_|]+))?', ln)
             if m:
                 name = m.group(1) + ("+creat" if "O_CREAT" in (m.group(4) or "") else "")
                 calls.setdefault(m.group(2), []).append(name)
@@ -116,7 +119,7 @@ def phase_of_call(line: str, root: str, fds: dict[str, str]) -> str | None:
     """The metadata phase a traced call belongs to, when it is one of a file's own calls
     (its path under root, or the descriptor an open of such a path returned); else None.
     fds maps the descriptors open on the files to their phase (updated here)."""
-    m = re.match(rf'(\w+)\((?:AT_FDCWD, )?"{root}/[^"]*f\.[^"]+"(.*)\) = (-?\d+)', line)
+    m = re.match(rf'(\w+)\((?:AT_FDCWD, )?"{root}/[^"]*file\.iolab\.[^"]+"(.*)\) = (-?\d+)', line)
     if m:
         call, rest, ret = m.groups()
         if call == "openat":
