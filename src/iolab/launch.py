@@ -102,6 +102,19 @@ def allocation_nodes(environ: Mapping[str, str]) -> int | None:
     return int(nodes) if nodes.isdigit() and int(nodes) > 0 else None
 
 
+def allocation_tasks_per_node(environ: Mapping[str, str]) -> int | None:
+    """The allocation's tasks on each node when every node has as many: Slurm's
+    SLURM_TASKS_PER_NODE ("2(x4)", "2", "2,2"; "3(x2),1" is uneven: None), None outside one."""
+    text = environ.get("SLURM_TASKS_PER_NODE") or ""
+    counts = set()
+    for part in text.split(","):
+        count, _, repeat = part.partition("(x")
+        if not count.isdigit() or (repeat and not repeat.rstrip(")").isdigit()):
+            return None
+        counts.add(int(count))
+    return counts.pop() if len(counts) == 1 and min(counts) > 0 else None
+
+
 def default_np(launcher: str, environ: Mapping[str, str] | None = None,
                ppn: int | None = None) -> int:
     """Ranks when the user gave no ``--np``: the allocation's tasks under srun (with

@@ -191,3 +191,11 @@ def test_binary_mpi_reads_the_linked_library() -> None:
         assert launch.binary_mpi(exe) == flavour
     assert launch.binary_mpi("/bin/sh") is None  # not an MPI program
     assert launch.binary_mpi("/nonexistent") is None
+
+
+@pytest.mark.parametrize("text,expected", [("2(x4)", 2), ("2", 2), ("3,3", 3), ("1(x2),1", 1),
+                                           ("3(x2),1", None), ("2,1", None), ("", None),
+                                           ("0", None), ("2(xa)", None), ("x", None)])
+def test_tasks_per_node_of_an_allocation(text: str, expected: int | None) -> None:
+    """Slurm's SLURM_TASKS_PER_NODE: one count when every node runs as many tasks."""
+    assert launch.allocation_tasks_per_node({"SLURM_TASKS_PER_NODE": text}) == expected

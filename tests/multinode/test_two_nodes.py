@@ -339,8 +339,11 @@ def test_tune_ranks_per_node_places_each_trial_as_its_value_says(
     conn = sqlite3.connect(str(db))
     try:
         trials = conn.execute("SELECT params, run_id, status FROM trials").fetchall()
+        (space,), = conn.execute("SELECT space FROM tunes").fetchall()
     finally:
         conn.close()
+    # the baseline runs the allocation's 2 a node (read back): only 1 is left to measure
+    assert json.loads(space) == {"slurm.ranks_per_node": ["1"]}, space
     seen = set()
     for params, run_id, status in trials:
         assert status == "ok"
@@ -374,5 +377,6 @@ def test_tune_ranks_per_node_reaches_the_users_own_srun(twonode_env: dict[str, s
         conn.close()
     got = {json.loads(params).get("slurm.ranks_per_node"): value
            for params, value, status in trials if status == "ok"}
-    # the step's tasks on the 2 nodes: "(default)" is the allocation's 2 a node
+    # the step's tasks on the 2 nodes: "(default)" is the allocation's 2 a node, so "2" is
+    # dropped from the space and the one trial measures "1" (was: by the seed's pick)
     assert got == {"(default)": 4, "1": 2}, trials

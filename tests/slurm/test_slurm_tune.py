@@ -56,8 +56,10 @@ def test_trials_inside_an_allocation_are_job_steps(slurm_env: dict[str, str],
 
 def test_placement_knobs_inside_an_allocation(slurm_env: dict[str, str],
                                               tmp_path: Path) -> None:
-    """slurm.ranks_per_node and slurm.cpus_per_rank reach each trial's srun line (a job step
-    of the allocation), and the engine reports the placement it ran with."""
+    """slurm.cpus_per_rank reaches each trial's srun line (a job step of the allocation), and
+    the engine reports the placement it ran with. slurm.ranks_per_node=2 is what the one-node
+    allocation of 2 tasks already runs (read back from where the baseline's ranks ran): it
+    is dropped from the space, never measured again under another name."""
     db = tmp_path / "r.db"
     out = subprocess.run(
         ["salloc", "-n", "2", sys.executable, "-m", "iolab", "tune", "--db", str(db),
@@ -65,8 +67,12 @@ def test_placement_knobs_inside_an_allocation(slurm_env: dict[str, str],
          "4", "--confirm", "0", "--repeats", "1", "--json", *WORKLOAD],
         cwd=tmp_path, env=slurm_env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
-    trials = json.loads(out.stdout)["trials"]
-    assert len(trials) == 4 and all(t["status"] == "ok" for t in trials)
+    doc = json.loads(out.stdout)
+    trials = doc["trials"]
+    # the space left is cpus_per_rank's one value: the baseline and one trial, all of it
+    assert len(trials) == 2 and all(t["status"] == "ok" for t in trials)
+    assert "slurm.ranks_per_node" not in doc["space"], doc["space"]
+    assert {t["params"].get("slurm.cpus_per_rank") for t in trials} == {"(default)", "1"}
     conn = sqlite3.connect(db)
     conn.row_factory = sqlite3.Row
     try:
@@ -78,11 +84,8 @@ def test_placement_knobs_inside_an_allocation(slurm_env: dict[str, str],
         run = runs[t["run_id"]]
         cmd = json.loads(run["launch_command"])
         assert run["launcher"] == "srun" and run["ranks"] == 2
-        ppn, cpus = t["params"]["slurm.ranks_per_node"], t["params"]["slurm.cpus_per_rank"]
-        if ppn == "2":
-            assert cmd[cmd.index("--ntasks-per-node") + 1] == "2"
-        else:
-            assert "--ntasks-per-node" not in cmd
+        assert "--ntasks-per-node" not in cmd
+        cpus = t["params"]["slurm.cpus_per_rank"]
         if cpus == "1":
             assert cmd[cmd.index("--cpus-per-task") + 1] == "1"
         else:
@@ -126,3 +129,27 @@ def test_ranks_per_node_the_allocation_cannot_hold_is_a_failed_trial_with_its_re
     assert base["status"] == "ok"
     assert spread["status"] == "failed" and "ranks per node" in spread["error"]
     assert "UserWarning" not in err
+
+
+def test_ranks_per_node_the_users_srun_already_runs_is_not_measured_again(
+        slurm_env: dict[str, str], tmp_path: Path) -> None:
+    """A command objective: a plain ``srun prog`` in ``salloc -n 2`` runs 2 tasks on the one
+    node, so slurm.ranks_per_node=2 is the baseline itself: the tune says so and stops after
+    the baseline (was: a second trial measured the defaults under another name)."""
+    db = tmp_path / "r.db"
+    out = subprocess.run(
+        ["salloc", "-n", "2", sys.executable, "-m", "iolab", "tune", "--db", str(db),
+         "--knob", "slurm.ranks_per_node=2", "--trials", "3", "--confirm", "0",
+         "--metric", r"tasks: (\d+)", "--maximize", "--",
+         "srun", "bash", "-c", "echo tasks: $SLURM_STEP_NUM_TASKS"],
+        cwd=tmp_path, env=slurm_env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 1, (out.stdout, out.stderr)
+    assert "the baseline already runs every value asked (slurm.ranks_per_node=2)" in (
+        out.stdout + out.stderr)
+    conn = sqlite3.connect(db)
+    try:
+        trials = conn.execute("SELECT params, value FROM trials").fetchall()
+    finally:
+        conn.close()
+    assert [(json.loads(p).get("slurm.ranks_per_node"), v) for p, v in trials] == [
+        ("(default)", 2.0)]

@@ -134,3 +134,21 @@ def test_placement_knobs_reach_iolab_bench_srun_and_the_job_script(tmp_path: Pat
     assert "export SLURM_CPUS_PER_TASK=4" in text
     with pytest.raises(UsageError, match="below the minimum 1"):
         knob("slurm.cpus_per_rank").normalise("0")
+
+
+def test_ranks_per_node_in_effect_for_a_users_srun_line() -> None:
+    """A plain ``srun prog`` runs the trial's SLURM_NTASKS_PER_NODE, or for the baseline the
+    allocation's tasks per node (so the baseline's own value is not measured again); a line
+    that sets its own layout, an uneven allocation, or another launcher: not known."""
+    from iolab.tune.objective import srun_settings
+
+    alloc = {"SLURM_JOB_ID": "7", "SLURM_TASKS_PER_NODE": "2(x2)"}
+    assert srun_settings(["srun", "./app", "in.nml"], alloc) == {"slurm.ranks_per_node": "2"}
+    trial = {**alloc, "SLURM_NTASKS_PER_NODE": "1"}
+    assert srun_settings(["srun", "./app"], trial) == {"slurm.ranks_per_node": "1"}
+    for own in (["-n", "4"], ["-n4"], ["--ntasks=4"], ["-N", "1"], ["--nodes=2"],
+                ["--ntasks-per-node", "1"], ["-m", "cyclic"], ["--distribution=cyclic"]):
+        assert srun_settings(["srun", *own, "./app"], alloc) == {}, own
+    assert srun_settings(["srun", "./app"], {"SLURM_TASKS_PER_NODE": "3(x2),1"}) == {}
+    assert srun_settings(["mpirun", "-np", "4", "./app"], alloc) == {}
+    assert srun_settings(["./run.sh"], alloc) == {}

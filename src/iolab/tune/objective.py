@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from iolab.errors import UsageError
-from iolab.launch import allocation_nodes
+from iolab.launch import allocation_nodes, allocation_tasks_per_node
 from iolab.tune.knobs import LAUNCH, Knob, knob
 from iolab.tune.space import DEFAULT
 
@@ -168,7 +168,31 @@ def effective_settings(doc: Mapping[str, Any]) -> dict[str, str]:
             out[k.name] = k.normalise(text)
         except UsageError:
             continue  # a value outside the knob's domain (e.g. ROMIO's own spelling)
+    per_host = set(((doc.get("environment") or {}).get("ranks_per_host") or {}).values())
+    if len(per_host) == 1:  # as the ranks were placed, whoever placed them
+        out["slurm.ranks_per_node"] = str(per_host.pop())
     return out
+
+
+# srun options that set a step's layout themselves: a line with any of them (anywhere, to
+# stay on the safe side of the program's own arguments) runs a layout iolab cannot infer.
+_SRUN_LAYOUT = ("-n", "--ntasks", "-N", "--nodes", "--ntasks-per-node", "-m", "--distribution",
+                "-w", "--nodelist", "--arbitrary", "--multi-prog")
+
+
+def srun_settings(argv: Sequence[str], env: Mapping[str, str]) -> dict[str, str]:
+    """The ranks per node a user's ``srun`` line runs with, when the line sets no layout of
+    its own: srun then takes the trial's SLURM_NTASKS_PER_NODE (srun_env) or, for the
+    baseline, the allocation's tasks per node. Empty when it cannot be known (a script or
+    another launcher, an uneven allocation, the line's own -n/-N/...)."""
+    if not argv or Path(argv[0]).name != "srun":
+        return {}
+    if any(a.split("=", 1)[0] in _SRUN_LAYOUT or (a[:2] in ("-n", "-N", "-m", "-w")
+                                                  and len(a) > 2) for a in argv[1:]):
+        return {}
+    trial = env.get(LAUNCH["slurm.ranks_per_node"][1], "")
+    per_node = int(trial) if trial.isdigit() else allocation_tasks_per_node(env)
+    return {"slurm.ranks_per_node": str(per_node)} if per_node else {}
 
 
 def _ignored_hints(doc: Mapping[str, Any]) -> tuple[str, ...]:
@@ -346,15 +370,16 @@ class CommandObjective:
             last = (out.strip().splitlines() or ["no output"])[-1][:200]
             return TrialOutcome("failed", None, wall,
                                 error=f"exit code {proc.returncode}: {last}")
+        settings = srun_settings(self.argv, env)
         if self.metric is None:
-            return TrialOutcome("ok", wall, wall)
+            return TrialOutcome("ok", wall, wall, settings=settings)
         found = re.findall(self.metric, out)
         if not found:
             return TrialOutcome("failed", None, wall,
                                 error=f"--metric {self.metric!r} matched nothing in the output")
         last_match = found[-1][0] if isinstance(found[-1], tuple) else found[-1]
         try:
-            return TrialOutcome("ok", float(last_match), wall)
+            return TrialOutcome("ok", float(last_match), wall, settings=settings)
         except ValueError:
             return TrialOutcome("failed", None, wall,
                                 error=f"--metric matched {last_match!r}, not a number")

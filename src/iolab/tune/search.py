@@ -335,10 +335,16 @@ class Tuner:
         self.space, notes = drop_for_implementation(self.space, self.progress.implementation,
                                                     kind)
         self.in_effect = next((t.settings for t in base_trials if t.settings), {})
+        asked = self.space
         self.space = self.space.without_values(self.in_effect)
         self.progress.notes = notes
         store.update_tune(self.conn, self.tune_id, implementation=self.progress.implementation,
                           space=self.space.to_json())
+        if asked.dimensions and not self.space.dimensions:
+            runs = ", ".join(f"{d.knob.name}={self.in_effect[d.knob.name]}"
+                             for d in asked.dimensions)
+            return self._finish("failed", error=f"the baseline already runs every value asked "
+                                f"({runs}): nothing else to measure; give other values")
         if not self.space.dimensions:
             return self._finish("failed", error="no knob is left to tune for this workload "
                                 "and MPI-IO implementation: " + "; ".join(notes))
