@@ -231,3 +231,49 @@ def test_no_covering_start_when_the_exploration_cannot_finish_it(tmp_path: Path)
         Tuner(objective, space, 3, 0, 3, conn, tid, policy=Policy(cover=cover)).run()
         picks.append([key_of(t.params) for t in store.trials(conn, tid)])
     assert picks[0] == picks[1] and len(picks[0]) == 3
+
+
+def test_a_value_seen_in_one_slow_run_runs_again_before_the_model_narrows(
+        tmp_path: Path) -> None:
+    """Policy.recheck: the first file-per-process run is a transient at a quarter of its
+    speed (as a real tmpfs run was, right after long runs). Once the space is covered, the
+    value seen only in that slow run gets one more run, in another configuration, so the
+    model sees file per process at its real speed; with the recheck every seed then picks
+    file per process, the layout twice as fast."""
+    import itertools
+    import json
+
+    from iolab.results import db
+    from iolab.tune import store
+    from iolab.tune.replay import ReplayObjective
+    from iolab.tune.space import build_space
+
+    space = build_space([], ["transfer=256k,1m,4m", "layout=fpp,segmented", "collective=true"],
+                        None, "romio")
+    samples = {}
+    for combo in itertools.product(*(d.choices for d in space.dimensions)):
+        p = dict(zip(space.names, combo))
+        value = (2000.0 if p["layout"] == "fpp" else 1000.0) + 10 * len(json.dumps(p))
+        samples[key_of(p)] = [value, value * 0.9, value * 1.1]
+
+    class FirstFppRunSlow(ReplayObjective):
+        def evaluate(self, params, label):  # type: ignore[no-untyped-def]
+            out = super().evaluate(params, label)
+            if params.get("layout") == "fpp" and not getattr(self, "slowed", False):
+                self.slowed = True
+                out.value = (out.value or 0.0) / 4
+            return out
+
+    for seed in range(6):
+        objective = FirstFppRunSlow(samples, {"transfer": "65536", "layout": "strided",
+                                              "collective": "false"}, seed)
+        conn = db.connect(tmp_path / f"r{seed}.db")
+        tid = store.create_tune(conn, ["test"], objective.to_json(), space.to_json(), 12, 0,
+                                seed)
+        result = Tuner(objective, space, 12, 0, seed, conn, tid,
+                       policy=Policy(recheck=True)).run()
+        search = [t.params for t in store.trials(conn, tid) if t.phase == "search"]
+        if [p["layout"] for p in search[:4]].count("fpp") == 1:  # the covering start's
+            assert search[4]["layout"] == "fpp", (seed, search)  # the recheck, right after
+        assert [p["layout"] for p in search[:5]].count("fpp") >= 2, (seed, search)
+        assert result.winner["layout"] == "fpp", (seed, result.winner)

@@ -36,6 +36,7 @@ class ReplayObjective:
     samples: Mapping[Key, Sequence[float]]
     settings: Mapping[str, str]
     seed: int = 0
+    transient: float = 0.0  # the chance that a run is a transient at half its speed
     kind: str = "bench"
     unit: str = "MiB/s"
     maximize: bool = True
@@ -53,7 +54,10 @@ class ReplayObjective:
         if not queue:
             queue.extend(self.rng.sample(list(runs), len(runs)))
         base = not any(v != DEFAULT for v in params.values())
-        return TrialOutcome("ok", queue.pop(), 0.0, settings=dict(self.settings) if base else {})
+        value = queue.pop()
+        if self.transient and self.rng.random() < self.transient:
+            value = value / 2 if self.maximize else value * 2
+        return TrialOutcome("ok", value, 0.0, settings=dict(self.settings) if base else {})
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": "replay"}
@@ -96,12 +100,13 @@ class Replayed:
 
 
 def replay(ex: Exhaustive, policy: Policy, budget: int, seeds: Sequence[int], conn: Any,
-           space: SearchSpace | None = None) -> list[Replayed]:
-    """Each seed's replayed search (confirmation off): what it picked, what it ran."""
+           space: SearchSpace | None = None, transient: float = 0.0) -> list[Replayed]:
+    """Each seed's replayed search (confirmation off): what it picked, what it ran;
+    ``transient``: the chance that a run is a transient at half its speed."""
     space = space or ex.space()
     out = []
     for seed in seeds:
-        objective = ReplayObjective(ex.samples, ex.settings, seed)
+        objective = ReplayObjective(ex.samples, ex.settings, seed, transient)
         tid = store.create_tune(conn, ["replay"], objective.to_json(), space.to_json(),
                                 budget, 0, seed)
         result = Tuner(objective, space, budget, 0, seed, conn, tid, policy=policy).run()

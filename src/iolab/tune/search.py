@@ -10,10 +10,12 @@
    largest knob's number of values) so, where TPE's random start could miss a value for good
    (8 runs without one layout of three: a real search picked a layout at half the best's
    speed), every main effect is seen once before the model narrows (when the exploration
-   runs can cover them all; with fewer, the sampler's own start). Then TPE proposes
-   configurations; one measured before is not measured again
-   (the proposal is told to the study as failed, so the model is not biased, and TPE is
-   asked again), so every exploration run samples a new point.
+   runs can cover them all; with fewer, the sampler's own start). ``Policy.recheck`` (off:
+   by replay it guards the worst seed against a transient but costs the mean) then gives
+   values seen only in one slow run one more run. Then TPE proposes configurations; one
+   measured before is not measured again (the proposal is told to the study as failed, so
+   the model is not biased, and TPE is asked again), so every exploration run samples a new
+   point.
 3. Repeats: on a noisy machine the best of many single runs is mostly the luckiest run. The
    last part of the budget re-measures the few best candidates until each has ``repeats``
    samples (a candidate whose score drops out of the top is replaced by the next one;
@@ -149,6 +151,7 @@ class Policy:
     group: bool = False  # TPE: multivariate per group of knobs seen together
     ei_candidates: int = 24  # TPE: draws scored per proposal
     cover: bool = True  # TPE: first measure every value of every knob once (module docstring)
+    recheck: bool = False  # TPE: after covering, values seen in one slow run only run again
 
     def __post_init__(self) -> None:
         if self.rule not in RULES:
@@ -425,6 +428,8 @@ class Tuner:
 
         covers = self.policy.cover and self.policy.sampler == "tpe"  # random stays random
         cover = self._covering_point(measured, rng) if covers else None
+        if cover is None and covers and self.policy.recheck:
+            cover = self._recheck_point(measured, rng)
         if cover is not None and all(enc[n].encode(v) is not None for n, v in cover.items()
                                      if n in enc):
             study.enqueue_trial({n: enc[n].encode(cover[n]) for n in enc})
@@ -464,6 +469,39 @@ class Tuner:
                  for d in self.space.dimensions}
             if key_of(p) not in measured and self._feasible(p):
                 return p
+        return None
+
+    def _recheck_point(self, measured: set[Key],
+                       rng: random.Random) -> dict[str, str] | None:
+        """Once the space is covered, values whose only run was one of the slower half of
+        the exploration runs get one more run together, in another configuration (the run's
+        other knobs drawn again): one slow run (a transient: another job, memory coming back
+        from the host) would otherwise hide those values from the model for good. None when
+        no value is left so, or the exploration has no run left."""
+        runs = [t for t in self.done if t.phase == "search" and t.status == "ok"
+                and t.value is not None]
+        explore = self.budget - self.policy.reserve(self.budget)
+        if not runs or len(runs) >= explore:
+            return None
+        mid = median(t.value for t in runs if t.value is not None)
+        seen: dict[tuple[str, str], int] = {}
+        for t in runs:
+            for d in self.space.dimensions:
+                pair = (d.knob.name, t.params.get(d.knob.name, DEFAULT))
+                seen[pair] = seen.get(pair, 0) + 1
+        for t in runs:
+            value = t.value or 0.0
+            if (value >= mid) if self.objective.maximize else (value <= mid):
+                continue
+            alone = {d.knob.name for d in self.space.dimensions
+                     if seen[(d.knob.name, t.params.get(d.knob.name, DEFAULT))] == 1}
+            if not alone:
+                continue
+            for _ in range(100):
+                p = {d.knob.name: t.params.get(d.knob.name, DEFAULT) if d.knob.name in alone
+                     else rng.choice(d.choices) for d in self.space.dimensions}
+                if key_of(p) not in measured and self._feasible(p):
+                    return p
         return None
 
     def _unmeasured_point(self, measured: set[Key],
