@@ -11,6 +11,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 from statistics import median
+from typing import Any
 
 import pytest
 
@@ -163,15 +164,15 @@ def test_sizes_and_counts_are_ordered_around_the_baseline_value() -> None:
     assert not unknown["transfer"].ordinal and unknown["transfer"].choices[0] == DEFAULT
 
 
-def covering_trials(tmp_path: Path, cover: bool, seed: int) -> list[dict[str, str]]:
-    """The first four search trials (the baseline and three more) of a replayed tune over
-    transfer (4 values) x layout (3) x collective (2), where one layout is twice as fast."""
+LAYOUT_SETTINGS = {"transfer": "65536", "layout": "strided", "collective": "false"}
+
+
+def layout_space() -> tuple[Any, dict[str, list[float]]]:
+    """transfer (4 values) x layout (3) x collective (2), where file per process is twice as
+    fast, and three recorded runs of each configuration."""
     import itertools
     import json
 
-    from iolab.results import db
-    from iolab.tune import store
-    from iolab.tune.replay import ReplayObjective
     from iolab.tune.space import build_space
 
     space = build_space([], ["transfer=256k,1m,4m", "layout=fpp,segmented", "collective=true"],
@@ -181,8 +182,18 @@ def covering_trials(tmp_path: Path, cover: bool, seed: int) -> list[dict[str, st
         p = dict(zip(space.names, combo))
         value = (2000.0 if p["layout"] == "fpp" else 1000.0) + 10 * len(json.dumps(p))
         samples[key_of(p)] = [value, value * 0.9, value * 1.1]
-    objective = ReplayObjective(samples, {"transfer": "65536", "layout": "strided",
-                                          "collective": "false"}, seed)
+    return space, samples
+
+
+def covering_trials(tmp_path: Path, cover: bool, seed: int) -> list[dict[str, str]]:
+    """The first four search trials (the baseline and three more) of a replayed tune over
+    layout_space()."""
+    from iolab.results import db
+    from iolab.tune import store
+    from iolab.tune.replay import ReplayObjective
+
+    space, samples = layout_space()
+    objective = ReplayObjective(samples, LAYOUT_SETTINGS, seed)
     conn = db.connect(tmp_path / f"r{seed}{cover}.db")
     tid = store.create_tune(conn, ["test"], objective.to_json(), space.to_json(), 12, 0, seed)
     Tuner(objective, space, 12, 0, seed, conn, tid, policy=Policy(cover=cover)).run()
@@ -240,21 +251,11 @@ def test_a_value_seen_in_one_slow_run_runs_again_before_the_model_narrows(
     value seen only in that slow run gets one more run, in another configuration, so the
     model sees file per process at its real speed; with the recheck every seed then picks
     file per process, the layout twice as fast."""
-    import itertools
-    import json
-
     from iolab.results import db
     from iolab.tune import store
     from iolab.tune.replay import ReplayObjective
-    from iolab.tune.space import build_space
 
-    space = build_space([], ["transfer=256k,1m,4m", "layout=fpp,segmented", "collective=true"],
-                        None, "romio")
-    samples = {}
-    for combo in itertools.product(*(d.choices for d in space.dimensions)):
-        p = dict(zip(space.names, combo))
-        value = (2000.0 if p["layout"] == "fpp" else 1000.0) + 10 * len(json.dumps(p))
-        samples[key_of(p)] = [value, value * 0.9, value * 1.1]
+    space, samples = layout_space()
 
     class FirstFppRunSlow(ReplayObjective):
         def evaluate(self, params, label):  # type: ignore[no-untyped-def]
@@ -265,8 +266,7 @@ def test_a_value_seen_in_one_slow_run_runs_again_before_the_model_narrows(
             return out
 
     for seed in range(6):
-        objective = FirstFppRunSlow(samples, {"transfer": "65536", "layout": "strided",
-                                              "collective": "false"}, seed)
+        objective = FirstFppRunSlow(samples, LAYOUT_SETTINGS, seed)
         conn = db.connect(tmp_path / f"r{seed}.db")
         tid = store.create_tune(conn, ["test"], objective.to_json(), space.to_json(), 12, 0,
                                 seed)
