@@ -448,28 +448,42 @@ class Tuner:
         ot = study.ask(dists)
         return ot, decode(ot)
 
+    def _runs_per_value(self) -> dict[tuple[str, str], int]:
+        """(knob, value) -> how many successful search runs measured that value."""
+        seen: dict[tuple[str, str], int] = {}
+        for t in self.done:
+            if t.phase in SEARCH_PHASES and t.status == "ok":
+                for d in self.space.dimensions:
+                    pair = (d.knob.name, t.params.get(d.knob.name, DEFAULT))
+                    seen[pair] = seen.get(pair, 0) + 1
+        return seen
+
+    def _exploration_left(self) -> int:
+        explore = self.budget - self.policy.reserve(self.budget)
+        return explore - sum(1 for t in self.done if t.phase == "search")
+
+    def _draw(self, choices: Mapping[str, Sequence[str]], measured: set[Key],
+              rng: random.Random) -> dict[str, str] | None:
+        """An unmeasured, feasible configuration drawn from each knob's ``choices``."""
+        for _ in range(100):
+            p = {name: rng.choice(values) for name, values in choices.items()}
+            if key_of(p) not in measured and self._feasible(p):
+                return p
+        return None
+
     def _covering_point(self, measured: set[Key],
                         rng: random.Random) -> dict[str, str] | None:
         """An unmeasured, feasible configuration with a value not measured yet for every knob
         that has one (None when every value of every knob has been measured, when the
         exploration runs left cannot measure them all, or no such configuration is found)."""
-        seen: dict[str, set[str]] = {d.knob.name: set() for d in self.space.dimensions}
-        for t in self.done:
-            if t.phase in SEARCH_PHASES and t.status == "ok":
-                for name, values in seen.items():
-                    values.add(t.params.get(name, DEFAULT))
-        unseen = {d.knob.name: [v for v in d.choices if v not in seen[d.knob.name]]
+        seen = self._runs_per_value()
+        unseen = {d.knob.name: [v for v in d.choices if (d.knob.name, v) not in seen]
                   for d in self.space.dimensions}
-        explore = self.budget - self.policy.reserve(self.budget)
-        left = explore - sum(1 for t in self.done if t.phase == "search")
-        if not any(unseen.values()) or max(len(v) for v in unseen.values()) > left:
+        if not any(unseen.values()) or \
+                max(len(v) for v in unseen.values()) > self._exploration_left():
             return None  # covered, or the exploration cannot cover it: the sampler's start
-        for _ in range(100):
-            p = {d.knob.name: rng.choice(unseen[d.knob.name] or list(d.choices))
-                 for d in self.space.dimensions}
-            if key_of(p) not in measured and self._feasible(p):
-                return p
-        return None
+        return self._draw({d.knob.name: unseen[d.knob.name] or d.choices
+                           for d in self.space.dimensions}, measured, rng)
 
     def _recheck_point(self, measured: set[Key],
                        rng: random.Random) -> dict[str, str] | None:
@@ -480,28 +494,22 @@ class Tuner:
         no value is left so, or the exploration has no run left."""
         runs = [t for t in self.done if t.phase == "search" and t.status == "ok"
                 and t.value is not None]
-        explore = self.budget - self.policy.reserve(self.budget)
-        if not runs or len(runs) >= explore:
+        if not runs or self._exploration_left() <= 0:
             return None
         mid = median(t.value for t in runs if t.value is not None)
-        seen: dict[tuple[str, str], int] = {}
-        for t in runs:
-            for d in self.space.dimensions:
-                pair = (d.knob.name, t.params.get(d.knob.name, DEFAULT))
-                seen[pair] = seen.get(pair, 0) + 1
+        seen = self._runs_per_value()
         for t in runs:
             value = t.value or 0.0
             if (value >= mid) if self.objective.maximize else (value <= mid):
                 continue
-            alone = {d.knob.name for d in self.space.dimensions
-                     if seen[(d.knob.name, t.params.get(d.knob.name, DEFAULT))] == 1}
-            if not alone:
-                continue
-            for _ in range(100):
-                p = {d.knob.name: t.params.get(d.knob.name, DEFAULT) if d.knob.name in alone
-                     else rng.choice(d.choices) for d in self.space.dimensions}
-                if key_of(p) not in measured and self._feasible(p):
-                    return p
+            mine = {d.knob.name: t.params.get(d.knob.name, DEFAULT) for d in self.space.dimensions}
+            alone = {n for n, v in mine.items() if seen[(n, v)] == 1}
+            if alone:
+                point = self._draw({d.knob.name: [mine[d.knob.name]] if d.knob.name in alone
+                                    else d.choices for d in self.space.dimensions},
+                                   measured, rng)
+                if point is not None:
+                    return point
         return None
 
     def _unmeasured_point(self, measured: set[Key],
