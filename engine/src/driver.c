@@ -638,6 +638,7 @@ static int launcher_rank(void)
 
 static void free_run(iolab_run_t *run)
 {
+    iolab_phase_free_buffers(run);
     free(run->placements);
     for (size_t i = 0; i < run->nphases; i++)
         free(run->phases[i].per_rank);

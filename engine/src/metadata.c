@@ -8,9 +8,9 @@
  * time after a closing barrier (its per-process "before barrier" times are this one). The
  * loop makes only each file's own calls (tests/engine/test_metadata.py checks every traced
  * call between a phase's first and last).
- * The files live in <path>.md/, all in that one shared directory (f.<rank>.<i>) or in a
- * directory per rank (<rank>/f.<i>); the directories are made before the first phase and
- * removed after the last, outside the timing. The calls are POSIX's: this is what the file
+ * The files live in <path>.md/, all in that one shared directory (file.iolab.<rank>.<i>) or
+ * in a directory per rank (<rank>/file.iolab.<rank>.<i>); the directories are made before the
+ * first phase and removed after the last, outside the timing. The calls are POSIX's: this is what the file
  * system's metadata path costs, whatever the I/O library above it. */
 #include <errno.h>
 #include <fcntl.h>

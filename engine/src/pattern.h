@@ -6,6 +6,9 @@
 
 #include <stdint.h>
 
+/* A repetition no phase writes: buffers filled with it never match a read's check. */
+#define IOLAB_PATTERN_NO_REP INT64_MIN
+
 /* Fill len bytes of buf with the pattern of `rank` for file offsets [off, off+len). */
 void iolab_pattern_fill(void *buf, uint64_t len, int rank, uint64_t off, int64_t rep);
 

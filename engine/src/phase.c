@@ -46,13 +46,46 @@ void iolab_run_file_path(const iolab_run_t *run, int f, char *buf, size_t len)
         snprintf(buf, len, "%s", run->cfg.path);
 }
 
-static void *alloc_buf(const iolab_run_t *run, uint64_t len, int lr)
+/* A transfer buffer of len bytes in `slot` (0: the aggregator's, 1 + t: worker t's), kept
+ * for the whole run and reused by every phase, as IOR keeps its one buffer. Freed and
+ * allocated again between phases, a buffer gets the pages just freed back in another physical
+ * order: an O_DIRECT transfer is one device segment per physically contiguous run of its
+ * buffer's pages, and on a virtual machine's disk, where each segment costs the host a call,
+ * 1 MiB reads into a buffer of ~250 separate pages ran at half the speed of reads into one of
+ * ~35 runs (docs/benchmarks.md, engine_vs_ior_1m_repeat). Reused, the read phase has the
+ * write phase's pages. The fill is never zeros (some file systems compress) and never data of
+ * any repetition, so a read that delivers nothing cannot pass --verify. */
+static void *alloc_buf(iolab_run_t *run, int slot, uint64_t len, int lr)
 {
-    void *p = NULL;
-    if (posix_memalign(&p, (size_t)run->buf_align, len ? (size_t)len : 1) != 0)
-        return NULL;
-    iolab_pattern_fill(p, len, lr, 0, 0);  /* never zeros: some file systems compress */
-    return p;
+    if (slot >= run->nbufs) {
+        iolab_buf_t *more = realloc(run->bufs, (size_t)(slot + 1) * sizeof *more);
+        if (!more)
+            return NULL;
+        memset(more + run->nbufs, 0, (size_t)(slot + 1 - run->nbufs) * sizeof *more);
+        run->bufs = more;
+        run->nbufs = slot + 1;
+    }
+    iolab_buf_t *b = &run->bufs[slot];
+    if (!b->p || b->cap < len) {
+        free(b->p);
+        b->cap = 0;
+        if (posix_memalign(&b->p, (size_t)run->buf_align, len ? (size_t)len : 1) != 0) {
+            b->p = NULL;
+            return NULL;
+        }
+        b->cap = len;
+    }
+    iolab_pattern_fill(b->p, len, lr, 0, IOLAB_PATTERN_NO_REP);
+    return b->p;
+}
+
+void iolab_phase_free_buffers(iolab_run_t *run)
+{
+    for (int i = 0; i < run->nbufs; i++)
+        free(run->bufs[i].p);
+    free(run->bufs);
+    run->bufs = NULL;
+    run->nbufs = 0;
 }
 
 /* What a rank needs for a phase, made before the barrier so that no allocation or buffer
@@ -106,7 +139,7 @@ static void setup_phase(iolab_run_t *run, const worker_t *proto, phase_setup_t *
     if (agg) {
         MPI_Comm_size(run->group_comm, &ps->kg);
         if (ps->does_io)
-            ps->aggbuf = alloc_buf(run, run->layout.transfer * (uint64_t)ps->kg, proto->lr);
+            ps->aggbuf = alloc_buf(run, 0, run->layout.transfer * (uint64_t)ps->kg, proto->lr);
     }
     ps->w = calloc((size_t)ps->nw, sizeof *ps->w);
     uint64_t n = iolab_layout_rank_xfers(&run->layout);
@@ -134,7 +167,7 @@ static void setup_phase(iolab_run_t *run, const worker_t *proto, phase_setup_t *
         w->next = w->first;
         w->slots = ps->slots;
         w->nslots = ps->nslots;
-        w->buf = alloc_buf(run, len, proto->lr);
+        w->buf = alloc_buf(run, 1 + t, len, proto->lr);
         if (!w->buf || (ps->does_io && agg && !ps->aggbuf) || (ps->nslots && !ps->slots))
             w->err = ENOMEM;
     }
@@ -461,10 +494,7 @@ int iolab_phase_run(iolab_run_t *run, int op, int rep, int pass)
         iolab_interrupted = 1;
     iolab_phase_collect(run, &ph, &me);
     iolab_phase_append(run, &ph);
-    for (int t = 0; t < nw; t++)
-        free(w[t].buf);
-    free(w);
-    free(ps.aggbuf);
+    free(w);  /* the buffers stay for the next phase (alloc_buf) */
     free(ps.slots);
     return any[0] || any[1] || run->verify.bad;
 }

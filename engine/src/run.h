@@ -64,6 +64,12 @@ typedef struct iolab_verify_result {
     char file[4096];
 } iolab_verify_result_t;
 
+/* A transfer buffer and the bytes allocated for it. */
+typedef struct iolab_buf {
+    void *p;
+    uint64_t cap;
+} iolab_buf_t;
+
 typedef struct iolab_run {
     MPI_Comm world;
     int rank, ranks;
@@ -83,6 +89,8 @@ typedef struct iolab_run {
     MPI_Comm agg_comm;         /* subset to one shared file: the aggregators */
     int reorder_shift;
     uint64_t buf_align;
+    iolab_buf_t *bufs;         /* transfer buffers kept for the whole run (phase.c) */
+    int nbufs;
     iolab_phase_t *phases;     /* rank 0 */
     size_t nphases, phases_cap;
     const char *status;        /* "ok" | "failed" | "interrupted" */
@@ -134,6 +142,8 @@ void iolab_metadata_plan(const iolab_run_t *run, int *unique, uint64_t *size);
 /* Evict (when asked) and measure the page-cache residency of the run's files before a read
  * pass (collective). Fills the cache fields of *ph on every rank. */
 void iolab_phase_cache(iolab_run_t *run, int pass, iolab_phase_t *ph);
+/* The transfer buffers the phases kept (at the end of the run). */
+void iolab_phase_free_buffers(iolab_run_t *run);
 
 #include "stats.h"
 
