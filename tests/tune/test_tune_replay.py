@@ -23,6 +23,18 @@ def test_a_repeated_point_draws_each_recorded_run_once_before_any_again() -> Non
         {"t": "(default)"}, "x").settings == {"t": "65536"}
 
 
+def test_only_the_run_right_after_the_baseline_carries_its_aftermath() -> None:
+    """carry_over: the run after a baseline keeps that share of its recorded speed (a disk
+    still busy with the baseline's writes); the runs after it, and a run after any other
+    point, keep all of it."""
+    samples = {"{}": [10.0], key_of({"t": "1m"}): [100.0], key_of({"t": "4m"}): [200.0]}
+    obj = ReplayObjective(samples, {"t": "65536"}, seed=1, carry_over=0.5)
+    got = [obj.evaluate(p, "x").value for p in (
+        {"t": "(default)"}, {"t": "1m"}, {"t": "4m"}, {"t": "1m"}, {"t": "(default)"},
+        {"t": "4m"})]
+    assert got == [10.0, 50.0, 200.0, 100.0, 10.0, 100.0]
+
+
 def test_old_and_new_exhaustive_files_load_and_span_their_space(tmp_path: Path) -> None:
     new = tmp_path / "new.json"
     samples = {key_of({"transfer": t, "threads": n}): [float(i + 1), float(i + 2)]

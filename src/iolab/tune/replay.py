@@ -37,6 +37,7 @@ class ReplayObjective:
     settings: Mapping[str, str]
     seed: int = 0
     transient: float = 0.0  # the chance that a run is a transient at half its speed
+    carry_over: float = 1.0  # the run right after the baseline runs at this share of its speed
     kind: str = "bench"
     unit: str = "MiB/s"
     maximize: bool = True
@@ -44,6 +45,7 @@ class ReplayObjective:
     def __post_init__(self) -> None:
         self.rng = random.Random(self.seed)
         self.queues: dict[Key, list[float]] = {}
+        self.after_baseline = False
 
     def evaluate(self, params: Mapping[str, str], label: str) -> TrialOutcome:
         key = key_of(params)
@@ -57,6 +59,9 @@ class ReplayObjective:
         value = queue.pop()
         if self.transient and self.rng.random() < self.transient:
             value = value / 2 if self.maximize else value * 2
+        if self.after_baseline:  # what the baseline left behind (a disk still busy with it)
+            value = value * self.carry_over if self.maximize else value / self.carry_over
+        self.after_baseline = base
         return TrialOutcome("ok", value, 0.0, settings=dict(self.settings) if base else {})
 
     def to_json(self) -> dict[str, Any]:
@@ -100,13 +105,15 @@ class Replayed:
 
 
 def replay(ex: Exhaustive, policy: Policy, budget: int, seeds: Sequence[int], conn: Any,
-           space: SearchSpace | None = None, transient: float = 0.0) -> list[Replayed]:
+           space: SearchSpace | None = None, transient: float = 0.0,
+           carry_over: float = 1.0) -> list[Replayed]:
     """Each seed's replayed search (confirmation off): what it picked, what it ran;
-    ``transient``: the chance that a run is a transient at half its speed."""
+    ``transient``: the chance that a run is a transient at half its speed; ``carry_over``:
+    the share of its speed the run right after the baseline keeps."""
     space = space or ex.space()
     out = []
     for seed in seeds:
-        objective = ReplayObjective(ex.samples, ex.settings, seed, transient)
+        objective = ReplayObjective(ex.samples, ex.settings, seed, transient, carry_over)
         tid = store.create_tune(conn, ["replay"], objective.to_json(), space.to_json(),
                                 budget, 0, seed)
         result = Tuner(objective, space, budget, 0, seed, conn, tid, policy=policy).run()
