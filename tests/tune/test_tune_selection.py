@@ -277,3 +277,44 @@ def test_a_value_seen_in_one_slow_run_runs_again_before_the_model_narrows(
             assert search[4]["layout"] == "fpp", (seed, search)  # the recheck, right after
         assert [p["layout"] for p in search[:5]].count("fpp") >= 2, (seed, search)
         assert result.winner["layout"] == "fpp", (seed, result.winner)
+
+
+def test_a_value_hidden_by_the_run_after_the_baseline_runs_again(tmp_path: Path) -> None:
+    """Policy.recheck_first: on a disk the run right after a heavy baseline can run at a
+    fraction of its speed (a real MPI-IO tune on ext4: 17 of 20 such runs below their
+    point's slowest exhaustive run). When that run was the only file-per-process run of the
+    covering start, the model never goes back to file per process without the recheck (some
+    seeds pick a shared file at half the best's speed); with it, every such seed picks file
+    per process, even when each of that run's values was alone (the largest knob is the one
+    drawn again)."""
+    from iolab.results import db
+    from iolab.tune import store
+    from iolab.tune.replay import ReplayObjective
+
+    space, samples = layout_space()
+    hidden, alone_too = {}, 0
+    for recheck_first in (False, True):
+        lone, wrong = 0, 0
+        for seed in range(24):
+            objective = ReplayObjective(samples, LAYOUT_SETTINGS, seed, carry_over=0.25)
+            conn = db.connect(tmp_path / f"r{seed}{recheck_first}.db")
+            tid = store.create_tune(conn, ["test"], objective.to_json(), space.to_json(), 12,
+                                    0, seed)
+            result = Tuner(objective, space, 12, 0, seed, conn, tid,
+                           policy=Policy(recheck_first=recheck_first)).run()
+            search = [t.params for t in store.trials(conn, tid) if t.phase == "search"]
+            assert search[0] == space.baseline()
+            if search[1]["layout"] == "fpp" and \
+                    [p["layout"] for p in search[:4]].count("fpp") == 1:
+                lone += 1
+                wrong += result.winner.get("layout") != "fpp"
+                every_value_alone = all(sum(p[k] == search[1][k] for p in search[:4]) == 1
+                                        for k in search[1])
+                if recheck_first and every_value_alone:  # all but the transfer kept
+                    alone_too += 1
+                    assert search[4]["transfer"] != search[1]["transfer"], (seed, search)
+                    assert {**search[4], "transfer": ""} == {**search[1], "transfer": ""}
+        hidden[recheck_first] = (lone, wrong)
+    assert hidden[True][0] >= 3 and hidden[True][1] == 0, hidden
+    assert alone_too > 0
+    assert hidden[False][1] > 0, hidden

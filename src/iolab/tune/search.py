@@ -10,9 +10,11 @@
    largest knob's number of values) so, where TPE's random start could miss a value for good
    (8 runs without one layout of three: a real search picked a layout at half the best's
    speed), every main effect is seen once before the model narrows (when the exploration
-   runs can cover them all; with fewer, the sampler's own start). ``Policy.recheck`` (off:
-   by replay it guards the worst seed against a transient but costs the mean) then gives
-   values seen only in one slow run one more run. Then TPE proposes configurations; one
+   runs can cover them all; with fewer, the sampler's own start). ``Policy.recheck_first``
+   (on) then gives the values seen only in the run right after the baseline one more run
+   when that run was slow: on a disk it can pay for the baseline's writes.
+   ``Policy.recheck`` (off: by replay it guards the worst seed against a transient but
+   costs the mean) does so for every slow run. Then TPE proposes configurations; one
    measured before is not measured again (the proposal is told to the study as failed, so
    the model is not biased, and TPE is asked again), so every exploration run samples a new
    point.
@@ -152,6 +154,7 @@ class Policy:
     ei_candidates: int = 24  # TPE: draws scored per proposal
     cover: bool = True  # TPE: first measure every value of every knob once (module docstring)
     recheck: bool = False  # TPE: after covering, values seen in one slow run only run again
+    recheck_first: bool = True  # TPE: the same, for the run right after the baseline only
 
     def __post_init__(self) -> None:
         if self.rule not in RULES:
@@ -428,8 +431,8 @@ class Tuner:
 
         covers = self.policy.cover and self.policy.sampler == "tpe"  # random stays random
         cover = self._covering_point(measured, rng) if covers else None
-        if cover is None and covers and self.policy.recheck:
-            cover = self._recheck_point(measured, rng)
+        if cover is None and covers and (self.policy.recheck or self.policy.recheck_first):
+            cover = self._recheck_point(measured, rng, first_only=not self.policy.recheck)
         if cover is not None and all(enc[n].encode(v) is not None for n, v in cover.items()
                                      if n in enc):
             study.enqueue_trial({n: enc[n].encode(cover[n]) for n in enc})
@@ -485,25 +488,38 @@ class Tuner:
         return self._draw({d.knob.name: unseen[d.knob.name] or d.choices
                            for d in self.space.dimensions}, measured, rng)
 
-    def _recheck_point(self, measured: set[Key],
-                       rng: random.Random) -> dict[str, str] | None:
+    def _recheck_point(self, measured: set[Key], rng: random.Random,
+                       first_only: bool) -> dict[str, str] | None:
         """Once the space is covered, values whose only run was one of the slower half of
         the exploration runs get one more run together, in another configuration (the run's
         other knobs drawn again): one slow run (a transient: another job, memory coming back
         from the host) would otherwise hide those values from the model for good. None when
-        no value is left so, or the exploration has no run left."""
+        no value is left so, or the exploration has no run left.
+
+        ``first_only``: only the run right after the baseline is suspect. On a disk the run
+        after a heavy baseline can pay for the baseline's writes (docs/tune.md, Limits); no
+        later run follows anything as heavy. When each of its values is alone, the point
+        keeping them all is itself, so the knob whose other values were measured least (the
+        largest knob, each of whose values the covering start ran once) is drawn again: its
+        value is no more hidden than its siblings are."""
         runs = [t for t in self.done if t.phase == "search" and t.status == "ok"
                 and t.value is not None]
         if not runs or self._exploration_left() <= 0:
             return None
         mid = median(t.value for t in runs if t.value is not None)
         seen = self._runs_per_value()
-        for t in runs:
+        base = key_of(self.space.baseline())
+        suspects = [t for t in runs if key_of(t.params) != base][:1] if first_only else runs
+        for t in suspects:
             value = t.value or 0.0
             if (value >= mid) if self.objective.maximize else (value <= mid):
                 continue
             mine = {d.knob.name: t.params.get(d.knob.name, DEFAULT) for d in self.space.dimensions}
             alone = {n for n, v in mine.items() if seen[(n, v)] == 1}
+            if first_only and len(alone) == len(mine) > 1:
+                alone.discard(min(self.space.dimensions, key=lambda d: sum(
+                    seen.get((d.knob.name, v), 0) for v in d.choices if v != mine[d.knob.name])
+                    / (len(d.choices) - 1)).knob.name)
             if alone:
                 point = self._draw({d.knob.name: [mine[d.knob.name]] if d.knob.name in alone
                                     else d.choices for d in self.space.dimensions},
