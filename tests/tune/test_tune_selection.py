@@ -318,3 +318,29 @@ def test_a_value_hidden_by_the_run_after_the_baseline_runs_again(tmp_path: Path)
     assert hidden[True][0] >= 3 and hidden[True][1] == 0, hidden
     assert alone_too > 0
     assert hidden[False][1] > 0, hidden
+
+
+def test_the_confirmation_alternates_which_side_goes_first(tmp_path: Path) -> None:
+    """The confirmation runs baseline, winner, winner, baseline, ...: a run can be slowed by
+    the one before it (ReplayObjective.carry_over: the run after a baseline run at half its
+    speed). In plain alternation every winner run follows a baseline run, and a winner
+    twice as fast measures as fast as the baseline (1.0x); balanced, half of each side's
+    runs follow the other side and the estimate keeps most of the gain."""
+    from iolab.results import db
+    from iolab.tune import store
+    from iolab.tune.replay import ReplayObjective
+    from iolab.tune.space import build_space
+
+    space = build_space([], ["layout=fpp,segmented"], None, "romio")
+    samples = {"{}": [950.0, 1000.0, 1050.0],
+               key_of({"layout": "fpp"}): [1900.0, 2000.0, 2100.0],
+               key_of({"layout": "segmented"}): [450.0, 500.0, 550.0]}
+    objective = ReplayObjective(samples, {"layout": "strided"}, 0, carry_over=0.5)
+    conn = db.connect(tmp_path / "c.db")
+    tid = store.create_tune(conn, ["test"], objective.to_json(), space.to_json(), 6, 6, 0)
+    result = Tuner(objective, space, 6, 6, 0, conn, tid).run()
+    assert result.winner == {"layout": "fpp"}
+    confirm = [t for t in store.trials(conn, tid) if t.phase == "confirm"]
+    sides = "".join("W" if t.params["layout"] == "fpp" else "B" for t in confirm)
+    assert sides == "BWWBBWWBBWWB"
+    assert result.claim is not None and result.claim.speedup > 1.3, result.claim

@@ -29,7 +29,9 @@
    has to be ahead by more than the noise. Random search (``sampler="random"``, the baseline of
    bench/tune_efficiency) spends its budget and picks its winner the same way. The
    policy (:class:`Policy`) is stored with the tune; bench/tune_variants compares others.
-4. The winner and the baseline run again, interleaved, ``confirm`` times each;
+4. The winner and the baseline run again, interleaved in a balanced order (baseline,
+   winner, winner, baseline, ...: a run can be slowed or sped by the one before it, and
+   in plain alternation every winner run would follow a baseline run), ``confirm`` times each;
    :mod:`iolab.tune.stats` turns those samples into the claim.
 Every trial is stored as it finishes; a resumed tune replays the stored ones into the study.
 """
@@ -575,7 +577,8 @@ class Tuner:
         counts = {s: sum(1 for t in self.done if t.phase == "confirm"
                          and key_of(t.params) == key_of(p)) for s, p in sides.items()}
         while min(counts.values()) < self.confirm:
-            for side in ("baseline", "winner"):  # interleaved: drift hits both alike
+            pair = min(counts.values())  # ABBA: drift and what a run leaves to the next
+            for side in ("baseline", "winner") if pair % 2 == 0 else ("winner", "baseline"):
                 if counts[side] < self.confirm:
                     t = self._measure(sides[side], "confirm")
                     counts[side] += 1
