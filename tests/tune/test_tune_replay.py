@@ -35,6 +35,18 @@ def test_only_the_run_right_after_the_baseline_carries_its_aftermath() -> None:
     assert got == [10.0, 50.0, 200.0, 100.0, 10.0, 100.0]
 
 
+def test_a_run_after_a_run_of_the_same_value_gets_the_order_effect() -> None:
+    """after_same: a file-view run right after another file-view run runs at factor x its
+    recorded speed; after a run without a view, or as the first, it keeps its own."""
+    fv1, fv4 = key_of({"v": "true", "t": "1m"}), key_of({"v": "true", "t": "4m"})
+    samples = {"{}": [10.0], fv1: [100.0], fv4: [200.0], key_of({"t": "1m"}): [50.0]}
+    obj = ReplayObjective(samples, {}, seed=1, after_same=("v", "true", 3.0))
+    got = [obj.evaluate(p, "x").value for p in (
+        {"v": "true", "t": "1m"}, {"v": "true", "t": "4m"}, {"v": "(default)", "t": "1m"},
+        {"v": "true", "t": "4m"}, {"v": "true", "t": "1m"}, {"v": "(default)", "t": "(default)"})]
+    assert got == [100.0, 600.0, 50.0, 200.0, 300.0, 10.0]
+
+
 def test_old_and_new_exhaustive_files_load_and_span_their_space(tmp_path: Path) -> None:
     new = tmp_path / "new.json"
     samples = {key_of({"transfer": t, "threads": n}): [float(i + 1), float(i + 2)]
