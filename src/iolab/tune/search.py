@@ -519,9 +519,7 @@ class Tuner:
             mine = {d.knob.name: t.params.get(d.knob.name, DEFAULT) for d in self.space.dimensions}
             alone = {n for n, v in mine.items() if seen[(n, v)] == 1}
             if first_only and len(alone) == len(mine) > 1:
-                alone.discard(min(self.space.dimensions, key=lambda d: sum(
-                    seen.get((d.knob.name, v), 0) for v in d.choices if v != mine[d.knob.name])
-                    / (len(d.choices) - 1)).knob.name)
+                alone.discard(self._thinnest_siblings(mine, seen))
             if alone:
                 point = self._draw({d.knob.name: [mine[d.knob.name]] if d.knob.name in alone
                                     else d.choices for d in self.space.dimensions},
@@ -529,6 +527,14 @@ class Tuner:
                 if point is not None:
                     return point
         return None
+
+    def _thinnest_siblings(self, point: Mapping[str, str],
+                           seen: Mapping[tuple[str, str], int]) -> str:
+        """The knob whose other values (than ``point``'s) have the fewest runs on average."""
+        def sibling_runs(d: Any) -> float:
+            others = [v for v in d.choices if v != point[d.knob.name]]
+            return sum(seen.get((d.knob.name, v), 0) for v in others) / len(others)
+        return min(self.space.dimensions, key=sibling_runs).knob.name
 
     def _unmeasured_point(self, measured: set[Key],
                           rng: random.Random) -> dict[str, str] | None:
