@@ -25,6 +25,10 @@ from iolab.tune.search import Key, Policy, Tuner, key_of
 from iolab.tune.space import DEFAULT, SearchSpace, build_space
 
 
+def is_baseline(params: Mapping[str, str]) -> bool:
+    return all(v == DEFAULT for v in params.values())
+
+
 @dataclass
 class ReplayObjective:
     """Each run's value drawn from the recorded runs of the point asked for, without
@@ -49,8 +53,7 @@ class ReplayObjective:
     def __post_init__(self) -> None:
         self.rng = random.Random(self.seed)
         self.queues: dict[Key, list[float]] = {}
-        self.after_baseline = False
-        self.last: Mapping[str, str] = {}
+        self.last: Mapping[str, str] | None = None  # the run before this one
 
     def evaluate(self, params: Mapping[str, str], label: str) -> TrialOutcome:
         key = key_of(params)
@@ -60,18 +63,19 @@ class ReplayObjective:
         queue = self.queues.setdefault(key, [])
         if not queue:
             queue.extend(self.rng.sample(list(runs), len(runs)))
-        base = not any(v != DEFAULT for v in params.values())
-        value = queue.pop()
+        base = is_baseline(params)
+        speed = 1.0  # this run's speed as a share of the recorded run's
         if self.transient and self.rng.random() < self.transient:
-            value = value / 2 if self.maximize else value * 2
-        if self.after_baseline:  # what the baseline left behind (a disk still busy with it)
-            value = value * self.carry_over if self.maximize else value / self.carry_over
-        if self.after_same:
+            speed *= 0.5
+        if self.last is not None and is_baseline(self.last):  # a disk still busy with it
+            speed *= self.carry_over
+        if self.after_same and self.last is not None:
             knob, same, factor = self.after_same
             if params.get(knob) == same and self.last.get(knob) == same:
-                value = value * factor if self.maximize else value / factor
-        self.after_baseline = base
+                speed *= factor
         self.last = dict(params)
+        value = queue.pop()
+        value = value * speed if self.maximize else value / speed
         return TrialOutcome("ok", value, 0.0, settings=dict(self.settings) if base else {})
 
     def to_json(self) -> dict[str, Any]:
