@@ -48,6 +48,11 @@ def test_efficiency_small_space_then_its_replay(tmp_path: Path) -> None:
     (saved,) = tmp_path.glob("iolab-tune-eff-*/exhaustive.json")
     exhaustive = json.loads(saved.read_text())
     assert len(exhaustive["samples"]) == 8 and exhaustive["settings"]["posix.mode"] == "sync"
+    # the point run right before each run: one round, so every point but the first
+    # follows another one, and each point is some run's predecessor but the last
+    before = [b for runs in exhaustive["before"].values() for b in runs]
+    assert before.count(None) == 1 and len(set(before) - {None}) == 7
+    assert set(before) - {None} <= set(exhaustive["samples"])
     replay = script("tune_efficiency", "--space", "small", "--seeds", "4", "--replay",
                     str(saved), "--output", str(doc), "--dir", str(tmp_path), cwd=tmp_path)
     assert replay.returncode == 0, replay.stderr

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from iolab.tune.replay import Exhaustive, ReplayObjective, replay
+from iolab.tune.replay import Exhaustive, ReplayObjective, order_effect, replay
 from iolab.tune.search import Policy, key_of
 
 
@@ -47,6 +47,51 @@ def test_a_run_after_a_run_of_the_same_value_gets_the_order_effect() -> None:
     assert got == [100.0, 600.0, 50.0, 200.0, 300.0, 10.0]
 
 
+def ordered_set(fast_after_same: float) -> Exhaustive:
+    """Points over knobs v (view) and t; each point's runs alternate between following a
+    view point and following a point without one. A view run after another view run runs
+    ``fast_after_same`` x the others (1.0: no order effect)."""
+    keys = [key_of({"v": v, "t": t}) for v in ("(default)", "true") for t in ("(default)", "1m")]
+    samples: dict[str, list[float]] = {}
+    before: dict[str, list[str | None]] = {}
+    for i, k in enumerate(keys):
+        view = "true" in k
+        runs, prev = [], []
+        for r in range(12):
+            p = keys[(i + 1 + 2 * (r % 2)) % 4]  # alternately a view point and one without
+            factor = fast_after_same if view and "true" in p else 1.0
+            runs.append((100.0 + 10 * i + r % 3) * factor)
+            prev.append(p)
+        samples[k], before[k] = runs, prev
+    return Exhaustive(samples, {}, before)
+
+
+def test_the_order_effect_of_a_set_and_a_replay_in_recorded_order() -> None:
+    """order_effect finds the knob and value whose runs are faster right after a run of the
+    same value, from the recorded runs; the replay in recorded order then draws a view run
+    after a view run from the fast runs only, and after a run without a view from the slow
+    ones; a set without order, or without an effect, has none."""
+    ex = ordered_set(3.0)
+    effect = order_effect(ex)
+    assert effect is not None and (effect.knob, effect.value) == ("v", "true")
+    assert 2.5 < effect.ratio < 3.5 and effect.p_value < 0.01
+    assert order_effect(ordered_set(1.0)) is None
+    assert order_effect(Exhaustive(ex.samples, {})) is None
+    obj = ReplayObjective(ex.samples, {}, seed=2, in_order=(effect.knob, effect.same))
+    view, plain = {"v": "true", "t": "1m"}, {"v": "(default)", "t": "1m"}
+    after_view, after_plain = [], []
+    for _ in range(8):
+        obj.evaluate({"v": "true", "t": "(default)"}, "x")
+        after_view.append(obj.evaluate(view, "x").value or 0.0)
+        obj.evaluate(plain, "x")
+        after_plain.append(obj.evaluate(view, "x").value or 0.0)
+    assert min(after_view) > 250 and max(after_plain) < 150
+    # without the recorded order the same draws mix both
+    mixed = ReplayObjective(ex.samples, {}, seed=2)
+    drawn = [mixed.evaluate(view, "x").value or 0.0 for _ in range(12)]
+    assert min(drawn) < 150 < 250 < max(drawn)
+
+
 def test_old_and_new_exhaustive_files_load_and_span_their_space(tmp_path: Path) -> None:
     new = tmp_path / "new.json"
     samples = {key_of({"transfer": t, "threads": n}): [float(i + 1), float(i + 2)]
@@ -58,6 +103,12 @@ def test_old_and_new_exhaustive_files_load_and_span_their_space(tmp_path: Path) 
     old.write_text(json.dumps({k: v[0] for k, v in samples.items()}))
     a, b = Exhaustive.load(new), Exhaustive.load(old)
     assert a.settings["threads"] == "1" and b.settings == {}
+    assert a.before == {} == b.before  # written before the run order was kept
+    ordered = tmp_path / "ordered.json"
+    first = next(iter(samples))
+    ordered.write_text(json.dumps({"samples": samples, "settings": {}, "before": {
+        k: [None if k == first else first, first] for k in samples}}))
+    assert Exhaustive.load(ordered).before[first] == [None, first]
     assert all(len(v) == 1 for v in b.samples.values())
     assert a.space().names == b.space().names == ("threads", "transfer")
     assert a.space().size() == 4
