@@ -10,7 +10,12 @@
    largest knob's number of values) so, where TPE's random start could miss a value for good
    (8 runs without one layout of three: a real search picked a layout at half the best's
    speed), every main effect is seen once before the model narrows (when the exploration
-   runs can cover them all; with fewer, the sampler's own start). ``Policy.recheck_first``
+   runs can cover them all; with fewer, the sampler's own start). ``Policy.contrast`` (on):
+   each covering run differs from the run before it in as many knobs as it can, since a
+   run's speed can depend on the run before it (on tmpfs at 1 GiB a rank a file-view run
+   ran up to 4x faster right after another file-view run, and slower after any other): a
+   value first seen right after a run that shares it is seen in the best light, and the
+   model then chases it. ``Policy.recheck_first``
    (on) then gives the values seen only in the run right after the baseline one more run
    when that run was slow: on a disk it can pay for the baseline's writes.
    ``Policy.recheck`` (off: by replay it guards the worst seed against a transient but
@@ -157,6 +162,7 @@ class Policy:
     cover: bool = True  # TPE: first measure every value of every knob once (module docstring)
     recheck: bool = False  # TPE: after covering, values seen in one slow run only run again
     recheck_first: bool = True  # TPE: the same, for the run right after the baseline only
+    contrast: bool = True  # TPE: each covering run differs from the run before where it can
 
     def __post_init__(self) -> None:
         if self.rule not in RULES:
@@ -487,8 +493,13 @@ class Tuner:
         if not any(unseen.values()) or \
                 max(len(v) for v in unseen.values()) > self._exploration_left():
             return None  # covered, or the exploration cannot cover it: the sampler's start
-        return self._draw({d.knob.name: unseen[d.knob.name] or d.choices
-                           for d in self.space.dimensions}, measured, rng)
+        choices = {d.knob.name: unseen[d.knob.name] or d.choices for d in self.space.dimensions}
+        if not self.policy.contrast or not self.done:
+            return self._draw(choices, measured, rng)
+        last = self.done[-1].params
+        draws = [p for p in (self._draw(choices, measured, rng) for _ in range(32)) if p]
+        return max(draws, key=lambda p: sum(p[n] != last.get(n, DEFAULT) for n in p),
+                   default=None)
 
     def _recheck_point(self, measured: set[Key], rng: random.Random,
                        first_only: bool) -> dict[str, str] | None:
