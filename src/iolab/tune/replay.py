@@ -182,7 +182,7 @@ def order_effect(ex: Exhaustive, alpha: float = 0.01) -> OrderEffect | None:
                 flags.append(prev is not None and json.loads(prev).get(knob, DEFAULT) == mine)
                 if prev is not None and med.get(key):
                     split.setdefault((mine, flags[-1]), []).append(v / med[key])
-        for value in {m for m, _ in split}:
+        for value in sorted({m for m, _ in split}):
             after_same, after_other = split.get((value, True), []), split.get((value, False), [])
             if min(len(after_same), len(after_other)) >= 5:
                 p = float(mannwhitneyu(after_same, after_other).pvalue)
