@@ -62,6 +62,7 @@ from iolab.tune.stats import Claim, compare
 Key = str  # a configuration as canonical JSON
 SEARCH_PHASES = ("search", "repeat")  # the budget's runs: exploration and re-measurements
 MAX_PROPOSALS = 20  # asks of the sampler before an unmeasured point is drawn at random
+CONTRAST_DRAWS = 32  # covering points drawn to find the one least like the run before
 
 
 def key_of(params: Mapping[str, str]) -> Key:
@@ -497,7 +498,8 @@ class Tuner:
         if not self.policy.contrast or not self.done:
             return self._draw(choices, measured, rng)
         last = self.done[-1].params
-        draws = [p for p in (self._draw(choices, measured, rng) for _ in range(32)) if p]
+        draws = [p for p in (self._draw(choices, measured, rng)
+                             for _ in range(CONTRAST_DRAWS)) if p]
         return max(draws, key=lambda p: sum(p[n] != last.get(n, DEFAULT) for n in p),
                    default=None)
 
