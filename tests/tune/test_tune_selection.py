@@ -364,3 +364,43 @@ def test_the_confirmation_alternates_which_side_goes_first(tmp_path: Path) -> No
     sides = "".join("W" if t.params["layout"] == "fpp" else "B" for t in confirm)
     assert sides == "BWWBBWWBBWWB"
     assert result.claim is not None and result.claim.speedup > 1.3, result.claim
+
+
+def test_a_winner_far_slower_in_the_confirmation_than_in_the_search_is_noted(
+        tmp_path: Path) -> None:
+    """A winner picked on runs that do not hold (here it runs at 0.4 of its speed once the
+    search is over, as a two-valued point does after another kind of run) gets a note: the
+    confirmation against the search, and that the claim rests on the confirmation. A winner
+    that holds its speed gets none."""
+    from iolab.results import db
+    from iolab.tune import store
+    from iolab.tune.replay import ReplayObjective
+    from iolab.tune.space import build_space
+
+    space = build_space([], ["layout=fpp,segmented"], None, "romio")
+    samples = {"{}": [950.0, 1000.0, 1050.0],
+               key_of({"layout": "fpp"}): [1900.0, 2000.0, 2100.0],
+               key_of({"layout": "segmented"}): [450.0, 500.0, 550.0]}
+
+    class SlowAfterTheSearch(ReplayObjective):
+        budget = 3
+
+        def evaluate(self, params, label):  # type: ignore[no-untyped-def]
+            self.calls = getattr(self, "calls", 0) + 1
+            out = super().evaluate(params, label)
+            if self.calls > self.budget and params.get("layout") == "fpp":
+                out.value = (out.value or 0.0) * 0.4
+            return out
+
+    notes = {}
+    for name, cls in (("holds", ReplayObjective), ("slows", SlowAfterTheSearch)):
+        objective = cls(samples, {"layout": "strided"}, 0)
+        conn = db.connect(tmp_path / f"{name}.db")
+        tid = store.create_tune(conn, ["test"], objective.to_json(), space.to_json(), 3, 5, 0)
+        result = Tuner(objective, space, 3, 5, 0, conn, tid).run()
+        assert result.winner == {"layout": "fpp"}, name
+        notes[name] = [n for n in result.notes if "in the confirmation against" in n]
+    assert notes["holds"] == []
+    (note,) = notes["slows"]
+    assert "800 MiB/s (median) in the confirmation against 2000 MiB/s in the search (0.40x)" \
+        in note, note

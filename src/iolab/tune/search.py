@@ -62,6 +62,7 @@ from iolab.tune.stats import Claim, compare
 Key = str  # a configuration as canonical JSON
 SEARCH_PHASES = ("search", "repeat")  # the budget's runs: exploration and re-measurements
 MAX_PROPOSALS = 20  # asks of the sampler before an unmeasured point is drawn at random
+DRIFT_NOTE = 1.5  # the winner's confirmation median this far from its search median: a note
 CONTRAST_DRAWS = 32  # covering points drawn to find the one least like the run before
 
 
@@ -613,7 +614,27 @@ class Tuner:
             return self._finish("failed", error=f"cannot judge the winner: {exc}")
         self.progress.baseline_score = median(samples["baseline"])
         self.progress.winner_score = median(samples["winner"])
+        self._note_drift(best[1], self.progress.winner_score)
         return self._finish("done")
+
+    def _note_drift(self, searched: float, confirmed: float) -> None:
+        """A winner that runs far from its search speed in the confirmation was picked on
+        runs that do not hold: its speed depends on what ran before it (a search measures
+        similar points one after another; the confirmation alternates with the defaults),
+        or the machine drifted. The claim stands on the confirmation runs; the note says
+        why it is smaller (or larger) than the search promised."""
+        if searched <= 0 or confirmed <= 0:
+            return
+        ratio = confirmed / searched
+        if 1 / DRIFT_NOTE < ratio < DRIFT_NOTE:
+            return
+        unit = getattr(self.objective, "unit", "")
+        unit = f" {unit}" if unit else ""
+        self.progress.notes.append(
+            f"the winner ran {confirmed:.4g}{unit} (median) in the confirmation against "
+            f"{searched:.4g}{unit} in the search ({ratio:.2f}x): its speed depends on what ran "
+            "before it, or the machine drifted; the claim rests on the confirmation runs, and "
+            "a re-run of the tune (another --seed) may pick another configuration")
 
     def _drop_ignored(self, winner: dict[str, str]) -> None:
         """A hint the library did not honour in the winner's own runs is not part of it."""
