@@ -55,7 +55,12 @@ from typing import Any
 
 from iolab.tune import store
 from iolab.tune.objective import Objective, TrialOutcome
-from iolab.tune.selection import cautious_scores, lower_bound_scores, shrunk_scores
+from iolab.tune.selection import (
+    cautious_scores,
+    held_out_scores,
+    lower_bound_scores,
+    shrunk_scores,
+)
 from iolab.tune.space import DEFAULT, SearchSpace
 from iolab.tune.stats import Claim, compare
 
@@ -87,7 +92,7 @@ def mark_repeats(trials: Sequence[store.Trial]) -> list[store.Trial]:
 
 # Winner statistics; the first is iolab tune's (bench/tune_variants: the lower bound did at
 # least as well as the median on every replayed set, and the knob-model rules no better)
-RULES = ("lower", "median", "shrunk", "shrunk-down", "cautious")
+RULES = ("lower", "median", "shrunk", "shrunk-down", "cautious", "held-out")
 
 
 def rank_scores(scores: Mapping[Key, Sequence[float]], maximize: bool,
@@ -103,6 +108,8 @@ def rank_scores(scores: Mapping[Key, Sequence[float]], maximize: bool,
         return lower_bound_scores(scores, maximize)
     if rule == "cautious":
         return cautious_scores(scores, maximize)
+    if rule == "held-out":
+        return held_out_scores(scores, maximize)
     sign = 1.0 if maximize else -1.0
     return {k: sign * median(v) for k, v in scores.items() if v}
 
