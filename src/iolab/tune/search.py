@@ -172,6 +172,7 @@ class Policy:
     recheck: bool = False  # TPE: after covering, values seen in one slow run only run again
     recheck_first: bool = True  # TPE: the same, for the run right after the baseline only
     contrast: bool = True  # TPE: each covering run differs from the run before where it can
+    spread: bool = False  # TPE: covering runs spread the values of knobs with few of them
 
     def __post_init__(self) -> None:
         if self.rule not in RULES:
@@ -502,7 +503,15 @@ class Tuner:
         if not any(unseen.values()) or \
                 max(len(v) for v in unseen.values()) > self._exploration_left():
             return None  # covered, or the exploration cannot cover it: the sampler's start
-        choices = {d.knob.name: unseen[d.knob.name] or d.choices for d in self.space.dimensions}
+        need = max(len(v) for v in unseen.values())  # covering runs still to go
+        # spread: a knob with fewer values to cover than runs to go takes one in a random
+        # share of them (a seen value in the others), so knobs with one value besides the
+        # default are not all first seen together, in the run after the baseline
+        now = {n for n, u in unseen.items() if u and (
+            not self.policy.spread or len(u) == need or rng.random() < len(u) / need)}
+        choices = {d.knob.name: unseen[d.knob.name] if d.knob.name in now else
+                   [v for v in d.choices if (d.knob.name, v) in seen] or list(d.choices)
+                   for d in self.space.dimensions}
         if not self.policy.contrast or not self.done:
             return self._draw(choices, measured, rng)
         last = self.done[-1].params
