@@ -186,7 +186,7 @@ def layout_space() -> tuple[Any, dict[str, list[float]]]:
 
 
 def covering_trials(tmp_path: Path, cover: bool, seed: int,
-                    contrast: bool = True, spread: bool = False) -> list[dict[str, str]]:
+                    contrast: bool = True) -> list[dict[str, str]]:
     """The first four search trials (the baseline and three more) of a replayed tune over
     layout_space()."""
     from iolab.results import db
@@ -195,10 +195,10 @@ def covering_trials(tmp_path: Path, cover: bool, seed: int,
 
     space, samples = layout_space()
     objective = ReplayObjective(samples, LAYOUT_SETTINGS, seed)
-    conn = db.connect(tmp_path / f"r{seed}{cover}{contrast}{spread}.db")
+    conn = db.connect(tmp_path / f"r{seed}{cover}{contrast}.db")
     tid = store.create_tune(conn, ["test"], objective.to_json(), space.to_json(), 12, 0, seed)
     Tuner(objective, space, 12, 0, seed, conn, tid,
-          policy=Policy(cover=cover, contrast=contrast, spread=spread)).run()
+          policy=Policy(cover=cover, contrast=contrast)).run()
     return [t.params for t in store.trials(conn, tid) if t.phase == "search"][:4]
 
 
@@ -222,29 +222,6 @@ def test_the_covering_start_measures_every_value_of_every_knob_first(tmp_path: P
         first = covering_trials(tmp_path, False, seed)
         missed += any({p[name] for p in first} != want for name, want in values.items())
     assert missed > 0
-
-
-def test_spread_covering_runs_do_not_first_show_every_on_off_knob_together(
-        tmp_path: Path) -> None:
-    """Policy.spread: the run after the baseline has every value unseen, so plain covering
-    turns every knob away from its default in it: a knob with one other value (collective
-    on) is first seen beside every other knob's new value, whose effects it then carries.
-    Spread, such a knob takes its value in a random one of the covering runs (and its seen
-    value in the others); every value is still measured within the same runs."""
-    from iolab.tune.space import DEFAULT
-
-    values = {"transfer": {DEFAULT, "262144", "1048576", "4194304"},
-              "layout": {DEFAULT, "fpp", "segmented"}, "collective": {DEFAULT, "true"}}
-    where = []  # the covering run (1-3) in which collective=true is first measured
-    for seed in range(12):
-        first = covering_trials(tmp_path, True, seed, spread=True)
-        assert len({key_of(p) for p in first}) == 4
-        for name, want in values.items():
-            assert {p[name] for p in first} == want, (seed, name, first)
-        where.append(next(i for i, p in enumerate(first) if p["collective"] == "true"))
-        plain = covering_trials(tmp_path, True, seed)
-        assert plain[1]["collective"] == "true" and plain[1]["layout"] != DEFAULT
-    assert set(where) == {1, 2, 3}, where
 
 
 def test_no_covering_start_when_the_exploration_cannot_finish_it(tmp_path: Path) -> None:

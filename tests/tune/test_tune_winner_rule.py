@@ -10,7 +10,6 @@ which is what these rules correct."""
 from __future__ import annotations
 
 import math
-from statistics import median
 
 import pytest
 
@@ -106,24 +105,3 @@ def test_the_prediction_of_a_configuration_leaves_it_out() -> None:
     assert shrunk_scores({**{c: [math.exp(v)] for c, v in zip(keys, centre)},
                           k(size="z"): [math.exp(9.0)]}, True)[k(size="z")] == \
         pytest.approx(9.0)
-
-
-def test_the_held_out_rule_judges_a_candidate_by_its_runs_after_the_first() -> None:
-    """The first run made the configuration a candidate (it was high); the repeats were not
-    chosen by their value. A lucky first run followed by slow repeats loses to a steady
-    configuration, though its median and lower bound over all its runs are ahead."""
-    lucky, steady = k(size="a"), k(size="b")
-    scores = {lucky: [3000.0, 1250.0, 1100.0, 1300.0, 1000.0],
-              steady: [1200.0, 1190.0, 1195.0, 1185.0, 1180.0], k(): [500.0]}
-    assert median(scores[lucky][1:]) < median(scores[steady][1:])
-    for rule in ("median", "lower"):
-        assert pick_winner(scores, True, repeats=5, rule=rule)[0] == lucky, rule
-    held = rank_scores(scores, True, "held-out")
-    assert held[steady] > held[lucky]
-    assert pick_winner(scores, True, repeats=5, rule="held-out") == (steady, 1190.0)
-    # run once: its one run is all it has (and it pays the one-run standard error)
-    alone = rank_scores({steady: [1200.0]}, True, "held-out")
-    assert alone[steady] < math.log(1200.0)
-    # the same runs in another order: the first is what is set aside
-    scores[lucky] = [1000.0, 3000.0, 1250.0, 1100.0, 1300.0]
-    assert pick_winner(scores, True, repeats=5, rule="held-out")[0] == lucky

@@ -55,12 +55,7 @@ from typing import Any
 
 from iolab.tune import store
 from iolab.tune.objective import Objective, TrialOutcome
-from iolab.tune.selection import (
-    cautious_scores,
-    held_out_scores,
-    lower_bound_scores,
-    shrunk_scores,
-)
+from iolab.tune.selection import cautious_scores, lower_bound_scores, shrunk_scores
 from iolab.tune.space import DEFAULT, SearchSpace
 from iolab.tune.stats import Claim, compare
 
@@ -92,7 +87,7 @@ def mark_repeats(trials: Sequence[store.Trial]) -> list[store.Trial]:
 
 # Winner statistics; the first is iolab tune's (bench/tune_variants: the lower bound did at
 # least as well as the median on every replayed set, and the knob-model rules no better)
-RULES = ("lower", "median", "shrunk", "shrunk-down", "cautious", "held-out")
+RULES = ("lower", "median", "shrunk", "shrunk-down", "cautious")
 
 
 def rank_scores(scores: Mapping[Key, Sequence[float]], maximize: bool,
@@ -108,8 +103,6 @@ def rank_scores(scores: Mapping[Key, Sequence[float]], maximize: bool,
         return lower_bound_scores(scores, maximize)
     if rule == "cautious":
         return cautious_scores(scores, maximize)
-    if rule == "held-out":
-        return held_out_scores(scores, maximize)
     sign = 1.0 if maximize else -1.0
     return {k: sign * median(v) for k, v in scores.items() if v}
 
@@ -172,7 +165,6 @@ class Policy:
     recheck: bool = False  # TPE: after covering, values seen in one slow run only run again
     recheck_first: bool = True  # TPE: the same, for the run right after the baseline only
     contrast: bool = True  # TPE: each covering run differs from the run before where it can
-    spread: bool = False  # TPE: covering runs spread the values of knobs with few of them
 
     def __post_init__(self) -> None:
         if self.rule not in RULES:
@@ -503,15 +495,7 @@ class Tuner:
         if not any(unseen.values()) or \
                 max(len(v) for v in unseen.values()) > self._exploration_left():
             return None  # covered, or the exploration cannot cover it: the sampler's start
-        need = max(len(v) for v in unseen.values())  # covering runs still to go
-        # spread: a knob with fewer values to cover than runs to go takes one in a random
-        # share of them (a seen value in the others), so knobs with one value besides the
-        # default are not all first seen together, in the run after the baseline
-        now = {n for n, u in unseen.items() if u and (
-            not self.policy.spread or len(u) == need or rng.random() < len(u) / need)}
-        choices = {d.knob.name: unseen[d.knob.name] if d.knob.name in now else
-                   [v for v in d.choices if (d.knob.name, v) in seen] or list(d.choices)
-                   for d in self.space.dimensions}
+        choices = {d.knob.name: unseen[d.knob.name] or d.choices for d in self.space.dimensions}
         if not self.policy.contrast or not self.done:
             return self._draw(choices, measured, rng)
         last = self.done[-1].params

@@ -9,8 +9,6 @@ a difference is a factor, the same on a fast and a slow configuration. The score
 - lower bound (iolab tune's): the median g minus one standard error, sqrt(sigma2 / n),
   sigma2 the pooled within-configuration variance of the repeated ones (with a weak prior):
   a configuration ahead on one run must be ahead by more than the noise;
-- held-out: the lower bound of the runs after a configuration's first (the first is the
-  run that made it a candidate, so it is biased high);
 - shrunk: the median g pulled toward what the configuration's knobs predict (empirical
   Bayes). The knobs' *main effects* are fitted by median polish over every measured
   configuration, each configuration's prediction leaving it out (its own lucky run cannot
@@ -159,22 +157,6 @@ def lower_bound_scores(scores: Mapping[Key, Sequence[float]], maximize: bool,
         return {k: sign * median(v) for k, v in scores.items() if v}
     sigma2 = pooled_variance(list(g.values()))
     return {k: median(v) - z * math.sqrt(sigma2 / len(v)) for k, v in g.items()}
-
-
-def held_out_scores(scores: Mapping[Key, Sequence[float]], maximize: bool,
-                     z: float = 1.0) -> dict[Key, float]:
-    """The lower bound of each configuration's runs after its first: the first run is the
-    one that made it a candidate (picked *because* it was high, so it overstates the
-    configuration, most of all on heavy-tailed runs); the repeats were not chosen by their
-    value, so they measure it without that bias. A configuration run once keeps its one
-    run. The noise is pooled over every run."""
-    g = goodness(scores, maximize)
-    if g is None:
-        sign = 1.0 if maximize else -1.0
-        return {k: sign * median(v[1:] or v) for k, v in scores.items() if v}
-    sigma2 = pooled_variance(list(g.values()))
-    return {k: median(v[1:] or v) - z * math.sqrt(sigma2 / len(v[1:] or v))
-            for k, v in g.items()}
 
 
 def cautious_scores(scores: Mapping[Key, Sequence[float]], maximize: bool,
