@@ -112,6 +112,19 @@ def test_variants_replay_a_synthetic_set(tmp_path: Path) -> None:
         # a pick is never better than the best configuration its search measured
         assert 0 < int(worst) <= float(mean) <= float(ceiling) <= 100
         assert int(hits) <= 2
+    # replayed by tune_efficiency (the synthetic set is its full space), the table shows
+    # beside the searches what the exhaustive search's own pick is worth on held-out runs
+    doc = tmp_path / "benchmarks.md"
+    eff = script("tune_efficiency", "--space", "full", "--seeds", "1", "--replay", str(synth),
+                 "--output", str(doc), "--dir", str(tmp_path), cwd=tmp_path)
+    assert eff.returncode == 0, eff.stderr
+    own = re.search(r"^\| exhaustive search's own pick .* \| 2000 splits \| ([\d.]+)% \| "
+                    r"([\d.]+)% \(10th percentile\) \| (\d+)% of splits \| – \|$",
+                    doc.read_text(), re.M)
+    assert own, doc.read_text()
+    mean, p10, hits = (float(g) for g in own.groups())
+    assert 0 < p10 <= mean < 120 and 0 <= hits <= 100
+    assert f"is worth {mean:.0f}% of the best median" in doc.read_text()
 
 
 def test_held_out_best_measures_the_winners_curse(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -135,3 +148,6 @@ def test_held_out_best_measures_the_winners_curse(monkeypatch: pytest.MonkeyPatc
     assert module.held_out_best(clear, draws=200) > 0.97
     assert module.held_out_best(plateau, draws=200) < 0.9
     assert module.held_out_best({"a": [1.0, 2.0]}) is None  # too few runs to split
+    picks = module.held_out_picks(plateau, draws=200)
+    assert len(picks) == 200 and max(picks) > 1.0 > min(picks)  # a split can beat the median
+    assert sum(picks) / len(picks) == pytest.approx(module.held_out_best(plateau, draws=200))
