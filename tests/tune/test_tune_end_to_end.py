@@ -238,6 +238,10 @@ def test_ompio_never_tunes_romio_hints(tmp_path: Path, engine_ok: None) -> None:
     (["--knob", "cb_nodes=2", "--time-limit", "0.1", "--", "true"], "at least 1 second"),
     (["--knob", "cb_nodes=2"], "no workload"),
     ([*NULL_WORKLOAD], "search space is empty"),
+    # a preset whose knobs all change the program's own calls: said so, with what a command
+    # can take instead
+    (["--preset", "posix", "--", "true"], "--preset posix has only knobs that change the "
+                                           "program's own I/O calls"),
 ])
 def test_bad_input_is_one_line_and_nothing_is_created(tmp_path: Path, args: list[str],
                                                       words: str) -> None:

@@ -132,12 +132,14 @@ def build_space(presets: Sequence[str], knob_args: Sequence[str],
     preset's knobs; presets leave out knobs of the kinds in ``preset_skips`` (a command
     cannot change its own I/O calls). Explicit knobs override a preset's values."""
     wanted: dict[str, list[str] | None] = {}
+    skipped: list[str] = []  # preset knobs a command cannot take
     for p in presets:
         if p not in PRESET_NAMES:
             raise UsageError(f"unknown preset {p!r}; presets: {', '.join(PRESET_NAMES)}")
         key = "mpiio-ompio" if p == "mpiio" and implementation == "ompio" else p
         for name in PRESETS[key]:
             if knob(name).kind in preset_skips:
+                skipped.append(name)
                 continue
             if name in ("cb_buffer_size", "cb_nodes") and implementation == "ompio":
                 continue  # the hdf5/pnetcdf presets' ROMIO hints mean nothing to OMPIO
@@ -147,6 +149,12 @@ def build_space(presets: Sequence[str], knob_args: Sequence[str],
     for arg in knob_args:
         name, values = parse_knob_arg(arg)
         wanted[name] = values
+    if not wanted and skipped:
+        raise UsageError(f"the search space is empty: --preset {', '.join(presets)} has only "
+                         f"knobs that change the program's own I/O calls ({', '.join(skipped)}),"
+                         " which a command cannot take; tune a command with --preset mpiio, "
+                         "pnetcdf or lustre, or --knob with MPI-IO hints, Lustre striping or "
+                         "Slurm placement (iolab tune --list-knobs)")
     if not wanted:
         raise UsageError("the search space is empty: give --preset, --knob or --space "
                          "(iolab tune --list-knobs shows every knob)")
