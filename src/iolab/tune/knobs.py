@@ -62,6 +62,9 @@ class Knob:
     choices: tuple[str, ...] = ()
     minimum: int = 0
     multiple_of: int = 1  # sizes: e.g. Lustre's 64 KiB stripe unit
+    # read only inside collective MPI-IO calls (ROMIO's collective buffering, OMPIO's fcoll):
+    # nothing to a workload whose calls are all independent
+    collective_only: bool = False
 
     @property
     def library_key(self) -> str:
@@ -109,14 +112,17 @@ _KIB64 = 64 << 10
 KNOBS: tuple[Knob, ...] = (
     # ROMIO hints (ROMIO's users guide; Cray's intro_mpi lists the same names).
     Knob("cb_buffer_size", "romio", "size", ("1M", "4M", "16M", "64M"),
-         "collective buffer per aggregator (ROMIO default 16 MiB)", minimum=4096),
+         "collective buffer per aggregator (ROMIO default 16 MiB)", minimum=4096,
+         collective_only=True),
     Knob("cb_nodes", "romio", "int", ("1", "2", "4"),
-         "number of collective-buffering aggregators", minimum=1),
+         "number of collective-buffering aggregators", minimum=1, collective_only=True),
     Knob("cb_config_list", "romio", "enum", ("*:1", "*:2", "*:4"),
-         "aggregators per node (ROMIO default *:1)", choices=("*:1", "*:2", "*:4", "*:8", "*:*")),
+         "aggregators per node (ROMIO default *:1)", choices=("*:1", "*:2", "*:4", "*:8", "*:*"),
+         collective_only=True),
     Knob("romio_cb_write", "romio", "enum", _TRI, "collective buffering for writes",
-         choices=_TRI),
-    Knob("romio_cb_read", "romio", "enum", _TRI, "collective buffering for reads", choices=_TRI),
+         choices=_TRI, collective_only=True),
+    Knob("romio_cb_read", "romio", "enum", _TRI, "collective buffering for reads", choices=_TRI,
+         collective_only=True),
     Knob("romio_ds_write", "romio", "enum", _TRI, "data sieving for independent writes",
          choices=_TRI),
     Knob("romio_ds_read", "romio", "enum", _TRI, "data sieving for independent reads",
@@ -135,13 +141,15 @@ KNOBS: tuple[Knob, ...] = (
          multiple_of=_KIB64),
     # Open MPI OMPIO MCA parameters (ompi_info --param io ompio --level 9; fcoll components).
     Knob("ompio.num_aggregators", "ompio", "int", ("1", "2", "4"),
-         "OMPIO aggregators (-1: OMPIO decides)", key="io_ompio_num_aggregators", minimum=1),
+         "OMPIO aggregators (-1: OMPIO decides)", key="io_ompio_num_aggregators", minimum=1,
+         collective_only=True),
     Knob("ompio.bytes_per_agg", "ompio", "size", ("4M", "32M", "128M"),
          "OMPIO bytes per aggregator cycle (default 32 MiB)", key="io_ompio_bytes_per_agg",
-         minimum=4096),
+         minimum=4096, collective_only=True),
     Knob("ompio.fcoll", "ompio", "enum", ("dynamic", "dynamic_gen2", "two_phase", "vulcan"),
          "OMPIO collective-I/O algorithm (fcoll component)", key="fcoll",
-         choices=("dynamic", "dynamic_gen2", "two_phase", "individual", "vulcan")),
+         choices=("dynamic", "dynamic_gen2", "two_phase", "individual", "vulcan"),
+         collective_only=True),
     # The workload's own settings (engine options).
     Knob("posix.mode", "engine", "enum", ("buffered", "sync", "direct"),
          "POSIX I/O mode: page cache, O_DSYNC, O_DIRECT",

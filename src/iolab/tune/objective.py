@@ -136,6 +136,17 @@ def engine_args(base: Sequence[str], params: Mapping[str, str]) -> list[str]:
     return args + extra
 
 
+def _api(args: Sequence[str]) -> str:
+    """The I/O interface of iolab bench options (-a/--api; POSIX, IOR's default, without)."""
+    api = "posix"
+    for i, a in enumerate(args):
+        if a in ("-a", "--api") and i + 1 < len(args):
+            api = args[i + 1]
+        elif a.startswith("--api="):
+            api = a.split("=", 1)[1]
+    return api.lower()
+
+
 def _bench_path(base: Sequence[str]) -> Path | None:
     """The directory of the user's test file (``-o``/``--path``), for lfs knobs."""
     for i, a in enumerate(base):
@@ -236,6 +247,16 @@ class BenchObjective:
                 "--collective" in args or "-c" in args):
             return "romio_no_indep_rw=true needs collective transfers"
         return None
+
+    def inert(self, params: Mapping[str, str]) -> tuple[str, ...]:
+        """The knobs of a configuration that cannot act on its runs: the ones read only inside
+        collective MPI-IO calls (collective buffering, OMPIO's aggregation) when its MPI-IO
+        calls are all independent (--api mpiio without --collective). HDF5 and PnetCDF are
+        left alone: their metadata I/O can be collective when the data's is not."""
+        args = engine_args(self.bench_args, params)
+        if _api(args) != "mpiio" or any(a in args for a in _BOOL_FLAGS["collective"]):
+            return ()
+        return tuple(k.name for k in set_params(params) if k.collective_only)
 
     def _batch(self, cmd: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
         """``iolab bench`` as a batch job that Slurm schedules (--sbatch); its output file is

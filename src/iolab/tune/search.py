@@ -581,11 +581,13 @@ class Tuner:
         if best is None:
             return self._finish("failed", error="no trial succeeded")
         winner = {**baseline, **json.loads(best[0])}
-        self._drop_ignored(winner)
+        dropped = self._drop_ignored(winner)
         if key_of(winner) == key_of(baseline) or self.confirm < 2:
-            self.progress.notes.append("no configuration beat the defaults in the search"
-                                       if key_of(winner) == key_of(baseline) else
-                                       "confirmation skipped (--confirm below 2)")
+            self.progress.notes.append(
+                "confirmation skipped (--confirm below 2)" if key_of(winner) != key_of(baseline)
+                else "the search's best differs from the defaults only in knobs that do not "
+                "act here: keep the defaults" if dropped
+                else "no configuration beat the defaults in the search")
             return self._finish("done")
         sides = {"baseline": baseline, "winner": winner}
         samples: dict[str, list[float]] = {"baseline": [], "winner": []}
@@ -636,15 +638,30 @@ class Tuner:
             "before it, or the machine drifted; the claim rests on the confirmation runs, and "
             "a re-run of the tune (another --seed) may pick another configuration")
 
-    def _drop_ignored(self, winner: dict[str, str]) -> None:
-        """A hint the library did not honour in the winner's own runs is not part of it."""
+    def _drop_ignored(self, winner: dict[str, str]) -> bool:
+        """A hint the library did not honour in the winner's own runs is not part of it, nor
+        is a knob that cannot act on the winner's calls (the objective's ``inert``: ROMIO's
+        collective buffering when every call is independent), whatever the search's noisy
+        runs made of it: the fix files carry only what acts. True when any was dropped."""
         ignored = {i for t in self.done if key_of(t.params) == key_of(winner) for i in t.ignored}
+        inert = getattr(self.objective, "inert", None)
+        idle = set(inert(winner)) if inert else set()
+        dropped = False
         for d in self.space.dimensions:
-            if d.knob.library_key in ignored and winner.get(d.knob.name, DEFAULT) != DEFAULT:
-                winner[d.knob.name] = DEFAULT
-                self.progress.notes.append(
-                    f"{d.knob.name}: the library did not honour it (read back), left out")
+            if winner.get(d.knob.name, DEFAULT) == DEFAULT:
+                continue
+            if d.knob.library_key in ignored:
+                why = "the library did not honour it (read back)"
+            elif d.knob.name in idle:
+                why = ("it acts inside collective MPI-IO calls only, and the winner's calls "
+                       "are independent")
+            else:
+                continue
+            winner[d.knob.name] = DEFAULT
+            dropped = True
+            self.progress.notes.append(f"{d.knob.name}: {why}, left out")
         self.progress.winner = {k: v for k, v in winner.items() if v != DEFAULT}
+        return dropped
 
     def _finish(self, status: str, error: str | None = None) -> TuneResult:
         self.progress.status = status

@@ -1,0 +1,109 @@
+"""Knobs that cannot act on the winner's calls are not part of it.
+
+ROMIO reads its collective-buffering hints (cb_buffer_size, cb_nodes, cb_config_list,
+romio_cb_write/read) and OMPIO its aggregation parameters only inside collective MPI-IO
+calls. In a workload whose calls are all independent they change nothing, yet a search's
+noisy runs can rank a configuration with one of them first (BTIO's independent method: a
+winner with cb_config_list=*:2, "what mattered: cb_buffer_size 71%"). Expected: such a knob is
+left out of the winner with a note, the confirmation measures what is left, and a winner
+that differed from the defaults only in such knobs is no winner ("keep the defaults")."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from iolab.tune.objective import BenchObjective, TrialOutcome
+from iolab.tune.replay import ReplayObjective
+from iolab.tune.search import Tuner, key_of
+
+INDEPENDENT = ["-a", "mpiio", "-t", "64k", "-b", "1m", "-w"]
+
+
+@pytest.mark.parametrize("args, params, inert", [
+    (INDEPENDENT, {"cb_buffer_size": "4194304", "romio_ds_write": "enable",
+                   "striping_unit": "1048576"}, ("cb_buffer_size",)),
+    (["--api=mpiio"], {"cb_nodes": "2", "cb_config_list": "*:2", "romio_cb_write": "disable",
+                       "ompio.fcoll": "vulcan"},
+     ("cb_nodes", "cb_config_list", "romio_cb_write", "ompio.fcoll")),
+    ([*INDEPENDENT, "-c"], {"cb_buffer_size": "4194304"}, ()),  # collective calls
+    (INDEPENDENT, {"cb_buffer_size": "4194304", "collective": "true"}, ()),  # made collective
+    ([*INDEPENDENT, "--collective"], {"cb_nodes": "2", "collective": "false"}, ("cb_nodes",)),
+    (["-a", "hdf5"], {"cb_buffer_size": "4194304"}, ()),  # metadata I/O can be collective
+    (["-a", "pnetcdf"], {"cb_buffer_size": "4194304"}, ()),
+    (["-t", "1m"], {"cb_buffer_size": "4194304"}, ()),  # POSIX: no MPI-IO at all
+    (INDEPENDENT, {"cb_buffer_size": "(default)", "romio_ds_write": "enable"}, ()),
+])
+def test_which_knobs_are_inert_for_the_calls_a_configuration_makes(
+        args: list[str], params: dict[str, str], inert: tuple[str, ...]) -> None:
+    assert BenchObjective(args).inert(params) == inert
+
+
+@dataclass
+class RecordedIndependentRuns(ReplayObjective):
+    """Recorded runs of an independent MPI-IO workload, judged by the bench objective's own
+    rule for which knobs act."""
+
+    bench_args: tuple[str, ...] = tuple(INDEPENDENT)
+
+    def evaluate(self, params: Mapping[str, str], label: str) -> TrialOutcome:
+        out = super().evaluate(params, label)
+        out.implementation = "romio"  # as the engine's read-back says under MPICH
+        return out
+
+    def inert(self, params: Mapping[str, str]) -> tuple[str, ...]:
+        return BenchObjective(list(self.bench_args)).inert(params)
+
+
+def tune(tmp_path: Path, knobs: list[str], samples: dict[str, list[float]],
+         bench_args: tuple[str, ...] = tuple(INDEPENDENT)) -> tuple[object, list[object]]:
+    from iolab.results import db
+    from iolab.tune import store
+    from iolab.tune.space import build_space
+
+    space = build_space([], knobs, None, "romio")
+    objective = RecordedIndependentRuns(samples, {}, 0, bench_args=bench_args)
+    conn = db.connect(tmp_path / f"t{len(list(tmp_path.iterdir()))}.db")
+    tid = store.create_tune(conn, ["test"], objective.to_json(), space.to_json(), 12, 4, 0)
+    result = Tuner(objective, space, 12, 4, 0, conn, tid).run()
+    return result, store.trials(conn, tid)
+
+
+def runs(value: float) -> list[float]:
+    return [value * 0.97, value, value * 1.03]
+
+
+def test_a_collective_buffering_hint_is_left_out_of_an_independent_winner(
+        tmp_path: Path) -> None:
+    cb, ds = "cb_buffer_size", "romio_ds_write"
+    samples = {"{}": runs(1000.0),
+               key_of({cb: "1048576"}): runs(1000.0), key_of({cb: "4194304"}): runs(1050.0),
+               key_of({ds: "enable"}): runs(1900.0),
+               key_of({cb: "1048576", ds: "enable"}): runs(1950.0),
+               key_of({cb: "4194304", ds: "enable"}): runs(2400.0)}
+    result, trials = tune(tmp_path, [f"{cb}=1m,4m", f"{ds}=enable"], samples)
+    assert result.winner == {ds: "enable"}  # the search's best had cb_buffer_size=4m too
+    assert any(n.startswith("cb_buffer_size: it acts inside collective MPI-IO calls only")
+               for n in result.notes), result.notes
+    confirm = [t for t in trials if t.phase == "confirm"]
+    assert len(confirm) == 8 and all(t.params[cb] == "(default)" for t in confirm)
+    assert result.claim is not None and result.claim.significant
+    # the same runs of a collective workload: the hint acts, and stays
+    result, _ = tune(tmp_path, [f"{cb}=1m,4m", f"{ds}=enable"], samples,
+                     bench_args=(*INDEPENDENT, "--collective"))
+    assert result.winner == {cb: "4194304", ds: "enable"}
+    assert not any("collective MPI-IO calls only" in n for n in result.notes)
+
+
+def test_a_winner_only_in_inert_knobs_is_no_winner(tmp_path: Path) -> None:
+    cb = "cb_buffer_size"
+    samples = {"{}": runs(1000.0), key_of({cb: "1048576"}): runs(1100.0),
+               key_of({cb: "4194304"}): runs(1500.0)}
+    result, trials = tune(tmp_path, [f"{cb}=1m,4m"], samples)
+    assert result.winner == {} and result.claim is None
+    assert not [t for t in trials if t.phase == "confirm"]
+    assert any("only in knobs that do not act here: keep the defaults" in n
+               for n in result.notes), result.notes
