@@ -581,13 +581,16 @@ class Tuner:
         if best is None:
             return self._finish("failed", error="no trial succeeded")
         winner = {**baseline, **json.loads(best[0])}
-        dropped = self._drop_ignored(winner)
+        dropped = self._drop_inactive(winner)
         if key_of(winner) == key_of(baseline) or self.confirm < 2:
-            self.progress.notes.append(
-                "confirmation skipped (--confirm below 2)" if key_of(winner) != key_of(baseline)
-                else "the search's best differs from the defaults only in knobs that do not "
-                "act here: keep the defaults" if dropped
-                else "no configuration beat the defaults in the search")
+            if key_of(winner) != key_of(baseline):
+                note = "confirmation skipped (--confirm below 2)"
+            elif dropped:
+                note = ("the search's best differs from the defaults only in knobs that do not "
+                        "act here: keep the defaults")
+            else:
+                note = "no configuration beat the defaults in the search"
+            self.progress.notes.append(note)
             return self._finish("done")
         sides = {"baseline": baseline, "winner": winner}
         samples: dict[str, list[float]] = {"baseline": [], "winner": []}
@@ -638,7 +641,7 @@ class Tuner:
             "before it, or the machine drifted; the claim rests on the confirmation runs, and "
             "a re-run of the tune (another --seed) may pick another configuration")
 
-    def _drop_ignored(self, winner: dict[str, str]) -> bool:
+    def _drop_inactive(self, winner: dict[str, str]) -> bool:
         """A hint the library did not honour in the winner's own runs is not part of it, nor
         is a knob that cannot act on the winner's calls (the objective's ``inert``: ROMIO's
         collective buffering when every call is independent), whatever the search's noisy
