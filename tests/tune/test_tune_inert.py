@@ -5,14 +5,19 @@ romio_cb_write/read) and OMPIO its aggregation parameters only inside collective
 calls. In a workload whose calls are all independent they change nothing, yet a search's
 noisy runs can rank a configuration with one of them first (BTIO's independent method: a
 winner with cb_config_list=*:2, "what mattered: cb_buffer_size 71%"). Expected: such a knob is
-left out of the winner with a note, the confirmation measures what is left, and a winner
-that differed from the defaults only in such knobs is no winner ("keep the defaults")."""
+not tuned when no configuration of the space can make the calls collective; otherwise it is
+left out of a winner whose calls are independent, with a note, the confirmation measures
+what is left, and a winner that differed from the defaults only in such knobs is no winner
+("keep the defaults")."""
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -59,7 +64,7 @@ class RecordedIndependentRuns(ReplayObjective):
 
 
 def tune(tmp_path: Path, knobs: list[str], samples: dict[str, list[float]],
-         bench_args: tuple[str, ...] = tuple(INDEPENDENT)) -> tuple[object, list[object]]:
+         bench_args: tuple[str, ...] = tuple(INDEPENDENT)) -> tuple[Any, list[Any]]:
     from iolab.results import db
     from iolab.tune import store
     from iolab.tune.space import build_space
@@ -67,42 +72,63 @@ def tune(tmp_path: Path, knobs: list[str], samples: dict[str, list[float]],
     space = build_space([], knobs, None, "romio")
     objective = RecordedIndependentRuns(samples, {}, 0, bench_args=bench_args)
     conn = db.connect(tmp_path / f"t{len(list(tmp_path.iterdir()))}.db")
-    tid = store.create_tune(conn, ["test"], objective.to_json(), space.to_json(), 12, 4, 0)
-    result = Tuner(objective, space, 12, 4, 0, conn, tid).run()
+    tid = store.create_tune(conn, ["test"], objective.to_json(), space.to_json(), 24, 4, 0)
+    result = Tuner(objective, space, 24, 4, 0, conn, tid).run()
     return result, store.trials(conn, tid)
 
 
-def runs(value: float) -> list[float]:
-    return [value * 0.97, value, value * 1.03]
+CB, DS, COLL = "cb_buffer_size", "romio_ds_write", "collective"
+
+
+def recorded(knobs: dict[str, list[str]], speed: dict[tuple[str, str], float]
+             ) -> dict[str, list[float]]:
+    """Three runs of every configuration: 1000 MiB/s times the factor of each value set."""
+    out = {}
+    for combo in itertools.product(*(["(default)", *v] for v in knobs.values())):
+        params = dict(zip(knobs, combo))
+        value = 1000.0 * math.prod(speed.get(kv, 1.0) for kv in params.items())
+        out[key_of(params)] = [value * 0.97, value, value * 1.03]
+    return out
+
+
+def test_a_knob_that_can_act_on_no_configuration_is_not_tuned(tmp_path: Path) -> None:
+    """Independent calls and no knob that makes them collective: collective buffering can
+    act nowhere, so no run is spent on it (and no noisy run can make it a winner)."""
+    knobs = {CB: ["1048576", "4194304"], DS: ["enable"]}
+    samples = recorded(knobs, {(DS, "enable"): 1.9, (CB, "4194304"): 1.25})
+    result, trials = tune(tmp_path, [f"{CB}=1m,4m", f"{DS}=enable"], samples)
+    assert any(n.startswith(f"{CB}: not tuned, it acts inside collective MPI-IO calls only")
+               for n in result.notes), result.notes
+    assert all(t.params.get(CB, "(default)") == "(default)" for t in trials)
+    assert result.winner == {DS: "enable"}
+    assert result.claim is not None and result.claim.significant
+    # the same runs of a collective workload: the hint acts, is tuned, and wins with the other
+    result, trials = tune(tmp_path, [f"{CB}=1m,4m", f"{DS}=enable"], samples,
+                          bench_args=(*INDEPENDENT, "--collective"))
+    assert result.winner == {CB: "4194304", DS: "enable"}
+    assert not any("collective MPI-IO calls only" in n for n in result.notes)
 
 
 def test_a_collective_buffering_hint_is_left_out_of_an_independent_winner(
         tmp_path: Path) -> None:
-    cb, ds = "cb_buffer_size", "romio_ds_write"
-    samples = {"{}": runs(1000.0),
-               key_of({cb: "1048576"}): runs(1000.0), key_of({cb: "4194304"}): runs(1050.0),
-               key_of({ds: "enable"}): runs(1900.0),
-               key_of({cb: "1048576", ds: "enable"}): runs(1950.0),
-               key_of({cb: "4194304", ds: "enable"}): runs(2400.0)}
-    result, trials = tune(tmp_path, [f"{cb}=1m,4m", f"{ds}=enable"], samples)
-    assert result.winner == {ds: "enable"}  # the search's best had cb_buffer_size=4m too
-    assert any(n.startswith("cb_buffer_size: it acts inside collective MPI-IO calls only")
+    """Collective calls are a knob of the space, so collective buffering is tuned; the
+    search's best has it with independent calls (a noisy edge), and it is left out."""
+    knobs = {CB: ["1048576", "4194304"], DS: ["enable"], COLL: ["true"]}
+    samples = recorded(knobs, {(DS, "enable"): 1.9, (CB, "4194304"): 1.25,
+                               (COLL, "true"): 0.8})
+    result, trials = tune(tmp_path, [f"{CB}=1m,4m", f"{DS}=enable", f"{COLL}=true"], samples)
+    assert result.winner == {DS: "enable"}  # the search's best had cb_buffer_size=4m too
+    assert any(n.startswith(f"{CB}: it acts inside collective MPI-IO calls only")
                for n in result.notes), result.notes
     confirm = [t for t in trials if t.phase == "confirm"]
-    assert len(confirm) == 8 and all(t.params[cb] == "(default)" for t in confirm)
+    assert len(confirm) == 8 and all(t.params[CB] == "(default)" for t in confirm)
     assert result.claim is not None and result.claim.significant
-    # the same runs of a collective workload: the hint acts, and stays
-    result, _ = tune(tmp_path, [f"{cb}=1m,4m", f"{ds}=enable"], samples,
-                     bench_args=(*INDEPENDENT, "--collective"))
-    assert result.winner == {cb: "4194304", ds: "enable"}
-    assert not any("collective MPI-IO calls only" in n for n in result.notes)
 
 
 def test_a_winner_only_in_inert_knobs_is_no_winner(tmp_path: Path) -> None:
-    cb = "cb_buffer_size"
-    samples = {"{}": runs(1000.0), key_of({cb: "1048576"}): runs(1100.0),
-               key_of({cb: "4194304"}): runs(1500.0)}
-    result, trials = tune(tmp_path, [f"{cb}=1m,4m"], samples)
+    knobs = {CB: ["1048576", "4194304"], COLL: ["true"]}
+    samples = recorded(knobs, {(CB, "4194304"): 1.5, (COLL, "true"): 0.8})
+    result, trials = tune(tmp_path, [f"{CB}=1m,4m", f"{COLL}=true"], samples)
     assert result.winner == {} and result.claim is None
     assert not [t for t in trials if t.phase == "confirm"]
     assert any("only in knobs that do not act here: keep the defaults" in n

@@ -248,6 +248,34 @@ def drop_for_implementation(space: SearchSpace, implementation: str | None,
     return space.without(drop), notes
 
 
+def drop_inert(space: SearchSpace, inert: Callable[[Mapping[str, str]], Sequence[str]] | None
+               ) -> tuple[SearchSpace, list[str]]:
+    """Knobs that can act on no configuration of the space (the objective's ``inert``: ROMIO's
+    collective buffering in a workload whose MPI-IO calls are all independent, when no knob
+    of the space makes them collective), removed with one note each: a search would spend
+    runs on noise, and a noisy run could make one of them the winner."""
+    if inert is None:
+        return space, []
+    baseline = space.baseline()
+    drop = [d.knob.name for d in space.dimensions
+            if all(d.knob.name in inert({**baseline, **other, d.knob.name: d.values[0]})
+                   for other in _switches(space))]
+    notes = [f"{n}: not tuned, it acts inside collective MPI-IO calls only and the "
+             "workload's calls are all independent (add --knob collective=true to try "
+             "collective calls)" for n in drop]
+    return space.without(drop), notes
+
+
+def _switches(space: SearchSpace) -> list[dict[str, str]]:
+    """The settings of the space's on/off engine knobs (collective calls among them) taken
+    one at a time, and none: enough to see whether some configuration makes a knob act."""
+    out: list[dict[str, str]] = [{}]
+    for d in space.dimensions:
+        if d.knob.kind == "engine" and d.knob.value_type == "bool":
+            out += [{d.knob.name: v} for v in d.values]
+    return out
+
+
 @dataclass
 class TuneResult:
     status: str  # "done" | "failed"
@@ -350,6 +378,8 @@ class Tuner:
         kind = getattr(self.objective, "kind", "bench")
         self.space, notes = drop_for_implementation(self.space, self.progress.implementation,
                                                     kind)
+        self.space, idle = drop_inert(self.space, getattr(self.objective, "inert", None))
+        notes += idle
         self.in_effect = next((t.settings for t in base_trials if t.settings), {})
         asked = self.space
         self.space = self.space.without_values(self.in_effect)
