@@ -133,3 +133,18 @@ def test_a_winner_only_in_inert_knobs_is_no_winner(tmp_path: Path) -> None:
     assert not [t for t in trials if t.phase == "confirm"]
     assert any("only in knobs that do not act here: keep the defaults" in n
                for n in result.notes), result.notes
+
+
+def test_list_knobs_says_which_knobs_act_in_collective_calls_only() -> None:
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "iolab", "tune", "--list-knobs"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    lines = {line.split()[0]: line for line in out.stdout.splitlines()}
+    for name in ("cb_buffer_size", "cb_nodes", "cb_config_list", "romio_cb_write",
+                 "ompio.fcoll"):
+        assert "acts in collective calls only" in lines[name], lines[name]
+    for name in ("romio_ds_write", "striping_unit", "transfer"):
+        assert "collective calls only" not in lines[name], lines[name]

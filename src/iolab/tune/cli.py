@@ -120,7 +120,8 @@ def _list_knobs() -> int:
 
     for k in KNOBS:
         values = ",".join(k.choices) if k.choices else f"{k.value_type}"
-        print(f"{k.name:24} {k.kind:7} {values:38} {k.doc}; applied by {k.applied_by}")
+        only = "; acts in collective calls only" if k.collective_only else ""
+        print(f"{k.name:24} {k.kind:7} {values:38} {k.doc}{only}; applied by {k.applied_by}")
     return 0
 
 
