@@ -90,12 +90,13 @@ def test_btio_rows_say_what_the_tune_left_out_and_why(monkeypatch: pytest.Monkey
              "the search's best differs from the defaults only in knobs that do not act here: "
              "keep the defaults"]
     doc = {"status": "done", "winner": {}, "claim": None, "baseline_score": 285.0,
-           "notes": notes}
+           "notes": notes, "left_out": {"cb_config_list": "it acts inside collective MPI-IO "
+                                        "calls only, and the winner's calls are independent"}}
     assert module.row("independent", doc) == (
         "| MPI independent | 285 | – | – | – | the search's best differs from the defaults "
         "only in knobs that do not act here: keep the defaults | (defaults) (left out: "
         "cb_config_list) | – |")
-    doc["notes"] = []
+    doc["notes"], doc["left_out"] = [], {}
     assert "no configuration beat the defaults in the search | (defaults) |" in \
         module.row("independent", doc)
 

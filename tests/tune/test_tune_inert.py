@@ -118,6 +118,7 @@ def test_a_collective_buffering_hint_is_left_out_of_an_independent_winner(
                                (COLL, "true"): 0.8})
     result, trials = tune(tmp_path, [f"{CB}=1m,4m", f"{DS}=enable", f"{COLL}=true"], samples)
     assert result.winner == {DS: "enable"}  # the search's best had cb_buffer_size=4m too
+    assert list(result.left_out) == [CB]
     assert any(n.startswith(f"{CB}: it acts inside collective MPI-IO calls only")
                for n in result.notes), result.notes
     confirm = [t for t in trials if t.phase == "confirm"]

@@ -291,6 +291,8 @@ class TuneResult:
     predictions: list[dict[str, Any]] = field(default_factory=list)  # --from-log, judged
     search_runs: int = 0  # runs of the budget spent so far (exploration and repeats)
     policy: dict[str, Any] = field(default_factory=dict)  # Policy.to_json()
+    # knobs of the search's best left out of the winner -> why (not honoured, cannot act)
+    left_out: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {"status": self.status, "implementation": self.implementation,
@@ -299,7 +301,8 @@ class TuneResult:
                 "baseline_score": self.baseline_score, "winner": self.winner,
                 "winner_score": self.winner_score,
                 "claim": self.claim.to_json() if self.claim else None,
-                "importances": self.importances, "notes": self.notes, "error": self.error}
+                "importances": self.importances, "left_out": self.left_out,
+                "notes": self.notes, "error": self.error}
 
 
 class Tuner:
@@ -679,7 +682,6 @@ class Tuner:
         ignored = {i for t in self.done if key_of(t.params) == key_of(winner) for i in t.ignored}
         inert = getattr(self.objective, "inert", None)
         idle = set(inert(winner)) if inert else set()
-        dropped = False
         for d in self.space.dimensions:
             if winner.get(d.knob.name, DEFAULT) == DEFAULT:
                 continue
@@ -691,10 +693,10 @@ class Tuner:
             else:
                 continue
             winner[d.knob.name] = DEFAULT
-            dropped = True
+            self.progress.left_out[d.knob.name] = why
             self.progress.notes.append(f"{d.knob.name}: {why}, left out")
         self.progress.winner = {k: v for k, v in winner.items() if v != DEFAULT}
-        return dropped
+        return bool(self.progress.left_out)
 
     def _finish(self, status: str, error: str | None = None) -> TuneResult:
         self.progress.status = status
