@@ -30,8 +30,8 @@ def test_efficiency_small_space_then_its_replay(tmp_path: Path) -> None:
     doc = tmp_path / "benchmarks.md"
     doc.write_text("# Benchmarks\n\n<!-- other:begin -->\nkept\n<!-- other:end -->\n")
     run = script("tune_efficiency", "--space", "small", "--repeat", "1", "--seeds", "1",
-                 "--head-to-head", "1", "--block", "1m", "--dir", str(tmp_path), "--output",
-                 str(doc), cwd=tmp_path)
+                 "--head-to-head", "1", "--confirm", "2", "--block", "1m", "--dir",
+                 str(tmp_path), "--output", str(doc), cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     assert "8 configurations x 1 rounds = 8 exhaustive runs" in run.stdout
     text = doc.read_text()
@@ -43,7 +43,12 @@ def test_efficiency_small_space_then_its_replay(tmp_path: Path) -> None:
     # exhaustive one (1.0 exactly only when it picked the best)
     fresh = re.findall(r"^\| (?:iolab tune|random search).* \| ([\d.]+)% \(([\d.]+)%\) \|$",
                        text, re.M)
-    assert len(fresh) == 2 and all(0 < float(mean) for mean, _ in fresh), text
+    assert len(fresh) == 4 and all(0 < float(mean) for mean, _ in fresh), text
+    # each search ends with iolab tune's confirmation; its pick before a second look is a
+    # row of its own
+    assert "Then iolab tune's confirmation: 2 runs each" in text
+    assert text.count(": the search's pick (before the second look) | 1 |") == 2
+    assert "and 8 confirmation runs (x2 for each second look)" in run.stdout
     assert "winner's curse" in text and "own pick, chosen on all but two" not in text
     (saved,) = tmp_path.glob("iolab-tune-eff-*/exhaustive.json")
     exhaustive = json.loads(saved.read_text())

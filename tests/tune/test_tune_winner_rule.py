@@ -81,6 +81,25 @@ def test_a_single_run_pays_for_its_uncertainty_under_the_lower_bound() -> None:
     assert lower[k(size="a")] > lower[k(size="b")]
 
 
+def test_a_two_valued_candidate_pays_for_its_own_spread_under_the_moderated_bound() -> None:
+    """The stored runs of a real O_DIRECT search (session 13): an O_DSYNC 4 MiB point ran
+    1331, 1300 and 646 MiB/s (two-valued: fast or a third of the best), a 1 MiB point 1506,
+    1262 and 1212, the other candidates steady. By the search's pooled noise the two-valued
+    point leads on its median; charged its own spread it does not. Two runs alike do not
+    make a candidate look noiseless: with the same median it still pays the pooled noise."""
+    scores = {k(t="4m", mode="sync"): [1331.0, 1300.0, 646.0],
+              k(t="1m"): [1506.0, 1262.0, 1212.0],
+              k(t="1m", threads="8"): [1180.0, 1210.0, 1150.0],
+              k(): [100.0, 96.0, 104.0]}
+    assert pick_winner(scores, True, repeats=3, rule="lower")[0] == k(t="4m", mode="sync")
+    assert pick_winner(scores, True, repeats=3, rule="moderated")[0] == k(t="1m")
+    assert RULES[0] == "moderated"  # iolab tune's
+    alike = rank_scores({**scores, k(t="64k"): [1262.0, 1262.0, 1262.0]}, True, "moderated")
+    assert math.exp(alike[k(t="64k")]) < 1262.0
+    times = {key: [1.0 / v for v in runs] for key, runs in scores.items()}
+    assert pick_winner(times, False, repeats=3, rule="moderated")[0] == k(t="1m")
+
+
 def test_values_without_a_logarithm_fall_back_to_the_median() -> None:
     """A --metric that can be zero or negative: no log-scale model, the plain median."""
     scores = {k(size="a"): [0.0, 1.0, 2.0], k(size="b"): [-1.0, 5.0, 4.0], k(): [3.0]}

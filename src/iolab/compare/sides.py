@@ -47,8 +47,10 @@ def stored_samples(conn: sqlite3.Connection, kind: str, ident: int) -> Samples:
         winner = (tune.get("result") or {}).get("winner") or {}
         for t in tstore.trials(conn, ident):
             if t.phase == "confirm" and t.status == "ok" and t.value is not None:
-                side = "winner" if {k: v for k, v in t.params.items()
-                                    if v != "(default)"} == winner else "baseline"
+                params = {k: v for k, v in t.params.items() if v != "(default)"}
+                # a second look confirms two: the one not kept is neither side
+                side = ("winner" if params == winner else "baseline" if not params
+                        else "also confirmed, not kept")
                 s.values.setdefault(side, []).append(t.value)
         return s
     from iolab.study.store import get_study

@@ -59,7 +59,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         help="how many of the best candidates are repeated (default 3)")
     search.add_argument("--confirm", type=int, default=5, metavar="N",
                         help="interleaved runs of winner and baseline for the final claim "
-                             "(default 5 each)")
+                             "(default 5 each; when the winner runs 1.5x below its search "
+                             "speed, the runner-up gets as many, and the better is kept)")
     search.add_argument("--seed", type=int, default=0, metavar="N",
                         help="seed of the sampler and the bootstrap (default 0)")
     obj = p.add_argument_group("objective")

@@ -43,8 +43,11 @@ class TrialPrinter:
         if t.phase in ("search", "repeat"):
             where = f"trial {t.number + 1}/{self.budget}" + (" again" if t.phase == "repeat"
                                                             else "")
-        else:
-            where = f"confirm {t.number + 1 - progress.search_runs}/{2 * self.confirm}"
+        else:  # the winner's 2 x confirm runs, then the runner-up's (a second look)
+            n = t.number - progress.search_runs
+            batch = 2 * max(1, self.confirm)
+            where = (f"confirm {n + 1}/{batch}" if n < batch
+                     else f"runner-up {n - batch + 1}/{batch}")
         score = _value(t.value, self.unit) if t.status == "ok" else f"{t.status}: {t.error}"
         best = ""
         b, w = progress.baseline_score, progress.winner_score
@@ -71,6 +74,12 @@ def render_result(tune_id: int, r: TuneResult, unit: str, written: list[Path]) -
         lines.append("  winner: the defaults")
     if r.claim is not None:
         lines.append(f"  claim: {r.claim.statement()}")
+    for c in r.confirmed:
+        if not c.get("kept"):  # a second look: the other configuration confirmed
+            other = " ".join(f"{k}={v}" for k, v in c["winner"].items()) or "(defaults)"
+            claim = c.get("claim") or {}
+            lines.append(f"  also confirmed, not kept: {other}: {_value(c['score'], unit)} "
+                         f"({claim.get('speedup', 0):.2f}x the defaults)")
     if r.importances:
         ranked = sorted(r.importances.items(), key=lambda kv: -kv[1])
         lines.append("  what mattered: " + ", ".join(f"{k} {v:.0%}" for k, v in ranked))

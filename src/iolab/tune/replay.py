@@ -206,8 +206,9 @@ def replay(ex: Exhaustive, policy: Policy, budget: int, seeds: Sequence[int], co
            space: SearchSpace | None = None, transient: float = 0.0,
            carry_over: float = 1.0,
            after_same: tuple[str, str, float] | None = None,
-           in_order: bool = False) -> list[Replayed]:
-    """Each seed's replayed search (confirmation off): what it picked, what it ran;
+           in_order: bool = False, confirm: int = 0) -> list[Replayed]:
+    """Each seed's replayed search (``confirm`` runs a side in the confirmation; 0: off,
+    the search's pick): what it picked, what it ran;
     ``transient``: the chance that a run is a transient at half its speed; ``carry_over``:
     the share of its speed the run right after the baseline keeps; ``after_same``: see
     :class:`ReplayObjective`; ``in_order``: with the set's own order effect, if it has
@@ -220,8 +221,8 @@ def replay(ex: Exhaustive, policy: Policy, budget: int, seeds: Sequence[int], co
         objective = ReplayObjective(ex.samples, ex.settings, seed, transient, carry_over,
                                     after_same, order)
         tid = store.create_tune(conn, ["replay"], objective.to_json(), space.to_json(),
-                                budget, 0, seed)
-        result = Tuner(objective, space, budget, 0, seed, conn, tid, policy=policy).run()
+                                budget, confirm, seed)
+        result = Tuner(objective, space, budget, confirm, seed, conn, tid, policy=policy).run()
         out.append(Replayed(key_of(result.winner),
                             frozenset(key_of(t.params) for t in store.trials(conn, tid))))
     return out
