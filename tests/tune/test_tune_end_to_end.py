@@ -66,8 +66,11 @@ def test_a_real_gain_is_found_proven_and_stored(tmp_path: Path, engine_ok: None)
     # 3 points, then the leader again; the last run is spent only when noise could still
     # change the pick (otherwise the search stops: every point measured)
     assert 4 <= searched <= 5
-    assert [t["number"] for t in trials] == list(range(searched + 8))
-    assert sum(t["phase"] == "confirm" for t in trials) == 8
+    # 4 runs each of winner and defaults; 8 more only if the winner ran 1.5x below its
+    # search speed (a second look at the runner-up, which the notes then give)
+    confirmed = sum(t["phase"] == "confirm" for t in trials)
+    assert confirmed == 8 or (confirmed == 16 and any("runner-up" in n for n in doc["notes"]))
+    assert [t["number"] for t in trials] == list(range(searched + confirmed))
     runs = {r["id"]: r for r in rows(db, "SELECT id, label, status FROM runs")}
     for t in trials:  # every trial is a stored, checked bench run
         assert runs[t["run_id"]]["status"] == "ok"
