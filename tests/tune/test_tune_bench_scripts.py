@@ -41,9 +41,11 @@ def test_efficiency_small_space_then_its_replay(tmp_path: Path) -> None:
     assert len(rows) == 2 and all(0 < float(share) <= 100 for _, share in rows)
     # each search's pick ran again against the exhaustive best: a share, not a copy of the
     # exhaustive one (1.0 exactly only when it picked the best)
-    fresh = re.findall(r"^\| (?:iolab tune|random search).* \| ([\d.]+)% \(([\d.]+)%\) \|$",
-                       text, re.M)
-    assert len(fresh) == 4 and all(0 < float(mean) for mean, _ in fresh), text
+    fresh = re.findall(r"^\| (?:iolab tune|random search).* \| ([\d.]+)% \(([\d.]+)%\) \| "
+                       r"([\d.]+)% \|$", text, re.M)
+    assert len(fresh) == 4 and all(0 < float(mean) for mean, _, _ in fresh), text
+    # each pick counted at 100% at most: never above the plain mean, never above 100
+    assert all(float(capped) <= min(100.0, float(mean)) for mean, _, capped in fresh), text
     # each search ends with iolab tune's confirmation; its pick before a second look is a
     # row of its own
     assert "Then iolab tune's confirmation: 2 runs each" in text

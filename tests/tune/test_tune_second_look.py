@@ -63,6 +63,7 @@ def tune(tmp_path: Path, objective: ReplayObjective, name: str, budget: int = 8,
     tid = store.create_tune(conn, ["test"], objective.to_json(), space.to_json(), budget,
                             confirm, 0)
     result = Tuner(objective, space, budget, confirm, 0, conn, tid, policy=policy).run()
+    store.update_tune(conn, tid, status=result.status, result=result.to_json())  # as the CLI
     return result, store.trials(conn, tid)
 
 
@@ -87,6 +88,16 @@ def test_a_winner_that_falls_short_gives_way_to_a_confirmed_runner_up(tmp_path: 
     assert "Kept: it" in note, note
     text = render_result(1, result, "MiB/s", [])
     assert "also confirmed, not kept: layout=fpp" in text, text
+    # what reads the stored tune: iolab compare's sides, iolab report's page
+    from iolab.compare.sides import stored_samples
+    from iolab.report.build_bench import tune_page
+
+    conn = db.connect(tmp_path / "look.db")
+    sides = stored_samples(conn, "tune", 1).values
+    assert {k: len(v) for k, v in sides.items()} == {
+        "winner": 5, "baseline": 10, "also confirmed, not kept": 5}
+    page = repr(tune_page(store.get_tune(conn, 1), store.trials(conn, 1)))
+    assert "97.5% CI" in page and "also confirmed, not kept: layout=fpp" in page, page
 
 
 def test_the_fallen_winner_is_kept_when_the_runner_up_confirms_slower(tmp_path: Path) -> None:

@@ -79,9 +79,18 @@ def tune_page(tune: Mapping[str, Any], trials: list[Any]) -> Page:
                                 "Winner (knobs left at their default are not listed)"))
     if claim:
         out.blocks.append(Text(
-            f"speed-up {claim.get('speedup', 0):.2f}x, 95% CI {claim.get('ci_low', 0):.2f}-"
+            f"speed-up {claim.get('speedup', 0):.2f}x, "
+            f"{claim.get('confidence', 0.95) * 100:.3g}% CI {claim.get('ci_low', 0):.2f}-"
             f"{claim.get('ci_high', 0):.2f}, p={claim.get('p_value', 1):.3g}: "
             + ("significant" if claim.get("significant") else "no significant gain")))
+    for c in res.get("confirmed") or []:  # a second look: the one not kept
+        if not c.get("kept"):
+            other = ", ".join(f"{k}={v}" for k, v in (c.get("winner") or {}).items())
+            out.blocks.append(Text(
+                f"also confirmed, not kept: {other or '(defaults)'}, "
+                f"{(c.get('claim') or {}).get('speedup', 0):.2f}x the defaults "
+                f"({c.get('score', 0):,.1f} {unit} against {c.get('search_score', 0):,.1f} in "
+                "the search)"))
     imp = prep_bench.importance_rows(res.get("importances") or {})
     if imp:
         out.blocks.append(Plot("importances", "Knob importances (Optuna fANOVA)",
