@@ -15,16 +15,8 @@ from typing import Any
 
 import pytest
 
-from iolab.tune.search import (
-    RULES,
-    Policy,
-    Tuner,
-    key_of,
-    mark_repeats,
-    next_repeat,
-    pick_winner,
-    repeat_reserve,
-)
+from iolab.tune.search import Policy, Tuner, key_of, mark_repeats
+from iolab.tune.selection import RULES, next_repeat, pick_winner, repeat_reserve
 from iolab.tune.store import Trial
 
 

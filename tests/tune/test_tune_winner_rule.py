@@ -13,8 +13,14 @@ import math
 
 import pytest
 
-from iolab.tune.search import RULES, pick_winner, rank_scores
-from iolab.tune.selection import goodness, loo_predictions, shrunk_scores
+from iolab.tune.selection import (
+    RULES,
+    goodness,
+    loo_predictions,
+    pick_winner,
+    rank_scores,
+    shrunk_scores,
+)
 
 
 def k(**params: str) -> str:

@@ -63,12 +63,7 @@ from typing import Any
 
 from iolab.tune import store
 from iolab.tune.objective import Objective, TrialOutcome
-from iolab.tune.selection import (
-    cautious_scores,
-    lower_bound_scores,
-    moderated_scores,
-    shrunk_scores,
-)
+from iolab.tune.selection import RULES, next_repeat, pick_winner, repeat_reserve
 from iolab.tune.space import DEFAULT, SearchSpace
 from iolab.tune.stats import CONFIDENCE, Claim, compare
 
@@ -96,73 +91,6 @@ def mark_repeats(trials: Sequence[store.Trial]) -> list[store.Trial]:
             seen.add(k)
         out.append(t)
     return out
-
-
-# Winner statistics; the first is iolab tune's (bench/tune_variants: the lower bound did at
-# least as well as the median on every replayed set, and the knob-model rules no better;
-# the moderated lower bound as well as the lower bound by replay, and on the real O_DIRECT
-# searches of session 13 it passed over the two-valued points the lower bound picked)
-RULES = ("moderated", "lower", "median", "shrunk", "shrunk-down", "cautious")
-
-
-def rank_scores(scores: Mapping[Key, Sequence[float]], maximize: bool,
-                rule: str = RULES[0]) -> dict[Key, float]:
-    """Each configuration's score, higher is better (:mod:`iolab.tune.selection`):
-    "moderated", the median of its log values minus one standard error of its own runs'
-    noise pooled with the search's (few runs, and runs that disagree, pay for their
-    uncertainty); "lower", the same with the search's noise alone; "median", its plain
-    median; "shrunk", its median pulled toward what its knobs' main effects predict from
-    the other runs ("shrunk-down": only ever lowered; "cautious": lowered, then minus one
-    standard error)."""
-    if rule in ("shrunk", "shrunk-down"):
-        return shrunk_scores(scores, maximize, down_only=rule == "shrunk-down")
-    if rule == "lower":
-        return lower_bound_scores(scores, maximize)
-    if rule == "cautious":
-        return cautious_scores(scores, maximize)
-    if rule == "moderated":
-        return moderated_scores(scores, maximize)
-    sign = 1.0 if maximize else -1.0
-    return {k: sign * median(v) for k, v in scores.items() if v}
-
-
-def pick_winner(scores: Mapping[Key, Sequence[float]], maximize: bool,
-                repeats: int, rule: str = RULES[0]) -> tuple[Key, float] | None:
-    """The best score among the configurations measured the most times, up to
-    ``repeats`` (once the top candidates are repeated, one lucky run never outranks a
-    repeated one), with its median."""
-    if not scores:
-        return None
-    need = min(repeats, max(len(v) for v in scores.values()))
-    rank = rank_scores(scores, maximize, rule)
-    best = max((k for k, v in scores.items() if len(v) >= need), key=lambda k: rank[k])
-    return best, median(scores[best])
-
-
-def next_repeat(scores: Mapping[Key, Sequence[float]], maximize: bool, top: int,
-                repeats: int, rule: str = RULES[0]) -> Key | None:
-    """The candidate to measure again: among the ``top`` best scores, the one with the
-    fewest samples below ``repeats`` (rounds go across candidates, so drift hits them
-    alike); None when the top candidates all have ``repeats`` samples, or when the leader
-    is clearly ahead: measured at least twice, its worst run beats every other top
-    candidate's best run (noise cannot change the pick, so the runs go to exploring)."""
-    rank = rank_scores(scores, maximize, rule)
-    ranked = sorted(scores, key=lambda k: rank[k], reverse=True)[:top]
-    lead = pick_winner(scores, maximize, repeats, rule)
-    if lead is not None and len(scores[lead[0]]) >= 2:
-        runs = scores[lead[0]]
-        worst = min(runs) if maximize else max(runs)
-        rivals = [v for k in ranked if k != lead[0] for v in scores[k]]
-        if all((worst > v) if maximize else (worst < v) for v in rivals):
-            return None
-    short = [k for k in ranked if len(scores[k]) < repeats]
-    return min(short, key=lambda k: len(scores[k])) if short else None
-
-
-def repeat_reserve(budget: int, top: int, repeats: int, share: float = 1 / 3) -> int:
-    """Runs kept from the budget for re-measuring the top candidates: enough for ``top``
-    candidates to reach ``repeats`` samples, at most ``share`` of the budget."""
-    return max(0, min(top * (repeats - 1), int(budget * share + 1e-9)))
 
 
 @dataclass(frozen=True)
