@@ -10,6 +10,7 @@ from typing import Any
 from iolab.report import plots, prep_bench
 from iolab.report.fmt import human_seconds, mib_s
 from iolab.report.page import Page, Plot, Section, Table, Text
+from iolab.tune.render import also_confirmed
 
 SUMMARY_HEADERS = ["phase", "reps", "median MiB/s", "min MiB/s", "max MiB/s", "bytes/rep",
                    "median time", "cache"]
@@ -83,14 +84,7 @@ def tune_page(tune: Mapping[str, Any], trials: list[Any]) -> Page:
             f"{claim.get('confidence', 0.95) * 100:.3g}% CI {claim.get('ci_low', 0):.2f}-"
             f"{claim.get('ci_high', 0):.2f}, p={claim.get('p_value', 1):.3g}: "
             + ("significant" if claim.get("significant") else "no significant gain")))
-    for c in res.get("confirmed") or []:  # a second look: the one not kept
-        if not c.get("kept"):
-            other = ", ".join(f"{k}={v}" for k, v in (c.get("winner") or {}).items())
-            out.blocks.append(Text(
-                f"also confirmed, not kept: {other or '(defaults)'}, "
-                f"{(c.get('claim') or {}).get('speedup', 0):.2f}x the defaults "
-                f"({c.get('score', 0):,.1f} {unit} against {c.get('search_score', 0):,.1f} in "
-                "the search)"))
+    out.blocks += [Text(line) for line in also_confirmed(res.get("confirmed") or [], unit)]
     imp = prep_bench.importance_rows(res.get("importances") or {})
     if imp:
         out.blocks.append(Plot("importances", "Knob importances (Optuna fANOVA)",

@@ -59,6 +59,20 @@ class TrialPrinter:
               file=self.stream, flush=True)
 
 
+def also_confirmed(confirmed: list[dict[str, Any]], unit: str) -> list[str]:
+    """The configuration a second look confirmed and did not keep (TuneResult.confirmed):
+    its speed-up, its confirmation median against its search median."""
+    out = []
+    for c in confirmed:
+        if not c.get("kept"):
+            claim = c.get("claim") or {}
+            out.append(f"also confirmed, not kept: {_config(c.get('winner') or {})}: "
+                       f"{claim.get('speedup', 0):.2f}x the defaults ("
+                       f"{_value(c.get('score'), unit)} against "
+                       f"{_value(c.get('search_score'), unit)} in the search)")
+    return out
+
+
 def render_result(tune_id: int, r: TuneResult, unit: str, written: list[Path]) -> str:
     lines = [f"Tune {tune_id}: {r.status}"
              + (f" (MPI-IO implementation tuned: {r.implementation})" if r.implementation
@@ -74,12 +88,7 @@ def render_result(tune_id: int, r: TuneResult, unit: str, written: list[Path]) -
         lines.append("  winner: the defaults")
     if r.claim is not None:
         lines.append(f"  claim: {r.claim.statement()}")
-    for c in r.confirmed:
-        if not c.get("kept"):  # a second look: the other configuration confirmed
-            other = " ".join(f"{k}={v}" for k, v in c["winner"].items()) or "(defaults)"
-            claim = c.get("claim") or {}
-            lines.append(f"  also confirmed, not kept: {other}: {_value(c['score'], unit)} "
-                         f"({claim.get('speedup', 0):.2f}x the defaults)")
+    lines += [f"  {line}" for line in also_confirmed(r.confirmed, unit)]
     if r.importances:
         ranked = sorted(r.importances.items(), key=lambda kv: -kv[1])
         lines.append("  what mattered: " + ", ".join(f"{k} {v:.0%}" for k, v in ranked))

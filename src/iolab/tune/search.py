@@ -675,11 +675,8 @@ class Tuner:
         if base:  # one the defaults beat in the search is no alternative either
             scores = {k: v for k, v in scores.items() if sign * median(v) > sign * median(base)}
         skip = {key_of(winner), key_of(self.space.baseline())}
-        while scores:
-            pick = pick_winner(scores, self.objective.maximize, self.policy.repeats,
-                               self.policy.rule)
-            if pick is None:
-                return None
+        while (pick := pick_winner(scores, self.objective.maximize, self.policy.repeats,
+                                   self.policy.rule)) is not None:
             params, left_out = self._acting(json.loads(pick[0]))
             if key_of(params) not in skip:
                 return params, left_out, pick[1]
@@ -741,18 +738,17 @@ class Tuner:
         return {k: (DEFAULT if k in left_out else v) for k, v in params.items()}, left_out
 
     def _leave_out(self, winner: Mapping[str, str], left_out: Mapping[str, str]) -> None:
-        """The winner, and a note for each knob of the search's pick left out of it."""
-        self.progress.notes = [n for n in self.progress.notes
-                               if not any(n == f"{k}: {w}, left out"
-                                          for k, w in self.progress.left_out.items())]
+        """The winner and the knobs of the search's pick left out of it (_finish notes them:
+        a second look may keep another configuration)."""
         self.progress.left_out = dict(left_out)
-        self.progress.notes += [f"{k}: {why}, left out" for k, why in left_out.items()]
         self.progress.winner = {k: v for k, v in winner.items() if v != DEFAULT}
 
     def _finish(self, status: str, error: str | None = None) -> TuneResult:
         self.progress.status = status
         self.progress.error = error
         self.progress.space = self.space.to_json()
+        self.progress.notes += [f"{k}: {why}, left out"
+                                for k, why in self.progress.left_out.items()]
         if status == "done" and self.progress.claim is not None \
                 and not self.progress.claim.significant:
             self.progress.notes.append("the winner is not significantly faster: "
