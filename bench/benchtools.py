@@ -140,6 +140,22 @@ def ratio_interval(num: list[float], den: list[float], seed: int = 0
     return median_ratio_interval(num, den, paired=True, seed=seed)
 
 
+def mean_interval(vals: list[float], seed: int = 0) -> tuple[float, float] | None:
+    """The CONFIDENCE interval of the mean of independent values (a search's seeds), by a
+    percentile bootstrap (RESAMPLES resamples); None with fewer than CI_MIN_ROUNDS values."""
+    if len(vals) < CI_MIN_ROUNDS:
+        return None
+    import numpy as np
+    from scipy import stats
+
+    if min(vals) == max(vals):  # nothing to resample: the interval is the value
+        return vals[0], vals[0]
+    boot = stats.bootstrap((np.asarray(vals, dtype=float),), np.mean, vectorized=True,
+                           confidence_level=CONFIDENCE, n_resamples=RESAMPLES,
+                           method="percentile", random_state=np.random.default_rng(seed))
+    return float(boot.confidence_interval.low), float(boot.confidence_interval.high)
+
+
 def verdict(interval: tuple[float, float] | None) -> str:
     if interval is None:
         return "too few rounds"

@@ -60,13 +60,37 @@ def test_efficiency_small_space_then_its_replay(tmp_path: Path) -> None:
     before = [b for runs in exhaustive["before"].values() for b in runs]
     assert before.count(None) == 1 and len(set(before) - {None}) == 7
     assert set(before) - {None} <= set(exhaustive["samples"])
-    replay = script("tune_efficiency", "--space", "small", "--seeds", "4", "--replay",
+    # the run's picks, a row per search and seed, for --pool
+    picks = json.loads((saved.parent / "picks.json").read_text())
+    assert picks["space"] == "small" and not picks["replayed"]
+    (tpe_pick,) = picks["searches"]["iolab tune (TPE, repeats)"]
+    assert tpe_pick["pick"] in exhaustive["samples"] and 0 < tpe_pick["share"] <= 1
+    assert tpe_pick["head_to_head"] > 0
+    replay = script("tune_efficiency", "--space", "small", "--seeds", "5", "--replay",
                     str(saved), "--output", str(doc), "--dir", str(tmp_path), cwd=tmp_path)
     assert replay.returncode == 0, replay.stderr
     assert "0 exhaustive runs" in replay.stdout and "(replayed, not run)" in replay.stdout
-    assert "Searches replayed from those runs" in doc.read_text()
-    assert "| random search (same repeats) | 4 |" in doc.read_text()
-    assert "head to head" not in doc.read_text()  # a replay runs nothing new
+    text = doc.read_text()
+    assert "Searches replayed from those runs" in text
+    # five seeds: each mean with its interval over the seeds, and the goal's verdict
+    means = re.findall(r"^\| random search \(same repeats\) \| 5 \| ([\d.]+)% "
+                       r"\[([\d.]+)%-([\d.]+)%\] \|", text, re.M)
+    assert len(means) == 1 and float(means[0][1]) <= float(means[0][0]) <= float(means[0][2])
+    assert re.search(r"^Goal \(95% of the best on average\), iolab tune \(TPE, repeats\): "
+                     r"by the exhaustive medians [\d.]+% \[.*\]: (met|not met|not told apart "
+                     r"from 95% by these seeds)\.$", text, re.M), text
+    assert "head to head" not in text  # a replay runs nothing new
+    # --pool: the real run's seeds pooled by space and in all; a replay is no real run
+    pooled = script("tune_efficiency", "--pool", str(saved.parent), cwd=tmp_path)
+    assert pooled.returncode == 0, pooled.stderr
+    assert re.search(r"^\| small \| iolab tune \(TPE, repeats\) \| 1 \| 1 \| [\d.]+% \| "
+                     r"[\d.]+% \|$", pooled.stdout, re.M), pooled.stdout
+    assert "| all | random search (same repeats) | 1 | 1 |" in pooled.stdout
+    replayed = [d for d in tmp_path.glob("iolab-tune-eff-*") if d != saved.parent]
+    for bad in (*replayed, tmp_path):
+        refused = script("tune_efficiency", "--pool", str(saved.parent), str(bad), cwd=tmp_path)
+        assert refused.returncode == 2 and "--pool" in refused.stderr, refused.stderr
+        assert "Traceback" not in refused.stderr
 
 
 def test_btio_tune_plan(tmp_path: Path) -> None:
