@@ -76,6 +76,8 @@ class Job:
     # I/O interfaces the log recorded that no loader reads (Darshan's DFS, DAOS, MDHIM):
     # "no problem found" says nothing about the I/O that went through them.
     unread_io_modules: list[str] = field(default_factory=list)
+    # Why each partial module is partial (RawJob.partial_why), for the words of a report.
+    partial_why: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -269,6 +271,7 @@ def build_model(
                                            if c == APP]),
         logs=logs,
         unread_io_modules=_unread_io(raws),
+        partial_why={m: w for r in raws for m, w in r.partial_why.items()},
     )
     model = Model(job=job, files=files, mods=mods, stripes=stripes,
                   trace=build_trace(raws, offsets, files),

@@ -192,7 +192,10 @@ class RawJob:
     format_version: str = ""  # e.g. Darshan "3.41"
     metadata: dict[str, str] = field(default_factory=dict)  # job key=value (lib_ver, hints...)
     mounts: list[tuple[str, str]] = field(default_factory=list)  # (mount point, fs type)
-    partial_modules: list[str] = field(default_factory=list)  # modules that ran out of memory
+    partial_modules: list[str] = field(default_factory=list)  # modules with records left out
+    # Why each partial module is partial, in words a report can quote: Darshan's record memory
+    # ran out, iolab's record limit was reached, or a process was killed before it finished.
+    partial_why: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)  # what the loader could not read, and why
     unread_modules: list[str] = field(default_factory=list)  # modules in the log no rule reads
     # The records, one table per module (module -> table).

@@ -151,6 +151,39 @@ def _output_dir(path: str, name: str | None, quiet: bool) -> Path:
     return cli_common.make_dir(outdir, quiet)
 
 
+_MPI_NAMES = {"openmpi": "Open MPI", "mpich": "MPICH"}
+
+
+def _program_mpi(program: str, mpi: str, launcher: str) -> str:
+    """The --mpi to launch program's ranks with: the MPI library it is linked against. A
+    program started by another library's mpirun runs as N one-rank jobs (each rank 0 of 1,
+    all writing rank 0's files), so without --mpi the program's own library is used, and a
+    --mpi that names the other library is refused."""
+    mine = launch.binary_mpi(program)
+    if mine is None:  # a script, Python with mpi4py: only --mpi can say
+        return mpi
+    if mpi in _MPI_NAMES and mpi != mine:
+        raise UsageError(f"--mpi {mpi}: {program} is linked against {_MPI_NAMES[mine]}, not "
+                         f"{_MPI_NAMES[mpi]}; give --mpi {mine} (or drop --mpi)")
+    if mpi == "default" and launcher != "srun" and not launch.in_slurm_allocation():
+        default_is = launch.mpi_flavour(launch.mpirun_program("default"))
+        if default_is != mine:
+            return mine
+    return mpi
+
+
+def _check_launcher_mpi(line: launchline.LaunchLine) -> None:
+    """The user's own mpirun line must be of the library the programs are linked against."""
+    for prog in launchline.check_programs(line):
+        mine = launch.binary_mpi(prog)
+        if mine is not None and mine != line.kind:
+            raise UsageError(
+                f"{prog} is linked against {_MPI_NAMES[mine]}, and {line.launcher[0]} is "
+                f"{_MPI_NAMES[line.kind]}'s launcher: the ranks would start as separate "
+                f"one-rank jobs; launch it with {_MPI_NAMES[mine]}'s mpirun "
+                f"({'mpirun.mpich' if mine == 'mpich' else 'mpirun.openmpi'}), or use --np N")
+
+
 def _command(
     args: argparse.Namespace,
     argv: list[str],
@@ -196,8 +229,12 @@ def _run_program(args: argparse.Namespace, argv: list[str]) -> int:
                          "folder cannot be passed to the job; give a folder without ','")
     if line is not None and line.kind == "sbatch" and shutil.which(argv[0]) is None:
         raise UsageError(f"'{argv[0]}' is not on PATH (load Slurm)")
+    if line is not None and line.kind in ("openmpi", "mpich"):
+        _check_launcher_mpi(line)
     if args.np is not None:
-        spec = launch.LaunchSpec(np=args.np, launcher=args.launcher, mpi=args.mpi)
+        spec = launch.LaunchSpec(np=args.np, launcher=args.launcher,
+                                 mpi=_program_mpi(argv[0], args.mpi, args.launcher))
+    made_outdir = not Path(args.output).is_dir()
     outdir = _output_dir(args.output, args.name, args.quiet)
     if line is not None and line.kind == "sbatch":
         batch.warn_if_not_shared(outdir, args.quiet)
@@ -226,10 +263,16 @@ def _run_program(args: argparse.Namespace, argv: list[str]) -> int:
             "launch": launch_words,
             "trace": bool(args.trace),
         }
+        batch_job = line is not None and line.kind == "sbatch"
+        n = len(list(parts_dir.glob("*" + fmt.PART_SUFFIX)))
+        if n == 0 and (rc != 0 or batch_job):
+            # Nothing was traced: an empty profile would read as "no problem found".
+            _say_nothing_traced(argv[0], rc, batch_job, parts_dir.parent)
+            shutil.rmtree(parts_dir, ignore_errors=True)
+            if made_outdir:
+                _remove_if_empty(outdir)
+            return _exit_status(rc) if rc != 0 else 1
         n = _merge(parts_dir, target, job)
-        if n == 0 and line is not None and line.kind == "sbatch" and not args.quiet:
-            print(f"iolab: no process of the batch job wrote a profile into {parts_dir}: "
-                  "is -o DIR on a file system the compute nodes share?", file=sys.stderr)
     finally:
         shutil.rmtree(parts_dir, ignore_errors=True)
     if not args.quiet:
@@ -237,7 +280,30 @@ def _run_program(args: argparse.Namespace, argv: list[str]) -> int:
         print(f"iolab: profile of {n} process{s} written to {target}", file=sys.stderr)
     if args.darshan:
         _export(target, args.quiet)
+    return _exit_status(rc)
+
+
+def _exit_status(rc: int) -> int:
+    """The program's own exit status, as a shell gives it (128 + N for signal N)."""
     return 128 + (-rc) if rc < 0 and -rc in signal.valid_signals() else rc
+
+
+def _say_nothing_traced(command: str, rc: int, batch_job: bool, outdir: Path) -> None:
+    if rc != 0:
+        print(f"iolab profile: {command} exited with status {_exit_status(rc)} before any "
+              "process was traced (its own message is above): no profile written",
+              file=sys.stderr)
+    else:
+        print(f"iolab profile: no process of the batch job wrote a profile into {outdir}: "
+              "is -o DIR on a file system the compute nodes share? No profile written",
+              file=sys.stderr)
+
+
+def _remove_if_empty(folder: Path) -> None:
+    try:
+        folder.rmdir()
+    except OSError:
+        pass
 
 
 def _show(rest: list[str]) -> int:

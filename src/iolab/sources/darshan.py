@@ -297,6 +297,7 @@ def _load_open(log: Log, p: Path) -> tuple[RawJob, dict[str, bytearray]]:
     for mod, info in log.modules().items():
         if info.get("partial_flag"):
             raw.partial_modules.append(mod)
+            raw.partial_why[mod] = "Darshan ran out of record memory"
         if mod in STRUCTS:
             got = _read_table(log, mod, info["idx"], p)
             if got is not None:

@@ -89,10 +89,14 @@ def _losses(part: Part, rank: int, mods: dict[str, ctr.ModuleCounters], job: Raw
     """What a process left out, or a profile cut short by a signal: notes and partial modules."""
     who = f"rank {rank} (pid {part.header.get('pid')})"
     for key, n in _left_out(part).items():
+        limit = "iolab's record limit was reached (IOLAB_TRACE_MAX_RECORDS)"
         if key in mods:
             job.partial_modules.append(key)
+            job.partial_why.setdefault(key, limit)
         elif key == "segments":
             job.partial_modules.append("DXT_POSIX")
+            job.partial_why.setdefault("DXT_POSIX", "iolab's trace limit was reached "
+                                                    "(IOLAB_TRACE_SEGMENTS)")
         job.notes.append(
             f"{who}: {n} {key} left out (limit reached; raise "
             "IOLAB_TRACE_MAX_RECORDS / IOLAB_TRACE_SEGMENTS)"
@@ -100,6 +104,9 @@ def _losses(part: Part, rank: int, mods: dict[str, ctr.ModuleCounters], job: Raw
     if part.header.get("partial"):
         job.notes.append(f"{who}: partial profile, ended by {part.header.get('end')}")
         job.partial_modules.extend(mods)
+        for mod in mods:  # a crash explains a module before any limit does
+            job.partial_why[mod] = ("the run did not finish: the records of ranks cut "
+                                    "short by a signal")
 
 
 # Signals that mean the program crashed (those the tracer's handler writes a profile for);

@@ -88,8 +88,10 @@ def needs_complete(*modules: str) -> Requirement:
         """complete records (no module marked partial)"""
         part = [m for m in modules if m in model.job.partial_modules]
         if part:
+            why = sorted({model.job.partial_why.get(m, "records were left out at run time")
+                          for m in part})
             return (f"complete {', '.join(part)} records (the log's {', '.join(part)} data is "
-                    "partial: Darshan ran out of record memory)")
+                    f"partial: {'; '.join(why)})")
         return None
     return check
 
