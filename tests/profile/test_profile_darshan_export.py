@@ -200,3 +200,36 @@ def test_darshan_parser_reads_the_export(
     top = {"hdf5": "H5D", "pnetcdf": "PNETCDF_VAR"}.get(kind, "MPI-IO")
     assert any(m == top and c.get(f"{PREFIX[top]}_BYTES_WRITTEN", 0) > 0
                for (m, _, _, _), c in printed.items())
+
+
+def test_trace_goes_into_the_darshan_log_as_dxt(
+    prog: Callable[[str], Path], tmp_path: Path
+) -> None:
+    """Expected: ``--trace --darshan`` writes the trace as DXT_POSIX and DXT_MPIIO records,
+    each operation as traced / was: the .darshan had no DXT, and diagnose of it advised
+    recording with ``--trace``."""
+    out = tmp_path / "out"
+    out.mkdir()
+    argv = [str(prog("mpi_strided")), str(out / "s.dat"), "16", "4096", "indep"]
+    run = _run("profile", "-o", str(out), "--name", "job", "--np", "2", "--trace", "--darshan",
+               "--", *argv)
+    assert run.returncode == 0, run.stderr
+    ours = load(out / "job.iolab")
+    segs = ours.segments()
+    assert {s.module for s in segs} == {"DXT_POSIX", "DXT_MPIIO"}
+    theirs = []
+    with darshan.DarshanReport(str(out / "job.darshan"), read_all=True) as rep:
+        for mod in ("DXT_POSIX", "DXT_MPIIO"):
+            for rec in rep.records[mod]:
+                for op in ("write", "read"):
+                    for s in rec[f"{op}_segments"]:
+                        theirs.append((mod, rep.name_records[int(rec["id"])], int(rec["rank"]),
+                                       op, int(s["offset"]), int(s["length"]),
+                                       round(float(s["start_time"]), 9)))
+    mine = [(s.module, s.path, s.rank, s.op, s.offset, s.length, round(s.start_s, 9))
+            for s in segs]
+    assert sorted(theirs) == sorted(mine)
+    diag = _run("diagnose", str(out / "job.darshan"))
+    assert diag.returncode == 0, diag.stderr
+    text = " ".join(diag.stdout.split())
+    assert "timeline from the trace" in text and "--trace" not in text

@@ -7,7 +7,9 @@ The library is the one pydarshan ships (``darshan.libs/libdarshan-util*.so``) or
 record layouts are Darshan's: a base record (id, rank), the module's integer counters in
 Darshan's order, its floating-point counters (H5D also carries its file's record id). The
 modules written are those iolab records that Darshan has: POSIX, MPI-IO, H5F, H5D, PnetCDF, STDIO
-(iolab's own extra counters have no place in Darshan's records and are left out).
+(iolab's own extra counters have no place in Darshan's records and are left out); a profile
+recorded with ``--trace`` also gets its operations as DXT_POSIX and DXT_MPIIO records, so DXT
+readers (and ``iolab diagnose`` of the .darshan) see the trace.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from iolab.errors import UsageError
-from iolab.model.raw import RawJob, RawRecord
+from iolab.model.raw import RawJob, RawRecord, TraceSegment
 
 # (Darshan module id, record version this libdarshan-util writes, extra field before the
 # counters): darshan-log-format.h of Darshan 3.4/3.5.
@@ -31,6 +33,14 @@ _MODULES: dict[str, tuple[int, int, bool]] = {
     "PNETCDF_VAR": (6, 1, True),
     "STDIO": (9, 2, False),
 }
+
+# DXT modules: (Darshan module id, record version), darshan-dxt-log-format.h. A record is a
+# struct dxt_file_record (base record, shared_record, hostname[64], write_count, read_count)
+# followed by its write segments, then its read segments (offset, length, start, end).
+_DXT_MODULES: dict[str, tuple[int, int]] = {"DXT_POSIX": (10, 1), "DXT_MPIIO": (11, 2)}
+_DXT_HEAD = 16 + 8 + 64 + 8 + 8
+_DXT_SEGMENT = 32
+_HOSTNAME = 64
 
 _CDEF = """
 typedef uint64_t darshan_record_id;
@@ -136,10 +146,55 @@ def write_darshan(job: RawJob, target: str | Path) -> Path:
             keep.append(buf)
             if lib.darshan_log_put_mod(fd, mod_id, buf, size, ver) != 0:
                 raise UsageError(f"libdarshan-util refused the {module} records of {target}")
+        _put_trace(ffi, lib, fd, job, keep, target)
     finally:
         lib.darshan_log_close(fd)
     tmp.replace(target)
     return target
+
+
+def _put_trace(ffi: Any, lib: Any, fd: Any, job: RawJob, keep: list[Any], target: Path) -> None:
+    """The traced operations as DXT records: one record per (module, rank, file), its writes
+    then its reads, each in the order traced."""
+    by_record: dict[tuple[str, int, int], list[TraceSegment]] = {}
+    for seg in job.segments():
+        by_record.setdefault((seg.module, seg.rank, seg.record_id), []).append(seg)
+    for module, (mod_id, ver) in _DXT_MODULES.items():
+        keys = sorted(k for k in by_record if k[0] == module)
+        if not keys:
+            continue
+        size = sum(_DXT_HEAD + _DXT_SEGMENT * len(by_record[k]) for k in keys)
+        buf = ffi.new("char[]", size)
+        at = 0
+        for key in keys:
+            at = _dxt_record(ffi, buf, at, key[1], key[2], by_record[key],
+                             job.rank_hosts.get(key[1], ""))
+        keep.append(buf)
+        if lib.darshan_log_put_mod(fd, mod_id, buf, size, ver) != 0:
+            raise UsageError(f"libdarshan-util refused the {module} records of {target}")
+
+
+def _dxt_record(ffi: Any, buf: Any, at: int, rank: int, record_id: int,
+                segs: list[TraceSegment], host: str) -> int:
+    """One DXT record at offset at of buf; returns the offset after it."""
+    writes = [s for s in segs if s.op == "write"]
+    reads = [s for s in segs if s.op != "write"]
+    ffi.cast("uint64_t *", buf + at)[0] = record_id & ((1 << 64) - 1)
+    ints = ffi.cast("int64_t *", buf + at)
+    ints[1] = rank
+    ints[2] = 0  # shared_record: -1 marks a record Darshan reduced across ranks
+    name = host.encode("utf-8", "replace")[:_HOSTNAME - 1]
+    ffi.memmove(buf + at + 24, name, len(name))
+    counts = ffi.cast("int64_t *", buf + at + 24 + _HOSTNAME)
+    counts[0], counts[1] = len(writes), len(reads)
+    at += _DXT_HEAD
+    for seg in writes + reads:
+        ffi.cast("int64_t *", buf + at)[0] = seg.offset
+        ffi.cast("int64_t *", buf + at)[1] = seg.length
+        ffi.cast("double *", buf + at)[2] = seg.start_s
+        ffi.cast("double *", buf + at)[3] = seg.end_s
+        at += _DXT_SEGMENT
+    return at
 
 
 def _mounts(job: RawJob) -> list[tuple[str, str]]:
