@@ -157,3 +157,17 @@ def test_results_show_metadata_run(runs: dict) -> None:
     assert [r["operation"] for r in shown["metadata"]] == MDTEST_NAMES
     assert "phases" not in shown and "summary" not in shown
     assert json.dumps(shown["metadata_phases"]).count("File removal") == 2
+
+
+def test_failed_metadata_run_keeps_its_line(engine: Path, tmp_path: Path) -> None:
+    """expected a failed metadata run's line with '-' for the rates it has not and the reason
+    / was a line of the data table"""
+    (tmp_path / "x.md").write_text("a file where the run's directory goes")
+    dbp = tmp_path / "r.db"
+    r = run_iolab("bench", "--np", "2", "--metadata", "easy", "--md-files", "5", "--path",
+                  str(tmp_path / "x"), "--db", str(dbp), "--json")
+    assert r.returncode == 1, r.stderr
+    (row,) = r.json()["metadata"]
+    assert (row["status"], row["op"], row["repetitions"], row["ops_per_s_max"]) == \
+        ("failed", None, 0, None)
+    assert any("Not a directory" in n for n in r.json()["notes"])

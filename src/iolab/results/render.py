@@ -427,7 +427,9 @@ def _metadata_rows(run: Mapping[str, Any]) -> list[dict[str, Any]]:
                         for k in ("max", "min", "mean", "median")},
                      "ops_per_s_stddev": rate.get("stddev") if ok else None})
     if not rows:  # failed before its first phase finished: the run still gets its line
-        rows.append({**base, "op": None, "operation": None})
+        rows.append({**base, "op": None, "operation": None,
+                     **dict.fromkeys(c.key for c in METADATA_COLUMNS
+                                     if c.key.startswith("ops_per_s_"))})
     return rows
 
 
