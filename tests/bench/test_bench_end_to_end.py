@@ -31,10 +31,10 @@ def test_null_backend_two_ranks(engine: Path, db: Path, workdir: Path) -> None:
     assert r.returncode == 0, r.stderr
     (run,) = stored(db)
     per_phase = 2 * MIB * 2  # 2 ranks x 1 MiB x 2 segments
-    # IOR's flags (-t -b -s -i) without -F: IOR's one shared file, and a note saying so
-    assert (run["status"], run["api"], run["layout"], run["ranks"]) == ("ok", "null",
-                                                                          "segmented", 2)
-    assert "IOR flags used: one shared file" in r.stderr
+    # IOR's letters (-t -b -s -i) are only other spellings: iolab's default, a file per
+    # process, as with --transfer --block (no IOR mode, no note)
+    assert (run["status"], run["api"], run["layout"], run["ranks"]) == ("ok", "null", "fpp", 2)
+    assert "IOR flags used" not in r.stderr
     assert (run["transfer_bytes"], run["block_bytes"], run["segments"]) == (64 * KIB, MIB, 2)
     assert run["write_bytes_total"] == run["read_bytes_total"] == 2 * per_phase
     assert run["label"] == "null-e2e" and run["launcher"] == "mpirun"
@@ -43,7 +43,7 @@ def test_null_backend_two_ranks(engine: Path, db: Path, workdir: Path) -> None:
     assert [p["bytes"] for p in phases] == [per_phase] * 4
     assert all(sum(pr["bytes"] for pr in p["per_rank"]) == per_phase for p in phases)
     # the summary printed is the stored run; its scratch directory is gone
-    assert "stored as run 1" in r.stdout and "null segmented" in r.stdout
+    assert "stored as run 1" in r.stdout and "null fpp" in r.stdout
     assert not list(workdir.iterdir())
 
 

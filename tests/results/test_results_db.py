@@ -241,7 +241,7 @@ def test_results_list_text_json_csv(filled: Path, capsys: pytest.CaptureFixture[
 
     assert main(["results", "--db", str(filled), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["schema_version"] == 2 and doc["kind"] == "runs"
+    assert doc["schema_version"] == 3 and doc["kind"] == "runs"
     assert [r["id"] for r in doc["runs"]] == [1, 2]
     assert doc["runs"][0]["write_bw_median_bytes_per_s"] == 2.0 * MIB
 

@@ -138,7 +138,7 @@ def test_machine_readable_keys_line_up(tmp_path: Path) -> None:
     c.close()
     assert row is not None
     summary = json.loads(render(summary_report([row]), "json"))
-    assert summary["schema_version"] == 2
+    assert summary["schema_version"] == 3
     first = summary["summary"][0]
     assert first["label"] == "mine" and first["case"].startswith("mpiio segmented collective")
     assert (first["api"], first["layout"], first["collective"], first["file_view"]) == \

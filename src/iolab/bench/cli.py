@@ -177,9 +177,6 @@ def _sweep(args: argparse.Namespace, spec: launch.LaunchSpec, cases: list[jobs.C
 def _cases(args: argparse.Namespace) -> tuple[list[jobs.Case], bool]:
     """The cases to run, and whether they need a scratch directory (no --path given)."""
     values = options.set_options(args)
-    # IOR's layout note is printed once the engine accepted the options (run()): a bad
-    # option stays the one line
-    args.ior_note = options.apply_ior_defaults(values, getattr(args, "bench_argv", []))
     # each MPI library's build has its own backends (Debian has no PnetCDF for MPICH)
     table = args.engine_table if args.mpi != "mpich" else \
         options.load_table(paths.engine_for_mpi(args.mpi))
@@ -213,7 +210,6 @@ def run(args: argparse.Namespace) -> int:
                 for target in _striping_targets(spec, [*case.engine_args, *path])[0]:
                     print(shlex.join(striping.setstripe_command(target, layout)))
             print(_pastable(cmd))
-        _print_ior_note(args)
         return 0
     launch.prepare(spec, [str(engine)])  # no mpirun / srun: one line, before any scratch
     conn = db.connect(args.db)
@@ -232,8 +228,6 @@ def run(args: argparse.Namespace) -> int:
                     spec, case.engine_args, scratch.dir if scratch is not None else None)
                 record = striping.apply(layout, files, directory)
             result = _run_case(args, run_spec, engine, case, fixed, conn, record)
-            if not stored:
-                _print_ior_note(args)
             row = db.get_run(conn, result.run_id)
             if row is not None:
                 stored.append(row)
@@ -304,11 +298,6 @@ def _check_test_files(args: argparse.Namespace, spec: launch.LaunchSpec) -> None
         for name in (f"{path}.{rank}", f"{path}.a{rank}"):
             if Path(name).exists():
                 cli_common.check_output_file(name, "-o/--path (per-rank file)", inputs)
-
-
-def _print_ior_note(args: argparse.Namespace) -> None:
-    if getattr(args, "ior_note", None):
-        print(f"iolab bench: {args.ior_note}", file=sys.stderr)
 
 
 def _pastable(cmd: launch.Launch) -> str:

@@ -4,6 +4,11 @@ The engine prints its table with ``iolab-bench --list-options`` (a JSON array of
 ``{name, key, type, owner, default, unit, choices, help}``), so names, defaults and help text
 live once, in C. This module turns that table into argparse options, adds IOR's short flags as
 aliases, and turns parsed values back into the engine's argv.
+
+An alias is another spelling of one option, never a mode: ``-t 64k -b 4m`` is
+``--transfer 64k --block 4m``, with the same defaults (a file per process unless --layout
+says otherwise). Running an IOR command line with IOR's own defaults belongs to a verb of its
+own, not to a switch hidden in which spelling was typed.
 """
 
 from __future__ import annotations
@@ -63,8 +68,7 @@ IOR_ALIASES = (
     IorAlias("-b", "block", None, "blockSize"),
     IorAlias("-t", "transfer", None, "transferSize"),
     IorAlias("-s", "segments", None, "segmentCount"),
-    IorAlias("-F", "layout", "fpp", "filePerProc (without it, a command line with IOR's flags "
-             "writes one shared file, --layout segmented, as IOR does)"),
+    IorAlias("-F", "layout", "fpp", "filePerProc"),
     IorAlias("-B", "posix.mode", "direct", "useO_DIRECT (IOR 3)"),
     IorAlias("-e", "fsync", True, "fsync", fallback=("posix.mode", "fsync")),
     IorAlias("-C", "reorder", None, "reorderTasks"),
@@ -81,14 +85,6 @@ IOR_ALIASES = (
     IorAlias("-u", "unique-dir", None, "uniqueDir"),
     IorAlias("--posix.odirect", "posix.mode", "direct", "--posix.odirect (IOR 4)"),
 )
-
-# IOR writes one shared file unless -F; iolab's own default is a file per process. A command
-# line that uses IOR's flags gets IOR's default, so a copied IOR line measures what it
-# measures in IOR.
-IOR_SHARED_LAYOUT = "segmented"
-IOR_LAYOUT_NOTE = ("IOR flags used: one shared file (--layout segmented), as IOR does "
-                   "without -F; iolab's own default is a file per process (--layout fpp)")
-
 
 def load_table(engine: Path, timeout_s: float = 60) -> list[EngineOption]:
     """Run ``engine --list-options``; a missing or broken engine is a one-line UsageError."""
@@ -190,23 +186,6 @@ def add_engine_options(parser: argparse.ArgumentParser, table: Sequence[EngineOp
         ior.add_argument(a.flag, dest=DEST_PREFIX + target, action="store_const", const=const,
                          help=f"IOR {a.ior}: --{target}"
                               + ("" if const is True else f" {const}"))
-
-
-def ior_flags_used(argv: Sequence[str]) -> bool:
-    """Whether a command line uses IOR's flags (``-t 4k``, ``-wr``, ``--posix.odirect``)."""
-    short = {a.flag for a in IOR_ALIASES if not a.flag.startswith("--")}
-    long = {a.flag for a in IOR_ALIASES if a.flag.startswith("--")}
-    return any(tok in long or (not tok.startswith("--") and tok[:2] in short)
-               for tok in argv)
-
-
-def apply_ior_defaults(values: dict[str, Any], argv: Sequence[str]) -> str | None:
-    """IOR's layout where its flags are used and no layout was chosen (-F or --layout):
-    one shared file. Returns the note to show, or None when iolab's default stands."""
-    if ({"layout", "workload", "metadata"} & values.keys()) or not ior_flags_used(argv):
-        return None
-    values["layout"] = IOR_SHARED_LAYOUT
-    return IOR_LAYOUT_NOTE
 
 
 def set_options(args: argparse.Namespace) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +21,84 @@ from iolab.results.render import ids_report, render, run_report, runs_report
 ACTIONS = ("list", "show", "import", "delete", "tunes")
 
 
+@dataclass(frozen=True)
+class ActionHelp:
+    usage: str
+    description: str
+    options: tuple[str, ...]  # the dests of the verb's options that apply to this action
+
+
+ACTION_HELP = {
+    "list": ActionHelp(
+        "iolab results [list] [--status S] [--api A] [--layout L] [--label L] [--last N] "
+        "[-q] [-v] [--json|--csv] [-o FILE] [--db PATH]",
+        "List the stored runs, newest last: one row per run (bandwidth medians for data runs, "
+        "operations per second per phase for metadata runs).",
+        ("status", "api", "layout", "label", "last", "quiet", "verbose", "format", "output",
+         "db")),
+    "show": ActionHelp(
+        "iolab results show ID [--json|--csv] [-o FILE] [--db PATH]",
+        "Show one stored run: its facts, one row per phase and repetition, the summary over "
+        "the repetitions (bandwidth; for a metadata run operations per second per phase, as "
+        "mdtest's SUMMARY), the effective hints and notes. --json adds the engine's document "
+        "under 'engine'; --csv is one row per phase.",
+        ("format", "output", "db")),
+    "import": ActionHelp(
+        "iolab results import FILE.json [--label L] [--db PATH]",
+        "Store an engine document made elsewhere ('iolab-bench --json FILE.json').",
+        ("label", "db")),
+    "delete": ActionHelp(
+        "iolab results delete ID... [--yes] [--db PATH]",
+        "Delete stored runs (all or none); asks first unless --yes.",
+        ("yes", "db")),
+    "tunes": ActionHelp(
+        "iolab results tunes [--json] [-o FILE] [--db PATH]",
+        "List the stored tunes (iolab tune).",
+        ("format", "output", "db")),
+}
+
+
+class _HelpAction(argparse.Action):
+    """``-h/--help``: after an action word (``iolab results show --help``) that action's own
+    help; alone, the whole verb's."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS,
+                 default: str = argparse.SUPPRESS, help: str | None = None) -> None:
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        action = getattr(namespace, "action", None)
+        if action in ACTION_HELP:
+            sys.stdout.write(action_help(parser, action))
+        else:
+            parser.print_help()
+        parser.exit()
+
+
+def action_help(parser: argparse.ArgumentParser, action: str) -> str:
+    """One action's help, from the verb's own options (their help text lives once)."""
+    spec = ACTION_HELP[action]
+    fmt = parser._get_formatter()
+    fmt.add_usage(spec.usage, [], [], prefix="usage: ")
+    fmt.add_text(spec.description)
+    fmt.start_section("options")
+    fmt.add_arguments([a for a in parser._actions if a.dest in spec.options])
+    fmt.end_section()
+    return fmt.format_help()
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.usage = ("iolab results [list] [filters] | show ID | import FILE.json [--label L] "
-                    "| delete ID... [--yes] | tunes")
-    parser.add_argument("action", nargs="?", choices=ACTIONS, default="list",
+                    "| delete ID... [--yes] | tunes   (ACTION --help: its own help)")
+    # replaces argparse's own -h/--help, which cannot see the action word given before it
+    optionals = parser._optionals  # the group holding argparse's -h/--help
+    optionals.conflict_handler = "resolve"
+    parser.add_argument("-h", "--help", action=_HelpAction,
+                        help="show this help and exit; after an action, that action's help")
+    optionals.conflict_handler = "error"
+    # no default here: the help tells "results --help" from "results list --help"
+    parser.add_argument("action", nargs="?", choices=ACTIONS, default=None,
                         help="list (default), show ID, import FILE.json (a document "
                              "'iolab-bench --json' wrote), delete ID..., tunes (the stored "
                              "tunes: iolab tune) (choices: %(choices)s)")
@@ -57,6 +132,7 @@ def _run_id(text: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    args.action = args.action or "list"
     if args.last is not None and args.last < 1:
         raise UsageError(f"--last must be at least 1 (got {args.last})")
     if args.action == "import":

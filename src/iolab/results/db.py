@@ -477,6 +477,10 @@ _FROM_DOCUMENT = (
     "json_extract(engine_json, '$.config.collective') AS collective",
     "json_extract(engine_json, '$.config.file_view') AS file_view",
     "json_extract(engine_json, '$.hints.effective') AS hints",
+    # a metadata run (--metadata easy|hard) and its phases' median operations per second
+    "json_extract(engine_json, '$.config.metadata') AS metadata",
+    *(f"json_extract(engine_json, '$.summary.{op}.iops.median') AS {op}_ops_per_s_median"
+      for op in ("create", "stat", "open_read", "remove")),
 )
 
 

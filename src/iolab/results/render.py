@@ -19,7 +19,10 @@ from iolab.units import fmt_bytes
 # 2: summary rows name the case "case" (was "label", now the user's label as in results),
 # carry api, layout, collective, file_view, hints and mean/stddev; run rows carry
 # collective, file_view and hints; phase rows carry run_id.
-REPORT_SCHEMA_VERSION = 2
+# 3: metadata runs (--metadata) have their own rows: "metadata" (bench, show's summary) and
+# "metadata_phases" (show) with ops/s, no bytes; run rows carry metadata and the phases'
+# median ops/s, and no transfer, block or bandwidth for a metadata run.
+REPORT_SCHEMA_VERSION = 3
 MIB = 1024 * 1024
 
 
@@ -63,6 +66,23 @@ class Column:
     fmt: Callable[[Any], str] = fmt_text
     align: str = "<"  # text alignment: "<" or ">"
     text: bool = True  # shown in the text table (else JSON and CSV only)
+    # A table mixing data and metadata runs (the runs list): "data" or "metadata" columns
+    # appear in text only when a row of that kind is there; JSON and CSV keep every key.
+    only: str | None = None
+
+
+def _is_metadata_row(row: Mapping[str, Any]) -> bool:
+    return bool(row.get("metadata"))
+
+
+def _shown(column: Column, rows: Sequence[Mapping[str, Any]]) -> bool:
+    if not column.text:
+        return False
+    if column.only == "metadata":
+        return any(_is_metadata_row(r) for r in rows)
+    if column.only == "data":
+        return not rows or not all(_is_metadata_row(r) for r in rows)
+    return True
 
 
 @dataclass
@@ -102,7 +122,7 @@ class Report:
 # --- renderers -----------------------------------------------------------------------------
 
 def _text_table(t: Table) -> list[str]:
-    columns = [c for c in t.columns if c.text]
+    columns = [c for c in t.columns if _shown(c, t.rows)]
     cells = [[c.fmt(r.get(c.key)) for c in columns] for r in t.rows]
     widths = [max([len(c.title), *(len(row[i]) for row in cells)]) for i, c in enumerate(columns)]
 
@@ -172,20 +192,43 @@ def render(report: Report, fmt: str) -> str:
 
 # --- builders ------------------------------------------------------------------------------
 
+# The metadata benchmark's phases (--metadata): the engine's op name (its phases' "op" and
+# its summary's keys), a short name for narrow columns, and mdtest's name from its SUMMARY
+# rate table, which is what an mdtest user reads. The engine times no directory phases.
+MD_OPERATIONS = (
+    ("create", "create", "File creation"),
+    ("stat", "stat", "File stat"),
+    ("open_read", "read", "File read"),
+    ("remove", "remove", "File removal"),
+)
+
+
+def metadata_preset(run: Mapping[str, Any]) -> str | None:
+    """"easy" or "hard" for a metadata run (a stored row with its document, or a list row
+    with the ``metadata`` column the database reads out of it), else None."""
+    doc = run.get("engine_json")
+    value = ((doc.get("config") or {}).get("metadata") if isinstance(doc, Mapping)
+             else run.get("metadata"))
+    return str(value) if value and value != "off" else None
+
+
 RUN_COLUMNS = (
     Column("id", "run", align=">"),
     Column("created_at", "time (UTC)"),
     Column("status", "status"),
     Column("label", "label"),
     Column("api", "api"),
-    Column("layout", "layout"),
+    Column("layout", "layout", only="data"),
+    Column("metadata", "metadata", only="metadata"),
     Column("ranks", "ranks", align=">"),
-    Column("transfer_bytes", "transfer", fmt_bytes, ">"),
-    Column("block_bytes", "block", fmt_bytes, ">"),
-    Column("segments", "seg", align=">"),
-    Column("write_bw_median_bytes_per_s", "write MiB/s", fmt_bw, ">"),
-    Column("read_bw_median_bytes_per_s", "read MiB/s", fmt_bw, ">"),
-    Column("read_cache", "cache"),
+    Column("transfer_bytes", "transfer", fmt_bytes, ">", only="data"),
+    Column("block_bytes", "block", fmt_bytes, ">", only="data"),
+    Column("segments", "seg", align=">", only="data"),
+    Column("write_bw_median_bytes_per_s", "write MiB/s", fmt_bw, ">", only="data"),
+    Column("read_bw_median_bytes_per_s", "read MiB/s", fmt_bw, ">", only="data"),
+    *(Column(f"{op}_ops_per_s_median", f"{short}/s", fmt_num, ">", only="metadata")
+      for op, short, _ in MD_OPERATIONS),
+    Column("read_cache", "cache", only="data"),
     Column("fs_type", "fs"),
     Column("host", "host"),
     Column("collective", "collective", text=False),
@@ -193,14 +236,32 @@ RUN_COLUMNS = (
     Column("hints", "hints", text=False),
 )
 
+# A metadata run's row leaves these empty: the engine's config still carries its data
+# defaults (transfer 1 MiB, ...), which describe nothing that ran.
+_DATA_ONLY_KEYS = tuple(c.key for c in RUN_COLUMNS if c.only == "data")
+
+
+def _run_row(r: Mapping[str, Any]) -> dict[str, Any]:
+    row = {c.key: r.get(c.key) for c in RUN_COLUMNS}
+    row.update(command=r.get("command"), hints=_hints_text(r.get("hints")))
+    row["metadata"] = metadata_preset(r)
+    if row["metadata"]:
+        row.update(dict.fromkeys(_DATA_ONLY_KEYS))
+        for op, _, _ in MD_OPERATIONS:
+            key = f"{op}_ops_per_s_median"
+            if r.get("status") != "ok" and not _positive(row[key]):
+                row[key] = None  # an unfinished phase: no figure, not 0
+    else:
+        row.update({f"{op}_ops_per_s_median": None for op, _, _ in MD_OPERATIONS})
+    return row
+
 
 def runs_report(runs: Sequence[Mapping[str, Any]], with_command: bool = False) -> Report:
     """``iolab results``: one row per stored run (JSON rows also carry the command line;
     ``with_command`` shows it in text and CSV too)."""
     cols = (*RUN_COLUMNS, Column("command", "command", fmt_text)) if with_command \
         else RUN_COLUMNS
-    rows = [{**{c.key: r.get(c.key) for c in RUN_COLUMNS}, "command": r.get("command"),
-             "hints": _hints_text(r.get("hints"))} for r in runs]
+    rows = [_run_row(r) for r in runs]
     return Report("runs", [Table("runs", None, cols, rows)], csv_table="runs")
 
 
@@ -304,6 +365,74 @@ def _op_rows(run: Mapping[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
+METADATA_COLUMNS = (
+    Column("run_id", "run", align=">"),
+    Column("case", "case"),
+    Column("label", "label", text=False),
+    Column("api", "api", text=False),
+    Column("metadata", "metadata", text=False),
+    Column("files_per_rank", "files/rank", text=False),
+    Column("file_bytes", "file bytes", text=False),
+    Column("dir", "dir", text=False),
+    Column("ranks", "ranks", align=">"),
+    Column("operation", "operation"),
+    Column("op", "op", text=False),
+    Column("ops_per_rep", "ops/rep", align=">"),
+    Column("repetitions", "reps", align=">"),
+    # mdtest's order: Max, Min, Mean, Std Dev
+    Column("ops_per_s_max", "ops/s max", fmt_num, ">"),
+    Column("ops_per_s_min", "min", fmt_num, ">"),
+    Column("ops_per_s_mean", "mean", fmt_num, ">"),
+    Column("ops_per_s_stddev", "sd", fmt_num, ">"),
+    Column("ops_per_s_median", "median", fmt_num, ">", text=False),
+    Column("status", "status"),
+)
+
+
+def _metadata_case(plan: Mapping[str, Any], preset: str) -> str:
+    where = {"unique": "dir per rank", "shared": "shared dir"}
+    return (f"metadata {preset}: {fmt_text(plan.get('files_per_rank'))} files/rank of "
+            f"{fmt_bytes(plan.get('file_bytes'))}, {where.get(str(plan.get('dir')), '?')}")
+
+
+def _metadata_rows(run: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """A metadata run's summary: per phase, operations per second over the repetitions."""
+    doc = run.get("engine_json")
+    doc = doc if isinstance(doc, Mapping) else {}
+    cfg = doc.get("config") or {}
+    plan = cfg.get("metadata_plan") or {}
+    preset = metadata_preset(run) or "?"
+    ok = run.get("status") == "ok"
+    reps = doc.get("repetitions") or []
+    files, ranks = plan.get("files_per_rank"), run.get("ranks")
+    base = {"run_id": run.get("id"), "case": _metadata_case(plan, preset),
+            "label": run.get("label"), "api": run.get("api") or cfg.get("api"),
+            "metadata": preset, "files_per_rank": files, "file_bytes": plan.get("file_bytes"),
+            "dir": plan.get("dir"), "ranks": ranks,
+            "ops_per_rep": files * ranks if isinstance(files, int) and isinstance(ranks, int)
+            else None,
+            "repetitions": run.get("repetitions") if ok else 0, "status": run.get("status")}
+    figure = (lambda v: v) if ok else (lambda v: v if _positive(v) else None)
+    rows = []
+    for op, _, name in MD_OPERATIONS:
+        phases = [ph for rep in reps for ph in rep.get("phases") or [] if ph.get("op") == op]
+        if not phases:
+            continue
+        rate = ((doc.get("summary") or {}).get(op) or {}).get("iops") or {}
+        done = len({rep.get("index") for rep in reps for ph in rep.get("phases") or []
+                    if ph.get("op") == op and _positive(ph.get("iops"))})
+        rows.append({**base, "op": op, "operation": name,
+                     "repetitions": base["repetitions"] if ok else done,
+                     **{f"ops_per_s_{k}": figure(rate.get(k))
+                        for k in ("max", "min", "mean", "median")},
+                     "ops_per_s_stddev": rate.get("stddev") if ok else None})
+    if not rows:  # failed before its first phase finished: the run still gets its line
+        rows.append({**base, "op": None, "operation": None,
+                     **dict.fromkeys(c.key for c in METADATA_COLUMNS
+                                     if c.key.startswith("ops_per_s_"))})
+    return rows
+
+
 def _hints_text(hints: Any) -> str | None:
     """Effective hints as "key=value;key=value" (a CSV cell; None without hints)."""
     if isinstance(hints, str):
@@ -365,15 +494,20 @@ def _run_notes(run: Mapping[str, Any]) -> list[str]:
 def summary_report(runs: Sequence[Mapping[str, Any]], db_path: str | None = None,
                    heading: str | None = None) -> Report:
     """What ``iolab bench`` prints: a heading, one row per run and operation, then notes."""
-    rows = [row for run in runs for row in _op_rows(run)]
+    rows = [row for run in runs if not metadata_preset(run) for row in _op_rows(run)]
+    md_rows = [row for run in runs if metadata_preset(run) for row in _metadata_rows(run)]
     notes = [n for run in runs for n in _run_notes(run)]
     if db_path is not None and runs:
         ids = ", ".join(str(r.get("id")) for r in runs)
         notes.append(f"stored as run{'s' if len(runs) > 1 else ''} {ids} in {db_path} "
                      f"(iolab results show {runs[0].get('id')})")
     nodes: list[Node] = [Notes("heading", [heading])] if heading else []
-    nodes += [Table("summary", None, SUMMARY_COLUMNS, rows), Notes("notes", notes)]
-    return Report("summary", nodes, csv_table="summary")
+    if rows or not md_rows:
+        nodes.append(Table("summary", None, SUMMARY_COLUMNS, rows))
+    if md_rows:  # ops/s, not bandwidth: a table of their own
+        nodes.append(Table("metadata", None, METADATA_COLUMNS, md_rows))
+    nodes.append(Notes("notes", notes))
+    return Report("summary", nodes, csv_table="summary" if rows or not md_rows else "metadata")
 
 
 PHASE_COLUMNS = (
@@ -406,12 +540,64 @@ def _phase_rows(doc: Mapping[str, Any], run_id: Any = None) -> list[dict[str, An
     return rows
 
 
+MD_PHASE_COLUMNS = (
+    Column("run_id", "run", align=">", text=False),
+    Column("repetition", "rep", align=">"),
+    Column("operation", "operation"),
+    Column("op", "op", text=False),
+    Column("ops", "ops", align=">"),
+    Column("time_s", "time s", fmt_seconds, ">"),
+    Column("ops_per_s", "ops/s", fmt_num, ">"),
+    Column("rank_time_min_s", "rank min s", fmt_seconds, ">"),
+    Column("rank_time_max_s", "rank max s", fmt_seconds, ">"),
+)
+
+
+def _metadata_phase_rows(doc: Mapping[str, Any], run_id: Any = None) -> list[dict[str, Any]]:
+    """One row per metadata phase: the slowest rank's time sets the rate; each rank's own
+    loop time (fastest, slowest) shows how even the ranks were."""
+    names = {op: name for op, _, name in MD_OPERATIONS}
+    rows = []
+    for rep in doc.get("repetitions") or []:
+        for ph in rep.get("phases") or []:
+            loop = ph.get("xfer_s") or {}
+            rows.append({"run_id": run_id, "repetition": rep.get("index"), "op": ph.get("op"),
+                         "operation": names.get(str(ph.get("op")), ph.get("op")),
+                         "ops": ph.get("ops"), "time_s": ph.get("time_s"),
+                         "ops_per_s": ph.get("iops"), "rank_time_min_s": loop.get("min"),
+                         "rank_time_max_s": loop.get("max")})
+    return rows
+
+
+def _case_facts(run: Mapping[str, Any], cfg: Mapping[str, Any]) -> list[
+        tuple[str, str, Any, Callable[[Any], str]]]:
+    """What ran: the data layout and sizes, or the metadata benchmark's shape."""
+    preset = metadata_preset(run)
+    if preset:
+        plan = cfg.get("metadata_plan") or {}
+        return [("metadata", "metadata", preset, fmt_text),
+                ("files_per_rank", "files per rank", plan.get("files_per_rank"), fmt_text),
+                ("file_bytes", "file size", plan.get("file_bytes"), fmt_bytes),
+                ("dir", "directory", plan.get("dir"), fmt_text),
+                ("repetitions", "repetitions", run.get("repetitions"), fmt_text)]
+    return [("layout", "layout", run.get("layout"), fmt_text),
+            ("transfer_bytes", "transfer", run.get("transfer_bytes"), fmt_bytes),
+            ("block_bytes", "block", run.get("block_bytes"), fmt_bytes),
+            ("segments", "segments", run.get("segments"), fmt_text),
+            ("repetitions", "repetitions", run.get("repetitions"), fmt_text),
+            ("posix_mode", "posix mode", cfg.get("posix_mode"), fmt_text)]
+
+
 def run_report(run: Mapping[str, Any]) -> Report:
     """``iolab results show ID``: the run's facts, its phases, hints and notes."""
     doc = run.get("engine_json")
     doc = doc if isinstance(doc, Mapping) else {}
     env = doc.get("environment") or {}
     cfg = doc.get("config") or {}
+    metadata = metadata_preset(run) is not None
+    moved = [] if metadata else [
+        ("write_bytes_total", "written", run.get("write_bytes_total"), fmt_bytes),
+        ("read_bytes_total", "read", run.get("read_bytes_total"), fmt_bytes)]
     facts = [
         ("id", "run", run.get("id"), fmt_text),
         ("created_at", "stored (UTC)", run.get("created_at"), fmt_text),
@@ -424,24 +610,22 @@ def run_report(run: Mapping[str, Any]) -> Report:
         ("hosts", "ranks on", env.get("hosts"), fmt_text),
         ("ranks", "ranks", run.get("ranks"), fmt_text),
         ("api", "api", run.get("api"), fmt_text),
-        ("layout", "layout", run.get("layout"), fmt_text),
-        ("transfer_bytes", "transfer", run.get("transfer_bytes"), fmt_bytes),
-        ("block_bytes", "block", run.get("block_bytes"), fmt_bytes),
-        ("segments", "segments", run.get("segments"), fmt_text),
-        ("repetitions", "repetitions", run.get("repetitions"), fmt_text),
-        ("posix_mode", "posix mode", cfg.get("posix_mode"), fmt_text),
+        *_case_facts(run, cfg),
         ("path", "path", run.get("path"), fmt_text),
         ("fs_type", "file system", run.get("fs_type"), fmt_text),
         ("mpi_library", "MPI", run.get("mpi_library"), fmt_mpi),
         ("mpiio_implementation", "MPI-IO", run.get("mpiio_implementation"), fmt_text),
-        ("write_bytes_total", "written", run.get("write_bytes_total"), fmt_bytes),
-        ("read_bytes_total", "read", run.get("read_bytes_total"), fmt_bytes),
+        *moved,
         ("wall_time_s", "wall time s", run.get("wall_time_s"), fmt_seconds),
     ]
-    nodes: list[Node] = [Section("run", f"Run {run.get('id')}", facts),
-                         Table("phases", "Phases", PHASE_COLUMNS,
-                               _phase_rows(doc, run.get("id"))),
-                         Table("summary", "Summary", SUMMARY_COLUMNS, _op_rows(run))]
+    nodes: list[Node] = [Section("run", f"Run {run.get('id')}", facts)]
+    if metadata:
+        nodes += [Table("metadata_phases", "Phases", MD_PHASE_COLUMNS,
+                        _metadata_phase_rows(doc, run.get("id"))),
+                  Table("metadata", "Summary", METADATA_COLUMNS, _metadata_rows(run))]
+    else:
+        nodes += [Table("phases", "Phases", PHASE_COLUMNS, _phase_rows(doc, run.get("id"))),
+                  Table("summary", "Summary", SUMMARY_COLUMNS, _op_rows(run))]
     hints = doc.get("hints") or {}
     if hints.get("requested") or hints.get("effective"):
         eff = hints.get("effective") or {}
@@ -450,4 +634,5 @@ def run_report(run: Mapping[str, Any]) -> Report:
                  for k, v in sorted(eff.items())]
         nodes.append(Section("hints_effective", "Effective hints", items))
     nodes.append(Notes("notes", _run_notes(run)))
-    return Report("run", nodes, csv_table="phases", raw={"engine": doc or None})
+    return Report("run", nodes, csv_table="metadata_phases" if metadata else "phases",
+                  raw={"engine": doc or None})

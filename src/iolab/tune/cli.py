@@ -26,7 +26,8 @@ EXIT_INTERRUPTED = 130
 
 # A small workload per preset when the user gives none (seconds on a laptop).
 DEFAULT_WORKLOADS = {
-    "posix": ["-a", "posix", "-t", "1m", "-b", "16m", "--np", "2", "-w"],
+    "posix": ["-a", "posix", "--layout", "segmented", "-t", "1m", "-b", "16m", "--np", "2",
+              "-w"],
     "mpiio": ["-a", "mpiio", "--layout", "strided", "-t", "64k", "-b", "4m", "--np", "4", "-w"],
     "hdf5": ["-a", "hdf5", "--layout", "strided", "-t", "64k", "-b", "4m", "--np", "4", "-w"],
     "pnetcdf": ["-a", "pnetcdf", "--layout", "strided", "-t", "64k", "-b", "4m", "--np", "4",
