@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from iolab.errors import EXIT_USAGE
+from iolab.errors import EXIT_USAGE, UsageError
 
 
 @dataclass
@@ -32,6 +32,41 @@ class BenchRun:
 def bench_command(args: Sequence[str], label: str, db: str | None) -> list[str]:
     cmd = [sys.executable, "-m", "iolab", "bench", *args, "--json", "--label", label]
     return cmd + (["--db", db] if db else [])
+
+
+def check_args(args: Sequence[str]) -> None:
+    """Bad ``iolab bench`` options as one UsageError line, before anything runs or is stored:
+    the bench verb's own parser (unknown options, choices, the APIs built), then the
+    engine's own parser on the values (sizes, counts: ``-t 3x``). ``iolab-bench OPTIONS
+    --version`` parses every option before it prints, without MPI (driver.c), so the values
+    are judged by the code that will run them, in milliseconds. What needs the ranks (a block
+    that is not a multiple of the transfer) is still the run's to refuse."""
+    import contextlib
+    import io
+
+    from iolab import paths
+    from iolab.bench import options
+    from iolab.cli import build_parser
+
+    said = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(said):
+            ns = build_parser("bench").parse_args(["bench", *args])
+    except SystemExit:
+        raise UsageError(_last_line(said.getvalue(), "iolab bench refused the options")
+                         .removeprefix("iolab bench: ")) from None
+    if getattr(ns, "engine_error", None):
+        raise UsageError(ns.engine_error)
+    values = options.set_options(ns)
+    options.check_api(values, ns.engine_table)
+    options.check_hints_file(values)
+    engine = paths.engine_for_mpi(ns.mpi)
+    done = subprocess.run([str(engine), *options.engine_argv(values), "--version"],
+                          capture_output=True, text=True, check=False,
+                          stdin=subprocess.DEVNULL)
+    if done.returncode != 0:
+        raise UsageError(_last_line(done.stderr, "iolab-bench refused the options")
+                         .removeprefix("iolab-bench: "))
 
 
 def _run_limited(cmd: list[str], env: dict[str, str],

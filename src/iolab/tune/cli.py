@@ -5,8 +5,9 @@
     iolab tune --resume 3
 
 After ``--`` comes the workload: an ``iolab bench`` command line (the engine's JSON gives
-the bandwidth), or any command (scored by wall time, or by ``--metric``). With nothing after
-``--`` a small bench workload of the preset's kind runs.
+the bandwidth; ``iolab`` by any path, or ``python -m iolab``), or any command (scored by wall
+time, or by ``--metric``). A tune without a workload is refused: a tuned setting holds for the
+workload it was measured on, so that workload is the user's to name.
 """
 
 from __future__ import annotations
@@ -24,13 +25,12 @@ from iolab.errors import UsageError
 EXIT_FAILED = 1
 EXIT_INTERRUPTED = 130
 
-# A small workload per preset when the user gives none (seconds on a laptop).
-DEFAULT_WORKLOADS = {
-    "posix": ["-a", "posix", "-t", "1m", "-b", "16m", "--np", "2", "-w"],
-    "mpiio": ["-a", "mpiio", "--layout", "strided", "-t", "64k", "-b", "4m", "--np", "4", "-w"],
-    "hdf5": ["-a", "hdf5", "--layout", "strided", "-t", "64k", "-b", "4m", "--np", "4", "-w"],
-    "pnetcdf": ["-a", "pnetcdf", "--layout", "strided", "-t", "64k", "-b", "4m", "--np", "4",
-                "-w"],
+# What the refusal of a tune without a workload shows, per preset: a workload of that kind.
+EXAMPLE_WORKLOADS = {
+    "posix": "iolab bench -a posix -t 1m -b 16m --np 2 -w",
+    "mpiio": "iolab bench -a mpiio --layout strided -t 64k -b 4m --np 4 -w",
+    "hdf5": "iolab bench -a hdf5 --layout strided -t 64k -b 4m --np 4 -w",
+    "pnetcdf": "iolab bench -a pnetcdf --layout strided -t 64k -b 4m --np 4 -w",
 }
 
 
@@ -136,19 +136,42 @@ def _workload(args: argparse.Namespace) -> tuple[str, list[str]]:
             raise UsageError("--from-log builds the workload from the log: give no command "
                              "after '--'")
         return "bench", []
-    if rest[:2] == ["iolab", "bench"]:
-        return "bench", rest[2:]
-    if rest[:1] == ["bench"]:
-        return "bench", rest[1:]
+    bench = bench_workload(rest)
+    if bench is not None:
+        return "bench", bench
     if not rest:
-        for p in args.preset:
-            if p in DEFAULT_WORKLOADS:
-                return "bench", list(DEFAULT_WORKLOADS[p])
-        raise UsageError("no workload: give '-- iolab bench OPTIONS' or '-- COMMAND ...' "
-                         "after the tune options (or a --preset with a default workload)")
+        example = next((EXAMPLE_WORKLOADS[p] for p in args.preset if p in EXAMPLE_WORKLOADS),
+                       EXAMPLE_WORKLOADS["mpiio"])
+        raise UsageError("no workload to tune: end the line with '-- iolab bench OPTIONS' "
+                         f"(e.g. -- {example}) or '-- COMMAND ...' (your own program)")
     if rest[0].startswith("-"):
         raise UsageError(f"unknown option {rest[0]!r} for iolab tune (a workload follows '--')")
     return "command", rest
+
+
+def bench_workload(argv: list[str]) -> list[str] | None:
+    """The bench options of an ``iolab bench`` command line, whatever path names the
+    ``iolab`` script (``/opt/x/bin/iolab``, ``.venv/bin/iolab``) or ``python -m iolab``;
+    None for any other command. A bare ``bench`` is iolab's too (``-- bench -t 1m``)."""
+    if argv[:1] == ["bench"]:
+        return argv[1:]
+    if argv and Path(argv[0]).name == "iolab" and argv[1:2] == ["bench"]:
+        return argv[2:]
+    if argv and Path(argv[0]).name.startswith("python") and argv[1:4] == ["-m", "iolab",
+                                                                         "bench"]:
+        return argv[4:]
+    return None
+
+
+def _check_bench_workload(argv: list[str]) -> None:
+    """The workload's options, judged by iolab bench's own parsers before the tune is
+    stored: a bad option is the one line, not a failed tune in the database."""
+    from iolab.bench.subrun import check_args
+
+    try:
+        check_args(argv)
+    except UsageError as exc:
+        raise UsageError(f"the workload after '-- iolab bench': {exc}") from None
 
 
 def _from_log(args: argparse.Namespace) -> dict[str, Any]:
@@ -278,6 +301,8 @@ def run(args: argparse.Namespace) -> int:
         from_log = _from_log(args) if args.from_log else None
         if from_log is not None:
             argv = from_log["bench_args"]
+        if kind == "bench":
+            _check_bench_workload(argv)
         from iolab.tune.space import build_space
 
         predicted = predict_implementation(kind, argv, args.mpi)
@@ -436,7 +461,10 @@ def _execute(conn: Any, tune_id: int, objective: Any, space: Any, args: argparse
               f"Continue with: iolab tune --resume {tune_id}", file=sys.stderr)
         return EXIT_INTERRUPTED
     except UsageError:
-        store.update_tune(conn, tune_id, status="failed")
+        if done or tuner.done:
+            store.update_tune(conn, tune_id, status="failed")
+        else:  # refused before its first run (bad input): the tune is not kept
+            store.forget_tune(conn, tune_id)
         raise
     fl = getattr(objective, "from_log", None)
     if fl:

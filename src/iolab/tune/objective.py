@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from iolab.diagnose.fixes import mpich_mpiio_hints
 from iolab.errors import UsageError
 from iolab.launch import allocation_nodes, allocation_tasks_per_node
 from iolab.tune.knobs import LAUNCH, Knob, knob
@@ -362,7 +363,13 @@ class CommandObjective:
             path = Path(self.hints_dir) / f"{label.replace(':', '-')}.hints"
             path.write_text("".join(f"{k} {v}\n" for k, v in hints.items()))
             env["ROMIO_HINTS"] = str(path)
-            env["MPICH_MPIIO_HINTS"] = "*:" + ":".join(f"{k}={v}" for k, v in hints.items())
+            # Cray MPICH splits the variable on ':' (cb_config_list *:N becomes cb_nodes
+            # over the allocation's nodes, as in diagnose's fix files)
+            ntasks = env.get("SLURM_NTASKS", "")
+            cray, _ = mpich_mpiio_hints(hints, nodes=allocation_nodes(env),
+                                        nprocs=int(ntasks) if ntasks.isdigit() else None)
+            if cray:
+                env["MPICH_MPIIO_HINTS"] = cray
         return env
 
     def evaluate(self, params: Mapping[str, str], label: str) -> TrialOutcome:
