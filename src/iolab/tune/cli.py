@@ -282,6 +282,23 @@ def _check_space_for(kind: str, space: Any, argv: list[str]) -> None:
         raise UsageError("the search space has one configuration only")
 
 
+def _refuse_ignored_knobs(kind: str, space: Any, implementation: str | None,
+                          named: set[str]) -> None:
+    """Knobs the workload's MPI-IO implementation ignores, refused before the baseline runs:
+    a knob the user named with --knob, or every knob of the space (a preset's knobs for
+    the other implementation are dropped after the baseline, with a note)."""
+    from iolab.tune.search import drop_for_implementation
+
+    kept, notes = drop_for_implementation(space, implementation, kind)
+    for note in notes:
+        name, _, why = note.partition(": not tuned, ")
+        if name in named:
+            raise UsageError(f"--knob {name}: {why}; leave it out")
+    if space.dimensions and not kept.dimensions:
+        raise UsageError("no knob of the search space acts on this workload: "
+                         + "; ".join(n.replace(": not tuned, ", ": ") for n in notes))
+
+
 def run(args: argparse.Namespace) -> int:
     if args.list_knobs:
         return _list_knobs()
@@ -297,6 +314,7 @@ def run(args: argparse.Namespace) -> int:
     if args.output:
         cli_common.check_output_dir(args.output)
     if args.resume is None and not args.list:
+        named = {k.partition("=")[0].strip() for k in args.knob}  # before --from-log adds
         kind, argv = _workload(args)
         from_log = _from_log(args) if args.from_log else None
         if from_log is not None:
@@ -308,7 +326,15 @@ def run(args: argparse.Namespace) -> int:
         predicted = predict_implementation(kind, argv, args.mpi)
         space = build_space(args.preset, args.knob, args.space, predicted or "romio",
                             preset_skips=("engine",) if kind == "command" else ())
+        if kind == "bench" and any(d.knob.kind in ("romio", "ompio") for d in space.dimensions):
+            from iolab.bench.subrun import mpiio_implementation
+
+            probed = mpiio_implementation(argv)  # what the baseline would tell, in a second
+            if probed != predicted:
+                predicted = probed
+                space = build_space(args.preset, args.knob, args.space, predicted or "romio")
         _check_space_for(kind, space, argv)
+        _refuse_ignored_knobs(kind, space, predicted, named)
         objective = _objective(kind, argv, args)
         if from_log is not None:
             objective.from_log = from_log

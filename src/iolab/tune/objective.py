@@ -313,6 +313,41 @@ class BenchObjective:
                             ignored, impl, effective_settings(doc))
 
 
+# What MPI launchers print around a failed job, not the program's words: Open MPI's boxes
+# between lines of dashes, MPICH's (hydra's) "BAD TERMINATION" box of '=' lines and the
+# lines after it, the launchers' one-line notices.
+_RULE = re.compile(r"^\s*(-{10,}|={10,})\s*$")
+_LAUNCHER_LINE = re.compile(
+    r"^\s*(=\s|YOUR APPLICATION TERMINATED WITH THE EXIT STRING|This typically refers to a "
+    r"problem with your application|Please see the FAQ page|Primary job\s+terminated|"
+    r"mpirun detected that one or more processes exited|mpirun noticed that|"
+    r"\[mpiexec@|\[proxy:|srun: error: |slurmstepd: error: \*+ STEP)", re.I)
+_SAYS_WHY = re.compile(r"error|cannot|can't|could not|fail|abort|denied|no such|not found|"
+                       r"invalid|fatal|killed|signal|segmentation|exception", re.I)
+
+
+def error_line(output: str) -> str:
+    """The line of a failed command's output that says why: the program's own last line
+    that reads like an error, outside the launcher's banners; else the banner's line that
+    does (a rank killed by a signal); else the program's last line."""
+    own: list[str] = []
+    banner: list[str] = []
+    in_box = False
+    for line in output.splitlines():
+        if not line.strip():
+            continue
+        if _RULE.match(line):
+            in_box = not in_box if line.strip()[0] == "-" else in_box
+            continue
+        (banner if in_box or _LAUNCHER_LINE.match(line) else own).append(line.strip())
+    for lines in ([x for x in own if _SAYS_WHY.search(x)],
+                  [x for x in banner if _SAYS_WHY.search(x) and "job has been aborted" not in x],
+                  own):
+        if lines:
+            return lines[-1]
+    return "no output"
+
+
 @dataclass
 class CommandObjective:
     """Any command; scored by wall time (lower is better) or by ``metric`` (a regex whose
@@ -395,9 +430,8 @@ class CommandObjective:
             raise
         wall = time.monotonic() - start
         if proc.returncode != 0:
-            last = (out.strip().splitlines() or ["no output"])[-1][:200]
             return TrialOutcome("failed", None, wall,
-                                error=f"exit code {proc.returncode}: {last}")
+                                error=f"exit code {proc.returncode}: {error_line(out)[:200]}")
         settings = srun_settings(self.argv, env)
         if self.metric is None:
             return TrialOutcome("ok", wall, wall, settings=settings)
