@@ -320,8 +320,14 @@ _RULE = re.compile(r"^\s*(-{10,}|={10,})\s*$")
 _LAUNCHER_LINE = re.compile(
     r"^\s*(=\s|YOUR APPLICATION TERMINATED WITH THE EXIT STRING|This typically refers to a "
     r"problem with your application|Please see the FAQ page|Primary job\s+terminated|"
-    r"mpirun detected that one or more processes exited|mpirun noticed that|"
-    r"\[mpiexec@|\[proxy:|srun: error: |slurmstepd: error: \*+ STEP)", re.I)
+    r"mpi(run|exec)\S* (detected that one or more processes exited|noticed that)|"
+    r"\[mpiexec@|\[proxy:|srun: error: |slurmstepd: error: \*+ STEP|"
+    # the MPI runtime's report of a crashed rank: Open MPI's "[host:pid] *** Process
+    # received signal ***" block, UCX's "[host:pid:...] Caught signal" and backtrace
+    r"\[[^\]\s]+:\d+[^\]]*\]\s)", re.I)
+# a backtrace's frames say where, never why ("libc.so.6(gsignal+0x12)")
+_FRAME = re.compile(r"^\s*(\[[^\]]*\]\s*)?(\[ ?\d+\]\s*|\d+\s+)\S*\(\S*\+0x|^\s*=+ backtrace")
+_NOT_WHY = ("job has been aborted", "End of error message")
 _SAYS_WHY = re.compile(r"error|cannot|can't|could not|fail|abort|denied|no such|not found|"
                        r"invalid|fatal|killed|signal|segmentation|exception", re.I)
 
@@ -334,14 +340,15 @@ def error_line(output: str) -> str:
     banner: list[str] = []
     in_box = False
     for line in output.splitlines():
-        if not line.strip():
+        if not line.strip() or _FRAME.match(line):
             continue
         if _RULE.match(line):
             in_box = not in_box if line.strip()[0] == "-" else in_box
             continue
         (banner if in_box or _LAUNCHER_LINE.match(line) else own).append(line.strip())
     for lines in ([x for x in own if _SAYS_WHY.search(x)],
-                  [x for x in banner if _SAYS_WHY.search(x) and "job has been aborted" not in x],
+                  [x for x in banner if _SAYS_WHY.search(x)
+                   and not any(n in x for n in _NOT_WHY)],
                   own):
         if lines:
             return lines[-1]
