@@ -193,6 +193,7 @@ def run(args: argparse.Namespace) -> int:
         # name the missing mpirun rather than the engine's abort message.
         launch.prepare(spec, ["iolab-bench"])
         raise UsageError(args.engine_error)
+    options.check_hints_file(options.set_options(args))
     _check_test_files(args, spec)  # before any note: a bad path is the one line
     layout = _striping(args, spec)
     cases, needs_scratch = _cases(args)

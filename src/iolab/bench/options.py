@@ -194,6 +194,21 @@ def set_options(args: argparse.Namespace) -> dict[str, Any]:
             if k.startswith(DEST_PREFIX) and v is not None}
 
 
+def check_hints_file(values: Mapping[str, Any]) -> None:
+    """-U/--hints-file names a readable file: the engine opens a directory without an error
+    and reads no line from it, so the run would go on without the hints asked for."""
+    path = values.get("hints-file")
+    if path is None:
+        return
+    where = Path(str(path))
+    if where.is_dir():
+        raise UsageError(f"-U/--hints-file {path}: a directory, not a hints file; give a "
+                         "file of 'key value' lines (the ROMIO_HINTS format)")
+    if not where.is_file():
+        raise UsageError(f"-U/--hints-file {path}: no such file; give a file of 'key value' "
+                         "lines (the ROMIO_HINTS format)")
+
+
 def engine_argv(values: Mapping[str, Any]) -> list[str]:
     """Engine options back to the engine's command line (values passed as typed)."""
     argv: list[str] = []

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from iolab.errors import EXIT_USAGE
+from iolab.errors import EXIT_USAGE, UsageError
 
 
 @dataclass
@@ -32,6 +32,71 @@ class BenchRun:
 def bench_command(args: Sequence[str], label: str, db: str | None) -> list[str]:
     cmd = [sys.executable, "-m", "iolab", "bench", *args, "--json", "--label", label]
     return cmd + (["--db", db] if db else [])
+
+
+def check_args(args: Sequence[str]) -> Any:
+    """Bad ``iolab bench`` options as one UsageError line, before anything runs or is stored:
+    the bench verb's own parser (unknown options, choices, the APIs built), then the
+    engine's own parser on the values (sizes, counts: ``-t 3x``). ``iolab-bench OPTIONS
+    --version`` parses every option before it prints, without MPI (driver.c), so the values
+    are judged by the code that will run them, in milliseconds. What needs the ranks (a block
+    that is not a multiple of the transfer) is still the run's to refuse."""
+    import contextlib
+    import io
+
+    from iolab import paths
+    from iolab.bench import options
+    from iolab.cli import build_parser
+
+    said = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(said):
+            ns = build_parser("bench").parse_args(["bench", *args])
+    except SystemExit:
+        raise UsageError(_last_line(said.getvalue(), "iolab bench refused the options")
+                         .removeprefix("iolab bench: ")) from None
+    if getattr(ns, "engine_error", None):
+        raise UsageError(ns.engine_error)
+    values = options.set_options(ns)
+    options.check_api(values, ns.engine_table)
+    options.check_hints_file(values)
+    engine = paths.engine_for_mpi(ns.mpi)
+    done = subprocess.run([str(engine), *options.engine_argv(values), "--version"],
+                          capture_output=True, text=True, check=False,
+                          stdin=subprocess.DEVNULL)
+    if done.returncode != 0:
+        raise UsageError(_last_line(done.stderr, "iolab-bench refused the options")
+                         .removeprefix("iolab-bench: "))
+    return ns
+
+
+def mpiio_implementation(args: Sequence[str]) -> str | None:
+    """The MPI-IO implementation ("romio", "ompio") the runs of these ``iolab bench``
+    options get, learnt the way ``iolab hints`` learns it: one rank's 4 KiB MPI-IO write
+    (the file removed) with their MPI library, launcher and launcher arguments, in their
+    test directory, since Open MPI may pick another implementation by file system. None
+    when the options do no MPI-IO or the probe cannot tell."""
+    import os
+    from pathlib import Path
+
+    from iolab import launch, paths
+    from iolab.bench import options
+    from iolab.bench.engine import run_engine
+
+    ns = check_args(args)
+    values = options.set_options(ns)
+    if values.get("api", "posix") not in ("mpiio", "hdf5", "pnetcdf"):
+        return None
+    where = Path(str(values["path"])).parent if values.get("path") else Path.cwd()
+    target = where.resolve() / f".iolab-probe-{os.getpid()}"
+    spec = launch.LaunchSpec(np=1, launcher=ns.launcher, mpi=ns.mpi,
+                             extra=launch.parse_launcher_args(ns.launcher_args))
+    cmd = launch.prepare(spec, [str(paths.engine_for_mpi(ns.mpi)), "--api", "mpiio",
+                                "--layout", "segmented", "--transfer", "4K", "--block", "4K",
+                                "--write", "--path", str(target), "--quiet"])
+    doc = run_engine(cmd, lambda _p: None).doc or {}
+    impl = (doc.get("environment") or {}).get("mpiio_implementation")
+    return str(impl) if impl in ("romio", "ompio") else None
 
 
 def _run_limited(cmd: list[str], env: dict[str, str],

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 import shlex
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from iolab.diagnose.jobfacts import (
@@ -153,22 +153,44 @@ def _cray_patterns(facts: JobFacts, paths: Iterable[str]) -> list[str]:
     return out[:32]
 
 
-def _cray_hints(facts: JobFacts, hints: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
+def cray_hints(hints: Mapping[str, str], nodes: int | None, nprocs: int | None = None
+               ) -> tuple[dict[str, str], list[str]]:
     """The hints as MPICH_MPIIO_HINTS can carry them: ``:`` separates its fields, so
-    ``cb_config_list *:N`` becomes ``cb_nodes`` (N per node times the nodes) when the nodes
-    are known, else it is left to MPI_Info_set."""
+    ``cb_config_list *:N`` becomes ``cb_nodes`` (N per node times the nodes, at most the
+    ranks; ``*:*``: every rank) when that count is known, else it is left to MPI_Info_set
+    (a note says so)."""
     out = {k: v for k, v in hints.items() if k != "cb_config_list"}
     notes = []
     if "cb_config_list" in hints:
-        per = int(hints["cb_config_list"].split(":")[1])
-        if facts.nodes and "cb_nodes" not in out:
-            out["cb_nodes"] = str(min(per * facts.nodes, facts.nprocs))
-            notes.append(f"# cb_config_list *:{per} as cb_nodes ({per} per node x "
-                         f"{facts.nodes} node(s)): its ':' cannot be written here")
+        config = hints["cb_config_list"]
+        per = config.partition(":")[2]
+        count: int | None = None
+        if per.isdigit() and nodes:
+            count = min(int(per) * nodes, nprocs) if nprocs else int(per) * nodes
+        elif per == "*" and nprocs:
+            count = nprocs
+        if count is not None and "cb_nodes" not in out:
+            out["cb_nodes"] = str(count)
+            how = f"{per} per node x {nodes} node(s)" if per.isdigit() else "every rank"
+            notes.append(f"# cb_config_list {config} as cb_nodes ({how}): its ':' cannot be "
+                         "written here")
         else:
-            notes.append(f"# cb_config_list *:{per}: set it with MPI_Info_set (its ':' cannot be "
-                         "written in MPICH_MPIIO_HINTS)")
+            notes.append(f"# cb_config_list {config}: set it with MPI_Info_set (its ':' cannot "
+                         "be written in MPICH_MPIIO_HINTS)")
     return out, notes
+
+
+def mpich_mpiio_hints(hints: Mapping[str, str], patterns: Sequence[str] = ("*",),
+                      nodes: int | None = None, nprocs: int | None = None
+                      ) -> tuple[str, list[str]]:
+    """The value of Cray MPICH's ``MPICH_MPIIO_HINTS`` for ``hints`` (``pattern:key=value:
+    ...``, one entry per file pattern, comma-separated; cray_hints for what ``:`` rules
+    out), and the notes that say what was changed; "" when no hint can be carried."""
+    cray, notes = cray_hints(hints, nodes, nprocs)
+    if not cray:
+        return "", notes
+    kv = ":".join(f"{k}={v}" for k, v in cray.items())
+    return ",".join(f"{p}:{kv}" for p in patterns), notes
 
 
 def _ompio_lines(facts: JobFacts, hints: Mapping[str, str]) -> tuple[list[str], list[str]]:
@@ -246,11 +268,9 @@ def romio_hints(model: Model, hints: Mapping[str, str], stem: str = "romio_hints
                             switch + f"export ROMIO_HINTS=\"{_HERE}/{stem}.txt\"\n"
                             "export ROMIO_PRINT_HINTS=1  # check in the job output that they "
                             "applied\n", "ROMIO: source before mpirun/srun"))
-    cray, notes = _cray_hints(facts, kept)
-    if lib.name in ("cray-mpich", "unknown") and cray:
-        pats = _cray_patterns(facts, named) or ["*"]
-        kv = ":".join(f"{k}={v}" for k, v in cray.items())
-        spec = ",".join(f"{p}:{kv}" for p in pats)
+    spec, notes = mpich_mpiio_hints(kept, _cray_patterns(facts, named) or ["*"], facts.nodes,
+                                    facts.nprocs)
+    if lib.name in ("cray-mpich", "unknown") and spec:
         out.append(Artifact("mpich-hints", f"{stem}.cray.env",
                             "\n".join(head + notes) + "\n"
                             f"export MPICH_MPIIO_HINTS={shlex.quote(spec)}\n"

@@ -41,8 +41,17 @@ def run_point(bench_args: Sequence[str], params: Mapping[str, str], repetitions:
 
 
 def check_points(bench_args: Sequence[str], grid_points: Sequence[Mapping[str, str]]) -> None:
-    """``iolab bench --dry-run`` of the first and last point: bad options or values are one
-    line (UsageError) before anything is stored or run."""
+    """Every point's options and values judged by iolab bench's own parsers (a bad value
+    of the second point must not wait for the first point's run), then ``iolab bench
+    --dry-run`` of the first and last point (the launcher, the test path): bad input is
+    one line (UsageError) before anything is stored or run."""
+    from iolab.bench.subrun import check_args
+
+    for params in grid_points:
+        try:
+            check_args([*bench_args, *point_args(dict(params))])
+        except UsageError as exc:
+            raise UsageError(f"{_params_text(params)}: {exc}") from None
     for params in {0: grid_points[0], 1: grid_points[-1]}.values():
         cmd = [sys.executable, "-m", "iolab", "bench", *bench_args, *point_args(dict(params)),
                "--dry-run"]

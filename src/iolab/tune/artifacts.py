@@ -2,7 +2,9 @@
 
 - ``romio-hints``: ``key value`` lines (the ROMIO_HINTS file format);
 - ``env.sh``: ``ROMIO_HINTS`` pointing at that file, Cray's ``MPICH_MPIIO_HINTS`` in its
-  ``pattern:key=value:...`` syntax, OMPIO's ``OMPI_MCA_*`` parameters;
+  ``pattern:key=value:...`` syntax (written by diagnose's writer: a value with ``:``, as
+  ``cb_config_list *:2``, cannot go there and a comment says so), OMPIO's ``OMPI_MCA_*``
+  parameters;
 - ``lfs.sh``: ``lfs setstripe`` on the output directory (before the files are created);
 - ``slurm.txt``: launch options;
 - ``code-changes.txt``: what only the application's source can change (collective calls,
@@ -16,6 +18,7 @@ import shlex
 from collections.abc import Mapping
 from pathlib import Path
 
+from iolab.diagnose.fixes import mpich_mpiio_hints
 from iolab.tune.knobs import LAUNCH, knob
 from iolab.tune.objective import lfs_setstripe
 
@@ -59,8 +62,10 @@ def write_artifacts(winner: Mapping[str, str], directory: Path,
         put("romio-hints", "".join(f"{k} {v}\n" for k, v in hints.items()))
         env_lines.append(f"export ROMIO_HINTS={shlex.quote(str(directory.resolve()))}"
                          "/romio-hints")
-        cray = "*:" + ":".join(f"{k}={v}" for k, v in hints.items())
-        env_lines.append(f"export MPICH_MPIIO_HINTS={shlex.quote(cray)}")
+        cray, notes = mpich_mpiio_hints(hints)  # Cray MPICH: ':' separates its fields
+        env_lines += [n.replace("# ", "# Cray MPICH: ", 1) for n in notes]
+        if cray:
+            env_lines.append(f"export MPICH_MPIIO_HINTS={shlex.quote(cray)}")
     for n, v in by_kind.get("ompio", {}).items():
         env_lines.append(f"export OMPI_MCA_{knob(n).library_key}={shlex.quote(v)}")
     if env_lines:

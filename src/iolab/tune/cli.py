@@ -5,8 +5,9 @@
     iolab tune --resume 3
 
 After ``--`` comes the workload: an ``iolab bench`` command line (the engine's JSON gives
-the bandwidth), or any command (scored by wall time, or by ``--metric``). With nothing after
-``--`` a small bench workload of the preset's kind runs.
+the bandwidth; ``iolab`` by any path, or ``python -m iolab``), or any command (scored by wall
+time, or by ``--metric``). A tune without a workload is refused: a tuned setting holds for the
+workload it was measured on, so that workload is the user's to name.
 """
 
 from __future__ import annotations
@@ -24,14 +25,12 @@ from iolab.errors import UsageError
 EXIT_FAILED = 1
 EXIT_INTERRUPTED = 130
 
-# A small workload per preset when the user gives none (seconds on a laptop).
-DEFAULT_WORKLOADS = {
-    "posix": ["-a", "posix", "--layout", "segmented", "-t", "1m", "-b", "16m", "--np", "2",
-              "-w"],
-    "mpiio": ["-a", "mpiio", "--layout", "strided", "-t", "64k", "-b", "4m", "--np", "4", "-w"],
-    "hdf5": ["-a", "hdf5", "--layout", "strided", "-t", "64k", "-b", "4m", "--np", "4", "-w"],
-    "pnetcdf": ["-a", "pnetcdf", "--layout", "strided", "-t", "64k", "-b", "4m", "--np", "4",
-                "-w"],
+# What the refusal of a tune without a workload shows, per preset: a workload of that kind.
+EXAMPLE_WORKLOADS = {
+    "posix": "iolab bench -a posix --layout segmented -t 1m -b 16m --np 2 -w",
+    "mpiio": "iolab bench -a mpiio --layout strided -t 64k -b 4m --np 4 -w",
+    "hdf5": "iolab bench -a hdf5 --layout strided -t 64k -b 4m --np 4 -w",
+    "pnetcdf": "iolab bench -a pnetcdf --layout strided -t 64k -b 4m --np 4 -w",
 }
 
 
@@ -137,19 +136,42 @@ def _workload(args: argparse.Namespace) -> tuple[str, list[str]]:
             raise UsageError("--from-log builds the workload from the log: give no command "
                              "after '--'")
         return "bench", []
-    if rest[:2] == ["iolab", "bench"]:
-        return "bench", rest[2:]
-    if rest[:1] == ["bench"]:
-        return "bench", rest[1:]
+    bench = bench_workload(rest)
+    if bench is not None:
+        return "bench", bench
     if not rest:
-        for p in args.preset:
-            if p in DEFAULT_WORKLOADS:
-                return "bench", list(DEFAULT_WORKLOADS[p])
-        raise UsageError("no workload: give '-- iolab bench OPTIONS' or '-- COMMAND ...' "
-                         "after the tune options (or a --preset with a default workload)")
+        example = next((EXAMPLE_WORKLOADS[p] for p in args.preset if p in EXAMPLE_WORKLOADS),
+                       EXAMPLE_WORKLOADS["mpiio"])
+        raise UsageError("no workload to tune: end the line with '-- iolab bench OPTIONS' "
+                         f"(e.g. -- {example}) or '-- COMMAND ...' (your own program)")
     if rest[0].startswith("-"):
         raise UsageError(f"unknown option {rest[0]!r} for iolab tune (a workload follows '--')")
     return "command", rest
+
+
+def bench_workload(argv: list[str]) -> list[str] | None:
+    """The bench options of an ``iolab bench`` command line, whatever path names the
+    ``iolab`` script (``/opt/x/bin/iolab``, ``.venv/bin/iolab``) or ``python -m iolab``;
+    None for any other command. A bare ``bench`` is iolab's too (``-- bench -t 1m``)."""
+    if argv[:1] == ["bench"]:
+        return argv[1:]
+    if argv and Path(argv[0]).name == "iolab" and argv[1:2] == ["bench"]:
+        return argv[2:]
+    if argv and Path(argv[0]).name.startswith("python") and argv[1:4] == ["-m", "iolab",
+                                                                         "bench"]:
+        return argv[4:]
+    return None
+
+
+def _check_bench_workload(argv: list[str]) -> None:
+    """The workload's options, judged by iolab bench's own parsers before the tune is
+    stored: a bad option is the one line, not a failed tune in the database."""
+    from iolab.bench.subrun import check_args
+
+    try:
+        check_args(argv)
+    except UsageError as exc:
+        raise UsageError(f"the workload after '-- iolab bench': {exc}") from None
 
 
 def _from_log(args: argparse.Namespace) -> dict[str, Any]:
@@ -260,6 +282,23 @@ def _check_space_for(kind: str, space: Any, argv: list[str]) -> None:
         raise UsageError("the search space has one configuration only")
 
 
+def _refuse_ignored_knobs(kind: str, space: Any, implementation: str | None,
+                          named: set[str]) -> None:
+    """Knobs the workload's MPI-IO implementation ignores, refused before the baseline runs:
+    a knob the user named with --knob, or every knob of the space (a preset's knobs for
+    the other implementation are dropped after the baseline, with a note)."""
+    from iolab.tune.search import drop_for_implementation
+
+    kept, notes = drop_for_implementation(space, implementation, kind)
+    for note in notes:
+        name, _, why = note.partition(": not tuned, ")
+        if name in named:
+            raise UsageError(f"--knob {name}: {why}; leave it out")
+    if space.dimensions and not kept.dimensions:
+        raise UsageError("no knob of the search space acts on this workload: "
+                         + "; ".join(n.replace(": not tuned, ", ": ") for n in notes))
+
+
 def run(args: argparse.Namespace) -> int:
     if args.list_knobs:
         return _list_knobs()
@@ -275,16 +314,27 @@ def run(args: argparse.Namespace) -> int:
     if args.output:
         cli_common.check_output_dir(args.output)
     if args.resume is None and not args.list:
+        named = {k.partition("=")[0].strip() for k in args.knob}  # before --from-log adds
         kind, argv = _workload(args)
         from_log = _from_log(args) if args.from_log else None
         if from_log is not None:
             argv = from_log["bench_args"]
+        if kind == "bench":
+            _check_bench_workload(argv)
         from iolab.tune.space import build_space
 
         predicted = predict_implementation(kind, argv, args.mpi)
         space = build_space(args.preset, args.knob, args.space, predicted or "romio",
                             preset_skips=("engine",) if kind == "command" else ())
+        if kind == "bench" and any(d.knob.kind in ("romio", "ompio") for d in space.dimensions):
+            from iolab.bench.subrun import mpiio_implementation
+
+            probed = mpiio_implementation(argv)  # what the baseline would tell, in a second
+            if probed != predicted:
+                predicted = probed
+                space = build_space(args.preset, args.knob, args.space, predicted or "romio")
         _check_space_for(kind, space, argv)
+        _refuse_ignored_knobs(kind, space, predicted, named)
         objective = _objective(kind, argv, args)
         if from_log is not None:
             objective.from_log = from_log
@@ -437,7 +487,10 @@ def _execute(conn: Any, tune_id: int, objective: Any, space: Any, args: argparse
               f"Continue with: iolab tune --resume {tune_id}", file=sys.stderr)
         return EXIT_INTERRUPTED
     except UsageError:
-        store.update_tune(conn, tune_id, status="failed")
+        if done or tuner.done:
+            store.update_tune(conn, tune_id, status="failed")
+        else:  # refused before its first run (bad input): the tune is not kept
+            store.forget_tune(conn, tune_id)
         raise
     fl = getattr(objective, "from_log", None)
     if fl:

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from iolab.diagnose.fixes import mpich_mpiio_hints
 from iolab.errors import UsageError
 from iolab.launch import allocation_nodes, allocation_tasks_per_node
 from iolab.tune.knobs import LAUNCH, Knob, knob
@@ -312,6 +313,48 @@ class BenchObjective:
                             ignored, impl, effective_settings(doc))
 
 
+# What MPI launchers print around a failed job, not the program's words: Open MPI's boxes
+# between lines of dashes, MPICH's (hydra's) "BAD TERMINATION" box of '=' lines and the
+# lines after it, the launchers' one-line notices.
+_RULE = re.compile(r"^\s*(-{10,}|={10,})\s*$")
+_LAUNCHER_LINE = re.compile(
+    r"^\s*(=\s|YOUR APPLICATION TERMINATED WITH THE EXIT STRING|This typically refers to a "
+    r"problem with your application|Please see the FAQ page|Primary job\s+terminated|"
+    r"mpi(run|exec)\S* (detected that one or more processes exited|noticed that)|"
+    r"\[mpiexec@|\[proxy:|srun: error: |slurmstepd: error: \*+ STEP|"
+    # the MPI runtime's report of a crashed rank: Open MPI's "[host:pid] *** Process
+    # received signal ***" block, UCX's "[host:pid:...] Caught signal" and backtrace
+    r"\[[^\]\s]+:\d+[^\]]*\]\s)", re.I)
+# a backtrace's frames say where, never why ("libc.so.6(gsignal+0x12)")
+_FRAME = re.compile(r"^\s*(\[[^\]]*\]\s*)?(\[ ?\d+\]\s*|\d+\s+)\S*\(\S*\+0x|^\s*=+ backtrace")
+_NOT_WHY = ("job has been aborted", "End of error message")
+_SAYS_WHY = re.compile(r"error|cannot|can't|could not|fail|abort|denied|no such|not found|"
+                       r"invalid|fatal|killed|signal|segmentation|exception", re.I)
+
+
+def error_line(output: str) -> str:
+    """The line of a failed command's output that says why: the program's own last line
+    that reads like an error, outside the launcher's banners; else the banner's line that
+    does (a rank killed by a signal); else the program's last line."""
+    own: list[str] = []
+    banner: list[str] = []
+    in_box = False
+    for line in output.splitlines():
+        if not line.strip() or _FRAME.match(line):
+            continue
+        if _RULE.match(line):
+            in_box = not in_box if line.strip()[0] == "-" else in_box
+            continue
+        (banner if in_box or _LAUNCHER_LINE.match(line) else own).append(line.strip())
+    for lines in ([x for x in own if _SAYS_WHY.search(x)],
+                  [x for x in banner if _SAYS_WHY.search(x)
+                   and not any(n in x for n in _NOT_WHY)],
+                  own):
+        if lines:
+            return lines[-1]
+    return "no output"
+
+
 @dataclass
 class CommandObjective:
     """Any command; scored by wall time (lower is better) or by ``metric`` (a regex whose
@@ -362,7 +405,13 @@ class CommandObjective:
             path = Path(self.hints_dir) / f"{label.replace(':', '-')}.hints"
             path.write_text("".join(f"{k} {v}\n" for k, v in hints.items()))
             env["ROMIO_HINTS"] = str(path)
-            env["MPICH_MPIIO_HINTS"] = "*:" + ":".join(f"{k}={v}" for k, v in hints.items())
+            # Cray MPICH splits the variable on ':' (cb_config_list *:N becomes cb_nodes
+            # over the allocation's nodes, as in diagnose's fix files)
+            ntasks = env.get("SLURM_NTASKS", "")
+            cray, _ = mpich_mpiio_hints(hints, nodes=allocation_nodes(env),
+                                        nprocs=int(ntasks) if ntasks.isdigit() else None)
+            if cray:
+                env["MPICH_MPIIO_HINTS"] = cray
         return env
 
     def evaluate(self, params: Mapping[str, str], label: str) -> TrialOutcome:
@@ -388,9 +437,8 @@ class CommandObjective:
             raise
         wall = time.monotonic() - start
         if proc.returncode != 0:
-            last = (out.strip().splitlines() or ["no output"])[-1][:200]
             return TrialOutcome("failed", None, wall,
-                                error=f"exit code {proc.returncode}: {last}")
+                                error=f"exit code {proc.returncode}: {error_line(out)[:200]}")
         settings = srun_settings(self.argv, env)
         if self.metric is None:
             return TrialOutcome("ok", wall, wall, settings=settings)

@@ -426,7 +426,19 @@ class Tuner:
                 self._measure({**self.space.baseline(), **json.loads(again)}, "repeat")
             else:
                 break  # every point measured, the best ones repeated: nothing left to learn
-        self.progress.importances = _importances(study)
+        self.progress.importances = _importances(study, self._honoured())
+
+    def _honoured(self) -> list[str]:
+        """The knobs whose asked values the library ran, in every run that set them (read
+        back): what mattered is told of these only, since the runs of a knob the library
+        did not honour measured other settings than its values say."""
+        out = []
+        for d in self.space.dimensions:
+            ran = [t for t in self.done if t.status == "ok"
+                   and t.params.get(d.knob.name, DEFAULT) != DEFAULT]
+            if not any(d.knob.library_key in t.ignored for t in ran):
+                out.append(d.knob.name)
+        return out
 
     def _propose(self, study: Any, enc: dict[str, Encoding],
                  rng: random.Random) -> tuple[Any, dict[str, str]] | None:
@@ -756,14 +768,16 @@ class Tuner:
         return self.progress
 
 
-def _importances(study: Any) -> dict[str, float]:
-    """Which knobs mattered (Optuna's fANOVA); empty when the study cannot say."""
+def _importances(study: Any, knobs: Sequence[str]) -> dict[str, float]:
+    """Which of ``knobs`` mattered (Optuna's fANOVA); empty when the study cannot say."""
     import optuna
 
+    if not knobs:
+        return {}
     try:
         with warnings.catch_warnings():  # "too few trials": the empty answer says it
             warnings.simplefilter("ignore")
-            imp = optuna.importance.get_param_importances(study)
+            imp = optuna.importance.get_param_importances(study, params=list(knobs))
     except (RuntimeError, ValueError, ZeroDivisionError):
         return {}
     return {k: round(float(v), 3) for k, v in imp.items()}

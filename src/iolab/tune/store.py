@@ -67,6 +67,15 @@ def update_tune(conn: sqlite3.Connection, tune_id: int, *, status: str | None = 
         conn.execute(f"UPDATE tunes SET {', '.join(sets)} WHERE id = ?", (*vals, tune_id))
 
 
+def forget_tune(conn: sqlite3.Connection, tune_id: int) -> None:
+    """Remove a tune that stored no trial (its workload was refused as bad input before the
+    first run): bad input leaves nothing in the database."""
+    with transaction(conn):
+        if conn.execute("SELECT 1 FROM trials WHERE tune_id = ? LIMIT 1",
+                        (tune_id,)).fetchone() is None:
+            conn.execute("DELETE FROM tunes WHERE id = ?", (tune_id,))
+
+
 def add_trial(conn: sqlite3.Connection, tune_id: int, trial: Trial) -> None:
     """The database files a repeat as a search run (its phase column knows search and
     confirm): a search run of a configuration measured before is a repeat, which the tuner
