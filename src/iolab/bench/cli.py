@@ -220,9 +220,10 @@ def run(args: argparse.Namespace) -> int:
     test_path = options.set_options(args).get("path")
     if test_path:  # the one rule for every verb: the missing last folder is made, and said
         cli_common.make_dir(Path(test_path).parent)
-    scratch = jobs.Scratch() if needs_scratch else None
+    scratch: jobs.Scratch | None = None
     stored: list[dict[str, Any]] = []
-    try:
+    try:  # made inside: a Ctrl-C just after it still reaches the removal below
+        scratch = jobs.Scratch() if needs_scratch else None
         for run_spec, case in runs:
             if scratch is not None:
                 case = jobs.with_path(case, scratch.path_for(case))
