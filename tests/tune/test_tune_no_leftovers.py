@@ -94,7 +94,7 @@ def test_interrupted_sweep_leaves_no_bench_folder(tmp_path: Path, engine_ok: Non
                    *NULL_BENCH[:6], *NULL_BENCH[8:]], work, tmp, group)
     rc, err = _interrupt_when(proc, work, ".iolab-bench-*", group)
     assert rc == 130, err
-    assert "iolab sweep --resume 1" in err
+    assert "continue with: iolab sweep --resume 1 --db r.db" in err  # was: without --db
     assert _settle(work, ".iolab-bench-*") == []
     assert sorted(p.name for p in work.iterdir()) == ["r.db"]
 
@@ -134,5 +134,5 @@ def test_interrupted_command_tune_leaves_no_temporary_folder(tmp_path: Path) -> 
     proc = _start(_command_tune(command=["sleep", "30"]), work, tmp, group=False)
     rc, err = _interrupt_when(proc, tmp, "iolab-tune-*", group=False)
     assert rc in (130, -signal.SIGINT), err
-    assert "iolab tune --resume 1" in err
+    assert "Continue with: iolab tune --resume 1 --db r.db" in err  # was: without --db
     assert _settle(tmp, "*") == []
