@@ -26,8 +26,9 @@ def test_dry_run_line_runs_as_printed(engine: Path, workdir: Path) -> None:
     r = run_iolab("bench", "--dry-run", "--api", "null", "-t", "64k", "-b", "1m", "--np", "2",
                   cwd=workdir)
     assert r.returncode == 0, r.stderr
-    (line,) = r.stdout.splitlines()
-    p = subprocess.run(["bash", "-c", line], cwd=workdir, capture_output=True, text=True,
+    # without --path: make the private folder, the one launch line, remove the folder
+    assert len(r.stdout.splitlines()) == 3
+    p = subprocess.run(["bash", "-c", r.stdout], cwd=workdir, capture_output=True, text=True,
                        timeout=120, env={"PATH": "/usr/bin:/bin"})
     assert p.returncode == 0, p.stderr
     doc = json.loads(p.stdout)

@@ -203,23 +203,14 @@ def run(args: argparse.Namespace) -> int:
     fixed = ("--quiet", "--progress")  # JSON on stdout, progress lines on stderr
     runs = _sweep(args, spec, cases)
     if args.dry_run:
-        for run_spec, case in runs:
-            # a path that exists when the line is pasted (the engine removes its files)
-            path = ("--path", f"./iolab-bench.{case.scratch_name}") if needs_scratch else ()
-            cmd = launch.prepare(run_spec, [str(engine), *case.engine_args, *path, *fixed])
-            if layout is not None:
-                for target in _striping_targets(spec, [*case.engine_args, *path])[0]:
-                    print(shlex.join(striping.setstripe_command(target, layout)))
-            print(_pastable(cmd))
+        _print_dry_run(spec, runs, engine, fixed, layout, needs_scratch)
         return 0
     launch.prepare(spec, [str(engine)])  # no mpirun / srun: one line, before any scratch
     conn = db.connect(args.db)
-    test_path = options.set_options(args).get("path")
-    if test_path:  # the one rule for every verb: the missing last folder is made, and said
-        cli_common.make_dir(Path(test_path).parent)
-    scratch = jobs.Scratch() if needs_scratch else None
+    scratch: jobs.Scratch | None = None
     stored: list[dict[str, Any]] = []
-    try:
+    try:  # made inside: a Ctrl-C just after it still reaches the removal below
+        scratch = jobs.Scratch() if needs_scratch else None
         for run_spec, case in runs:
             if scratch is not None:
                 case = jobs.with_path(case, scratch.path_for(case))
@@ -246,6 +237,34 @@ def run(args: argparse.Namespace) -> int:
     if "interrupted" in statuses:
         return EXIT_INTERRUPTED
     return EXIT_FAILED_RUN if "failed" in statuses else 0
+
+
+_SCRATCH = "IOLAB_SCRATCH_DIR"  # stands for the private folder in the dry run's lines
+
+
+def _print_dry_run(spec: launch.LaunchSpec, runs: list[tuple[launch.LaunchSpec, jobs.Case]],
+                   engine: Path, fixed: Sequence[str], layout: striping.Striping | None,
+                   needs_scratch: bool) -> None:
+    """The lines the real run executes, pastable as a script: without --path, the same
+    private folder as the real run (.iolab-bench-* in the current folder, made, used for
+    every case, removed at the end)."""
+    if needs_scratch:
+        print('scratch=$(mktemp -d ./.iolab-bench-XXXXXXXX) || exit 2')
+    for run_spec, case in runs:
+        path = ("--path", f"{_SCRATCH}/{case.scratch_name}") if needs_scratch else ()
+        cmd = launch.prepare(run_spec, [str(engine), *case.engine_args, *path, *fixed])
+        if layout is not None:
+            targets = _striping_targets(spec, [*case.engine_args, *path],
+                                        Path(_SCRATCH) if needs_scratch else None)[0]
+            for target in targets:
+                print(_in_scratch(shlex.join(striping.setstripe_command(target, layout))))
+        print(_in_scratch(_pastable(cmd)))
+    if needs_scratch:
+        print('rm -rf "$scratch"')
+
+
+def _in_scratch(line: str) -> str:
+    return line.replace(_SCRATCH, '"$scratch"')
 
 
 def _striping(args: argparse.Namespace, spec: launch.LaunchSpec) -> striping.Striping | None:
@@ -294,11 +313,26 @@ def _check_test_files(args: argparse.Namespace, spec: launch.LaunchSpec) -> None
         return
     inputs = [str(args.db or db.default_db_path())]
     inputs += [str(v) for k, v in options.set_options(args).items() if k == "hints-file"]
-    cli_common.check_output_file(path, "-o/--path", inputs)
+    _check_test_folder(path)
+    cli_common.check_output_file(path, "-o/--path", inputs, make_folder=False)
     for rank in range(min(spec.np, 4096)):
         for name in (f"{path}.{rank}", f"{path}.a{rank}"):
             if Path(name).exists():
                 cli_common.check_output_file(name, "-o/--path (per-rank file)", inputs)
+
+
+def _check_test_folder(path: str) -> None:
+    """The test files' folder exists: iolab makes none for them (the engine removes its
+    files, an empty folder would stay; ``--path /scratch/$USER/md`` with USER unset would
+    make /scratch)."""
+    folder = Path(path).parent
+    if folder.is_dir():
+        return
+    what = "is not a folder" if folder.exists() else "does not exist"
+    unset = " (the path has an empty part '//': is a variable such as $USER unset?)" \
+        if "//" in path else ""
+    raise UsageError(f"-o/--path {path}: {folder} {what}{unset}; iolab makes no folder for "
+                     "test files: create it first, or give a path in an existing folder")
 
 
 def _pastable(cmd: launch.Launch) -> str:
@@ -410,7 +444,8 @@ def _heading(stored: list[dict[str, Any]]) -> str | None:
 
 def _print_summary(args: argparse.Namespace, stored: list[dict[str, Any]],
                    heading: str | None = None) -> None:
-    report = summary_report(stored, str(args.db or db.default_db_path()), heading)
+    report = summary_report(stored, str(args.db or db.default_db_path()), heading,
+                            db_option=args.db)
     if args.format == "json":
         report.raw["runs"] = [{"id": r["id"], "status": r["status"], "label": r["label"],
                                "engine": r.get("engine_json")} for r in stored]

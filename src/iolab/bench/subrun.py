@@ -99,26 +99,39 @@ def mpiio_implementation(args: Sequence[str]) -> str | None:
     return str(impl) if impl in ("romio", "ompio") else None
 
 
-def _run_limited(cmd: list[str], env: dict[str, str],
-                 limit: float) -> subprocess.CompletedProcess[str] | None:
+def _run_to_end(cmd: list[str], env: dict[str, str],
+                limit: float | None) -> subprocess.CompletedProcess[str] | None:
     """The command in its own process group, so that the launcher and every rank stop with
-    it: SIGTERM first (the bench verb stores the run as interrupted), SIGKILL 10 s later.
-    None when the limit was reached."""
+    it. Ctrl-C here is passed on as SIGINT and the bench verb is given the time to store
+    the run as interrupted and remove its test folder (a SIGKILL at once left an empty
+    ``.iolab-bench-*`` behind); at the time limit, SIGTERM. SIGKILL only if it does not end
+    within 10 s. None when the limit was reached."""
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             stdin=subprocess.DEVNULL, text=True, start_new_session=True)
     try:
         out, err = proc.communicate(timeout=limit)
     except (subprocess.TimeoutExpired, KeyboardInterrupt) as exc:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.communicate(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
-        if isinstance(exc, KeyboardInterrupt):
+        interrupted = isinstance(exc, KeyboardInterrupt)
+        _stop(proc, signal.SIGINT if interrupted else signal.SIGTERM)
+        if interrupted:
             raise
         return None
     return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
+def _stop(proc: subprocess.Popen[str], sig: int) -> None:
+    """Signal the group and wait for it to clean up; a second Ctrl-C, or 10 s, SIGKILLs."""
+    try:
+        os.killpg(proc.pid, sig)
+        proc.communicate(timeout=10)
+    except ProcessLookupError:
+        proc.communicate()
+    except (subprocess.TimeoutExpired, KeyboardInterrupt):
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.communicate()
 
 
 def _stored_error(db: str | None, run_id: Any) -> str | None:
@@ -158,15 +171,12 @@ def run_bench(args: Sequence[str], label: str, db: str | None = None,
     start = time.monotonic()
     if runner is not None:
         done = runner(cmd, full_env)
-    elif time_limit_s is not None:
-        limited = _run_limited(cmd, full_env, time_limit_s)
+    else:
+        limited = _run_to_end(cmd, full_env, time_limit_s)
         if limited is None:
             return BenchRun("failed", None, None, f"time limit of {time_limit_s:g} s reached "
                             "(the run was stopped)", time.monotonic() - start)
         done = limited
-    else:
-        done = subprocess.run(cmd, env=full_env, capture_output=True, text=True, check=False,
-                              stdin=subprocess.DEVNULL)
     wall = time.monotonic() - start
     if done.returncode == EXIT_USAGE:
         return BenchRun("refused", None, None,

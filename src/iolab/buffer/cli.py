@@ -5,7 +5,8 @@
 SPEC is an ``IOLAB_BUFFER`` value (default: the environment's, else ``*`` with 4 buffers of
 4 MiB and 2 read ahead per file); ``--config FILE`` reads it from a file. The program's
 stdout, stderr and exit status are its own; the statistics (one IOBUF-shaped table per file
-and process) go to stderr or FILE, and to stderr when FILE cannot be written.
+and process) go to stderr or FILE, and to stderr when FILE cannot be written. FILE is never a
+file of the program's or the user's (:mod:`iolab.buffer.target`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pathlib import Path
 
 from iolab import cli_common, launch, paths
 from iolab.buffer import spec as bufspec
+from iolab.buffer import target as stats_target
 from iolab.errors import UsageError
 
 
@@ -36,7 +38,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        help="a file holding the IOLAB_BUFFER value (lines joined with ',')")
     parser.add_argument(
         "-o", "--output", "--stats", dest="stats", default=None, metavar="FILE",
-        help="write the statistics to FILE, not stderr (never an existing log or profile)"
+        help="write the statistics to FILE, not stderr (a new file or the statistics file "
+             "of an earlier run; never a file the program names or its stdout/stderr)"
     )
     cli_common.add_quiet_verbose(
         parser, quiet_help="do not print statistics",
@@ -84,6 +87,8 @@ def run(args: argparse.Namespace) -> int:
     if args.stats and not args.quiet:
         inputs = [args.config] if args.config else []
         cli_common.check_output_file(args.stats, "--stats", inputs)
+        stats_target.check(args.stats, argv)
+    before = stats_target.Seen.of(Path(args.stats)) if args.stats else None
     with tempfile.TemporaryDirectory(prefix="iolab-buffer-") as tmp:
         stats = None if args.quiet else str(Path(tmp) / "stats.txt")
         env = {**os.environ, **build_env(config, stats)}
@@ -96,8 +101,13 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"cannot start {argv[0]}: {exc.strerror}") from exc
         rc = _wait(proc)
         if stats and Path(stats).exists():
-            _report_stats(Path(stats).read_text(encoding="utf-8", errors="replace"),
-                          args.stats)
+            text = Path(stats).read_text(encoding="utf-8", errors="replace")
+            target = args.stats
+            if target and before is not None and before.changed(Path(target)):
+                print(f"iolab buffer: -o {target} was written by the program during the run; "
+                      "kept it, the statistics follow on stderr", file=sys.stderr)
+                target = None
+            _report_stats(text, target)
     return 128 + (-rc) if rc < 0 and -rc in signal.valid_signals() else rc
 
 
@@ -109,5 +119,5 @@ def _report_stats(text: str, target: str | None) -> None:
             cli_common.write_output(Path(target), text, "--stats")
             return
         except UsageError as exc:
-            print(f"iolab: {exc}; the statistics follow on stderr", file=sys.stderr)
+            print(f"iolab buffer: {exc}; the statistics follow on stderr", file=sys.stderr)
     sys.stderr.write(text)

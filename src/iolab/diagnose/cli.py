@@ -133,20 +133,11 @@ def _check_outputs(args: argparse.Namespace) -> None:
     if len(files) == 2 and Path(files[0][1]).resolve() == Path(files[1][1]).resolve():
         raise UsageError(f"-o and --html name the same file {args.output}; give two names")
     if args.emit_fixes:
-        d = cli_common.check_output_dir(args.emit_fixes, "--emit-fixes", inputs)
-        if d.is_dir() and any(d.iterdir()) and not _earlier_fixes(d):
-            raise UsageError(f"--emit-fixes {d}: the folder holds other files (the fixes "
-                             "would be written among them, README.md included); give a new "
-                             "or empty folder")
+        from iolab.diagnose.emit import check_folder
 
-
-def _earlier_fixes(folder: Path) -> bool:
-    """A folder an earlier --emit-fixes wrote (its README.md says so): may be rewritten."""
-    try:
-        return (folder / "README.md").read_text(errors="replace").startswith(
-            "# Fixes proposed by iolab diagnose")
-    except OSError:
-        return False
+        # a new or empty folder, or one an earlier --emit-fixes wrote whose files nobody
+        # changed since (docs/diagnose.md, "--emit-fixes into a used folder")
+        check_folder(cli_common.check_output_dir(args.emit_fixes, "--emit-fixes", inputs))
 
 
 def _render(args: argparse.Namespace, reports: list) -> None:
@@ -161,19 +152,37 @@ def _render(args: argparse.Namespace, reports: list) -> None:
         if not isinstance(exc.__context__, BrokenPipeError):
             raise
         pipe_closed = True
+    fixes = None
+    if args.emit_fixes:  # every refusal before any file is written
+        from iolab.diagnose import emit
+
+        fixes = emit.plan_all(reports)
+        emit.check_plan(Path(args.emit_fixes), fixes)
     if args.output:
         cli_common.write_output(Path(args.output),
                                 _document(reports, _output_format(args), args), "-o")
     if args.html:
         cli_common.write_output(Path(args.html), _document(reports, "html", args), "--html")
-    if args.emit_fixes:
-        from iolab.diagnose.emit import emit_fixes
-
-        base = cli_common.make_dir(Path(args.emit_fixes))
-        for i, r in enumerate(reports):
-            emit_fixes(r, base if len(reports) == 1 else base / f"log{i}")
+    if fixes is not None:
+        _emit(Path(args.emit_fixes), fixes)
     if pipe_closed:
         raise BrokenPipeError  # iolab.cli ends quietly with 0, not the --fail-on code
+
+
+def _emit(folder: Path, fixes: list) -> None:
+    """Write the fix files; say which earlier fix folders went and which were kept."""
+    from iolab.diagnose import emit
+
+    done = emit.write_planned(cli_common.make_dir(folder), fixes)
+    gone = sorted({Path(rel).parent.as_posix() if "/" in rel else rel
+                   for rel in done.removed} - set(done.kept))
+    if gone:
+        print(f"iolab diagnose: --emit-fixes {folder}: removed the earlier files the new fixes "
+              f"do not have (unchanged since iolab wrote them): {', '.join(gone)}",
+              file=sys.stderr)
+    if done.kept:
+        print(f"iolab diagnose: --emit-fixes {folder}: kept {', '.join(done.kept)}: no longer "
+              "part of the fixes, but holding files iolab did not write", file=sys.stderr)
 
 
 def _to_stdout(args: argparse.Namespace, reports: list) -> None:

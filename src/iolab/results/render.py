@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Union
@@ -492,15 +493,16 @@ def _run_notes(run: Mapping[str, Any]) -> list[str]:
 
 
 def summary_report(runs: Sequence[Mapping[str, Any]], db_path: str | None = None,
-                   heading: str | None = None) -> Report:
-    """What ``iolab bench`` prints: a heading, one row per run and operation, then notes."""
+                   heading: str | None = None, db_option: str | None = None) -> Report:
+    """What ``iolab bench`` prints: a heading, one row per run and operation, then notes;
+    the follow-up command carries ``--db db_option`` when the runs went to one given so."""
     rows = [row for run in runs if not metadata_preset(run) for row in _op_rows(run)]
     md_rows = [row for run in runs if metadata_preset(run) for row in _metadata_rows(run)]
     notes = [n for run in runs for n in _run_notes(run)]
     if db_path is not None and runs:
         ids = ", ".join(str(r.get("id")) for r in runs)
         notes.append(f"stored as run{'s' if len(runs) > 1 else ''} {ids} in {db_path} "
-                     f"(iolab results show {runs[0].get('id')})")
+                     f"(iolab results show {runs[0].get('id')}{_db_words(db_option)})")
     nodes: list[Node] = [Notes("heading", [heading])] if heading else []
     if rows or not md_rows:
         nodes.append(Table("summary", None, SUMMARY_COLUMNS, rows))
@@ -508,6 +510,10 @@ def summary_report(runs: Sequence[Mapping[str, Any]], db_path: str | None = None
         nodes.append(Table("metadata", None, METADATA_COLUMNS, md_rows))
     nodes.append(Notes("notes", notes))
     return Report("summary", nodes, csv_table="summary" if rows or not md_rows else "metadata")
+
+
+def _db_words(db_option: str | None) -> str:
+    return f" --db {shlex.quote(db_option)}" if db_option else ""
 
 
 PHASE_COLUMNS = (

@@ -3,6 +3,7 @@ stores the run), then the point row that links it; a progress line per point."""
 
 from __future__ import annotations
 
+import shlex
 import sqlite3
 import subprocess
 import sys
@@ -99,7 +100,8 @@ def run_sweep(conn: sqlite3.Connection, sweep_id: int, db: str | None,
             store.set_status(conn, sweep_id, "interrupted")
             if out:
                 print(f"sweep {sweep_id}: interrupted; {total - len(todo) + k} of {total} points"
-                      f" stored; continue with: iolab sweep --resume {sweep_id}", file=out)
+                      f" stored; continue with: iolab sweep --resume {sweep_id}"
+                      + (f" --db {shlex.quote(db)}" if db else ""), file=out)
             raise
         except UsageError:
             store.set_status(conn, sweep_id, "failed")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -484,7 +485,8 @@ def _execute(conn: Any, tune_id: int, objective: Any, space: Any, args: argparse
     except KeyboardInterrupt:
         store.update_tune(conn, tune_id, status="interrupted")
         print(f"iolab tune: interrupted; {len(tuner.done)} trial(s) stored. "
-              f"Continue with: iolab tune --resume {tune_id}", file=sys.stderr)
+              f"Continue with: iolab tune --resume {tune_id}"
+              + (f" --db {shlex.quote(args.db)}" if args.db else ""), file=sys.stderr)
         return EXIT_INTERRUPTED
     except UsageError:
         if done or tuner.done:

@@ -366,7 +366,6 @@ class CommandObjective:
     time_limit_s: float | None = None
     output_dir: str | None = None
     kind: str = "command"
-    hints_dir: str = field(default_factory=lambda: tempfile.mkdtemp(prefix="iolab-tune-"))
 
     def __post_init__(self) -> None:
         if not self.argv:
@@ -395,14 +394,16 @@ class CommandObjective:
                 "maximize": self.maximize, "time_limit_s": self.time_limit_s,
                 "output_dir": self.output_dir}
 
-    def environment(self, params: Mapping[str, str], label: str) -> dict[str, str]:
-        """What the command runs with: hints file, Cray's variable, OMPIO's parameters."""
+    def environment(self, params: Mapping[str, str], label: str,
+                    hints_dir: Path) -> dict[str, str]:
+        """What the command runs with: hints file (written in hints_dir), Cray's variable,
+        OMPIO's parameters."""
         env = dict(os.environ)
         env.update(mca_env(params))
         env.update(srun_env(params, os.environ))
         hints = hints_of(params)
         if hints:
-            path = Path(self.hints_dir) / f"{label.replace(':', '-')}.hints"
+            path = hints_dir / f"{label.replace(':', '-')}.hints"
             path.write_text("".join(f"{k} {v}\n" for k, v in hints.items()))
             env["ROMIO_HINTS"] = str(path)
             # Cray MPICH splits the variable on ':' (cb_config_list *:N becomes cb_nodes
@@ -415,7 +416,12 @@ class CommandObjective:
         return env
 
     def evaluate(self, params: Mapping[str, str], label: str) -> TrialOutcome:
-        env = self.environment(params, label)
+        # the hints file lives as long as its trial: the folder goes on every way out of
+        # it (a result, a failure, Ctrl-C), so no iolab-tune-* folder outlives the tune
+        with tempfile.TemporaryDirectory(prefix="iolab-tune-") as hints_dir:
+            return self._evaluate(params, self.environment(params, label, Path(hints_dir)))
+
+    def _evaluate(self, params: Mapping[str, str], env: dict[str, str]) -> TrialOutcome:
         if self.output_dir:
             err = _apply_lfs(params, Path(self.output_dir))
             if err:
