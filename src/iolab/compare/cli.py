@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     from iolab.report.prep_bench import RATIO_HEADERS, ratios
     from iolab.results.db import connect
 
-    conn = connect(args.db, must_exist=True)
+    conn = connect(args.db, read_only=True)
     a, b = stored_samples(conn, *sa), stored_samples(conn, *sb)
     rows = ratios(a, b)
     if not rows:
