@@ -1,7 +1,9 @@
 """The results database: one SQLite file (WAL mode), versioned schema, migrations.
 
 Location (first that applies): ``--db PATH``, ``$IOLAB_DB``, ``$XDG_DATA_HOME/iolab/results.db``,
-``~/.local/share/iolab/results.db``.
+``~/.local/share/iolab/results.db``; an empty ``--db`` or ``IOLAB_DB`` is refused. Commands
+that only read open it read-only (:func:`connect_read_only`): it may sit on a read-only file
+system.
 
 Every command that measures stores its run here *first*, before printing anything, so a run
 is never lost when a later step (rendering, a pipe closed early) fails. A run row keeps the
