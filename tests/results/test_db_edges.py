@@ -219,3 +219,95 @@ def test_deleting_a_missing_group_deletes_nothing(stored: Path, tmp_path: Path) 
     line = one_line_exit_2(iolab("results", "delete", "sweep:9", "--yes", "--db", str(db),
                                  cwd=tmp_path))
     assert "no sweep:9" in line and "nothing deleted" in line
+
+
+def test_a_reader_leaves_nothing_beside_a_writable_database(stored: Path,
+                                                            tmp_path: Path) -> None:
+    """expected: after results/compare in a writable folder only r.db is there, unchanged /
+    was (with mode=ro there): an empty r.db-wal and an r.db-shm left behind by every reader."""
+    db = _copy(stored, tmp_path)
+    before = _digest(db)
+    for argv in (["results", "-q"], ["results", "show", "1"], ["compare", "run:1", "run:2"]):
+        r = iolab(*argv, "--db", str(db), cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.db"]
+    assert _digest(db) == before
+
+
+def test_unmerged_writes_in_a_read_only_place(stored: Path, tmp_path: Path) -> None:
+    """expected: a -wal left by a writer that stopped is read when its -shm is there, and is
+    one line (copy both elsewhere) when it is not / was: "not a usable ... database"."""
+    from iolab.results import db as results_db
+
+    src = tmp_path / "src"
+    src.mkdir()
+    shutil.copy(stored, src / "r.db")
+    writer = results_db.connect(src / "r.db")
+    writer.execute("PRAGMA wal_autocheckpoint = 0")
+    rid = results_db.store_run(writer, results_db.NewRun(command=["iolab", "bench"],
+                                                         status="failed", error="kept"))
+    frozen = tmp_path / "frozen"  # the files as a writer killed now would leave them
+    frozen.mkdir()
+    for name in ("r.db", "r.db-wal", "r.db-shm"):
+        shutil.copy(src / name, frozen / name)
+    writer.close()
+    for keep_shm in (True, False):
+        if not keep_shm:
+            (frozen / "r.db-shm").unlink()
+        ro = _read_only_view(frozen, tmp_path / f"ro{int(keep_shm)}")
+        try:
+            r = iolab("results", "show", str(rid), "--db", str(ro / "r.db"), cwd=tmp_path)
+        finally:
+            _undo_view(ro, frozen)
+        if keep_shm:
+            assert r.returncode == 0 and "kept" in r.stdout, r.stderr
+        else:
+            line = one_line_exit_2(r)
+            assert "r.db-wal holds writes not yet merged" in line and "copy" in line
+
+
+def _read_only_view(folder: Path, where: Path) -> Path:
+    if os.geteuid() != 0:
+        for f in folder.iterdir():
+            f.chmod(0o444)
+        folder.chmod(0o555)
+        return folder
+    where.mkdir()
+    p = subprocess.run(["mount", "--bind", "-o", "ro", str(folder), str(where)],
+                       capture_output=True, text=True)
+    if p.returncode != 0 or _writable(where):
+        pytest.skip(f"no read-only bind mount: {p.stderr.strip()}")
+    return where
+
+
+def _undo_view(view: Path, folder: Path) -> None:
+    if view != folder:
+        subprocess.run(["umount", str(view)], capture_output=True)
+    folder.chmod(0o755)
+    for f in folder.iterdir():
+        f.chmod(0o644)
+
+
+def test_a_study_goes_whole(tmp_path: Path) -> None:
+    """expected: a run or a sweep of a study is refused naming the study; 'delete study:ID'
+    removes the study, its sweeps, their points and runs, nothing else / was: an
+    IntegrityError traceback, and no way to delete a study."""
+    db = tmp_path / "r.db"
+    r = iolab("bench", "-a", "null", "--np", "1", "--db", str(db), "-q", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    r = iolab("study", "--quick", "--db", str(db), "-q", cwd=tmp_path)
+    assert r.returncode in (0, 1), r.stderr  # 1: an experiment this machine refused
+    with sqlite3.connect(db) as c:
+        sweep, run = c.execute("SELECT sweep_id, run_id FROM sweep_points WHERE run_id IS NOT "
+                               "NULL LIMIT 1").fetchone()
+    line = one_line_exit_2(iolab("results", "delete", str(run), "--yes", "--db", str(db),
+                                 cwd=tmp_path))
+    assert f"run {run} belongs to study 1" in line and "delete study:1" in line
+    line = one_line_exit_2(iolab("results", "delete", f"sweep:{sweep}", "--yes", "--db",
+                                 str(db), cwd=tmp_path))
+    assert f"sweep {sweep} is an experiment of study 1" in line
+    r = iolab("results", "delete", "study:1", "--yes", "--db", str(db), cwd=tmp_path)
+    assert r.returncode == 0 and "deleted study 1" in r.stderr, r.stderr
+    for table in ("studies", "sweeps", "sweep_points"):
+        assert _count(db, table) == 0, table
+    assert _count(db, "runs") == 1  # the bench run alone

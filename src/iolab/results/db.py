@@ -327,17 +327,37 @@ def connect(path: Path | str | None = None,
     return conn
 
 
-def _read_only_uri(db: Path, immutable: bool) -> str:
+def _uri(db: Path, mode: str, immutable: bool = False) -> str:
     quoted = urllib.parse.quote(str(db.resolve()))
-    return f"file:{quoted}?mode=ro" + ("&immutable=1" if immutable else "")
+    return f"file:{quoted}?mode={mode}" + ("&immutable=1" if immutable else "")
+
+
+def _open_query_only(db: Path) -> sqlite3.Connection | None:
+    """Where the database and its folder are writable: an ordinary connection that refuses
+    every write (``query_only``). Not ``mode=ro``: SQLite removes the ``-wal`` and ``-shm``
+    it made only when a read-write connection closes last, and a reader must not leave them."""
+    if not (os.access(db, os.W_OK) and os.access(db.parent, os.W_OK)):
+        return None
+    conn = sqlite3.connect(_uri(db, "rw"), uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
+                           isolation_level=None)
+    try:
+        conn.execute("PRAGMA query_only = ON")
+        schema_version(conn)
+        return conn
+    except sqlite3.OperationalError:
+        conn.close()
+        return None  # e.g. writable by mode but not in fact: read it with mode=ro
 
 
 def _open_read_only(db: Path) -> sqlite3.Connection:
     """``mode=ro``; where SQLite cannot make the WAL's ``-shm`` index beside the database (a
     read-only file system or folder) and no ``-wal`` holds unmerged writes, ``immutable=1``:
     nobody can write there either, so there is no change to miss."""
+    conn_rw = _open_query_only(db)
+    if conn_rw is not None:
+        return conn_rw
     wal = Path(f"{db}-wal")
-    conn = sqlite3.connect(_read_only_uri(db, False), uri=True,
+    conn = sqlite3.connect(_uri(db, "ro"), uri=True,
                            timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
     try:
         schema_version(conn)  # SQLite opens lazily: the first read says whether it can
@@ -352,7 +372,7 @@ def _open_read_only(db: Path) -> sqlite3.Connection:
                 "before closing), and reading them needs to create files in "
                 f"{db.parent}; copy {db.name} and {wal.name} to a writable folder and "
                 "give --db there") from None
-    return sqlite3.connect(_read_only_uri(db, True), uri=True, isolation_level=None)
+    return sqlite3.connect(_uri(db, "ro", immutable=True), uri=True, isolation_level=None)
 
 
 def connect_read_only(db: Path, given: bool = True,
