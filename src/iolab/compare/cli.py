@@ -5,8 +5,9 @@
     iolab compare study:1 study:2         # machine against machine (the KNL/Haswell table)
     iolab compare before.darshan after.darshan   # per-layer bytes and time
 
-Ratios are B/A of the medians, above 1 when B is better, with the bootstrap 95% interval of
-iolab.tune.stats from the repetitions.
+Ratios are B/A of the medians, above 1 when B is better, with the 95% interval and verdict of
+iolab.stats from the repetitions (B or A better exactly when the interval excludes 1). Like is
+compared with like; a side that did not finish is marked partial (iolab.compare.sides).
 """
 
 from __future__ import annotations
@@ -43,17 +44,24 @@ def run(args: argparse.Namespace) -> int:
     if sa is None:
         return _logs(args, out)
     assert sb is not None
-    from iolab.compare.sides import stored_samples
+    from iolab.compare.sides import check_kinds, stored_side
     from iolab.report.prep_bench import RATIO_HEADERS, ratios
     from iolab.results.db import connect
 
-    conn = connect(args.db, must_exist=True)
-    a, b = stored_samples(conn, *sa), stored_samples(conn, *sb)
+    check_kinds(args.a, sa, args.b, sb)
+    conn = connect(args.db, read_only=True)
+    side_a, side_b = stored_side(conn, *sa), stored_side(conn, *sb)
+    a, b = side_a.samples, side_b.samples
     rows = ratios(a, b)
-    if not rows:
-        raise UsageError(f"{args.a} and {args.b} hold no bandwidth to compare")
+    for tag, side in (("A", side_a), ("B", side_b)):
+        if side.partial and args.format != "json":
+            print(f"iolab compare: {tag} is partial ({side.status}): compared on what it "
+                  "holds", file=sys.stderr)
     if args.format == "json":
-        print(json.dumps({"a": a.title, "b": b.title, "unit": "MiB/s", "ratios": [
+        print(json.dumps({
+            "schema_version": 1, "kind": "compare", "a": a.title, "b": b.title,
+            "a_status": side_a.status, "b_status": side_b.status,
+            "partial": side_a.partial or side_b.partial, "unit": "MiB/s", "ratios": [
             {"workload": r.workload, "a_median": r.a_median, "b_median": r.b_median,
              "ratio": r.ratio, "ci_low": r.ci_low, "ci_high": r.ci_high, "n_a": r.n_a,
              "n_b": r.n_b, "note": r.note} for r in rows]}, indent=2))
@@ -128,7 +136,8 @@ def _logs(args: argparse.Namespace, out: Path | None) -> int:
     la, lb = layers(ma), layers(mb)
     rows = layer_rows(la, lb, ma.metrics.io_time_s, mb.metrics.io_time_s)
     if args.format == "json":
-        print(json.dumps({"a": args.a, "b": args.b, "layers": [
+        print(json.dumps({"schema_version": 1, "kind": "compare-logs", "a": args.a,
+                          "b": args.b, "layers": [
             {"layer": n, "time_ratio": r} for n, r in layer_diff(la, lb)]}, indent=2))
     elif not args.quiet:
         _print_table(f"A = {args.a}, B = {args.b}", LAYER_HEADERS, rows)

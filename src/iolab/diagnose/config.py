@@ -145,9 +145,12 @@ def load_file(path: str, th: Thresholds) -> None:
     """Apply a TOML (``[thresholds]`` table or top level) or JSON file to ``th``."""
     p = Path(path)
     try:
-        text = p.read_text()
+        text = p.read_text(encoding="utf-8")
     except OSError as exc:
         raise UsageError(f"{p}: cannot read the config file ({exc.strerror})") from None
+    except UnicodeDecodeError as exc:  # a binary file (a log given to the wrong option)
+        raise UsageError(f"{p}: not a text file (byte {exc.start} is not UTF-8); "
+                         "--config takes a TOML or JSON file of thresholds") from None
     data: Any
     if p.suffix == ".json":
         try:

@@ -79,11 +79,13 @@ def tune_page(tune: Mapping[str, Any], trials: list[Any]) -> Page:
                                                     (res.get("winner") or {}).items()],
                                 "Winner (knobs left at their default are not listed)"))
     if claim:
-        out.blocks.append(Text(
+        judged = claim.get("ci_low") is not None and claim.get("ci_high") is not None
+        out.blocks.append(Text(  # the verdict is the interval's (iolab.stats)
             f"speed-up {claim.get('speedup', 0):.2f}x, "
-            f"{claim.get('confidence', 0.95) * 100:.3g}% CI {claim.get('ci_low', 0):.2f}-"
-            f"{claim.get('ci_high', 0):.2f}, p={claim.get('p_value', 1):.3g}: "
-            + ("significant" if claim.get("significant") else "no significant gain")))
+            + (f"{claim.get('confidence', 0.95) * 100:.3g}% CI {claim['ci_low']:.2f}-"
+               f"{claim['ci_high']:.2f}: "
+               + ("significant" if claim.get("significant") else "no significant gain")
+               if judged else "not judged: too few confirmation runs")))
     out.blocks += [Text(line) for line in also_confirmed(res.get("confirmed") or [], unit)]
     imp = prep_bench.importance_rows(res.get("importances") or {})
     if imp:

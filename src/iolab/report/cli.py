@@ -95,7 +95,7 @@ def _log_page(paths: list[str]) -> Page:
 def _stored_page(kind: str, idents: list[int], db: str | None) -> Page:
     from iolab.results.db import connect, get_run
 
-    conn = connect(db, must_exist=True)
+    conn = connect(db, read_only=True)
     if kind == "run":
         from iolab.report.build_bench import runs_page
 

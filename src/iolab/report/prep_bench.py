@@ -215,9 +215,10 @@ RATIO_HEADERS = ["workload", "A", "B", "B/A", "95% CI", "samples A / B", "note"]
 def ratio(workload: str, a: Sequence[float], b: Sequence[float], unit: str = "MiB/s",
           maximize: bool = True) -> Ratio:
     """B/A of the medians (higher is better when ``maximize``; else A/B so that above 1
-    still means B is better), with the bootstrap 95% interval of iolab.tune.stats when both
-    sides have at least 2 samples."""
-    from iolab.tune.stats import compare, speedup
+    still means B is better), with the 95% interval and the verdict of iolab.stats: B or A
+    better exactly when the interval excludes 1; no interval, and no verdict, from samples
+    too few to show a difference at 95% (fewer than 4 a side)."""
+    from iolab.stats import estimate, fewest_to_judge
 
     a = [float(v) for v in a if v is not None]
     b = [float(v) for v in b if v is not None]
@@ -227,20 +228,13 @@ def ratio(workload: str, a: Sequence[float], b: Sequence[float], unit: str = "Mi
     if min(*a, *b) <= 0:
         return Ratio(workload, median(a), median(b), None, n_a=len(a), n_b=len(b),
                      note="zero values", unit=unit)
-    r = speedup(a, b, maximize)
-    if len(a) < 2 or len(b) < 2:
-        return Ratio(workload, median(a), median(b), r, n_a=len(a), n_b=len(b),
-                     note="one sample: no interval", unit=unit)
-    c = compare(a, b, maximize)
-    # A verdict needs the interval and the Mann-Whitney test to agree (iolab.tune.stats):
-    # with 2 samples a side the interval alone is too eager.
-    if c.significant:
-        note = "B better"
-    elif c.ci_high < 1 and compare(b, a, maximize).significant:
-        note = "A better"
+    e = estimate(a, b, maximize)
+    if e.low is None:
+        note = (f"too few samples to judge at 95% ({fewest_to_judge()} a side are enough)"
+                if len(a) > 1 or len(b) > 1 else "one sample: no interval")
     else:
-        note = "no significant difference"
-    return Ratio(workload, median(a), median(b), c.speedup, c.ci_low, c.ci_high, len(a), len(b),
+        note = {1: "B better", -1: "A better", 0: "no significant difference"}[e.direction]
+    return Ratio(workload, median(a), median(b), e.ratio, e.low, e.high, len(a), len(b),
                  note, unit)
 
 

@@ -48,8 +48,9 @@ ACTION_HELP = {
         "Store an engine document made elsewhere ('iolab-bench --json FILE.json').",
         ("label", "db")),
     "delete": ActionHelp(
-        "iolab results delete ID... [--yes] [--db PATH]",
-        "Delete stored runs (all or none); asks first unless --yes.",
+        "iolab results delete ID|sweep:ID|tune:ID|study:ID... [--yes] [--db PATH]",
+        "Delete stored runs (all or none), or a sweep, tune or study with all its runs; asks "
+        "first unless --yes. A run of a sweep, tune or study goes only with the whole of it.",
         ("yes", "db")),
     "tunes": ActionHelp(
         "iolab results tunes [--json] [-o FILE] [--db PATH]",
@@ -90,7 +91,7 @@ def action_help(parser: argparse.ArgumentParser, action: str) -> str:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.usage = ("iolab results [list] [filters] | show ID | import FILE.json [--label L] "
-                    "| delete ID... [--yes] | tunes   (ACTION --help: its own help)")
+                    "| delete ID|sweep:ID|tune:ID|study:ID... [--yes] | tunes   (ACTION --help: its own help)")
     # replaces argparse's own -h/--help, which cannot see the action word given before it
     optionals = parser._optionals  # the group holding argparse's -h/--help
     optionals.conflict_handler = "resolve"
@@ -100,7 +101,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     # no default here: the help tells "results --help" from "results list --help"
     parser.add_argument("action", nargs="?", choices=ACTIONS, default=None,
                         help="list (default), show ID, import FILE.json (a document "
-                             "'iolab-bench --json' wrote), delete ID..., tunes (the stored "
+                             "'iolab-bench --json' wrote), delete ID... (or sweep:ID, tune:ID, "
+                             "study:ID: the whole of it with its runs), tunes (the stored "
                              "tunes: iolab tune) (choices: %(choices)s)")
     parser.add_argument("items", nargs="*", metavar="ID|FILE",
                         help="the run to show or delete, or the file to import")
@@ -150,7 +152,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"no runs stored yet ({db.default_db_path()} does not exist; 'iolab bench' "
               "makes it)", file=sys.stderr)
         return 0
-    conn = db.connect(args.db, must_exist=True)
+    conn = db.connect(args.db, must_exist=True, read_only=args.action != "delete")
     try:
         if args.action == "tunes":
             return _tunes(args, conn)
@@ -210,24 +212,61 @@ def _check_filters(args: argparse.Namespace, conn: Any) -> None:
                              f"{', '.join(known)})")
 
 
+def _target(text: str) -> tuple[str, int]:
+    """A run id, or sweep:ID / tune:ID / study:ID (the whole of it, with its runs)."""
+    kind, sep, ident = text.partition(":")
+    if not sep:
+        return "run", _run_id(text)
+    if kind not in ("run", *db.GROUP_KINDS):
+        raise UsageError(f"{text}: delete takes run ids or KIND:ID with KIND one of run, "
+                         f"{', '.join(db.GROUP_KINDS)}")
+    return kind, _run_id(ident)
+
+
 def _delete(args: argparse.Namespace, conn: Any) -> int:
-    ids = [_run_id(t) for t in args.items]
-    missing = [i for i in ids if db.get_run(conn, i) is None]
+    where = args.db or db.default_db_path()
+    targets = list(dict.fromkeys(_target(t) for t in args.items))
+    ids = [i for k, i in targets if k == "run"]
+    groups = [(k, i) for k, i in targets if k != "run"]
+    missing = [str(i) for i in ids if db.get_run(conn, i) is None]
+    missing += [f"{k}:{i}" for k, i in groups if not db.group_exists(conn, k, i)]
     if missing:
-        raise UsageError(f"no run {', '.join(map(str, missing))} in "
-                         f"{args.db or db.default_db_path()}; nothing deleted")
+        raise UsageError(f"no {'run ' if ids else ''}{', '.join(missing)} in {where}; "
+                         "nothing deleted")
+    _check_whole(conn, ids, groups)
     if not args.yes:
         if not sys.stdin.isatty():
             raise UsageError("'iolab results delete' asks before deleting; add --yes to "
                              "delete without a terminal")
-        answer = input(f"delete run{'s' if len(ids) > 1 else ''} "
-                       f"{', '.join(map(str, ids))}? [y/N] ")
+        what = ", ".join(str(i) for i in ids)
+        what = (f"run{'s' if len(ids) > 1 else ''} {what}" if ids else "")
+        what = ", ".join(x for x in [what, *(f"{k} {i} and its runs" for k, i in groups)] if x)
+        answer = input(f"delete {what}? [y/N] ")
         if answer.strip().lower() not in ("y", "yes"):
             print("nothing deleted", file=sys.stderr)
             return 0
-    n = db.delete_runs(conn, ids)
+    n = db.delete_runs(conn, ids) if ids else 0
+    for kind, ident in groups:
+        n += db.delete_group(conn, kind, ident)
+        print(f"deleted {kind} {ident}", file=sys.stderr)
     print(f"deleted {n} run{'s' if n != 1 else ''}", file=sys.stderr)
     return 0
+
+
+def _check_whole(conn: Any, ids: list[int], groups: list[tuple[str, int]]) -> None:
+    """A run of a sweep, tune or study, or a sweep of a study, goes only with the whole:
+    deleting it alone would leave a point or a trial pointing at nothing."""
+    for rid, (kind, ident) in db.run_owners(conn, ids).items():
+        if (kind, ident) not in groups:
+            raise UsageError(f"run {rid} belongs to {kind} {ident}; a {kind}'s runs go only "
+                             f"with it: 'iolab results delete {kind}:{ident}' deletes the "
+                             f"{kind} and all its runs; nothing deleted")
+    for kind, ident in groups:
+        study = db.sweep_study(conn, ident) if kind == "sweep" else None
+        if study is not None and ("study", study) not in groups:
+            raise UsageError(f"sweep {ident} is an experiment of study {study}; 'iolab "
+                             f"results delete study:{study}' deletes the study, its sweeps "
+                             "and their runs; nothing deleted")
 
 
 def _import(args: argparse.Namespace) -> int:

@@ -1,7 +1,9 @@
 """The results database: one SQLite file (WAL mode), versioned schema, migrations.
 
 Location (first that applies): ``--db PATH``, ``$IOLAB_DB``, ``$XDG_DATA_HOME/iolab/results.db``,
-``~/.local/share/iolab/results.db``.
+``~/.local/share/iolab/results.db``; an empty ``--db`` or ``IOLAB_DB`` is refused. Commands
+that only read open it read-only (:func:`connect_read_only`): it may sit on a read-only file
+system.
 
 Every command that measures stores its run here *first*, before printing anything, so a run
 is never lost when a later step (rendering, a pipe closed early) fails. A run row keeps the
@@ -19,6 +21,7 @@ import os
 import socket
 import sqlite3
 import time
+import urllib.parse
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -165,9 +168,14 @@ RUN_COLUMNS = (
 
 
 def default_db_path(environ: Mapping[str, str] | None = None) -> Path:
-    """``$IOLAB_DB``, else ``$XDG_DATA_HOME/iolab/results.db``, else ``~/.local/share/...``."""
+    """``$IOLAB_DB``, else ``$XDG_DATA_HOME/iolab/results.db``, else ``~/.local/share/...``.
+
+    An ``IOLAB_DB`` that is set but empty is a UsageError, as a bad ``--db`` is."""
     env = os.environ if environ is None else environ
-    if env.get("IOLAB_DB"):
+    if "IOLAB_DB" in env:
+        if not env["IOLAB_DB"].strip():  # an unset variable's default would hide the typo
+            raise UsageError("IOLAB_DB is set but empty; set it to a results database path, "
+                             "or unset it (unset IOLAB_DB) for the default")
         return Path(env["IOLAB_DB"]).expanduser()
     data_home = env.get("XDG_DATA_HOME") or str(Path("~/.local/share").expanduser())
     return Path(data_home).expanduser() / "iolab" / "results.db"
@@ -271,15 +279,21 @@ def _is_sqlite(path: Path) -> bool:
 
 def connect(path: Path | str | None = None,
             migrations: Sequence[Migration] = MIGRATIONS,
-            must_exist: bool = False) -> sqlite3.Connection:
+            must_exist: bool = False, read_only: bool = False) -> sqlite3.Connection:
     """Open the database at ``path`` and bring its schema up to date.
 
     Commands that only read pass ``must_exist``: a missing database is a UsageError and
     nothing is created. Writers create it, with at most the missing last folder of a path
     the user gave (the default location's folders are made as needed). The connection is in
-    autocommit mode; writes go through :func:`transaction`.
+    autocommit mode; writes go through :func:`transaction`. ``read_only`` (implies
+    ``must_exist``): :func:`connect_read_only`, for commands that never write.
     """
+    if path is not None and not str(path).strip():
+        raise UsageError("--db: empty path; give the results database's path (or leave "
+                         "--db out for the default)")
     db = Path(path).expanduser() if path is not None else default_db_path()
+    if read_only:
+        return connect_read_only(db, path is not None, migrations)
     if must_exist and not db.is_file():
         what = "--db" if path is not None else "the default results database"
         raise UsageError(f"{what} {db}: no such database (nothing stored there yet?); "
@@ -310,6 +324,95 @@ def connect(path: Path | str | None = None,
     except BaseException:
         conn.close()
         raise
+    return conn
+
+
+def _uri(db: Path, mode: str, immutable: bool = False) -> str:
+    quoted = urllib.parse.quote(str(db.resolve()))
+    return f"file:{quoted}?mode={mode}" + ("&immutable=1" if immutable else "")
+
+
+def _open_query_only(db: Path) -> sqlite3.Connection | None:
+    """Where the database and its folder are writable: an ordinary connection that refuses
+    every write (``query_only``). Not ``mode=ro``: SQLite removes the ``-wal`` and ``-shm``
+    it made only when a read-write connection closes last, and a reader must not leave them."""
+    if not (os.access(db, os.W_OK) and os.access(db.parent, os.W_OK)):
+        return None
+    conn = sqlite3.connect(_uri(db, "rw"), uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
+                           isolation_level=None)
+    try:
+        conn.execute("PRAGMA query_only = ON")
+        schema_version(conn)
+        return conn
+    except sqlite3.OperationalError:
+        conn.close()
+        return None  # e.g. writable by mode but not in fact: read it with mode=ro
+
+
+def _open_read_only(db: Path) -> sqlite3.Connection:
+    """``mode=ro``; where SQLite cannot make the WAL's ``-shm`` index beside the database (a
+    read-only file system or folder) and no ``-wal`` holds unmerged writes, ``immutable=1``:
+    nobody can write there either, so there is no change to miss."""
+    conn_rw = _open_query_only(db)
+    if conn_rw is not None:
+        return conn_rw
+    wal = Path(f"{db}-wal")
+    conn = sqlite3.connect(_uri(db, "ro"), uri=True,
+                           timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    try:
+        schema_version(conn)  # SQLite opens lazily: the first read says whether it can
+        return conn
+    except sqlite3.OperationalError as exc:
+        conn.close()
+        if "unable to open" not in str(exc) and "readonly" not in str(exc):
+            raise
+        if wal.is_file() and wal.stat().st_size > 0:
+            raise UsageError(
+                f"{db}: its {wal.name} holds writes not yet merged into it (a writer stopped "
+                "before closing), and reading them needs to create files in "
+                f"{db.parent}; copy {db.name} and {wal.name} to a writable folder and "
+                "give --db there") from None
+    return sqlite3.connect(_uri(db, "ro", immutable=True), uri=True, isolation_level=None)
+
+
+def connect_read_only(db: Path, given: bool = True,
+                      migrations: Sequence[Migration] = MIGRATIONS) -> sqlite3.Connection:
+    """Open an existing database for reading only: works on a read-only file system or
+    folder, takes no write lock, and never changes the file (``iolab results``, ``report``,
+    ``compare``). An older schema is upgraded first where the file is writable (as any
+    command of this iolab would); where it is not, a UsageError says so."""
+    if not db.is_file():
+        what = "--db" if given else "the default results database"
+        raise UsageError(f"{what} {db}: no such database (nothing stored there yet?); "
+                         "give the --db PATH of a database 'iolab bench' wrote")
+    if db.stat().st_size > 0 and not _is_sqlite(db):
+        raise UsageError(f"{db} is not a usable iolab results database (not SQLite); iolab "
+                         "never writes into another file: give the --db PATH of one")
+    newest = migrations[-1].version if migrations else 0
+    try:
+        conn = _open_read_only(db)
+    except sqlite3.DatabaseError as exc:
+        raise UsageError(f"{db} is not a usable iolab results database ({exc}); use --db "
+                         "PATH") from exc
+    conn.row_factory = sqlite3.Row
+    try:
+        current = schema_version(conn)
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        raise UsageError(f"{db} is not a usable iolab results database ({exc}); use --db "
+                         "PATH") from exc
+    if current > newest:
+        conn.close()
+        raise UsageError(f"the results database {db} has schema version {current}, newer "
+                         f"than this iolab knows ({newest}); upgrade iolab or use another --db")
+    if current < newest:
+        conn.close()
+        if not (os.access(db, os.W_OK) and os.access(db.parent, os.W_OK)):
+            raise UsageError(f"{db}: schema version {current}, older than this iolab's "
+                             f"({newest}), and the file is read-only here; upgrade it once "
+                             "where it is writable (any iolab command that reads it does)")
+        connect(db, migrations, must_exist=True).close()
+        return connect_read_only(db, given, migrations)
     return conn
 
 
@@ -498,6 +601,61 @@ def delete_runs(conn: sqlite3.Connection, run_ids: Sequence[int]) -> int:
     with transaction(conn):
         cur = conn.executemany("DELETE FROM runs WHERE id = ?", [(i,) for i in run_ids])
     return int(cur.rowcount)
+
+
+# What a run can belong to: a sweep's point or a tune's trial (a study owns its sweeps).
+GROUP_KINDS = ("sweep", "tune", "study")
+
+
+def run_owners(conn: sqlite3.Connection, run_ids: Sequence[int]) -> dict[int, tuple[str, int]]:
+    """run id -> (kind, id) of the sweep, tune or study it belongs to, for the runs that
+    belong to one: such a run goes only with the whole of it (its points, its trials)."""
+    owners: dict[int, tuple[str, int]] = {}
+    for rid in run_ids:
+        row = conn.execute("SELECT p.sweep_id, s.study_id FROM sweep_points p JOIN sweeps s "
+                           "ON s.id = p.sweep_id WHERE p.run_id = ?", (rid,)).fetchone()
+        if row is not None:
+            owners[rid] = ("study", int(row[1])) if row[1] else ("sweep", int(row[0]))
+            continue
+        row = conn.execute("SELECT tune_id FROM trials WHERE run_id = ?", (rid,)).fetchone()
+        if row is not None:
+            owners[rid] = ("tune", int(row[0]))
+    return owners
+
+
+def group_exists(conn: sqlite3.Connection, kind: str, ident: int) -> bool:
+    table = {"sweep": "sweeps", "tune": "tunes", "study": "studies"}[kind]
+    return conn.execute(f"SELECT 1 FROM {table} WHERE id = ?", (ident,)).fetchone() is not None
+
+
+def sweep_study(conn: sqlite3.Connection, sweep_id: int) -> int | None:
+    """The study a sweep is an experiment of (None: a sweep of its own)."""
+    row = conn.execute("SELECT study_id FROM sweeps WHERE id = ?", (sweep_id,)).fetchone()
+    return int(row[0]) if row is not None and row[0] is not None else None
+
+
+def delete_group(conn: sqlite3.Connection, kind: str, ident: int) -> int:
+    """Delete a sweep (its points), a tune (its trials) or a study (its sweeps), with every
+    run they hold, all or nothing; return how many runs were deleted."""
+    with transaction(conn):
+        return _delete_group(conn, kind, ident)
+
+
+def _delete_group(conn: sqlite3.Connection, kind: str, ident: int) -> int:
+    if kind == "study":
+        sweeps = [int(r[0]) for r in
+                  conn.execute("SELECT id FROM sweeps WHERE study_id = ?", (ident,))]
+        n = sum(_delete_group(conn, "sweep", s) for s in sweeps)
+        conn.execute("DELETE FROM studies WHERE id = ?", (ident,))
+        return n
+    table, parent, key = {"sweep": ("sweep_points", "sweeps", "sweep_id"),
+                          "tune": ("trials", "tunes", "tune_id")}[kind]
+    runs = [int(r[0]) for r in conn.execute(
+        f"SELECT run_id FROM {table} WHERE {key} = ? AND run_id IS NOT NULL", (ident,))]
+    conn.execute(f"DELETE FROM {table} WHERE {key} = ?", (ident,))
+    conn.execute(f"DELETE FROM {parent} WHERE id = ?", (ident,))
+    conn.executemany("DELETE FROM runs WHERE id = ?", [(i,) for i in runs])
+    return len(runs)
 
 
 def get_run(conn: sqlite3.Connection, run_id: int) -> dict[str, Any] | None:

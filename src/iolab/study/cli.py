@@ -61,6 +61,12 @@ def run(args: argparse.Namespace) -> int:
     if bad:
         raise UsageError(f"--cpu-freq {args.cpu_freq}: give frequencies in kHz, e.g. "
                          "1200000,2400000")
+    if freqs:
+        from iolab.launch import in_slurm_allocation
+
+        if not in_slurm_allocation():  # asked for, so never skipped quietly
+            raise UsageError("--cpu-freq needs a Slurm allocation (it runs srun --cpu-freq): "
+                             "run the study inside salloc or sbatch, or leave --cpu-freq out")
     out = cli_common.check_output_file(args.output, "-o") if args.output else None
     machine = probe(os.getcwd(), freqs)
     exps, skipped = plan(args.size, machine)
