@@ -91,7 +91,8 @@ def action_help(parser: argparse.ArgumentParser, action: str) -> str:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.usage = ("iolab results [list] [filters] | show ID | import FILE.json [--label L] "
-                    "| delete ID|sweep:ID|tune:ID|study:ID... [--yes] | tunes   (ACTION --help: its own help)")
+                    "| delete ID|sweep:ID|tune:ID|study:ID... [--yes] | tunes   "
+                    "(ACTION --help: its own help)")
     # replaces argparse's own -h/--help, which cannot see the action word given before it
     optionals = parser._optionals  # the group holding argparse's -h/--help
     optionals.conflict_handler = "resolve"
