@@ -191,6 +191,8 @@ def series(lines: Sequence[Series], xlabel: str, ylabel: str, title: str,
     line). ``x_kind`` is one of X_KINDS; ``categorical`` is the older spelling of
     "category". Categories get markers side by side, never a line between them; a line of
     one point is a marker with its value written beside it."""
+    from matplotlib.colors import to_hex
+
     kind = x_kind or ("category" if categorical else "number")
     if kind not in X_KINDS:
         raise ValueError(f"x_kind {kind!r}: one of {', '.join(X_KINDS)}")
@@ -210,7 +212,7 @@ def series(lines: Sequence[Series], xlabel: str, ylabel: str, title: str,
         joined = kind != "category" and len(x) > 1
         bars = ax.errorbar(x, med, yerr=err, marker="o", capsize=3, label=s.label or None,
                            linestyle="-" if joined else "none")
-        color = str(bars.lines[0].get_color())
+        color = to_hex(bars.lines[0].get_color())
         if joined:
             ax.fill_between(x, s.low, s.high, alpha=0.15, color=color)
         if len(x) == 1 or kind == "category" and len(lines) * len(cats) <= 8:
