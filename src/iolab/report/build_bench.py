@@ -96,10 +96,12 @@ def tune_page(tune: Mapping[str, Any], trials: list[Any]) -> Page:
     res = tune.get("result") or {}
     claim = res.get("claim") or {}
     out = Section("Result")
-    if res.get("winner") is not None:
-        out.blocks.append(Table(["knob", "winner"], [[k, v] for k, v in
-                                                    (res.get("winner") or {}).items()],
+    winner = res.get("winner")
+    if winner:
+        out.blocks.append(Table(["knob", "winner"], [[k, v] for k, v in winner.items()],
                                 "Winner (knobs left at their default are not listed)"))
+    elif winner is not None:  # an empty table said nothing
+        out.blocks.append(Text("Winner: the defaults (no knob changed beat them)."))
     if claim:
         out.blocks.append(Text(
             f"speed-up {claim.get('speedup', 0):.2f}x, "
