@@ -1,11 +1,12 @@
 """Every kind of report page made from what iolab really stored, opened in headless Chromium.
 
 Real runs (an I/O run of 3 repetitions, a 1-rank run of one repetition, a metadata run, a
-BTIO run), a sweep over transfer sizes and modes, a tune, a synthetic traced job and a real
-Darshan log with DXT: each page's plots have labelled axes in their SVG and data in them,
-and its screenshot is a picture, not one colour. A metadata run's page speaks in operations
-per second, a BTIO run's in grid, steps and method. (The study page is made of the sweep
-sections checked here; a study takes too long for this test.)
+BTIO run), a sweep over transfer sizes and modes, a sweep of metadata runs, a tune, a
+synthetic traced job and a real Darshan log with DXT: each page's plots have labelled axes
+in their SVG and data in them, and its screenshot is a picture, not one colour. A metadata
+run's page speaks in operations per second, a BTIO run's in grid, steps and method. (The
+study page is made of the sweep sections checked here; a study takes too long for this
+test.)
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ HAS_CHROMIUM = Path(CHROMIUM).exists()
 DXT_LOG = GENERATED_DIR / "posix_mixed_rw_random_reads_dxt.darshan"
 # Page kind -> how the stored fixture names it: ("run", [id]), ("sweep", [id]), ("tune", [id]).
 STORED = {"run-io": ("run", [1]), "run-one-rank": ("run", [2]), "run-metadata": ("run", [3]),
-          "run-btio": ("run", [4]), "sweep": ("sweep", [1]), "tune": ("tune", [1])}
+          "run-btio": ("run", [4]), "sweep": ("sweep", [1]), "sweep-metadata": ("sweep", [2]),
+          "tune": ("tune", [1])}
 
 
 def _iolab(*args: str, cwd: Path) -> None:
@@ -54,6 +56,8 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
            "-a", "mpiio", "--collective", "--path", str(tmp / "bt"), *d, cwd=tmp)
     _iolab("sweep", "-p", "t=64k,256k,1m", "-p", "mode=buffered,sync", "--reps", "2", *d,
            "--", "-a", "posix", "-b", "1m", "--np", "1", "-w", cwd=tmp)
+    _iolab("sweep", "-p", "md-files=20,40", "--reps", "2", *d, "--", "--metadata", "easy",
+           "--np", "1", "--path", str(tmp / "md"), cwd=tmp)
     _iolab("tune", "--knob", "posix.mode=buffered,sync", "--trials", "3", "--confirm", "1",
            *d, "--", "iolab", "bench", "-a", "posix", "-t", "64k", "-b", "256k", "--np", "1",
            "-w", cwd=tmp)
@@ -183,3 +187,15 @@ def test_a_btio_run_page_shows_its_grid_steps_and_method(db: Path) -> None:
         assert re.search(rf"<td>{re.escape(row[0])}</td><td[^>]*>{re.escape(row[1])}</td>",
                          text), row
     assert "transfer_bytes" not in text and "block_bytes" not in text
+
+
+def test_a_sweep_of_metadata_runs_is_in_ops_per_second(db: Path) -> None:
+    """expected each phase's rate in ops/s against md-files / was MiB/s, 0 for every point"""
+    page = _page("sweep-metadata", db)
+    text = re.sub(r"<svg.*?</svg>", "", render(page), flags=re.S)
+    assert "MiB/s" not in text and "median ops/s" in text
+    names = [p.name for p in page.plots()]
+    assert names == ["sweep-file-create", "sweep-file-stat", "sweep-file-read",
+                     "sweep-file-remove"], names
+    assert "file create rate against md-files" in text
+    assert not re.search(r"<td class=\"n\">0(\.0)?</td>", text)  # no rate of 0

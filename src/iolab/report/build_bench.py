@@ -136,31 +136,39 @@ def sweep_sections(sw: Mapping[str, Any], pts: list[prep_bench.SweepPoint],
     ops: list[tuple[str, int]] = []
     for pt in pts:
         ops += [k for k in prep_bench.ops_of(pt.doc) if k not in ops]
+    # a sweep of metadata runs is in operations per second, per phase (create, stat...)
+    md = any(prep_run.kind(pt.doc) == "metadata" for pt in pts if pt.doc)
+    unit, what, key = ("ops/s", "rate", "iops") if md else ("MiB/s", "bandwidth",
+                                                           "bw_bytes_per_s")
     for op, rpass in ops:
-        series = prep_bench.sweep_series(pts, x_param, op, line_param, rpass)
+        series = prep_bench.sweep_series(pts, x_param, op, line_param, rpass, metadata=md)
         if not series:
             continue
-        name = prep_bench.op_name(op, rpass)
+        name = _phase(op, rpass, md)
         sec.blocks.append(Plot(
-            f"{prefix}sweep-{name.replace(' ', '-')}", f"{name} bandwidth against {x_param}: "
+            f"{prefix}sweep-{name.replace(' ', '-')}", f"{name} {what} against {x_param}: "
             "median and range across repetitions",
-            partial(plots.series, series, x_param, "MiB/s", f"{name} bandwidth",
+            partial(plots.series, series, x_param, unit, f"{name} {what}",
                     log_x=x_kind == "integer" and _spans_powers(series), x_kind=x_kind)))
     rows = []
     for pt in pts:
         for op, p in prep_bench.ops_of(pt.doc):
-            bws = prep_bench.phase_bandwidths(pt.doc, op, p)
-            if bws:
+            vals = prep_bench.phase_values(pt.doc, op, p, key)
+            if vals:
+                cell = prep_run.rate if md else mib_s
                 rows.append([", ".join(f"{k}={v}" for k, v in pt.params.items()),
-                             prep_bench.op_name(op, p), mib_s(median(bws)),
-                             mib_s(min(bws)), mib_s(max(bws)),
-                             str(pt.run_id)])
+                             _phase(op, p, md), cell(median(vals)), cell(min(vals)),
+                             cell(max(vals)), str(pt.run_id)])
         if pt.status != "ok":
             rows.append([", ".join(f"{k}={v}" for k, v in pt.params.items()), pt.status,
                          "-", "-", "-", str(pt.run_id or "-")])
-    sec.blocks.append(Table(["point", "phase", "median MiB/s", "min MiB/s", "max MiB/s", "run"],
-                            rows, "Points"))
+    sec.blocks.append(Table(["point", "phase", f"median {unit}", f"min {unit}", f"max {unit}",
+                             "run"], rows, "Points"))
     return [sec]
+
+
+def _phase(op: str, read_pass: int, metadata: bool) -> str:
+    return prep_run.phase_name(op) if metadata else prep_bench.op_name(op, read_pass)
 
 
 def _n_points(grid: list[tuple[str, list[str]]]) -> int:

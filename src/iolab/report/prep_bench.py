@@ -30,12 +30,19 @@ class Series:
 
 def phase_bandwidths(doc: Mapping[str, Any] | None, op: str, read_pass: int = 0) -> list[float]:
     """The bandwidth (bytes/s) of each repetition's ``op`` phase (reads: pass ``read_pass``)."""
+    return phase_values(doc, op, read_pass, "bw_bytes_per_s")
+
+
+def phase_values(doc: Mapping[str, Any] | None, op: str, read_pass: int = 0,
+                 key: str = "bw_bytes_per_s") -> list[float]:
+    """Each repetition's ``key`` of its ``op`` phase: bandwidth, or ``iops`` (the rate of
+    a metadata phase)."""
     out = []
     for rep in (doc or {}).get("repetitions") or []:
         for ph in rep.get("phases") or []:
             if ph.get("op") == op and int(ph.get("pass") or 0) == read_pass \
-                    and isinstance(ph.get("bw_bytes_per_s"), (int, float)):
-                out.append(float(ph["bw_bytes_per_s"]))
+                    and isinstance(ph.get(key), (int, float)):
+                out.append(float(ph[key]))
     return out
 
 
@@ -170,14 +177,17 @@ def x_kind(param: str, values: Sequence[str], points: Iterable[SweepPoint] = ())
 
 
 def sweep_series(points: Iterable[SweepPoint], x_param: str, op: str,
-                 line_param: str | None = None, read_pass: int = 0) -> list[Series]:
-    """Bandwidth (MiB/s) of ``op`` against ``x_param``, one line per value of
-    ``line_param``: the median and the min-max range of the point's repetitions."""
+                 line_param: str | None = None, read_pass: int = 0,
+                 metadata: bool = False) -> list[Series]:
+    """Bandwidth (MiB/s; ``metadata``: operations per second) of ``op`` against
+    ``x_param``, one line per value of ``line_param``: the median and the min-max range of
+    the point's repetitions."""
     groups: dict[str, list[tuple[Any, list[float]]]] = {}
     for pt in points:
         if pt.status != "ok":
             continue
-        bws = [b / MIB for b in phase_bandwidths(pt.doc, op, read_pass)]
+        bws = (phase_values(pt.doc, op, read_pass, "iops") if metadata
+               else [b / MIB for b in phase_bandwidths(pt.doc, op, read_pass)])
         if not bws:
             continue
         key = f"{line_param}={pt.params[line_param]}" if line_param else ""

@@ -163,10 +163,11 @@ METADATA_HEADERS = ["phase", "reps", "mean ops/s", "min ops/s", "max ops/s", "op
 
 
 def metadata_rows(doc: Mapping[str, Any]) -> list[list[str]]:
-    return [[p.name, str(len(p.rates)), _rate(p.mean), _rate(min(p.rates)), _rate(max(p.rates)),
+    return [[p.name, str(len(p.rates)), rate(p.mean), rate(min(p.rates)), rate(max(p.rates)),
              human_count(p.ops), human_seconds(median(p.times_s))]
             for p in metadata_rates(doc)]
 
 
-def _rate(v: float) -> str:
+def rate(v: float) -> str:
+    """Operations per second for a table: whole above 100 (3,468), else one decimal."""
     return f"{v:,.0f}" if v >= 100 else f"{v:,.1f}"
