@@ -2,11 +2,11 @@
 
 Real runs (an I/O run of 3 repetitions, a 1-rank run of one repetition, a metadata run, a
 BTIO run), a sweep over transfer sizes and modes, a sweep of metadata runs, a tune, a
-synthetic traced job and a real Darshan log with DXT: each page's plots have labelled axes
-in their SVG and data in them, and its screenshot is a picture, not one colour. A metadata
-run's page speaks in operations per second, a BTIO run's in grid, steps and method. (The
-study page is made of the sweep sections checked here; a study takes too long for this
-test.)
+synthetic traced job, an iolab profile with its trace and a real Darshan log with DXT: each
+page's plots have labelled axes in their SVG and data in them, and its screenshot is a
+picture, not one colour. A metadata run's page speaks in operations per second, a BTIO
+run's in grid, steps and method. (The study page is made of the sweep sections checked
+here; a study takes too long for this test.)
 """
 
 from __future__ import annotations
@@ -58,6 +58,10 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
            "--", "-a", "posix", "-b", "1m", "--np", "1", "-w", cwd=tmp)
     _iolab("sweep", "-p", "md-files=20,40", "--reps", "2", *d, "--", "--metadata", "easy",
            "--np", "1", "--path", str(tmp / "md"), cwd=tmp)
+    data = tmp / "data.bin"  # a real program under the real tracer, with its trace
+    _iolab("profile", "-o", str(tmp / "prof"), "--trace", "--name", "job.iolab", "-q", "--",
+           "/bin/sh", "-c", f"dd if=/dev/zero of={data} bs=64k count=32 2>/dev/null; "
+           f"cat {data} > /dev/null", cwd=tmp)
     _iolab("tune", "--knob", "posix.mode=buffered,sync", "--trials", "3", "--confirm", "1",
            *d, "--", "iolab", "bench", "-a", "posix", "-t", "64k", "-b", "256k", "--np", "1",
            "-w", cwd=tmp)
@@ -76,6 +80,11 @@ def _page(kind: str, db: Path) -> Page:
 
     if kind == "log-synthetic":
         model = traced_job(ranks=4, slow_rank=2)
+    elif kind == "log-profile":
+        from iolab.model.job import build_model
+        from iolab.sources import load_source
+
+        model = build_model([load_source(str(db.parent / "prof" / "job.iolab"))])
     else:
         if not DXT_LOG.exists():
             pytest.skip(GENERATED_MISSING)
@@ -121,7 +130,7 @@ def _screenshot(html_file: Path, png: Path) -> None:
             pytest.skip("chromium did not finish in 120 s on this machine")
 
 
-@pytest.mark.parametrize("kind", [*STORED, "log-synthetic", "log-darshan"])
+@pytest.mark.parametrize("kind", [*STORED, "log-synthetic", "log-profile", "log-darshan"])
 def test_every_page_has_labelled_plots_and_a_picture_in_chromium(
         kind: str, db: Path, tmp_path: Path) -> None:
     """expected every plot with data and labelled axes in its SVG, the screenshot a picture
