@@ -65,7 +65,7 @@ def index_axis(ax: Axes, values: Sequence[float], axis: str = "x") -> None:
     pad = max(0.6, (2 - (hi - lo)) / 2 + 0.5)
     which = ax.xaxis if axis == "x" else ax.yaxis
     (ax.set_xlim if axis == "x" else ax.set_ylim)(lo - pad, hi + pad)
-    if len(vals) <= 2 * _MAX_LISTED_TICKS:
+    if len(vals) <= 16:  # a label per rank while they fit side by side
         (ax.set_xticks if axis == "x" else ax.set_yticks)(vals, [str(v) for v in vals])
     else:
         which.set_major_locator(MaxNLocator(integer=True))
