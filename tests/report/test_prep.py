@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from report_jobs import MIB, traced_job
 
-from iolab.report import fmt, prep_bench, prep_log
+from iolab.report import fmt, prep_bench, prep_log, prep_run
 
 
 def test_numbers_for_people() -> None:
@@ -100,7 +100,7 @@ def test_run_tables_and_series() -> None:
     assert [x.label for x in s] == ["write", "read"] and s[0].median == [100, 300, 200]
     rb = prep_bench.run_rank_bars(doc)
     assert rb is not None and rb.slowest == 1
-    assert ["transfer_bytes", "1.0 MiB"] in prep_bench.config_rows(doc)
+    assert ["transfer_bytes", "1.0 MiB"] in prep_run.config_rows(doc)
 
 
 def test_sweep_series_sorted_by_the_numeric_parameter_with_ranges() -> None:

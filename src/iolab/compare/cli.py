@@ -97,7 +97,7 @@ def _sweep_overlays(conn: Any, ida: int, idb: int) -> list[Any]:
 
     from iolab.report import plots
     from iolab.report.page import Plot
-    from iolab.report.prep_bench import Series, op_name, ops_of, sweep_series
+    from iolab.report.prep_bench import Series, op_name, ops_of, sweep_series, x_kind
     from iolab.sweep import store
 
     swa, swb = store.get_sweep(conn, ida), store.get_sweep(conn, idb)
@@ -119,8 +119,7 @@ def _sweep_overlays(conn: Any, ida: int, idb: int) -> list[Any]:
             name = op_name(op, rp)
             out.append(Plot(f"overlay-{name.replace(' ', '-')}", f"{name}: A and B against {x}",
                             partial(plots.series, lines, x, "MiB/s", f"{name} bandwidth",
-                                    categorical=not all(isinstance(v, (int, float))
-                                                        for s in lines for v in s.x))))
+                                    x_kind=x_kind(x, swa["grid"][0][1], pa))))
     return out
 
 

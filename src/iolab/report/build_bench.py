@@ -7,9 +7,9 @@ from functools import partial
 from statistics import median
 from typing import Any
 
-from iolab.report import plots, prep_bench
+from iolab.report import plots, prep_bench, prep_run
 from iolab.report.fmt import human_seconds, mib_s
-from iolab.report.page import Page, Plot, Section, Table, Text
+from iolab.report.page import Block, Page, Plot, Section, Table, Text
 from iolab.tune.render import also_confirmed
 
 SUMMARY_HEADERS = ["phase", "reps", "median MiB/s", "min MiB/s", "max MiB/s", "bytes/rep",
@@ -19,31 +19,52 @@ SUMMARY_HEADERS = ["phase", "reps", "median MiB/s", "min MiB/s", "max MiB/s", "b
 def run_sections(run: Mapping[str, Any], prefix: str = "") -> list[Section]:
     doc = run.get("engine_json") if isinstance(run.get("engine_json"), dict) else None
     head = Section(f"Run {run['id']}", [Text(
-        f"status {run['status']}, {run.get('ranks') or '?'} rank(s), {run.get('api') or '?'} "
-        f"{run.get('layout') or ''}, stored {run.get('created_at')} on {run.get('host')}"
+        f"{prep_run.headline(run, doc)}, stored {run.get('created_at')} on {run.get('host')}"
         + (f", label {run['label']}" if run.get("label") else ""))])
     if run.get("error"):
         head.blocks.append(Text(f"error: {run['error']}", "high"))
     if doc is None:
         head.blocks.append(Text("No engine document stored for this run."))
         return [head]
-    head.blocks.append(Table(SUMMARY_HEADERS, prep_bench.summary_rows(doc), "Bandwidth"))
+    if prep_run.kind(doc) == "metadata":
+        head.blocks += _metadata_blocks(doc, prefix)
+    else:
+        head.blocks += _bandwidth_blocks(doc, prefix)
+    head.blocks.append(Table(["setting", "value"], prep_run.config_rows(doc),
+                             "Configuration and environment"))
+    return [head]
+
+
+def _bandwidth_blocks(doc: Mapping[str, Any], prefix: str) -> list[Block]:
+    out: list[Block] = [Table(SUMMARY_HEADERS, prep_bench.summary_rows(doc), "Bandwidth")]
     series = prep_bench.repetition_series(doc)
     if series:
-        head.blocks.append(Plot(f"{prefix}bandwidth", "Bandwidth of each repetition",
-                                lambda s=series: plots.series(  # type: ignore[misc]
-                                    s, "repetition", "MiB/s", "bandwidth per repetition",
-                                    categorical=True)))
+        out.append(Plot(f"{prefix}bandwidth", "Bandwidth of each repetition",
+                        partial(plots.series, series, "repetition", "MiB/s",
+                                "bandwidth per repetition", x_kind="integer")))
     for op in ("write", "read"):
         rb = prep_bench.run_rank_bars(doc, op)
         if rb is not None and len(rb.ranks) > 0:
-            head.blocks.append(Plot(
+            out.append(Plot(
                 f"{prefix}ranks-{op}", f"{op}: per-rank time (open + transfer + close) and "
                 f"bytes, last repetition; slowest rank {rb.slowest}",
-                lambda r=rb: plots.rank_bars(r)))  # type: ignore[misc]
-    head.blocks.append(Table(["setting", "value"], prep_bench.config_rows(doc),
-                             "Configuration and environment"))
-    return [head]
+                partial(plots.rank_bars, rb)))
+    return out
+
+
+def _metadata_blocks(doc: Mapping[str, Any], prefix: str) -> list[Block]:
+    """Operations per second of each phase, as mdtest reports them: no bandwidth."""
+    rates = prep_run.metadata_rates(doc)
+    out: list[Block] = [Table(prep_run.METADATA_HEADERS, prep_run.metadata_rows(doc),
+                              "Metadata rates (operations per second, all ranks)")]
+    if rates:
+        out.append(Plot(f"{prefix}metadata-rates", "Operations per second of each phase: mean "
+                        "over the repetitions, the bar the min-max range",
+                        partial(plots.phase_rates, [p.name for p in rates],
+                                [p.mean for p in rates], [min(p.rates) for p in rates],
+                                [max(p.rates) for p in rates], "ops/s",
+                                "metadata rate per phase")))
+    return out
 
 
 def runs_page(runs: Sequence[Mapping[str, Any]]) -> Page:
@@ -62,22 +83,25 @@ def tune_page(tune: Mapping[str, Any], trials: list[Any]) -> Page:
     obj = tune.get("objective") or {}
     unit = obj.get("unit") or "MiB/s"
     maximize = obj.get("direction", "maximize") != "minimize"
-    search = [t for t in trials if t.phase == "search"]
+    search = [t for t in trials if t.phase in ("search", "repeat")]
     values = [t.value if t.status == "ok" else None for t in search]
+    numbers = [t.number + 1 for t in search]  # as the terminal numbered them
     sec = Section("Search", [Text(
         f"status {tune['status']}, {len(search)} search trial(s), "
         f"{len(trials) - len(search)} confirmation run(s), seed {tune.get('seed')}")])
     if values:
         best = prep_bench.convergence(values, maximize)
         sec.blocks.append(Plot("convergence", "Each trial's score and the best so far",
-                               lambda: plots.convergence(values, best, unit)))
+                               partial(plots.convergence, values, best, unit, numbers)))
     res = tune.get("result") or {}
     claim = res.get("claim") or {}
     out = Section("Result")
-    if res.get("winner") is not None:
-        out.blocks.append(Table(["knob", "winner"], [[k, v] for k, v in
-                                                    (res.get("winner") or {}).items()],
+    winner = res.get("winner")
+    if winner:
+        out.blocks.append(Table(["knob", "winner"], [[k, v] for k, v in winner.items()],
                                 "Winner (knobs left at their default are not listed)"))
+    elif winner is not None:  # an empty table said nothing
+        out.blocks.append(Text("Winner: the defaults (no knob changed beat them)."))
     if claim:
         judged = claim.get("ci_low") is not None and claim.get("ci_high") is not None
         out.blocks.append(Text(  # the verdict is the interval's (iolab.stats)
@@ -92,10 +116,11 @@ def tune_page(tune: Mapping[str, Any], trials: list[Any]) -> Page:
         out.blocks.append(Plot("importances", "Knob importances (Optuna fANOVA)",
                                lambda: plots.importances([k for k, _ in imp],
                                                          [v for _, v in imp])))
-    rows = [[str(t.number), t.phase, ", ".join(f"{k}={v}" for k, v in t.params.items()),
-             t.status, "-" if t.value is None else f"{t.value:,.1f}",
-             human_seconds(t.wall_time_s)] for t in trials]
-    trials_sec = Section("Trials", [Table(["#", "phase", "params", "status", unit, "time"], rows)])
+    labels = prep_bench.trial_labels(trials, tune.get("confirm"))
+    rows = [[label, ", ".join(f"{k}={v}" for k, v in t.params.items()), t.status,
+             "-" if t.value is None else f"{t.value:,.1f}", human_seconds(t.wall_time_s)]
+            for label, t in zip(labels, trials)]
+    trials_sec = Section("Trials", [Table(["trial", "params", "status", unit, "time"], rows)])
     return Page(f"iolab report: tune {tune['id']}", [" ".join(tune.get("command") or [])],
                 [sec, out, trials_sec])
 
@@ -105,7 +130,7 @@ def sweep_sections(sw: Mapping[str, Any], pts: list[prep_bench.SweepPoint],
     grid = sw["grid"]
     x_param = grid[0][0]
     line_param = grid[1][0] if len(grid) > 1 else None
-    numeric = all(prep_bench.parse_number(v) is not None for v in grid[0][1])
+    x_kind = prep_bench.x_kind(x_param, grid[0][1], pts)
     sec = Section(sw.get("name") or f"Sweep {sw['id']}", [Text(
         f"status {sw['status']}, {len(pts)} of {_n_points(grid)} points stored, "
         f"{sw['repetitions']} repetition(s) each; fixed options: "
@@ -113,31 +138,39 @@ def sweep_sections(sw: Mapping[str, Any], pts: list[prep_bench.SweepPoint],
     ops: list[tuple[str, int]] = []
     for pt in pts:
         ops += [k for k in prep_bench.ops_of(pt.doc) if k not in ops]
+    # a sweep of metadata runs is in operations per second, per phase (create, stat...)
+    md = any(prep_run.kind(pt.doc) == "metadata" for pt in pts if pt.doc)
+    unit, what, key = ("ops/s", "rate", "iops") if md else ("MiB/s", "bandwidth",
+                                                           "bw_bytes_per_s")
     for op, rpass in ops:
-        series = prep_bench.sweep_series(pts, x_param, op, line_param, rpass)
+        series = prep_bench.sweep_series(pts, x_param, op, line_param, rpass, metadata=md)
         if not series:
             continue
-        name = prep_bench.op_name(op, rpass)
+        name = _phase(op, rpass, md)
         sec.blocks.append(Plot(
-            f"{prefix}sweep-{name.replace(' ', '-')}", f"{name} bandwidth against {x_param}: "
+            f"{prefix}sweep-{name.replace(' ', '-')}", f"{name} {what} against {x_param}: "
             "median and range across repetitions",
-            partial(plots.series, series, x_param, "MiB/s", f"{name} bandwidth",
-                    log_x=numeric and _spans_powers(series), categorical=not numeric)))
+            partial(plots.series, series, x_param, unit, f"{name} {what}",
+                    log_x=x_kind == "integer" and _spans_powers(series), x_kind=x_kind)))
     rows = []
     for pt in pts:
         for op, p in prep_bench.ops_of(pt.doc):
-            bws = prep_bench.phase_bandwidths(pt.doc, op, p)
-            if bws:
+            vals = prep_bench.phase_values(pt.doc, op, p, key)
+            if vals:
+                cell = prep_run.rate if md else mib_s
                 rows.append([", ".join(f"{k}={v}" for k, v in pt.params.items()),
-                             prep_bench.op_name(op, p), mib_s(median(bws)),
-                             mib_s(min(bws)), mib_s(max(bws)),
-                             str(pt.run_id)])
+                             _phase(op, p, md), cell(median(vals)), cell(min(vals)),
+                             cell(max(vals)), str(pt.run_id)])
         if pt.status != "ok":
             rows.append([", ".join(f"{k}={v}" for k, v in pt.params.items()), pt.status,
                          "-", "-", "-", str(pt.run_id or "-")])
-    sec.blocks.append(Table(["point", "phase", "median MiB/s", "min MiB/s", "max MiB/s", "run"],
-                            rows, "Points"))
+    sec.blocks.append(Table(["point", "phase", f"median {unit}", f"min {unit}", f"max {unit}",
+                             "run"], rows, "Points"))
     return [sec]
+
+
+def _phase(op: str, read_pass: int, metadata: bool) -> str:
+    return prep_run.phase_name(op) if metadata else prep_bench.op_name(op, read_pass)
 
 
 def _n_points(grid: list[tuple[str, list[str]]]) -> int:

@@ -1,9 +1,10 @@
 """The report page: sections of text, tables and figures, rendered as one HTML file.
 
 Self-contained and safe: every string goes through :func:`html.escape` (names from a log or
-a path included), plots are inline SVG drawn by matplotlib (its comments, which can repeat
-label text, are stripped), and a Content-Security-Policy forbids scripts and every network
-load, so even a missed escape could not run code or fetch anything.
+a path included), plots are inline SVG drawn by matplotlib (text as escaped <text> elements;
+its comments, which can repeat label text, are stripped), and a Content-Security-Policy
+forbids scripts and every network load, so even a missed escape could not run code or fetch
+anything.
 """
 
 from __future__ import annotations
@@ -99,7 +100,9 @@ class Page:
 def _svg(fig: MplFigure, salt: str) -> str:
     import matplotlib
 
-    with matplotlib.rc_context({"svg.hashsalt": salt, "svg.fonttype": "path"}):
+    # Text as <text>, not glyph outlines: the labels can be selected, searched and read by
+    # a screen reader (and a test can check each axis is labelled); matplotlib escapes it.
+    with matplotlib.rc_context({"svg.hashsalt": salt, "svg.fonttype": "none"}):
         buf = io.StringIO()
         fig.savefig(buf, format="svg", metadata={"Date": None}, bbox_inches="tight")
     text = buf.getvalue()

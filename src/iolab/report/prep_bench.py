@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from statistics import median
@@ -29,12 +30,19 @@ class Series:
 
 def phase_bandwidths(doc: Mapping[str, Any] | None, op: str, read_pass: int = 0) -> list[float]:
     """The bandwidth (bytes/s) of each repetition's ``op`` phase (reads: pass ``read_pass``)."""
+    return phase_values(doc, op, read_pass, "bw_bytes_per_s")
+
+
+def phase_values(doc: Mapping[str, Any] | None, op: str, read_pass: int = 0,
+                 key: str = "bw_bytes_per_s") -> list[float]:
+    """Each repetition's ``key`` of its ``op`` phase: bandwidth, or ``iops`` (the rate of
+    a metadata phase)."""
     out = []
     for rep in (doc or {}).get("repetitions") or []:
         for ph in rep.get("phases") or []:
             if ph.get("op") == op and int(ph.get("pass") or 0) == read_pass \
-                    and isinstance(ph.get("bw_bytes_per_s"), (int, float)):
-                out.append(float(ph["bw_bytes_per_s"]))
+                    and isinstance(ph.get(key), (int, float)):
+                out.append(float(ph[key]))
     return out
 
 
@@ -98,29 +106,6 @@ def run_rank_bars(doc: Mapping[str, Any], op: str = "write") -> RankBars | None:
                     float(np.median(t)) if t.size else 0.0)
 
 
-_CONFIG_KEYS = ("api", "layout", "transfer_bytes", "block_bytes", "segments", "repetitions",
-                "posix_mode", "collective", "file_view", "threads", "files", "total_bytes",
-                "path")
-
-
-def config_rows(doc: Mapping[str, Any]) -> list[list[str]]:
-    cfg = doc.get("config") or {}
-    env = doc.get("environment") or {}
-    rows = []
-    for k in _CONFIG_KEYS:
-        if k in cfg and cfg[k] is not None:
-            v = cfg[k]
-            rows.append([k, human_bytes(v) if k.endswith("_bytes") else str(v)])
-    for k in ("ranks", "hosts", "mpi_library", "mpiio_implementation", "fs_type", "fs_path",
-              "start_time"):
-        if env.get(k) is not None:
-            v = env[k]
-            rows.append([k, ", ".join(map(str, v)) if isinstance(v, list) else str(v)])
-    for k, v in sorted(((doc.get("hints") or {}).get("effective") or {}).items()):
-        rows.append([f"hint {k}", str(v)])
-    return rows
-
-
 # --- tunes ------------------------------------------------------------------------------
 
 
@@ -133,6 +118,21 @@ def convergence(values: Sequence[float | None], maximize: bool = True
         if v is not None and (best is None or (v > best if maximize else v < best)):
             best = v
         out.append(best)
+    return out
+
+
+def trial_labels(trials: Sequence[Any], confirm: int | None) -> list[str]:
+    """Each stored trial named as the terminal printed it while the tune ran: 'trial 1'
+    (search trials, numbered from 1), 'confirm 2', 'runner-up 1' (iolab.tune.render)."""
+    n_search = sum(1 for t in trials if t.phase in ("search", "repeat"))
+    batch = 2 * max(1, int(confirm or 1))
+    out = []
+    for t in trials:
+        if t.phase in ("search", "repeat"):
+            out.append(f"trial {t.number + 1}")
+        else:
+            n = t.number - n_search
+            out.append(f"confirm {n + 1}" if n < batch else f"runner-up {n - batch + 1}")
     return out
 
 
@@ -157,15 +157,37 @@ def parse_number(v: str) -> float | None:
     return parse(v)
 
 
+# Parameters whose engine setting is not called <name>_bytes.
+_SIZE_KEYS = {"md-size": "md_file_bytes"}
+_SIZE_SUFFIX = re.compile(r"^\s*\d+(\.\d+)?\s*[kmgt]i?b?\s*$", re.I)
+
+
+def x_kind(param: str, values: Sequence[str], points: Iterable[SweepPoint] = ()) -> str:
+    """How to draw a swept parameter (plots.X_KINDS): 'category' (a mode, an API),
+    'bytes' (a size: written 64k, or set in the engine as <name>_bytes), 'integer' (ranks,
+    threads) or 'number'."""
+    nums = [parse_number(v) for v in values]
+    if not nums or any(n is None for n in nums):
+        return "category"
+    key = _SIZE_KEYS.get(param, param.replace("-", "_").replace(".", "_") + "_bytes")
+    if any(_SIZE_SUFFIX.match(v) for v in values) or any(
+            key in ((pt.doc or {}).get("config") or {}) for pt in points):
+        return "bytes"
+    return "integer" if all(float(n or 0).is_integer() for n in nums) else "number"
+
+
 def sweep_series(points: Iterable[SweepPoint], x_param: str, op: str,
-                 line_param: str | None = None, read_pass: int = 0) -> list[Series]:
-    """Bandwidth (MiB/s) of ``op`` against ``x_param``, one line per value of
-    ``line_param``: the median and the min-max range of the point's repetitions."""
+                 line_param: str | None = None, read_pass: int = 0,
+                 metadata: bool = False) -> list[Series]:
+    """Bandwidth (MiB/s; ``metadata``: operations per second) of ``op`` against
+    ``x_param``, one line per value of ``line_param``: the median and the min-max range of
+    the point's repetitions."""
     groups: dict[str, list[tuple[Any, list[float]]]] = {}
     for pt in points:
         if pt.status != "ok":
             continue
-        bws = [b / MIB for b in phase_bandwidths(pt.doc, op, read_pass)]
+        bws = (phase_values(pt.doc, op, read_pass, "iops") if metadata
+               else [b / MIB for b in phase_bandwidths(pt.doc, op, read_pass)])
         if not bws:
             continue
         key = f"{line_param}={pt.params[line_param]}" if line_param else ""

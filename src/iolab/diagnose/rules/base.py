@@ -28,17 +28,18 @@ Value = Union[int, float, str, bool, None]
 class Source:
     """A citation: which seed document, which section, what it says."""
 
-    doc: str  # file name under shared/seeds/
+    doc: str  # the document's title, as a reader would look it up
     where: str  # section or slide title
     says: str  # the practice, quoted or closely paraphrased
 
 
-# The source documents (see shared/seeds/README.md).
-NERSC_KNL = "000_b9ddbe6ba5a411d8.txt (NERSC, Optimizing I/O on Cori KNL)"
-CSC_LUSTRE = "001_2d6ccb77587612f5.txt (CSC, Better I/O performance on Lustre)"
-CUG_2017 = "002_db99a074044620da.txt (CUG 2017, I/O gap between Cori KNL and Haswell)"
-NUG_2017 = "003_af9428276b929b5a.txt (NERSC Users Group, Best practices for I/O on KNL)"
-KAUST = "004_51e52714ea7cb1c8.txt (KAUST, Parallel I/O seminar)"
+# The source documents, cited by title on every page and report (shared/seeds/README.md maps
+# each title to its file there; a file name means nothing to a reader).
+NERSC_KNL = "Optimizing I/O on Cori KNL (NERSC)"
+CSC_LUSTRE = "How to achieve better I/O performance on Lustre (CSC)"
+CUG_2017 = "Understanding the I/O performance gap between Cori KNL and Haswell (CUG 2017)"
+NUG_2017 = "Best practices for I/O on KNL (NERSC Users Group)"
+KAUST = "Parallel I/O seminar (KAUST)"
 DRISHTI = "Drishti (LBNL) check set, thresholds as starting points"
 
 
