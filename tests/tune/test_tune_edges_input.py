@@ -206,7 +206,8 @@ def test_importances_leave_out_knobs_not_honoured(tmp_path: Path, engine_ok: Non
         pytest.skip("no MPICH build of iolab-bench (./setup builds it when MPICH is there)")
     out = tune("--db", str(tmp_path / "r.db"), "--knob", "cb_nodes=4,8", "--knob",
                "transfer=64k,1m", "--trials", "6", "--confirm", "0", "--json", "-q", "--",
-               "iolab", "bench", "-a", "mpiio", "--mpi", "mpich", "-t", "64k", "-b", "2m",
+               "iolab", "bench", "-a", "mpiio", "--mpi", "mpich", "--layout", "segmented",
+               "-t", "64k", "-b", "2m",
                "--np", "2", "-w", "-c", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)

@@ -19,10 +19,16 @@ def rules_markdown() -> str:
     out = ["# iolab diagnose: rules", "",
            "Generated from the rule registry (`python -m iolab.diagnose.docs > docs/rules.md`);"
            " do not edit by hand.", "",
-           "| id | severity | family | direction | title |", "|---|---|---|---|---|"]
+           "`kind`: waste (work that need not happen: owns the seconds it explains) or "
+           "experiment (a setting to try: owns none, its gain an estimate to prove with "
+           "`iolab tune --from-log`); `tier`: who gets a second first when findings claim the "
+           "same (mechanism, then symptom, then layout); see docs/diagnose.md.", "",
+           "| id | severity | kind | tier | family | direction | title |",
+           "|---|---|---|---|---|---|---|"]
     for r in rules:
         sev = r.severity if r.severity == "info" else "by cost"
-        out.append(f"| `{r.id}` | {sev} | {r.family} | "
+        kind = "experiment" if r.experiment else "waste"
+        out.append(f"| `{r.id}` | {sev} | {kind} | {r.tier} | {r.family} | "
                    f"{'read/write' if r.directional else '-'} | {_cell(r.title)} |")
     out.append("")
     for r in rules:
@@ -30,7 +36,8 @@ def rules_markdown() -> str:
                 ("- severity: **info** (information only)" if r.severity == "info" else
                  "- severity: from the cost (INFO under `cost_info_s`, HIGH from "
                  "`cost_high_share` of the run in an I/O-bound job)")
-                + f", family: {r.family}"
+                + f", family: {r.family}, "
+                + ("an experiment (owns no time)" if r.experiment else f"waste, tier {r.tier}")
                 + (", one finding per direction (read/write)" if r.directional else ""),
                 f"- why: {r.why}",
                 f"- expected effect: {r.effect}"]

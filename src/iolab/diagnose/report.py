@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from iolab import __version__
+from iolab.diagnose.attribution import attribute_time, time_pools
 from iolab.diagnose.config import Thresholds
 from iolab.diagnose.rules import registry
 from iolab.diagnose.rules.base import (
@@ -49,37 +50,35 @@ OMPIO_NOTE = (" This job ran Open MPI's OMPIO, which ignores ROMIO hints: its MC
 
 
 def _top_fix_items(findings: list[Finding]) -> list[dict[str, Any]]:
-    """The three distinct fixes that buy the most time, each with the time it can save (the
-    findings' cost: an upper bound); one item per rule even when both directions fire. The
+    """The three distinct fixes that buy the most time, each with the seconds it owns (net:
+    no second counted twice); one item per rule even when both directions fire. Experiments
+    (settings to try, owning no time) fill the places waste leaves, marked to be proven; the
     I/O-bound advice comes last, only when fewer problems have a fix. "Information only"
     findings have no fix to show."""
-    problems = [f for f in findings if not f.rule.overview and f.severity != "info"
-                and not f.fix.text.startswith("Information only") and not f.same_time_as]
-    problems.sort(key=lambda f: -(f.cost_s or 0.0))
+    def shown(f: Finding) -> bool:
+        return (not f.rule.overview and f.severity != "info"
+                and not f.fix.text.startswith("Information only"))
+    waste = [f for f in findings if shown(f) and not f.rule.experiment
+             and (f.cost_s is None or f.cost_s > 0)]
+    waste.sort(key=lambda f: -(f.cost_s or 0.0))
+    trials = [f for f in findings if shown(f) and f.rule.experiment]
+    trials.sort(key=lambda f: -(f.estimate_s or 0.0))
     out: dict[tuple[str, str], dict[str, Any]] = {}
-    files: dict[tuple[str, str], set[str]] = {}
-    for f in problems:
+    for f in waste + trials:
         item = out.setdefault((f.rule.id, f.fix.text), {
             "rule_id": f.rule.id, "directions": [], "fix": f.fix.text, "saves_up_to_s": None,
-            "share_of_run": None, "overlaps": []})
-        files.setdefault((f.rule.id, f.fix.text), set()).update(
-            e.path for e in f.hit.files if e.kind == "file")
+            "share_of_run": None, "experiment": f.rule.experiment})
         if f.hit.direction:
             item["directions"].append(f.hit.direction)
-        if f.cost_s is not None:
-            item["saves_up_to_s"] = (item["saves_up_to_s"] or 0.0) + f.cost_s
+        c = f.estimate_s if f.rule.experiment else f.cost_s
+        if c is not None:
+            item["saves_up_to_s"] = (item["saves_up_to_s"] or 0.0) + c
             if f.run_time_s > 0:
                 item["share_of_run"] = min(item["saves_up_to_s"] / f.run_time_s, 1.0)
-    keys = list(out)[:TOP_FIXES]
-    # Two fixes for the same files' operations (a STDIO stream that is both "bulk data
-    # through STDIO" and "small writes to buffer") save the same seconds once, not twice.
-    for k, key in enumerate(keys):
-        out[key]["overlaps"] = [out[prev]["rule_id"] for prev in keys[:k]
-                                if files[key] & files[prev]]
-    items = [out[k] for k in keys]
+    items = list(out.values())[:TOP_FIXES]
     if len(items) < TOP_FIXES:
         items += [{"rule_id": f.rule.id, "directions": [], "fix": f.fix.text,
-                   "saves_up_to_s": None, "share_of_run": None, "overlaps": []}
+                   "saves_up_to_s": None, "share_of_run": None, "experiment": False}
                   for f in findings if f.rule.id == "io-bound" and f.severity != "info"][:1]
     return items
 
@@ -94,9 +93,9 @@ def _top_fix_line(item: dict[str, Any]) -> str:
             else "]")
     elif item["rule_id"] != "io-bound":
         gain = " [saving unknown]"
-    if item.get("overlaps"):
-        gain = gain.rstrip("]") + (", " if gain else " [") + "the same operations as " + \
-            ", ".join(item["overlaps"]) + ": not in addition]"
+    if item.get("experiment"):
+        gain = (gain.rstrip("]") + (": " if gain else " [") + "an experiment, to be proven "
+                "with iolab tune --from-log]").replace("saves up to", "may save up to")
     return f"{head}: {item['fix']}{gain}"
 
 
@@ -157,11 +156,13 @@ def _summary(model: Model, th: Thresholds, findings: list[Finding]) -> Summary:
 
 
 def grade(f: Finding, model: Model, th: Thresholds) -> str:
-    """Severity from the cost: INFO under ``cost_info_s``; HIGH only when the finding costs
-    ``cost_high_share`` of the run in a job that is I/O bound; else WARN. Overview findings
-    (the I/O share itself) and information-only rules keep their own severity above
-    ``cost_info_s``; a rule whose cost the counters cannot tell is at most WARN."""
-    c = f.hit.cost_s
+    """Severity from the cost the finding owns (net, after attribution): INFO under
+    ``cost_info_s``; HIGH only when it owns ``cost_high_share`` of the run in a job that is
+    I/O bound; else WARN. Overview findings (the I/O share itself) and information-only
+    rules keep their own severity above ``cost_info_s``; a rule whose cost the counters
+    cannot tell is at most WARN, and so is an experiment (its gain is an estimate)."""
+    c = f.hit.cost_s if f.rule.overview or f.rule.severity == "info" else (
+        f.estimate_s if f.rule.experiment else f.cost_s)
     if f.rule.overview or f.rule.severity == "info":
         if c is not None and c < th.cost_info_s:
             return "info"  # 0.6 s of I/O in a 1 s run is no problem to act on
@@ -171,54 +172,17 @@ def grade(f: Finding, model: Model, th: Thresholds) -> str:
         return "warn"
     if c < th.cost_info_s:
         return "info"
+    if f.rule.experiment:
+        return "warn"
     io_bound = m.run_time_s >= th.min_run_time_s and m.io_fraction >= th.io_bound_warn
     share = f.cost_share or 0.0
     return "high" if io_bound and share >= th.cost_high_share else "warn"
 
 
-# A claim's kind: a file's read, write or metadata time, "*" all of it, "wait" the MPI-IO
-# time beyond POSIX's (ranks waiting inside read or write calls).
-_COVERED_BY = {"read": {"read", "*"}, "write": {"write", "*"}, "meta": {"meta", "*"},
-               "wait": {"wait", "read", "write", "*"}}
-
-
-def _owners(taken: dict[str, dict[str, str]], path: str, kind: str) -> list[str]:
-    """The findings whose claims on ``path`` already hold all of a claim of ``kind``."""
-    mine = taken.get(path, {})
-    if kind == "*":
-        if "*" in mine:
-            return [mine["*"]]
-        parts = [mine.get(k) for k in ("read", "write", "meta")]
-        return [o for o in parts if o] if all(parts) else []
-    return [o for k, o in mine.items() if k in _COVERED_BY[kind]]
-
-
-def attribute_time(findings: list[Finding], order: dict[str, int]) -> None:
-    """Each second of a file's time goes to one finding: the costliest problem claiming it
-    first. A finding whose claims are all held by costlier ones explains the same seconds
-    (a HDF5 file's independent metadata writes, and the slow H5Fclose that flushes them): it
-    says so, takes no second HIGH and saves nothing in addition in the summary.
-    Information-only rules claim nothing."""
-    taken: dict[str, dict[str, str]] = {}
-    problems = [f for f in findings if not f.rule.overview and f.rule.severity != "info"
-                and (f.cost_s or 0.0) > 0]
-    problems.sort(key=lambda f: (-(f.cost_s or 0.0), order[f.rule.id]))
-    for f in problems:
-        mine = f.hit.claimed()
-        owners = [_owners(taken, p, k) for p, k in mine]
-        if mine and all(owners):
-            f.same_time_as = list(dict.fromkeys(o for os in owners for o in os))
-            if f.graded == "high":
-                f.graded = "warn"
-            continue
-        for (p, k), o in zip(mine, owners):
-            if not o:
-                taken.setdefault(p, {}).setdefault(k, f.key)
-
-
 def diagnose(model: Model, th: Thresholds, rules: list[Rule] | None = None) -> Report:
-    """Every rule whose precondition holds on ``model``; findings graded by their cost and
-    sorted by severity, then cost, problems before the overview of the job."""
+    """Every rule whose precondition holds on ``model``; each second counted once
+    (attribute_time); findings graded by the cost they own and sorted by severity, waste
+    before experiments, then cost, problems before the overview of the job."""
     rules = registry() if rules is None else rules
     findings: list[Finding] = []
     not_judged = []
@@ -241,13 +205,15 @@ def diagnose(model: Model, th: Thresholds, rules: list[Rule] | None = None) -> R
             if (model.job.mpiio_implementation == "OMPIO"
                     and any(a.kind == "romio-hints" for a in f.fix.artifacts)):
                 f.fix.text += OMPIO_NOTE
-            f.graded = grade(f, model, th)
             findings.append(f)
-    attribute_time(findings, order)
-    # Problems first, by severity then cost: the first finding is the costliest problem;
-    # the job's overview (its I/O share, read/write balance) comes after them.
-    findings.sort(key=lambda f: (f.rule.overview, SEVERITY_RANK[f.severity],
-                                 -(f.cost_s or 0.0), order[f.rule.id]))
+    attribute_time(findings, order, time_pools(model), model.metrics.io_time_s)
+    for f in findings:
+        f.graded = grade(f, model, th)
+    # Problems first, by severity, waste before experiments, then cost: the first finding is
+    # the costliest waste; the job's overview (its I/O share, read/write balance) comes last.
+    findings.sort(key=lambda f: (f.rule.overview, SEVERITY_RANK[f.severity], f.rule.experiment,
+                                 -((f.estimate_s if f.rule.experiment else f.cost_s) or 0.0),
+                                 order[f.rule.id]))
     return Report(model=model, thresholds=th, findings=findings,
                   summary=_summary(model, th, findings), not_judged=not_judged)
 
@@ -260,9 +226,14 @@ def _finding_dict(f: Finding) -> dict[str, Any]:
         "severity": f.severity,
         "title": r.title,
         "direction": f.hit.direction,
+        "kind": "experiment" if r.experiment else "waste",
+        "tier": r.tier,
         "cost_s": None if f.cost_s is None else round(f.cost_s, 6),
+        "gross_cost_s": None if f.gross_s is None or r.experiment else round(f.gross_s, 6),
+        "estimated_gain_s": None if f.estimate_s is None else round(f.estimate_s, 6),
         "cost_share_of_run": None if f.cost_share is None else round(f.cost_share, 6),
         "same_time_as": f.same_time_as,
+        "beside": f.beside,
         "summary": f.hit.summary,
         "evidence": dict(f.hit.values),
         "files": [{"path": e.path, "kind": e.kind, **e.values} for e in f.hit.files],

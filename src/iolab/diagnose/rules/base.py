@@ -114,6 +114,15 @@ class Rule:
     partly: Callable[[Model, Thresholds], str | None] | None = None
     cost: str = ""  # how the finding's cost in seconds is counted (docs/rules.md)
     overview: bool = False  # describes the job (I/O share, balance) rather than a problem
+    # Who gets a second first when findings claim the same (file, operation) time: the
+    # mechanism that explains it ("mechanism": read-modify-write, fill values, a close-time
+    # flush), then the access shape it shows as ("symptom": small, misaligned, random), then
+    # the file system's layout ("layout"). Set from the registry's table (rules/__init__).
+    tier: str = "symptom"
+    # An experiment proposes a setting to try (more aggregators, another stripe count): it
+    # owns no time, and its gain is an estimate to prove with `iolab tune --from-log`. A
+    # waste finding (work that need not happen) owns the seconds it explains.
+    experiment: bool = False
 
 
 @dataclass
@@ -123,9 +132,17 @@ class Finding:
     fix: Fix
     graded: str | None = None  # severity from the cost (set by the report)
     run_time_s: float = 0.0
-    # Costlier findings that already claim all the time this one's cost counts (set by the
-    # report): the same seconds, not a saving in addition.
+    # Findings that already own some of the seconds this one's cost counts (set by the
+    # report's attribution): the same seconds, not a saving in addition.
     same_time_as: list[str] = field(default_factory=list)
+    # The seconds this finding owns once every second is counted once (set by the report's
+    # attribution); None before it ran.
+    net_s: float | None = None
+    # Costlier findings whose time on the slowest rank this one's ran beside (on other
+    # ranks): its seconds are not in addition to theirs (the job's I/O time is counted).
+    beside: list[str] = field(default_factory=list)
+    # What it owns, (file, operation, seconds): net_s is their sum.
+    owned: list[tuple[str, str, float]] = field(default_factory=list)
 
     @property
     def key(self) -> str:
@@ -137,25 +154,54 @@ class Finding:
         return self.graded or self.hit.severity or self.rule.severity
 
     @property
-    def cost_s(self) -> float | None:
+    def gross_s(self) -> float | None:
+        """The seconds the rule counts for its operations, before attribution."""
         return self.hit.cost_s
+
+    @property
+    def cost_s(self) -> float | None:
+        """The seconds this finding owns (net of what more specific findings explain); None
+        for an experiment (it owns none: see estimate_s) or when the counters cannot tell."""
+        if self.rule.experiment:
+            return None
+        return self.net_s if self.net_s is not None else self.hit.cost_s
+
+    @property
+    def estimate_s(self) -> float | None:
+        """An experiment's estimated gain (a bound from the rule's stated model)."""
+        return self.hit.cost_s if self.rule.experiment else None
 
     @property
     def cost_share(self) -> float | None:
         """The cost as a share of the run (None when unknown)."""
-        if self.hit.cost_s is None or self.run_time_s <= 0:
+        c = self.cost_s if not self.rule.experiment else self.estimate_s
+        if c is None or self.run_time_s <= 0:
             return None
-        return min(self.hit.cost_s / self.run_time_s, 1.0)
+        return min(c / self.run_time_s, 1.0)
 
     def cost_text(self) -> str:
         """'costs 12.3 s (15.0% of the run)', or why not."""
-        if self.hit.cost_s is None:
-            return "cost unknown from the counters"
         share = self.cost_share
-        same = (f": the same time as {', '.join(self.same_time_as)}, not in addition"
-                if self.same_time_as else "")
-        return (f"costs {fmt_seconds(self.hit.cost_s)}"
-                + (f" ({pct(share)} of the run)" if share is not None else "") + same)
+        of_run = f" ({pct(share)} of the run)" if share is not None else ""
+        if self.rule.experiment:
+            if self.estimate_s is None:
+                return "gain unknown: to be proven with iolab tune --from-log"
+            return (f"may save up to {fmt_seconds(self.estimate_s)}{of_run}: an estimate, "
+                    "to be proven with iolab tune --from-log")
+        if self.cost_s is None:
+            return "cost unknown from the counters"
+        gross = self.gross_s or 0.0
+        if self.same_time_as and self.cost_s <= 0.005 * max(gross, 1e-9):
+            return (f"costs {fmt_seconds(gross)}: the same time as "
+                    f"{', '.join(self.same_time_as)}, not in addition")
+        if self.beside and self.cost_s <= 0.005 * max(gross, 1e-9):
+            return (f"costs {fmt_seconds(gross)} on other ranks, while the slowest rank spent "
+                    f"the time {', '.join(self.beside)} counts: not in addition")
+        if self.same_time_as or self.beside:
+            others = ", ".join(self.same_time_as + self.beside)
+            return (f"costs {fmt_seconds(self.cost_s)}{of_run} beyond the time of {others} "
+                    f"({fmt_seconds(gross)} in all)")
+        return f"costs {fmt_seconds(self.cost_s)}{of_run}"
 
 
 def fmt_seconds(s: float) -> str:
