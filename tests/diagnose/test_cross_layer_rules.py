@@ -493,3 +493,80 @@ def test_independent_waiting_cause_from_the_bytes_one_layer_down(tmp_path: Path,
     else:
         assert "ROMIO locks the range it sieves" in f.fix.text
         assert "romio_ds_write disable" in hints
+
+
+def test_a_file_opened_and_closed_250_times_has_no_ten_second_close(tmp_path: Path) -> None:
+    """Expected / was: a non-MPI job with 1.4 s of I/O got "slow close: 10.1 s (33.7%)" for a
+    log file fopen'ed and fclose'd 250 times (POSIX_OPENS minus POSIX_FILENOS taken as "opened
+    once", the first close's start to the last close's end taken as one close, the STDIO
+    opens ignored). No close is longer than the file's metadata time, and none is measured
+    where the record did not see exactly one open."""
+    recs = [
+        Rec("POSIX", "/home/u/run/progress.log", 0, {
+            "POSIX_OPENS": 250, "POSIX_FILENOS": 250, "POSIX_WRITES": 250,
+            "POSIX_BYTES_WRITTEN": 250 * 80, "POSIX_FSYNCS": 250,
+            "POSIX_F_WRITE_TIME": 1.2, "POSIX_F_META_TIME": 0.1,
+            "POSIX_F_CLOSE_START_TIMESTAMP": 0.5, "POSIX_F_CLOSE_END_TIMESTAMP": 10.6}),
+        Rec("STDIO", "/home/u/run/progress.log", 0, {
+            "STDIO_OPENS": 250, "STDIO_WRITES": 250, "STDIO_BYTES_WRITTEN": 250 * 80,
+            "STDIO_FLUSHES": 250, "STDIO_F_WRITE_TIME": 0.05, "STDIO_F_META_TIME": 0.05,
+            "STDIO_F_CLOSE_START_TIMESTAMP": 0.5, "STDIO_F_CLOSE_END_TIMESTAMP": 10.6}),
+    ]
+    log = write_log(tmp_path / "loop.darshan", nprocs=1, run_time_s=30.0, exe="./post",
+                    records=recs)
+    rep = _run(log)
+    assert not any(f.rule.id == "slow-close" for f in rep.findings)
+    i = rep.model.files.paths.index("/home/u/run/progress.log")
+    L = rep.model.layers
+    assert L.posix.close_s[i] == 0.0 and L.stdio.close_s[i] == 0.0
+    io = rep.model.metrics.io_time_s
+    assert io < 2.0
+    for f in rep.findings:  # no cost beyond the time of the operations concerned
+        assert (f.cost_s or 0.0) <= io + 1e-9, (f.key, f.cost_s)
+    # one open, one long close (a checkpoint flushed at close): still measured, within the
+    # metadata time
+    recs[0].counters.update({"POSIX_OPENS": 1, "POSIX_FILENOS": 0, "POSIX_F_META_TIME": 12.0})
+    recs[1].counters.update({"STDIO_OPENS": 0, "STDIO_F_META_TIME": 0.0})
+    del recs[1]
+    rep = _run(write_log(tmp_path / "once.darshan", nprocs=1, run_time_s=30.0, exe="./post",
+                         records=recs))
+    close = next(f for f in rep.findings if f.rule.id == "slow-close")
+    assert close.gross_s == pytest.approx(10.1)
+
+
+def _block_reads(n: int, mpiio_s: float, posix_s: float) -> list[Rec]:
+    """n ranks read 4 MiB contiguous blocks collectively (8 each): the slowest rank spends
+    mpiio_s in MPI-IO calls and posix_s in the POSIX reads under them."""
+    total = n * 8 * 4 * MiB
+    return _shared("/scratch/run/input.dat", n, {
+        "POSIX_READS": n * 8, "POSIX_BYTES_READ": total, "POSIX_MAX_BYTE_READ": total - 1,
+        "POSIX_CONSEC_READS": n * 8 - 1, "POSIX_SEQ_READS": n * 8 - 1,
+        "POSIX_SIZE_READ_4M_10M": n * 8, "POSIX_ACCESS1_ACCESS": 4 * MiB,
+        "POSIX_ACCESS1_COUNT": n * 8, "POSIX_F_READ_TIME": n * posix_s,
+        "POSIX_F_SLOWEST_RANK_TIME": posix_s, "POSIX_F_FASTEST_RANK_TIME": 0.9 * posix_s,
+        "POSIX_SLOWEST_RANK_BYTES": 32 * MiB, "POSIX_FASTEST_RANK_BYTES": 32 * MiB}, {
+        "MPIIO_COLL_READS": n * 8, "MPIIO_BYTES_READ": total,
+        "MPIIO_SIZE_READ_AGG_4M_10M": n * 8, "MPIIO_F_READ_TIME": n * mpiio_s,
+        "MPIIO_F_SLOWEST_RANK_TIME": mpiio_s, "MPIIO_F_FASTEST_RANK_TIME": 0.95 * mpiio_s,
+        "MPIIO_SLOWEST_RANK_BYTES": 32 * MiB, "MPIIO_FASTEST_RANK_BYTES": 32 * MiB})
+
+
+def test_the_two_phase_exchange_is_seen_in_seconds_not_by_a_ratio(tmp_path: Path) -> None:
+    """Expected / was: 2,048 ranks reading 4 MiB contiguous blocks collectively, 99% I/O
+    bound, MPI-IO 651 s over POSIX 337 s (1.9x) got no finding at all (a fixed 3x ratio
+    gate). The 314 s of exchange is the first finding, read as what it is (every rank waits
+    alike: the exchange, no late rank), with large per-rank blocks: independent reads (a hint
+    for ROMIO) would do."""
+    log = write_log(tmp_path / "reads.darshan", nprocs=2048, run_time_s=660.0, exe="./ana",
+                    records=_block_reads(2048, 651.0, 337.0))
+    rep = _run(log, nodes=64)
+    first = next(f for f in rep.findings if not f.rule.overview)
+    assert first.rule.id == "mpiio-time-skew" and first.severity == "high"
+    assert first.cost_s == pytest.approx(651.0 - 337.0)
+    assert first.hit.data["together"] and first.hit.data["direction"] == "read"
+    assert "romio_cb_read disable" in first.fix.artifacts[0].content
+    assert "exchange" in first.hit.summary
+    # a 3 ms exchange is not reported, whatever its ratio to the POSIX time
+    small = write_log(tmp_path / "fast.darshan", nprocs=2048, run_time_s=660.0, exe="./ana",
+                      records=_block_reads(2048, 0.004, 0.001))
+    assert not any(f.rule.id == "mpiio-time-skew" for f in _run(small, nodes=64).findings)

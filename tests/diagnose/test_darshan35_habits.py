@@ -184,8 +184,8 @@ def test_records_written_from_after_a_length_prefix() -> None:
     v = f.hit.values
     assert v["mem_not_aligned"] == v["posix_ops"] == RANKS * PACKED_N
     assert v["mem_alignment_bytes"] == 8
-    slowest_write = _rank_max(rep, "POSIX", "POSIX_F_WRITE_TIME")
-    assert f.cost_s == pytest.approx(0.1 * slowest_write, rel=1e-3)
+    # no counter measures the extra copy: no cost claimed (was: a tenth of the write time)
+    assert f.cost_s is None and f.severity == "info"
     # the 4 KiB writes themselves cost ten times more: small-requests comes first
     assert _rank(rep, "small-requests/write") < _rank(rep, "misaligned-memory")
     assert "direct_io.c" in _snippets(f)

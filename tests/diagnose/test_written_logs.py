@@ -173,7 +173,8 @@ def test_misaligned_file_and_memory(tmp_path: Path) -> None:
     assert "Start requests on 1 MiB boundaries" in f.fix.text
     m = got["misaligned-memory"]
     assert m.hit.values["mem_not_aligned"] == n * 6 // 10
-    assert m.cost_s == pytest.approx(21.0 * 0.6 * 0.1, rel=1e-3)
+    # expected: no cost without a counter behind it / was: 1.26 s (a tenth of the POSIX time)
+    assert m.cost_s is None and "cost unknown" in m.cost_text()
 
 
 def test_misaligned_requests_of_one_rank_cost_their_extra_stripe(tmp_path: Path) -> None:

@@ -88,8 +88,10 @@ class Thresholds:
     amplification_min_bytes: int = _t(16 * MiB, "bytes", "less extra traffic is never flagged")
     single_writer_min_ranks: int = _t(4, "ranks",
                                       "MPI-IO ranks of a file before one POSIX writer is judged")
-    mpiio_skew_ratio: float = _t(3.0, "ratio",
-                                 "slowest rank's MPI-IO time / its POSIX time that triggers")
+    exchange_share: float = _t(0.10, "share", "MPI-IO time beyond POSIX time (the two-phase "
+                               "exchange, waiting) over the files, as a share of the run, that "
+                               "triggers (no MPI-IO/POSIX ratio: 300 s of exchange is 300 s "
+                               "whatever the POSIX time)")
     mpiio_skew_min_s: float = _t(1.0, "s", "MPI-IO time above POSIX time below this is noise")
     late_rank_share: float = _t(0.5, "ratio", "collective calls: the fastest rank's MPI-IO "
                                 "time below this share of the slowest's means a late rank")

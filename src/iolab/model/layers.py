@@ -219,21 +219,24 @@ def posix_opens(md: ModuleData) -> np.ndarray:
 
 def _close_s(md: ModuleData, prefix: str, opens: np.ndarray, meta: np.ndarray,
              slowest: np.ndarray | None = None) -> np.ndarray:
-    """Per record: the close's duration when the record saw one open per rank.
+    """Per record: the close's duration when the record saw exactly one open per rank.
 
-    A reduced record keeps the first close start and the last close end over its ranks, so
-    its span also holds the ranks' skew: it is capped by the record's metadata time (a close
-    is metadata time) and by the slowest rank's time, which each bound one rank's close.
+    The timestamps are the first close's start and the last close's end: with several opens
+    (or none counted: a stream's descriptor seen only through fileno()) the span holds
+    everything between the first and the last close, not one close. A reduced record's span
+    also holds the ranks' skew. So the span is taken only after one real open per rank, and
+    is capped by the record's metadata time (a close is metadata time) and by the slowest
+    rank's time, which each bound one rank's close.
     """
     start = md.fcol(f"{prefix}_F_CLOSE_START_TIMESTAMP")
     end = md.fcol(f"{prefix}_F_CLOSE_END_TIMESTAMP")
     shared = md.ranks < 0
-    once = opens <= np.where(shared, np.maximum(md.span_n, 1), 1)
+    once = (opens >= 1) & (opens <= np.where(shared, np.maximum(md.span_n, 1), 1))
     span = np.where(once & (start > 0) & (end >= start), end - start, 0.0)
-    cap = np.where(meta > 0, meta, np.inf)
+    cap = np.where(meta > 0, meta, np.inf)  # no metadata time counted: no bound from it
     if slowest is not None:
         cap = np.where(slowest > 0, np.minimum(cap, slowest), cap)
-    return np.where(shared, np.minimum(span, cap), span)
+    return np.minimum(span, cap)
 
 
 def _library(model: Model, n: int
