@@ -90,7 +90,7 @@ class SummaryRow:
     stonewall_mib: float | None
 
 
-def _stats(values: list[float]) -> tuple[float, float, float, float]:
+def population_stats(values: list[float]) -> tuple[float, float, float, float]:
     mean = sum(values) / len(values)
     sd = math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))  # IOR: N
     return max(values), min(values), mean, sd
@@ -108,7 +108,8 @@ def summary_row(rows: list[IterationRow], op: str, transfer: int) -> SummaryRow 
         sw_time = sum(float(w.get("deadline_s") or 0) for w in walls) / len(walls)
         moved = sum(float(w.get("xfers_min") or 0) * transfer for w in walls)
         sw_mib = moved / (sw_time * len(walls)) / MIB if sw_time else 0.0
-    return SummaryRow(op, _stats(bw), _stats(ops), sum(r.total_s for r in mine) / len(mine),
+    mean_time = sum(r.total_s for r in mine) / len(mine)
+    return SummaryRow(op, population_stats(bw), population_stats(ops), mean_time,
                       mine[0].bytes / MIB, sw_time, sw_mib)
 
 

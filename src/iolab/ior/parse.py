@@ -45,10 +45,11 @@ class IorLine:
 
 def size_value(text: str, where: str) -> int:
     """IOR's ``string_to_bytes``: a number and an optional k/m/g/t/p (powers of two)."""
-    m = re.fullmatch(r"\s*([-+]?\d+)\s*([kKmMgGtTpP]?)\S*\s*", text)
+    # IOR reads any letter after the number and ignores an unknown one ('1x' is 1): refused
+    m = re.fullmatch(r"\s*([-+]?\d+)\s*(?:([kKmMgGtTpP])\S*)?\s*", text)
     if not m:
         raise UsageError(f"{where}: {text!r} is not a number; IOR takes e.g. 8, 4k, 2m, 1g")
-    shift = {"": 0, "k": 10, "m": 20, "g": 30, "t": 40, "p": 50}[m.group(2).lower()]
+    shift = {"": 0, "k": 10, "m": 20, "g": 30, "t": 40, "p": 50}[(m.group(2) or "").lower()]
     return int(m.group(1)) << shift
 
 
