@@ -19,7 +19,7 @@ from pathlib import Path
 
 from iolab import cli_common, launch
 from iolab.bench import subrun
-from iolab.errors import UsageError
+from iolab.errors import EXIT_USAGE, UsageError
 from iolab.ior import mapping, output, table
 from iolab.ior.parse import IorLine, IorTest, parse_command_line
 
@@ -28,10 +28,12 @@ EXIT_FAILED_RUN = 1
 # iolab's options: the ones taking a value, then the switches. None is an IOR 4 spelling.
 _VALUED = ("--np", "--nodes", "--ppn", "--launcher", "--mpi", "--launcher-args", "--db",
            "--label")
-_SWITCHES = ("--dry-run",)
+_SWITCHES = ("--dry-run", "--help")  # -h is IOR's: its options and what iolab does
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = ("Run an IOR 4 command line on iolab's engine, with IOR's report; "
+                          "'iolab ior -h' lists IOR's options and what iolab does with each.")
     parser.usage = ("iolab ior [--np N] [--nodes N] [--ppn N] [--launcher L] [--mpi M] "
                     "[--db FILE] [--label TEXT] [--dry-run] IOR-ARGS...")
     parser.add_argument("ior_args", nargs=argparse.REMAINDER,
@@ -131,6 +133,14 @@ def _summary_target(line: IorLine) -> tuple[str, str | None]:
 
 
 def run(args: argparse.Namespace) -> int:
+    try:
+        return _run(args)
+    except UsageError as exc:  # the verb's own one line, as the other verbs print theirs
+        print(f"iolab ior: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def _run(args: argparse.Namespace) -> int:
     ior_argv = list(args.ior_args)
     line = parse_command_line(ior_argv)
     if line.help or not ior_argv and not args.dry_run:

@@ -20,6 +20,8 @@ from typing import Any
 from iolab.errors import UsageError
 from iolab.ior import table
 
+_NOT_AN_OPTION = "not an IOR 4 option; see 'iolab ior -h' for the list, 'iolab ior --help'"
+
 
 @dataclass
 class IorTest:
@@ -103,7 +105,7 @@ def _parse_word(word: str, nxt: str | None, test: IorTest,
     if body.startswith("-"):  # --long (IOR 4's module options and a few others)
         opt = longs.get(body[1:])
         if opt is None:
-            raise UsageError(f"{name}: not an IOR 4 option; see 'iolab ior -h' for the list")
+            raise UsageError(f"{name}: {_NOT_AN_OPTION}")
         return _apply(opt, name, arg, bool(eq), nxt, test, first_letter=True)
     took_next = False
     matched = False
@@ -119,7 +121,7 @@ def _parse_word(word: str, nxt: str | None, test: IorTest,
                 arg, took_next = _next_value(opt, name, nxt), True
         _apply(opt, f"-{letter}", arg, bool(eq), None, test, first_letter=False)
     if not matched:
-        raise UsageError(f"{word}: not an IOR 4 option; see 'iolab ior -h' for the list")
+        raise UsageError(f"{word}: {_NOT_AN_OPTION}")
     return took_next
 
 
