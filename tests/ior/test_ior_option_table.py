@@ -76,3 +76,13 @@ def test_iolab_starts_from_ior4s_defaults(spelling: str, shown: str) -> None:
     assert opt is not None
     test = parse_command_line([]).tests[0]
     assert str(test.params[opt.key]) == shown, spelling
+
+
+def test_docs_list_every_option_of_the_table() -> None:
+    """docs/ior.md's option table is generated from iolab.ior.table: every spelling and
+    parameter is there, so the page cannot fall behind the code."""
+    doc = (HERE.parent.parent / "docs" / "ior.md").read_text()
+    for opt in (*table.OPTIONS, *table.DIRECTIVES):
+        assert f"`{opt.key}`" in doc, opt.key
+        if opt.how == "refused":
+            assert opt.nearest.replace("|", "/") in doc, opt.key
