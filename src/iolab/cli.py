@@ -23,6 +23,9 @@ VERBS: dict[str, tuple[str, str]] = {
     "bench": ("iolab.bench.cli",
               "benchmark the file system with the iolab-bench engine (IOR's flags work too); "
               "with no options, the default job"),
+    "ior": ("iolab.ior.cli",
+            "run an IOR 4 command line (options, -O directives, -f scripts) on iolab's "
+            "engine, with IOR's report; stored like every run"),
     "results": ("iolab.results.cli",
                 "list the runs stored in the results database, show, import or delete them"),
     "profile": ("iolab.profile.cli",

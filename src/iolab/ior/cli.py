@@ -1,0 +1,196 @@
+"""``iolab ior [iolab options] IOR-ARGS...``: an IOR 4 command line, run by iolab's engine.
+
+iolab's own options (ranks, launcher, database) come first; everything from the first word
+that is not one of them is IOR's, read as IOR 4 reads it (:mod:`iolab.ior.parse`). Each IOR
+test becomes one ``iolab bench`` run (:mod:`iolab.bench.subrun`), so it is launched, checked
+and stored exactly like every other run; the report is IOR's (:mod:`iolab.ior.output`).
+Every test is checked before the first one runs: a refused option is one line, exit 2,
+nothing stored.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from iolab import cli_common, launch
+from iolab.bench import subrun
+from iolab.errors import EXIT_USAGE, UsageError
+from iolab.ior import mapping, output, table
+from iolab.ior.parse import IorLine, IorTest, parse_command_line
+
+EXIT_FAILED_RUN = 1
+
+# iolab's options: the ones taking a value, then the switches. None is an IOR 4 spelling.
+_VALUED = ("--np", "--nodes", "--ppn", "--launcher", "--mpi", "--launcher-args", "--db",
+           "--label")
+_SWITCHES = ("--dry-run", "--help")  # -h is IOR's: its options and what iolab does
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = ("Run an IOR 4 command line on iolab's engine, with IOR's report; "
+                          "'iolab ior -h' lists IOR's options and what iolab does with each.")
+    parser.usage = ("iolab ior [--np N] [--nodes N] [--ppn N] [--launcher L] [--mpi M] "
+                    "[--db FILE] [--label TEXT] [--dry-run] IOR-ARGS...")
+    parser.add_argument("ior_args", nargs=argparse.REMAINDER,
+                        help="an IOR 4 command line (-h: IOR's options and what iolab does "
+                             "with each)")
+    original = parser.parse_known_args
+
+    def parse_known_args(args: Sequence[str] | None = None,
+                         namespace: argparse.Namespace | None = None
+                         ) -> tuple[argparse.Namespace, list[str]]:
+        ns = namespace or argparse.Namespace()
+        ours, ior = split_argv(list(args or []))
+        ns, rest = original(ours, ns)
+        ns.ior_args = ior
+        return ns, rest
+
+    setattr(parser, "parse_known_args", parse_known_args)  # noqa: B010
+    parser.add_argument("--np", type=int, metavar="N", help="ranks (default as iolab bench)")
+    parser.add_argument("--nodes", type=int, metavar="N", help="nodes (srun -N)")
+    parser.add_argument("--ppn", type=int, metavar="N", help="ranks per node")
+    parser.add_argument("--launcher", choices=launch.LAUNCHERS, default="auto")
+    parser.add_argument("--launcher-args", metavar="ARGS")
+    cli_common.add_mpi(parser, "MPI library, as iolab bench --mpi")
+    cli_common.add_db(parser)
+    parser.add_argument("--label", help="stored with each run (default: 'ior' and the line)")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="print the iolab bench runs an IOR line becomes; runs nothing")
+    cli_common.one_line_errors(parser, "iolab ior")
+
+
+def split_argv(argv: list[str]) -> tuple[list[str], list[str]]:
+    """(iolab's leading options, IOR's words): IOR's start at the first word that is not
+    one of iolab's, or after ``--``."""
+    i = 0
+    while i < len(argv):
+        word = argv[i]
+        name = word.split("=", 1)[0]
+        if word == "--":
+            return argv[:i], argv[i + 1:]
+        if name in _VALUED:
+            i += 1 if "=" in word else 2
+        elif word in _SWITCHES:
+            i += 1
+        else:
+            break
+    return argv[:i], argv[i:]
+
+
+def help_text() -> str:
+    lines = ["iolab ior: IOR 4's command line on iolab's engine, with IOR's report.",
+             "", "IOR option            what iolab does"]
+    for opt in (*table.OPTIONS, *table.DIRECTIVES):
+        what = opt.note if opt.how != "refused" else \
+            f"refused: {opt.note}; nearest: {opt.nearest}"
+        lines.append(f"  {opt.spelling:<26} {what}")
+    lines += ["", "APIs: " + ", ".join(f"{k} -> {v}" for k, v in table.APIS.items()),
+              "Not in iolab: " + ", ".join(table.MISSING_APIS), "",
+              "Defaults as IOR 4: -a POSIX -t 256k -b 1m -s 1 -i 1 -o testFile, one shared "
+              "file (-F: one per rank), write and read.", "See docs/ior.md."]
+    return "\n".join(lines) + "\n"
+
+
+def _nodes(args: argparse.Namespace) -> int | None:
+    if args.nodes:
+        return int(args.nodes)
+    env_nodes = launch.allocation_nodes(os.environ)
+    return env_nodes if launch.in_slurm_allocation() else None
+
+
+def _ranks(args: argparse.Namespace) -> int:
+    if args.np is not None:
+        return int(args.np)
+    if args.nodes and args.ppn:
+        return int(args.nodes * args.ppn)
+    launcher = launch.resolve_launcher(launch.LaunchSpec(np=1, launcher=args.launcher))
+    return launch.default_np(launcher, ppn=args.ppn)
+
+
+def _launch_args(args: argparse.Namespace, ranks: int) -> list[str]:
+    out = ["--np", str(ranks), "--launcher", args.launcher, "--mpi", args.mpi]
+    for name in ("nodes", "ppn", "db"):
+        if getattr(args, name):
+            out += [f"--{name}", str(getattr(args, name))]
+    if args.launcher_args:
+        out.append(f"--launcher-args={args.launcher_args}")
+    return out
+
+
+def _summary_target(line: IorLine) -> tuple[str, str | None]:
+    """(format, file or None) from -O summaryFormat / summaryFile (IOR: the first test's)."""
+    p = line.tests[0].params
+    fmt = str(p["summaryFormat"]).lower()
+    if fmt not in ("default", "json", "csv"):
+        raise UsageError(f"IOR -O summaryFormat={p['summaryFormat']}: IOR 4 takes default, "
+                         "JSON or CSV")
+    return fmt, (str(p["summaryFile"]) or None)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        return _run(args)
+    except UsageError as exc:  # the verb's own one line, as the other verbs print theirs
+        print(f"iolab ior: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def _run(args: argparse.Namespace) -> int:
+    ior_argv = list(args.ior_args)
+    line = parse_command_line(ior_argv)
+    if line.help or not ior_argv and not args.dry_run:
+        sys.stdout.write(help_text())
+        return 0
+    ranks = _ranks(args)
+    nodes = _nodes(args)
+    fmt, summary_file = _summary_target(line)
+    runs = [mapping.engine_args(t, ranks, nodes) for t in line.tests]
+    if summary_file:
+        cli_common.check_output_file(summary_file, "-O summaryFile", [
+            str(t.params["testFileName"]) for t in line.tests])
+    bench_args = [[*_launch_args(args, ranks), *r] for r in runs]
+    if args.dry_run:
+        for words in bench_args:
+            print(shlex.join(["iolab", "bench", *words]))
+        return 0
+    for words in bench_args:  # the engine's own judgement of every run, before any runs
+        subrun.check_args(words)
+    command_line = shlex.join(["ior", *ior_argv])
+    label = args.label or f"ior {shlex.join(ior_argv)}"
+    began = output.now_text()
+    results, failed = _run_all(line.tests, bench_args, label, args.db, command_line)
+    report = {"json": lambda: output.render_json(results, began, command_line),
+              "csv": lambda: output.render_csv(results)}.get(
+                  fmt, lambda: output.render_text(results, began, command_line))()
+    if summary_file:
+        Path(summary_file).write_text(report)
+        print(f"Writing output to {summary_file}")
+    else:
+        sys.stdout.write(report)
+    return EXIT_FAILED_RUN if failed else 0
+
+
+def _run_all(tests: list[IorTest], bench_args: list[list[str]], label: str, db: str | None,
+             command_line: str) -> tuple[list[output.TestResult], bool]:
+    results: list[output.TestResult] = []
+    failed = False
+    for test_id, (test, words) in enumerate(zip(tests, bench_args)):
+        start = output.now_text()
+        done = subrun.run_bench(words, label, db)
+        if done.status == "refused":
+            raise UsageError(done.error or "iolab bench refused the run")
+        if done.status != "ok" or done.doc is None:
+            failed = True
+            print(f"iolab ior: test {test_id} {done.status}: {done.error} (stored as run "
+                  f"{done.run_id})", file=sys.stderr)
+            if done.doc is None:
+                continue
+        result = output.TestResult(test_id, test, done.doc, command_line, start)
+        result.rows = output.rows_of(done.doc, int(test.params["transferSize"]))
+        results.append(result)
+    return results, failed

@@ -1,0 +1,162 @@
+"""One IOR test as iolab-bench engine options, with IOR's meaning, or one line saying why not.
+
+What each IOR option becomes is in :mod:`iolab.ior.table`; this module applies it: IOR's
+defaults (``-t 256k -b 1m -s 1``, POSIX, one shared file unless ``-F``), its hint sources
+(``IOR_HINT__MPI__key=value`` in the environment and in ``--mpiio.hintsFileName``), and the
+refusals, checked before anything runs or is stored.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from iolab.errors import UsageError
+from iolab.ior import table
+from iolab.ior.parse import IorTest
+
+_HINT_PREFIX = "IOR_HINT__"
+_MPI_APIS = ("mpiio", "hdf5", "pnetcdf")
+
+
+def refusal(opt: table.IorOption, test: IorTest) -> UsageError:
+    said = test.spelled.get(opt.key, opt.spelling)
+    return UsageError(f"IOR {said} ({opt.key}): {opt.note}; nearest in iolab: {opt.nearest}")
+
+
+def engine_api(test: IorTest) -> str:
+    """iolab's backend for IOR's ``-a``, or the refusal naming the nearest one."""
+    api = str(test.params["api"])
+    name = api.upper()
+    if name in table.APIS:
+        return table.APIS[name]
+    missing = {k.upper(): v for k, v in table.MISSING_APIS.items()}
+    if name in missing:
+        raise UsageError(f"IOR -a {api}: iolab has no {api} backend; nearest in iolab: "
+                         f"{missing[name]}")
+    raise UsageError(f"IOR -a {api}: not an IOR 4 API; IOR 4 has "
+                     f"{'|'.join([*table.APIS, *table.MISSING_APIS])}")
+
+
+def engine_args(test: IorTest, ranks: int, nodes: int | None,
+                environ: Mapping[str, str] | None = None) -> list[str]:
+    """The engine options (``iolab bench`` spellings) that run ``test`` on ``ranks`` ranks
+    over ``nodes`` nodes (None: not known, taken as one)."""
+    p = test.params
+    keys = table.by_key()
+    for key, value in p.items():
+        opt = keys[key.lower()]
+        if opt.how == "refused" and value != opt.default:
+            raise refusal(opt, test)
+    api = engine_api(test)
+    fpp = bool(p["filePerProc"])
+    args = ["--api", api, "--layout", "fpp" if fpp else "segmented",
+            "--transfer", str(p["transferSize"]), "--block", str(p["blockSize"]),
+            "--segments", str(p["segmentCount"]), "--reps", str(p["repetitions"]),
+            "--path", str(p["testFileName"])]
+    _check_sizes(test)
+    if p["writeFile"]:
+        args.append("--write")
+    if p["readFile"] or p["checkRead"]:
+        args.append("--read")
+    args += _switches(test, ranks, nodes)
+    args += _module_args(test, api)
+    if api in _MPI_APIS:
+        for hint in ior_hints(test, api, os.environ if environ is None else environ):
+            args += ["--hint", hint]
+    return args
+
+
+def _check_sizes(test: IorTest) -> None:
+    p = test.params
+    t, b, s = p["transferSize"], p["blockSize"], p["segmentCount"]
+    for key, value in (("transferSize", t), ("blockSize", b), ("segmentCount", s)):
+        if value <= 0:
+            raise UsageError(f"IOR {test.spelled.get(key, key)} {value}: must be positive")
+    if b % t:
+        raise UsageError(f"IOR -b {b} -t {t}: the block size must be a multiple of the "
+                         "transfer size (IOR refuses it too)")
+    if p["repetitions"] < 1:
+        raise UsageError(f"IOR -i {p['repetitions']}: repetitions must be at least 1")
+
+
+def _switches(test: IorTest, ranks: int, nodes: int | None) -> list[str]:
+    p = test.params
+    args: list[str] = []
+    simple = {"collective": "--collective", "keepFile": "--keep", "fsync": "--fsync",
+              "fsyncPerWrite": "--fsync-per-write", "checkRead": "--verify"}
+    args += [flag for key, flag in simple.items() if p[key]]
+    if p["uniqueDir"] and p["filePerProc"]:
+        args.append("--unique-dir")
+    if p["reorderTasks"] and (nodes or 1) > 1:
+        args.append("--reorder")  # on one node IOR -C reads each rank's own data
+    if p["randomOffset"] > 1:
+        raise UsageError(f"IOR -z -z ({test.spelled.get('randomOffset', '-z')} twice: random "
+                         "offsets with repeats) is not in the engine yet; nearest in iolab: "
+                         "-z once (iolab bench --random, each offset once)")
+    if p["randomOffset"]:
+        args.append("--random")
+    if p["deadlineForStonewalling"] > 0:
+        if not p["stoneWallingWearOut"]:
+            raise UsageError(
+                f"IOR -D {p['deadlineForStonewalling']} without -O stoneWallingWearOut=1: "
+                "the engine always wears out to the furthest rank (IOR stops each rank at "
+                "the deadline); nearest in iolab: add -O stoneWallingWearOut=1")
+        args += ["--stonewall", str(p["deadlineForStonewalling"])]
+    if p["numTasks"] not in (-1, 0, ranks):
+        raise UsageError(f"IOR -N {p['numTasks']}: only {ranks} rank(s) are launched and "
+                         "the engine runs on all of them; nearest in iolab: iolab ior --np "
+                         f"{p['numTasks']}")
+    return args
+
+
+def _module_args(test: IorTest, api: str) -> list[str]:
+    """IOR's --module.* options; like IOR, those of another backend than -a's do nothing."""
+    p = test.params
+    args: list[str] = []
+    if api == "posix" and p["posix.odirect"]:
+        args += ["--posix.mode", "direct"]
+    if api == "null" and p["dummy.delay-xfer"]:
+        args += ["--null.delay-us", str(p["dummy.delay-xfer"])]
+    if api == "hdf5":
+        if p["segmentCount"] > 1:
+            raise UsageError(f"IOR -a HDF5 -s {p['segmentCount']}: IOR writes one dataset "
+                             "per segment, the engine one dataset; nearest in iolab: -s 1 "
+                             "with -b covering the segments")
+        if p["hdf5.setAlignment"] > 1:
+            args += ["--hdf5.align", str(p["hdf5.setAlignment"])]
+        if p["hdf5.collectiveMetadata"]:
+            args.append("--hdf5.coll-metadata")
+    return args
+
+
+def ior_hints(test: IorTest, api: str, environ: Mapping[str, str]) -> list[str]:
+    """MPI-IO hints as IOR sets them: ``IOR_HINT__MPI__key=value`` from the environment,
+    then from the backend's hints file (lines starting ``IOR_HINT``)."""
+    lines = [f"{k}={v}" for k, v in sorted(environ.items()) if k.startswith(_HINT_PREFIX)]
+    module = {"mpiio": "mpiio", "hdf5": "hdf5", "pnetcdf": "ncmpi"}[api]
+    name = str(test.params.get(f"{module}.hintsFileName") or "")
+    if name:
+        try:
+            text = Path(name).read_text(errors="replace")
+        except OSError as exc:
+            raise UsageError(f"IOR --{module}.hintsFileName={name}: cannot read it "
+                             f"({exc.strerror})") from None
+        lines += [ln.strip() for ln in text.splitlines() if ln.startswith(_HINT_PREFIX)]
+    return [_one_hint(line, name or "the environment") for line in lines]
+
+
+def _one_hint(line: str, where: str) -> str:
+    setting, _, value = line.replace("\t", " ").partition("=")
+    setting = setting.strip()
+    layer, sep, key = setting[len(_HINT_PREFIX):].partition("__")
+    if layer != "MPI" or not sep or not key:
+        raise UsageError(f"{where}: {setting}: only IOR_HINT__MPI__key=value hints are "
+                         "applied (GPFS hints are not in iolab); nearest in iolab: "
+                         "iolab hints (MPI-IO hints)")
+    value = value.strip().split()[0] if value.strip() else ""
+    if not value:
+        raise UsageError(f"{where}: {setting} has no value; write {setting}=VALUE")
+    return f"{key}={value}"
+

@@ -1,0 +1,36 @@
+"""Fixtures for the ``iolab ior`` tests (helpers in ior_helpers.py): the engine, and (when
+IOLAB_IOR names it) a real IOR 4 binary built in a scratch folder."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from iolab.errors import UsageError
+from iolab.paths import engine_binary
+
+
+@pytest.fixture(scope="session")
+def engine() -> Path:
+    try:
+        e = engine_binary("default")
+    except UsageError:
+        pytest.skip("iolab-bench is not built (run ./setup)")
+    if shutil.which("mpirun") is None:
+        pytest.skip("mpirun is not on PATH (./setup installs Open MPI)")
+    return e
+
+
+@pytest.fixture(scope="session")
+def real_ior() -> Path:
+    """IOR 4 built from hpc/ior in a scratch folder, named by IOLAB_IOR."""
+    path = os.environ.get("IOLAB_IOR")
+    if not path:
+        pytest.skip("no real IOR to compare with: build hpc/ior outside the repository and "
+                    "set IOLAB_IOR to its src/ior")
+    if not os.access(path, os.X_OK):
+        pytest.skip(f"IOLAB_IOR={path} is not an executable")
+    return Path(path)
