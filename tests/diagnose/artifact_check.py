@@ -59,6 +59,9 @@ class Job:
                                           for m in self.lustre_mounts)
 
 
+CLUSTER_PREFIX = "/opt/iolab-on-the-cluster"
+
+
 def _bash(args: list[str], env: dict[str, str] | None = None, stdin: str = ""
           ) -> subprocess.CompletedProcess[str]:
     bash = shutil.which("bash") or "/bin/bash"  # found before PATH is narrowed
@@ -113,12 +116,15 @@ def _env_values(art: Artifact) -> tuple[dict[str, str], list[str]]:
     with tempfile.NamedTemporaryFile("w", suffix=".env") as fh:
         fh.write(art.content)
         fh.flush()
+        # IOLAB_PREFIX: where iolab is installed on the machine that runs the job (the
+        # user sets it there; a fix never names a path of the analysing machine)
         r = _bash(["-c", 'cd / && . "$1" && for v in $(compgen -e); do printf "%s=%s\\0" "$v"'
-                   ' "${!v}"; done', "_", fh.name])
+                   ' "${!v}"; done', "_", fh.name],
+                  env={"PATH": os.environ["PATH"], "IOLAB_PREFIX": CLUSTER_PREFIX})
     if r.returncode != 0:
         return {}, bad + [f"{art.name}: sourcing failed: {r.stderr.strip()}"]
     vals = dict(kv.split("=", 1) for kv in r.stdout.split("\0") if "=" in kv)
-    for k in ("PATH", "PWD", "SHLVL", "OLDPWD", "_"):
+    for k in ("PATH", "PWD", "SHLVL", "OLDPWD", "_", "IOLAB_PREFIX"):
         vals.pop(k, None)
     vals["__DIR"] = os.path.dirname(fh.name)
     return vals, bad
@@ -187,6 +193,9 @@ def _env_file(job: Job, art: Artifact, siblings: list[Artifact]) -> list[str]:
             out += _ompio(name, value, where)
         elif name == "LD_PRELOAD" and not value.split(":")[0].endswith("libiolab-buffer.so"):
             out.append(f"{where}={value} preloads something else")
+        elif name == "LD_PRELOAD" and not value.startswith(CLUSTER_PREFIX + "/"):
+            out.append(f"{where}={value}: a path of the analysing machine, not under the "
+                       "IOLAB_PREFIX of the machine that runs the job")
     return out
 
 

@@ -111,13 +111,18 @@ def test_emit_fixes(tmp_path: Path, capsys) -> None:
     log = GENERATED / "mpiio_4ranks_strided4K_indep.darshan"
     assert main(["diagnose", "--emit-fixes", str(tmp_path), str(log)]) == 0
     capsys.readouterr()
-    cb = tmp_path / "collective-buffering-write"
-    assert "romio_cb_write enable" in (cb / "romio_hints_cb.txt").read_text()
-    assert "ROMIO_HINTS=" in (cb / "romio_hints_cb.env").read_text()
+    # the calls are independent: collective buffering's hints cannot act on them (expected /
+    # was: a romio_cb_write hints file for files only written independently); the switch to
+    # collective calls carries them
+    assert not list((tmp_path / "collective-buffering-write").glob("romio_hints*"))
+    cb = tmp_path / "mpiio-independent-write"
+    assert "romio_cb_write enable" in (cb / "romio_hints_collective.txt").read_text()
+    assert "ROMIO_HINTS=" in (cb / "romio_hints_collective.env").read_text()
     # Open MPI 4.1 with OMPIO ran this job: its MCA parameters, no Cray MPICH file
-    assert "OMPIO) ignores ROMIO hints" in (cb / "romio_hints_cb.ompio.env").read_text()
-    assert "OMPI_MCA_io=^ompio" in (cb / "romio_hints_cb.env").read_text()
-    assert not (cb / "romio_hints_cb.cray.env").exists()
+    assert "OMPIO) ignores ROMIO hints" in (
+        cb / "romio_hints_collective.ompio.env").read_text()
+    assert "OMPI_MCA_io=^ompio" in (cb / "romio_hints_collective.env").read_text()
+    assert not (cb / "romio_hints_collective.cray.env").exists()
     for ext in ("c", "f90", "py"):
         assert (cb / f"collective_io.{ext}").read_text().strip()
     assert "collective-buffering-write/" in (tmp_path / "README.md").read_text()

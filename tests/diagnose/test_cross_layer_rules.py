@@ -74,9 +74,13 @@ def test_read_modify_write_first_with_its_cost(tmp_path: Path) -> None:
     # the slowest rank's 60 s on the file, scaled to its read share (400 of 600 s summed)
     assert f.cost_s == pytest.approx(40.0, rel=1e-6)
     assert to_dict(rep)["findings"][0]["cost_s"] == pytest.approx(40.0)
+    # collective writes: romio_ds_write does not act inside them (expected / was: the fix
+    # was romio_ds_write disable); on this Lustre mount ROMIO's Lustre driver's switch does
     hints = next(a for a in f.fix.artifacts if a.kind == "romio-hints").content
-    assert "romio_ds_write disable" in hints
+    assert "romio_lustre_ds_in_coll disable" in hints and "romio_ds_write" not in hints
     assert "striping_unit" not in hints  # no Lustre layout in the log: no stripe to name
+    assert "romio_ds_write does not act inside collective" in f.fix.text
+    assert "file view" in f.fix.text
     assert "saves up to 40.0 s (13.3% of the run)" in rep.summary.top_fixes[0]
 
 
@@ -306,7 +310,9 @@ def test_rmw_fix_names_the_stripe(tmp_path: Path) -> None:
                     lustre=[Lustre("/scratch/run/field.dat", 4 * MiB, 16)])
     f = _get(_run(log), "read-modify-write")
     hints = next(a for a in f.fix.artifacts if a.kind == "romio-hints").content
-    assert "striping_unit 4194304\n" in hints and "romio_ds_write disable\n" in hints
+    # on Lustre, ROMIO's Lustre driver has the switch that acts inside collective writes
+    assert "striping_unit 4194304\n" in hints and "romio_lustre_ds_in_coll disable\n" in hints
+    assert "romio_ds_write" not in hints
 
 
 def _interleaved(n: int, path: str = "/scratch/run/grid.dat") -> list[Rec]:
@@ -346,11 +352,11 @@ def test_collective_buffering_hints_only_what_is_not_in_use(tmp_path: Path) -> N
                     lustre=[Lustre("/scratch/run/grid.dat", 4 * MiB, 4)])
     for nodes, per_node in ((1, False), (4, True)):
         f = _get(_run(log, nodes=nodes), "collective-buffering/write")
-        hints = next(a for a in f.fix.artifacts if a.kind == "romio-hints").content
-        assert "cb_buffer_size" not in hints  # 4 x 4 MiB stripes = ROMIO's default
-        assert "striping_unit 4194304\n" in hints
-        assert ("cb_config_list *:2\n" in hints) == per_node
-        assert "romio_no_indep_rw" not in hints  # the program makes independent calls
+        # independent calls only: no hints file (they could not act), the switch first
+        assert not any(a.kind == "romio-hints" for a in f.fix.artifacts)
+        assert "independent calls" in f.fix.text and "MPI_File_write_all" in f.fix.text
+        assert "cb_buffer_size" not in f.fix.text  # 4 x 4 MiB stripes = ROMIO's default
+        assert ("cb_config_list *:2" in f.fix.text) == per_node
 
 
 def test_evidence_names_the_file_that_costs_most(tmp_path: Path) -> None:

@@ -246,7 +246,8 @@ def test_shell_artifacts_quote_hostile_paths(tmp_path) -> None:
     env = next(a for a in f.fix.artifacts if a.name == "buffering.env").content
     script = tmp_path / "b.env"
     script.write_text(env)
-    out = subprocess.run(["bash", "-c", f". {script}; printf %s \"$IOLAB_BUFFER\""],
+    out = subprocess.run(["bash", "-c", f"IOLAB_PREFIX=/opt/iolab; . {script}; "
+                          "printf %s \"$IOLAB_BUFFER\""],
                          capture_output=True, text=True, check=True).stdout
     assert not (tmp_path / "pwned").exists()
     assert out == evil + ":size=64M:count=4"

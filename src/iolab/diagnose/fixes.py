@@ -34,8 +34,6 @@ from iolab.diagnose.jobfacts import (
 )
 from iolab.diagnose.rules.base import Artifact
 from iolab.diagnose.snippets import SNIPPETS
-from iolab.errors import UsageError
-from iolab.paths import interposer_library
 
 if TYPE_CHECKING:
     from iolab.diagnose.striping import StripeCount
@@ -114,6 +112,11 @@ def _valid_hints(facts: JobFacts, model: Model, hints: Mapping[str, str]
         v = _hint_value(facts, key, value) if key in ROMIO_HINTS else None
         if v is None:
             dropped.append(f"{key}={value} (not valid for this job)")
+        elif key == "cb_config_list" and not facts.nodes:
+            # *:N asks N aggregators on each node; how many that is, and whether they spread
+            # over the job's nodes, the log cannot tell (it gives no node count)
+            dropped.append(f"{key}={v} (the log does not give the node count: set cb_nodes "
+                           "to the aggregators wanted, one or two per node of the job)")
         elif ROMIO_DEFAULTS.get(key) == v:
             dropped.append(f"{key}={v} (ROMIO's default already)")
         elif in_effect and all(h.get(key) == v for h in in_effect):
@@ -304,6 +307,8 @@ def lfs_setstripe(model: Model, paths: Iterable[str], count: int | Mapping[str, 
     proves, the script asks ``lfs df`` when it runs). ``keep_count``: each file keeps its
     current stripe count (the fix is about size); ``more_stripes``: files already striped at
     least as widely are left alone. Nothing when no named file is the job's own on Lustre."""
+    if model.job.names_anonymised:
+        return []  # hashed names: a script would name files that do not exist
     facts = job_facts(model)
     size = stripe_size(size)
     lines = ["#!/bin/bash",
@@ -381,6 +386,8 @@ def lfs_new_dirs(model: Model, dirs: Iterable[str], size: int, name: str) -> lis
     """New directories (beside the crowded ones the job wrote into) whose new files get one
     stripe of ``size`` (KAUST: directories of many small files on single OSTs; one stripe
     fits every file system): a directory's layout never changes other jobs' files."""
+    if model.job.names_anonymised:
+        return []  # hashed names: no directory to name
     facts = job_facts(model)
     size, count = stripe_size(size), 1
     own_dirs = {os.path.dirname(p) for p in facts.app_paths}
@@ -518,9 +525,8 @@ def iolab_buffer(model: Model, paths: Iterable[str], size: str = "64M", count: i
 
 
 def _buffer_library() -> str:
-    """libiolab-buffer.so's full path, shell-quoted (a bare name loads only from the loader's
-    search path)."""
-    try:
-        return shlex.quote(str(interposer_library("buffer")))
-    except UsageError:  # diagnosing where iolab's C parts are not built: say where they go
-        return '"$IOLAB_PREFIX/lib/iolab/libiolab-buffer.so"'
+    """libiolab-buffer.so on the machine that runs the job, shell-quoted: under the
+    IOLAB_PREFIX the user sets there (a bare name loads only from the loader's search path;
+    the analysing machine's own install means nothing on the cluster)."""
+    return ('"${IOLAB_PREFIX:?set IOLAB_PREFIX to where iolab is installed on the '
+            'machine that runs the job}/lib/iolab/libiolab-buffer.so"')

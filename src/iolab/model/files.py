@@ -48,10 +48,22 @@ def names_anonymised(paths: list[str]) -> bool:
     darshan-convert's obfuscation and anonymised archives replace each name by a number or a
     hex digest (with or without a directory part made of digests too); a real path has at
     least one component with a letter outside a-f.
+
+    Archives often keep the mount point and hash the rest ("/lus/theta-fs0/6c2a.../f09a..."):
+    a name is anonymised when everything after its last readable component is hashes, that
+    tail holds the file name, and it is unmistakable (two hashed components, or a file name
+    of 12 hex digits or more: a checkpoint named 00000001.dat stays a real name).
     """
     if not paths:
         return False
     def hashed(p: str) -> bool:
-        parts = [c for c in p.split("/") if c]
-        return bool(parts) and all(_HASHLIKE.match(c.split(".")[0]) for c in parts)
+        parts = [c.split(".")[0] for c in p.split("/") if c]
+        tail = 0
+        for c in reversed(parts):
+            if not _HASHLIKE.match(c):
+                break
+            tail += 1
+        if tail == 0:
+            return False
+        return tail == len(parts) or tail >= 2 or len(parts[-1]) >= 12
     return sum(hashed(p) for p in paths) >= 0.9 * len(paths)

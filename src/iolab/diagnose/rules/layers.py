@@ -98,24 +98,38 @@ def _rmw(model: Model, th: Thresholds) -> list[Hit]:
 
 
 def _rmw_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
-    hints = {"romio_ds_write": "disable"}
     lay = _stripe(model)
-    if lay:
-        hints["striping_unit"] = str(lay[0])
     align = (f"align the file domains to the {fmt_bytes(lay[0])} stripe (striping_unit "
              f"{lay[0]}) and " if lay else "")
+    paths = [e.path for e in hit.files]
     if hit.data.get("collective"):
-        text = ("Collective buffering fills holes by reading: " + align + "make each "
-                "collective call cover contiguous, stripe-aligned blocks without holes, so "
-                "that aggregators never read to fill gaps; turn off data sieving for writes "
-                "(romio_ds_write disable) for the independent parts.")
-    else:
-        text = ("Data sieving reads each extent to write a few blocks into it: " + align
-                + "turn it off for writes (romio_ds_write disable; each rank then writes only "
-                "its blocks: more, smaller requests, so measure), or make the writes "
-                "collective so that aggregators write whole regions.")
+        # Inside a collective write, romio_ds_write does not act: the two-phase aggregator
+        # reads its file domain to fill the holes whatever it says. ROMIO's Lustre driver
+        # has its own switch for it; elsewhere only calls without holes avoid the reads.
+        facts = job_facts(model)
+        lustre = bool(paths) and all(facts.on_lustre(p) for p in paths)
+        hints = {"romio_lustre_ds_in_coll": "disable"} if lustre else {}
+        if lay and hints:
+            hints["striping_unit"] = str(lay[0])
+        text = ("Collective buffering fills the holes of each call by reading the "
+                "aggregator's file domain first (romio_ds_write does not act inside collective "
+                "calls): " + align + "describe each call's pieces so that it covers a "
+                "contiguous block without holes (a file view over all of a step's pieces, one "
+                "write_all), or write the holes' regions too"
+                + ("; on Lustre, ROMIO's Lustre driver skips the reads with "
+                   "romio_lustre_ds_in_coll disable (each aggregator then writes only the "
+                   "pieces: measure it)." if lustre else "."))
+        return Fix(text=text, artifacts=fixes.romio_hints(model, hints, "romio_hints_no_rmw",
+                                                          paths) if hints else [])
+    hints = {"romio_ds_write": "disable"}
+    if lay:
+        hints["striping_unit"] = str(lay[0])
+    text = ("Data sieving reads each extent to write a few blocks into it: " + align
+            + "turn it off for writes (romio_ds_write disable; each rank then writes only "
+            "its blocks: more, smaller requests, so measure), or make the writes "
+            "collective so that aggregators write whole regions.")
     return Fix(text=text, artifacts=fixes.romio_hints(model, hints, "romio_hints_no_rmw",
-                                                      [e.path for e in hit.files]))
+                                                      paths))
 
 
 # --- write amplification -------------------------------------------------------------------

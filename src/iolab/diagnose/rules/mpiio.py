@@ -207,6 +207,21 @@ def _cb_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
                          "as small as the calls: make each call carry more data (a file view, "
                          "several variables per call)."),
                    artifacts=fixes.snippets("collective_io"))
+    if not _has_collective_calls(model, hit.data.get("paths", []), d):
+        # collective buffering acts only inside collective calls: for files the program
+        # only reaches with independent ones, hints would change nothing (was: a hints file)
+        lib = _library_of(model, hit.data.get("paths", []))
+        how = {"HDF5": "H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE) on the transfer "
+                       "property list of H5Dwrite/H5Dread",
+               "PnetCDF": "the ncmpi_put/get_*_all calls, or ncmpi_iput/iget with "
+                          "ncmpi_wait_all"}.get(lib, f"MPI_File_{d}_all or _at_all")
+        return Fix(text=(f"The {d}s are independent calls, which collective buffering never "
+                         f"touches (switch them first: {how}); then collective buffering "
+                         f"merges the pieces (romio_cb_{d} enable"
+                         + (", cb_config_list *:2" if "cb_config_list" in hints else "")
+                         + "). Measure it: under Open MPI's OMPIO collective calls can be "
+                         "slower."),
+                   artifacts=[] if lib else fixes.snippets("collective_io"))
     return Fix(
         text=("Turn on collective buffering"
               + (" with two aggregators per node" if "cb_config_list" in hints else "")
@@ -215,6 +230,15 @@ def _cb_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
                  if hit.data.get("independent") else "") + "."),
         artifacts=fixes.romio_hints(model, hints, "romio_hints_cb", hit.data.get("paths", []))
         + fixes.snippets("collective_io"))
+
+
+def _has_collective_calls(model: Model, paths: list[str], d: str) -> bool:
+    """Any collective (or split collective) call in direction d on these files (all of the
+    job's when none is named)."""
+    calls = model.layers.calls.of(d)
+    coll = calls["COLL"] + calls["SPLIT"]
+    idx = [model.files.paths.index(p) for p in paths if p in model.files.paths]
+    return bool(coll[idx].sum() > 0) if idx else bool(coll.sum() > 0)
 
 
 def _nonblocking(model: Model, th: Thresholds) -> list[Hit]:
