@@ -25,8 +25,9 @@ def _h5pcc(outdir: Path, how: str) -> Path:
     if not (LIBDIR / "libiolab-trace-hdf5.so").is_file():
         pytest.skip("libiolab-trace-hdf5.so is not built (./setup)")
     exe = outdir / f"mpi_hdf5-{how}"
+    # in outdir: h5pcc leaves its object file in the folder it runs in
     subprocess.run(["h5pcc", f"-{how}", "-O2", "-o", str(exe), str(PROGS / "mpi_hdf5.c")],
-                   check=True)
+                   check=True, cwd=outdir)
     return exe
 
 
