@@ -142,3 +142,19 @@ def test_ompio_switched_off_by_env_or_option_is_honoured(tmp_path: Path,
     assert refused.returncode == 2, refused.stderr
     assert "--knob ompio.num_aggregators: the workload runs ROMIO, not OMPIO" in refused.stderr
     assert not (tmp_path / "r2.db").exists() or "Traceback" not in refused.stderr
+
+
+def test_other_settings_that_crash_keep_the_defaults_without_importances(
+        tmp_path: Path) -> None:
+    """expected: a command that fails whenever a hints file is given (its settings are worse
+    than the defaults: they crash it) keeps the defaults, says why, and gives no "what
+    mattered" / was: "what mattered: cb_nodes 50%, romio_cb_write 50%" read from the
+    defaults' runs alone."""
+    out = tune("--db", str(tmp_path / "r.db"), "--knob", "cb_nodes=1,2",
+               "--knob", "romio_cb_write=enable,disable", "--trials", "4", "--confirm", "0",
+               "--json", "--", "sh", "-c", '[ -z "$ROMIO_HINTS" ] || exit 3', cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["status"] == "done" and doc["winner"] == {} and doc["importances"] == {}
+    assert any(n.startswith("every other configuration failed") and "exit code 3" in n
+               for n in doc["notes"]), doc["notes"]

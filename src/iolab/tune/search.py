@@ -643,17 +643,24 @@ class Tuner:
         return self._finish("done")
 
     def _nothing_but_the_defaults(self) -> TuneResult:
-        """Every trial of other settings failed: no winner and no "what mattered" (both would
-        be read from the baseline's runs alone), and the most frequent failure said."""
+        """Every trial of other settings failed, so nothing but the defaults has a score: no
+        "what mattered" (it would be read from one configuration). A trial that crashed or ran
+        past --time-limit says its settings are worse than the defaults: the defaults stay,
+        said so. A trial whose metric was never found says nothing about its speed: the tune
+        is inconclusive (no winner), with the regex's miss and the program's closest line."""
         failed = [t.error or t.status for t in self.done
                   if t.phase in SEARCH_PHASES and t.status != "ok"]
         self.progress.importances = {}
+        missed = [e for e in failed if METRIC_MISSED in e]
+        if not missed:
+            why = max(set(failed), key=failed.count) if failed else "none was measured"
+            self.progress.notes.append(f"every other configuration failed ({len(failed)} "
+                                       f"trial(s)), keep the defaults: {why}")
+            return self._finish("done")
         self.progress.winner, self.progress.winner_score = {}, None
-        why = max(set(failed), key=failed.count) if failed else "nothing else was measured"
-        what = ("the metric was never found in a run of other settings" if METRIC_MISSED in why
-                else "only the defaults were measured")
-        return self._finish("failed", error=f"{INCONCLUSIVE}: {what} ({len(failed)} "
-                            f"trial(s) failed): {why}")
+        return self._finish("failed", error=f"{INCONCLUSIVE}: the metric was never found in "
+                            f"a run of other settings ({len(missed)} of {len(failed)} failed "
+                            f"trial(s)): {max(set(missed), key=missed.count)}")
 
     def _confirm_pair(self, candidate: dict[str, str],
                       batch: int) -> tuple[list[float], list[float]] | None:
