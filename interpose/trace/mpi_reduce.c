@@ -4,7 +4,8 @@
  * rank -1 on rank 0; the other ranks drop theirs. How a counter combines follows from its
  * kind in counters/iolab_counters.def: counts and bytes add up, offsets take the maximum,
  * start timestamps the earliest, end timestamps and slowest-operation times the latest,
- * times add up; the 4 most common values merge; fastest/slowest rank and the population
+ * times add up; the common values' counts add up over every rank's whole table (the 4 most
+ * common kept, in Darshan's order); fastest/slowest rank and the population
  * variance of time and bytes over ranks are computed. src/iolab/profile/reduce.py applies
  * the same rules when a profile was made without this step (IOLAB_TRACE_NO_REDUCE=1).
  */
@@ -16,12 +17,26 @@
 
 enum { R_SUM, R_MAX, R_FIRST, R_MIN_NONZERO };
 
+/* Distinct common values carried through the reduction: each rank's whole table (up to
+ * IOLAB_CVAL_MAX values, not only its 4 most common), their counts adding up. Merging the
+ * ranks' top-4 lists pairwise, as Darshan does, loses counts: a size every rank makes once
+ * (4 x 1920 B on 4 ranks) falls out of each pair's list behind sizes each rank makes twice,
+ * and the file showed 2 x 1968 B as its most common access. The 4 most common are picked
+ * at the end, ordered as Darshan orders them (count, then value, both descending). */
+#define RED_CVALS (2 * IOLAB_CVAL_MAX)
+
+typedef struct {
+    int64_t val[RED_CVALS], cnt[RED_CVALS];
+    int32_t n;
+} red_cv_t;
+
 typedef struct {
     int64_t c[IOLAB_MAX_NI];
     double f[IOLAB_MAX_NF];
     double n, t_sum, t_sq, b_sum, b_sq;
     double fast_t, slow_t;
     int64_t fast_rank, slow_rank, fast_b, slow_b;
+    red_cv_t acc, str; /* ACCESS1_ACCESS.. / STRIDE1_STRIDE.. (modules that have them) */
 } red_t;
 
 typedef struct {
@@ -128,35 +143,71 @@ static void info_init(mod_info_t *m, const char *p, const char *const *in, const
     m->var_t = find(fn, p, "F_VARIANCE_RANK_TIME"), m->var_b = find(fn, p, "F_VARIANCE_RANK_BYTES");
 }
 
-/* Add (v, count) to a 4-value list, counts adding up for equal values. */
-static void top4_add(int64_t *vals, int64_t *cnts, int64_t v, int64_t count)
+/* Whether (v, n) comes before (w, k) in Darshan's order of common values. */
+static int cv_before(int64_t n, int64_t v, int64_t k, int64_t w)
 {
-    int64_t total = count;
-    for (int i = 0; i < 4; i++)
-        if (vals[i] == v) {
-            total += cnts[i];
-            break;
-        }
-    if (count > 0)
-        iolab_top4_update(vals, cnts, v, total);
+    return n > k || (n == k && v > w);
 }
 
-/* The merged 4 most common values of l and r (l first), for the 8 counters at `at`. */
-static void merge_top4(int at, const red_t *l, const red_t *r, int64_t out[8])
+/* Count n more of value v (0 is never listed). Beyond RED_CVALS distinct values the least
+ * common is given up for a more common one: the only case where a count is lost. */
+static void cv_add(red_cv_t *t, int64_t v, int64_t n)
 {
-    memcpy(out, &l->c[at], 8 * sizeof *out);
-    for (int i = 0; i < 4; i++)
-        top4_add(out, out + 4, r->c[at + i], r->c[at + 4 + i]);
+    if (v == 0 || n <= 0)
+        return;
+    for (int i = 0; i < t->n; i++)
+        if (t->val[i] == v) {
+            t->cnt[i] += n;
+            return;
+        }
+    if (t->n < RED_CVALS) {
+        t->val[t->n] = v, t->cnt[t->n++] = n;
+        return;
+    }
+    int least = 0;
+    for (int i = 1; i < t->n; i++)
+        if (cv_before(t->cnt[least], t->val[least], t->cnt[i], t->val[i]))
+            least = i;
+    if (cv_before(n, v, t->cnt[least], t->val[least]))
+        t->val[least] = v, t->cnt[least] = n;
+}
+
+/* A rank's values: its whole table, or its 4 counters when the table holds none. */
+static void cv_load(red_cv_t *t, const iolab_cval_t *table, const int64_t *c4)
+{
+    memset(t, 0, sizeof *t);
+    if (table->n > 0)
+        for (int i = 0; i < table->n; i++)
+            cv_add(t, table->val[i], table->freq[i]);
+    else
+        for (int i = 0; i < 4; i++)
+            cv_add(t, c4[i], c4[4 + i]);
+}
+
+/* The 4 most common of t into the 8 counters at c4 (values, then counts). */
+static void cv_store(const red_cv_t *t, int64_t *c4)
+{
+    int taken[RED_CVALS] = {0};
+    for (int k = 0; k < 4; k++) {
+        int best = -1;
+        for (int i = 0; i < t->n; i++)
+            if (!taken[i] && (best < 0 || cv_before(t->cnt[i], t->val[i], t->cnt[best],
+                                                    t->val[best])))
+                best = i;
+        c4[k] = best < 0 ? 0 : t->val[best];
+        c4[4 + k] = best < 0 ? 0 : t->cnt[best];
+        if (best >= 0)
+            taken[best] = 1;
+    }
 }
 
 /* r = l o r, l being the lower ranks (the operation is not commutative). */
 static void merge(const mod_info_t *m, const red_t *l, red_t *r)
 {
-    int64_t acc[8], str[8];
-    if (m->access >= 0)
-        merge_top4(m->access, l, r, acc);
-    if (m->stride >= 0)
-        merge_top4(m->stride, l, r, str);
+    for (int i = 0; i < l->acc.n; i++)
+        cv_add(&r->acc, l->acc.val[i], l->acc.cnt[i]);
+    for (int i = 0; i < l->str.n; i++)
+        cv_add(&r->str, l->str.val[i], l->str.cnt[i]);
     for (int d = 0; d < 2; d++) /* the slowest operation's size goes with its time */
         if (m->max_size[d] >= 0 && l->f[m->max_time[d]] >= r->f[m->max_time[d]])
             r->c[m->max_size[d]] = l->c[m->max_size[d]];
@@ -170,10 +221,6 @@ static void merge(const mod_info_t *m, const red_t *l, red_t *r)
         else if (l->c[i])
             r->c[i] = l->c[i];
     }
-    if (m->access >= 0) /* after the loop above, which added the counts up */
-        memcpy(&r->c[m->access], acc, sizeof acc);
-    if (m->stride >= 0)
-        memcpy(&r->c[m->stride], str, sizeof str);
     for (int i = 0; i < m->nf; i++) {
         double a = l->f[i], b = r->f[i];
         r->f[i] = m->frule[i] == R_SUM   ? a + b
@@ -212,6 +259,10 @@ static void load(const mod_info_t *m, const iolab_rec_t *rec, int rank, double t
     out->fast_t = out->slow_t = t;
     out->fast_rank = out->slow_rank = rank;
     out->fast_b = out->slow_b = (int64_t)b;
+    if (m->access >= 0)
+        cv_load(&out->acc, &rec->access, &rec->c[m->access]);
+    if (m->stride >= 0)
+        cv_load(&out->str, &rec->stride, &rec->c[m->stride]);
 }
 
 /* The reduced values into rank 0's record. */
@@ -219,6 +270,10 @@ static void store(const mod_info_t *m, const red_t *v, iolab_rec_t *rec, double 
 {
     memcpy(rec->c, v->c, sizeof rec->c);
     memcpy(rec->f, v->f, sizeof rec->f);
+    if (m->access >= 0)
+        cv_store(&v->acc, &rec->c[m->access]);
+    if (m->stride >= 0)
+        cv_store(&v->str, &rec->c[m->stride]);
     rec->c[m->fast] = v->fast_rank, rec->c[m->fast_b] = v->fast_b;
     rec->c[m->slow] = v->slow_rank, rec->c[m->slow_b] = v->slow_b;
     rec->f[m->f_fast] = v->fast_t, rec->f[m->f_slow] = v->slow_t;

@@ -105,3 +105,30 @@ def test_pnetcdf_agrees_with_darshan_3_5(tmp_path: Path) -> None:
                         if k not in ("rank", "id") and not any(t in k for t in TIMING)
                         and ours.get(k) != int(v)}
                 assert diff == {}, f"{mod} {name}: (iolab, darshan) {diff}"
+
+
+def test_pnetcdf_wait_time_counts_at_the_library_layer(tmp_path: Path) -> None:
+    """Expected: a program writing through ncmpi_iput + ncmpi_wait(_all) shows its wait time
+    as PnetCDF data time (the interface's time and the file's library-layer time) / was:
+    PNETCDF_FILE_F_WAIT_TIME was read nowhere, so the layer showed only the microseconds the
+    iput calls took to post their requests (half the time of the issue's checkpoint code)."""
+    from iolab.model.job import build_model
+
+    exe = _build("mpi_pnetcdf_nb", tmp_path)
+    np = 2
+    _, job = profile([str(exe), str(tmp_path / "nb.nc")], tmp_path / "p", np=np)
+    f = record(job, "PNETCDF_FILE", "nb.nc")
+    assert (f.counters["PNETCDF_FILE_COLL_WAITS"], f.counters["PNETCDF_FILE_INDEP_WAITS"]) == (
+        np, np)
+    wait = f.fcounters["PNETCDF_FILE_F_WAIT_TIME"]
+    v = record(job, "PNETCDF_VAR", "nb.nc:field").fcounters
+    posted = v["PNETCDF_VAR_F_WRITE_TIME"] + v["PNETCDF_VAR_F_READ_TIME"]
+    assert wait > 0 and posted < wait  # by construction: the data moves in the waits
+    model = build_model([job])
+    pnc = model.metrics.ifaces["PnetCDF"]
+    # all of the wait is data time (writes, unless PnetCDF also read a header)
+    assert pnc.time_s["write"] + pnc.time_s["read"] == pytest.approx(posted + wait, rel=1e-6)
+    assert pnc.time_s["write"] > wait / 2
+    i = next(k for k, p in enumerate(model.files.paths) if p.endswith("/nb.nc"))
+    # the reduced record's mean rank at least: every rank waited for its own slice
+    assert model.layers.library_slowest_rank_time_s[i] >= (wait + posted) / np - 1e-9

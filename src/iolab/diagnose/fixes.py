@@ -197,10 +197,16 @@ def mpich_mpiio_hints(hints: Mapping[str, str], patterns: Sequence[str] = ("*",)
 
 
 def _ompio_lines(facts: JobFacts, hints: Mapping[str, str]) -> tuple[list[str], list[str]]:
-    """OMPIO's MCA equivalents of ROMIO hints, and the hints it has no equivalent for."""
+    """OMPIO's MCA equivalents of ROMIO hints, and the hints it has no equivalent for.
+
+    One export per variable: cb_nodes and cb_config_list both set the aggregator count (the
+    count cb_nodes names is kept), romio_cb_write and romio_cb_read both disable fcoll; a
+    file that exported the same variable twice was a repeated line at best, two values at
+    worst."""
     env: list[str] = []
     none: list[str] = []
-    for key, v in hints.items():
+    order = ("cb_nodes",)  # the explicit count before the per-node one
+    for key, v in sorted(hints.items(), key=lambda kv: kv[0] not in order):
         if key == "cb_buffer_size":
             env.append(f"export OMPI_MCA_io_ompio_bytes_per_agg={v}")
         elif key == "cb_nodes":
@@ -220,7 +226,14 @@ def _ompio_lines(facts: JobFacts, hints: Mapping[str, str]) -> tuple[list[str], 
             env.append(f"export OMPI_MCA_fs_lustre_stripe_width={v}  # new files on Lustre")
         else:
             none.append(f"{key}={v}")
-    return env, none
+    exported: set[str] = set()
+    unique = []
+    for line in env:
+        var = line.partition("=")[0] if line.startswith("export ") else line
+        if var not in exported:
+            exported.add(var)
+            unique.append(line)
+    return unique, none
 
 
 def romio_hints(model: Model, hints: Mapping[str, str], stem: str = "romio_hints",

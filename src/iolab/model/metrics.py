@@ -141,6 +141,26 @@ def _iface(model: Model, mod: str) -> Iface | None:
     return Iface(name=label, bytes=b, ops=ops, time_s=t, opens=opens, files=nfiles, hist=hist)
 
 
+def kind_times(md: ModuleData, prefix: str) -> np.ndarray:
+    """Per record: its read, write and metadata seconds (columns in ``KINDS`` order).
+
+    PnetCDF's non-blocking calls (iput, iget, bput) only post their requests: the data moves
+    in ncmpi_wait/ncmpi_wait_all, which PNETCDF_FILE_F_WAIT_TIME holds, so a job writing
+    through iput showed half its PnetCDF time. The record does not say which way a wait moved
+    data: it is shared out by the bytes the file read and wrote (all of it to writes when
+    PnetCDF could not tell its bytes).
+    """
+    t = np.stack([md.fcol(f"{prefix}_F_{k.upper()}_TIME") for k in KINDS], axis=1)
+    if prefix == "PNETCDF_FILE":
+        wait = md.fcol("PNETCDF_FILE_F_WAIT_TIME")
+        rd = md.pos("PNETCDF_FILE_BYTES_READ").astype(np.float64)
+        wr = md.pos("PNETCDF_FILE_BYTES_WRITTEN").astype(np.float64)
+        read_share = np.divide(rd, rd + wr, out=np.zeros(len(md)), where=(rd + wr) > 0)
+        t[:, 0] += wait * read_share
+        t[:, 1] += wait * (1.0 - read_share)
+    return t
+
+
 def _library_file_time(model: Model, ifaces: dict[str, Iface]) -> None:
     """HDF5's and PnetCDF's file calls (open, close, flush: H5F, PNETCDF_FILE) are their
     layer's metadata time too: a slow H5Fclose is HDF5 time even in a job with no dataset
@@ -153,17 +173,17 @@ def _library_file_time(model: Model, ifaces: dict[str, Iface]) -> None:
         m = model.app_mask(md)
         if not m.any():
             continue
-        meta = float(md.fcol(f"{prefix}_F_META_TIME")[m].sum())
+        spent = kind_times(md, prefix)[m].sum(axis=0)  # PnetCDF's waits are data time
         f = ifaces.get(label)
         if f is None:
             opens = _sum(md.pos("H5F_OPENS") if mod == "H5F" else
                          md.pos("PNETCDF_FILE_CREATES") + md.pos("PNETCDF_FILE_OPENS"), m)
-            ifaces[label] = Iface(name=label, bytes={"read": 0, "write": 0},
-                                  ops={"read": 0, "write": 0},
-                                  time_s={"read": 0.0, "write": 0.0, "meta": meta},
-                                  opens=opens, files=int(np.unique(md.ids[m]).size))
-        else:
-            f.time_s["meta"] += meta
+            f = ifaces[label] = Iface(name=label, bytes={"read": 0, "write": 0},
+                                      ops={"read": 0, "write": 0},
+                                      time_s={"read": 0.0, "write": 0.0, "meta": 0.0},
+                                      opens=opens, files=int(np.unique(md.ids[m]).size))
+        for j, k in enumerate(KINDS):
+            f.time_s[k] += float(spent[j])
 
 
 def exact_mib_requests(md: ModuleData, d: str) -> np.ndarray:
@@ -281,7 +301,7 @@ def layer_time(model: Model, mods: tuple[tuple[str, str], ...]) -> _LayerTime:
         if md is None or len(md) == 0:
             continue
         m = model.app_mask(md) & (md.file_index >= 0)
-        t = np.stack([md.fcol(f"{prefix}_F_{k.upper()}_TIME") for k in KINDS], axis=1)
+        t = kind_times(md, prefix)
         for j in range(len(KINDS)):
             kinds[:, j] += np.bincount(md.file_index[m], weights=t[m, j], minlength=nf)[:nf]
         tot = t.sum(axis=1)

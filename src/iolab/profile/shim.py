@@ -39,6 +39,12 @@ LAYER_SHIMS: dict[str, tuple[re.Pattern[str], tuple[str, ...], str]] = {
     "HDF5": (_HDF5, ("trace-hdf5", "trace-hdf5-mpich"), "H5F/H5D"),
     "PnetCDF": (_PNETCDF, ("trace-pnetcdf", "trace-pnetcdf-mpich"), "PNETCDF_FILE/VAR"),
 }
+# Text each I/O library's own code carries (HDF5's version banner, the variable PnetCDF reads
+# its hints from): in a program's own file, with no shared library of that name, the library
+# is linked in statically (Debian's h5pcc links libhdf5.a by default), where no layer can
+# interpose on its calls.
+STATIC_MARKS: dict[str, bytes] = {"HDF5": b"HDF5 library version: ",
+                                  "PnetCDF": b"PNETCDF_HINTS"}
 
 
 def loaded_libraries(program: str, environ: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -126,6 +132,12 @@ def layer_shims(program: str, environ: Mapping[str, str] | None = None) -> list[
     for lib, (pattern, names, modules) in LAYER_SHIMS.items():
         mine = _library(program, pattern, environ)
         if mine is None:
+            if not is_static(program, environ) and _carries(program, STATIC_MARKS[lib],
+                                                              environ):
+                print(f"iolab: {program} has {lib} linked in statically (no shared "
+                      f"{lib} library among its libraries): {modules} not traced (MPI-IO, "
+                      f"POSIX and STDIO are); link {lib} as a shared library to trace it",
+                      file=sys.stderr)
             continue
         for name in names:
             cand = find_shim(name)
@@ -136,6 +148,21 @@ def layer_shims(program: str, environ: Mapping[str, str] | None = None) -> list[
             print(f"iolab: {program} uses {Path(mine).name}, and no {lib} layer is built for "
                   f"it: {modules} not traced (MPI-IO, POSIX and STDIO are)", file=sys.stderr)
     return out
+
+
+def _carries(program: str, mark: bytes, environ: Mapping[str, str] | None = None) -> bool:
+    """Whether the program's own ELF file holds ``mark`` (mapped, not read into memory)."""
+    import mmap
+
+    path = shutil.which(program, path=(environ or os.environ).get("PATH")) or program
+    try:
+        with open(path, "rb") as f:
+            if f.read(4) != b"\x7fELF":
+                return False
+            with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+                return m.find(mark) >= 0
+    except (OSError, ValueError):  # unreadable, or empty
+        return False
 
 
 _LAYER_MARK = re.compile(rb"iolab-layer-library=([^\0]+)\0")

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import shlex
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -209,12 +211,34 @@ def _from_log(args: argparse.Namespace) -> dict[str, Any]:
             "bench_args": proxy.bench_args, "predictions": [p.to_json() for p in preds]}
 
 
-def predict_implementation(kind: str, argv: list[str], mpi: str | None) -> str | None:
-    """ROMIO or OMPIO, as far as the command line tells before anything runs (the baseline
-    trial's read-back settles it for bench workloads)."""
-    text = " ".join(argv)
-    if "romio" in text:
+def openmpi_io_choice(argv: Sequence[str], env: Mapping[str, str]) -> str | None:
+    """Open MPI's ``io`` component selection for a command: ``--mca io X`` (or ``-mca``,
+    ``--gmca``) or ``OMPI_MCA_io=X`` on its command line (``env``, ``mpirun -x``), else
+    ``OMPI_MCA_io`` in the environment the command inherits (the line diagnose's fix files
+    export); None when nothing selects one."""
+    # also inside one argument: iolab bench --launcher-args="--mca io romio321"
+    found = re.search(r"""(?:^|[\s="'])(?:--?g?mca\s+io\s+|OMPI_MCA_io=)([^\s"']+)""",
+                      " ".join(argv))
+    return found.group(1) if found else env.get("OMPI_MCA_io")
+
+
+def selects_romio(io: str) -> bool:
+    """"romio321", "romio341", "^ompio": ROMIO; "ompio" (Open MPI's own default) is not."""
+    io = io.strip().strip("'\"")
+    return "romio" in io or (io.startswith("^") and "ompio" in io)
+
+
+def predict_implementation(kind: str, argv: list[str], mpi: str | None,
+                           env: Mapping[str, str] | None = None) -> str | None:
+    """ROMIO or OMPIO, as far as the command line and its environment tell before anything
+    runs (the baseline trial's read-back settles it for bench workloads). The ROMIO switch
+    counts wherever Open MPI reads it: ``OMPI_MCA_io=^ompio`` exported before ``iolab tune``
+    (diagnose's ``.env`` files) made OMPIO knobs be tuned under ROMIO, where they act on
+    nothing."""
+    io = openmpi_io_choice(argv, os.environ if env is None else env)
+    if io is not None and selects_romio(io):
         return "romio"
+    text = " ".join(argv)  # not searched for "romio": a path may hold the word
     if kind == "bench":
         if "mpich" in text:
             return "romio"

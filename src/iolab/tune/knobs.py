@@ -65,6 +65,9 @@ class Knob:
     # read only inside collective MPI-IO calls (ROMIO's collective buffering, OMPIO's fcoll):
     # nothing to a workload whose calls are all independent
     collective_only: bool = False
+    # the library's own default (ROMIO's ad_hints.c, OMPIO's MCA defaults), where it has one
+    # for every file: a winner setting this value changes nothing, so it is not listed
+    default: str = ""
 
     @property
     def library_key(self) -> str:
@@ -78,6 +81,10 @@ class Knob:
     @property
     def applied_by(self) -> str:
         return HOW_APPLIED[self.kind]
+
+    def is_default(self, value: str) -> bool:
+        """Whether ``value`` (normalised) is the library's own default for this knob."""
+        return bool(self.default) and value == self.normalise(self.default)
 
     def normalise(self, value: str) -> str:
         """The value as the library or engine takes it; UsageError when outside the domain."""
@@ -113,27 +120,29 @@ KNOBS: tuple[Knob, ...] = (
     # ROMIO hints (ROMIO's users guide; Cray's intro_mpi lists the same names).
     Knob("cb_buffer_size", "romio", "size", ("1M", "4M", "16M", "64M"),
          "collective buffer per aggregator (ROMIO default 16 MiB)", minimum=4096,
-         collective_only=True),
+         collective_only=True, default="16M"),
     Knob("cb_nodes", "romio", "int", ("1", "2", "4"),
          "number of collective-buffering aggregators", minimum=1, collective_only=True),
     Knob("cb_config_list", "romio", "enum", ("*:1", "*:2", "*:4"),
          "aggregators per node (ROMIO default *:1)", choices=("*:1", "*:2", "*:4", "*:8", "*:*"),
-         collective_only=True),
+         collective_only=True, default="*:1"),
     Knob("romio_cb_write", "romio", "enum", _TRI, "collective buffering for writes",
-         choices=_TRI, collective_only=True),
+         choices=_TRI, collective_only=True, default="automatic"),
     Knob("romio_cb_read", "romio", "enum", _TRI, "collective buffering for reads", choices=_TRI,
-         collective_only=True),
+         collective_only=True, default="automatic"),
     Knob("romio_ds_write", "romio", "enum", _TRI, "data sieving for independent writes",
-         choices=_TRI),
+         choices=_TRI, default="automatic"),
     Knob("romio_ds_read", "romio", "enum", _TRI, "data sieving for independent reads",
-         choices=_TRI),
+         choices=_TRI, default="automatic"),
     Knob("romio_no_indep_rw", "romio", "enum", ("true", "false"),
          "only aggregators open the file (deferred open; collective I/O only)",
-         choices=("true", "false")),
+         choices=("true", "false"), default="false"),
     Knob("ind_wr_buffer_size", "romio", "size", ("512K", "4M"),
-         "data-sieving buffer for independent writes (ROMIO default 512 KiB)", minimum=4096),
+         "data-sieving buffer for independent writes (ROMIO default 512 KiB)", minimum=4096,
+         default="512K"),
     Knob("ind_rd_buffer_size", "romio", "size", ("4M", "16M"),
-         "data-sieving buffer for independent reads (ROMIO default 4 MiB)", minimum=4096),
+         "data-sieving buffer for independent reads (ROMIO default 4 MiB)", minimum=4096,
+         default="4M"),
     Knob("striping_factor", "romio", "int", ("1", "2", "4", "8"),
          "Lustre stripe count of a new file (ROMIO's Lustre driver)", minimum=1),
     Knob("striping_unit", "romio", "size", ("1M", "4M"),
@@ -145,7 +154,7 @@ KNOBS: tuple[Knob, ...] = (
          collective_only=True),
     Knob("ompio.bytes_per_agg", "ompio", "size", ("4M", "32M", "128M"),
          "OMPIO bytes per aggregator cycle (default 32 MiB)", key="io_ompio_bytes_per_agg",
-         minimum=4096, collective_only=True),
+         minimum=4096, collective_only=True, default="32M"),
     Knob("ompio.fcoll", "ompio", "enum", ("dynamic", "dynamic_gen2", "two_phase", "vulcan"),
          "OMPIO collective-I/O algorithm (fcoll component)", key="fcoll",
          choices=("dynamic", "dynamic_gen2", "two_phase", "individual", "vulcan"),

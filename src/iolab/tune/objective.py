@@ -332,6 +332,29 @@ _SAYS_WHY = re.compile(r"error|cannot|can't|could not|fail|abort|denied|no such|
                        r"invalid|fatal|killed|signal|segmentation|exception", re.I)
 
 
+METRIC_MISSED = "matched nothing in the output"
+
+
+def closest_lines(pattern: str, output: str, n: int = 1) -> list[str]:
+    """The output lines most like what ``pattern`` looks for: a program that printed
+    "bw: 1.5 GB/s" to a regex for "bw: ([0-9.]+) MB/s" is told so, not only that nothing
+    matched. Lines holding the pattern's literal text before its group come first; among
+    the rest, the most similar text (difflib)."""
+    import difflib
+
+    lines = [x.strip() for x in output.splitlines() if x.strip()]
+    if not lines:
+        return []
+    lead = re.split(r"[\\(\[.*+?{^$|]", pattern, maxsplit=1)[0].strip()
+    literal = re.sub(r"[\\()\[\].*+?{}^$|]", " ", pattern)
+
+    def likeness(line: str) -> tuple[bool, float]:
+        return (bool(lead) and lead in line,
+                difflib.SequenceMatcher(None, literal, line).ratio())
+
+    return sorted(lines, key=likeness, reverse=True)[:n]
+
+
 def error_line(output: str) -> str:
     """The line of a failed command's output that says why: the program's own last line
     that reads like an error, outside the launcher's banners; else the banner's line that
@@ -450,8 +473,10 @@ class CommandObjective:
             return TrialOutcome("ok", wall, wall, settings=settings)
         found = re.findall(self.metric, out)
         if not found:
+            near = closest_lines(self.metric, out)
             return TrialOutcome("failed", None, wall,
-                                error=f"--metric {self.metric!r} matched nothing in the output")
+                                error=f"--metric {shlex.quote(self.metric)} {METRIC_MISSED}"
+                                + (f"; closest line: {near[0]!r}" if near else ""))
         last_match = found[-1][0] if isinstance(found[-1], tuple) else found[-1]
         try:
             return TrialOutcome("ok", float(last_match), wall, settings=settings)

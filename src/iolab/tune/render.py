@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from iolab.tune.knobs import knob
-from iolab.tune.search import TuneResult
+from iolab.tune.search import INCONCLUSIVE, TuneResult
 from iolab.tune.space import DEFAULT
 from iolab.tune.store import Trial
 
@@ -74,10 +74,13 @@ def also_confirmed(confirmed: list[dict[str, Any]], unit: str) -> list[str]:
 
 
 def render_result(tune_id: int, r: TuneResult, unit: str, written: list[Path]) -> str:
-    lines = [f"Tune {tune_id}: {r.status}"
+    inconclusive = bool(r.error and r.error.startswith(INCONCLUSIVE))
+    lines = [f"Tune {tune_id}: {INCONCLUSIVE if inconclusive else r.status}"
              + (f" (MPI-IO implementation tuned: {r.implementation})" if r.implementation
                 else "")]
-    if r.error:
+    if inconclusive:  # no winner line: none was measured
+        lines.append(f"  {r.error}")
+    elif r.error:
         lines.append(f"  error: {r.error}")
     lines.append(f"  baseline (defaults): {_value(r.baseline_score, unit)}")
     if r.winner:

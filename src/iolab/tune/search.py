@@ -62,7 +62,7 @@ from statistics import median
 from typing import Any
 
 from iolab.tune import store
-from iolab.tune.objective import Objective, TrialOutcome
+from iolab.tune.objective import METRIC_MISSED, Objective, TrialOutcome
 from iolab.tune.selection import RULES, next_repeat, pick_winner, repeat_reserve
 from iolab.tune.space import DEFAULT, SearchSpace
 from iolab.tune.stats import CONFIDENCE, Claim, compare
@@ -72,6 +72,8 @@ SEARCH_PHASES = ("search", "repeat")  # the budget's runs: exploration and re-me
 MAX_PROPOSALS = 20  # asks of the sampler before an unmeasured point is drawn at random
 DRIFT_NOTE = 1.5  # the winner's confirmation median this far from its search median: a note
 CONTRAST_DRAWS = 32  # covering points drawn to find the one least like the run before
+# A tune that measured nothing it could compare: no winner is reported (the error starts so).
+INCONCLUSIVE = "inconclusive"
 
 
 def key_of(params: Mapping[str, str]) -> Key:
@@ -346,6 +348,9 @@ class Tuner:
         if not base_trials:
             base_trials = [self._measure(baseline, "search")]
         if all(t.status != "ok" for t in base_trials):
+            if METRIC_MISSED in (base_trials[-1].error or ""):
+                return self._finish("failed", error=f"{INCONCLUSIVE}: the metric was never "
+                                    f"found: {base_trials[-1].error}; fix --metric")
             return self._finish("failed", error="the baseline (the defaults) failed: "
                                 f"{base_trials[-1].error}; fix the workload first")
         kind = getattr(self.objective, "kind", "bench")
@@ -595,6 +600,8 @@ class Tuner:
         baseline = self.space.baseline()
         if best is None:
             return self._finish("failed", error="no trial succeeded")
+        if set(self._scores()) <= {key_of(baseline)}:
+            return self._nothing_but_the_defaults()
         winner, left_out = self._acting(json.loads(best[0]))
         self._leave_out(winner, left_out)
         if key_of(winner) == key_of(baseline) or self.confirm < 2:
@@ -634,6 +641,26 @@ class Tuner:
         self.progress.confirmed = [c.to_json() for c in confirmed]
         self._note_drift(confirmed)
         return self._finish("done")
+
+    def _nothing_but_the_defaults(self) -> TuneResult:
+        """Every trial of other settings failed, so nothing but the defaults has a score: no
+        "what mattered" (it would be read from one configuration). A trial that crashed or ran
+        past --time-limit says its settings are worse than the defaults: the defaults stay,
+        said so. A trial whose metric was never found says nothing about its speed: the tune
+        is inconclusive (no winner), with the regex's miss and the program's closest line."""
+        failed = [t.error or t.status for t in self.done
+                  if t.phase in SEARCH_PHASES and t.status != "ok"]
+        self.progress.importances = {}
+        missed = [e for e in failed if METRIC_MISSED in e]
+        if not missed:
+            why = max(set(failed), key=failed.count) if failed else "none was measured"
+            self.progress.notes.append(f"every other configuration failed ({len(failed)} "
+                                       f"trial(s)), keep the defaults: {why}")
+            return self._finish("done")
+        self.progress.winner, self.progress.winner_score = {}, None
+        return self._finish("failed", error=f"{INCONCLUSIVE}: the metric was never found in "
+                            f"a run of other settings ({len(missed)} of {len(failed)} failed "
+                            f"trial(s)): {max(set(missed), key=missed.count)}")
 
     def _confirm_pair(self, candidate: dict[str, str],
                       batch: int) -> tuple[list[float], list[float]] | None:
@@ -740,9 +767,12 @@ class Tuner:
         idle = set(inert(params)) if inert else set()
         left_out: dict[str, str] = {}
         for d in self.space.dimensions:
-            if params.get(d.knob.name, DEFAULT) == DEFAULT:
+            value = params.get(d.knob.name, DEFAULT)
+            if value == DEFAULT:
                 continue
-            if d.knob.library_key in ignored:
+            if d.knob.is_default(value):
+                left_out[d.knob.name] = f"{value} is the library's own default"
+            elif d.knob.library_key in ignored:
                 left_out[d.knob.name] = "the library did not honour it (read back)"
             elif d.knob.name in idle:
                 left_out[d.knob.name] = ("it acts inside collective MPI-IO calls only, and the "
