@@ -253,8 +253,8 @@ def test_cray_variable_of_a_command_trial_parses_as_cray_mpich_reads_it(
     / was: cb_config_list=*:2 written with its ':', which splits it in two."""
     from iolab.tune.objective import CommandObjective
 
-    obj = CommandObjective(["true"], hints_dir=str(tmp_path))
-    env = obj.environment({"cb_config_list": "*:2", "cb_nodes": "4"}, "tune:1:0")
+    obj = CommandObjective(["true"])
+    env = obj.environment({"cb_config_list": "*:2", "cb_nodes": "4"}, "tune:1:0", tmp_path)
     hints = cray_split(env["MPICH_MPIIO_HINTS"])["*"]
     assert hints["cb_nodes"] == "4"
     assert "cb_config_list" not in hints  # ROMIO_HINTS' file carries it, with its ':'
