@@ -83,6 +83,10 @@ class Thresholds:
     cost_high_share: float = _t(0.10, "fraction",
                                 "share of the run a finding must cost to be HIGH (and the job "
                                 "must be I/O bound, io_bound_warn)")
+    severity_margin: float = _t(0.20, "fraction",
+                                "a cost or share within this fraction of cost_info_s, "
+                                "cost_high_share or io_bound_warn is WARN: a job near a "
+                                "threshold keeps one severity from run to run")
     rmw_min_reads: int = _t(16, "ops", "POSIX reads under MPI-IO-only writes that trigger")
     amplification_ratio: float = _t(1.5, "ratio", "POSIX / MPI-IO bytes written that trigger")
     amplification_min_bytes: int = _t(16 * MiB, "bytes", "less extra traffic is never flagged")

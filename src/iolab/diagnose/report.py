@@ -170,13 +170,21 @@ def grade(f: Finding, model: Model, th: Thresholds) -> str:
     m = model.metrics
     if c is None:
         return "warn"
-    if c < th.cost_info_s:
+    # Near a threshold (within severity_margin of it) the grade is WARN: run-to-run noise of
+    # a few percent never flips a finding between HIGH and INFO (a flaky --fail-on high).
+    if c < th.cost_info_s and not _near(c, th.cost_info_s, th):
         return "info"
-    if f.rule.experiment:
+    if f.rule.experiment or c < th.cost_info_s:
         return "warn"
-    io_bound = m.run_time_s >= th.min_run_time_s and m.io_fraction >= th.io_bound_warn
     share = f.cost_share or 0.0
-    return "high" if io_bound and share >= th.cost_high_share else "warn"
+    io_bound = (m.run_time_s >= th.min_run_time_s and m.io_fraction >= th.io_bound_warn
+                and not _near(m.io_fraction, th.io_bound_warn, th))
+    clear = share >= th.cost_high_share and not _near(share, th.cost_high_share, th)
+    return "high" if io_bound and clear else "warn"
+
+
+def _near(value: float, threshold: float, th: Thresholds) -> bool:
+    return abs(value - threshold) <= th.severity_margin * threshold
 
 
 def diagnose(model: Model, th: Thresholds, rules: list[Rule] | None = None) -> Report:
