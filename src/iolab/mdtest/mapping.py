@@ -2,8 +2,8 @@
 meaning, or one line saying why not and what is nearest.
 
 What each option becomes is in :mod:`iolab.mdtest.table`; this module applies it, with the
-checks mdtest makes itself (``md_validate_tests``) and the ones the engine needs: files only
-(``-F``), one directory (``-z 0``), all four file phases, reading back what was written.
+checks mdtest makes itself (``md_validate_tests``) and the ones the engine needs: one
+directory (``-z 0``), every phase of a kind together, reading back what was written.
 Everything is checked before anything runs, is created or stored.
 """
 
@@ -17,8 +17,10 @@ from iolab.ior.parse import IorTest
 from iolab.mdtest import table
 
 # The engine's phases in mdtest's order, with mdtest's names (its SUMMARY table).
-PHASES = (("create", "File creation"), ("stat", "File stat"), ("open_read", "File read"),
-          ("remove", "File removal"))
+DIR_PHASES = (("dir_create", "Directory creation"), ("dir_stat", "Directory stat"),
+              ("dir_rename", "Directory rename"), ("dir_remove", "Directory removal"))
+FILE_PHASES = (("create", "File creation"), ("stat", "File stat"),
+               ("open_read", "File read"), ("remove", "File removal"))
 _PHASE_LETTERS = (("create_only", "-C"), ("stat_only", "-T"), ("read_only", "-E"),
                   ("remove_only", "-r"))
 TREE_NAME = "mdtest_tree"  # the engine's files go to DIR/mdtest_tree.md/
@@ -26,13 +28,23 @@ TREE_NAME = "mdtest_tree"  # the engine's files go to DIR/mdtest_tree.md/
 
 @dataclass(frozen=True)
 class MdtestRun:
-    """What the line runs: per rank ``items`` files of ``write_bytes`` in ``directory``."""
+    """What the line runs: per rank ``items`` files of ``write_bytes`` (and/or ``items``
+    directories) in ``directory``; ``phases`` is files, dirs or both."""
 
     items: int
     write_bytes: int
     unique_dir: bool
     directory: str
     iterations: int
+    phases: str = "files"
+
+    def summary_phases(self) -> tuple[tuple[str, str], ...]:
+        """The rows of mdtest's SUMMARY table, in its order."""
+        return {"files": FILE_PHASES, "dirs": DIR_PHASES}.get(self.phases,
+                                                              DIR_PHASES + FILE_PHASES)
+
+    def items_text(self) -> str:
+        return {"files": "files", "dirs": "directories"}.get(self.phases, "files/directories")
 
     def engine_args(self, verify: bool) -> list[str]:
         """``iolab bench`` options. The preset is ``easy`` only as a name: its size and
@@ -41,6 +53,7 @@ class MdtestRun:
         args = ["--metadata", "easy", "--md-files", str(self.items),
                 "--md-size", str(self.write_bytes),
                 "--md-dir", "unique" if self.unique_dir else "shared",
+                "--md-phases", self.phases,
                 "--reps", str(self.iterations),
                 "--path", os.path.join(self.directory, TREE_NAME)]
         return args + (["--verify"] if verify else [])
@@ -65,10 +78,10 @@ def plan(test: IorTest, ranks: int) -> MdtestRun:
         if opt.how == "refused" and value != opt.default:
             raise refusal(opt, test)
     _check_api(str(p["api"]))
-    _check_files_only(test)
-    _check_phases(test)
+    phases = _phase_kinds(test)
     _check_task_counts(test, ranks)
     items = _items(test)
+    _check_phases(test, phases, items)
     write, read = int(p["write_bytes"]), int(p["read_bytes"])
     if write < 0 or read < 0:
         raise UsageError(f"mdtest -w {write} -e {read}: byte counts cannot be negative")
@@ -87,7 +100,8 @@ def plan(test: IorTest, ranks: int) -> MdtestRun:
                          "engine; nearest in iolab: one -d DIR")
     if not path:
         raise UsageError("mdtest -d: the test directory is empty; give -d DIR")
-    return MdtestRun(items, write, bool(p["unique_dir_per_task"]), path, int(p["iterations"]))
+    return MdtestRun(items, write, bool(p["unique_dir_per_task"]), path, int(p["iterations"]),
+                     phases)
 
 
 def _check_api(api: str) -> None:
@@ -101,33 +115,36 @@ def _check_api(api: str) -> None:
     raise UsageError(f"mdtest -a {api}: not an mdtest API; this mdtest takes POSIX|DUMMY")
 
 
-def _check_files_only(test: IorTest) -> None:
+def _phase_kinds(test: IorTest) -> str:
+    """mdtest: -F files, -D directories, neither (or both) both."""
     p = test.params
-    if not p["files_only"]:
-        raise UsageError(
-            "mdtest without -F also runs the directory phases (Directory creation, stat, "
-            "rename, removal), which the engine does not have yet; nearest in iolab: -F "
-            "(the file phases only)")
     if int(p["depth"]) != 0:
         raise UsageError(f"mdtest {_said(test, 'depth')} {p['depth']}: a directory tree is "
                          "not in the engine yet; nearest in iolab: -z 0 (one directory, or "
                          "one per rank with -u)")
+    if p["files_only"] and not p["dirs_only"]:
+        return "files"
+    return "dirs" if p["dirs_only"] and not p["files_only"] else "both"
 
 
-def _check_phases(test: IorTest) -> None:
-    """mdtest runs every phase unless -C/-T/-E/-r/-U pick some; the engine runs the four
-    file phases together (-U renames directories only: nothing with -F)."""
+def _check_phases(test: IorTest, phases: str, items: int) -> None:
+    """mdtest runs every phase unless -C/-T/-E/-r/-U pick some; the engine runs all the
+    phases of a kind together (with directories, the rename too: -U)."""
     p = test.params
     chosen = [letter for key, letter in _PHASE_LETTERS if p[key]]
     if not chosen and p["rename_dirs"]:
-        raise UsageError("mdtest -U alone runs only the directory rename phase, which the "
-                         "engine does not have yet; nearest in iolab: -F without -U (the "
-                         "four file phases)")
+        raise UsageError("mdtest -U alone runs only the directory rename phase; the engine "
+                         "renames between the directory stat and removal of the same run; "
+                         "nearest in iolab: mdtest -D without -U (every directory phase)")
     if chosen and len(chosen) < len(_PHASE_LETTERS):
         raise UsageError(
-            f"mdtest {' '.join(chosen)}: the engine runs the file phases create, stat, read "
-            "and remove together (files are never left behind between runs); nearest in "
-            "iolab: -C -T -E -r (all four, as without any of them)")
+            f"mdtest {' '.join(chosen)}: the engine runs create, stat, read and remove "
+            "together (items are never left behind between runs); nearest in iolab: "
+            "-C -T -E -r (all four, as without any of them)")
+    if chosen and phases != "files" and not p["rename_dirs"] and items > 1:
+        raise UsageError(
+            "mdtest -C -T -E -r without -U skips the directory rename phase; the engine "
+            "renames whenever it runs directory phases; nearest in iolab: add -U (or -F)")
 
 
 def _check_task_counts(test: IorTest, ranks: int) -> None:

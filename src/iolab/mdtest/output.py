@@ -19,7 +19,7 @@ from typing import Any
 from iolab import __version__
 from iolab.ior.output import file_system
 from iolab.ior.parse import IorTest
-from iolab.mdtest.mapping import PHASES, TREE_NAME, MdtestRun
+from iolab.mdtest.mapping import TREE_NAME, MdtestRun
 
 VERSION = f"4.1.0+iolab-{__version__}"  # one word, as mdtest's "mdtest-%s was launched"
 Stats = tuple[float, float, float, float]
@@ -57,12 +57,14 @@ def _rank_value(rank: dict[str, Any], as_time: bool) -> float:
     return float(rank.get("ops") or 0) / own if own > 0 else 0.0
 
 
-def summary_rows(doc: dict[str, Any], as_time: bool) -> list[SummaryRow]:
-    """One row per phase the engine ran, in mdtest's order."""
+def summary_rows(doc: dict[str, Any], run: MdtestRun, as_time: bool) -> list[SummaryRow]:
+    """mdtest's rows in its order; a phase that did not run (the rename of a single
+    directory) is 0, as mdtest prints it."""
     rows = []
-    for op, name in PHASES:
+    for op, name in run.summary_phases():
         phases = _phases(doc, op)
         if not phases:
+            rows.append(SummaryRow(name, (0.0, 0.0, 0.0, 0.0), (0.0, 0.0, 0.0)))
             continue
         if as_time:
             per_iteration = [float(ph["time_s"]) for ph in phases]
@@ -75,11 +77,11 @@ def summary_rows(doc: dict[str, Any], as_time: bool) -> list[SummaryRow]:
     return rows
 
 
-def _table(doc: dict[str, Any], iterations: int, as_time: bool, rank_stats: bool
+def _table(doc: dict[str, Any], run: MdtestRun, as_time: bool, rank_stats: bool
            ) -> list[str]:
     """mdtest's summary table, column for column (its printf formats)."""
     title = "SUMMARY time (in ms/op)" if as_time else "SUMMARY rate (in ops/sec)"
-    out = ["", f"{title}: (of {iterations} iterations)"]
+    out = ["", f"{title}: (of {run.iterations} iterations)"]
     out.append("   Operation     "
                + ("per Rank: Max            Min           Mean      per Iteration:"
                   if rank_stats else "               ")
@@ -87,7 +89,7 @@ def _table(doc: dict[str, Any], iterations: int, as_time: bool, rank_stats: bool
     out.append("   ---------      "
                + ("         ---            ---           ----       " if rank_stats else "")
                + "               ---            ---           ----        -------")
-    for row in summary_rows(doc, as_time):
+    for row in summary_rows(doc, run, as_time):
         line = f"   {row.operation:<18} "
         if rank_stats:
             line += "".join(f"{v:14.3f} " for v in row.per_rank) + "    "
@@ -126,13 +128,13 @@ def render_text(doc: dict[str, Any], test: IorTest, run: MdtestRun, command_line
     out.append(f"{'Path':<20}: {run.directory}")  # mdtest names the -d directory
     if fs_text:
         out.append(f"{'FS':<20}: {fs_text}")
-    out.append(f"{ranks} tasks, {ranks * run.items} files")
+    out.append(f"{ranks} tasks, {ranks * run.items} {run.items_text()}")
     rank_stats = bool(p["show_perrank_statistics"])
     if p["print_rate_and_time"]:
-        out += _table(doc, run.iterations, False, rank_stats)
-        out += _table(doc, run.iterations, True, rank_stats)
+        out += _table(doc, run, False, rank_stats)
+        out += _table(doc, run, True, rank_stats)
     else:
-        out += _table(doc, run.iterations, bool(p["print_time"]), rank_stats)
+        out += _table(doc, run, bool(p["print_time"]), rank_stats)
     out += [f"-- finished at {now_text()} --", ""]
     return "\n".join(out) + "\n"
 

@@ -10,9 +10,10 @@ to something other than mdtest's default:
 - ``refused``: one line giving ``note`` (why) and ``nearest`` (the nearest iolab option or
   mdtest spelling that runs), before anything runs, is created or stored.
 
-The engine's metadata benchmark times the four file phases (create, stat, read, remove) in
-one directory, shared or one per rank; mdtest's directory phases, trees and the options that
-change the calls made per file (mknod, fsync, strides, random order) are not in it yet.
+The engine's metadata benchmark times mdtest's directory phases (create, stat, rename,
+remove) and file phases (create, stat, read, remove) in one directory, shared or one per
+rank; mdtest's trees, the timing of its tree creation and removal, and the options that change
+the calls made per item (mknod, fsync, strides, random order) are not in it yet.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ from iolab.ior.table import IorOption, Kind
 MdtestOption = IorOption  # IOR's option_help record: mdtest and IOR share option.c
 _O = IorOption
 
-_NO_DIRS = "-F (the file phases; the engine has no directory phases yet)"
 _DUMMY_OPTIONS: tuple[tuple[str, Kind], ...] = (
     ("delay-only-rank0", "flag"), ("delay-create", "size"), ("delay-close", "size"),
     ("delay-sync", "size"), ("delay-xfer", "size"))
@@ -46,30 +46,29 @@ OPTIONS: tuple[IorOption, ...] = (
     _O("b", None, "branch_factor", "size", 1, "engine",
        "no effect with -z 0 (one directory); a tree (-z > 0) is refused"),
     _O("d", None, "path", "str", "./out", "engine",
-       "the test directory: made if missing and removed after, as mdtest does; the files "
+       "the test directory: made if missing and removed after, as mdtest does; the items "
        "go to DIR/mdtest_tree.md/ (mdtest: DIR/test-dir.0-0/mdtest_tree.0/); 'dir1@dir2' is "
        "refused"),
     _O("B", None, "no_barriers", "size", 0, "refused",
        "the engine starts every phase with a barrier", "mdtest without -B"),
     _O("C", None, "create_only", "flag", 0, "engine",
-       "phase selection: the engine runs create, stat, read and remove together, so only "
-       "-C -T -E -r all four (or none) run; a subset is refused"),
+       "phase selection: the engine runs every phase of a kind together, so only -C -T -E -r "
+       "all four (or none) run; a subset is refused"),
     _O("T", None, "stat_only", "flag", 0, "engine", "see -C"),
     _O("E", None, "read_only", "flag", 0, "engine", "see -C"),
     _O("r", None, "remove_only", "flag", 0, "engine", "see -C"),
     _O("U", None, "rename_dirs", "flag", 0, "engine",
-       "renames directories only, so with -F nothing changes; -U alone (only the rename "
-       "phase) is refused"),
-    _O("D", None, "dirs_only", "flag", 0, "refused",
-       "the engine has no directory phases (create, stat, rename, remove) yet", _NO_DIRS),
+       "the directory rename phase (on by default; with -C -T -E -r it needs -U, as in "
+       "mdtest); -U alone (only the rename phase) is refused"),
+    _O("D", None, "dirs_only", "flag", 0, "engine",
+       "--md-phases dirs (the directory phases only; -F: files; neither or both: both)"),
     _O("e", None, "read_bytes", "size", 0, "engine",
        "must equal -w: the engine reads back what it wrote (--md-size)"),
     _O("f", None, "first", "size", 1, "engine",
        "with -l and -s: mdtest's series of task counts; only the one test on the launched "
        "ranks runs (a series is refused: one 'iolab mdtest --np N' per count)"),
     _O("F", None, "files_only", "flag", 0, "engine",
-       "required: the file phases (create, stat, read, remove); without it mdtest also "
-       "runs directory phases, which are refused"),
+       "--md-phases files (the file phases only; without -F or -D both, directories first)"),
     _O("G", None, "random_buffer_offset", "size", -1, "engine",
        "no effect on the calls or sizes: it places mdtest's data in its buffer; the engine "
        "writes its own pattern"),
@@ -83,7 +82,8 @@ OPTIONS: tuple[IorOption, ...] = (
     _O("l", None, "last", "size", 0, "engine", "see -f"),
     _O("L", None, "leaf_only", "flag", 0, "engine",
        "no effect with -z 0 (the one directory is the leaf)"),
-    _O("n", None, "items", "size", 0, "engine", "--md-files (files per rank)"),
+    _O("n", None, "items", "size", 0, "engine",
+       "--md-files (files, and directories, per rank)"),
     _O("N", None, "nstride", "size", 0, "refused",
        "the engine's ranks stat, read and remove their own files (no neighbour stride)",
        "-N 0 (each rank its own files); iolab bench --evict for cold data runs"),
@@ -93,7 +93,7 @@ OPTIONS: tuple[IorOption, ...] = (
     _O("P", None, "print_rate_and_time", "flag", 0, "output",
        "prints the SUMMARY rate and the SUMMARY time tables"),
     _O(None, "print-all-procs", "print_all_proc", "flag", 0, "refused",
-       "the per-process excerpt needs mdtest's tree rows, which the engine does not time",
+       "the per-process excerpt has mdtest's tree rows, which the engine does not time",
        "iolab results show ID (each rank's loop time per phase)"),
     _O("R", None, "randomize", "flag", 0, "refused",
        "the engine stats its files in order", "mdtest without -R (stat in creation order)"),
