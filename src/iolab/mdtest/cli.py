@@ -87,10 +87,11 @@ def help_text() -> str:
     for opt in table.OPTIONS:
         what = opt.note if opt.how != "refused" else \
             f"refused: {opt.note}; nearest: {opt.nearest}"
-        lines.append(f"  {opt.spelling:<26} {what}")
+        spelled = f"-{opt.short}, --{opt.long}" if opt.short and opt.long else opt.spelling
+        lines.append(f"  {spelled:<26} {what}")
     lines += ["", "APIs: POSIX. Not in iolab's metadata run: " + ", ".join(table.MISSING_APIS),
-              "", "mdtest's defaults: -a POSIX -d ./out -i 1 -z 0 -b 1; -F is needed (the "
-              "engine has no directory phases yet).", "See docs/mdtest.md."]
+              "", "mdtest's defaults: -a POSIX -d ./out -i 1 -z 0 -b 1, directory and file "
+              "phases (-F: files only, -D: directories only).", "See docs/mdtest.md."]
     return "\n".join(lines) + "\n"
 
 

@@ -155,6 +155,9 @@ def _check_task_counts(test: IorTest, ranks: int) -> None:
         return  # mdtest: first = last = all ranks
     if stride < 1:
         raise UsageError(f"mdtest -s {stride}: the task-count stride must be at least 1")
+    if first > last or last > ranks:
+        raise UsageError(f"mdtest -f {first} -l {last}: not a range of task counts within the "
+                         f"{ranks} launched rank(s) (mdtest refuses it too)")
     counts = list(range(first, min(last, ranks) + 1, stride))
     if counts != [ranks]:
         raise UsageError(
