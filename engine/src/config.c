@@ -94,6 +94,10 @@ const iolab_option_t iolab_config_options[] = {
     {"md-dir", "md_dir", IOLAB_OPT_ENUM, "preset", NULL, "preset|shared|unique",
      "metadata: all files in one shared directory, or one directory per rank (preset: easy "
      "unique, hard shared)", O(md_dir)},
+    {"md-phases", "md_phases", IOLAB_OPT_ENUM, "files", NULL, "files|dirs|both",
+     "metadata: the file phases, the directory phases (mkdir, stat, rename, rmdir of "
+     "--md-files directories per rank), or both, directories first (mdtest -F, -D, neither)",
+     O(md_phases)},
     {"group", "group", IOLAB_OPT_INT, "0", "count", NULL,
      "subset layout: ranks per aggregator (0 = ranks per host)", O(group)},
     {"group-files", "group_files", IOLAB_OPT_ENUM, "aggregator", NULL, "aggregator|shared",

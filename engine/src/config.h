@@ -20,6 +20,7 @@ typedef enum { IOLAB_WORKLOAD_LAYOUT = 0, IOLAB_WORKLOAD_BTIO } iolab_workload_t
 
 typedef enum { IOLAB_METADATA_OFF = 0, IOLAB_METADATA_EASY, IOLAB_METADATA_HARD } iolab_metadata_t;
 typedef enum { IOLAB_MD_DIR_PRESET = 0, IOLAB_MD_DIR_SHARED, IOLAB_MD_DIR_UNIQUE } iolab_md_dir_t;
+typedef enum { IOLAB_MD_PHASES_FILES = 0, IOLAB_MD_PHASES_DIRS, IOLAB_MD_PHASES_BOTH } iolab_md_phases_t;
 
 typedef enum { IOLAB_GROUP_FILES_AGGREGATOR = 0, IOLAB_GROUP_FILES_SHARED } iolab_group_files_t;
 
@@ -58,6 +59,7 @@ typedef struct iolab_cfg {
     uint64_t md_files;         /* metadata: files per rank */
     uint64_t md_size;          /* metadata: bytes per file (0: the preset's) */
     int md_dir;                /* metadata: iolab_md_dir_t */
+    int md_phases;             /* metadata: iolab_md_phases_t (mdtest -F, -D, neither) */
     char *json;                /* JSON output file; NULL/"-" = stdout */
     bool quiet, progress;
 } iolab_cfg_t;

@@ -11,7 +11,10 @@
  * The files live in <path>.md/, all in that one shared directory (file.iolab.<rank>.<i>) or
  * in a directory per rank (<rank>/file.iolab.<rank>.<i>); the directories are made before the
  * first phase and removed after the last, outside the timing. The calls are POSIX's: this is what the file
- * system's metadata path costs, whatever the I/O library above it. */
+ * system's metadata path costs, whatever the I/O library above it.
+ * --md-phases dirs|both adds mdtest's directory phases before the file phases, on --md-files
+ * directories per rank beside the files (dir.iolab.<rank>.<i>): mkdir, stat, rename (mdtest's
+ * chain: d0 -> d0-XX, d(i) -> d(i-1), d0-XX -> d(n-2); none for a single directory), rmdir. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -66,6 +69,61 @@ static void file_path(const md_plan_t *p, int rank, uint64_t i, char *buf, size_
         snprintf(buf, len, "%.3900s/file.iolab.%d.%llu", p->root, rank, (unsigned long long)i);
 }
 
+/* <dir>/dir.iolab.<rank>.<i> (suffix "-XX": mdtest's rename parking name), beside the files. */
+static void dir_item_path(const md_plan_t *p, int rank, uint64_t i, const char *suffix,
+                          char *buf, size_t len)
+{
+    if (p->unique)
+        snprintf(buf, len, "%.3900s/%d/dir.iolab.%d.%llu%s", p->root, rank, rank,
+                 (unsigned long long)i, suffix);
+    else
+        snprintf(buf, len, "%.3900s/dir.iolab.%d.%llu%s", p->root, rank,
+                 (unsigned long long)i, suffix);
+}
+
+int iolab_metadata_ops(const iolab_run_t *run, int *ops)
+{
+    int n = 0, phases = run->cfg.md_phases;
+    if (phases != IOLAB_MD_PHASES_FILES) {
+        ops[n++] = IOLAB_MD_DIR_CREATE;
+        ops[n++] = IOLAB_MD_DIR_STAT;
+        if (run->cfg.md_files > 1)  /* mdtest renames only when there are two or more */
+            ops[n++] = IOLAB_MD_DIR_RENAME;
+        ops[n++] = IOLAB_MD_DIR_REMOVE;
+    }
+    if (phases != IOLAB_MD_PHASES_DIRS)
+        for (int op = IOLAB_MD_CREATE; op <= IOLAB_MD_REMOVE; op++)
+            ops[n++] = op;
+    return n;
+}
+
+/* Directory i's operation (mkdir, stat, rename, rmdir); returns 0 or an errno. The rename
+ * chain is mdtest's rename_dir_test, so the same names exist before and after it. */
+static int md_dir_op(const md_plan_t *p, int rank, int op, uint64_t i)
+{
+    char path[4400], to[4400];
+    struct stat st;
+    switch (op) {
+    case IOLAB_MD_DIR_CREATE:
+        dir_item_path(p, rank, i, "", path, sizeof path);
+        return mkdir(path, 0755) != 0 ? errno : 0;
+    case IOLAB_MD_DIR_STAT:
+        dir_item_path(p, rank, i, "", path, sizeof path);
+        if (stat(path, &st) != 0)
+            return errno;
+        return S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
+    case IOLAB_MD_DIR_RENAME:
+        dir_item_path(p, rank, i + 1 == p->files ? 0 : i, i + 1 == p->files ? "-XX" : "",
+                      path, sizeof path);
+        dir_item_path(p, rank, i == 0 ? 0 : i - 1,
+                      i == 0 ? "-XX" : "", to, sizeof to);
+        return rename(path, to) != 0 ? errno : 0;
+    default:
+        dir_item_path(p, rank, i, "", path, sizeof path);
+        return rmdir(path) != 0 ? errno : 0;
+    }
+}
+
 /* read or write exactly len bytes; returns 0 or an errno (EIO for a short count). */
 static int full_io(int fd, unsigned char *buf, uint64_t len, int writing)
 {
@@ -90,6 +148,8 @@ static int md_op(const iolab_run_t *run, const md_plan_t *p, int op, uint64_t i,
     file_path(p, run->rank, i, path, sizeof path);
     int fd, e = 0;
     struct stat st;
+    if (op >= IOLAB_MD_DIR_CREATE)
+        return md_dir_op(p, run->rank, op, i);
     switch (op) {
     case IOLAB_MD_CREATE:
         if ((fd = open(path, O_CREAT | O_EXCL | O_WRONLY, 0644)) < 0)
@@ -148,7 +208,10 @@ static int md_phase(iolab_run_t *run, const md_plan_t *p, int op, int rep, unsig
         err = md_op(run, p, op, i, rep, buf, &bad);
         if (err) {
             char path[4400];
-            file_path(p, run->rank, i, path, sizeof path);
+            if (op >= IOLAB_MD_DIR_CREATE)
+                dir_item_path(p, run->rank, i, "", path, sizeof path);
+            else
+                file_path(p, run->rank, i, path, sizeof path);
             snprintf(why, sizeof why, "%s %.900s: %s", iolab_op_name(op), path,
                      err == EIO && op == IOLAB_MD_STAT ? "file size differs from --md-size"
                                                        : strerror(err));
@@ -188,14 +251,23 @@ static int make_dirs(iolab_run_t *run, const md_plan_t *p, char *why, size_t len
     return e;
 }
 
-/* After the last phase: the files a failure or an interrupt left (none after a complete
- * remove phase: unlinking them again would only fail), then the directories. */
-static void remove_all(iolab_run_t *run, const md_plan_t *p, int files_left)
+/* After the last phase: the files and directories a failure or an interrupt left (none
+ * after complete remove phases: removing them again would only fail), then the directories
+ * the run made. */
+static void remove_all(iolab_run_t *run, const md_plan_t *p, int items_left)
 {
     char path[4400];
-    for (uint64_t i = 0; files_left && i < p->files; i++) {
+    for (uint64_t i = 0; items_left && i < p->files; i++) {
         file_path(p, run->rank, i, path, sizeof path);
         unlink(path);
+        if (run->cfg.md_phases != IOLAB_MD_PHASES_FILES) {
+            dir_item_path(p, run->rank, i, "", path, sizeof path);
+            rmdir(path);
+        }
+    }
+    if (items_left && run->cfg.md_phases != IOLAB_MD_PHASES_FILES) {
+        dir_item_path(p, run->rank, 0, "-XX", path, sizeof path);
+        rmdir(path);
     }
     if (p->unique)
         rmdir(p->dir);
@@ -214,11 +286,13 @@ void iolab_metadata_run(iolab_run_t *run)
     MPI_Allreduce(&e, &any, 1, MPI_INT, MPI_MAX, run->world);
     if (any)
         iolab_phase_agree_failure(run, IOLAB_MD_CREATE, e, why, 0);
-    int total = 4 * (int)run->cfg.reps, done = 0, files_left = 1;
+    int ops[IOLAB_MD_MAX_OPS], nops = iolab_metadata_ops(run, ops);
+    int total = nops * (int)run->cfg.reps, done = 0, items_left = 1;
     for (int rep = 0; !any && rep < run->cfg.reps; rep++)
-        for (int op = IOLAB_MD_CREATE; op <= IOLAB_MD_REMOVE; op++) {
+        for (int k = 0; k < nops; k++) {
+            int op = ops[k];
             int stop = md_phase(run, &p, op, rep, buf);  /* the same on every rank */
-            files_left = op != IOLAB_MD_REMOVE || stop;
+            items_left = k + 1 < nops || stop;
             done++;
             if (run->rank == 0 && run->cfg.progress) {
                 fprintf(stderr, "progress %d %s 0 %d/%d\n", rep, iolab_op_name(op), done,
@@ -230,6 +304,6 @@ void iolab_metadata_run(iolab_run_t *run)
                 break;
             }
         }
-    remove_all(run, &p, files_left);
+    remove_all(run, &p, items_left);
     free(buf);
 }

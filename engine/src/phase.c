@@ -313,7 +313,8 @@ static void do_phase_io(iolab_run_t *run, phase_setup_t *ps, int op, int lr, tim
 const char *iolab_op_name(int op)
 {
     static const char *const names[] = {"write", "read", "create", "stat", "open_read",
-                                        "remove"};
+                                        "remove", "dir_create", "dir_stat", "dir_rename",
+                                        "dir_remove"};
     return op >= 0 && op < (int)(sizeof names / sizeof *names) ? names[op] : "?";
 }
 

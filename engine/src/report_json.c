@@ -90,6 +90,9 @@ static void config(iolab_json_t *j, const iolab_run_t *run)
         iolab_json_uint(j, "files_per_rank", run->cfg.md_files);
         iolab_json_uint(j, "file_bytes", size);
         iolab_json_str(j, "dir", unique ? "unique" : "shared");
+        iolab_json_str(j, "phases", run->cfg.md_phases == IOLAB_MD_PHASES_BOTH ? "both"
+                                    : run->cfg.md_phases == IOLAB_MD_PHASES_DIRS ? "dirs"
+                                                                                 : "files");
         iolab_json_end(j, '}');
     } else {
         iolab_json_null(j, "metadata_plan");
@@ -317,8 +320,9 @@ static void summary(iolab_json_t *j, const iolab_run_t *run)
 {
     iolab_json_obj(j, "summary");
     if (run->cfg.metadata) {  /* per metadata phase; "iops" is operations per second */
-        for (int op = IOLAB_MD_CREATE; op <= IOLAB_MD_REMOVE; op++)
-            op_summary(j, iolab_op_name(op), run, op, 0);
+        int ops[IOLAB_MD_MAX_OPS], n = iolab_metadata_ops(run, ops);
+        for (int k = 0; k < n; k++)
+            op_summary(j, iolab_op_name(ops[k]), run, ops[k], 0);
         iolab_json_end(j, '}');
         return;
     }

@@ -87,8 +87,9 @@ void iolab_report_table(const iolab_run_t *run, FILE *out)
         snprintf(name, sizeof name, pass ? "read#%d" : "read", pass + 1);
         summary_line(run, out, IOLAB_READ, pass, name);
     }
-    for (int op = IOLAB_MD_CREATE; op <= IOLAB_MD_REMOVE; op++)  /* IOPS: operations/s */
-        summary_line(run, out, op, 0, iolab_op_name(op));
+    int ops[IOLAB_MD_MAX_OPS], nops = run->cfg.metadata ? iolab_metadata_ops(run, ops) : 0;
+    for (int k = 0; k < nops; k++)  /* IOPS: operations/s */
+        summary_line(run, out, ops[k], 0, iolab_op_name(ops[k]));
     if (strcmp(run->status, "ok") != 0)
         fprintf(out, "\nstatus %s: %s\n", run->status,
                 run->fail.set ? run->fail.message : "interrupted");

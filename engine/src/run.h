@@ -120,9 +120,12 @@ void iolab_run_file_path(const iolab_run_t *run, int f, char *buf, size_t len);
 int iolab_phase_run(iolab_run_t *run, int op, int rep, int pass);
 
 /* Phase ops beyond iolab_dir_t: the metadata benchmark's (metadata.c). */
-enum { IOLAB_MD_CREATE = 2, IOLAB_MD_STAT, IOLAB_MD_READ, IOLAB_MD_REMOVE };
+enum { IOLAB_MD_CREATE = 2, IOLAB_MD_STAT, IOLAB_MD_READ, IOLAB_MD_REMOVE,
+       IOLAB_MD_DIR_CREATE, IOLAB_MD_DIR_STAT, IOLAB_MD_DIR_RENAME, IOLAB_MD_DIR_REMOVE };
+#define IOLAB_MD_MAX_OPS 8
 
-/* "write", "read", "create", "stat", "open_read", "remove". */
+/* "write", "read", "create", "stat", "open_read", "remove", "dir_create", "dir_stat",
+ * "dir_rename", "dir_remove". */
 const char *iolab_op_name(int op);
 
 /* Pieces of a phase shared with the metadata benchmark (collective over run->world):
@@ -138,6 +141,9 @@ void iolab_phase_append(iolab_run_t *run, const iolab_phase_t *ph);
 void iolab_metadata_run(iolab_run_t *run);
 /* The metadata benchmark's resolved shape: a directory per rank (*unique) and file size. */
 void iolab_metadata_plan(const iolab_run_t *run, int *unique, uint64_t *size);
+/* The metadata phases a repetition runs, in mdtest's order (directories, then files), into
+ * ops (room for IOLAB_MD_MAX_OPS); returns how many. */
+int iolab_metadata_ops(const iolab_run_t *run, int *ops);
 
 /* Evict (when asked) and measure the page-cache residency of the run's files before a read
  * pass (collective). Fills the cache fields of *ph on every rank. */

@@ -33,7 +33,7 @@ def test_counts_per_phase(engine: Engine, scratch: Path, np_: int, preset: str, 
     assert d["status"] == "ok" and d["verify"]["errors"] == 0
     plan = d["config"]["metadata_plan"]
     assert plan == {"files_per_rank": 50, "file_bytes": size,
-                    "dir": "shared" if shared else "unique"}
+                    "dir": "shared" if shared else "unique", "phases": "files"}
     for rep in d["repetitions"]:
         assert [p["op"] for p in rep["phases"]] == PHASES
         for p in rep["phases"]:
@@ -113,6 +113,51 @@ def test_one_system_call_per_file_and_phase(engine: Engine, scratch: Path, tmp_p
     once = ["openat+creat", "newfstatat", "openat", "unlink"]
     for path, seen in calls.items():
         assert seen == once * 2, (path, seen)
+
+
+DIR_PHASES = ["dir_create", "dir_stat", "dir_rename", "dir_remove"]
+
+
+@pytest.mark.parametrize("phases,files,expected", [
+    ("both", 3, DIR_PHASES + PHASES), ("dirs", 3, DIR_PHASES),
+    ("dirs", 1, ["dir_create", "dir_stat", "dir_remove"]),  # mdtest: no rename of one
+])
+def test_directory_phases_make_mdtests_calls(engine: Engine, scratch: Path, tmp_path: Path,
+                                             phases: str, files: int, expected: list[str]):
+    """expected mdtest's directory phases (mkdir, stat, its rename chain, rmdir of each
+    rank's --md-files directories, before the file phases) / was no directory phase at all:
+    the directories were made outside the timing only."""
+    if shutil.which("strace") is None:
+        pytest.skip("strace is not installed")
+    argv = engine.argv(2, md_args(scratch, "--metadata", "easy", "--md-dir", "shared",
+                                  "--md-files", str(files), "--md-phases", phases))
+    i = argv.index(str(engine.binary))
+    argv[i:i] = ["strace", "-ff", "-qq", "-e", "trace=mkdir,stat,newfstatat,rename,rmdir",
+                 "-o", str(tmp_path / "trace")]
+    p = subprocess.run(argv, capture_output=True, text=True, env=_env(), timeout=90)
+    assert p.returncode == 0, p.stderr
+    calls = []  # rank 1's calls on its directories: (call, name, new name of a rename)
+    for f in sorted(tmp_path.glob("trace.*")):
+        for m in re.finditer(r'(\w+)\((?:AT_FDCWD, )?"[^"]*/(dir\.iolab\.1\.[^"/]+)"'
+                             r'(?:, "[^"]*/(dir\.iolab\.1\.[^"/]+)")?', f.read_text()):
+            calls.append((m.group(1).replace("newfstatat", "stat"), m.group(2), m.group(3)))
+    names = [f"dir.iolab.1.{k}" for k in range(files)]
+    want = [("mkdir", n, None) for n in names] + [("stat", n, None) for n in names]
+    if files == 3:  # mdtest's chain: d0 -> d0-XX, d1 -> d0, d0-XX -> d1
+        want += [("rename", names[0], names[0] + "-XX"), ("rename", names[1], names[0]),
+                 ("rename", names[0] + "-XX", names[1])]
+    want += [("rmdir", n, None) for n in names]
+    assert calls == want
+    assert list(scratch.iterdir()) == []
+    r = run_engine(engine, 2, md_args(scratch, "--metadata", "easy", "--md-files", str(files),
+                                      "--md-phases", phases), scratch.parent)
+    assert r.rc == 0, r.stderr
+    d = doc(r)
+    assert [ph["op"] for ph in d["repetitions"][0]["phases"]] == expected
+    assert all(ph["ops"] == 2 * files for ph in d["repetitions"][0]["phases"])
+    assert list(d["summary"]) == expected
+    assert d["config"]["metadata_plan"]["phases"] == phases
+    assert list(scratch.iterdir()) == []
 
 
 def phase_of_call(line: str, root: str, fds: dict[str, str]) -> str | None:

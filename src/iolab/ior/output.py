@@ -141,7 +141,7 @@ def _hosts(doc: dict[str, Any]) -> tuple[int, int, int]:
     return max(len(per_host), 1), ranks, int(first)
 
 
-def _file_system(path: str) -> list[tuple[str, str]]:
+def file_system(path: str) -> list[tuple[str, str]]:
     folder = os.path.dirname(os.path.abspath(path)) or "."
     try:
         st = os.statvfs(folder)
@@ -218,7 +218,7 @@ def render_text(results: list[TestResult], began: str, command_line: str) -> str
     for result in results:
         out.append(f"{'TestID':<20}: {result.test_id}")
         out.append(f"{'StartTime':<20}: {result.start_time}")
-        out += [f"{k:<20}: {v}" for k, v in _file_system(str(result.test.params["testFileName"]))]
+        out += [f"{k:<20}: {v}" for k, v in file_system(str(result.test.params["testFileName"]))]
         out += ["", "Options: "]
         out += [f"{k:<20}: {v}" for k, v in options_section(result)]
         out += ["", "Results: ", "",
@@ -302,7 +302,7 @@ def _parameters(result: TestResult) -> dict[str, Any]:
 def render_json(results: list[TestResult], began: str, command_line: str) -> str:
     tests = []
     for result in results:
-        fs = dict(_file_system(str(result.test.params["testFileName"])))
+        fs = dict(file_system(str(result.test.params["testFileName"])))
         fs_parts = [x.split(": ")[-1] for x in fs.get("FS", "").split("   ")]
         test: dict[str, Any] = {"TestID": result.test_id, "StartTime": result.start_time,
                                 "Path": fs["Path"]}

@@ -20,7 +20,21 @@ from typing import Any
 from iolab.errors import UsageError
 from iolab.ior import table
 
-_NOT_AN_OPTION = "not an IOR 4 option; see 'iolab ior -h' for the list, 'iolab ior --help'"
+
+@dataclass(frozen=True)
+class Dialect:
+    """Whose command language the words are (IOR 4 and mdtest share IOR's option parser,
+    option.c): the name in messages and the iolab verb whose -h lists the options."""
+
+    name: str
+    verb: str
+
+    def not_an_option(self) -> str:
+        return (f"not an {self.name} option; see 'iolab {self.verb} -h' for the list, "
+                f"'iolab {self.verb} --help'")
+
+
+IOR4 = Dialect("IOR 4", "ior")
 
 
 @dataclass
@@ -71,18 +85,7 @@ def _value(opt: table.IorOption, text: str, where: str) -> Any:
 def parse_command_line(argv: Sequence[str]) -> IorLine:
     """The tests an IOR command line runs: one, or one per test of its ``-f`` script."""
     base = IorTest()
-    letters, longs = table.by_letter(), table.by_long()
-    i = 0
-    wants_help = False
-    while i < len(argv):
-        word = argv[i]
-        nxt = argv[i + 1] if i + 1 < len(argv) else None
-        took_next = _parse_word(word, nxt, base, letters, longs)
-        if took_next is None:
-            wants_help = True
-        elif took_next:
-            i += 1
-        i += 1
+    wants_help = parse_words(argv, base, table.by_letter(), table.by_long(), IOR4)
     script = base.params.get("scriptFile")
     tests = read_script(Path(script), base) if script else [base]
     for test in tests:
@@ -90,23 +93,39 @@ def parse_command_line(argv: Sequence[str]) -> IorLine:
     return IorLine(tests, wants_help)
 
 
+def parse_words(argv: Sequence[str], test: IorTest, letters: dict[str, table.IorOption],
+                longs: dict[str, table.IorOption], dialect: Dialect) -> bool:
+    """Apply every word to ``test`` as IOR's option parser does; True when -h was given."""
+    i = 0
+    wants_help = False
+    while i < len(argv):
+        nxt = argv[i + 1] if i + 1 < len(argv) else None
+        took_next = _parse_word(argv[i], nxt, test, letters, longs, dialect)
+        if took_next is None:
+            wants_help = True
+        elif took_next:
+            i += 1
+        i += 1
+    return wants_help
+
+
 def _parse_word(word: str, nxt: str | None, test: IorTest,
                 letters: dict[str, table.IorOption],
-                longs: dict[str, table.IorOption]) -> bool | None:
+                longs: dict[str, table.IorOption], dialect: Dialect) -> bool | None:
     """Apply one word; True when it took the next word as its value, None for -h."""
     if word in ("-h", "--help"):
         return None
     name, eq, arg_text = word.partition("=")
     arg: str | None = arg_text if eq and arg_text else None
     if not name.startswith("-") or name == "-":
-        raise UsageError(f"{word!r}: IOR takes options only (a word without '-' is not one); "
-                         "see 'iolab ior -h'")
+        raise UsageError(f"{word!r}: {dialect.name} takes options only (a word without "
+                         f"'-' is not one); see 'iolab {dialect.verb} -h'")
     body = name[1:]
     if body.startswith("-"):  # --long (IOR 4's module options and a few others)
         opt = longs.get(body[1:])
         if opt is None:
-            raise UsageError(f"{name}: {_NOT_AN_OPTION}")
-        return _apply(opt, name, arg, bool(eq), nxt, test, first_letter=True)
+            raise UsageError(f"{name}: {dialect.not_an_option()}")
+        return _apply(opt, name, arg, bool(eq), nxt, test, True, dialect)
     took_next = False
     matched = False
     for idx, letter in enumerate(body):
@@ -118,21 +137,21 @@ def _parse_word(word: str, nxt: str | None, test: IorTest,
             if idx == 0 and len(body) > 1:
                 arg = body[1:]  # -t64k: the rest of the word, read as letters too
             else:
-                arg, took_next = _next_value(opt, name, nxt), True
-        _apply(opt, f"-{letter}", arg, bool(eq), None, test, first_letter=False)
+                arg, took_next = _next_value(opt, name, nxt, dialect), True
+        _apply(opt, f"-{letter}", arg, bool(eq), None, test, False, dialect)
     if not matched:
-        raise UsageError(f"{word}: {_NOT_AN_OPTION}")
+        raise UsageError(f"{word}: {dialect.not_an_option()}")
     return took_next
 
 
-def _next_value(opt: table.IorOption, name: str, nxt: str | None) -> str:
+def _next_value(opt: table.IorOption, name: str, nxt: str | None, dialect: Dialect) -> str:
     if nxt is None:
-        raise UsageError(f"{name}: IOR's {opt.key} needs a value")
+        raise UsageError(f"{name}: {dialect.name}'s {opt.key} needs a value")
     return nxt
 
 
 def _apply(opt: table.IorOption, name: str, arg: str | None, had_eq: bool, nxt: str | None,
-           test: IorTest, first_letter: bool) -> bool:
+           test: IorTest, first_letter: bool, dialect: Dialect) -> bool:
     """Set one option; True when the next word was its value (long options)."""
     took_next = False
     if opt.kind == "flag":
@@ -140,10 +159,10 @@ def _apply(opt: table.IorOption, name: str, arg: str | None, had_eq: bool, nxt: 
         test.set(opt, max(_atoi(arg), 0) if arg is not None else count + 1, name)
         return False
     if arg is None and not had_eq and first_letter:
-        arg, took_next = _next_value(opt, name, nxt), True
+        arg, took_next = _next_value(opt, name, nxt, dialect), True
     if arg is None:
-        raise UsageError(f"{name}: IOR's {opt.key} needs a value")
-    if opt.key == "options":
+        raise UsageError(f"{name}: {dialect.name}'s {opt.key} needs a value")
+    if opt.key == "options" and dialect == IOR4:
         apply_directives(arg, test, f"{name} {arg}")
         return took_next
     test.set(opt, _value(opt, arg, name), name)

@@ -195,12 +195,19 @@ def render(report: Report, fmt: str) -> str:
 
 # The metadata benchmark's phases (--metadata): the engine's op name (its phases' "op" and
 # its summary's keys), a short name for narrow columns, and mdtest's name from its SUMMARY
-# rate table, which is what an mdtest user reads. The engine times no directory phases.
+# rate table, which is what an mdtest user reads. The run list's columns are the file phases;
+# the directory phases (--md-phases dirs|both) come first in a run's own tables, as in mdtest's.
 MD_OPERATIONS = (
     ("create", "create", "File creation"),
     ("stat", "stat", "File stat"),
     ("open_read", "read", "File read"),
     ("remove", "remove", "File removal"),
+)
+MD_DIR_OPERATIONS = (
+    ("dir_create", "mkdir", "Directory creation"),
+    ("dir_stat", "dstat", "Directory stat"),
+    ("dir_rename", "rename", "Directory rename"),
+    ("dir_remove", "rmdir", "Directory removal"),
 )
 
 
@@ -415,7 +422,7 @@ def _metadata_rows(run: Mapping[str, Any]) -> list[dict[str, Any]]:
             "repetitions": run.get("repetitions") if ok else 0, "status": run.get("status")}
     figure = (lambda v: v) if ok else (lambda v: v if _positive(v) else None)
     rows = []
-    for op, _, name in MD_OPERATIONS:
+    for op, _, name in (*MD_DIR_OPERATIONS, *MD_OPERATIONS):
         phases = [ph for rep in reps for ph in rep.get("phases") or [] if ph.get("op") == op]
         if not phases:
             continue
@@ -562,7 +569,7 @@ MD_PHASE_COLUMNS = (
 def _metadata_phase_rows(doc: Mapping[str, Any], run_id: Any = None) -> list[dict[str, Any]]:
     """One row per metadata phase: the slowest rank's time sets the rate; each rank's own
     loop time (fastest, slowest) shows how even the ranks were."""
-    names = {op: name for op, _, name in MD_OPERATIONS}
+    names = {op: name for op, _, name in (*MD_DIR_OPERATIONS, *MD_OPERATIONS)}
     rows = []
     for rep in doc.get("repetitions") or []:
         for ph in rep.get("phases") or []:

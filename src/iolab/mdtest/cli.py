@@ -1,0 +1,173 @@
+"""``iolab mdtest [iolab options] MDTEST-ARGS...``: an mdtest command line (IOR 4's mdtest)
+run by iolab's engine, with mdtest's report.
+
+iolab's own options (ranks, launcher, database) come first; everything from the first word
+that is not one of them is mdtest's, read as mdtest reads it (:mod:`iolab.mdtest.parse`).
+The line becomes one ``iolab bench --metadata`` run (:mod:`iolab.bench.subrun`), launched,
+checked and stored like every other run; the report is mdtest's (:mod:`.output`). A refused
+option is one line, exit 2, with nothing run, created or stored.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+from collections.abc import Sequence
+
+from iolab import cli_common, launch
+from iolab.bench import subrun
+from iolab.errors import EXIT_USAGE, UsageError
+from iolab.mdtest import mapping, output, table
+from iolab.mdtest.parse import parse_command_line
+
+EXIT_FAILED_RUN = 1
+
+# iolab's options: the ones taking a value, then the switches. None is an mdtest spelling.
+_VALUED = ("--np", "--nodes", "--ppn", "--launcher", "--mpi", "--launcher-args", "--db",
+           "--label")
+_SWITCHES = ("--dry-run", "--help")  # -h is mdtest's: its options and what iolab does
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = ("Run an mdtest command line on iolab's engine (its metadata run), "
+                          "with mdtest's SUMMARY table; 'iolab mdtest -h' lists mdtest's "
+                          "options and what iolab does with each.")
+    parser.usage = ("iolab mdtest [--np N] [--nodes N] [--ppn N] [--launcher L] [--mpi M] "
+                    "[--db FILE] [--label TEXT] [--dry-run] MDTEST-ARGS...")
+    parser.add_argument("mdtest_args", nargs=argparse.REMAINDER,
+                        help="an mdtest command line (-h: mdtest's options and what iolab "
+                             "does with each)")
+    original = parser.parse_known_args
+
+    def parse_known_args(args: Sequence[str] | None = None,
+                         namespace: argparse.Namespace | None = None
+                         ) -> tuple[argparse.Namespace, list[str]]:
+        ns = namespace or argparse.Namespace()
+        ours, theirs = split_argv(list(args or []))
+        ns, rest = original(ours, ns)
+        ns.mdtest_args = theirs
+        return ns, rest
+
+    setattr(parser, "parse_known_args", parse_known_args)  # noqa: B010
+    parser.add_argument("--np", type=int, metavar="N", help="ranks (default as iolab bench)")
+    parser.add_argument("--nodes", type=int, metavar="N", help="nodes (srun -N)")
+    parser.add_argument("--ppn", type=int, metavar="N", help="ranks per node")
+    parser.add_argument("--launcher", choices=launch.LAUNCHERS, default="auto")
+    parser.add_argument("--launcher-args", metavar="ARGS")
+    cli_common.add_mpi(parser, "MPI library, as iolab bench --mpi")
+    cli_common.add_db(parser)
+    parser.add_argument("--label", help="stored with the run (default: 'mdtest' and the line)")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="print the iolab bench run an mdtest line becomes; runs nothing")
+    cli_common.one_line_errors(parser, "iolab mdtest")
+
+
+def split_argv(argv: list[str]) -> tuple[list[str], list[str]]:
+    """(iolab's leading options, mdtest's words): mdtest's start at the first word that is
+    not one of iolab's, or after ``--``."""
+    i = 0
+    while i < len(argv):
+        word = argv[i]
+        if word == "--":
+            return argv[:i], argv[i + 1:]
+        if word.split("=", 1)[0] in _VALUED:
+            i += 1 if "=" in word else 2
+        elif word in _SWITCHES:
+            i += 1
+        else:
+            break
+    return argv[:i], argv[i:]
+
+
+def help_text() -> str:
+    lines = ["iolab mdtest: mdtest's command line on iolab's engine (its metadata run), "
+             "with mdtest's report.", "", "mdtest option            what iolab does"]
+    for opt in table.OPTIONS:
+        what = opt.note if opt.how != "refused" else \
+            f"refused: {opt.note}; nearest: {opt.nearest}"
+        spelled = f"-{opt.short}, --{opt.long}" if opt.short and opt.long else opt.spelling
+        lines.append(f"  {spelled:<26} {what}")
+    lines += ["", "APIs: POSIX. Not in iolab's metadata run: " + ", ".join(table.MISSING_APIS),
+              "", "mdtest's defaults: -a POSIX -d ./out -i 1 -z 0 -b 1, directory and file "
+              "phases (-F: files only, -D: directories only).", "See docs/mdtest.md."]
+    return "\n".join(lines) + "\n"
+
+
+def _ranks(args: argparse.Namespace) -> int:
+    """As iolab ior: --np, else --nodes x --ppn, else the launcher's default."""
+    if args.np is not None:
+        return int(args.np)
+    if args.nodes and args.ppn:
+        return int(args.nodes * args.ppn)
+    launcher = launch.resolve_launcher(launch.LaunchSpec(np=1, launcher=args.launcher))
+    return launch.default_np(launcher, ppn=args.ppn)
+
+
+def _launch_args(args: argparse.Namespace, ranks: int) -> list[str]:
+    out = ["--np", str(ranks), "--launcher", args.launcher, "--mpi", args.mpi]
+    for name in ("nodes", "ppn", "db"):
+        if getattr(args, name):
+            out += [f"--{name}", str(getattr(args, name))]
+    if args.launcher_args:
+        out.append(f"--launcher-args={args.launcher_args}")
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        return _run(args)
+    except UsageError as exc:  # the verb's own one line, as the other verbs print theirs
+        print(f"iolab mdtest: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def _run(args: argparse.Namespace) -> int:
+    words = list(args.mdtest_args)
+    line = parse_command_line(words)
+    if line.help or not words and not args.dry_run:
+        sys.stdout.write(help_text())
+        return 0
+    ranks = _ranks(args)
+    plan = mapping.plan(line.test, ranks)
+    bench_args = [*_launch_args(args, ranks),
+                  *plan.engine_args(bool(line.test.params["verify_read"]))]
+    if args.dry_run:
+        print(shlex.join(["iolab", "bench", *bench_args]))
+        return 0
+    parent = os.path.dirname(os.path.abspath(plan.directory))
+    if not os.path.isdir(parent):
+        raise UsageError(f"mdtest -d {plan.directory}: its parent folder {parent} does not "
+                         "exist (mdtest makes only the last folder); create it first")
+    subrun.check_args(bench_args)  # the engine's own judgement, before anything is made
+    began = output.now_text()
+    made_dir = not os.path.isdir(plan.directory)
+    if made_dir:
+        os.mkdir(plan.directory)
+    fs_text = output.fs_text(plan.directory)
+    try:
+        done = subrun.run_bench(bench_args, args.label or f"mdtest {shlex.join(words)}",
+                                args.db)
+    finally:
+        if made_dir:
+            _remove_if_empty(plan.directory)
+    if done.status == "refused":
+        raise UsageError(done.error or "iolab bench refused the run")
+    if done.doc is not None:
+        sys.stdout.write(output.render_text(done.doc, line.test, plan,
+                                            output.command_line_text(words), began,
+                                            fs_text))
+    if done.status != "ok":
+        print(f"iolab mdtest: the run {done.status}: {done.error} (stored as run "
+              f"{done.run_id})", file=sys.stderr)
+        return EXIT_FAILED_RUN
+    return 0
+
+
+def _remove_if_empty(folder: str) -> None:
+    """mdtest removes the -d folder it made; one something else wrote into stays."""
+    try:
+        os.rmdir(folder)
+    except OSError:
+        pass

@@ -1,0 +1,144 @@
+"""mdtest's report from the engine's metadata run: the header lines, the ``SUMMARY rate``
+table (``-Z``: ``SUMMARY time``, ``-P``: both) and ``--showRankStatistics`` columns.
+
+First the figures mdtest computes (:func:`summary_rows`), then the text. mdtest's
+definitions (``summarize_results_rank0``): an iteration's rate is all ranks' items over the
+slowest rank's phase time (the engine's phase ``iops``), its time the slowest rank's; Max,
+Min and Mean are over the iterations and the Std Dev divides by N-1 (0 for one iteration),
+unlike IOR's N. The per-rank columns are over every rank and iteration of each rank's own
+loop (mdtest's "before barrier" figures, the engine's per-rank ``xfer_s``).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from iolab import __version__
+from iolab.ior.output import file_system
+from iolab.ior.parse import IorTest
+from iolab.mdtest.mapping import TREE_NAME, MdtestRun
+
+VERSION = f"4.1.0+iolab-{__version__}"  # one word, as mdtest's "mdtest-%s was launched"
+Stats = tuple[float, float, float, float]
+
+
+@dataclass
+class SummaryRow:
+    operation: str  # mdtest's name ("File creation")
+    iterations: Stats  # max, min, mean, sd over the iterations
+    per_rank: tuple[float, float, float]  # max, min, mean over ranks x iterations
+
+
+def now_text() -> str:
+    return time.strftime("%m/%d/%Y %H:%M:%S")  # mdtest's PrintTimestamp
+
+
+def sample_stats(values: list[float]) -> Stats:
+    """Max, min, mean and mdtest's standard deviation (divisor N-1; 0 for one value)."""
+    mean = sum(values) / len(values)
+    if len(values) < 2:
+        return max(values), min(values), mean, 0.0
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
+    return max(values), min(values), mean, sd
+
+
+def _phases(doc: dict[str, Any], op: str) -> list[dict[str, Any]]:
+    return [ph for rep in doc.get("repetitions") or [] for ph in rep.get("phases") or []
+            if ph.get("op") == op]
+
+
+def _rank_value(rank: dict[str, Any], as_time: bool) -> float:
+    own = float(rank.get("xfer_s") or 0.0)
+    if as_time:
+        return own
+    return float(rank.get("ops") or 0) / own if own > 0 else 0.0
+
+
+def summary_rows(doc: dict[str, Any], run: MdtestRun, as_time: bool) -> list[SummaryRow]:
+    """mdtest's rows in its order; a phase that did not run (the rename of a single
+    directory) is 0, as mdtest prints it."""
+    rows = []
+    for op, name in run.summary_phases():
+        phases = _phases(doc, op)
+        if not phases:
+            rows.append(SummaryRow(name, (0.0, 0.0, 0.0, 0.0), (0.0, 0.0, 0.0)))
+            continue
+        if as_time:
+            per_iteration = [float(ph["time_s"]) for ph in phases]
+        else:
+            per_iteration = [float(ph["ops"]) / float(ph["time_s"]) if ph["time_s"] else 0.0
+                             for ph in phases]
+        ranks = [_rank_value(r, as_time) for ph in phases for r in ph.get("per_rank") or []]
+        per_rank = (max(ranks), min(ranks), sum(ranks) / len(ranks)) if ranks else (0, 0, 0)
+        rows.append(SummaryRow(name, sample_stats(per_iteration), per_rank))
+    return rows
+
+
+def _table(doc: dict[str, Any], run: MdtestRun, as_time: bool, rank_stats: bool
+           ) -> list[str]:
+    """mdtest's summary table, column for column (its printf formats)."""
+    title = "SUMMARY time (in ms/op)" if as_time else "SUMMARY rate (in ops/sec)"
+    out = ["", f"{title}: (of {run.iterations} iterations)"]
+    out.append("   Operation     "
+               + ("per Rank: Max            Min           Mean      per Iteration:"
+                  if rank_stats else "               ")
+               + " Max            Min           Mean        Std Dev")
+    out.append("   ---------      "
+               + ("         ---            ---           ----       " if rank_stats else "")
+               + "               ---            ---           ----        -------")
+    for row in summary_rows(doc, run, as_time):
+        line = f"   {row.operation:<18} "
+        if rank_stats:
+            line += "".join(f"{v:14.3f} " for v in row.per_rank) + "    "
+        line += "    " + " ".join(f"{v:14.3f}" for v in row.iterations)
+        out.append(line)
+    return out
+
+
+def _nodes(doc: dict[str, Any]) -> tuple[int, int, str]:
+    """(ranks, nodes, mdtest's Nodemap: 1 for each rank on rank 0's node)."""
+    env = doc.get("environment") or {}
+    ranks = int(env.get("ranks") or 0)
+    per_rank = sorted(((r.get("rank", 0), r.get("host")) for r in
+                       (env.get("placement") or [])), key=lambda x: x[0])
+    first = per_rank[0][1] if per_rank else None
+    nodemap = "".join("1" if host == first else "0" for _, host in per_rank) or "1" * ranks
+    return ranks, max(len(env.get("ranks_per_host") or {}), 1), nodemap
+
+
+def fs_text(directory: str) -> str | None:
+    """mdtest's FS line of the -d directory (statvfs; taken while it exists)."""
+    return dict(file_system(f"{directory}/{TREE_NAME}")).get("FS")
+
+
+def render_text(doc: dict[str, Any], test: IorTest, run: MdtestRun, command_line: str,
+                began: str, fs_text: str | None) -> str:
+    p = test.params
+    ranks, nodes, nodemap = _nodes(doc)
+    out = [f"-- started at {began} --", "",
+           f"mdtest-{VERSION} was launched with {ranks} total task(s) on {nodes} node(s)",
+           f"Command line used: {command_line}"]
+    if int(p["read_bytes"]) <= 0:
+        out.append("WARNING: Read bytes is 0, thus, a read test will actually just "
+                   "open/close")
+    out.append(f"Nodemap: {nodemap}")
+    out.append(f"{'Path':<20}: {run.directory}")  # mdtest names the -d directory
+    if fs_text:
+        out.append(f"{'FS':<20}: {fs_text}")
+    out.append(f"{ranks} tasks, {ranks * run.items} {run.items_text()}")
+    rank_stats = bool(p["show_perrank_statistics"])
+    if p["print_rate_and_time"]:
+        out += _table(doc, run, False, rank_stats)
+        out += _table(doc, run, True, rank_stats)
+    else:
+        out += _table(doc, run, bool(p["print_time"]), rank_stats)
+    out += [f"-- finished at {now_text()} --", ""]
+    return "\n".join(out) + "\n"
+
+
+def command_line_text(words: list[str]) -> str:
+    """mdtest's "Command line used": the program, then each word in single quotes."""
+    return "mdtest" + "".join(f" '{w}'" for w in words)

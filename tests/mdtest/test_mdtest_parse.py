@@ -1,0 +1,116 @@
+"""mdtest's command language read as mdtest reads it (IOR's option.c: grouping, glued
+values, k/m suffixes), what each line becomes in the engine, and the refusals."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from iolab.errors import UsageError
+from iolab.mdtest.mapping import plan
+from iolab.mdtest.output import sample_stats
+from iolab.mdtest.parse import parse_command_line
+
+# id, mdtest words, expected parameters (mdtest's variable names), as mdtest 4 sets them
+CASES: list[tuple[str, list[str], dict[str, Any]]] = [
+    ("defaults", [], {"items": 0, "iterations": 1, "path": "./out", "depth": 0,
+                      "branch_factor": 1, "files_only": 0, "dirs_only": 0, "api": "POSIX",
+                      "random_buffer_offset": -1, "dataPacketType": "t"}),
+    ("grouped flags", ["-Fu"], {"files_only": 1, "unique_dir_per_task": 1}),
+    ("vvv counts", ["-vvv"], {"verbose": 3}),
+    ("value glued", ["-n100"], {"items": 100}),
+    ("value after =", ["-n=1k"], {"items": 1024}),
+    ("flags then a value letter", ["-FPn", "7"], {"files_only": 1, "print_rate_and_time": 1,
+                                                   "items": 7}),
+    ("bytes", ["-w", "3901", "-e", "3901"], {"write_bytes": 3901, "read_bytes": 3901}),
+    ("long flag with its letter", ["--verify-read"], {"verify_read": 1}),
+    ("long options", ["--showRankStatistics", "--random-seed", "5"],
+     {"show_perrank_statistics": 1, "random_seed": 5}),
+    ("module option", ["--posix.odirect"], {"posix.odirect": 1}),
+]
+
+
+@pytest.mark.parametrize("words,expected", [(w, e) for _, w, e in CASES],
+                         ids=[c[0] for c in CASES])
+def test_mdtest_words_set_mdtests_parameters(words: list[str], expected: dict[str, Any]
+                                             ) -> None:
+    params = parse_command_line(words).test.params
+    assert {k: params[k] for k in expected} == expected
+
+
+@pytest.mark.parametrize("words,says", [
+    (["-n", "abc"], "not a number"),
+    (["--posix.nosuch"], "not an mdtest option; see 'iolab mdtest -h'"),
+    (["somedir"], "options only"),
+    (["-n"], "needs a value"),
+])
+def test_bad_mdtest_words_are_one_line(words: list[str], says: str) -> None:
+    with pytest.raises(UsageError, match=says):
+        parse_command_line(words)
+
+
+def args_of(words: list[str], ranks: int = 2) -> list[str]:
+    line = parse_command_line(words)
+    return plan(line.test, ranks).engine_args(bool(line.test.params["verify_read"]))
+
+
+@pytest.mark.parametrize("words,expected", [
+    (["-F", "-n", "10"], ["--md-files", "10", "--md-size", "0", "--md-dir", "shared",
+                          "--md-phases", "files", "--reps", "1", "--path",
+                          "./out/mdtest_tree"]),
+    (["-n", "4", "-u", "-i", "3", "-d", "/x"], ["--md-files", "4", "--md-size", "0",
+                                                 "--md-dir", "unique", "--md-phases", "both",
+                                                 "--reps", "3", "--path", "/x/mdtest_tree"]),
+    (["-D", "-n", "2"], ["--md-phases", "dirs"]),
+    (["-D", "-F", "-n", "2"], ["--md-phases", "both"]),
+    (["-F", "-I", "8"], ["--md-files", "8"]),
+    (["-F", "-n", "5", "-w", "3901", "-e", "3901", "-X"], ["--md-size", "3901", "--verify"]),
+    (["-F", "-n", "5", "-C", "-T", "-E", "-r"], ["--md-phases", "files"]),
+    (["-n", "5", "-C", "-T", "-E", "-r", "-U"], ["--md-phases", "both"]),
+    (["-F", "-n", "5", "-f", "2", "-l", "2"], ["--md-files", "5"]),  # one test, on 2 ranks
+    (["-F", "-n", "5", "-L", "-b", "3", "-G", "7", "--dataPacketType=i", "-v", "-Z"],
+     ["--md-files", "5"]),
+])
+def test_mdtest_lines_become_engine_options(words: list[str], expected: list[str]) -> None:
+    got = args_of(words)
+    assert got[:2] == ["--metadata", "easy"]
+    pairs = list(zip(expected[::2], expected[1::2]))
+    for flag, value in pairs:
+        assert got[got.index(flag) + 1] == value, (flag, got)
+    if len(expected) % 2:
+        assert expected[-1] in got
+
+
+@pytest.mark.parametrize("words,says", [
+    (["-F"], "give -n N"),
+    (["-F", "-n", "5", "-z", "2"], "nearest in iolab: -z 0"),
+    (["-F", "-n", "5", "-C"], "nearest in iolab: -C -T -E -r"),
+    (["-n", "5", "-C", "-T", "-E", "-r"], "add -U"),
+    (["-n", "5", "-U"], "only the directory rename phase"),
+    (["-F", "-n", "5", "-w", "10"], "nearest in iolab: -w 10 -e 10"),
+    (["-F", "-n", "5", "-X"], "verifying needs bytes"),
+    (["-F", "-n", "5", "-N", "1"], "nearest in iolab: -N 0"),
+    (["-F", "-n", "5", "-W", "3"], "stonewall"),
+    (["-F", "-n", "5", "-y"], "fsync"),
+    (["-F", "-n", "5", "-k"], "mknod"),
+    (["-F", "-n", "5", "-R"], "in order"),
+    (["-F", "-n", "5", "-a", "DUMMY"], "nearest in iolab: -a POSIX"),
+    (["-F", "-n", "5", "-a", "NOPE"], "not an mdtest API"),
+    (["-F", "-n", "5", "-d", "a@b"], "one -d DIR"),
+    (["-F", "-n", "5", "-l", "2"], "one 'iolab mdtest --np N' per count"),
+    (["-F", "-n", "5", "-l", "4"], "mdtest refuses it too"),
+    (["-F", "-n", "6", "-I", "3"], "without -I"),
+    (["-F", "-n", "5", "--posix.odirect"], "buffered"),
+    (["-F", "-n", "5", "--print-all-procs"], "iolab results show ID"),
+])
+def test_refused_lines_name_the_nearest_iolab_equivalent(words: list[str], says: str) -> None:
+    with pytest.raises(UsageError, match=says):
+        args_of(words)
+
+
+def test_summary_stddev_divides_by_n_minus_1_as_mdtest() -> None:
+    """expected mdtest's standard deviation over iterations (divisor N-1, 0 for one) / was
+    IOR's N (what iolab ior prints)."""
+    assert sample_stats([1.0, 3.0]) == (3.0, 1.0, 2.0, pytest.approx(2 ** 0.5))
+    assert sample_stats([5.0]) == (5.0, 5.0, 5.0, 0.0)
