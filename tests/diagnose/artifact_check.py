@@ -22,7 +22,11 @@ from iolab.model.files import APP
 from iolab.model.job import Model
 from iolab.paths import interposer_library
 
-SHELL_KINDS = {"env", "mpich-hints", "ompio-mca", "lfs", "slurm"}
+SHELL_KINDS = {"env", "mpich-hints", "ompio-mca", "lfs", "slurm", "pbs", "lsf",
+               "cobalt"}
+# Each non-Slurm scheduler's launcher and the environment its batch job has.
+BATCH_LAUNCHERS = {"pbs": ("mpiexec", {"PBS_O_WORKDIR": "/"}), "lsf": ("jsrun", {}),
+                   "cobalt": ("aprun", {"COBALT_JOBSIZE": "1"})}
 ENV_KINDS = {"env", "mpich-hints", "ompio-mca"}
 KiB = 1 << 10
 ALLOWED_ENV = {"ROMIO_HINTS", "ROMIO_PRINT_HINTS", "MPICH_MPIIO_HINTS",
@@ -325,6 +329,28 @@ def _slurm(job: Job, art: Artifact) -> list[str]:
     return out
 
 
+def _batch(job: Job, art: Artifact) -> list[str]:
+    """A PBS, LSF or Cobalt script run with its launcher replaced by a recorder: -n is the
+    job's rank count, every rank gets at least one core, the program is the log's."""
+    launcher, extra = BATCH_LAUNCHERS[art.kind]
+    out = []
+    with tempfile.NamedTemporaryFile("w", suffix=".sh") as fh:
+        fh.write(art.content)
+        fh.flush()
+        env = {"PATH": os.environ["PATH"], "CPUS_PER_NODE": "4", **extra}
+        r = _bash(["-c", f'{launcher}() {{ printf "%s\\n" "$@"; }}; PROGRAM=(prog); . "$1"',
+                   "_", fh.name], env=env)
+    args = r.stdout.splitlines()
+    if "-n" not in args:
+        return [f"{art.name}: {launcher} did not run ({r.stderr.strip()})"]
+    if args[args.index("-n") + 1] != str(job.nprocs):
+        out.append(f"{art.name}: {launcher} -n {args[args.index('-n') + 1]} != {job.nprocs}")
+    want = job.cmd or ["prog"]
+    if args[-len(want):] != want:
+        out.append(f"{art.name}: runs {args[-len(want):]}, the log's command is {want}")
+    return out
+
+
 def problems(model: Model, art: Artifact, siblings: list[Artifact]) -> list[str]:
     """What is wrong with ``art`` (a fix artifact of ``model``); empty when valid."""
     job = Job(model)
@@ -342,6 +368,8 @@ def problems(model: Model, art: Artifact, siblings: list[Artifact]) -> list[str]
         out += _lfs(job, art)
     elif art.kind == "slurm":
         out += _slurm(job, art)
+    elif art.kind in BATCH_LAUNCHERS:
+        out += _batch(job, art)
     if "./app" in art.content and "./app" not in model.job.exe:
         out.append(f"{art.name}: runs ./app, not the log's program")
     return out

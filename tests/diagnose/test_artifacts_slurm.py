@@ -55,3 +55,28 @@ def test_emitted_sbatch_runs_the_logs_program(slurm_env: dict[str, str], tmp_pat
                        capture_output=True, text=True, timeout=120, env=slurm_env)
     assert r.returncode == 0, r.stderr + (err.read_text() if err.exists() else "")
     assert out.read_text().split() == ["from-the-log", "from-the-log"]  # 2 ranks, the program
+
+
+@pytest.mark.parametrize("prefix,kind,launcher", [
+    ("/gpfs/alpine/proj/run", "lsf", "jsrun"), ("/lus/theta-fs0/projects/run", "cobalt", "aprun"),
+    ("/lus/flare/projects/run", "pbs", "mpiexec"), ("/pscratch/sd/u/run", "slurm", "srun"),
+    ("/home/u/run", "slurm", "srun")])
+def test_batch_script_for_the_scheduler_that_ran_the_job(
+        prefix: str, kind: str, launcher: str) -> None:
+    """Expected / was: a Summit (LSF/jsrun) or Theta (Cobalt/aprun) job got a slurm.sbatch
+    with srun. The scheduler from the job's own file systems; unknown: Slurm's lines that
+    say so, with the other launchers' equivalents."""
+    from artifact_check import problems
+
+    recs = [RawRecord(module="POSIX", rank=r, record_id=7, path=f"{prefix}/out.dat",
+                      counters={"POSIX_OPENS": 1, "POSIX_WRITES": 10},
+                      fcounters={"POSIX_F_WRITE_TIME": 1.0}) for r in range(8)]
+    raw = RawJob.build(source="darshan", source_paths=["s"], nprocs=8, start_time=0.0,
+                       end_time=10.0, run_time_s=10.0, records=recs, exe="./sim -i in.nml",
+                       nodes=2)
+    model = build_model([raw])
+    (art,) = fixes.slurm_affinity(model)
+    assert art.kind == kind and f"{launcher} " in art.content
+    if prefix.startswith("/home"):
+        assert "does not say which scheduler" in art.content
+    assert problems(model, art, [art]) == []

@@ -38,7 +38,8 @@ _SAFE = re.compile(r"[^A-Za-z0-9._-]")
 TITLE = "# Fixes proposed by iolab diagnose"
 MANIFEST = ".iolab-fixes.json"
 _KIND = "iolab-diagnose-fixes"
-_SHELL_KINDS = ("env", "mpich-hints", "ompio-mca", "lfs", "slurm")
+_BATCH_KINDS = ("slurm", "pbs", "lsf", "cobalt")  # batch scripts, one per scheduler
+_SHELL_KINDS = ("env", "mpich-hints", "ompio-mca", "lfs", *_BATCH_KINDS)
 
 
 @dataclass(frozen=True)
@@ -175,7 +176,7 @@ def plan(rep: Report, prefix: str = "") -> list[FixFile]:
                 index.append(f"- {sub}/{name}: not written, bash -n rejects it ({bad})")
                 continue
             files.append(FixFile(f"{prefix}{folder}/{name}", a.content,
-                                 a.kind in ("lfs", "slurm") or name.endswith(".sh")))
+                                 a.kind in ("lfs", *_BATCH_KINDS) or name.endswith(".sh")))
             index.append(f"- {sub}/{name}: {a.note or a.kind}")
         index.append("")
     files.append(FixFile(f"{prefix}README.md", "\n".join(index) + "\n"))

@@ -41,6 +41,10 @@ class JobFacts:
     mounts: tuple[tuple[str, str], ...] = ()  # (mount point, type), longest first
     mpi_paths: frozenset[str] = frozenset()  # files accessed through MPI-IO
     app_paths: frozenset[str] = frozenset()  # the application's own files
+    # The batch scheduler that ran the job ("slurm", "pbs", "lsf", "cobalt") and how it was
+    # told (the launch line, a site's file systems); "" when the log does not say.
+    scheduler: str = ""
+    scheduler_evidence: str = ""
 
     def mount_of(self, path: str) -> tuple[str, str] | None:
         """The mount point holding ``path`` and its type (None when unknown)."""
@@ -97,6 +101,40 @@ def _ranks_per_node(model: Model) -> int | None:
     return None
 
 
+# Where a log says nothing of its scheduler, a site's file systems do (data: mount prefix ->
+# scheduler, the site). Only prefixes one scheduler serves: /lus/grand and /lus/eagle served
+# Theta (Cobalt) and serve Polaris (PBS), so they tell nothing.
+SITE_SCHEDULERS: tuple[tuple[str, str, str], ...] = (
+    ("/lus/theta-fs0", "cobalt", "ALCF Theta"),
+    ("/gpfs/alpine", "lsf", "OLCF Summit"),
+    ("/gpfs/alpine2", "lsf", "OLCF Summit"),
+    ("/lus/flare", "pbs", "ALCF Aurora"),
+    ("/global/cscratch1", "slurm", "NERSC Cori"),
+    ("/pscratch", "slurm", "NERSC Perlmutter"),
+    ("/lustre/orion", "slurm", "OLCF Frontier"),
+    ("/scratch/project_", "slurm", "CSC Puhti/Mahti/LUMI"),
+)
+# The launcher a recorded launch line names -> its scheduler.
+LAUNCHER_SCHEDULERS = {"srun": "slurm", "sbatch": "slurm", "aprun": "cobalt",
+                       "jsrun": "lsf", "qsub": "pbs"}
+
+
+def _scheduler(model: Model, app_paths: frozenset[str]) -> tuple[str, str]:
+    """(scheduler, evidence) from the job's own launch line (iolab profiles record it), else
+    from the file systems of its files; ("", "") when neither says."""
+    launch = model.job.metadata.get("launch", "")
+    for word in launch.split():
+        name = os.path.basename(word)
+        if name in LAUNCHER_SCHEDULERS:
+            return LAUNCHER_SCHEDULERS[name], f"launched with {name}"
+    paths = list(app_paths) + [m for m, _ in model.job.mounts]
+    for prefix, sched, site in SITE_SCHEDULERS:
+        head = prefix if prefix.endswith("_") else prefix + "/"  # project_1234, or a folder
+        if any(p == prefix or p.startswith(head) for p in paths):
+            return sched, f"files on {prefix} ({site})"
+    return "", ""
+
+
 def job_facts(model: Model) -> JobFacts:
     """The facts of ``model`` (computed once per model and kept on it)."""
     cached = vars(model).get("_iolab_job_facts")
@@ -113,6 +151,8 @@ def job_facts(model: Model) -> JobFacts:
     mpi_paths = frozenset(files.paths[i] for i in set(md.file_index.tolist())) if (
         md is not None and len(md)) else frozenset()
     command, note = _command(model)
+    app_paths = frozenset(p for p, c in zip(files.paths, files.category) if c == APP)
+    scheduler, evidence = _scheduler(model, app_paths)
     facts = JobFacts(
         mpi=mpi_library(model),
         nprocs=max(model.job.nprocs, 1),
@@ -126,7 +166,9 @@ def job_facts(model: Model) -> JobFacts:
         mounts=tuple(sorted(((m, t) for m, t in model.job.mounts if m.startswith("/")),
                             key=lambda mt: -len(mt[0]))),
         mpi_paths=mpi_paths,
-        app_paths=frozenset(p for p, c in zip(files.paths, files.category) if c == APP),
+        app_paths=app_paths,
+        scheduler=scheduler,
+        scheduler_evidence=evidence,
     )
     vars(model)["_iolab_job_facts"] = facts
     return facts
