@@ -167,15 +167,39 @@ def _amplification(model: Model, th: Thresholds) -> list[Hit]:
 
 def _amplification_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
     libs = hit.data.get("library", [])
-    text = ("Stop writing bytes twice: turn off data sieving for writes (romio_ds_write "
-            "disable), which rewrites whole buffers around small pieces")
-    if libs:
-        text += ("; and turn off fill values for data the program writes completely "
-                 "(ncmpi_set_fill NC_NOFILL, H5Pset_fill_time H5D_FILL_TIME_NEVER)")
-    return Fix(text=text + ".",
+    paths = [e.path for e in hit.files]
+    fill = ("; and turn off fill values for data the program writes completely "
+            "(ncmpi_set_fill NC_NOFILL, H5Pset_fill_time H5D_FILL_TIME_NEVER)" if libs else "")
+    extra = fixes.snippets("fill_mode") if libs else []
+    if _all_collective_writes(model, paths):
+        # Inside collective writes the aggregators write their whole file domains, holes
+        # included: romio_ds_write does not act there (was: it was the fix)
+        facts = job_facts(model)
+        lustre = bool(paths) and all(facts.on_lustre(p) for p in paths)
+        hints = {"romio_lustre_ds_in_coll": "disable"} if lustre else {}
+        return Fix(text=("Stop writing bytes twice: the collective calls' aggregators write "
+                         "whole file domains around the pieces (holes included; romio_ds_write "
+                         "does not act inside collective calls): give each call contiguous "
+                         "pieces without holes (a file view over a step's pieces)"
+                         + ("; on Lustre, romio_lustre_ds_in_coll disable writes only the "
+                            "pieces (measure it)" if lustre else "") + fill + "."),
+                   artifacts=(fixes.romio_hints(model, hints, "romio_hints_no_sieving", paths)
+                              if hints else []) + extra)
+    return Fix(text=("Stop writing bytes twice: turn off data sieving for writes "
+                     "(romio_ds_write disable), which rewrites whole buffers around small "
+                     "pieces" + fill + "."),
                artifacts=fixes.romio_hints(model, {"romio_ds_write": "disable"},
-                                           "romio_hints_no_sieving", [e.path for e in hit.files])
-               + (fixes.snippets("fill_mode") if libs else []))
+                                           "romio_hints_no_sieving", paths) + extra)
+
+
+def _all_collective_writes(model: Model, paths: list[str]) -> bool:
+    """Every MPI-IO write on these files is collective (or split collective)."""
+    w = model.layers.calls.writes
+    idx = [model.files.paths.index(p) for p in paths if p in model.files.paths]
+    if not idx:
+        return False
+    coll = (w["COLL"] + w["SPLIT"])[idx].sum()
+    return bool(coll > 0 and coll >= sum(v[idx].sum() for v in w.values()))
 
 
 # --- one POSIX writer under balanced MPI-IO ------------------------------------------------
