@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import NoReturn
 
-from iolab.errors import EXIT_USAGE, UsageError
+from iolab.errors import EXIT_USAGE, UsageError, verb_line
 
 MPI_CHOICES = ("default", "openmpi", "mpich")  # == iolab.launch.MPI_FLAVOURS (tested)
 
@@ -76,7 +76,8 @@ def one_line_errors(parser: argparse.ArgumentParser, prog: str) -> None:
     and a subparser's error would otherwise show the top-level usage)."""
 
     def error(message: str) -> NoReturn:
-        sys.stderr.write(f"{prog}: {message} (see '{prog} --help')\n")
+        verb = prog.removeprefix("iolab").strip() or None
+        sys.stderr.write(verb_line(verb, f"{message} (see '{prog} --help')") + "\n")
         raise SystemExit(EXIT_USAGE)
 
     setattr(parser, "error", error)  # noqa: B010  (an instance override)

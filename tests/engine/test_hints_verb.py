@@ -66,9 +66,9 @@ def test_bad_input(engine: Engine, scratch: Path):
     p = iolab_hints(str(scratch), "--hint", "cb_buffer_size=abc")
     assert p.returncode == 2
     assert p.stderr.strip().splitlines() == [
-        "iolab: hint cb_buffer_size=abc (from the command line): cb_buffer_size takes a whole "
-        "number (bytes or a count, no suffix); the library would take it silently and measure "
-        "something else"]
+        "iolab hints: hint cb_buffer_size=abc (from the command line): cb_buffer_size takes a "
+        "whole number (bytes or a count, no suffix); the library would take it silently and "
+        "measure something else"]
     p = iolab_hints(str(scratch / "nope"))
     assert p.returncode == 2 and "is not a directory" in p.stderr
     assert list(scratch.iterdir()) == []

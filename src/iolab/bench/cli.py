@@ -20,7 +20,7 @@ from typing import Any
 from iolab import cli_common, launch, paths
 from iolab.bench import jobs, options, striping
 from iolab.bench.engine import EngineOutcome, ProgressView, run_engine
-from iolab.errors import EXIT_USAGE, UsageError
+from iolab.errors import EXIT_USAGE, UsageError, verb_line
 from iolab.results import db
 from iolab.results.render import render, summary_report
 
@@ -377,7 +377,7 @@ def _run_case(args: argparse.Namespace, spec: launch.LaunchSpec, engine: Path,
     if not args.verbose and status == "ok":
         for line in outcome.messages:  # the engine's warnings, e.g. eviction not verified
             if line.startswith("iolab-bench"):
-                print(line, file=sys.stderr)
+                print(verb_line("bench", line), file=sys.stderr)
     return CaseResult(case, run_id, status)
 
 

@@ -93,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
         stats = None if args.quiet else str(Path(tmp) / "stats.txt")
         env = {**os.environ, **build_env(config, stats)}
         if args.verbose:
-            print(f"iolab: LD_PRELOAD={env['LD_PRELOAD']} IOLAB_BUFFER={config!r}",
+            print(f"iolab buffer: LD_PRELOAD={env['LD_PRELOAD']} IOLAB_BUFFER={config!r}",
                   file=sys.stderr)
         try:
             proc = subprocess.Popen(argv, env=env)

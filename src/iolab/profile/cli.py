@@ -84,8 +84,8 @@ def _trace_env(
     flavour = kind if kind is not None and kind != "slurm" else args.mpi
     for prog in dict.fromkeys(programs):
         if shim.is_static(prog):
-            print(f"iolab: {prog} is statically linked: the tracer (LD_PRELOAD) cannot reach "
-                  "it, so its I/O is not traced (link it dynamically to trace it)",
+            print(f"iolab profile: {prog} is statically linked: the tracer (LD_PRELOAD) "
+                  "cannot reach it, so its I/O is not traced (link it dynamically to trace it)",
                   file=sys.stderr)
     layers: list[Path] = []
     for prog in dict.fromkeys(programs):
@@ -94,7 +94,7 @@ def _trace_env(
     for prog in dict.fromkeys(programs[1:]):
         other = shim.mpi_library(prog)
         if chosen is not None and other is not None and other != shim.mpi_library(str(chosen)):
-            print(f"iolab: {prog} uses {Path(other).name}, not the MPI library of "
+            print(f"iolab profile: {prog} uses {Path(other).name}, not the MPI library of "
                   f"{programs[0]}: its MPI-IO is not traced (POSIX and STDIO are)",
                   file=sys.stderr)
     one = shim.one_library(layers, chosen)
@@ -243,7 +243,7 @@ def _run_program(args: argparse.Namespace, argv: list[str]) -> int:
         cmd, env, launch_words = _command(args, argv, parts_dir, spec, line)
         start = time.time()
         if args.verbose:
-            print(f"iolab: running {shlex.join(cmd)}", file=sys.stderr)
+            print(f"iolab profile: running {shlex.join(cmd)}", file=sys.stderr)
         try:
             proc = subprocess.Popen(cmd, env=env)
         except OSError as exc:
@@ -277,7 +277,7 @@ def _run_program(args: argparse.Namespace, argv: list[str]) -> int:
         shutil.rmtree(parts_dir, ignore_errors=True)
     if not args.quiet:
         s = "es" if n != 1 else ""
-        print(f"iolab: profile of {n} process{s} written to {target}", file=sys.stderr)
+        print(f"iolab profile: profile of {n} process{s} written to {target}", file=sys.stderr)
     if args.darshan:
         _export(target, args.quiet)
     return _exit_status(rc)
@@ -334,7 +334,7 @@ def _export(profile: Path, quiet: bool = False) -> None:
     cli_common.check_output_file(out, "export", inputs=[profile])  # never over a log
     write_darshan(load(profile), out)
     if not quiet:
-        print(f"iolab: Darshan log written to {out}", file=sys.stderr)
+        print(f"iolab profile: Darshan log written to {out}", file=sys.stderr)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -294,7 +294,7 @@ def _import(args: argparse.Namespace) -> int:
             error=None if doc["status"] == "ok" else f"imported from {path}"))
     finally:
         conn.close()
-    print(f"iolab: {path} stored as run {rid} in {args.db or db.default_db_path()}",
+    print(f"iolab results: {path} stored as run {rid} in {args.db or db.default_db_path()}",
           file=sys.stderr)
     return 0
 

@@ -1,0 +1,61 @@
+"""One error prefix: every line iolab says on stderr is ``iolab <verb>: <message>``.
+
+Expected: a verb's refusal reads ``iolab <verb>: ...`` once, whatever layer made the message
+(the engine, a parser, the verb). Was: ``iolab: ...`` for every refusal (UsageError), ``iolab:
+iolab-bench: --transfer 3x: ...`` for the engine's, ``iolab: iolab bench: repetition 1 ...``
+for progress lines.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from cli_helpers import iolab
+
+from iolab.errors import verb_line
+
+
+@pytest.mark.parametrize(("verb", "message", "line"), [
+    ("bench", "iolab-bench: --transfer 3x: not a size", "iolab bench: --transfer 3x: not a size"),
+    ("bench", "iolab: iolab-bench: x", "iolab bench: x"),
+    ("bench", "iolab bench: repetition 1", "iolab bench: repetition 1"),
+    ("tune", "iolab: the workload: x", "iolab tune: the workload: x"),
+    ("tune", "the workload after '-- iolab bench': x", "iolab tune: the workload after "
+                                                       "'-- iolab bench': x"),
+    (None, "iolab: unrecognized arguments: --x", "iolab: unrecognized arguments: --x"),
+])
+def test_verb_line_strips_the_prefixes_a_message_carries(verb: str | None, message: str,
+                                                         line: str) -> None:
+    """expected the verb's prefix once / was the message's own prefix after ``iolab:``."""
+    assert verb_line(verb, message) == line
+
+
+def test_engine_refusal_is_the_verbs_line(tmp_path: Path) -> None:
+    """expected ``iolab bench: --transfer 3x: ...`` / was ``iolab: iolab-bench: --transfer 3x``."""
+    r = iolab("bench", "-t", "3x", "--db", str(tmp_path / "r.db"), cwd=tmp_path)
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and len(lines) == 1, r.stderr
+    assert lines[0].startswith("iolab bench: --transfer 3x: not a size"), lines[0]
+
+
+@pytest.mark.parametrize(("argv", "prefix"), [
+    (["results", "show", "1", "--db", "{missing}"], "iolab results: --db "),
+    (["compare", "run:1", "run:2", "--db", "{missing}"], "iolab compare: --db "),
+    (["diagnose", "{missing}"], "iolab diagnose: "),
+    (["sweep", "--list", "--db", "{missing}"], "iolab sweep: --db "),
+    (["tune", "--list", "--db", "{missing}"], "iolab tune: --db "),
+])
+def test_usage_error_names_the_verb(tmp_path: Path, argv: list[str], prefix: str) -> None:
+    """expected ``iolab <verb>: ...`` for a refusal / was ``iolab: ...`` in every verb."""
+    missing = str(tmp_path / "missing.db")
+    r = iolab(*[a.replace("{missing}", missing) for a in argv])
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and len(lines) == 1, r.stderr
+    assert lines[0].startswith(prefix), lines[0]
+    assert not (tmp_path / "missing.db").exists()
+
+
+def test_top_level_error_has_no_verb() -> None:
+    r = iolab("--no-such-option")
+    assert r.returncode == 2 and r.stderr.startswith("iolab: unrecognized arguments"), r.stderr
