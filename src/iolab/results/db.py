@@ -25,11 +25,11 @@ import urllib.parse
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from iolab.errors import UsageError
+from iolab.units import fmt_time, now_time
 
 RUN_STATUSES = ("ok", "failed", "interrupted")
 BUSY_TIMEOUT_MS = 60_000  # concurrent writers (a sweep's parallel trials) wait, not fail
@@ -244,7 +244,7 @@ def _statements(script: str) -> Iterator[str]:
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+    return now_time()  # the one form of a time (units.fmt_time)
 
 
 def _enter_wal(conn: sqlite3.Connection) -> None:
@@ -665,6 +665,8 @@ def get_run(conn: sqlite3.Connection, run_id: int) -> dict[str, Any] | None:
 
 
 def _decode(row: dict[str, Any]) -> dict[str, Any]:
+    if row.get("created_at"):  # databases before the one form stored '...Z'
+        row["created_at"] = fmt_time(row["created_at"])
     for col in ("collective", "file_view"):  # JSON true/false come back from SQLite as 1/0
         if isinstance(row.get(col), int):
             row[col] = bool(row[col])

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from iolab import cli_common
 from iolab.errors import UsageError
+from iolab.units import fmt_time
 
 _MPI_SIZE = {"quick": (200, 1 << 20, 2), "default": (2000, 4 << 20, 3),
              "full": (10000, 4 << 20, 5)}  # ping-pong round trips, message bytes, runs
@@ -120,5 +121,6 @@ def _list(db: str | None) -> int:
     conn = connect(db, must_exist=True)
     print(f"{'id':>4}  {'created':25}  {'size':8}  {'status':11}  host")
     for r in conn.execute("SELECT id, created_at, size, status, host FROM studies ORDER BY id"):
-        print(f"{r['id']:>4}  {r['created_at']:25}  {r['size']:8}  {r['status']:11}  {r['host']}")
+        print(f"{r['id']:>4}  {fmt_time(r['created_at']):25}  {r['size']:8}  "
+              f"{r['status']:11}  {r['host']}")
     return 0

@@ -12,6 +12,7 @@ import sys
 
 from iolab import cli_common
 from iolab.errors import UsageError
+from iolab.units import fmt_time
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -97,7 +98,7 @@ def _list(db: str | None) -> int:
         grid = json.loads(sw["grid"])
         total = len(g.points([(n, v) for n, v in grid]))
         where = f"  (study {sw['study_id']}: {sw['name']})" if sw["study_id"] else ""
-        print(f"{sw['id']:>4}  {sw['created_at']:25}  {sw['status']:11}  "
+        print(f"{sw['id']:>4}  {fmt_time(sw['created_at']):25}  {sw['status']:11}  "
               f"{sw['done']:>3}/{total:<3}  "
               + " x ".join(f"{n}={','.join(v)}" for n, v in grid) + where)
     return 0
