@@ -202,9 +202,10 @@ def _to_stdout(args: argparse.Namespace, reports: list) -> None:
 def _json_text(reports: list) -> str:
     from iolab.diagnose.report import to_dict
 
-    data = [to_dict(r) for r in reports]
+    data = [{"schema_version": d["schema_version"], "kind": "diagnosis", **d}
+            for d in (to_dict(r) for r in reports)]  # kind: the envelope of docs/cli.md
     doc = data[0] if len(data) == 1 else {"schema_version": data[0]["schema_version"],
-                                           "reports": data}
+                                           "kind": "diagnoses", "reports": data}
     return json.dumps(doc, indent=2, default=str)
 
 

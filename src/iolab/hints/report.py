@@ -97,7 +97,7 @@ def ompio_params(env: Mapping[str, str] | None = None) -> list[McaParam] | None:
 def as_json(doc: Mapping[str, Any], rows: Sequence[HintRow],
             params: Sequence[McaParam] | None) -> dict[str, Any]:
     env = doc.get("environment") or {}
-    return {"schema_version": 1, "path": (doc.get("config") or {}).get("path"),
+    return {"schema_version": 1, "kind": "hints", "path": (doc.get("config") or {}).get("path"),
             "fs_type": env.get("fs_type"), "mpi_library": env.get("mpi_library"),
             "mpiio_implementation": env.get("mpiio_implementation"),
             "verifiable": bool((doc.get("hints") or {}).get("verifiable")),

@@ -188,12 +188,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _tunes(args: argparse.Namespace, conn: Any) -> int:
-    from iolab.tune.render import tunes_table
+    from iolab.tune.render import tunes_json, tunes_table
     from iolab.tune.store import list_tunes
 
     rows = list_tunes(conn)
-    text = (json.dumps({"schema_version": 1, "kind": "tunes", "tunes": rows}, indent=2) + "\n"
-            if args.format == "json" else tunes_table(rows))
+    text = tunes_json(rows) if args.format == "json" else tunes_table(rows)
     if args.output:
         cli_common.write_output(Path(args.output), text)
     else:

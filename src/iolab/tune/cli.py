@@ -342,7 +342,7 @@ def run(args: argparse.Namespace) -> int:
     conn = db.connect(args.db, must_exist=args.list or args.resume is not None)
     try:
         if args.list:
-            return _print_list(conn)
+            return _print_list(conn, args.format == "json")
         if args.resume is not None:
             return _resume(conn, args)
         from iolab.tune import store
@@ -524,9 +524,10 @@ def _execute(conn: Any, tune_id: int, objective: Any, space: Any, args: argparse
     return 0 if result.status == "done" else EXIT_FAILED
 
 
-def _print_list(conn: Any) -> int:
+def _print_list(conn: Any, as_json: bool) -> int:
     from iolab.tune import store
-    from iolab.tune.render import tunes_table
+    from iolab.tune.render import tunes_json, tunes_table
 
-    sys.stdout.write(tunes_table(store.list_tunes(conn)))
+    rows = store.list_tunes(conn)
+    sys.stdout.write(tunes_json(rows) if as_json else tunes_table(rows))
     return 0

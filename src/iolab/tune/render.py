@@ -106,6 +106,14 @@ def render_result(tune_id: int, r: TuneResult, unit: str, written: list[Path]) -
     return "\n".join(lines) + "\n"
 
 
+def tunes_json(rows: list[dict[str, Any]]) -> str:
+    """The stored tunes as one JSON document (``tune --list --json``, ``results tunes
+    --json``)."""
+    import json
+
+    return json.dumps({"schema_version": 1, "kind": "tunes", "tunes": rows}, indent=2) + "\n"
+
+
 def tunes_table(rows: list[dict[str, Any]]) -> str:
     """The stored tunes, one line each: status, implementation, trials, the claim, the winner."""
     if not rows:
