@@ -3,7 +3,7 @@
 
 Expected: both keys in every verb's ``--json`` form, walked on a small real database and the
 repository's own Darshan log. Was: ``tune --list --json`` printed the text table; ``hints
---json`` and ``diagnose --json`` had no ``kind``.
+--json`` and ``diagnose --json`` had no ``kind``; ``sweep`` and ``study`` had no ``--json``.
 """
 
 from __future__ import annotations
@@ -32,6 +32,10 @@ FORMS = [
     ("diagnose", ["diagnose", "{log}"], "diagnosis"),
     ("diagnose --each", ["diagnose", "--each", "{log}", "{log2}"], "diagnoses"),
     ("hints", ["hints", "{dir}"], "hints"),
+    ("sweep", ["sweep", "-q", "--db", "{scratch_db}", "--param", "transfer=1k,2k", "--reps",
+               "1", "--", "--api", "null", "--np", "2", "--block", "4k"], "sweep"),
+    ("sweep --list", ["sweep", "--list", "--db", "{db}"], "sweeps"),
+    ("study --list", ["study", "--list", "--db", "{db}"], "studies"),
 ]
 
 

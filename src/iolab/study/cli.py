@@ -16,9 +16,11 @@ file system.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from iolab import cli_common
 from iolab.errors import UsageError
@@ -43,6 +45,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     cli_common.add_output(p, "also write the study's HTML report (never an input)")
     cli_common.add_mpi(p, "MPI library of the engine and the ping-pong")
     cli_common.add_db(p)
+    cli_common.add_format(p, csv=False, json_help="print the stored study (plan, machine, "
+                          "what was skipped, its sweeps) as JSON; with --list, the list")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     cli_common.one_line_errors(p, "iolab study")
 
@@ -56,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     from iolab.sweep.runner import run_sweep
 
     if args.list:
-        return _list(args.db)
+        return _list(args.db, args.format == "json")
     freqs = [f.strip() for f in (args.cpu_freq or "").split(",") if f.strip()]
     bad = [f for f in freqs if not f.isdigit()]
     if bad:
@@ -105,8 +109,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"study {study_id}: interrupted; what finished is stored", file=sys.stderr)
         return 130
     store.update_study(conn, study_id, status, result)
-    print(f"study {study_id}: {status}; see it with: iolab report study {study_id}"
-          + (f" --db {args.db}" if args.db else ""))
+    if args.format == "json":
+        print(_study_json(conn, study_id))
+    else:
+        print(f"study {study_id}: {status}; see it with: iolab report study {study_id}"
+              + (f" --db {args.db}" if args.db else ""))
     if out is not None:
         from iolab.report.cli import write_page
         from iolab.study.report import study_page
@@ -115,10 +122,29 @@ def run(args: argparse.Namespace) -> int:
     return 0 if status == "done" else 1
 
 
-def _list(db: str | None) -> int:
+def _study_json(conn: Any, study_id: int) -> str:
+    from iolab.study.store import get_study
+    from iolab.sweep import store as sstore
+
+    st = get_study(conn, study_id) or {}
+    sweeps = [{"id": sw["id"], "name": sw["name"], "status": sw["status"]}
+              for sw in sstore.list_sweeps(conn, study_id)]
+    return json.dumps({"schema_version": 1, "kind": "study", "id": study_id,
+                       **{k: st.get(k) for k in ("status", "size", "host", "command")},
+                       "created_at": fmt_time(st.get("created_at")),
+                       "result": st.get("result"), "sweeps": sweeps}, indent=2)
+
+
+def _list(db: str | None, as_json: bool) -> int:
     from iolab.results.db import connect
 
     conn = connect(db, must_exist=True)
+    if as_json:
+        rows = [{"id": r["id"], "created_at": fmt_time(r["created_at"]), "size": r["size"],
+                 "status": r["status"], "host": r["host"]} for r in conn.execute(
+                     "SELECT id, created_at, size, status, host FROM studies ORDER BY id")]
+        print(json.dumps({"schema_version": 1, "kind": "studies", "studies": rows}, indent=2))
+        return 0
     print(f"{'id':>4}  {'created':25}  {'size':8}  {'status':11}  host")
     for r in conn.execute("SELECT id, created_at, size, status, host FROM studies ORDER BY id"):
         print(f"{r['id']:>4}  {fmt_time(r['created_at']):25}  {r['size']:8}  "
