@@ -22,7 +22,7 @@ import stat
 import struct
 import sys
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
@@ -69,6 +69,39 @@ def add_db(parser: argparse._ActionsContainer) -> None:
         "--db", metavar="PATH", default=None,
         help="results database (default: $IOLAB_DB, else $XDG_DATA_HOME/iolab/results.db, "
              "else ~/.local/share/iolab/results.db)")
+
+
+EXAMPLES_HEADING = "examples:"
+
+
+class _ExamplesFormatter(argparse.HelpFormatter):
+    """argparse's formatter, except that the examples keep their lines: the text before
+    them (a description, a note) is wrapped as usual."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        head, sep, examples = text.partition(EXAMPLES_HEADING + "\n")
+        filled = super()._fill_text(head, width, indent) if head.strip() else ""
+        if not sep:
+            return filled
+        return (filled + "\n\n" if filled else "") + sep + examples
+
+
+def add_examples(parser: argparse.ArgumentParser,
+                 examples: Sequence[tuple[str, str]]) -> None:
+    """An EXAMPLES section at the end of ``--help``: each command as it runs, then what it
+    does. tests/cli/test_help_examples.py parses every one with the verb's parser."""
+    parser.formatter_class = _ExamplesFormatter
+    lines = [EXAMPLES_HEADING]
+    for command, what in examples:
+        lines += [f"  {command}", f"      {what}"]
+    parser.epilog = "\n".join(lines)
+
+
+def help_examples(help_text: str) -> list[str]:
+    """The example commands of a ``--help`` text (the lines under ``examples:`` that start
+    with ``iolab``)."""
+    _, _, examples = help_text.partition("\n" + EXAMPLES_HEADING + "\n")
+    return [ln.strip() for ln in examples.splitlines() if ln.startswith("  iolab ")]
 
 
 def one_line_errors(parser: argparse.ArgumentParser, prog: str) -> None:

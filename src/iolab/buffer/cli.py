@@ -45,6 +45,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         parser, quiet_help="do not print statistics",
         verbose_help="also say which library and spec are used")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- program and arguments")
+    cli_common.add_examples(parser, [
+        ('iolab buffer -- ./app out.dat',
+         'write-behind and read-ahead buffers; statistics on stderr'),
+        ("iolab buffer --spec '*.dat:size=64M:count=4' -o stats.txt -- ./app",
+         '64 MiB buffers for .dat files only; the statistics in stats.txt'),
+    ])
     cli_common.one_line_errors(parser, "iolab buffer")
 
 

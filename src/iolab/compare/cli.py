@@ -30,6 +30,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     cli_common.add_format(p, csv=False, json_help="print the ratios as JSON instead of text")
     cli_common.add_db(p)
     p.add_argument("-q", "--quiet", action="store_true", help="no table on stdout")
+    cli_common.add_examples(p, [
+        ('iolab compare run:3 run:5', 'B/A ratios per phase with 95% confidence intervals'),
+        ('iolab compare sweep:1 sweep:2 -o compare.html',
+         'two sweeps point by point, as an HTML page'),
+        ('iolab compare run:3 run:5 --json', 'the ratios as JSON'),
+        ('iolab compare before.darshan after.darshan', 'two logs of a job, before and after a fix'),
+    ])
     cli_common.one_line_errors(p, "iolab compare")
 
 

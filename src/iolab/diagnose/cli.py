@@ -50,6 +50,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--color", choices=("auto", "always", "never"), default="auto",
                    help="colour the text report: auto (on a terminal), always, never "
                         "(default: %(default)s)")
+    cli_common.add_examples(p, [
+        ('iolab diagnose job.darshan', 'the findings of a Darshan log: evidence, cost and the fix'),
+        ('iolab diagnose -v run1.iolab', 'an iolab profile, with why, sources and thresholds'),
+        ('iolab diagnose --json job.darshan', 'the report as JSON on stdout'),
+        ('iolab diagnose --html report.html --emit-fixes fixes job.darshan',
+         'an HTML page and the fix files (hints, environment, lfs, Slurm lines)'),
+        ('iolab diagnose --fail-on high job.darshan',
+         'exit 1 when a HIGH finding appears (for CI)'),
+        ('iolab diagnose --list-rules', 'the rules, their thresholds and sources'),
+    ])
     cli_common.one_line_errors(p, "iolab diagnose")
     p.set_defaults(_positionals_anywhere="logs")
 

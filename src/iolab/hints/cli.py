@@ -39,6 +39,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     cli_common.add_quiet_verbose(parser, quiet_help="only the hints asked for (no library "
                                  "values, no Open MPI parameters)",
                                  verbose_help="the command that opens the test file")
+    cli_common.add_examples(parser, [
+        ('iolab hints .', 'every MPI-IO hint a file in this folder gets'),
+        ('iolab hints . --hint cb_nodes=8 --hint cb_buffer_size=16777216 --mpi mpich --np 4',
+         'which of these hints ROMIO (MPICH) keeps, changes or drops, with 4 ranks'),
+        ('iolab hints . -U my.hints -q',
+         'only the hints of a ROMIO_HINTS file and what became of them'),
+    ])
     cli_common.one_line_errors(parser, "iolab hints")
 
 

@@ -63,6 +63,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "command", nargs=argparse.REMAINDER, help="-- program and arguments; or: show FILE"
     )
+    cli_common.add_examples(parser, [
+        ('iolab profile -- ./app input.dat', 'profile a program: app-<time>.iolab in this folder'),
+        ('iolab profile --np 4 -o prof -- ./mpi_app',
+         '4 MPI ranks under the tracer; the profile in prof/'),
+        ('iolab profile --darshan --name run1 -- ./app',
+         'run1.iolab and run1.darshan (for darshan-parser, pydarshan)'),
+        ('iolab profile show run1.iolab',
+         'every counter of a profile, as darshan-parser lists them'),
+    ])
     cli_common.one_line_errors(parser, "iolab profile")
 
 

@@ -34,6 +34,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="also write each plot as PNG and SVG into DIR (for papers)")
     cli_common.add_db(p)
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+    cli_common.add_examples(p, [
+        ('iolab report run 3 -o run3.html', 'one page with the plots of run 3'),
+        ('iolab report sweep 1', 'the page of sweep 1 (iolab-report-sweep-1.html)'),
+        ('iolab report job.darshan --figures figs',
+         "a log's page, and each plot as PNG and SVG in figs/"),
+    ])
     cli_common.one_line_errors(p, "iolab report")
 
 

@@ -121,6 +121,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     flt.add_argument("--layout", help="only runs of this layout (fpp, segmented, strided, ...)")
     flt.add_argument("--label", help="only runs with this label (e.g. default:fpp)")
     flt.add_argument("--last", type=int, metavar="N", help="only the newest N runs")
+    cli_common.add_examples(parser, [
+        ('iolab results', 'every stored run, oldest first'),
+        ('iolab results --last 5 --api posix', 'the newest 5 POSIX runs'),
+        ('iolab results show 3 --json', "run 3: its phases, settings and the engine's document"),
+        ('iolab results import run.json --label laptop',
+         "store a document that 'iolab-bench --json run.json' wrote elsewhere"),
+        ('iolab results delete 7 --yes',
+         "delete run 7 (a run of a sweep goes only with it: delete sweep:ID)"),
+        ('iolab results tunes', 'the stored tunes with their claims'),
+    ])
     cli_common.one_line_errors(parser, "iolab results")
 
 

@@ -48,6 +48,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     cli_common.add_format(p, csv=False, json_help="print the stored study (plan, machine, "
                           "what was skipped, its sweeps) as JSON; with --list, the list")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    cli_common.add_examples(p, [
+        ('iolab study --quick', "about a minute: the machine's I/O study at small sizes"),
+        ('iolab study -o study.html', 'the default study, and its HTML report'),
+        ('iolab study --list', 'the stored studies (compare two: iolab compare study:1 study:2)'),
+    ])
     cli_common.one_line_errors(p, "iolab study")
 
 

@@ -37,6 +37,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     cli_common.add_format(p, csv=False, json_help="print the sweep (grid, each point with its "
                           "status and stored run) as JSON; with --list, the list")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    cli_common.add_examples(p, [
+        ('iolab sweep --param np=1,2,4 -- -t 1m -b 16m',
+         'bandwidth against ranks, 3 repetitions a point, each point stored as it ends'),
+        ('iolab sweep -p transfer=64k,1m -p posix.mode=buffered,direct --reps 5 -- --np 2',
+         'a two-parameter grid'),
+        ('iolab sweep --resume 7', 'run the points sweep 7 did not store'),
+        ('iolab sweep --list', "the stored sweeps (a study's too)"),
+    ])
     cli_common.one_line_errors(p, "iolab sweep")
 
 

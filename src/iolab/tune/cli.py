@@ -114,6 +114,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--list-knobs", action="store_true", help="describe every knob and exit")
     p.add_argument("workload", nargs=argparse.REMAINDER,
                    help="-- iolab bench OPTIONS, or -- any command")
+    cli_common.add_examples(p, [
+        ('iolab tune --preset posix -- iolab bench -a posix -t 64k -b 16m --np 2',
+         'the fastest POSIX settings for this workload, proven against the defaults'),
+        ('iolab tune --knob transfer=64k,1m,4m --trials 6 -o best -- iolab bench -b 16m --np 2',
+         "one knob's values; the winner's files in best/ when it is proven faster"),
+        ('iolab tune --from-log job.darshan',
+         "a proxy of a logged job's I/O, tuned on the settings diagnose points at"),
+        ('iolab tune --list --json', 'the stored tunes'),
+        ('iolab tune --resume 3', 'continue tune 3 after Ctrl-C, with its own settings'),
+        ('iolab tune --list-knobs', 'every knob, its values and how a user applies it'),
+    ])
     cli_common.one_line_errors(p, "iolab tune")
 
 
