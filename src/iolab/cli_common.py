@@ -240,22 +240,22 @@ def _can_create_in(folder: Path) -> bool:
     return True
 
 
-def make_dir(path: Path, quiet: bool = False) -> Path:
-    """Make the (checked) output folder if it is missing, and say so."""
+def make_dir(path: Path, quiet: bool = False, verb: str | None = None) -> Path:
+    """Make the (checked) output folder if it is missing, and say so (as ``verb``)."""
     if not path.is_dir():
         try:
             path.mkdir()
         except OSError as exc:
             raise UsageError(f"cannot create the folder {path}: {exc.strerror}") from None
         if not quiet:
-            print(f"iolab: created the folder {path}", file=sys.stderr)
+            print(verb_line(verb, f"created the folder {path}"), file=sys.stderr)
     return path
 
 
-def write_output(path: Path, text: str, opt: str = "-o") -> None:
+def write_output(path: Path, text: str, opt: str = "-o", verb: str | None = None) -> None:
     """Write a checked output file (through a temporary file, so a failure leaves the old
     contents); the missing last folder is made and named."""
-    make_dir(path.parent)
+    make_dir(path.parent, verb=verb)
     if path.exists() and not path.is_file():
         with open(path, "w", encoding="utf-8") as f:  # /dev/stdout, a FIFO
             f.write(text)

@@ -20,6 +20,7 @@ from typing import Any
 from iolab import cli_common, launch, paths
 from iolab.bench import jobs, options, striping
 from iolab.bench.engine import EngineOutcome, ProgressView, run_engine
+from iolab.bench.subrun import engine_refusal
 from iolab.errors import EXIT_USAGE, UsageError, verb_line
 from iolab.results import db
 from iolab.results.render import render, summary_report
@@ -217,6 +218,8 @@ def run(args: argparse.Namespace) -> int:
         _print_dry_run(spec, runs, engine, fixed, layout, needs_scratch)
         return 0
     launch.prepare(spec, [str(engine)])  # no mpirun / srun: one line, before any scratch
+    for engine_args in dict.fromkeys(tuple(c.engine_args) for _, c in runs):
+        engine_refusal(engine, engine_args)  # -t 3x: one line, no database made
     conn = db.connect(args.db)
     scratch: jobs.Scratch | None = None
     stored: list[dict[str, Any]] = []

@@ -122,7 +122,7 @@ def _report_stats(text: str, target: str | None) -> None:
     line, and the statistics still reach stderr (the program's exit status is kept)."""
     if target:
         try:
-            cli_common.write_output(Path(target), text, "--stats")
+            cli_common.write_output(Path(target), text, "--stats", verb="buffer")
             return
         except UsageError as exc:
             print(f"iolab buffer: {exc}; the statistics follow on stderr", file=sys.stderr)

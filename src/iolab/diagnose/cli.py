@@ -170,9 +170,11 @@ def _render(args: argparse.Namespace, reports: list) -> None:
         emit.check_plan(Path(args.emit_fixes), fixes)
     if args.output:
         cli_common.write_output(Path(args.output),
-                                _document(reports, _output_format(args), args), "-o")
+                                _document(reports, _output_format(args), args), "-o",
+                                verb="diagnose")
     if args.html:
-        cli_common.write_output(Path(args.html), _document(reports, "html", args), "--html")
+        cli_common.write_output(Path(args.html), _document(reports, "html", args), "--html",
+                                verb="diagnose")
     if fixes is not None:
         _emit(Path(args.emit_fixes), fixes)
     if pipe_closed:
@@ -183,7 +185,7 @@ def _emit(folder: Path, fixes: list) -> None:
     """Write the fix files; say which earlier fix folders went and which were kept."""
     from iolab.diagnose import emit
 
-    done = emit.write_planned(cli_common.make_dir(folder), fixes)
+    done = emit.write_planned(cli_common.make_dir(folder, verb="diagnose"), fixes)
     gone = sorted({Path(rel).parent.as_posix() if "/" in rel else rel
                    for rel in done.removed} - set(done.kept))
     if gone:

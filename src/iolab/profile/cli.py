@@ -157,7 +157,7 @@ def _output_dir(path: str, name: str | None, quiet: bool) -> Path:
         if Path(stem).name != stem:
             raise UsageError(f"--name {name}: a file name, not a path (the folder is -o DIR)")
         cli_common.check_output_file(outdir / stem, "--name")
-    return cli_common.make_dir(outdir, quiet)
+    return cli_common.make_dir(outdir, quiet, verb="profile")
 
 
 _MPI_NAMES = {"openmpi": "Open MPI", "mpich": "MPICH"}
@@ -240,6 +240,10 @@ def _run_program(args: argparse.Namespace, argv: list[str]) -> int:
         raise UsageError(f"'{argv[0]}' is not on PATH (load Slurm)")
     if line is not None and line.kind in ("openmpi", "mpich"):
         _check_launcher_mpi(line)
+    if line is None and shutil.which(argv[0]) is None:  # before -o's folder is made
+        where = "no such file" if "/" in argv[0] and not os.path.exists(argv[0]) else \
+            "not an executable file" if "/" in argv[0] else "not on PATH"
+        raise UsageError(f"cannot start {argv[0]}: {where}")
     if args.np is not None:
         spec = launch.LaunchSpec(np=args.np, launcher=args.launcher,
                                  mpi=_program_mpi(argv[0], args.mpi, args.launcher))
@@ -256,6 +260,9 @@ def _run_program(args: argparse.Namespace, argv: list[str]) -> int:
         try:
             proc = subprocess.Popen(cmd, env=env)
         except OSError as exc:
+            shutil.rmtree(parts_dir, ignore_errors=True)
+            if made_outdir:
+                _remove_if_empty(outdir)
             raise UsageError(f"cannot start {cmd[0]}: {exc.strerror}") from exc
         rc = _wait(proc)
         stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(start))

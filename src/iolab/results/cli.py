@@ -191,7 +191,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         text = render(report, args.format)
     if args.output:
-        cli_common.write_output(Path(args.output), text)
+        cli_common.write_output(Path(args.output), text, verb="results")
     else:
         sys.stdout.write(text)
     return 0
@@ -204,7 +204,7 @@ def _tunes(args: argparse.Namespace, conn: Any) -> int:
     rows = list_tunes(conn)
     text = tunes_json(rows) if args.format == "json" else tunes_table(rows)
     if args.output:
-        cli_common.write_output(Path(args.output), text)
+        cli_common.write_output(Path(args.output), text, verb="results")
     else:
         sys.stdout.write(text)
     return 0

@@ -521,8 +521,8 @@ def _execute(conn: Any, tune_id: int, objective: Any, space: Any, args: argparse
     elif args.output and result.status == "done" and result.winner:
         from iolab.tune.artifacts import write_artifacts
 
-        written = write_artifacts(result.winner, cli_common.make_dir(Path(args.output)),
-                                  getattr(objective, "output_dir", None))
+        folder = cli_common.make_dir(Path(args.output), verb="tune")
+        written = write_artifacts(result.winner, folder, getattr(objective, "output_dir", None))
     if args.format == "json":
         doc = {"schema_version": 1, "kind": "tune", "id": tune_id,
                "objective": objective.to_json(), "unit": objective.unit,
