@@ -143,7 +143,7 @@ def _study_json(conn: Any, study_id: int) -> str:
 def _list(db: str | None, as_json: bool) -> int:
     from iolab.results.db import connect
 
-    conn = connect(db, must_exist=True)
+    conn = connect(db, read_only=True)  # only reads: works on a read-only file system
     if as_json:
         rows = [{"id": r["id"], "created_at": fmt_time(r["created_at"]), "size": r["size"],
                  "status": r["status"], "host": r["host"]} for r in conn.execute(

@@ -119,7 +119,7 @@ def _list(db: str | None, as_json: bool) -> int:
     from iolab.sweep import grid as g
     from iolab.sweep import store
 
-    conn = connect(db, must_exist=True)
+    conn = connect(db, read_only=True)  # only reads: works on a read-only file system
     if as_json:
         rows = [{**sw, "created_at": fmt_time(sw["created_at"]),
                  "updated_at": fmt_time(sw["updated_at"]),
