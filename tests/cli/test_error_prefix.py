@@ -59,3 +59,20 @@ def test_usage_error_names_the_verb(tmp_path: Path, argv: list[str], prefix: str
 def test_top_level_error_has_no_verb() -> None:
     r = iolab("--no-such-option")
     assert r.returncode == 2 and r.stderr.startswith("iolab: unrecognized arguments"), r.stderr
+
+
+def test_every_stderr_line_of_a_sweep_and_a_delete_names_the_verb(stored_db: Path,
+                                                                   tmp_path: Path) -> None:
+    """expected ``iolab sweep: sweep 1: point 1/2 ...``, ``iolab results: deleted 1 run`` /
+    was ``sweep 1: point 1/2 ...``, ``deleted 1 run`` with no prefix."""
+    db = tmp_path / "r.db"
+    r = iolab("sweep", "--db", str(db), "--param", "transfer=1k,2k", "--reps", "1", "--",
+              "--api", "null", "--np", "2", "--block", "4k", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) >= 3 and all(ln.startswith("iolab sweep: ") for ln in lines), lines
+    copy = tmp_path / "copy.db"
+    copy.write_bytes(stored_db.read_bytes())
+    r = iolab("results", "delete", "1", "--yes", "--db", str(copy), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.strip().splitlines() == ["iolab results: deleted 1 run"]

@@ -160,7 +160,8 @@ def run(args: argparse.Namespace) -> int:
     if args.output:
         cli_common.check_output_file(args.output, "-o", [args.db or db.default_db_path()])
     if args.action == "list" and args.db is None and not db.default_db_path().exists():
-        print(f"no runs stored yet ({db.default_db_path()} does not exist; 'iolab bench' "
+        print(f"iolab results: no runs stored yet ({db.default_db_path()} does not exist; "
+              "'iolab bench' "
               "makes it)", file=sys.stderr)
         return 0
     conn = db.connect(args.db, must_exist=True, read_only=args.action != "delete")
@@ -253,13 +254,13 @@ def _delete(args: argparse.Namespace, conn: Any) -> int:
         what = ", ".join(x for x in [what, *(f"{k} {i} and its runs" for k, i in groups)] if x)
         answer = input(f"delete {what}? [y/N] ")
         if answer.strip().lower() not in ("y", "yes"):
-            print("nothing deleted", file=sys.stderr)
+            print("iolab results: nothing deleted", file=sys.stderr)
             return 0
     n = db.delete_runs(conn, ids) if ids else 0
     for kind, ident in groups:
         n += db.delete_group(conn, kind, ident)
-        print(f"deleted {kind} {ident}", file=sys.stderr)
-    print(f"deleted {n} run{'s' if n != 1 else ''}", file=sys.stderr)
+        print(f"iolab results: deleted {kind} {ident}", file=sys.stderr)
+    print(f"iolab results: deleted {n} run{'s' if n != 1 else ''}", file=sys.stderr)
     return 0
 
 

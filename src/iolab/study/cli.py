@@ -82,7 +82,8 @@ def run(args: argparse.Namespace) -> int:
     exps, skipped = plan(args.size, machine)
     conn = connect(args.db)
     study_id = store.create_study(conn, ["iolab", "study", *sys.argv[2:]], args.size)
-    say = (lambda msg: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr))
+    say = (lambda msg: None) if args.quiet else \
+        (lambda msg: print(f"iolab study: {msg}", file=sys.stderr))
     say(f"study {study_id} ({args.size}): {len(exps)} experiments on {machine.cores} core(s)"
         f"; skipped: {', '.join(n for n, _ in skipped) or 'none'}")
     result: dict = {"size": args.size, "skipped": [list(s) for s in skipped],
@@ -97,7 +98,8 @@ def run(args: argparse.Namespace) -> int:
             sid = sstore.create_sweep(conn, ["iolab", "study"], [*e.bench_args, *mpi_args],
                                       e.grid, e.reps, study_id, e.name)
             try:
-                if run_sweep(conn, sid, args.db, None if args.quiet else sys.stderr) != "done":
+                if run_sweep(conn, sid, args.db, None if args.quiet else sys.stderr,
+                             verb="study") != "done":
                     status = "failed"
             except UsageError as exc:  # this machine refused the experiment: say so, go on
                 result["skipped"].append([e.name, str(exc)])
@@ -111,7 +113,8 @@ def run(args: argparse.Namespace) -> int:
             result["skipped"].append(["MPI latency and bandwidth", why])
     except KeyboardInterrupt:
         store.update_study(conn, study_id, "interrupted", result)
-        print(f"study {study_id}: interrupted; what finished is stored", file=sys.stderr)
+        print(f"iolab study: study {study_id}: interrupted; what finished is stored",
+              file=sys.stderr)
         return 130
     store.update_study(conn, study_id, status, result)
     if args.format == "json":

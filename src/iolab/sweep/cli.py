@@ -87,7 +87,8 @@ def run(args: argparse.Namespace) -> int:
                                       args.reps)
         n = len(g.points(grid))
         if not args.quiet:
-            print(f"sweep {sweep_id}: {n} points x {args.reps} repetitions", file=sys.stderr)
+            print(f"iolab sweep: sweep {sweep_id}: {n} points x {args.reps} repetitions",
+                  file=sys.stderr)
     try:
         status = run_sweep(conn, sweep_id, args.db, None if args.quiet else sys.stderr)
     except KeyboardInterrupt:

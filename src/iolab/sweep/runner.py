@@ -77,8 +77,10 @@ def _result_text(doc: Mapping[str, Any] | None) -> str:
 
 
 def run_sweep(conn: sqlite3.Connection, sweep_id: int, db: str | None,
-              out: TextIO | None = sys.stderr, env: Mapping[str, str] | None = None) -> str:
-    """Run the points of ``sweep_id`` not yet stored as ok; return the sweep's status."""
+              out: TextIO | None = sys.stderr, env: Mapping[str, str] | None = None,
+              verb: str = "sweep") -> str:
+    """Run the points of ``sweep_id`` not yet stored as ok; return the sweep's status.
+    Progress lines go to ``out`` as the running verb's (``iolab study:`` in a study)."""
     sw = store.get_sweep(conn, sweep_id)
     assert sw is not None
     grid_points = points(sw["grid"])
@@ -87,7 +89,7 @@ def run_sweep(conn: sqlite3.Connection, sweep_id: int, db: str | None,
     total = len(grid_points)
     store.set_status(conn, sweep_id, "running")
     if out and done:
-        print(f"sweep {sweep_id}: {len(done)} of {total} points already stored, "
+        print(f"iolab {verb}: sweep {sweep_id}: {len(done)} of {total} points already stored, "
               f"{len(todo)} to run", file=out)
     durations: list[float] = []
     failed = 0
@@ -99,8 +101,9 @@ def run_sweep(conn: sqlite3.Connection, sweep_id: int, db: str | None,
         except KeyboardInterrupt:
             store.set_status(conn, sweep_id, "interrupted")
             if out:
-                print(f"sweep {sweep_id}: interrupted; {total - len(todo) + k} of {total} points"
-                      f" stored; continue with: iolab sweep --resume {sweep_id}"
+                print(f"iolab {verb}: sweep {sweep_id}: interrupted; "
+                      f"{total - len(todo) + k} of {total} points stored; continue with: "
+                      f"iolab sweep --resume {sweep_id}"
                       + (f" --db {shlex.quote(db)}" if db else ""), file=out)
             raise
         except UsageError:
@@ -113,8 +116,9 @@ def run_sweep(conn: sqlite3.Connection, sweep_id: int, db: str | None,
         if out:
             left = median(durations) * (len(todo) - k - 1)
             what = _result_text(res.doc) if res.status == "ok" else f"{res.status}: {res.error}"
-            print(f"sweep {sweep_id}: point {i + 1}/{total} {_params_text(params)}: {what} "
-                  f"(run {res.run_id}, {human_seconds(res.wall_time_s)}; about "
+            print(f"iolab {verb}: sweep {sweep_id}: point {i + 1}/{total} "
+                  f"{_params_text(params)}: {what} (run {res.run_id}, "
+                  f"{human_seconds(res.wall_time_s)}; about "
                   f"{human_seconds(left)} left)", file=out, flush=True)
     status = "done" if not failed else "failed"
     store.set_status(conn, sweep_id, status)
