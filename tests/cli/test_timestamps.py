@@ -62,6 +62,10 @@ def test_every_listing_shows_iso_with_zone(stored_db: Path) -> None:
         assert found and all(re.fullmatch(ISO, t) for t in found), (name, found)
     doc = json.loads(iolab("results", "--json", "--db", db).stdout)
     assert all(re.fullmatch(ISO, r["created_at"]) for r in doc["runs"])
+    shown = json.loads(iolab("results", "show", "1", "--json", "--db", db).stdout)
+    assert re.fullmatch(ISO, shown["run"]["created_at"])
+    # the engine writes its start time '...Z'; iolab shows it in the one form
+    assert re.fullmatch(ISO, shown["engine"]["environment"]["start_time"])
     rows = list(csv.DictReader(io.StringIO(iolab("results", "--csv", "--db", db).stdout)))
     assert rows and all(re.fullmatch(ISO, r["created_at"]) for r in rows)
     conn = sqlite3.connect(stored_db)

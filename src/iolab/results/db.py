@@ -676,4 +676,8 @@ def _decode(row: dict[str, Any]) -> dict[str, Any]:
                 row[col] = json.loads(row[col])
             except ValueError:
                 pass  # keep the text: a damaged row is still shown
+    env = row["engine_json"].get("environment") if isinstance(row.get("engine_json"), dict) \
+        else None
+    if isinstance(env, dict) and env.get("start_time"):  # the engine writes '...Z'
+        env["start_time"] = fmt_time(env["start_time"])
     return row
