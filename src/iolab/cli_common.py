@@ -91,10 +91,14 @@ def add_examples(parser: argparse.ArgumentParser,
     """An EXAMPLES section at the end of ``--help``: each command as it runs, then what it
     does. tests/cli/test_help_examples.py parses every one with the verb's parser."""
     parser.formatter_class = _ExamplesFormatter
+    parser.epilog = examples_text(examples)
+
+
+def examples_text(examples: Sequence[tuple[str, str]]) -> str:
     lines = [EXAMPLES_HEADING]
     for command, what in examples:
         lines += [f"  {command}", f"      {what}"]
-    parser.epilog = "\n".join(lines)
+    return "\n".join(lines)
 
 
 def help_examples(help_text: str) -> list[str]:

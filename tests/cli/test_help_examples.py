@@ -59,3 +59,17 @@ def test_the_description_is_still_wrapped() -> None:
     r = iolab("tune", "--help", env=None)
     head = r.stdout.split("\nexamples:\n")[0]
     assert max(len(ln) for ln in head.splitlines()[1:]) <= 100
+
+
+@pytest.mark.parametrize("action", ["list", "show", "import", "delete", "tunes"])
+def test_each_results_action_shows_its_own_examples(action: str) -> None:
+    """``iolab results show --help`` ends with the examples of ``show`` only."""
+    r = iolab("results", action, "--help")
+    assert r.returncode == 0 and r.stdout.startswith("usage: iolab results"), r.stderr
+    examples = help_examples(r.stdout)
+    assert examples, r.stdout[-400:]
+    for command in examples:
+        words = command.split()
+        assert (words[2] if len(words) > 2 and not words[2].startswith("-") else "list") \
+            == action, command
+        _parses("results", command)

@@ -59,6 +59,18 @@ ACTION_HELP = {
 }
 
 
+EXAMPLES = [  # the verb's --help, and each action's own help its own
+    ('iolab results', 'every stored run, oldest first'),
+    ('iolab results --last 5 --api posix', 'the newest 5 POSIX runs'),
+    ('iolab results show 3 --json', "run 3: its phases, settings and the engine's document"),
+    ('iolab results import run.json --label laptop',
+     "store a document that 'iolab-bench --json run.json' wrote elsewhere"),
+    ('iolab results delete 7 --yes',
+     "delete run 7 (a run of a sweep goes only with it: delete sweep:ID)"),
+    ('iolab results tunes', 'the stored tunes with their claims'),
+]
+
+
 class _HelpAction(argparse.Action):
     """``-h/--help``: after an action word (``iolab results show --help``) that action's own
     help; alone, the whole verb's."""
@@ -86,7 +98,15 @@ def action_help(parser: argparse.ArgumentParser, action: str) -> str:
     fmt.start_section("options")
     fmt.add_arguments([a for a in parser._actions if a.dest in spec.options])
     fmt.end_section()
+    mine = [(c, w) for c, w in EXAMPLES if _action_of(c) == action]
+    if mine:
+        fmt.add_text(cli_common.examples_text(mine))
     return fmt.format_help()
+
+
+def _action_of(command: str) -> str:
+    words = command.split()
+    return words[2] if len(words) > 2 and words[2] in ACTION_HELP else "list"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -121,16 +141,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     flt.add_argument("--layout", help="only runs of this layout (fpp, segmented, strided, ...)")
     flt.add_argument("--label", help="only runs with this label (e.g. default:fpp)")
     flt.add_argument("--last", type=int, metavar="N", help="only the newest N runs")
-    cli_common.add_examples(parser, [
-        ('iolab results', 'every stored run, oldest first'),
-        ('iolab results --last 5 --api posix', 'the newest 5 POSIX runs'),
-        ('iolab results show 3 --json', "run 3: its phases, settings and the engine's document"),
-        ('iolab results import run.json --label laptop',
-         "store a document that 'iolab-bench --json run.json' wrote elsewhere"),
-        ('iolab results delete 7 --yes',
-         "delete run 7 (a run of a sweep goes only with it: delete sweep:ID)"),
-        ('iolab results tunes', 'the stored tunes with their claims'),
-    ])
+    cli_common.add_examples(parser, EXAMPLES)
     cli_common.one_line_errors(parser, "iolab results")
 
 
