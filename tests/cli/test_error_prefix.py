@@ -76,3 +76,18 @@ def test_every_stderr_line_of_a_sweep_and_a_delete_names_the_verb(stored_db: Pat
     r = iolab("results", "delete", "1", "--yes", "--db", str(copy), cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert r.stderr.strip().splitlines() == ["iolab results: deleted 1 run"]
+
+
+def test_a_page_written_for_compare_names_compare(stored_db: Path, tmp_path: Path) -> None:
+    """expected ``iolab compare: wrote ...`` / was ``iolab report: wrote ...`` (the page
+    writer spoke as report for every verb) and ``iolab: created the folder``."""
+    out = tmp_path / "new" / "c.html"
+    r = iolab("compare", "run:1", "run:2", "--db", str(stored_db), "-o", str(out), "-q",
+              cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    r = iolab("compare", "run:1", "run:2", "--db", str(stored_db), "-o",
+              str(tmp_path / "more" / "c.html"), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    said = [ln for ln in (r.stdout + r.stderr).splitlines() if ln.startswith("iolab")]
+    assert said and all(ln.startswith("iolab compare: ") for ln in said), said
+    assert any("created the folder" in ln for ln in said) and any("wrote" in ln for ln in said)

@@ -94,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
         if sa[0] == sb[0] == "sweep":
             sec.blocks += _sweep_overlays(conn, sa[1], sb[1])
         write_page(Page(f"iolab compare: {a.title} vs {b.title}", [], [sec]), out,
-                   quiet=args.quiet)
+                   quiet=args.quiet, verb="compare")
     return 0
 
 
@@ -159,7 +159,7 @@ def _logs(args: argparse.Namespace, out: Path | None) -> int:
             part[0].heading = f"{tag[0].upper()}: {name}"
             secs += part
         write_page(Page(f"iolab compare: {args.a} vs {args.b}", [], secs), out,
-                   quiet=args.quiet)
+                   quiet=args.quiet, verb="compare")
     return 0
 
 

@@ -74,17 +74,20 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def write_page(page: Page, out: Path, figdir: Path | None = None, quiet: bool = False) -> None:
+def write_page(page: Page, out: Path, figdir: Path | None = None, quiet: bool = False,
+               verb: str = "report") -> None:
+    """Write the page (and its figures); what is said names ``verb``, the command that
+    asked for the page (compare and study write theirs here too)."""
     from iolab.report.page import draw_all, export_figures, render
 
     figs = draw_all(page)
-    cli_common.write_output(out, render(page, figs), "-o")
+    cli_common.write_output(out, render(page, figs), "-o", verb=verb)
     if figdir is not None:
-        written = export_figures(figs, cli_common.make_dir(figdir, quiet))
+        written = export_figures(figs, cli_common.make_dir(figdir, quiet, verb=verb))
         if not quiet:
-            print(f"iolab report: {len(written)} figure files in {figdir}", file=sys.stderr)
+            print(f"iolab {verb}: {len(written)} figure files in {figdir}", file=sys.stderr)
     if not quiet:
-        print(f"iolab report: wrote {out.resolve()}")
+        print(f"iolab {verb}: wrote {out.resolve()}")
 
 
 def _log_page(paths: list[str]) -> Page:

@@ -126,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
         from iolab.report.cli import write_page
         from iolab.study.report import study_page
 
-        write_page(study_page(conn, study_id), Path(out), quiet=args.quiet)
+        write_page(study_page(conn, study_id), Path(out), quiet=args.quiet, verb="study")
     return 0 if status == "done" else 1
 
 
