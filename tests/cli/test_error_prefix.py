@@ -91,3 +91,14 @@ def test_a_page_written_for_compare_names_compare(stored_db: Path, tmp_path: Pat
     said = [ln for ln in (r.stdout + r.stderr).splitlines() if ln.startswith("iolab")]
     assert said and all(ln.startswith("iolab compare: ") for ln in said), said
     assert any("created the folder" in ln for ln in said) and any("wrote" in ln for ln in said)
+
+
+def test_sweep_verbose_shows_each_points_bench_command(tmp_path: Path) -> None:
+    """expected -v: each point's ``iolab bench`` line before it runs / was: no -v in sweep."""
+    r = iolab("sweep", "-v", "--db", str(tmp_path / "r.db"), "--param", "transfer=1k,2k",
+              "--reps", "1", "--", "--api", "null", "--np", "2", "--block", "4k", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    shown = [ln for ln in r.stderr.splitlines() if ": iolab bench " in ln]
+    assert [ln.split(": iolab bench ")[0] for ln in shown] == [
+        "iolab sweep: sweep 1: point 1/2", "iolab sweep: sweep 1: point 2/2"], r.stderr
+    assert "--transfer=1k" in shown[0] and "--transfer=2k" in shown[1], shown

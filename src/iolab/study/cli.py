@@ -47,7 +47,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     cli_common.add_db(p)
     cli_common.add_format(p, csv=False, json_help="print the stored study (plan, machine, "
                           "what was skipped, its sweeps) as JSON; with --list, the list")
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    cli_common.add_quiet_verbose(p, quiet_help="no progress lines",
+                                 verbose_help="each point's iolab bench command line too")
     cli_common.add_examples(p, [
         ('iolab study --quick', "about a minute: the machine's I/O study at small sizes"),
         ('iolab study -o study.html', 'the default study, and its HTML report'),
@@ -99,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
                                       e.grid, e.reps, study_id, e.name)
             try:
                 if run_sweep(conn, sid, args.db, None if args.quiet else sys.stderr,
-                             verb="study") != "done":
+                             verb="study", verbose=args.verbose) != "done":
                     status = "failed"
             except UsageError as exc:  # this machine refused the experiment: say so, go on
                 result["skipped"].append([e.name, str(exc)])

@@ -36,7 +36,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     cli_common.add_db(p)
     cli_common.add_format(p, csv=False, json_help="print the sweep (grid, each point with its "
                           "status and stored run) as JSON; with --list, the list")
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    cli_common.add_quiet_verbose(p, quiet_help="no progress lines",
+                                 verbose_help="each point's iolab bench command line too")
     cli_common.add_examples(p, [
         ('iolab sweep --param np=1,2,4 -- -t 1m -b 16m',
          'bandwidth against ranks, 3 repetitions a point, each point stored as it ends'),
@@ -90,7 +91,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"iolab sweep: sweep {sweep_id}: {n} points x {args.reps} repetitions",
                   file=sys.stderr)
     try:
-        status = run_sweep(conn, sweep_id, args.db, None if args.quiet else sys.stderr)
+        status = run_sweep(conn, sweep_id, args.db, None if args.quiet else sys.stderr,
+                           verbose=args.verbose)
     except KeyboardInterrupt:
         return 130
     if args.format == "json":

@@ -34,11 +34,16 @@ def run_point(bench_args: Sequence[str], params: Mapping[str, str], repetitions:
     Ctrl-C a KeyboardInterrupt."""
     from iolab.bench.subrun import run_bench
 
-    run = run_bench([*bench_args, *point_args(dict(params)), f"--reps={repetitions}",
-                     "--quiet"], label, db, env)
+    run = run_bench(point_argv(bench_args, params, repetitions), label, db, env)
     if run.status == "refused":
         raise UsageError(f"{_params_text(params)}: {run.error}")
     return PointOutcome(run.status, run.run_id, run.error, run.doc, run.wall_time_s)
+
+
+def point_argv(bench_args: Sequence[str], params: Mapping[str, str],
+               repetitions: int) -> list[str]:
+    """The ``iolab bench`` options of one point."""
+    return [*bench_args, *point_args(dict(params)), f"--reps={repetitions}", "--quiet"]
 
 
 def check_points(bench_args: Sequence[str], grid_points: Sequence[Mapping[str, str]]) -> None:
@@ -78,9 +83,10 @@ def _result_text(doc: Mapping[str, Any] | None) -> str:
 
 def run_sweep(conn: sqlite3.Connection, sweep_id: int, db: str | None,
               out: TextIO | None = sys.stderr, env: Mapping[str, str] | None = None,
-              verb: str = "sweep") -> str:
+              verb: str = "sweep", verbose: bool = False) -> str:
     """Run the points of ``sweep_id`` not yet stored as ok; return the sweep's status.
-    Progress lines go to ``out`` as the running verb's (``iolab study:`` in a study)."""
+    Progress lines go to ``out`` as the running verb's (``iolab study:`` in a study);
+    ``verbose``: each point's ``iolab bench`` command line first."""
     sw = store.get_sweep(conn, sweep_id)
     assert sw is not None
     grid_points = points(sw["grid"])
@@ -95,6 +101,10 @@ def run_sweep(conn: sqlite3.Connection, sweep_id: int, db: str | None,
     failed = 0
     for k, i in enumerate(todo):
         params = grid_points[i]
+        if out and verbose:
+            print(f"iolab {verb}: sweep {sweep_id}: point {i + 1}/{total}: iolab bench "
+                  + shlex.join(point_argv(sw["bench_args"], params, sw["repetitions"])),
+                  file=out, flush=True)
         try:
             res = run_point(sw["bench_args"], params, sw["repetitions"], db,
                             f"sweep:{sweep_id}:{i}", env)
