@@ -62,3 +62,19 @@ def test_json_envelope(stored_db: Path, tmp_path: Path, argv: list[str], kind: s
     assert isinstance(doc, dict), r.stdout[:200]
     assert list(doc)[:2] == ["schema_version", "kind"], list(doc)[:5]
     assert isinstance(doc["schema_version"], int) and doc["kind"] == kind
+
+
+def test_a_studys_document_has_the_envelope(tmp_path: Path) -> None:
+    """``iolab study --json`` (a minute of runs) prints _study_json: checked on a study
+    stored through the study's own store."""
+    from iolab.results.db import connect
+    from iolab.study import store
+    from iolab.study.cli import _study_json
+
+    conn = connect(tmp_path / "r.db")
+    sid = store.create_study(conn, ["iolab", "study", "--quick", "--json"], "quick")
+    store.update_study(conn, sid, "done", {"size": "quick", "skipped": []})
+    doc = json.loads(_study_json(conn, sid))
+    assert list(doc)[:2] == ["schema_version", "kind"] and doc["kind"] == "study"
+    assert doc["status"] == "done" and doc["result"]["size"] == "quick"
+    assert doc["created_at"].endswith("+00:00") and doc["sweeps"] == []
