@@ -73,6 +73,9 @@ def test_every_listing_shows_iso_with_zone(stored_db: Path) -> None:
         for table in ("runs", "sweeps", "tunes"):
             stored = [r[0] for r in conn.execute(f"SELECT created_at FROM {table}")]
             assert stored and all(re.fullmatch(ISO, t) for t in stored), (table, stored)
+        starts = [json.loads(r[0])["environment"]["start_time"]
+                  for r in conn.execute("SELECT engine_json FROM runs")]
+        assert starts and all(re.fullmatch(ISO, t) for t in starts), starts
     finally:
         conn.close()
 

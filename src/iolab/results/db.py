@@ -526,7 +526,8 @@ def store_run(conn: sqlite3.Connection, run: NewRun) -> int:
         "launch_command": json.dumps(list(run.launch_command)) if run.launch_command else None,
         "launcher": run.launcher, "host": socket.gethostname(), "user": user,
         "cwd": os.getcwd(), "wall_time_s": run.wall_time_s,
-        "engine_json": json.dumps(run.engine_doc) if run.engine_doc is not None else None,
+        "engine_json": json.dumps(_one_time_form(run.engine_doc))
+        if run.engine_doc is not None else None,
     }
     for k, v in {**key_columns(run.engine_doc), **run.extra}.items():
         if v is not None or k not in values:
@@ -676,8 +677,15 @@ def _decode(row: dict[str, Any]) -> dict[str, Any]:
                 row[col] = json.loads(row[col])
             except ValueError:
                 pass  # keep the text: a damaged row is still shown
-    env = row["engine_json"].get("environment") if isinstance(row.get("engine_json"), dict) \
-        else None
-    if isinstance(env, dict) and env.get("start_time"):  # the engine writes '...Z'
-        env["start_time"] = fmt_time(env["start_time"])
+    if isinstance(row.get("engine_json"), dict):  # stored before the one time form
+        row["engine_json"] = _one_time_form(row["engine_json"])
     return row
+
+
+def _one_time_form(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """The engine's document with its start time (the engine writes '...Z') in the one form
+    of a time (units.fmt_time); a copy, the rest as the engine wrote it."""
+    env = doc.get("environment")
+    if not isinstance(env, dict) or not env.get("start_time"):
+        return dict(doc)
+    return {**doc, "environment": {**env, "start_time": fmt_time(env["start_time"])}}
