@@ -16,7 +16,7 @@ from types import ModuleType
 from typing import NoReturn
 
 from iolab import __version__
-from iolab.errors import EXIT_USAGE, UsageError
+from iolab.errors import EXIT_USAGE, UsageError, verb_line
 
 # verb -> (module, one-line help). The order is the order of ``iolab --help``.
 VERBS: dict[str, tuple[str, str]] = {
@@ -92,7 +92,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 def _one_line_errors(parser: argparse.ArgumentParser) -> None:
     def error(message: str) -> NoReturn:
-        sys.stderr.write(f"iolab: {message} (see 'iolab --help')\n")
+        sys.stderr.write(verb_line(None, f"{message} (see 'iolab --help')") + "\n")
         raise SystemExit(EXIT_USAGE)
 
     setattr(parser, "error", error)  # noqa: B010  (an instance override)
@@ -126,10 +126,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _flushed(int(args._run(args)))
     except UsageError as exc:
-        print(f"iolab: {exc}", file=sys.stderr)
+        print(verb_line(args.verb, str(exc)), file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
-        print("iolab: interrupted", file=sys.stderr)
+        print(verb_line(args.verb, "interrupted"), file=sys.stderr)
         return 130
     except BrokenPipeError:
         return _quiet_broken_pipe()

@@ -22,11 +22,11 @@ import stat
 import struct
 import sys
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from iolab.errors import EXIT_USAGE, UsageError
+from iolab.errors import EXIT_USAGE, UsageError, verb_line
 
 MPI_CHOICES = ("default", "openmpi", "mpich")  # == iolab.launch.MPI_FLAVOURS (tested)
 
@@ -71,12 +71,50 @@ def add_db(parser: argparse._ActionsContainer) -> None:
              "else ~/.local/share/iolab/results.db)")
 
 
+EXAMPLES_HEADING = "examples:"
+
+
+class _ExamplesFormatter(argparse.HelpFormatter):
+    """argparse's formatter, except that the examples keep their lines: the text before
+    them (a description, a note) is wrapped as usual."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        head, sep, examples = text.partition(EXAMPLES_HEADING + "\n")
+        filled = super()._fill_text(head, width, indent) if head.strip() else ""
+        if not sep:
+            return filled
+        return (filled + "\n\n" if filled else "") + sep + examples
+
+
+def add_examples(parser: argparse.ArgumentParser,
+                 examples: Sequence[tuple[str, str]]) -> None:
+    """An EXAMPLES section at the end of ``--help``: each command as it runs, then what it
+    does. tests/cli/test_help_examples.py parses every one with the verb's parser."""
+    parser.formatter_class = _ExamplesFormatter
+    parser.epilog = examples_text(examples)
+
+
+def examples_text(examples: Sequence[tuple[str, str]]) -> str:
+    lines = [EXAMPLES_HEADING]
+    for command, what in examples:
+        lines += [f"  {command}", f"      {what}"]
+    return "\n".join(lines)
+
+
+def help_examples(help_text: str) -> list[str]:
+    """The example commands of a ``--help`` text (the lines under ``examples:`` that start
+    with ``iolab``)."""
+    _, _, examples = help_text.partition("\n" + EXAMPLES_HEADING + "\n")
+    return [ln.strip() for ln in examples.splitlines() if ln.startswith("  iolab ")]
+
+
 def one_line_errors(parser: argparse.ArgumentParser, prog: str) -> None:
     """A bad option is one line naming this verb's help (argparse prints the usage first,
     and a subparser's error would otherwise show the top-level usage)."""
 
     def error(message: str) -> NoReturn:
-        sys.stderr.write(f"{prog}: {message} (see '{prog} --help')\n")
+        verb = prog.removeprefix("iolab").strip() or None
+        sys.stderr.write(verb_line(verb, f"{message} (see '{prog} --help')") + "\n")
         raise SystemExit(EXIT_USAGE)
 
     setattr(parser, "error", error)  # noqa: B010  (an instance override)
@@ -206,22 +244,22 @@ def _can_create_in(folder: Path) -> bool:
     return True
 
 
-def make_dir(path: Path, quiet: bool = False) -> Path:
-    """Make the (checked) output folder if it is missing, and say so."""
+def make_dir(path: Path, quiet: bool = False, verb: str | None = None) -> Path:
+    """Make the (checked) output folder if it is missing, and say so (as ``verb``)."""
     if not path.is_dir():
         try:
             path.mkdir()
         except OSError as exc:
             raise UsageError(f"cannot create the folder {path}: {exc.strerror}") from None
         if not quiet:
-            print(f"iolab: created the folder {path}", file=sys.stderr)
+            print(verb_line(verb, f"created the folder {path}"), file=sys.stderr)
     return path
 
 
-def write_output(path: Path, text: str, opt: str = "-o") -> None:
+def write_output(path: Path, text: str, opt: str = "-o", verb: str | None = None) -> None:
     """Write a checked output file (through a temporary file, so a failure leaves the old
     contents); the missing last folder is made and named."""
-    make_dir(path.parent)
+    make_dir(path.parent, verb=verb)
     if path.exists() and not path.is_file():
         with open(path, "w", encoding="utf-8") as f:  # /dev/stdout, a FIFO
             f.write(text)

@@ -20,3 +20,35 @@ def fmt_bytes(n: Any) -> str:
             q = v / scale
             return f"{q:.0f} {unit}" if q == int(q) else f"{q:.1f} {unit}"
     return f"{v:.0f} B"
+
+
+def fmt_time(when: Any) -> str:
+    """A moment as iolab shows and stores it everywhere: ISO 8601 to the second with its
+    zone, in UTC (``2026-11-27T15:51:42+00:00``). Takes a ``datetime`` (a naive one is
+    taken as UTC), Unix seconds, or a stored ISO string (older databases wrote ``...Z``);
+    '-' when there is nothing, and an unreadable string as it is (never lost)."""
+    from datetime import datetime, timezone
+
+    if when is None or when == "":
+        return "-"
+    if isinstance(when, datetime):
+        moment = when
+    elif isinstance(when, numbers.Real) and not isinstance(when, bool):
+        moment = datetime.fromtimestamp(float(when), timezone.utc)
+    else:
+        text = str(when).strip()
+        try:
+            moment = datetime.fromisoformat(text.replace("Z", "+00:00")
+                                            if text.endswith("Z") else text)
+        except ValueError:
+            return text
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc).isoformat(timespec="seconds")
+
+
+def now_time() -> str:
+    """Now, in :func:`fmt_time`'s form: the value every store writes."""
+    from datetime import datetime, timezone
+
+    return fmt_time(datetime.now(timezone.utc))

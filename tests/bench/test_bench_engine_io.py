@@ -59,8 +59,8 @@ def test_plain_progress_lines_after_the_quiet_period() -> None:
     view.update(Progress(2, "read", 1, 2, 2))
     view.close()
     assert out.getvalue().splitlines() == [
-        "iolab: default:fpp: repetition 1, write done (1/2)",
-        "iolab: default:fpp: repetition 3, read pass 2 done (2/2)"]
+        "iolab bench: default:fpp: repetition 1, write done (1/2)",
+        "iolab bench: default:fpp: repetition 3, read pass 2 done (2/2)"]
 
 
 def test_progress_lines_held_in_the_quiet_period_are_not_lost() -> None:
@@ -71,8 +71,8 @@ def test_progress_lines_held_in_the_quiet_period_are_not_lost() -> None:
     view.update(Progress(0, "write", 0, 1, 4))
     view.quiet_s = 0  # the run has now lasted long enough
     view.update(Progress(0, "read", 0, 2, 4))
-    assert out.getvalue().splitlines() == ["iolab: c: repetition 1, write done (1/4)",
-                                           "iolab: c: repetition 1, read pass 1 done (2/4)"]
+    assert out.getvalue().splitlines() == ["iolab bench: c: repetition 1, write done (1/4)",
+                                           "iolab bench: c: repetition 1, read pass 1 done (2/4)"]
 
 
 def test_progress_bytes_lines() -> None:
@@ -112,10 +112,10 @@ def test_plain_lines_within_a_phase_from_the_first_phase() -> None:
     view.update(PhaseBytes(0, "read", 0, 48 * mib, 64 * mib, 6.0))
     view.close()
     assert out.getvalue().splitlines() == [
-        "iolab: c: repetition 1, write done (1/2)",
-        "iolab: c: repetition 1, read pass 1: 16.0 MiB of 64.0 MiB (25%), 8.0 MiB/s, "
+        "iolab bench: c: repetition 1, write done (1/2)",
+        "iolab bench: c: repetition 1, read pass 1: 16.0 MiB of 64.0 MiB (25%), 8.0 MiB/s, "
         "about 6 s left",
-        "iolab: c: repetition 1, read pass 1: 48.0 MiB of 64.0 MiB (75%), 8.0 MiB/s, "
+        "iolab bench: c: repetition 1, read pass 1: 48.0 MiB of 64.0 MiB (75%), 8.0 MiB/s, "
         "about 2 s left"]
 
 

@@ -15,11 +15,11 @@ NO_SLURM = {k: "" for k in os.environ if k.startswith("SLURM_")}
 
 
 @pytest.mark.parametrize(("flags", "line"), [
-    (["--cpu-freq", "low,high"], "iolab: --cpu-freq needs Slurm (srun sets it); run inside "
+    (["--cpu-freq", "low,high"], "iolab bench: --cpu-freq needs Slurm (srun sets it); run inside "
                                  "a Slurm allocation or with --launcher srun"),
-    (["--core-spec", "1"], "iolab: --core-spec needs Slurm (srun sets it); run inside a "
+    (["--core-spec", "1"], "iolab bench: --core-spec needs Slurm (srun sets it); run inside a "
                            "Slurm allocation or with --launcher srun"),
-    (["--cpu-freq", "low,,high"], "iolab: --cpu-freq 'low,,high': an empty value in the "
+    (["--cpu-freq", "low,,high"], "iolab bench: --cpu-freq 'low,,high': an empty value in the "
                                   "list; write e.g. --cpu-freq 1200000,2400000 or "
                                   "--cpu-freq low,high"),
 ])

@@ -20,15 +20,15 @@ def test_plain_progress_inside_a_long_phase(engine: Path, db: Path, workdir: Pat
                   "--block", "48M", "--reps", "1", "--layout", "fpp", "--db", str(db),
                   cwd=workdir)
     assert r.returncode == 0, r.stderr
-    lines = [ln for ln in r.err_lines() if ln.startswith("iolab: ")]
-    assert lines and lines[0] == "iolab: iolab bench: repetition 1, write done (1/2)", r.stderr
+    lines = [ln for ln in r.err_lines() if ln.startswith("iolab bench: ")]
+    assert lines and lines[0] == "iolab bench: repetition 1, write done (1/2)", r.stderr
     inside = [ln for ln in lines if " of 96.0 MiB (" in ln]
     assert inside, r.stderr
     m = re.search(r"read pass 1: ([\d.]+) MiB of 96\.0 MiB \((\d+)%\), ([\d.]+) MiB/s, "
                   r"about (\d+) s left$", inside[0])
     assert m, inside[0]
     assert 0 < float(m.group(1)) < 96 and 0 < float(m.group(3))
-    assert lines[-1] == "iolab: iolab bench: repetition 1, read pass 1 done (2/2)"
+    assert lines[-1] == "iolab bench: repetition 1, read pass 1 done (2/2)"
     (run,) = db_rows(db)  # and the stored result is the engine's, with no progress in it
     assert run["status"] == "ok"
     doc = json.loads(run["engine_json"])

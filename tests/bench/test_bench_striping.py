@@ -115,9 +115,9 @@ def test_refused_without_lustre(engine: Path, db: Path, workdir: Path) -> None:
                       *extra, "--db", str(db), cwd=workdir)
         assert r.returncode == 2, r.stderr
         # the directory of the test files: iolab's own in the current one, or -o's
-        assert r.err_lines() == [f"iolab: --stripe-count/--stripe-size need Lustre: {workdir} is "
-                                 f"on {kind}; point -o/--path at a Lustre file system, or "
-                                 "leave them out"]
+        assert r.err_lines() == [f"iolab bench: --stripe-count/--stripe-size need Lustre: "
+                                 f"{workdir} is on {kind}; point -o/--path at a Lustre "
+                                 "file system, or leave them out"]
         assert not db.exists() and not list(workdir.iterdir())
     bad = run_iolab("bench", "--api", "null", "--stripe-size", "100K", "--db", str(db),
                     cwd=workdir)

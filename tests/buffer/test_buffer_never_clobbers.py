@@ -45,8 +45,8 @@ def sums(folder: Path) -> dict[str, str]:
 def refused(r: subprocess.CompletedProcess[str], says: str) -> None:
     assert r.returncode == 2, r.stderr
     lines = r.stderr.strip().splitlines()
-    # the prefix is the CLI's ("iolab:" today, "iolab buffer:" once issue 28's item 10 lands)
-    assert len(lines) == 1 and lines[0].startswith("iolab") and says in lines[0], r.stderr
+    assert len(lines) == 1 and lines[0].startswith("iolab buffer: ") and says in lines[0], \
+        r.stderr
 
 
 def test_stats_never_replace_the_programs_output(buflib, cprog, tmp_path):

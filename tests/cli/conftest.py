@@ -37,3 +37,26 @@ def profile_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
               "echo hello > out.txt; cat out.txt >/dev/null", cwd=d)
     assert r.returncode == 0, r.stderr
     return d / "P.iolab"
+
+
+@pytest.fixture(scope="session")
+def stored_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A results database made by real commands on the null backend: run 1 (bench), sweep 1
+    (two points, runs 2-3) and tune 1 (trials stored as runs)."""
+    from iolab.paths import engine_binary
+
+    engine_binary("default")  # raises (test error) when ./setup did not build it
+    if shutil.which("mpirun") is None:
+        pytest.skip("mpirun is not on PATH (./setup installs Open MPI)")
+    d = tmp_path_factory.mktemp("stored")
+    db = str(d / "r.db")
+    for argv in (["bench", "-q", "--api", "null", "--np", "2", "--reps", "1", "--transfer",
+                  "1k", "--block", "4k", "--db", db],
+                 ["sweep", "-q", "--db", db, "--param", "transfer=1k,2k", "--reps", "1", "--",
+                  "--api", "null", "--np", "2", "--block", "4k"],
+                 ["tune", "-q", "--db", db, "--knob", "transfer=1k,2k", "--trials", "2",
+                  "--confirm", "2", "--", "iolab", "bench", "-a", "null", "--np", "2", "-t",
+                  "1k", "-b", "4k", "-w"]):
+        r = iolab(*argv, cwd=d)
+        assert r.returncode == 0, (argv, r.stderr)
+    return d / "r.db"

@@ -27,7 +27,7 @@ def _one_line_exit_2(capsys, *args: str) -> str:
     assert rc == 2, err
     lines = [ln for ln in err.splitlines() if ln.strip()]
     assert len(lines) == 1, err
-    assert lines[0].startswith("iolab: ")
+    assert lines[0].startswith("iolab diagnose: ")
     return lines[0]
 
 

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from engine_helpers import Engine, _env
 
 from iolab.hints import report
@@ -66,9 +67,9 @@ def test_bad_input(engine: Engine, scratch: Path):
     p = iolab_hints(str(scratch), "--hint", "cb_buffer_size=abc")
     assert p.returncode == 2
     assert p.stderr.strip().splitlines() == [
-        "iolab: hint cb_buffer_size=abc (from the command line): cb_buffer_size takes a whole "
-        "number (bytes or a count, no suffix); the library would take it silently and measure "
-        "something else"]
+        "iolab hints: hint cb_buffer_size=abc (from the command line): cb_buffer_size takes a "
+        "whole number (bytes or a count, no suffix); the library would take it silently and "
+        "measure something else"]
     p = iolab_hints(str(scratch / "nope"))
     assert p.returncode == 2 and "is not a directory" in p.stderr
     assert list(scratch.iterdir()) == []
@@ -83,3 +84,41 @@ def test_ompi_info_parsing():
     assert report.parse_ompi_info(text) == [
         report.McaParam("io_ompio_bytes_per_agg", "33554432", "default"),
         report.McaParam("fcoll_vulcan_write_chunksize", "-1", "?")]
+
+
+def test_table_header_words_are_apart(mpich_engine: Engine, scratch: Path):
+    """expected ``hint  requested  effective  status`` / was ``requestedeffectivestatus``
+    when every value was shorter than its column's name."""
+    p = iolab_hints(str(scratch), "--mpi", "mpich", "--hint", "cb_nodes=1")
+    assert p.returncode == 0, p.stderr
+    header = next(ln for ln in p.stdout.splitlines() if ln.startswith("hint "))
+    assert header.split() == ["hint", "requested", "effective", "status"], header
+    row = next(ln for ln in p.stdout.splitlines() if ln.startswith("cb_nodes "))
+    # each value starts under its column's name
+    assert row.index("1 ") == header.index("requested"), (header, row)
+    assert row.index("in effect") == header.index("status"), (header, row)
+
+
+def test_quiet_shows_only_the_hints_asked_for(mpich_engine: Engine, scratch: Path):
+    """expected -q: the header and the requested hints only / was: no -q in iolab hints."""
+    p = iolab_hints(str(scratch), "--mpi", "mpich", "-q", "--hint", "cb_nodes=1")
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert len(lines) == 3 and lines[2].startswith("cb_nodes "), p.stdout
+    assert report.DEFAULT not in p.stdout
+
+
+def test_verbose_shows_the_command(mpich_engine: Engine, scratch: Path):
+    p = iolab_hints(str(scratch), "--mpi", "mpich", "-v", "--hint", "cb_nodes=1")
+    assert p.returncode == 0, p.stderr
+    assert p.stderr.startswith("iolab hints: running ") and "iolab-bench" in p.stderr
+
+
+def test_open_mpi_advice_names_no_option_hints_lacks(engine: Engine, scratch: Path):
+    """expected the MCA advice as an environment variable / was ``--mca``, an option
+    iolab hints does not have."""
+    p = iolab_hints(str(scratch), "--hint", "cb_nodes=1")
+    assert p.returncode == 0, p.stderr
+    if "MPI-IO ompio" not in p.stdout.splitlines()[0]:
+        pytest.skip("the default build's MPI-IO is not OMPIO")
+    assert "--mca" not in p.stdout and "OMPI_MCA_<name>=VALUE" in p.stdout

@@ -102,7 +102,7 @@ def test_store_get_list_key_columns(conn: sqlite3.Connection) -> None:
               "read_cache": "cold", "fs_type": "ext4", "mpiio_implementation": "ompio",
               "engine_schema_version": 1, "label": "t", "launcher": "mpirun", "error": None}
     assert {k: run[k] for k in expect} == expect
-    assert run["created_at"].endswith("Z") and run["host"]
+    assert run["created_at"].endswith("+00:00") and run["host"]  # ISO 8601 with its zone
     listed = db.list_runs(conn)
     assert [r["id"] for r in listed] == [rid] and "engine_json" not in listed[0]
 

@@ -55,7 +55,7 @@ def test_cpu_bind_where_slurm_cannot_bind(slurm_env: dict[str, str], engine: Pat
         return
     assert p.returncode == 2, p.stderr
     lines = [ln for ln in p.stderr.splitlines() if ln.startswith("iolab")]
-    assert lines == ["iolab: --cpu-bind cores: this Slurm cannot bind CPUs "
+    assert lines == ["iolab bench: --cpu-bind cores: this Slurm cannot bind CPUs "
                      "(TaskPlugin=task/none); ask the site for task/affinity or task/cgroup, "
                      "or run without --cpu-bind"], p.stderr
     assert not db.exists()

@@ -20,7 +20,8 @@ from typing import Any
 from iolab import cli_common, launch, paths
 from iolab.bench import jobs, options, striping
 from iolab.bench.engine import EngineOutcome, ProgressView, run_engine
-from iolab.errors import EXIT_USAGE, UsageError
+from iolab.bench.subrun import engine_refusal
+from iolab.errors import EXIT_USAGE, UsageError, verb_line
 from iolab.results import db
 from iolab.results.render import render, summary_report
 
@@ -80,6 +81,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         out, quiet_help="no progress lines (the summary and errors still print)",
         verbose_help="pass the engine's and launcher's messages through as they come")
     _read_engine_options_lazily(parser)
+    cli_common.add_examples(parser, [
+        ('iolab bench', 'the default job: 2 ranks, a file each, written then read, stored'),
+        ('iolab bench --np 4 -t 1m -b 64m --layout segmented',
+         '4 ranks, one shared file in 1 MiB transfers (-t/-b are --transfer/--block)'),
+        ('iolab bench -a mpiio -c --np 4 -t 4m -b 64m --hint cb_nodes=2 -o ior.dat',
+         'collective MPI-IO with a hint; the test file ior.dat here (cd to the file system first)'),
+        ('iolab bench --metadata easy --np 2',
+         'metadata rates as mdtest measures them: create, stat, read, remove per second'),
+        ('iolab bench --np 4 --dry-run', 'print the launch command and the test path; run nothing'),
+        ('iolab bench -a null --json', 'the driver without a disk; the summary as JSON'),
+    ])
     cli_common.one_line_errors(parser, "iolab bench")
 
 
@@ -123,7 +135,7 @@ def _load_engine_options(parser: argparse.ArgumentParser) -> None:
         table = options.load_table(_table_engine())
     except UsageError as exc:
         parser.set_defaults(engine_error=str(exc), engine_table=[])
-        parser.epilog = f"Engine options are not available: {exc}"
+        parser.epilog = f"Engine options are not available: {exc}\n\n{parser.epilog or ''}"
         return
     options.add_engine_options(parser, table)
     parser.set_defaults(engine_error=None, engine_table=table)
@@ -206,6 +218,8 @@ def run(args: argparse.Namespace) -> int:
         _print_dry_run(spec, runs, engine, fixed, layout, needs_scratch)
         return 0
     launch.prepare(spec, [str(engine)])  # no mpirun / srun: one line, before any scratch
+    for engine_args in dict.fromkeys(tuple(c.engine_args) for _, c in runs):
+        engine_refusal(engine, engine_args)  # -t 3x: one line, no database made
     conn = db.connect(args.db)
     scratch: jobs.Scratch | None = None
     stored: list[dict[str, Any]] = []
@@ -377,7 +391,7 @@ def _run_case(args: argparse.Namespace, spec: launch.LaunchSpec, engine: Path,
     if not args.verbose and status == "ok":
         for line in outcome.messages:  # the engine's warnings, e.g. eviction not verified
             if line.startswith("iolab-bench"):
-                print(line, file=sys.stderr)
+                print(verb_line("bench", line), file=sys.stderr)
     return CaseResult(case, run_id, status)
 
 

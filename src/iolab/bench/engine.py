@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from types import FrameType
 from typing import IO, Any, Optional
 
-from iolab.errors import UsageError
+from iolab.errors import UsageError, verb_line
 from iolab.launch import Launch, interrupt
 
 STOP_GRACE_S = 30.0  # after passing an interruption on, the launcher gets this long, then SIGKILL
@@ -303,7 +303,7 @@ class ProgressView:
 
     def _print(self, lines: list[str]) -> None:
         for line in lines:
-            print(f"iolab: {line}", file=self.stream, flush=True)
+            print(verb_line("bench", line), file=self.stream, flush=True)
         self._last_plain = self.clock()
 
     def close(self) -> None:

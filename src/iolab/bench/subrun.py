@@ -60,14 +60,19 @@ def check_args(args: Sequence[str]) -> Any:
     values = options.set_options(ns)
     options.check_api(values, ns.engine_table)
     options.check_hints_file(values)
-    engine = paths.engine_for_mpi(ns.mpi)
-    done = subprocess.run([str(engine), *options.engine_argv(values), "--version"],
-                          capture_output=True, text=True, check=False,
-                          stdin=subprocess.DEVNULL)
+    engine_refusal(paths.engine_for_mpi(ns.mpi), options.engine_argv(values))
+    return ns
+
+
+def engine_refusal(engine: Any, engine_argv: Sequence[str]) -> None:
+    """UsageError with the engine's own line when its parser refuses these options:
+    ``iolab-bench OPTIONS --version`` parses every option before it prints, without MPI,
+    in milliseconds, so a bad value is refused before anything is stored or run."""
+    done = subprocess.run([str(engine), *engine_argv, "--version"], capture_output=True,
+                          text=True, check=False, stdin=subprocess.DEVNULL)
     if done.returncode != 0:
         raise UsageError(_last_line(done.stderr, "iolab-bench refused the options")
                          .removeprefix("iolab-bench: "))
-    return ns
 
 
 def mpiio_implementation(args: Sequence[str]) -> str | None:

@@ -45,6 +45,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         parser, quiet_help="do not print statistics",
         verbose_help="also say which library and spec are used")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- program and arguments")
+    cli_common.add_examples(parser, [
+        ('iolab buffer -- ./app out.dat',
+         'write-behind and read-ahead buffers; statistics on stderr'),
+        ("iolab buffer --spec '*.dat:size=64M:count=4' -o stats.txt -- ./app",
+         '64 MiB buffers for .dat files only; the statistics in stats.txt'),
+    ])
     cli_common.one_line_errors(parser, "iolab buffer")
 
 
@@ -93,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
         stats = None if args.quiet else str(Path(tmp) / "stats.txt")
         env = {**os.environ, **build_env(config, stats)}
         if args.verbose:
-            print(f"iolab: LD_PRELOAD={env['LD_PRELOAD']} IOLAB_BUFFER={config!r}",
+            print(f"iolab buffer: LD_PRELOAD={env['LD_PRELOAD']} IOLAB_BUFFER={config!r}",
                   file=sys.stderr)
         try:
             proc = subprocess.Popen(argv, env=env)
@@ -116,7 +122,7 @@ def _report_stats(text: str, target: str | None) -> None:
     line, and the statistics still reach stderr (the program's exit status is kept)."""
     if target:
         try:
-            cli_common.write_output(Path(target), text, "--stats")
+            cli_common.write_output(Path(target), text, "--stats", verb="buffer")
             return
         except UsageError as exc:
             print(f"iolab buffer: {exc}; the statistics follow on stderr", file=sys.stderr)

@@ -30,6 +30,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     cli_common.add_format(p, csv=False, json_help="print the ratios as JSON instead of text")
     cli_common.add_db(p)
     p.add_argument("-q", "--quiet", action="store_true", help="no table on stdout")
+    cli_common.add_examples(p, [
+        ('iolab compare run:3 run:5', 'B/A ratios per phase with 95% confidence intervals'),
+        ('iolab compare sweep:1 sweep:2 -o compare.html',
+         'two sweeps point by point, as an HTML page'),
+        ('iolab compare run:3 run:5 --json', 'the ratios as JSON'),
+        ('iolab compare before.darshan after.darshan', 'two logs of a job, before and after a fix'),
+    ])
     cli_common.one_line_errors(p, "iolab compare")
 
 
@@ -87,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
         if sa[0] == sb[0] == "sweep":
             sec.blocks += _sweep_overlays(conn, sa[1], sb[1])
         write_page(Page(f"iolab compare: {a.title} vs {b.title}", [], [sec]), out,
-                   quiet=args.quiet)
+                   quiet=args.quiet, verb="compare")
     return 0
 
 
@@ -151,7 +158,7 @@ def _logs(args: argparse.Namespace, out: Path | None) -> int:
             part[0].heading = f"{tag[0].upper()}: {name}"
             secs += part
         write_page(Page(f"iolab compare: {args.a} vs {args.b}", [], secs), out,
-                   quiet=args.quiet)
+                   quiet=args.quiet, verb="compare")
     return 0
 
 

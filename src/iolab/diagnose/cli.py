@@ -50,6 +50,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--color", choices=("auto", "always", "never"), default="auto",
                    help="colour the text report: auto (on a terminal), always, never "
                         "(default: %(default)s)")
+    cli_common.add_examples(p, [
+        ('iolab diagnose job.darshan', 'the findings of a Darshan log: evidence, cost and the fix'),
+        ('iolab diagnose -v run1.iolab', 'an iolab profile, with why, sources and thresholds'),
+        ('iolab diagnose --json job.darshan', 'the report as JSON on stdout'),
+        ('iolab diagnose --html report.html --emit-fixes fixes job.darshan',
+         'an HTML page and the fix files (hints, environment, lfs, Slurm lines)'),
+        ('iolab diagnose --fail-on high job.darshan',
+         'exit 1 when a HIGH finding appears (for CI)'),
+        ('iolab diagnose --list-rules', 'the rules, their thresholds and sources'),
+    ])
     cli_common.one_line_errors(p, "iolab diagnose")
     p.set_defaults(_positionals_anywhere="logs")
 
@@ -160,9 +170,11 @@ def _render(args: argparse.Namespace, reports: list) -> None:
         emit.check_plan(Path(args.emit_fixes), fixes)
     if args.output:
         cli_common.write_output(Path(args.output),
-                                _document(reports, _output_format(args), args), "-o")
+                                _document(reports, _output_format(args), args), "-o",
+                                verb="diagnose")
     if args.html:
-        cli_common.write_output(Path(args.html), _document(reports, "html", args), "--html")
+        cli_common.write_output(Path(args.html), _document(reports, "html", args), "--html",
+                                verb="diagnose")
     if fixes is not None:
         _emit(Path(args.emit_fixes), fixes)
     if pipe_closed:
@@ -173,7 +185,7 @@ def _emit(folder: Path, fixes: list) -> None:
     """Write the fix files; say which earlier fix folders went and which were kept."""
     from iolab.diagnose import emit
 
-    done = emit.write_planned(cli_common.make_dir(folder), fixes)
+    done = emit.write_planned(cli_common.make_dir(folder, verb="diagnose"), fixes)
     gone = sorted({Path(rel).parent.as_posix() if "/" in rel else rel
                    for rel in done.removed} - set(done.kept))
     if gone:
@@ -202,9 +214,10 @@ def _to_stdout(args: argparse.Namespace, reports: list) -> None:
 def _json_text(reports: list) -> str:
     from iolab.diagnose.report import to_dict
 
-    data = [to_dict(r) for r in reports]
+    data = [{"schema_version": d["schema_version"], "kind": "diagnosis", **d}
+            for d in (to_dict(r) for r in reports)]  # kind: the envelope of docs/cli.md
     doc = data[0] if len(data) == 1 else {"schema_version": data[0]["schema_version"],
-                                           "reports": data}
+                                           "kind": "diagnoses", "reports": data}
     return json.dumps(doc, indent=2, default=str)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
 from pathlib import Path
 
@@ -19,7 +20,8 @@ from iolab.hints import report
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.usage = "iolab hints DIR [--hint KEY=VALUE ...] [-U FILE] [--mpi mpich]"
+    parser.usage = ("iolab hints DIR [--hint KEY=VALUE ...] [-U FILE] [--mpi mpich] [--np N] "
+                    "[-q | -v] [--json]")
     parser.add_argument("dir", metavar="DIR", help="a directory on the file system to test "
                         "(a 4 KiB file is written there and removed)")
     parser.add_argument("--hint", action="append", default=[], metavar="KEY=VALUE",
@@ -34,6 +36,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--launcher", choices=launch.LAUNCHERS, default="auto",
                         help="auto (default): srun inside a Slurm allocation, else mpirun")
     cli_common.add_format(parser, csv=False, json_help="print JSON instead of a table")
+    cli_common.add_quiet_verbose(parser, quiet_help="only the hints asked for (no library "
+                                 "values, no Open MPI parameters)",
+                                 verbose_help="the command that opens the test file")
+    cli_common.add_examples(parser, [
+        ('iolab hints .', 'every MPI-IO hint a file in this folder gets'),
+        ('iolab hints . --hint cb_nodes=8 --hint cb_buffer_size=16777216 --mpi mpich --np 4',
+         'which of these hints ROMIO (MPICH) keeps, changes or drops, with 4 ranks'),
+        ('iolab hints . -U my.hints -q',
+         'only the hints of a ROMIO_HINTS file and what became of them'),
+    ])
     cli_common.one_line_errors(parser, "iolab hints")
 
 
@@ -58,6 +70,8 @@ def run(args: argparse.Namespace) -> int:
     target = where.resolve() / f".iolab-hints-{os.getpid()}"
     spec = launch.LaunchSpec(np=args.np, launcher=args.launcher, mpi=args.mpi)
     cmd = launch.prepare(spec, _engine_argv(args, engine, target))
+    if args.verbose:
+        print(f"iolab hints: running {shlex.join(cmd.argv)}", file=sys.stderr)
     outcome = run_engine(cmd, lambda _p: None)
     if outcome.doc is None:
         msg = outcome.engine_message() or f"{cmd.launcher} exited with {outcome.exit_code}"
@@ -77,5 +91,5 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps(report.as_json(doc, rows, params), indent=2))
     else:
-        sys.stdout.write(report.render_text(doc, rows, params))
+        sys.stdout.write(report.render_text(doc, rows, params, quiet=args.quiet))
     return 0

@@ -97,7 +97,7 @@ def ompio_params(env: Mapping[str, str] | None = None) -> list[McaParam] | None:
 def as_json(doc: Mapping[str, Any], rows: Sequence[HintRow],
             params: Sequence[McaParam] | None) -> dict[str, Any]:
     env = doc.get("environment") or {}
-    return {"schema_version": 1, "path": (doc.get("config") or {}).get("path"),
+    return {"schema_version": 1, "kind": "hints", "path": (doc.get("config") or {}).get("path"),
             "fs_type": env.get("fs_type"), "mpi_library": env.get("mpi_library"),
             "mpiio_implementation": env.get("mpiio_implementation"),
             "verifiable": bool((doc.get("hints") or {}).get("verifiable")),
@@ -106,30 +106,35 @@ def as_json(doc: Mapping[str, Any], rows: Sequence[HintRow],
 
 
 def render_text(doc: Mapping[str, Any], rows: Sequence[HintRow],
-                params: Sequence[McaParam] | None) -> str:
+                params: Sequence[McaParam] | None, quiet: bool = False) -> str:
+    """The table; ``quiet``: only the hints asked for, without the library's own values
+    and Open MPI's parameters."""
     env = doc.get("environment") or {}
     lib = str(env.get("mpi_library") or "?").splitlines()[0][:70]
     out = [f"MPI-IO hints of a file in {env.get('fs_path')} ({env.get('fs_type')}); "
            f"{lib}, MPI-IO {env.get('mpiio_implementation')}"]
     verifiable = bool((doc.get("hints") or {}).get("verifiable"))
-    if rows:
-        w = max(len(r.key) for r in rows) + 2
-        wr = min(COLUMN_MAX, max(len(r.requested or "-") for r in rows) + 2)
-        we = min(COLUMN_MAX, max(len(r.effective or "-") for r in rows) + 2)
+    if quiet:
+        rows = [r for r in rows if r.requested is not None]
+    if rows:  # each column at least as wide as its header, two spaces between columns
+        w = max(len("hint"), *(len(r.key) for r in rows)) + 2
+        wr = min(COLUMN_MAX, max(len("requested"), *(len(r.requested or "-") for r in rows)) + 2)
+        we = min(COLUMN_MAX, max(len("effective"), *(len(r.effective or "-") for r in rows)) + 2)
         out.append(f"{'hint':<{w}}{'requested':<{wr}}{'effective':<{we}}status")
         for r in rows:
             req = _cut(r.requested or "-", wr - 2)
             eff = _cut(r.effective or "-", we - 2)
             out.append(f"{r.key:<{w}}{req:<{wr}}{eff:<{we}}{r.status}"
                        + (f" (from the {r.source})" if r.source else ""))
-    if not verifiable:
+    if not verifiable and not quiet:
+        # iolab hints has no --mca: the environment reaches the ranks whatever launches them
         out.append("Open MPI returns the hints it was given, so they cannot be verified here "
                    "(OMPIO ignores ROMIO's hints); what decides its behaviour are its MCA "
-                   "parameters (set them with OMPI_MCA_<name> or --mca):")
+                   "parameters (set one in the environment: OMPI_MCA_<name>=VALUE):")
         if params is None:
             out.append("  (ompi_info could not be run)")
         for p in params or []:
-            out.append(f"  {p.name} = {_cut(p.value, COLUMN_MAX)} ({p.source})")
+            out.append(f"  {p.name} = {_cut(p.value, COLUMN_MAX) or '-'} ({p.source})")
     return "\n".join(out) + "\n"
 
 

@@ -64,7 +64,8 @@ def warn_if_not_shared(outdir: Path, quiet: bool) -> None:
         return
     nodes = other_nodes()
     if nodes:
-        print(f"iolab: warning: {outdir} is on a node-local file system ({kind}) and the job "
-              f"may run on other nodes ({', '.join(nodes[:3])}{'...' if len(nodes) > 3 else ''}"
-              "): give -o DIR on a file system the compute nodes share (home, scratch)",
+        print(f"iolab profile: warning: {outdir} is on a node-local file system ({kind}) and "
+              f"the job may run on other nodes ({', '.join(nodes[:3])}"
+              f"{'...' if len(nodes) > 3 else ''}): give -o DIR on a file system the compute "
+              "nodes share (home, scratch)",
               file=sys.stderr)

@@ -63,6 +63,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "command", nargs=argparse.REMAINDER, help="-- program and arguments; or: show FILE"
     )
+    cli_common.add_examples(parser, [
+        ('iolab profile -- ./app input.dat', 'profile a program: app-<time>.iolab in this folder'),
+        ('iolab profile --np 4 -o prof -- ./mpi_app',
+         '4 MPI ranks under the tracer; the profile in prof/'),
+        ('iolab profile --darshan --name run1 -- ./app',
+         'run1.iolab and run1.darshan (for darshan-parser, pydarshan)'),
+        ('iolab profile show run1.iolab',
+         'every counter of a profile, as darshan-parser lists them'),
+    ])
     cli_common.one_line_errors(parser, "iolab profile")
 
 
@@ -84,8 +93,8 @@ def _trace_env(
     flavour = kind if kind is not None and kind != "slurm" else args.mpi
     for prog in dict.fromkeys(programs):
         if shim.is_static(prog):
-            print(f"iolab: {prog} is statically linked: the tracer (LD_PRELOAD) cannot reach "
-                  "it, so its I/O is not traced (link it dynamically to trace it)",
+            print(f"iolab profile: {prog} is statically linked: the tracer (LD_PRELOAD) "
+                  "cannot reach it, so its I/O is not traced (link it dynamically to trace it)",
                   file=sys.stderr)
     layers: list[Path] = []
     for prog in dict.fromkeys(programs):
@@ -94,7 +103,7 @@ def _trace_env(
     for prog in dict.fromkeys(programs[1:]):
         other = shim.mpi_library(prog)
         if chosen is not None and other is not None and other != shim.mpi_library(str(chosen)):
-            print(f"iolab: {prog} uses {Path(other).name}, not the MPI library of "
+            print(f"iolab profile: {prog} uses {Path(other).name}, not the MPI library of "
                   f"{programs[0]}: its MPI-IO is not traced (POSIX and STDIO are)",
                   file=sys.stderr)
     one = shim.one_library(layers, chosen)
@@ -148,7 +157,7 @@ def _output_dir(path: str, name: str | None, quiet: bool) -> Path:
         if Path(stem).name != stem:
             raise UsageError(f"--name {name}: a file name, not a path (the folder is -o DIR)")
         cli_common.check_output_file(outdir / stem, "--name")
-    return cli_common.make_dir(outdir, quiet)
+    return cli_common.make_dir(outdir, quiet, verb="profile")
 
 
 _MPI_NAMES = {"openmpi": "Open MPI", "mpich": "MPICH"}
@@ -231,6 +240,10 @@ def _run_program(args: argparse.Namespace, argv: list[str]) -> int:
         raise UsageError(f"'{argv[0]}' is not on PATH (load Slurm)")
     if line is not None and line.kind in ("openmpi", "mpich"):
         _check_launcher_mpi(line)
+    if line is None and shutil.which(argv[0]) is None:  # before -o's folder is made
+        where = "no such file" if "/" in argv[0] and not os.path.exists(argv[0]) else \
+            "not an executable file" if "/" in argv[0] else "not on PATH"
+        raise UsageError(f"cannot start {argv[0]}: {where}")
     if args.np is not None:
         spec = launch.LaunchSpec(np=args.np, launcher=args.launcher,
                                  mpi=_program_mpi(argv[0], args.mpi, args.launcher))
@@ -243,10 +256,13 @@ def _run_program(args: argparse.Namespace, argv: list[str]) -> int:
         cmd, env, launch_words = _command(args, argv, parts_dir, spec, line)
         start = time.time()
         if args.verbose:
-            print(f"iolab: running {shlex.join(cmd)}", file=sys.stderr)
+            print(f"iolab profile: running {shlex.join(cmd)}", file=sys.stderr)
         try:
             proc = subprocess.Popen(cmd, env=env)
         except OSError as exc:
+            shutil.rmtree(parts_dir, ignore_errors=True)
+            if made_outdir:
+                _remove_if_empty(outdir)
             raise UsageError(f"cannot start {cmd[0]}: {exc.strerror}") from exc
         rc = _wait(proc)
         stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(start))
@@ -277,7 +293,7 @@ def _run_program(args: argparse.Namespace, argv: list[str]) -> int:
         shutil.rmtree(parts_dir, ignore_errors=True)
     if not args.quiet:
         s = "es" if n != 1 else ""
-        print(f"iolab: profile of {n} process{s} written to {target}", file=sys.stderr)
+        print(f"iolab profile: profile of {n} process{s} written to {target}", file=sys.stderr)
     if args.darshan:
         _export(target, args.quiet)
     return _exit_status(rc)
@@ -334,7 +350,7 @@ def _export(profile: Path, quiet: bool = False) -> None:
     cli_common.check_output_file(out, "export", inputs=[profile])  # never over a log
     write_darshan(load(profile), out)
     if not quiet:
-        print(f"iolab: Darshan log written to {out}", file=sys.stderr)
+        print(f"iolab profile: Darshan log written to {out}", file=sys.stderr)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -145,8 +145,9 @@ def layer_shims(program: str, environ: Mapping[str, str] | None = None) -> list[
                 out.append(cand)
                 break
         else:
-            print(f"iolab: {program} uses {Path(mine).name}, and no {lib} layer is built for "
-                  f"it: {modules} not traced (MPI-IO, POSIX and STDIO are)", file=sys.stderr)
+            print(f"iolab profile: {program} uses {Path(mine).name}, and no {lib} layer is "
+                  f"built for it: {modules} not traced (MPI-IO, POSIX and STDIO are)",
+                  file=sys.stderr)
     return out
 
 
@@ -246,7 +247,7 @@ def choose(program: str, mpi_launch: bool, flavour: str,
             if mpi_library(str(shim), environ) == mine:
                 return shim
         print(
-            f"iolab: {program} uses {Path(mine).name}, and no MPI-IO shim is built for it "
+            f"iolab profile: {program} uses {Path(mine).name}, and no MPI-IO shim is built for it "
             "(./setup builds one per MPI library): MPI-IO not traced (POSIX and STDIO are)",
             file=sys.stderr,
         )

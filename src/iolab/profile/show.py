@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import TextIO
 
 from iolab import counters as ctr
 from iolab.model.raw import RawJob
+from iolab.units import fmt_time
 
 
 def _when(t: float) -> str:
-    return dt.datetime.fromtimestamp(t, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return fmt_time(t)
 
 
 def dump(job: RawJob, out: TextIO) -> None:

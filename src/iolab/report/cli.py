@@ -34,6 +34,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="also write each plot as PNG and SVG into DIR (for papers)")
     cli_common.add_db(p)
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+    cli_common.add_examples(p, [
+        ('iolab report run 3 -o run3.html', 'one page with the plots of run 3'),
+        ('iolab report sweep 1', 'the page of sweep 1 (iolab-report-sweep-1.html)'),
+        ('iolab report job.darshan --figures figs',
+         "a log's page, and each plot as PNG and SVG in figs/"),
+    ])
     cli_common.one_line_errors(p, "iolab report")
 
 
@@ -68,17 +74,20 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def write_page(page: Page, out: Path, figdir: Path | None = None, quiet: bool = False) -> None:
+def write_page(page: Page, out: Path, figdir: Path | None = None, quiet: bool = False,
+               verb: str = "report") -> None:
+    """Write the page (and its figures); what is said names ``verb``, the command that
+    asked for the page (compare and study write theirs here too)."""
     from iolab.report.page import draw_all, export_figures, render
 
     figs = draw_all(page)
-    cli_common.write_output(out, render(page, figs), "-o")
+    cli_common.write_output(out, render(page, figs), "-o", verb=verb)
     if figdir is not None:
-        written = export_figures(figs, cli_common.make_dir(figdir, quiet))
+        written = export_figures(figs, cli_common.make_dir(figdir, quiet, verb=verb))
         if not quiet:
-            print(f"iolab report: {len(written)} figure files in {figdir}", file=sys.stderr)
+            print(f"iolab {verb}: {len(written)} figure files in {figdir}", file=sys.stderr)
     if not quiet:
-        print(f"iolab report: wrote {out.resolve()}")
+        print(f"iolab {verb}: wrote {out.resolve()}")
 
 
 def _log_page(paths: list[str]) -> Page:

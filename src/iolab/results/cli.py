@@ -59,6 +59,18 @@ ACTION_HELP = {
 }
 
 
+EXAMPLES = [  # the verb's --help, and each action's own help its own
+    ('iolab results', 'every stored run, oldest first'),
+    ('iolab results --last 5 --api posix', 'the newest 5 POSIX runs'),
+    ('iolab results show 3 --json', "run 3: its phases, settings and the engine's document"),
+    ('iolab results import run.json --label laptop',
+     "store a document that 'iolab-bench --json run.json' wrote elsewhere"),
+    ('iolab results delete 7 --yes',
+     "delete run 7 (a run of a sweep goes only with it: delete sweep:ID)"),
+    ('iolab results tunes', 'the stored tunes with their claims'),
+]
+
+
 class _HelpAction(argparse.Action):
     """``-h/--help``: after an action word (``iolab results show --help``) that action's own
     help; alone, the whole verb's."""
@@ -86,7 +98,15 @@ def action_help(parser: argparse.ArgumentParser, action: str) -> str:
     fmt.start_section("options")
     fmt.add_arguments([a for a in parser._actions if a.dest in spec.options])
     fmt.end_section()
+    mine = [(c, w) for c, w in EXAMPLES if _action_of(c) == action]
+    if mine:
+        fmt.add_text(cli_common.examples_text(mine))
     return fmt.format_help()
+
+
+def _action_of(command: str) -> str:
+    words = command.split()
+    return words[2] if len(words) > 2 and words[2] in ACTION_HELP else "list"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -121,6 +141,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     flt.add_argument("--layout", help="only runs of this layout (fpp, segmented, strided, ...)")
     flt.add_argument("--label", help="only runs with this label (e.g. default:fpp)")
     flt.add_argument("--last", type=int, metavar="N", help="only the newest N runs")
+    cli_common.add_examples(parser, EXAMPLES)
     cli_common.one_line_errors(parser, "iolab results")
 
 
@@ -150,7 +171,8 @@ def run(args: argparse.Namespace) -> int:
     if args.output:
         cli_common.check_output_file(args.output, "-o", [args.db or db.default_db_path()])
     if args.action == "list" and args.db is None and not db.default_db_path().exists():
-        print(f"no runs stored yet ({db.default_db_path()} does not exist; 'iolab bench' "
+        print(f"iolab results: no runs stored yet ({db.default_db_path()} does not exist; "
+              "'iolab bench' "
               "makes it)", file=sys.stderr)
         return 0
     conn = db.connect(args.db, must_exist=True, read_only=args.action != "delete")
@@ -181,21 +203,20 @@ def run(args: argparse.Namespace) -> int:
     else:
         text = render(report, args.format)
     if args.output:
-        cli_common.write_output(Path(args.output), text)
+        cli_common.write_output(Path(args.output), text, verb="results")
     else:
         sys.stdout.write(text)
     return 0
 
 
 def _tunes(args: argparse.Namespace, conn: Any) -> int:
-    from iolab.tune.render import tunes_table
+    from iolab.tune.render import tunes_json, tunes_table
     from iolab.tune.store import list_tunes
 
     rows = list_tunes(conn)
-    text = (json.dumps({"schema_version": 1, "kind": "tunes", "tunes": rows}, indent=2) + "\n"
-            if args.format == "json" else tunes_table(rows))
+    text = tunes_json(rows) if args.format == "json" else tunes_table(rows)
     if args.output:
-        cli_common.write_output(Path(args.output), text)
+        cli_common.write_output(Path(args.output), text, verb="results")
     else:
         sys.stdout.write(text)
     return 0
@@ -244,13 +265,13 @@ def _delete(args: argparse.Namespace, conn: Any) -> int:
         what = ", ".join(x for x in [what, *(f"{k} {i} and its runs" for k, i in groups)] if x)
         answer = input(f"delete {what}? [y/N] ")
         if answer.strip().lower() not in ("y", "yes"):
-            print("nothing deleted", file=sys.stderr)
+            print("iolab results: nothing deleted", file=sys.stderr)
             return 0
     n = db.delete_runs(conn, ids) if ids else 0
     for kind, ident in groups:
         n += db.delete_group(conn, kind, ident)
-        print(f"deleted {kind} {ident}", file=sys.stderr)
-    print(f"deleted {n} run{'s' if n != 1 else ''}", file=sys.stderr)
+        print(f"iolab results: deleted {kind} {ident}", file=sys.stderr)
+    print(f"iolab results: deleted {n} run{'s' if n != 1 else ''}", file=sys.stderr)
     return 0
 
 
@@ -294,7 +315,7 @@ def _import(args: argparse.Namespace) -> int:
             error=None if doc["status"] == "ok" else f"imported from {path}"))
     finally:
         conn.close()
-    print(f"iolab: {path} stored as run {rid} in {args.db or db.default_db_path()}",
+    print(f"iolab results: {path} stored as run {rid} in {args.db or db.default_db_path()}",
           file=sys.stderr)
     return 0
 

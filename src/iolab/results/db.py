@@ -25,11 +25,11 @@ import urllib.parse
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from iolab.errors import UsageError
+from iolab.units import fmt_time, now_time
 
 RUN_STATUSES = ("ok", "failed", "interrupted")
 BUSY_TIMEOUT_MS = 60_000  # concurrent writers (a sweep's parallel trials) wait, not fail
@@ -244,7 +244,7 @@ def _statements(script: str) -> Iterator[str]:
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+    return now_time()  # the one form of a time (units.fmt_time)
 
 
 def _enter_wal(conn: sqlite3.Connection) -> None:
@@ -526,7 +526,8 @@ def store_run(conn: sqlite3.Connection, run: NewRun) -> int:
         "launch_command": json.dumps(list(run.launch_command)) if run.launch_command else None,
         "launcher": run.launcher, "host": socket.gethostname(), "user": user,
         "cwd": os.getcwd(), "wall_time_s": run.wall_time_s,
-        "engine_json": json.dumps(run.engine_doc) if run.engine_doc is not None else None,
+        "engine_json": json.dumps(_one_time_form(run.engine_doc))
+        if run.engine_doc is not None else None,
     }
     for k, v in {**key_columns(run.engine_doc), **run.extra}.items():
         if v is not None or k not in values:
@@ -665,6 +666,8 @@ def get_run(conn: sqlite3.Connection, run_id: int) -> dict[str, Any] | None:
 
 
 def _decode(row: dict[str, Any]) -> dict[str, Any]:
+    if row.get("created_at"):  # databases before the one form stored '...Z'
+        row["created_at"] = fmt_time(row["created_at"])
     for col in ("collective", "file_view"):  # JSON true/false come back from SQLite as 1/0
         if isinstance(row.get(col), int):
             row[col] = bool(row[col])
@@ -674,4 +677,15 @@ def _decode(row: dict[str, Any]) -> dict[str, Any]:
                 row[col] = json.loads(row[col])
             except ValueError:
                 pass  # keep the text: a damaged row is still shown
+    if isinstance(row.get("engine_json"), dict):  # stored before the one time form
+        row["engine_json"] = _one_time_form(row["engine_json"])
     return row
+
+
+def _one_time_form(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """The engine's document with its start time (the engine writes '...Z') in the one form
+    of a time (units.fmt_time); a copy, the rest as the engine wrote it."""
+    env = doc.get("environment")
+    if not isinstance(env, dict) or not env.get("start_time"):
+        return dict(doc)
+    return {**doc, "environment": {**env, "start_time": fmt_time(env["start_time"])}}

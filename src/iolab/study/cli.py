@@ -16,12 +16,15 @@ file system.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from iolab import cli_common
 from iolab.errors import UsageError
+from iolab.units import fmt_time
 
 _MPI_SIZE = {"quick": (200, 1 << 20, 2), "default": (2000, 4 << 20, 3),
              "full": (10000, 4 << 20, 5)}  # ping-pong round trips, message bytes, runs
@@ -42,7 +45,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     cli_common.add_output(p, "also write the study's HTML report (never an input)")
     cli_common.add_mpi(p, "MPI library of the engine and the ping-pong")
     cli_common.add_db(p)
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    cli_common.add_format(p, csv=False, json_help="print the stored study (plan, machine, "
+                          "what was skipped, its sweeps) as JSON; with --list, the list")
+    cli_common.add_quiet_verbose(p, quiet_help="no progress lines",
+                                 verbose_help="each point's iolab bench command line too")
+    cli_common.add_examples(p, [
+        ('iolab study --quick', "about a minute: the machine's I/O study at small sizes"),
+        ('iolab study -o study.html', 'the default study, and its HTML report'),
+        ('iolab study --list', 'the stored studies (compare two: iolab compare study:1 study:2)'),
+    ])
     cli_common.one_line_errors(p, "iolab study")
 
 
@@ -55,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     from iolab.sweep.runner import run_sweep
 
     if args.list:
-        return _list(args.db)
+        return _list(args.db, args.format == "json")
     freqs = [f.strip() for f in (args.cpu_freq or "").split(",") if f.strip()]
     bad = [f for f in freqs if not f.isdigit()]
     if bad:
@@ -72,7 +83,8 @@ def run(args: argparse.Namespace) -> int:
     exps, skipped = plan(args.size, machine)
     conn = connect(args.db)
     study_id = store.create_study(conn, ["iolab", "study", *sys.argv[2:]], args.size)
-    say = (lambda msg: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr))
+    say = (lambda msg: None) if args.quiet else \
+        (lambda msg: print(f"iolab study: {msg}", file=sys.stderr))
     say(f"study {study_id} ({args.size}): {len(exps)} experiments on {machine.cores} core(s)"
         f"; skipped: {', '.join(n for n, _ in skipped) or 'none'}")
     result: dict = {"size": args.size, "skipped": [list(s) for s in skipped],
@@ -87,7 +99,8 @@ def run(args: argparse.Namespace) -> int:
             sid = sstore.create_sweep(conn, ["iolab", "study"], [*e.bench_args, *mpi_args],
                                       e.grid, e.reps, study_id, e.name)
             try:
-                if run_sweep(conn, sid, args.db, None if args.quiet else sys.stderr) != "done":
+                if run_sweep(conn, sid, args.db, None if args.quiet else sys.stderr,
+                             verb="study", verbose=args.verbose) != "done":
                     status = "failed"
             except UsageError as exc:  # this machine refused the experiment: say so, go on
                 result["skipped"].append([e.name, str(exc)])
@@ -101,24 +114,48 @@ def run(args: argparse.Namespace) -> int:
             result["skipped"].append(["MPI latency and bandwidth", why])
     except KeyboardInterrupt:
         store.update_study(conn, study_id, "interrupted", result)
-        print(f"study {study_id}: interrupted; what finished is stored", file=sys.stderr)
+        print(f"iolab study: study {study_id}: interrupted; what finished is stored",
+              file=sys.stderr)
         return 130
     store.update_study(conn, study_id, status, result)
-    print(f"study {study_id}: {status}; see it with: iolab report study {study_id}"
-          + (f" --db {args.db}" if args.db else ""))
+    if args.format == "json":
+        print(_study_json(conn, study_id))
+    else:
+        print(f"study {study_id}: {status}; see it with: iolab report study {study_id}"
+              + (f" --db {args.db}" if args.db else ""))
     if out is not None:
         from iolab.report.cli import write_page
         from iolab.study.report import study_page
 
-        write_page(study_page(conn, study_id), Path(out), quiet=args.quiet)
+        write_page(study_page(conn, study_id), Path(out), quiet=args.quiet, verb="study")
     return 0 if status == "done" else 1
 
 
-def _list(db: str | None) -> int:
+def _study_json(conn: Any, study_id: int) -> str:
+    from iolab.study.store import get_study
+    from iolab.sweep import store as sstore
+
+    st = get_study(conn, study_id) or {}
+    sweeps = [{"id": sw["id"], "name": sw["name"], "status": sw["status"]}
+              for sw in sstore.list_sweeps(conn, study_id)]
+    return json.dumps({"schema_version": 1, "kind": "study", "id": study_id,
+                       **{k: st.get(k) for k in ("status", "size", "host", "command")},
+                       "created_at": fmt_time(st.get("created_at")),
+                       "result": st.get("result"), "sweeps": sweeps}, indent=2)
+
+
+def _list(db: str | None, as_json: bool) -> int:
     from iolab.results.db import connect
 
-    conn = connect(db, must_exist=True)
+    conn = connect(db, read_only=True)  # only reads: works on a read-only file system
+    if as_json:
+        rows = [{"id": r["id"], "created_at": fmt_time(r["created_at"]), "size": r["size"],
+                 "status": r["status"], "host": r["host"]} for r in conn.execute(
+                     "SELECT id, created_at, size, status, host FROM studies ORDER BY id")]
+        print(json.dumps({"schema_version": 1, "kind": "studies", "studies": rows}, indent=2))
+        return 0
     print(f"{'id':>4}  {'created':25}  {'size':8}  {'status':11}  host")
     for r in conn.execute("SELECT id, created_at, size, status, host FROM studies ORDER BY id"):
-        print(f"{r['id']:>4}  {r['created_at']:25}  {r['size']:8}  {r['status']:11}  {r['host']}")
+        print(f"{r['id']:>4}  {fmt_time(r['created_at']):25}  {r['size']:8}  "
+              f"{r['status']:11}  {r['host']}")
     return 0

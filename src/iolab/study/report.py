@@ -14,6 +14,7 @@ from iolab.report.prep_bench import SweepPoint
 from iolab.study.results import frequency_fits, mpi_rows
 from iolab.study.store import get_study
 from iolab.sweep import store as sstore
+from iolab.units import fmt_time
 
 
 def study_page(conn: sqlite3.Connection, study_id: int) -> Page:
@@ -23,7 +24,8 @@ def study_page(conn: sqlite3.Connection, study_id: int) -> Page:
     res = st["result"] or {}
     head = Section("Study", [Text(
         f"{st['size']} study of {st['host']}, status {st['status']}, started "
-        f"{st['created_at']}; the method of 'I/O performance on KNL and Haswell' (CUG'17)")])
+        f"{fmt_time(st['created_at'])}; the method of 'I/O performance on KNL and Haswell' "
+        "(CUG'17)")])
     skipped = res.get("skipped") or []
     head.blocks.append(Table(["experiment", "why it was skipped"], skipped, "Skipped")
                        if skipped else Text("Nothing was skipped."))

@@ -6,14 +6,14 @@ import json
 import socket
 import sqlite3
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timezone
 from typing import Any
 
 from iolab.results.db import transaction
+from iolab.units import now_time
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return now_time()  # the one form of a time (units.fmt_time)
 
 
 def create_study(conn: sqlite3.Connection, command: Sequence[str], size: str) -> int:

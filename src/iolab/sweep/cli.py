@@ -8,10 +8,13 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from typing import Any
 
 from iolab import cli_common
 from iolab.errors import UsageError
+from iolab.units import fmt_time
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -31,7 +34,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("bench_args", nargs=argparse.REMAINDER,
                    help="after '--': iolab bench options fixed for every point")
     cli_common.add_db(p)
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    cli_common.add_format(p, csv=False, json_help="print the sweep (grid, each point with its "
+                          "status and stored run) as JSON; with --list, the list")
+    cli_common.add_quiet_verbose(p, quiet_help="no progress lines",
+                                 verbose_help="each point's iolab bench command line too")
+    cli_common.add_examples(p, [
+        ('iolab sweep --param np=1,2,4 -- -t 1m -b 16m',
+         'bandwidth against ranks, 3 repetitions a point, each point stored as it ends'),
+        ('iolab sweep -p transfer=64k,1m -p posix.mode=buffered,direct --reps 5 -- --np 2',
+         'a two-parameter grid'),
+        ('iolab sweep --resume 7', 'run the points sweep 7 did not store'),
+        ('iolab sweep --list', "the stored sweeps (a study's too)"),
+    ])
     cli_common.one_line_errors(p, "iolab sweep")
 
 
@@ -42,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     from iolab.sweep.runner import check_points, run_sweep
 
     if args.list:
-        return _list(args.db)
+        return _list(args.db, args.format == "json")
     bench_args = list(args.bench_args)
     if bench_args and bench_args[0] == "--":
         bench_args = bench_args[1:]
@@ -74,30 +88,54 @@ def run(args: argparse.Namespace) -> int:
                                       args.reps)
         n = len(g.points(grid))
         if not args.quiet:
-            print(f"sweep {sweep_id}: {n} points x {args.reps} repetitions", file=sys.stderr)
+            print(f"iolab sweep: sweep {sweep_id}: {n} points x {args.reps} repetitions",
+                  file=sys.stderr)
     try:
-        status = run_sweep(conn, sweep_id, args.db, None if args.quiet else sys.stderr)
+        status = run_sweep(conn, sweep_id, args.db, None if args.quiet else sys.stderr,
+                           verbose=args.verbose)
     except KeyboardInterrupt:
         return 130
-    print(f"sweep {sweep_id}: {status}; see it with: iolab report sweep {sweep_id}"
-          + (f" --db {args.db}" if args.db else ""))
+    if args.format == "json":
+        print(_sweep_json(conn, sweep_id))
+    else:
+        print(f"sweep {sweep_id}: {status}; see it with: iolab report sweep {sweep_id}"
+              + (f" --db {args.db}" if args.db else ""))
     return 0 if status == "done" else 1
 
 
-def _list(db: str | None) -> int:
-    import json
+def _sweep_json(conn: Any, sweep_id: int) -> str:
+    from iolab.sweep import store
 
+    sw = store.get_sweep(conn, sweep_id) or {}
+    points = [{"number": p["number"], "params": p["params"], "status": p["status"],
+               "run_id": p["run_id"]} for p in store.point_rows(conn, sweep_id)]
+    return json.dumps({"schema_version": 1, "kind": "sweep", "id": sweep_id,
+                       "status": sw.get("status"), "created_at": fmt_time(sw.get("created_at")),
+                       "command": sw.get("command"), "bench_args": sw.get("bench_args"),
+                       "grid": sw.get("grid"), "repetitions": sw.get("repetitions"),
+                       "points": points},
+                      indent=2)
+
+
+def _list(db: str | None, as_json: bool) -> int:
     from iolab.results.db import connect
     from iolab.sweep import grid as g
     from iolab.sweep import store
 
-    conn = connect(db, must_exist=True)
+    conn = connect(db, read_only=True)  # only reads: works on a read-only file system
+    if as_json:
+        rows = [{**sw, "created_at": fmt_time(sw["created_at"]),
+                 "updated_at": fmt_time(sw["updated_at"]),
+                 **{k: json.loads(sw[k]) for k in ("command", "bench_args", "grid")}}
+                for sw in store.list_sweeps(conn)]
+        print(json.dumps({"schema_version": 1, "kind": "sweeps", "sweeps": rows}, indent=2))
+        return 0
     print(f"{'id':>4}  {'created':25}  {'status':11}  {'points':>7}  grid")
     for sw in store.list_sweeps(conn):
         grid = json.loads(sw["grid"])
         total = len(g.points([(n, v) for n, v in grid]))
         where = f"  (study {sw['study_id']}: {sw['name']})" if sw["study_id"] else ""
-        print(f"{sw['id']:>4}  {sw['created_at']:25}  {sw['status']:11}  "
+        print(f"{sw['id']:>4}  {fmt_time(sw['created_at']):25}  {sw['status']:11}  "
               f"{sw['done']:>3}/{total:<3}  "
               + " x ".join(f"{n}={','.join(v)}" for n, v in grid) + where)
     return 0

@@ -34,11 +34,16 @@ def run_point(bench_args: Sequence[str], params: Mapping[str, str], repetitions:
     Ctrl-C a KeyboardInterrupt."""
     from iolab.bench.subrun import run_bench
 
-    run = run_bench([*bench_args, *point_args(dict(params)), f"--reps={repetitions}",
-                     "--quiet"], label, db, env)
+    run = run_bench(point_argv(bench_args, params, repetitions), label, db, env)
     if run.status == "refused":
         raise UsageError(f"{_params_text(params)}: {run.error}")
     return PointOutcome(run.status, run.run_id, run.error, run.doc, run.wall_time_s)
+
+
+def point_argv(bench_args: Sequence[str], params: Mapping[str, str],
+               repetitions: int) -> list[str]:
+    """The ``iolab bench`` options of one point."""
+    return [*bench_args, *point_args(dict(params)), f"--reps={repetitions}", "--quiet"]
 
 
 def check_points(bench_args: Sequence[str], grid_points: Sequence[Mapping[str, str]]) -> None:
@@ -77,8 +82,11 @@ def _result_text(doc: Mapping[str, Any] | None) -> str:
 
 
 def run_sweep(conn: sqlite3.Connection, sweep_id: int, db: str | None,
-              out: TextIO | None = sys.stderr, env: Mapping[str, str] | None = None) -> str:
-    """Run the points of ``sweep_id`` not yet stored as ok; return the sweep's status."""
+              out: TextIO | None = sys.stderr, env: Mapping[str, str] | None = None,
+              verb: str = "sweep", verbose: bool = False) -> str:
+    """Run the points of ``sweep_id`` not yet stored as ok; return the sweep's status.
+    Progress lines go to ``out`` as the running verb's (``iolab study:`` in a study);
+    ``verbose``: each point's ``iolab bench`` command line first."""
     sw = store.get_sweep(conn, sweep_id)
     assert sw is not None
     grid_points = points(sw["grid"])
@@ -87,20 +95,25 @@ def run_sweep(conn: sqlite3.Connection, sweep_id: int, db: str | None,
     total = len(grid_points)
     store.set_status(conn, sweep_id, "running")
     if out and done:
-        print(f"sweep {sweep_id}: {len(done)} of {total} points already stored, "
+        print(f"iolab {verb}: sweep {sweep_id}: {len(done)} of {total} points already stored, "
               f"{len(todo)} to run", file=out)
     durations: list[float] = []
     failed = 0
     for k, i in enumerate(todo):
         params = grid_points[i]
+        if out and verbose:
+            print(f"iolab {verb}: sweep {sweep_id}: point {i + 1}/{total}: iolab bench "
+                  + shlex.join(point_argv(sw["bench_args"], params, sw["repetitions"])),
+                  file=out, flush=True)
         try:
             res = run_point(sw["bench_args"], params, sw["repetitions"], db,
                             f"sweep:{sweep_id}:{i}", env)
         except KeyboardInterrupt:
             store.set_status(conn, sweep_id, "interrupted")
             if out:
-                print(f"sweep {sweep_id}: interrupted; {total - len(todo) + k} of {total} points"
-                      f" stored; continue with: iolab sweep --resume {sweep_id}"
+                print(f"iolab {verb}: sweep {sweep_id}: interrupted; "
+                      f"{total - len(todo) + k} of {total} points stored; continue with: "
+                      f"iolab sweep --resume {sweep_id}"
                       + (f" --db {shlex.quote(db)}" if db else ""), file=out)
             raise
         except UsageError:
@@ -113,8 +126,9 @@ def run_sweep(conn: sqlite3.Connection, sweep_id: int, db: str | None,
         if out:
             left = median(durations) * (len(todo) - k - 1)
             what = _result_text(res.doc) if res.status == "ok" else f"{res.status}: {res.error}"
-            print(f"sweep {sweep_id}: point {i + 1}/{total} {_params_text(params)}: {what} "
-                  f"(run {res.run_id}, {human_seconds(res.wall_time_s)}; about "
+            print(f"iolab {verb}: sweep {sweep_id}: point {i + 1}/{total} "
+                  f"{_params_text(params)}: {what} (run {res.run_id}, "
+                  f"{human_seconds(res.wall_time_s)}; about "
                   f"{human_seconds(left)} left)", file=out, flush=True)
     status = "done" if not failed else "failed"
     store.set_status(conn, sweep_id, status)

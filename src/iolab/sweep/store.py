@@ -9,15 +9,15 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timezone
 from typing import Any
 
 from iolab.report.prep_bench import SweepPoint
 from iolab.results.db import get_run, transaction
+from iolab.units import now_time
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return now_time()  # the one form of a time (units.fmt_time)
 
 
 def create_sweep(conn: sqlite3.Connection, command: Sequence[str], bench_args: Sequence[str],

@@ -116,6 +116,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--list-knobs", action="store_true", help="describe every knob and exit")
     p.add_argument("workload", nargs=argparse.REMAINDER,
                    help="-- iolab bench OPTIONS, or -- any command")
+    cli_common.add_examples(p, [
+        ('iolab tune --preset posix -- iolab bench -a posix -t 64k -b 16m --np 2',
+         'the fastest POSIX settings for this workload, proven against the defaults'),
+        ('iolab tune --knob transfer=64k,1m,4m --trials 6 -o best -- iolab bench -b 16m --np 2',
+         "one knob's values; the winner's files in best/ when it is proven faster"),
+        ('iolab tune --from-log job.darshan',
+         "a proxy of a logged job's I/O, tuned on the settings diagnose points at"),
+        ('iolab tune --list --json', 'the stored tunes'),
+        ('iolab tune --resume 3', 'continue tune 3 after Ctrl-C, with its own settings'),
+        ('iolab tune --list-knobs', 'every knob, its values and how a user applies it'),
+    ])
     cli_common.one_line_errors(p, "iolab tune")
 
 
@@ -166,13 +177,13 @@ def bench_workload(argv: list[str]) -> list[str] | None:
     return None
 
 
-def _check_bench_workload(argv: list[str]) -> None:
+def _check_bench_workload(argv: list[str]) -> argparse.Namespace:
     """The workload's options, judged by iolab bench's own parsers before the tune is
     stored: a bad option is the one line, not a failed tune in the database."""
     from iolab.bench.subrun import check_args
 
     try:
-        check_args(argv)
+        return check_args(argv)
     except UsageError as exc:
         raise UsageError(f"the workload after '-- iolab bench': {exc}") from None
 
@@ -324,6 +335,44 @@ def _refuse_ignored_knobs(kind: str, space: Any, implementation: str | None,
                          + "; ".join(n.replace(": not tuned, ", ": ") for n in notes))
 
 
+def _warn_if_confirm_cannot_judge(confirm: int) -> None:
+    """The claim is the 95% interval of the speed-up (iolab.stats); with fewer runs a side
+    than it needs, no result can be called significant, however clear."""
+    import math
+
+    from iolab.stats import fewest_to_judge
+
+    enough = fewest_to_judge()
+    if 2 <= confirm < enough:
+        print(f"iolab tune: warning: --confirm {confirm} cannot show a significant gain: "
+              f"with {confirm} runs a side even the clearest result (every winner run "
+              f"faster than every default run) happens by chance 1 time in "
+              f"{math.comb(2 * confirm, confirm)}, so no 95% interval is given; use "
+              f"{enough} or more", file=sys.stderr)
+
+
+# the presets that tune one I/O interface (iolab bench's API of the same name)
+_API_PRESETS = {"posix": "POSIX", "mpiio": "MPI-IO", "hdf5": "HDF5", "pnetcdf": "PnetCDF"}
+
+
+def _refuse_presets_for_another_api(presets: list[str], workload: argparse.Namespace) -> None:
+    """``--preset mpiio`` on an ``iolab bench -a posix`` workload would run trials whose
+    every collective or file-view setting fails: refused before the baseline, naming the
+    preset that fits."""
+    from iolab.bench import options
+
+    api = str(options.set_options(workload).get("api", "posix"))
+    for preset in presets:
+        interface = _API_PRESETS.get(preset.lower())
+        if interface is None or api == preset.lower():
+            continue
+        instead = (f"--preset {api}" if api in _API_PRESETS else
+                   "--knob with the settings it has (iolab tune --list-knobs)")
+        raise UsageError(f"--preset {preset} tunes {interface} and the workload is iolab "
+                         f"bench -a {api}: use {instead}, or run the workload with "
+                         f"-a {preset.lower()}")
+
+
 def run(args: argparse.Namespace) -> int:
     if args.list_knobs:
         return _list_knobs()
@@ -332,10 +381,7 @@ def run(args: argparse.Namespace) -> int:
     if args.trials < 1 or args.confirm < 0 or args.repeats < 1 or args.repeat_top < 1:
         raise UsageError("--trials, --repeats and --repeat-top must be at least 1 and "
                          "--confirm at least 0")
-    if 2 <= args.confirm < 4:  # one-sided Mann-Whitney: smallest p with n a side
-        print(f"iolab tune: warning: --confirm {args.confirm} cannot show a significant gain "
-              "(with 3 runs a side Mann-Whitney's smallest p is 0.05); use 4 or more",
-              file=sys.stderr)
+    _warn_if_confirm_cannot_judge(args.confirm)
     if args.output:
         cli_common.check_output_dir(args.output)
     if args.resume is None and not args.list:
@@ -345,7 +391,7 @@ def run(args: argparse.Namespace) -> int:
         if from_log is not None:
             argv = from_log["bench_args"]
         if kind == "bench":
-            _check_bench_workload(argv)
+            _refuse_presets_for_another_api(args.preset, _check_bench_workload(argv))
         from iolab.tune.space import build_space
 
         predicted = predict_implementation(kind, argv, args.mpi)
@@ -363,10 +409,11 @@ def run(args: argparse.Namespace) -> int:
         objective = _objective(kind, argv, args)
         if from_log is not None:
             objective.from_log = from_log
-    conn = db.connect(args.db, must_exist=args.list or args.resume is not None)
+    # --list only reads: opened read-only (a read-only file system, no write lock)
+    conn = db.connect(args.db, must_exist=args.resume is not None, read_only=args.list)
     try:
         if args.list:
-            return _print_list(conn)
+            return _print_list(conn, args.format == "json")
         if args.resume is not None:
             return _resume(conn, args)
         from iolab.tune import store
@@ -534,8 +581,8 @@ def _execute(conn: Any, tune_id: int, objective: Any, space: Any, args: argparse
     elif args.output and result.status == "done" and result.winner:
         from iolab.tune.artifacts import write_artifacts
 
-        written = write_artifacts(result.winner, cli_common.make_dir(Path(args.output)),
-                                  getattr(objective, "output_dir", None))
+        folder = cli_common.make_dir(Path(args.output), verb="tune")
+        written = write_artifacts(result.winner, folder, getattr(objective, "output_dir", None))
     if args.format == "json":
         doc = {"schema_version": 1, "kind": "tune", "id": tune_id,
                "objective": objective.to_json(), "unit": objective.unit,
@@ -548,9 +595,10 @@ def _execute(conn: Any, tune_id: int, objective: Any, space: Any, args: argparse
     return 0 if result.status == "done" else EXIT_FAILED
 
 
-def _print_list(conn: Any) -> int:
+def _print_list(conn: Any, as_json: bool) -> int:
     from iolab.tune import store
-    from iolab.tune.render import tunes_table
+    from iolab.tune.render import tunes_json, tunes_table
 
-    sys.stdout.write(tunes_table(store.list_tunes(conn)))
+    rows = store.list_tunes(conn)
+    sys.stdout.write(tunes_json(rows) if as_json else tunes_table(rows))
     return 0

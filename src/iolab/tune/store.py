@@ -10,16 +10,16 @@ import json
 import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from typing import Any
 
 from iolab.results.db import transaction
+from iolab.units import now_time
 
 TUNE_STATUSES = ("running", "done", "failed", "interrupted")
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return now_time()  # the one form of a time (units.fmt_time)
 
 
 @dataclass(frozen=True)
