@@ -34,6 +34,8 @@ BAD_VALUE = {
     "compare": ["run:1", "run:2", "--db", "{tmp}/none.db"],
     "study": ["--cpu-freq", "abc", "--db", "{tmp}/r.db"],
     "report": ["run", "1", "--db", "{tmp}/none.db"],
+    "ior": ["-t", "3x", "--db", "{tmp}/r.db"],
+    "mdtest": ["-n", "many", "--db", "{tmp}/r.db"],
 }
 
 

@@ -61,6 +61,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--label", help="stored with each run (default: 'ior' and the line)")
     parser.add_argument("--dry-run", action="store_true",
                         help="print the iolab bench runs an IOR line becomes; runs nothing")
+    cli_common.add_examples(parser, [
+        ("iolab ior -a POSIX -t 1m -b 16m -s 4 -F -e -o /scratch/u/ior/file",
+         "IOR's file-per-process POSIX write and read, fsync at close"),
+        ("iolab ior --np 8 -a MPIIO -c -t 4m -b 64m -o /scratch/u/ior/shared",
+         "8 ranks, one shared file, collective MPI-IO"),
+        ("iolab ior -f tests.ior -O summaryFormat=JSON",
+         "every test of an IOR script, IOR's JSON summary on stdout"),
+    ])
     cli_common.one_line_errors(parser, "iolab ior")
 
 

@@ -30,8 +30,8 @@ class Dialect:
     verb: str
 
     def not_an_option(self) -> str:
-        return (f"not an {self.name} option; see 'iolab {self.verb} -h' for the list, "
-                f"'iolab {self.verb} --help'")
+        return (f"not an {self.name} option: 'iolab {self.verb} -h' lists them "
+                f"(see 'iolab {self.verb} --help')")
 
 
 IOR4 = Dialect("IOR 4", "ior")

@@ -61,6 +61,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--label", help="stored with the run (default: 'mdtest' and the line)")
     parser.add_argument("--dry-run", action="store_true",
                         help="print the iolab bench run an mdtest line becomes; runs nothing")
+    cli_common.add_examples(parser, [
+        ("iolab mdtest -n 1000 -u -d /scratch/u/md",
+         "1,000 files and directories per rank, a directory per rank"),
+        ("iolab mdtest --np 4 -F -n 10000 -w 3901 -e 3901 -d /scratch/u/md",
+         "files only, 3,901 bytes written and read in each (IO500's mdtest-hard size)"),
+    ])
     cli_common.one_line_errors(parser, "iolab mdtest")
 
 
