@@ -41,7 +41,7 @@ def test_mdtest_words_set_mdtests_parameters(words: list[str], expected: dict[st
 
 @pytest.mark.parametrize("words,says", [
     (["-n", "abc"], "not a number"),
-    (["--posix.nosuch"], "not an mdtest option; see 'iolab mdtest -h'"),
+    (["--posix.nosuch"], "not an mdtest option: 'iolab mdtest -h' lists them"),
     (["somedir"], "options only"),
     (["-n"], "needs a value"),
 ])
