@@ -32,6 +32,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "$IOLAB_TRIAGE_STORE, else $XDG_DATA_HOME/iolab/triage)")
     p.add_argument("-j", "--jobs", type=int, metavar="N",
                    help="processes reading logs (default: the cores available)")
+    p.add_argument("--batch", type=int, default=64, metavar="N",
+                   help="logs per batch written to the store: the most a killed run loses "
+                        "(default: %(default)s)")
     p.add_argument("--top", type=int, default=10, metavar="N",
                    help="applications, users, jobs and experiments shown (default: %(default)s)")
     p.add_argument("--ranks-per-node", type=int, default=64, metavar="N",
@@ -51,7 +54,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    for opt, val in (("-j", args.jobs), ("--top", args.top),
+    for opt, val in (("-j", args.jobs), ("--top", args.top), ("--batch", args.batch),
                      ("--ranks-per-node", args.ranks_per_node)):
         if val is not None and val < 1:
             raise UsageError(f"{opt} {val}: must be at least 1")
@@ -67,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         from iolab.triage.ingest import default_jobs, ingest, stderr_progress
 
         done = ingest(found, where, args.jobs or default_jobs(),
-                      progress=None if args.quiet else stderr_progress)
+                      progress=None if args.quiet else stderr_progress, batch_logs=args.batch)
         if not args.quiet:
             stderr_progress(
                 f"{done.found} logs found ({done.skipped_files} other files skipped): "
