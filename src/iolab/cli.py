@@ -35,6 +35,7 @@ VERBS: dict[str, tuple[str, str]] = {
     "diagnose": ("iolab.diagnose.cli",
                  "diagnose a job's I/O from Darshan logs or iolab profiles: evidence and "
                  "ready fixes"),
+    "triage": ("iolab.triage.cli", "read every log of a centre (folders, manifests) into a Parquet store once; rank applications, users and jobs by the node-hours their I/O wastes, with fixes"),  # noqa: E501
     "buffer": ("iolab.buffer.cli",
                "run a program with libiolab-buffer (open IOBUF: write-behind, read-ahead); "
                "print stats"),

@@ -149,7 +149,7 @@ def write_log(out: Path, *, nprocs: int, run_time_s: float, exe: str,
               records: list[Rec], dxt: list[Dxt] | None = None,
               lustre: list[Lustre] | None = None,
               metadata: str = "lib_ver=3.5.0\n", partial: tuple[str, ...] = (),
-              jobid: int = 4242, start: int = 1_700_000_000) -> Path:
+              jobid: int = 4242, start: int = 1_700_000_000, uid: int = 1000) -> Path:
     """Write a log at ``out`` (which must not exist) through libdarshan-util. ``partial``
     names modules marked partial (ran out of record memory), a bit per module id in the
     header as the runtime sets it."""
@@ -160,7 +160,7 @@ def write_log(out: Path, *, nprocs: int, run_time_s: float, exe: str,
     keep: list[Any] = []  # cffi buffers alive until close
     try:
         job = ffi.new("struct iolab_job *")
-        job.uid, job.nprocs, job.jobid = 1000, nprocs, jobid
+        job.uid, job.nprocs, job.jobid = uid, nprocs, jobid
         job.start_time_sec, job.end_time_sec = start, start + int(run_time_s)
         job.end_time_nsec = int((run_time_s % 1) * 1e9)
         job.metadata = metadata.encode()[:1023]

@@ -1,0 +1,1 @@
+"""``iolab triage``: many logs -> a Parquet store -> node-hours wasted, ranked, with fixes."""

@@ -1,0 +1,99 @@
+"""``iolab triage``: every log a centre collects, read once into a store, ranked by the
+node-hours its I/O wastes, each with its fix."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from iolab import cli_common
+from iolab.errors import EXIT_OK, UsageError
+
+
+def default_store() -> Path:
+    env = os.environ.get("IOLAB_TRIAGE_STORE")
+    if env is not None:
+        if not env:
+            raise UsageError("IOLAB_TRIAGE_STORE is set but empty; give a folder or unset it")
+        return Path(env).expanduser()
+    data = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(data) / "iolab" / "triage"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("paths", nargs="*", metavar="PATH",
+                   help="folders of logs (walked recursively, any layout), Darshan logs, "
+                        "iolab profiles, or manifest files (one path per line); none: report "
+                        "from the store as it is")
+    p.add_argument("--store", metavar="DIR",
+                   help="the store's folder (Parquet tables by day; default: "
+                        "$IOLAB_TRIAGE_STORE, else $XDG_DATA_HOME/iolab/triage)")
+    p.add_argument("-j", "--jobs", type=int, metavar="N",
+                   help="processes reading logs (default: the cores available)")
+    p.add_argument("--batch", type=int, default=64, metavar="N",
+                   help="logs per batch written to the store: the most a killed run loses "
+                        "(default: %(default)s)")
+    p.add_argument("--top", type=int, default=10, metavar="N",
+                   help="applications, users, jobs and experiments shown (default: %(default)s)")
+    p.add_argument("--ranks-per-node", type=int, default=64, metavar="N",
+                   help="ranks per node assumed for a job whose log does not say its node "
+                        "count; such jobs are marked estimated (default: %(default)s)")
+    fmt = p.add_mutually_exclusive_group()
+    fmt.add_argument("--json", dest="format", action="store_const", const="json",
+                     help="the report as JSON (schema_version 1) on stdout")
+    fmt.add_argument("--csv", dest="format", action="store_const", const="csv",
+                     help="CSV on stdout: one row per job by wasted node-hours, with its "
+                          "costliest finding and fix")
+    fmt.set_defaults(format="text")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="no progress lines while reading")
+    cli_common.one_line_errors(p, "iolab triage")
+    p.set_defaults(_positionals_anywhere="paths")
+
+
+def run(args: argparse.Namespace) -> int:
+    for opt, val in (("-j", args.jobs), ("--top", args.top), ("--batch", args.batch),
+                     ("--ranks-per-node", args.ranks_per_node)):
+        if val is not None and val < 1:
+            raise UsageError(f"{opt} {val}: must be at least 1")
+    if args.store == "":
+        raise UsageError("--store: empty folder name")
+    where = Path(args.store).expanduser() if args.store else default_store()
+    from iolab.triage import store
+    from iolab.triage.discover import discover
+
+    store.check_store(where, args.paths, creating=bool(args.paths))
+    found = discover(args.paths)  # bad paths refused before anything is created
+    if args.paths:
+        from iolab.triage.ingest import default_jobs, ingest, stderr_progress
+
+        done = ingest(found, where, args.jobs or default_jobs(),
+                      progress=None if args.quiet else stderr_progress, batch_logs=args.batch)
+        if not args.quiet:
+            stderr_progress(
+                f"{done.found} logs found ({done.skipped_files} other files skipped): "
+                f"{done.read} read, {done.unreadable} could not be read, {done.already} "
+                f"already stored, {done.duplicates} copies of stored logs, in "
+                f"{done.seconds:.1f} s")
+    _report(args, where)
+    return EXIT_OK
+
+
+def _report(args: argparse.Namespace, where: Path) -> None:
+    from iolab.triage import render, store
+    from iolab.triage.rank import Options, build_report, prepare, ranked_jobs
+
+    opts = Options(top=args.top, ranks_per_node=args.ranks_per_node)
+    con = store.connect(where)
+    try:
+        if args.format == "csv":
+            prepare(con, opts)
+            sys.stdout.write(render.to_csv(ranked_jobs(con, None)))
+            return
+        report = build_report(con, opts)
+    finally:
+        con.close()
+    sys.stdout.write(render.to_json(report) if args.format == "json" else
+                     render.to_text(report))
