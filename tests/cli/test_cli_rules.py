@@ -36,6 +36,7 @@ BAD_VALUE = {
     "report": ["run", "1", "--db", "{tmp}/none.db"],
     "ior": ["-t", "3x", "--db", "{tmp}/r.db"],
     "mdtest": ["-n", "many", "--db", "{tmp}/r.db"],
+    "triage": ["--store", "{tmp}/store", "{tmp}/no-such-logs"],
 }
 
 

@@ -36,6 +36,7 @@ FORMS = [
                "1", "--", "--api", "null", "--np", "2", "--block", "4k"], "sweep"),
     ("sweep --list", ["sweep", "--list", "--db", "{db}"], "sweeps"),
     ("study --list", ["study", "--list", "--db", "{db}"], "studies"),
+    ("triage", ["triage", "-q", "-j", "1", "--store", "{store}", "{log}"], "triage"),
 ]
 
 
@@ -53,7 +54,7 @@ def test_json_envelope(stored_db: Path, tmp_path: Path, argv: list[str], kind: s
     shutil.copy(OWN_LOG, tmp_path / "B.darshan")
     values = {"{db}": str(stored_db), "{scratch_db}": str(tmp_path / "new.db"),
               "{log}": str(OWN_LOG), "{log2}": str(tmp_path / "B.darshan"),
-              "{dir}": str(tmp_path)}
+              "{dir}": str(tmp_path), "{store}": str(tmp_path / "store")}
     argv = [values.get(a, a) for a in argv]
     at = argv.index("--") if "--" in argv else len(argv)  # after '--' it is the workload's
     r = iolab(*argv[:at], "--json", *argv[at:], cwd=tmp_path)

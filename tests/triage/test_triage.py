@@ -45,7 +45,7 @@ def _json(capsys: pytest.CaptureFixture[str], *args: str) -> dict:
 def test_the_injected_costliest_application_comes_first(
         centre: Centre, report: dict, capsys: pytest.CaptureFixture[str]) -> None:
     r = _json(capsys, "--store", str(report["store"]))
-    assert (r["schema_version"], r["kind"]) == (1, "iolab-triage-report")
+    assert (r["schema_version"], r["kind"]) == (1, "triage")
     apps = {a["application"]: a for a in r["applications"]}
     assert [a["application"] for a in r["applications"][:2]] == ["climate.exe", "wrf.exe"]
     for name in ("climate.exe", "wrf.exe"):  # the known cost, within 1%

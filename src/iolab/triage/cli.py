@@ -49,6 +49,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     fmt.set_defaults(format="text")
     p.add_argument("-q", "--quiet", action="store_true",
                    help="no progress lines while reading")
+    cli_common.add_examples(p, [
+        ("iolab triage /darshan-logs/2026/11 --store /scratch/u/triage",
+         "read a month of a centre's logs (only new ones on a second run), rank by waste"),
+        ("iolab triage --store /scratch/u/triage --top 20 --json",
+         "the ranking of what the store holds, as JSON"),
+        ("iolab triage -j 8 manifest.txt --store /scratch/u/triage --csv",
+         "the logs a manifest lists, 8 processes, the ranking as CSV"),
+    ])
     cli_common.one_line_errors(p, "iolab triage")
     p.set_defaults(_positionals_anywhere="paths")
 

@@ -17,7 +17,7 @@ from typing import Any
 from iolab import __version__
 
 REPORT_SCHEMA_VERSION = 1
-REPORT_KIND = "iolab-triage-report"
+REPORT_KIND = "triage"
 FINDINGS_PER_ITEM = 3
 PROVE_WITH = "iolab tune --from-log"
 
