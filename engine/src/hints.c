@@ -75,7 +75,8 @@ static int read_file(iolab_hints_t *h, const char *path, const char *src, int mu
     return rc;
 }
 
-/* Hints whose values have a fixed form: ROMIO's, Cray MPICH's, PnetCDF's. A wrong value is
+/* Hints whose values have a fixed form: ROMIO's, Cray MPICH's, PnetCDF's. The forms agree
+ * with src/iolab/settings/catalogue.py (tests/settings/test_engine_hint_forms.py compares them). A wrong value is
  * not an error to the libraries (ROMIO's atoi reads "abc" as 0 and "1m" as 1), so it would
  * run, be stored and mislead; others pass unchecked (ROMIO reports unknown keys as ignored). */
 #define NUMBER NULL /* a whole number */
@@ -93,7 +94,8 @@ static const struct {
     {"nc_header_read_chunk_size", NUMBER}, {"nc_ibuf_size", NUMBER},
     {"romio_cb_read", SWITCH}, {"romio_cb_write", SWITCH}, {"romio_ds_read", SWITCH},
     {"romio_ds_write", SWITCH}, {"romio_cb_fr_types", SWITCH}, {"romio_cb_pfr", SWITCH},
-    {"romio_cb_ds_threshold", NUMBER}, {"romio_lustre_ds_in_coll", "enable|disable"},
+    {"romio_cb_ds_threshold", NUMBER}, {"romio_lustre_ds_in_coll", SWITCH},
+    {"romio_cb_alltoall", SWITCH}, {"romio_min_fdomain_size", NUMBER},
     {"romio_no_indep_rw", BOOLEAN}, {"direct_io", BOOLEAN}, {"nc_in_place_swap",
     "enable|disable|auto"},
 };

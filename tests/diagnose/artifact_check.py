@@ -16,11 +16,11 @@ import subprocess
 import tempfile
 
 from iolab.buffer.spec import check as check_buffer_spec
-from iolab.diagnose.fixes import OMPIO_MCA, ROMIO_HINTS
 from iolab.diagnose.rules.base import Artifact
 from iolab.model.files import APP
 from iolab.model.job import Model
 from iolab.paths import interposer_library
+from iolab.settings import catalogue
 
 SHELL_KINDS = {"env", "mpich-hints", "ompio-mca", "lfs", "slurm", "pbs", "lsf",
                "cobalt"}
@@ -32,7 +32,7 @@ KiB = 1 << 10
 ALLOWED_ENV = {"ROMIO_HINTS", "ROMIO_PRINT_HINTS", "MPICH_MPIIO_HINTS",
                "MPICH_MPIIO_HINTS_DISPLAY", "MPIO_DIRECT_READ", "MPIO_DIRECT_WRITE",
                "OMP_NUM_THREADS", "IOLAB_BUFFER", "IOBUF_PARAMS", "LD_PRELOAD", "OMPI_MCA_io",
-               *OMPIO_MCA}
+               *(catalogue.mca_env(r) for r in catalogue.ompio_parameters())}
 
 
 class Job:
@@ -81,7 +81,8 @@ def _size(text: str) -> int:
 
 
 def _hint_problems(job: Job, key: str, value: str, where: str) -> list[str]:
-    kind = ROMIO_HINTS.get(key)
+    row = catalogue.setting(key)
+    kind = row.domain if row is not None and row.is_hint else None
     if kind is None:
         return [f"{where}: {key} is not a ROMIO hint"]
     ok = {"mode": value in ("enable", "disable", "automatic"), "bool": value in ("true", "false"),

@@ -24,11 +24,11 @@ from corpus import GENERATED_MISSING, REAL_MISSING
 from diagnose_logs import ALL_LOGS, log_id
 
 from iolab.diagnose.config import Thresholds
-from iolab.diagnose.fixes import OMPIO_MCA, ROMIO_HINTS
 from iolab.diagnose.jobfacts import job_facts
 from iolab.diagnose.report import diagnose
 from iolab.model.job import build_model
 from iolab.model.raw import SHARED_RANK, RawJob, RawRecord
+from iolab.settings import catalogue
 
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 CORPUS = pytest.mark.skipif(not ALL_LOGS, reason=f"{REAL_MISSING}; {GENERATED_MISSING}")
@@ -236,9 +236,10 @@ int main(int argc, char **argv) {
     exe = tmp_path / "hints"
     subprocess.run([mpicc, "-o", str(exe), str(src)], check=True, capture_output=True)
     value = {"mode": "disable", "bool": "true", "bytes": str(MiB), "count": "1",
-             "config": "*:1", "stripe": str(MiB), "osts": "1"}
-    local = {k: v for k, v in ROMIO_HINTS.items()
-             if not k.startswith("romio_lustre") and k != "striping_factor"}
+             "config": "*:1", "stripe": str(MiB), "osts": "1", "number": "1"}
+    # ROMIO's hints read on every file system (the Lustre driver's only on Lustre)
+    local = {r.name: r.domain for r in catalogue.hints()
+             if "romio" in r.libraries and not r.driver}
     out = subprocess.run([mpirun, "-n", "1", str(exe), str(tmp_path / "f.dat")]
                          + [f"{k}={value[v]}" for k, v in local.items()],
                          check=True, capture_output=True, text=True, timeout=60).stdout.split()
@@ -254,7 +255,7 @@ def test_ompio_mca_names_are_open_mpis() -> None:
                           text=True, timeout=60).stdout
     params = set(re.findall(r"^mca:[^:]+:[^:]+:param:([^:]+):value:", text, re.M))
     lustre = "fs_lustre_stripe_size" in params
-    for env_name in OMPIO_MCA + ("OMPI_MCA_io",):
+    for env_name in (catalogue.mca_env(r) for r in catalogue.ompio_parameters()):
         name = env_name[len("OMPI_MCA_"):]
         if name.startswith("fs_lustre") and not lustre:
             continue  # this Open MPI has no Lustre fs component (Debian: no Lustre)

@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 from engine_helpers import Engine, _env, doc, run_engine
 
+from iolab.settings import catalogue
+
 
 def base(scratch: Path) -> list[str]:
     return ["--api", "mpiio", "--transfer", "4K", "--block", "8K", "--path", str(scratch / "f"),
@@ -65,3 +67,51 @@ def test_iolab_bench_stores_nothing(engine: Engine, scratch: Path, tmp_path: Pat
     if db.exists():
         with sqlite3.connect(db) as conn:
             assert conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 0
+
+
+def _valid(row: catalogue.Setting) -> str:
+    """A value of the row's domain the library takes (its default where it has one)."""
+    sample = {"stripe": str(1 << 20), "config": "*:1", "number": "1"}
+    return catalogue.default(row, "romio") or (row.accepted() or (sample.get(row.domain, "1"),))[0]
+
+
+def test_engine_takes_every_catalogue_hint_at_a_valid_value(engine: Engine, scratch: Path):
+    """expected: the engine runs with each catalogue hint at a value of its domain /
+    was: romio_lustre_ds_in_coll=automatic refused (exit 2) although ROMIO's Lustre driver
+    takes it."""
+    args = [a for r in catalogue.hints() for a in ("--hint", f"{r.name}={_valid(r)}")]
+    r = run_engine(engine, 2, [*base(scratch), *args], scratch.parent)
+    assert r.rc == 0, r.why()
+    assert doc(r)["hints"]["requested"]["romio_lustre_ds_in_coll"] == "enable"
+    r = run_engine(engine, 1, [*base(scratch), "--hint", "romio_lustre_ds_in_coll=automatic"],
+                   scratch.parent)
+    assert r.rc == 0, r.why()
+
+
+@pytest.mark.parametrize("name", [r.name for r in catalogue.hints() if r.engine_form()])
+def test_engine_refuses_a_value_outside_the_catalogue_domain(engine: Engine, scratch: Path,
+                                                             name: str):
+    row = catalogue.setting(name)
+    assert row is not None
+    bad = "1m" if row.engine_form() == "number" else "maybe"
+    assert catalogue.parse(row, bad) is None
+    r = run_engine(engine, 1, [*base(scratch), "--hint", f"{name}={bad}"], scratch.parent)
+    assert r.rc == 2 and f"hint {name}={bad}" in r.stderr, r.stderr
+
+
+def test_a_new_catalogue_row_reaches_the_engine(engine: Engine, scratch: Path,
+                                                monkeypatch: pytest.MonkeyPatch):
+    """A hint added as one catalogue row (see tests/diagnose/test_settings_one_row.py) is
+    passed to the library as it is: the engine checks only the forms hints.c lists, and
+    tests/settings says when a row needs one there."""
+    monkeypatch.setattr(catalogue, "SETTINGS", (*catalogue.SETTINGS, NEW_ROW))
+    value = catalogue.parse(NEW_ROW, "4194304")
+    r = run_engine(engine, 1, [*base(scratch), "--hint", f"{NEW_ROW.name}={value}"],
+                   scratch.parent)
+    assert r.rc == 0, r.why()
+    assert doc(r)["hints"]["requested"][NEW_ROW.name] == "4194304"
+
+
+NEW_ROW = catalogue.Setting("romio_example_buffer", ("romio", "cray"), "bytes",
+                            "an example buffer size", defaults={"romio": str(1 << 20)},
+                            explore=("2M", "8M"))

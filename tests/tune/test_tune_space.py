@@ -7,13 +7,13 @@ from pathlib import Path
 import pytest
 
 from iolab.errors import UsageError
-from iolab.tune.knobs import KNOBS, knob
+from iolab.tune.knobs import all_knobs, knob
 from iolab.tune.objective import engine_args, hints_of, lfs_setstripe, mca_env
 from iolab.tune.space import DEFAULT, build_space, parse_knob_arg
 
 
 def test_every_knob_normalises_its_own_exploration_values() -> None:
-    for k in KNOBS:
+    for k in all_knobs():
         assert k.explore, k.name
         for v in k.explore:
             k.normalise(v)  # raises when a preset would explore an invalid value

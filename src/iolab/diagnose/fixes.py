@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 import shlex
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from iolab.diagnose.jobfacts import (
@@ -34,6 +34,14 @@ from iolab.diagnose.jobfacts import (
 )
 from iolab.diagnose.rules.base import Artifact
 from iolab.diagnose.snippets import SNIPPETS
+from iolab.settings import catalogue
+from iolab.settings.apply import (  # noqa: F401 (cray_hints: diagnose's name for tests)
+    cray_hints,
+    hints_file,
+    mpich_mpiio_hints,
+    ompio_exports,
+    romio_switch_line,
+)
 
 if TYPE_CHECKING:
     from iolab.diagnose.striping import StripeCount
@@ -41,27 +49,6 @@ if TYPE_CHECKING:
 
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 
-# ROMIO's hint names (ROMIO users guide, MPICH adio/common/ad_hints.c and the Lustre driver)
-# with the values each takes: "bool" (true/false), "mode" (enable/disable/automatic),
-# "bytes", "count", "config" (cb_config_list ``*:N``), "stripe" (a Lustre stripe size),
-# "osts" (a stripe count).
-ROMIO_HINTS: dict[str, str] = {
-    "cb_buffer_size": "bytes", "cb_nodes": "count", "cb_config_list": "config",
-    "romio_cb_read": "mode", "romio_cb_write": "mode", "romio_no_indep_rw": "bool",
-    "romio_ds_read": "mode", "romio_ds_write": "mode", "ind_rd_buffer_size": "bytes",
-    "ind_wr_buffer_size": "bytes", "striping_unit": "stripe", "striping_factor": "osts",
-    "romio_cb_alltoall": "mode", "romio_cb_pfr": "mode",
-    "romio_lustre_co_ratio": "count", "romio_lustre_coll_threshold": "bytes",
-    "romio_lustre_ds_in_coll": "mode", "romio_min_fdomain_size": "bytes",
-}
-# ROMIO's defaults: recommending them changes nothing.
-ROMIO_DEFAULTS = {"cb_buffer_size": str(16 * MiB), "romio_cb_read": "automatic",
-                  "romio_cb_write": "automatic", "romio_ds_read": "automatic",
-                  "romio_ds_write": "automatic", "romio_no_indep_rw": "false"}
-# Open MPI OMPIO's MCA parameters (ompi_info --param io ompio / fcoll / fs --level 9),
-# as environment variables mpirun and srun pass on.
-OMPIO_MCA = ("OMPI_MCA_io_ompio_bytes_per_agg", "OMPI_MCA_io_ompio_num_aggregators",
-             "OMPI_MCA_fcoll", "OMPI_MCA_fs_lustre_stripe_size", "OMPI_MCA_fs_lustre_stripe_width")
 OMPIO_TO_ROMIO = ("switch to ROMIO with `mpirun --mca io romio321` (Open MPI 4.x; romio341 in "
                   "5.x) and the ROMIO hints file")
 # The directory of the sourced file, so that it can be sourced from anywhere.
@@ -74,21 +61,26 @@ _PATTERN_UNSAFE = set(",:*?[]\\\n\t")
 # ---- MPI-IO hints --------------------------------------------------------------------------
 
 def _hint_value(facts: JobFacts, key: str, value: str) -> str | None:
-    """``value`` made valid for this job, or None to leave the hint out."""
-    kind = ROMIO_HINTS.get(key)
+    """``value`` made valid for this job, or None to leave the hint out: the catalogue's
+    domain (iolab.settings), then the job's own limits."""
+    row = catalogue.setting(key)
+    if row is None or not row.is_hint:
+        return None
+    kind = row.domain
     v = str(value).strip()
-    if kind == "mode":
-        return v if v in ("enable", "disable", "automatic") else None
-    if kind == "bool":
-        return v if v in ("true", "false") else None
     if kind == "config":
         host, _, per = v.partition(":")
         if host != "*" or not per.isdigit() or int(per) < 1:
             return None
         per_node = min(int(per), facts.ranks_per_node or int(per))
         return f"*:{per_node}"
-    if not v.isdigit() or int(v) < 1:
+    if kind in ("stripe", "bytes"):  # rounded to 64 KiB below, so any whole number >= 1
+        if not v.isdigit() or int(v) < 1:
+            return None
+    elif catalogue.parse(row, v) is None:
         return None
+    if kind not in catalogue.NUMERIC:
+        return v
     n = int(v)
     if kind == "stripe":  # Lustre only: a multiple of 64 KiB
         return str(stripe_size(n)) if facts.osts_known else None
@@ -109,7 +101,8 @@ def _valid_hints(facts: JobFacts, model: Model, hints: Mapping[str, str]
     dropped: list[str] = []
     in_effect = list(model.job.hints.values())
     for key, value in hints.items():
-        v = _hint_value(facts, key, value) if key in ROMIO_HINTS else None
+        v = _hint_value(facts, key, value)
+        row = catalogue.setting(key)
         if v is None:
             dropped.append(f"{key}={value} (not valid for this job)")
         elif key == "cb_config_list" and not facts.nodes:
@@ -117,7 +110,7 @@ def _valid_hints(facts: JobFacts, model: Model, hints: Mapping[str, str]
             # over the job's nodes, the log cannot tell (it gives no node count)
             dropped.append(f"{key}={v} (the log does not give the node count: set cb_nodes "
                            "to the aggregators wanted, one or two per node of the job)")
-        elif ROMIO_DEFAULTS.get(key) == v:
+        elif row is not None and catalogue.default(row, "romio") == v:
             dropped.append(f"{key}={v} (ROMIO's default already)")
         elif in_effect and all(h.get(key) == v for h in in_effect):
             dropped.append(f"{key}={v} (already in effect)")
@@ -156,84 +149,9 @@ def _cray_patterns(facts: JobFacts, paths: Iterable[str]) -> list[str]:
     return out[:32]
 
 
-def cray_hints(hints: Mapping[str, str], nodes: int | None, nprocs: int | None = None
-               ) -> tuple[dict[str, str], list[str]]:
-    """The hints as MPICH_MPIIO_HINTS can carry them: ``:`` separates its fields, so
-    ``cb_config_list *:N`` becomes ``cb_nodes`` (N per node times the nodes, at most the
-    ranks; ``*:*``: every rank) when that count is known, else it is left to MPI_Info_set
-    (a note says so)."""
-    out = {k: v for k, v in hints.items() if k != "cb_config_list"}
-    notes = []
-    if "cb_config_list" in hints:
-        config = hints["cb_config_list"]
-        per = config.partition(":")[2]
-        count: int | None = None
-        if per.isdigit() and nodes:
-            count = min(int(per) * nodes, nprocs) if nprocs else int(per) * nodes
-        elif per == "*" and nprocs:
-            count = nprocs
-        if count is not None and "cb_nodes" not in out:
-            out["cb_nodes"] = str(count)
-            how = f"{per} per node x {nodes} node(s)" if per.isdigit() else "every rank"
-            notes.append(f"# cb_config_list {config} as cb_nodes ({how}): its ':' cannot be "
-                         "written here")
-        else:
-            notes.append(f"# cb_config_list {config}: set it with MPI_Info_set (its ':' cannot "
-                         "be written in MPICH_MPIIO_HINTS)")
-    return out, notes
-
-
-def mpich_mpiio_hints(hints: Mapping[str, str], patterns: Sequence[str] = ("*",),
-                      nodes: int | None = None, nprocs: int | None = None
-                      ) -> tuple[str, list[str]]:
-    """The value of Cray MPICH's ``MPICH_MPIIO_HINTS`` for ``hints`` (``pattern:key=value:
-    ...``, one entry per file pattern, comma-separated; cray_hints for what ``:`` rules
-    out), and the notes that say what was changed; "" when no hint can be carried."""
-    cray, notes = cray_hints(hints, nodes, nprocs)
-    if not cray:
-        return "", notes
-    kv = ":".join(f"{k}={v}" for k, v in cray.items())
-    return ",".join(f"{p}:{kv}" for p in patterns), notes
-
-
 def _ompio_lines(facts: JobFacts, hints: Mapping[str, str]) -> tuple[list[str], list[str]]:
-    """OMPIO's MCA equivalents of ROMIO hints, and the hints it has no equivalent for.
-
-    One export per variable: cb_nodes and cb_config_list both set the aggregator count (the
-    count cb_nodes names is kept), romio_cb_write and romio_cb_read both disable fcoll; a
-    file that exported the same variable twice was a repeated line at best, two values at
-    worst."""
-    env: list[str] = []
-    none: list[str] = []
-    order = ("cb_nodes",)  # the explicit count before the per-node one
-    for key, v in sorted(hints.items(), key=lambda kv: kv[0] not in order):
-        if key == "cb_buffer_size":
-            env.append(f"export OMPI_MCA_io_ompio_bytes_per_agg={v}")
-        elif key == "cb_nodes":
-            env.append(f"export OMPI_MCA_io_ompio_num_aggregators={v}")
-        elif key == "cb_config_list" and facts.nodes:
-            n = min(int(v.split(":")[1]) * facts.nodes, facts.nprocs)
-            env.append(f"export OMPI_MCA_io_ompio_num_aggregators={n}  "
-                       f"# {v.split(':')[1]} per node x {facts.nodes} node(s)")
-        elif key in ("romio_cb_write", "romio_cb_read") and v == "disable":
-            env.append("export OMPI_MCA_fcoll=individual  # collective calls done independently")
-        elif key in ("romio_cb_write", "romio_cb_read") and v == "enable":
-            env.append(f"# {key}={v}: OMPIO aggregates collective calls by default (fcoll "
-                       "vulcan; dynamic_gen2 on Lustre)")
-        elif key == "striping_unit":
-            env.append(f"export OMPI_MCA_fs_lustre_stripe_size={v}  # new files on Lustre")
-        elif key == "striping_factor":
-            env.append(f"export OMPI_MCA_fs_lustre_stripe_width={v}  # new files on Lustre")
-        else:
-            none.append(f"{key}={v}")
-    exported: set[str] = set()
-    unique = []
-    for line in env:
-        var = line.partition("=")[0] if line.startswith("export ") else line
-        if var not in exported:
-            exported.add(var)
-            unique.append(line)
-    return unique, none
+    """OMPIO's MCA equivalents of ROMIO hints for this job (iolab.settings.apply)."""
+    return ompio_exports(hints, facts.nodes, facts.nprocs)
 
 
 def romio_hints(model: Model, hints: Mapping[str, str], stem: str = "romio_hints",
@@ -259,7 +177,7 @@ def romio_hints(model: Model, hints: Mapping[str, str], stem: str = "romio_hints
         head.append(f"# striping_factor {wide}: more than the {facts.osts_known} OST(s) the log "
                     "proves; Lustre gives a new file at most the OSTs it has (`lfs df`)")
     out: list[Artifact] = []
-    romio_body = "\n".join(head) + "\n" + "".join(f"{k} {v}\n" for k, v in kept.items())
+    romio_body = "\n".join(head) + "\n" + hints_file(kept)
     if lib.io in ("ompio", "unknown"):
         env, none = _ompio_lines(facts, kept)
         lines = head + ["# Open MPI's default MPI-IO (OMPIO) ignores ROMIO hints files: these "
@@ -267,7 +185,7 @@ def romio_hints(model: Model, hints: Mapping[str, str], stem: str = "romio_hints
         if none:
             lines += [f"# no OMPIO equivalent for {', '.join(none)}: to use them, "
                       f"{OMPIO_TO_ROMIO}:",
-                      "#   export OMPI_MCA_io=^ompio  # = mpirun --mca io romio321 (4.x)",
+                      "#   " + romio_switch_line("= mpirun --mca io romio321 (4.x)"),
                       f"#   export ROMIO_HINTS=\"{_HERE}/{stem}.txt\""]
         if env or none:
             out.append(Artifact("ompio-mca", f"{stem}.ompio.env", "\n".join(lines) + "\n",
@@ -278,8 +196,8 @@ def romio_hints(model: Model, hints: Mapping[str, str], stem: str = "romio_hints
     if lib.name != "cray-mpich":
         out.append(Artifact("romio-hints", f"{stem}.txt", romio_body,
                             "ROMIO hints file (MPICH, Intel MPI, Open MPI with io romio)"))
-        switch = ("export OMPI_MCA_io=^ompio  # Open MPI: use ROMIO (= mpirun --mca io "
-                  "romio321 on 4.x); OMPIO ignores ROMIO_HINTS\n") if lib.io == "ompio" else ""
+        switch = romio_switch_line("Open MPI: use ROMIO (= mpirun --mca io romio321 on 4.x); "
+                                   "OMPIO ignores ROMIO_HINTS") + "\n" if lib.io == "ompio" else ""
         out.append(Artifact("env", f"{stem}.env",
                             switch + f"export ROMIO_HINTS=\"{_HERE}/{stem}.txt\"\n"
                             "export ROMIO_PRINT_HINTS=1  # check in the job output that they "

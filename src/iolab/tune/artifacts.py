@@ -18,7 +18,7 @@ import shlex
 from collections.abc import Mapping
 from pathlib import Path
 
-from iolab.diagnose.fixes import mpich_mpiio_hints
+from iolab.settings.apply import hints_file, mpich_mpiio_hints
 from iolab.tune.knobs import LAUNCH, knob
 from iolab.tune.objective import lfs_setstripe
 
@@ -59,7 +59,7 @@ def write_artifacts(winner: Mapping[str, str], directory: Path,
     env_lines: list[str] = []
     hints = {knob(n).library_key: v for n, v in by_kind.get("romio", {}).items()}
     if hints:
-        put("romio-hints", "".join(f"{k} {v}\n" for k, v in hints.items()))
+        put("romio-hints", hints_file(hints))
         env_lines.append(f"export ROMIO_HINTS={shlex.quote(str(directory.resolve()))}"
                          "/romio-hints")
         cray, notes = mpich_mpiio_hints(hints)  # Cray MPICH: ':' separates its fields

@@ -131,9 +131,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _list_knobs() -> int:
-    from iolab.tune.knobs import KNOBS
+    from iolab.tune.knobs import all_knobs
 
-    for k in KNOBS:
+    for k in all_knobs():
         values = ",".join(k.choices) if k.choices else f"{k.value_type}"
         only = "; acts in collective calls only" if k.collective_only else ""
         print(f"{k.name:24} {k.kind:7} {values:38} {k.doc}{only}; applied by {k.applied_by}")

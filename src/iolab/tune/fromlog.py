@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from iolab.tune.knobs import KNOBS, Knob, knob
+from iolab.tune.knobs import Knob, all_knobs, knob
 from iolab.tune.space import DEFAULT
 
 if TYPE_CHECKING:
@@ -139,7 +139,7 @@ _MCA_LINE = re.compile(r"^\s*export\s+OMPI_MCA_([a-z_]+)=(\S+)\s*$")
 
 
 def _knob_for_key(key: str, kind: str) -> Knob | None:
-    for k in KNOBS:
+    for k in all_knobs():
         if k.kind == kind and k.library_key == key:
             return k
     return None
@@ -158,7 +158,7 @@ def predictions(report: Report) -> list[Prediction]:
 
     for f in report.findings:
         for name, value in RULE_KNOBS.get(f.rule.id, ()):
-            add(f.rule, next(k for k in KNOBS if k.name == name), value)
+            add(f.rule, next(k for k in all_knobs() if k.name == name), value)
         for art in f.fix.artifacts:
             if _CODE_KNOBS[0] in art.content:  # an HDF5 snippet with collective metadata
                 add(f.rule, knob(_CODE_KNOBS[1]), _CODE_KNOBS[2])

@@ -17,12 +17,15 @@ Sizes are written as the user writes them (``4M``) and normalised to bytes for h
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from iolab.errors import UsageError
+from iolab.settings import catalogue
 
 KINDS = ("romio", "ompio", "engine", "lfs", "launch")
 
+# The ROMIO and OMPIO lines are written by iolab.settings.apply (one writer with diagnose).
 HOW_APPLIED = {
     "romio": "hints file / ROMIO_HINTS / MPICH_MPIIO_HINTS (no code change)",
     "ompio": "environment: OMPI_MCA_* (no code change)",
@@ -83,7 +86,8 @@ class Knob:
         return HOW_APPLIED[self.kind]
 
     def is_default(self, value: str) -> bool:
-        """Whether ``value`` (normalised) is the library's own default for this knob."""
+        """Whether ``value`` (normalised) is the library's own default for this knob (the
+        catalogue's, for the library's settings)."""
         return bool(self.default) and value == self.normalise(self.default)
 
     def normalise(self, value: str) -> str:
@@ -113,52 +117,32 @@ class Knob:
         return str(n)
 
 
-_TRI = ("automatic", "enable", "disable")
 _KIB64 = 64 << 10
 
-KNOBS: tuple[Knob, ...] = (
-    # ROMIO hints (ROMIO's users guide; Cray's intro_mpi lists the same names).
-    Knob("cb_buffer_size", "romio", "size", ("1M", "4M", "16M", "64M"),
-         "collective buffer per aggregator (ROMIO default 16 MiB)", minimum=4096,
-         collective_only=True, default="16M"),
-    Knob("cb_nodes", "romio", "int", ("1", "2", "4"),
-         "number of collective-buffering aggregators", minimum=1, collective_only=True),
-    Knob("cb_config_list", "romio", "enum", ("*:1", "*:2", "*:4"),
-         "aggregators per node (ROMIO default *:1)", choices=("*:1", "*:2", "*:4", "*:8", "*:*"),
-         collective_only=True, default="*:1"),
-    Knob("romio_cb_write", "romio", "enum", _TRI, "collective buffering for writes",
-         choices=_TRI, collective_only=True, default="automatic"),
-    Knob("romio_cb_read", "romio", "enum", _TRI, "collective buffering for reads", choices=_TRI,
-         collective_only=True, default="automatic"),
-    Knob("romio_ds_write", "romio", "enum", _TRI, "data sieving for independent writes",
-         choices=_TRI, default="automatic"),
-    Knob("romio_ds_read", "romio", "enum", _TRI, "data sieving for independent reads",
-         choices=_TRI, default="automatic"),
-    Knob("romio_no_indep_rw", "romio", "enum", ("true", "false"),
-         "only aggregators open the file (deferred open; collective I/O only)",
-         choices=("true", "false"), default="false"),
-    Knob("ind_wr_buffer_size", "romio", "size", ("512K", "4M"),
-         "data-sieving buffer for independent writes (ROMIO default 512 KiB)", minimum=4096,
-         default="512K"),
-    Knob("ind_rd_buffer_size", "romio", "size", ("4M", "16M"),
-         "data-sieving buffer for independent reads (ROMIO default 4 MiB)", minimum=4096,
-         default="4M"),
-    Knob("striping_factor", "romio", "int", ("1", "2", "4", "8"),
-         "Lustre stripe count of a new file (ROMIO's Lustre driver)", minimum=1),
-    Knob("striping_unit", "romio", "size", ("1M", "4M"),
-         "Lustre stripe size of a new file; multiples of 64 KiB", minimum=_KIB64,
-         multiple_of=_KIB64),
-    # Open MPI OMPIO MCA parameters (ompi_info --param io ompio --level 9; fcoll components).
-    Knob("ompio.num_aggregators", "ompio", "int", ("1", "2", "4"),
-         "OMPIO aggregators (-1: OMPIO decides)", key="io_ompio_num_aggregators", minimum=1,
-         collective_only=True),
-    Knob("ompio.bytes_per_agg", "ompio", "size", ("4M", "32M", "128M"),
-         "OMPIO bytes per aggregator cycle (default 32 MiB)", key="io_ompio_bytes_per_agg",
-         minimum=4096, collective_only=True, default="32M"),
-    Knob("ompio.fcoll", "ompio", "enum", ("dynamic", "dynamic_gen2", "two_phase", "vulcan"),
-         "OMPIO collective-I/O algorithm (fcoll component)", key="fcoll",
-         choices=("dynamic", "dynamic_gen2", "two_phase", "individual", "vulcan"),
-         collective_only=True),
+# The knobs of the MPI library's settings come from the catalogue (iolab.settings): its rows
+# with values to explore. Their value forms, as tune writes and checks them:
+# domain -> (value_type, minimum, multiple_of).
+_FORM = {"bytes": ("size", 4096, 1), "count": ("int", 1, 1), "osts": ("int", 1, 1),
+         "number": ("int", 0, 1), "stripe": ("size", _KIB64, _KIB64)}
+
+
+def _knob_of(row: catalogue.Setting) -> Knob:
+    """The knob of a catalogue row (``row.explore`` not empty)."""
+    value_type, minimum, multiple = _FORM.get(row.domain, ("enum", 0, 1))
+    choices = (row.knob_choices or row.accepted()) if value_type == "enum" else ()
+    kind = "romio" if row.is_hint else "ompio"
+    plain = catalogue.default(row, kind) or ""
+    knob = Knob(row.knob_name, kind, value_type, row.explore, row.doc,
+                key=row.name if row.knob else "", choices=choices, minimum=minimum,
+                multiple_of=multiple, collective_only=row.collective_only)
+    try:  # a default outside the knob's range (OMPIO's -1: "OMPIO decides") is not a value
+        knob.normalise(plain) if plain else None
+    except UsageError:
+        plain = ""
+    return dataclasses.replace(knob, default=plain)
+
+
+_OTHER_KNOBS: tuple[Knob, ...] = (
     # The workload's own settings (engine options).
     Knob("posix.mode", "engine", "enum", ("buffered", "sync", "direct"),
          "POSIX I/O mode: page cache, O_DSYNC, O_DIRECT",
@@ -204,7 +188,13 @@ LAUNCH: dict[str, tuple[str, str, str]] = {
     "slurm.cpus_per_rank": ("--cpus-per-rank", "SLURM_CPUS_PER_TASK", "--cpus-per-task"),
 }
 
-_BY_NAME = {k.name: k for k in KNOBS}
+
+
+def all_knobs() -> tuple[Knob, ...]:
+    """Every knob: the catalogue's settings (read now, so a row added there is tunable),
+    then the workload's, Lustre's and the launch's."""
+    hint_knobs = tuple(_knob_of(r) for r in catalogue.settings() if r.explore)
+    return hint_knobs + _OTHER_KNOBS
 
 # What ``--preset`` explores, per workload family (MPI-IO presets by implementation).
 PRESETS: dict[str, tuple[str, ...]] = {
@@ -223,8 +213,9 @@ PRESET_NAMES = ("posix", "mpiio", "hdf5", "pnetcdf", "lustre")
 
 def knob(name: str) -> Knob:
     """The knob called ``name``; unknown names are refused with the list of known ones."""
+    by_name = {k.name: k for k in all_knobs()}
     try:
-        return _BY_NAME[name]
+        return by_name[name]
     except KeyError:
-        raise UsageError(f"unknown knob {name!r}; known knobs: {', '.join(_BY_NAME)} "
+        raise UsageError(f"unknown knob {name!r}; known knobs: {', '.join(by_name)} "
                          "(iolab tune --list-knobs describes them)") from None

@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from iolab.diagnose.fixes import mpich_mpiio_hints
 from iolab.errors import UsageError
 from iolab.launch import allocation_nodes, allocation_tasks_per_node
+from iolab.settings.apply import hints_file, mpich_mpiio_hints
 from iolab.tune.knobs import LAUNCH, Knob, knob
 from iolab.tune.space import DEFAULT
 
@@ -161,13 +161,13 @@ def _bench_path(base: Sequence[str]) -> Path | None:
 def effective_settings(doc: Mapping[str, Any]) -> dict[str, str]:
     """What a run actually used, per knob name, from the engine's document: its own options
     from "config", ROMIO hints from the read-back "effective" hints (when verifiable)."""
-    from iolab.tune.knobs import KNOBS
+    from iolab.tune.knobs import all_knobs
 
     config = doc.get("config") or {}
     hints = doc.get("hints") or {}
     effective = hints.get("effective") or {} if hints.get("verifiable") else {}
     out: dict[str, str] = {}
-    for k in KNOBS:
+    for k in all_knobs():
         raw: Any = None
         if k.kind == "engine":
             raw = config.get(k.config_key)
@@ -427,7 +427,7 @@ class CommandObjective:
         hints = hints_of(params)
         if hints:
             path = hints_dir / f"{label.replace(':', '-')}.hints"
-            path.write_text("".join(f"{k} {v}\n" for k, v in hints.items()))
+            path.write_text(hints_file(hints))
             env["ROMIO_HINTS"] = str(path)
             # Cray MPICH splits the variable on ':' (cb_config_list *:N becomes cb_nodes
             # over the allocation's nodes, as in diagnose's fix files)

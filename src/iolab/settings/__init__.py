@@ -1,0 +1,2 @@
+"""The catalogue of MPI-IO settings (:mod:`.catalogue`) and the writers of their syntaxes
+(:mod:`.apply`)."""

@@ -1,0 +1,137 @@
+"""How settings are written for the library that reads them: the one writer of each syntax.
+
+- a ROMIO hints file: ``key value`` lines (ROMIO_HINTS names the file);
+- Cray MPICH's ``MPICH_MPIIO_HINTS``: ``pattern:key=value:...``, one entry per file pattern,
+  comma-separated, so no value may hold ``:`` or ``,``;
+- Open MPI OMPIO: ``export OMPI_MCA_<name>=value``, from the ROMIO hints each parameter stands
+  for (the catalogue's ``ompio_from``).
+
+diagnose's fix files and tune's winner files both call these.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from iolab.settings.catalogue import (
+    ROMIO_SWITCH,
+    OmpioFrom,
+    Setting,
+    mca_env,
+    ompio_parameters,
+    setting,
+)
+
+# Characters MPICH_MPIIO_HINTS uses as separators: a value holding one cannot be carried.
+_CRAY_SEPARATORS = set(":,")
+
+
+def hints_file(hints: Mapping[str, str]) -> str:
+    """The body of a ROMIO hints file (hints the catalogue knows for Cray MPICH only, or for
+    OMPIO, stay out: ROMIO would ignore them)."""
+    return "".join(f"{k} {v}\n" for k, v in hints.items()
+                   if (row := setting(k)) is None or "romio" in row.libraries)
+
+
+def cray_hints(hints: Mapping[str, str], nodes: int | None, nprocs: int | None = None
+               ) -> tuple[dict[str, str], list[str]]:
+    """The hints as MPICH_MPIIO_HINTS can carry them: ``:`` separates its fields, so
+    ``cb_config_list *:N`` becomes ``cb_nodes`` (N per node times the nodes, at most the
+    ranks; ``*:*``: every rank) when that count is known, else it is left to MPI_Info_set
+    (a note says so); any other value with ``:`` or ``,`` is left out the same way."""
+    out = {k: v for k, v in hints.items()
+           if k != "cb_config_list" and not set(v) & _CRAY_SEPARATORS}
+    notes = [f"# {k} {v}: set it with MPI_Info_set (its ':' or ',' cannot be written in "
+             "MPICH_MPIIO_HINTS)" for k, v in hints.items()
+             if k != "cb_config_list" and set(v) & _CRAY_SEPARATORS]
+    if "cb_config_list" in hints:
+        config = hints["cb_config_list"]
+        per = config.partition(":")[2]
+        count: int | None = None
+        if per.isdigit() and nodes:
+            count = min(int(per) * nodes, nprocs) if nprocs else int(per) * nodes
+        elif per == "*" and nprocs:
+            count = nprocs
+        if count is not None and "cb_nodes" not in out:
+            out["cb_nodes"] = str(count)
+            how = f"{per} per node x {nodes} node(s)" if per.isdigit() else "every rank"
+            notes.append(f"# cb_config_list {config} as cb_nodes ({how}): its ':' cannot be "
+                         "written here")
+        else:
+            notes.append(f"# cb_config_list {config}: set it with MPI_Info_set (its ':' cannot "
+                         "be written in MPICH_MPIIO_HINTS)")
+    return out, notes
+
+
+def mpich_mpiio_hints(hints: Mapping[str, str], patterns: Sequence[str] = ("*",),
+                      nodes: int | None = None, nprocs: int | None = None
+                      ) -> tuple[str, list[str]]:
+    """The value of Cray MPICH's ``MPICH_MPIIO_HINTS`` for ``hints`` (``pattern:key=value:
+    ...``, one entry per file pattern, comma-separated; cray_hints for what ``:`` rules
+    out), and the notes that say what was changed; "" when no hint can be carried. Hints
+    Cray MPICH does not have (none today: every ROMIO hint is also Cray's) stay out."""
+    cray, notes = cray_hints(hints, nodes, nprocs)
+    cray = {k: v for k, v in cray.items()
+            if (row := setting(k)) is None or "cray" in row.libraries}
+    if not cray:
+        return "", notes
+    kv = ":".join(f"{k}={v}" for k, v in cray.items())
+    return ",".join(f"{p}:{kv}" for p in patterns), notes
+
+
+def ompio_exports(hints: Mapping[str, str], nodes: int | None, nprocs: int
+                  ) -> tuple[list[str], list[str]]:
+    """OMPIO's MCA equivalents of ROMIO hints (``export`` lines and comments), and the hints
+    it has no equivalent for.
+
+    One export per variable: cb_nodes and cb_config_list both set the aggregator count (the
+    count cb_nodes names is kept), romio_cb_write and romio_cb_read both disable fcoll; a
+    file that exported the same variable twice was a repeated line at best, two values at
+    worst."""
+    stands_for: dict[str, tuple[Setting, OmpioFrom]] = {
+        f.romio: (row, f) for row in ompio_parameters() for f in row.ompio_from}
+    env: list[str] = []
+    none: list[str] = []
+    order = ("cb_nodes",)  # the explicit count before the per-node one
+    for key, v in sorted(hints.items(), key=lambda kv: kv[0] not in order):
+        line = _ompio_line(*stands_for[key], key, v, nodes, nprocs) if key in stands_for \
+            else None
+        if line is None:
+            none.append(f"{key}={v}")
+        else:
+            env.append(line)
+    exported: set[str] = set()
+    unique = []
+    for line in env:
+        var = line.partition("=")[0] if line.startswith("export ") else line
+        if var not in exported:
+            exported.add(var)
+            unique.append(line)
+    return unique, none
+
+
+def _ompio_line(row: Setting, how: OmpioFrom, key: str, v: str, nodes: int | None,
+                nprocs: int) -> str | None:
+    """The line for ROMIO's ``key=v`` in OMPIO's terms, None when it has no equivalent."""
+    comment = f"  # {how.comment}" if how.comment else ""
+    if how.per_node:
+        per = v.partition(":")[2]
+        if not nodes or not (per.isdigit() or per == "*"):
+            return None
+        n = nprocs if per == "*" else min(int(per) * nodes, nprocs)
+        what = "every rank" if per == "*" else f"{per} per node x {nodes} node(s)"
+        return f"export {mca_env(row)}={n}  # {what}"
+    if how.values or how.notes:
+        if v in how.values:
+            return f"export {mca_env(row)}={how.values[v]}{comment}"
+        if v in how.notes:
+            return f"# {key}={v}: {how.notes[v]}"
+        return None
+    return f"export {mca_env(row)}={v}{comment}"
+
+
+def romio_switch_line(comment: str) -> str:
+    """The export that makes Open MPI use ROMIO (which reads ROMIO_HINTS) instead of OMPIO."""
+    row = setting(ROMIO_SWITCH)
+    name = mca_env(row) if row else "OMPI_MCA_io"
+    return f"export {name}=^ompio  # {comment}"
