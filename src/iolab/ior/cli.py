@@ -14,80 +14,34 @@ import argparse
 import os
 import shlex
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 
 from iolab import cli_common, launch
 from iolab.bench import subrun
 from iolab.errors import EXIT_USAGE, UsageError
-from iolab.ior import mapping, output, table
+from iolab.ior import front, mapping, output, table
 from iolab.ior.parse import IorLine, IorTest, parse_command_line
 
 EXIT_FAILED_RUN = 1
-
-# iolab's options: the ones taking a value, then the switches. None is an IOR 4 spelling.
-_VALUED = ("--np", "--nodes", "--ppn", "--launcher", "--mpi", "--launcher-args", "--db",
-           "--label")
-_SWITCHES = ("--dry-run", "--help")  # -h is IOR's: its options and what iolab does
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = ("Run an IOR 4 command line on iolab's engine, with IOR's report; "
                           "'iolab ior -h' lists IOR's options and what iolab does with each.")
     parser.usage = ("iolab ior [--np N] [--nodes N] [--ppn N] [--launcher L] [--mpi M] "
                     "[--db FILE] [--label TEXT] [--dry-run] IOR-ARGS...")
-    parser.add_argument("ior_args", nargs=argparse.REMAINDER,
-                        help="an IOR 4 command line (-h: IOR's options and what iolab does "
-                             "with each)")
-    original = parser.parse_known_args
-
-    def parse_known_args(args: Sequence[str] | None = None,
-                         namespace: argparse.Namespace | None = None
-                         ) -> tuple[argparse.Namespace, list[str]]:
-        ns = namespace or argparse.Namespace()
-        ours, ior = split_argv(list(args or []))
-        ns, rest = original(ours, ns)
-        ns.ior_args = ior
-        return ns, rest
-
-    setattr(parser, "parse_known_args", parse_known_args)  # noqa: B010
-    parser.add_argument("--np", type=int, metavar="N", help="ranks (default as iolab bench)")
-    parser.add_argument("--nodes", type=int, metavar="N", help="nodes (srun -N)")
-    parser.add_argument("--ppn", type=int, metavar="N", help="ranks per node")
-    parser.add_argument("--launcher", choices=launch.LAUNCHERS, default="auto")
-    parser.add_argument("--launcher-args", metavar="ARGS")
-    cli_common.add_mpi(parser, "MPI library, as iolab bench --mpi")
-    cli_common.add_db(parser)
-    parser.add_argument("--label", help="stored with each run (default: 'ior' and the line)")
-    parser.add_argument("--dry-run", action="store_true",
-                        help="print the iolab bench runs an IOR line becomes; runs nothing")
-    cli_common.add_examples(parser, [
-        ("iolab ior -a POSIX -t 1m -b 16m -s 4 -F -e -o /scratch/u/ior/file",
-         "IOR's file-per-process POSIX write and read, fsync at close"),
-        ("iolab ior --np 8 -a MPIIO -c -t 4m -b 64m -o /scratch/u/ior/shared",
-         "8 ranks, one shared file, collective MPI-IO"),
-        ("iolab ior -f tests.ior -O summaryFormat=JSON",
-         "every test of an IOR script, IOR's JSON summary on stdout"),
-    ])
-    cli_common.one_line_errors(parser, "iolab ior")
-
-
-def split_argv(argv: list[str]) -> tuple[list[str], list[str]]:
-    """(iolab's leading options, IOR's words): IOR's start at the first word that is not
-    one of iolab's, or after ``--``."""
-    i = 0
-    while i < len(argv):
-        word = argv[i]
-        name = word.split("=", 1)[0]
-        if word == "--":
-            return argv[:i], argv[i + 1:]
-        if name in _VALUED:
-            i += 1 if "=" in word else 2
-        elif word in _SWITCHES:
-            i += 1
-        else:
-            break
-    return argv[:i], argv[i:]
+    front.add_front_arguments(
+        parser, verb="ior", dest="ior_args",
+        words_help="an IOR 4 command line (-h: IOR's options and what iolab does with each)",
+        label_help="stored with each run (default: 'ior' and the line)",
+        dry_run_help="print the iolab bench runs an IOR line becomes; runs nothing",
+        examples=[
+            ("iolab ior -a POSIX -t 1m -b 16m -s 4 -F -e -o /scratch/u/ior/file",
+             "IOR's file-per-process POSIX write and read, fsync at close"),
+            ("iolab ior --np 8 -a MPIIO -c -t 4m -b 64m -o /scratch/u/ior/shared",
+             "8 ranks, one shared file, collective MPI-IO"),
+            ("iolab ior -f tests.ior -O summaryFormat=JSON",
+             "every test of an IOR script, IOR's JSON summary on stdout"),
+        ])
 
 
 def help_text() -> str:

@@ -14,21 +14,15 @@ import argparse
 import os
 import shlex
 import sys
-from collections.abc import Sequence
 
-from iolab import cli_common, launch
+from iolab import launch
 from iolab.bench import subrun
 from iolab.errors import EXIT_USAGE, UsageError
+from iolab.ior import front
 from iolab.mdtest import mapping, output, table
 from iolab.mdtest.parse import parse_command_line
 
 EXIT_FAILED_RUN = 1
-
-# iolab's options: the ones taking a value, then the switches. None is an mdtest spelling.
-_VALUED = ("--np", "--nodes", "--ppn", "--launcher", "--mpi", "--launcher-args", "--db",
-           "--label")
-_SWITCHES = ("--dry-run", "--help")  # -h is mdtest's: its options and what iolab does
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = ("Run an mdtest command line on iolab's engine (its metadata run), "
@@ -36,55 +30,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           "options and what iolab does with each.")
     parser.usage = ("iolab mdtest [--np N] [--nodes N] [--ppn N] [--launcher L] [--mpi M] "
                     "[--db FILE] [--label TEXT] [--dry-run] MDTEST-ARGS...")
-    parser.add_argument("mdtest_args", nargs=argparse.REMAINDER,
-                        help="an mdtest command line (-h: mdtest's options and what iolab "
-                             "does with each)")
-    original = parser.parse_known_args
-
-    def parse_known_args(args: Sequence[str] | None = None,
-                         namespace: argparse.Namespace | None = None
-                         ) -> tuple[argparse.Namespace, list[str]]:
-        ns = namespace or argparse.Namespace()
-        ours, theirs = split_argv(list(args or []))
-        ns, rest = original(ours, ns)
-        ns.mdtest_args = theirs
-        return ns, rest
-
-    setattr(parser, "parse_known_args", parse_known_args)  # noqa: B010
-    parser.add_argument("--np", type=int, metavar="N", help="ranks (default as iolab bench)")
-    parser.add_argument("--nodes", type=int, metavar="N", help="nodes (srun -N)")
-    parser.add_argument("--ppn", type=int, metavar="N", help="ranks per node")
-    parser.add_argument("--launcher", choices=launch.LAUNCHERS, default="auto")
-    parser.add_argument("--launcher-args", metavar="ARGS")
-    cli_common.add_mpi(parser, "MPI library, as iolab bench --mpi")
-    cli_common.add_db(parser)
-    parser.add_argument("--label", help="stored with the run (default: 'mdtest' and the line)")
-    parser.add_argument("--dry-run", action="store_true",
-                        help="print the iolab bench run an mdtest line becomes; runs nothing")
-    cli_common.add_examples(parser, [
-        ("iolab mdtest -n 1000 -u -d /scratch/u/md",
-         "1,000 files and directories per rank, a directory per rank"),
-        ("iolab mdtest --np 4 -F -n 10000 -w 3901 -e 3901 -d /scratch/u/md",
-         "files only, 3,901 bytes written and read in each (IO500's mdtest-hard size)"),
-    ])
-    cli_common.one_line_errors(parser, "iolab mdtest")
-
-
-def split_argv(argv: list[str]) -> tuple[list[str], list[str]]:
-    """(iolab's leading options, mdtest's words): mdtest's start at the first word that is
-    not one of iolab's, or after ``--``."""
-    i = 0
-    while i < len(argv):
-        word = argv[i]
-        if word == "--":
-            return argv[:i], argv[i + 1:]
-        if word.split("=", 1)[0] in _VALUED:
-            i += 1 if "=" in word else 2
-        elif word in _SWITCHES:
-            i += 1
-        else:
-            break
-    return argv[:i], argv[i:]
+    front.add_front_arguments(
+        parser, verb="mdtest", dest="mdtest_args",
+        words_help="an mdtest command line (-h: mdtest's options and what iolab does with each)",
+        label_help="stored with the run (default: 'mdtest' and the line)",
+        dry_run_help="print the iolab bench run an mdtest line becomes; runs nothing",
+        examples=[
+            ("iolab mdtest -n 1000 -u -d /scratch/u/md",
+             "1,000 files and directories per rank, a directory per rank"),
+            ("iolab mdtest --np 4 -F -n 10000 -w 3901 -e 3901 -d /scratch/u/md",
+             "files only, 3,901 bytes written and read in each (IO500's mdtest-hard size)"),
+        ])
 
 
 def help_text() -> str:

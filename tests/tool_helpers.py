@@ -1,0 +1,34 @@
+"""What the tests of the verbs that run other tools' command lines (``iolab ior``,
+``iolab mdtest``) share: the real CLI in a process, and mpirun's environment for running the
+real tool beside it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass
+class Ran:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def run_iolab(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
+              timeout: float = 180) -> Ran:
+    p = subprocess.run([sys.executable, "-m", "iolab", *args], cwd=cwd,
+                       env={**os.environ, **(env or {})}, capture_output=True, text=True,
+                       timeout=timeout)
+    return Ran(p.returncode, p.stdout, p.stderr)
+
+
+def mpirun_env() -> dict[str, str]:
+    env = dict(os.environ)
+    if os.geteuid() == 0:  # Open MPI refuses root without these (as iolab's launch sets)
+        env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    return env
