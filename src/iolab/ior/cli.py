@@ -11,12 +11,11 @@ nothing stored.
 from __future__ import annotations
 
 import argparse
-import os
 import shlex
 import sys
 from pathlib import Path
 
-from iolab import cli_common, launch
+from iolab import cli_common
 from iolab.bench import subrun
 from iolab.errors import EXIT_USAGE, UsageError
 from iolab.ior import front, mapping, output, table
@@ -58,32 +57,6 @@ def help_text() -> str:
     return "\n".join(lines) + "\n"
 
 
-def _nodes(args: argparse.Namespace) -> int | None:
-    if args.nodes:
-        return int(args.nodes)
-    env_nodes = launch.allocation_nodes(os.environ)
-    return env_nodes if launch.in_slurm_allocation() else None
-
-
-def _ranks(args: argparse.Namespace) -> int:
-    if args.np is not None:
-        return int(args.np)
-    if args.nodes and args.ppn:
-        return int(args.nodes * args.ppn)
-    launcher = launch.resolve_launcher(launch.LaunchSpec(np=1, launcher=args.launcher))
-    return launch.default_np(launcher, ppn=args.ppn)
-
-
-def _launch_args(args: argparse.Namespace, ranks: int) -> list[str]:
-    out = ["--np", str(ranks), "--launcher", args.launcher, "--mpi", args.mpi]
-    for name in ("nodes", "ppn", "db"):
-        if getattr(args, name):
-            out += [f"--{name}", str(getattr(args, name))]
-    if args.launcher_args:
-        out.append(f"--launcher-args={args.launcher_args}")
-    return out
-
-
 def _summary_target(line: IorLine) -> tuple[str, str | None]:
     """(format, file or None) from -O summaryFormat / summaryFile (IOR: the first test's)."""
     p = line.tests[0].params
@@ -108,14 +81,14 @@ def _run(args: argparse.Namespace) -> int:
     if line.help or not ior_argv and not args.dry_run:
         sys.stdout.write(help_text())
         return 0
-    ranks = _ranks(args)
-    nodes = _nodes(args)
+    ranks = front.ranks(args)
+    nodes = front.nodes(args)
     fmt, summary_file = _summary_target(line)
     runs = [mapping.engine_args(t, ranks, nodes) for t in line.tests]
     if summary_file:
         cli_common.check_output_file(summary_file, "-O summaryFile", [
             str(t.params["testFileName"]) for t in line.tests])
-    bench_args = [[*_launch_args(args, ranks), *r] for r in runs]
+    bench_args = [[*front.launch_args(args, ranks), *r] for r in runs]
     if args.dry_run:
         for words in bench_args:
             print(shlex.join(["iolab", "bench", *words]))

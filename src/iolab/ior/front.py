@@ -5,6 +5,7 @@ on unparsed to that tool's reader (IOR 4 and mdtest share IOR's option parser, o
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Sequence
 
 from iolab import cli_common, launch
@@ -62,3 +63,32 @@ def add_front_arguments(parser: argparse.ArgumentParser, *, verb: str, dest: str
     parser.add_argument("--dry-run", action="store_true", help=dry_run_help)
     cli_common.add_examples(parser, examples)
     cli_common.one_line_errors(parser, f"iolab {verb}")
+
+
+def nodes(args: argparse.Namespace) -> int | None:
+    """The nodes the ranks run on: --nodes, else the Slurm allocation's, else unknown."""
+    if args.nodes:
+        return int(args.nodes)
+    env_nodes = launch.allocation_nodes(os.environ)
+    return env_nodes if launch.in_slurm_allocation() else None
+
+
+def ranks(args: argparse.Namespace) -> int:
+    """--np, else --nodes x --ppn, else the launcher's default (as iolab bench)."""
+    if args.np is not None:
+        return int(args.np)
+    if args.nodes and args.ppn:
+        return int(args.nodes * args.ppn)
+    launcher = launch.resolve_launcher(launch.LaunchSpec(np=1, launcher=args.launcher))
+    return launch.default_np(launcher, ppn=args.ppn)
+
+
+def launch_args(args: argparse.Namespace, nranks: int) -> list[str]:
+    """The ``iolab bench`` options that launch the runs as the verb was told to."""
+    out = ["--np", str(nranks), "--launcher", args.launcher, "--mpi", args.mpi]
+    for name in ("nodes", "ppn", "db"):
+        if getattr(args, name):
+            out += [f"--{name}", str(getattr(args, name))]
+    if args.launcher_args:
+        out.append(f"--launcher-args={args.launcher_args}")
+    return out

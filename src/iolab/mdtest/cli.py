@@ -15,7 +15,6 @@ import os
 import shlex
 import sys
 
-from iolab import launch
 from iolab.bench import subrun
 from iolab.errors import EXIT_USAGE, UsageError
 from iolab.ior import front
@@ -57,26 +56,6 @@ def help_text() -> str:
     return "\n".join(lines) + "\n"
 
 
-def _ranks(args: argparse.Namespace) -> int:
-    """As iolab ior: --np, else --nodes x --ppn, else the launcher's default."""
-    if args.np is not None:
-        return int(args.np)
-    if args.nodes and args.ppn:
-        return int(args.nodes * args.ppn)
-    launcher = launch.resolve_launcher(launch.LaunchSpec(np=1, launcher=args.launcher))
-    return launch.default_np(launcher, ppn=args.ppn)
-
-
-def _launch_args(args: argparse.Namespace, ranks: int) -> list[str]:
-    out = ["--np", str(ranks), "--launcher", args.launcher, "--mpi", args.mpi]
-    for name in ("nodes", "ppn", "db"):
-        if getattr(args, name):
-            out += [f"--{name}", str(getattr(args, name))]
-    if args.launcher_args:
-        out.append(f"--launcher-args={args.launcher_args}")
-    return out
-
-
 def run(args: argparse.Namespace) -> int:
     try:
         return _run(args)
@@ -91,9 +70,9 @@ def _run(args: argparse.Namespace) -> int:
     if line.help or not words and not args.dry_run:
         sys.stdout.write(help_text())
         return 0
-    ranks = _ranks(args)
+    ranks = front.ranks(args)
     plan = mapping.plan(line.test, ranks)
-    bench_args = [*_launch_args(args, ranks),
+    bench_args = [*front.launch_args(args, ranks),
                   *plan.engine_args(bool(line.test.params["verify_read"]))]
     if args.dry_run:
         print(shlex.join(["iolab", "bench", *bench_args]))
