@@ -113,6 +113,10 @@ def test_datasets_linked_to_their_file() -> None:
     (["18446744073709551", "9223372036854775"], True),  # darshan-convert --obfuscate
     (["/5f3a9c0d12e4b7a8/0011223344556677"], True),
     (["/scratch/deadbeef/cafebabe"], False),  # a real directory above hex names
+    # expected / was: names hashed after a readable mount point were taken as real
+    (["/lus/theta-fs0/6c2a91f0aa11/f09a1b2c3d4e5f60"], True),
+    (["/gpfs/alpine/proj/f09a1b2c3d4e5f60a1"], True),
+    (["/scratch/run/00000001.dat"], False),
     ([], False),
 ])
 def test_anonymised_names(paths: list[str], anon: bool) -> None:

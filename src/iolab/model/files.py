@@ -50,20 +50,20 @@ def names_anonymised(paths: list[str]) -> bool:
     least one component with a letter outside a-f.
 
     Archives often keep the mount point and hash the rest ("/lus/theta-fs0/6c2a.../f09a..."):
-    a name is anonymised when everything after its last readable component is hashes, that
-    tail holds the file name, and it is unmistakable (two hashed components, or a file name
-    of 12 hex digits or more: a checkpoint named 00000001.dat stays a real name).
+    a name is anonymised when everything after its last readable component is long hashes
+    (12 hex digits or more: a checkpoint named 00000001.dat, a directory named deadbeef stay
+    real names).
     """
     if not paths:
         return False
     def hashed(p: str) -> bool:
         parts = [c.split(".")[0] for c in p.split("/") if c]
-        tail = 0
+        if all(_HASHLIKE.match(c) for c in parts):
+            return bool(parts)
+        tail = 0  # long hashes after the readable part (a 64-bit hash: 16 hex digits)
         for c in reversed(parts):
-            if not _HASHLIKE.match(c):
+            if not (_HASHLIKE.match(c) and len(c) >= 12):
                 break
             tail += 1
-        if tail == 0:
-            return False
-        return tail == len(parts) or tail >= 2 or len(parts[-1]) >= 12
+        return tail >= 1
     return sum(hashed(p) for p in paths) >= 0.9 * len(paths)
