@@ -83,8 +83,17 @@ def test_trace_overhead_callgrind_smoke(tracer: Path, tmp_path: Path) -> None:
     row = next(ln for ln in text.splitlines() if ln.startswith("| write64 |"))
     plain, iolab = (float(c) for c in row.split("|")[2:4])
     assert 0 < plain < iolab  # the tracer adds instructions to every traced write()
-    subprocess.run(cmd, check=True, capture_output=True, timeout=300)
-    assert out.read_text().count("trace_overhead_callgrind:begin") == 1
+    # a second run replaces its block in place (benchdoc.replace_section, which the script
+    # calls; checked on the written file rather than by a second minute of callgrind)
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        from benchdoc import replace_section
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    replace_section(out, "trace_overhead_callgrind", "again", after="trace_overhead")
+    again = out.read_text()
+    assert again.count("trace_overhead_callgrind:begin") == 1 and "\nagain\n" in again
+    assert again.index("trace_overhead:end") < again.index("again") < again.index("## Other")
 
 
 def _expected_mpi_cases() -> list[str]:
