@@ -55,7 +55,6 @@ import itertools
 import json
 import random
 import sqlite3
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from statistics import median
@@ -63,7 +62,7 @@ from typing import Any
 
 from iolab.tune import store
 from iolab.tune.objective import METRIC_MISSED, Objective, TrialOutcome
-from iolab.tune.selection import RULES, next_repeat, pick_winner, repeat_reserve
+from iolab.tune.selection import RULES, importances, next_repeat, pick_winner, repeat_reserve
 from iolab.tune.space import DEFAULT, SearchSpace
 from iolab.tune.stats import CONFIDENCE, Claim, compare
 
@@ -431,7 +430,7 @@ class Tuner:
                 self._measure({**self.space.baseline(), **json.loads(again)}, "repeat")
             else:
                 break  # every point measured, the best ones repeated: nothing left to learn
-        self.progress.importances = _importances(study, self._honoured())
+        self.progress.importances = importances(study, self._honoured())
 
     def _honoured(self) -> list[str]:
         """The knobs whose asked values the library ran, in every run that set them (read
@@ -797,18 +796,4 @@ class Tuner:
                                        "keep the defaults")
         return self.progress
 
-
-def _importances(study: Any, knobs: Sequence[str]) -> dict[str, float]:
-    """Which of ``knobs`` mattered (Optuna's fANOVA); empty when the study cannot say."""
-    import optuna
-
-    if not knobs:
-        return {}
-    try:
-        with warnings.catch_warnings():  # "too few trials": the empty answer says it
-            warnings.simplefilter("ignore")
-            imp = optuna.importance.get_param_importances(study, params=list(knobs))
-    except (RuntimeError, ValueError, ZeroDivisionError):
-        return {}
-    return {k: round(float(v), 3) for k, v in imp.items()}
 

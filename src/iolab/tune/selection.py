@@ -39,8 +39,10 @@ from __future__ import annotations
 import json
 import math
 import statistics
+import warnings
 from collections.abc import Mapping, Sequence
 from statistics import median
+from typing import Any
 
 DEFAULT = "(default)"  # iolab.tune.space.DEFAULT: a knob left as the workload has it
 Key = str  # a configuration as canonical JSON, DEFAULT knobs left out (search.key_of)
@@ -263,3 +265,18 @@ def repeat_reserve(budget: int, top: int, repeats: int, share: float = 1 / 3) ->
     """Runs kept from the budget for re-measuring the top candidates: enough for ``top``
     candidates to reach ``repeats`` samples, at most ``share`` of the budget."""
     return max(0, min(top * (repeats - 1), int(budget * share + 1e-9)))
+
+
+def importances(study: Any, knobs: Sequence[str]) -> dict[str, float]:
+    """Which of ``knobs`` mattered (Optuna's fANOVA); empty when the study cannot say."""
+    import optuna
+
+    if not knobs:
+        return {}
+    try:
+        with warnings.catch_warnings():  # "too few trials": the empty answer says it
+            warnings.simplefilter("ignore")
+            imp = optuna.importance.get_param_importances(study, params=list(knobs))
+    except (RuntimeError, ValueError, ZeroDivisionError):
+        return {}
+    return {k: round(float(v), 3) for k, v in imp.items()}
