@@ -348,24 +348,26 @@ static MPI_File *mpi_file_of(hid_t file)
  * ID stays registered with its memory freed, and H5close at MPI_Finalize crashes on it), and
  * the close fails when its metadata cannot be written. So when a transfer failed on a rank of
  * the file, or the file system is full, its first rank truncates the file (the run has failed;
- * its data is lost anyway) to give the metadata room, and waits a little for the run's other
- * files to give theirs. Collective over the file's ranks.
- * Returns ENOSPC when it truncated, so that the run cannot pass as ok. */
-/* Room the close's metadata is given, and how long it is waited for. */
-#define ROOM_BYTES (64 * 1024)
-#define ROOM_WAIT_STEPS 300
-#define ROOM_WAIT_STEP_US 10000
+ * its data is lost anyway) to give the metadata room, and the metadata is flushed before the
+ * close, again until it fits: a failed H5Fflush leaves the cache dirty and can be repeated,
+ * and after one that succeeded the close writes only blocks the file already has. The retries
+ * wait for the run's other files (fpp, subset) to be truncated by their own ranks, which may
+ * still be writing (seconds late on a loaded machine: a fixed wait for free space was not
+ * enough, and a close writes only a page, so waiting for more than that is waiting for
+ * nothing). Collective over the file's ranks. Returns ENOSPC when it truncated, so that the
+ * run cannot pass as ok. */
+#define FLUSH_RETRIES 3000       /* 30 s: only runs that already failed wait here */
+#define FLUSH_RETRY_US 10000
 
-/* Wait (bounded) until the file system of p has ROOM_BYTES free. The other files of a run
- * that filled it (fpp, subset) are truncated by their own ranks at about the same time, and
- * this file's truncation alone may free nothing (another file took every block). */
-static void wait_for_room(const char *p)
+static void flush_until_it_fits(hdf5_file_t *h)
 {
-    struct statvfs sv;
-    for (int i = 0; i < ROOM_WAIT_STEPS; i++) {
-        if (statvfs(p, &sv) != 0 || (uint64_t)sv.f_bavail * sv.f_frsize >= ROOM_BYTES)
+    for (int i = 0; i < FLUSH_RETRIES; i++) {
+        int ok = H5Fflush(h->file, H5F_SCOPE_LOCAL) >= 0, all = 0;
+        H5Eclear2(H5E_DEFAULT);
+        MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, h->comm);
+        if (all)
             return;
-        usleep(ROOM_WAIT_STEP_US);
+        usleep(FLUSH_RETRY_US);
     }
 }
 
@@ -379,9 +381,9 @@ static int make_room(hdf5_file_t *h)
         return 0;
     MPI_Comm_rank(h->comm, &crank);
     int bad = crank == 0 && truncate(p, 0) != 0 && errno != ENOENT;
-    if (crank == 0 && !bad)
-        wait_for_room(p);
     MPI_Barrier(h->comm);
+    if (h->file >= 0)
+        flush_until_it_fits(h);
     return bad ? EIO : ENOSPC;
 }
 
