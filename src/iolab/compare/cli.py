@@ -29,7 +29,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     cli_common.add_output(p, "also write an HTML page with the table and plot (never an input)")
     cli_common.add_format(p, csv=False, json_help="print the ratios as JSON instead of text")
     cli_common.add_db(p)
-    p.add_argument("-q", "--quiet", action="store_true", help="no table on stdout")
+    cli_common.add_quiet_verbose(p, "no table on stdout",
+                                 "also each side's repetitions and how they are judged")
     cli_common.add_examples(p, [
         ('iolab compare run:3 run:5', 'B/A ratios per phase with 95% confidence intervals'),
         ('iolab compare sweep:1 sweep:2 -o compare.html',
@@ -75,6 +76,8 @@ def run(args: argparse.Namespace) -> int:
     elif not args.quiet:
         _print_table(f"B/A: A = {a.title}, B = {b.title} (MiB/s)", RATIO_HEADERS,
                      [r.row() for r in rows])
+        if args.verbose:
+            _print_samples(a, b, [r.workload for r in rows])
     if out is not None:
         from iolab.report import plots
         from iolab.report.cli import write_page
@@ -94,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
         if sa[0] == sb[0] == "sweep":
             sec.blocks += _sweep_overlays(conn, sa[1], sb[1])
         write_page(Page(f"iolab compare: {a.title} vs {b.title}", [], [sec]), out,
-                   quiet=args.quiet, verb="compare")
+                   quiet=args.quiet, verb="compare", verbose=args.verbose)
     return 0
 
 
@@ -147,6 +150,10 @@ def _logs(args: argparse.Namespace, out: Path | None) -> int:
             {"layer": n, "time_ratio": r} for n, r in layer_diff(la, lb)]}, indent=2))
     elif not args.quiet:
         _print_table(f"A = {args.a}, B = {args.b}", LAYER_HEADERS, rows)
+        if args.verbose:
+            for tag, m in (("A", ma), ("B", mb)):
+                print(f"{tag}: {m.job.nprocs} processes, {len(m.files.paths)} files, "
+                      f"I/O time {m.metrics.io_time_s:.3f} s (slowest rank)")
     if out is not None:
         from iolab.report.build_log import log_sections
         from iolab.report.cli import write_page
@@ -158,8 +165,24 @@ def _logs(args: argparse.Namespace, out: Path | None) -> int:
             part[0].heading = f"{tag[0].upper()}: {name}"
             secs += part
         write_page(Page(f"iolab compare: {args.a} vs {args.b}", [], secs), out,
-                   quiet=args.quiet, verb="compare")
+                   quiet=args.quiet, verb="compare", verbose=args.verbose)
     return 0
+
+
+def _print_samples(a: Any, b: Any, workloads: list[str]) -> None:
+    """What each ratio is made of: every repetition of each side (MiB/s), and the rule."""
+    from iolab.stats import CONFIDENCE, RESAMPLES
+
+    print()
+    print(f"Repetitions (MiB/s); the interval is a {CONFIDENCE:.0%} percentile bootstrap "
+          f"({RESAMPLES} resamples) of the ratio of medians, judged only with enough runs "
+          "a side to show a difference at that level (iolab.stats)")
+    for w in workloads:
+        for tag, side in (("A", a), ("B", b)):
+            vals = side.values.get(w, [])
+            shown = " ".join(f"{v:.1f}" for v in vals) if vals else "none"
+            print(f"  {w}  {tag} ({len(vals)}): {shown}")
+    sys.stdout.flush()
 
 
 def _print_table(title: str, headers: list[str], rows: list[list[str]]) -> None:

@@ -33,7 +33,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--figures", metavar="DIR",
                    help="also write each plot as PNG and SVG into DIR (for papers)")
     cli_common.add_db(p)
-    p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+    cli_common.add_quiet_verbose(p, "print nothing but errors",
+                                 "also each section and plot the page holds")
     cli_common.add_examples(p, [
         ('iolab report run 3 -o run3.html', 'one page with the plots of run 3'),
         ('iolab report sweep 1', 'the page of sweep 1 (iolab-report-sweep-1.html)'),
@@ -70,17 +71,26 @@ def run(args: argparse.Namespace) -> int:
     figdir = cli_common.check_output_dir(args.figures, "--figures", inputs) \
         if args.figures else None
     page = _stored_page(stored[0], stored[1], args.db) if stored else _log_page(inputs)
-    write_page(page, out, figdir, quiet=args.quiet)
+    write_page(page, out, figdir, quiet=args.quiet, verbose=args.verbose)
     return 0
 
 
 def write_page(page: Page, out: Path, figdir: Path | None = None, quiet: bool = False,
-               verb: str = "report") -> None:
+               verb: str = "report", verbose: bool = False) -> None:
     """Write the page (and its figures); what is said names ``verb``, the command that
     asked for the page (compare and study write theirs here too)."""
-    from iolab.report.page import draw_all, export_figures, render
+    from iolab.report.page import Plot, Table, draw_all, export_figures, render
 
     figs = draw_all(page)
+    if verbose:
+        for sec in page.sections:
+            print(f"iolab {verb}: section '{sec.heading}'", file=sys.stderr)
+            for blk in sec.blocks:
+                if isinstance(blk, Plot):
+                    print(f"iolab {verb}:   plot {blk.name}: {blk.caption}", file=sys.stderr)
+                elif isinstance(blk, Table):
+                    print(f"iolab {verb}:   table of {len(blk.rows)} rows"
+                          + (f": {blk.caption}" if blk.caption else ""), file=sys.stderr)
     cli_common.write_output(out, render(page, figs), "-o", verb=verb)
     if figdir is not None:
         written = export_figures(figs, cli_common.make_dir(figdir, quiet, verb=verb))
