@@ -50,8 +50,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     cli_common.add_mpi(parser, "MPI library, as iolab bench --mpi")
     cli_common.add_db(parser)
     parser.add_argument("--label", help="stored with each phase's run (default: 'io500')")
-    parser.add_argument("--json", action="store_true",
-                        help="the result as JSON on stdout instead of IO500's summary")
+    cli_common.add_format(parser, csv=False,
+                          json_help="the result as JSON on stdout instead of IO500's summary")
     parser.add_argument("--dry-run", action="store_true",
                         help="print each phase's iolab bench line; runs and creates nothing")
     cli_common.add_examples(parser, [
@@ -142,7 +142,7 @@ def _benchmark(cfg: config.Io500Config, args: argparse.Namespace, s: Settings,
     run_invalid = [] if s.stonewall == minwrite else \
         [f"stonewall-time {s.stonewall}s != {minwrite}s"]
     summary = open(Path(s.resdir, "result_summary.txt"), "w")  # noqa: SIM115 - kept open
-    _say(summary, f"IO500 version {output.VERSION} ({args.mode})", not args.json)
+    _say(summary, f"IO500 version {output.VERSION} ({args.mode})", args.format != "json")
     results: list[output.PhaseResult] = []
     failed = False
     try:
@@ -152,21 +152,21 @@ def _benchmark(cfg: config.Io500Config, args: argparse.Namespace, s: Settings,
                                check=False)
             res = _one_phase(cfg, args, s, ph, launch, minwrite)
             results.append(res)
-            _say(summary, output.result_line(res), not args.json)
+            _say(summary, output.result_line(res), args.format != "json")
             if res.run_id is None and ph.kind in ("ior", "mdtest"):
                 failed = True
                 break
     finally:
         valid = not run_invalid and not failed and all(not r.invalid for r in results)
         scores = output.group_scores(results)
-        _say(summary, output.score_line(scores, valid), not args.json)
+        _say(summary, output.score_line(scores, valid), args.format != "json")
         summary.close()
         head = [("procs", str(s.ranks)), ("version", output.VERSION),
                 ("result-dir", s.resdir), ("mode", args.mode)]
         Path(s.resdir, "result.txt").write_text(
             output.result_txt(results, head, run_invalid, scores, valid))
         _cleanup(s)
-    if args.json:
+    if args.format == "json":
         print(json.dumps(output.json_doc(results, scores, valid, args.mode, s.resdir,
                                          s.ranks, run_invalid), indent=2))
     else:
