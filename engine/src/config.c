@@ -98,6 +98,11 @@ const iolab_option_t iolab_config_options[] = {
      "metadata: the file phases, the directory phases (mkdir, stat, rename, rmdir of "
      "--md-files directories per rank), or both, directories first (mdtest -F, -D, neither)",
      O(md_phases)},
+    {"md-step", "md_step", IOLAB_OPT_ENUM, "all", NULL, "all|create|stat|read|remove",
+     "metadata: every file phase (the files removed after), or one of them, leaving the files "
+     "for the next run's (mdtest -C, -T, -E, -r; IO500's separate phases); create takes "
+     "--stonewall (mdtest -W: stop, then wear out to the furthest rank's count)",
+     O(md_step)},
     {"group", "group", IOLAB_OPT_INT, "0", "count", NULL,
      "subset layout: ranks per aggregator (0 = ranks per host)", O(group)},
     {"group-files", "group_files", IOLAB_OPT_ENUM, "aggregator", NULL, "aggregator|shared",

@@ -21,6 +21,10 @@ typedef enum { IOLAB_WORKLOAD_LAYOUT = 0, IOLAB_WORKLOAD_BTIO } iolab_workload_t
 typedef enum { IOLAB_METADATA_OFF = 0, IOLAB_METADATA_EASY, IOLAB_METADATA_HARD } iolab_metadata_t;
 typedef enum { IOLAB_MD_DIR_PRESET = 0, IOLAB_MD_DIR_SHARED, IOLAB_MD_DIR_UNIQUE } iolab_md_dir_t;
 typedef enum { IOLAB_MD_PHASES_FILES = 0, IOLAB_MD_PHASES_DIRS, IOLAB_MD_PHASES_BOTH } iolab_md_phases_t;
+/* metadata: every file phase, or one of them with the files left for the next run (mdtest
+ * -C, -T, -E, -r; IO500 runs each as its own phase, hours apart) */
+typedef enum { IOLAB_MD_STEP_ALL = 0, IOLAB_MD_STEP_CREATE, IOLAB_MD_STEP_STAT, IOLAB_MD_STEP_READ,
+               IOLAB_MD_STEP_REMOVE } iolab_md_step_t;
 
 typedef enum { IOLAB_GROUP_FILES_AGGREGATOR = 0, IOLAB_GROUP_FILES_SHARED } iolab_group_files_t;
 
@@ -60,6 +64,7 @@ typedef struct iolab_cfg {
     uint64_t md_size;          /* metadata: bytes per file (0: the preset's) */
     int md_dir;                /* metadata: iolab_md_dir_t */
     int md_phases;             /* metadata: iolab_md_phases_t (mdtest -F, -D, neither) */
+    int md_step;               /* metadata: iolab_md_step_t (mdtest -C, -T, -E, -r) */
     char *json;                /* JSON output file; NULL/"-" = stdout */
     bool quiet, progress;
 } iolab_cfg_t;

@@ -326,12 +326,19 @@ static int check_metadata(const iolab_run_t *run, char *err, size_t len)
                  "unlink): use --api posix, not %s", run->be->name);
     else if (c->md_files < 1)
         snprintf(err, len, "--md-files must be at least 1");
-    else if (c->collective || c->file_view || c->threads > 1 || c->random || c->stonewall > 0 ||
+    else if (c->md_step != IOLAB_MD_STEP_ALL && (c->md_phases != IOLAB_MD_PHASES_FILES ||
+                                                 c->reps != 1))
+        snprintf(err, len, "--md-step runs one file phase once, leaving the files for the "
+                 "next run: give --md-phases files and --reps 1");
+    else if (c->stonewall > 0 && c->md_step != IOLAB_MD_STEP_CREATE)
+        snprintf(err, len, "--stonewall with --metadata applies to --md-step create only "
+                 "(mdtest -W); the later steps run on the files it made");
+    else if (c->collective || c->file_view || c->threads > 1 || c->random ||
              c->layout != IOLAB_LAYOUT_FPP || c->workload != IOLAB_WORKLOAD_LAYOUT ||
              c->unique_dir || c->reorder || c->evict || c->read_times > 1)
         snprintf(err, len, "--metadata runs its own phases (create, stat, open+read, remove): "
                  "--layout, --workload, --collective, --file-view, --threads, --random, "
-                 "--stonewall, --unique-dir, --reorder, --evict and --read-times do not apply");
+                 "--unique-dir, --reorder, --evict and --read-times do not apply");
     else if (c->md_size > (1u << 30))
         snprintf(err, len, "--md-size %llu: metadata files are small; give at most 1 GiB",
                  (unsigned long long)c->md_size);

@@ -14,7 +14,12 @@
  * system's metadata path costs, whatever the I/O library above it.
  * --md-phases dirs|both adds mdtest's directory phases before the file phases, on --md-files
  * directories per rank beside the files (dir.iolab.<rank>.<i>): mkdir, stat, rename (mdtest's
- * chain: d0 -> d0-XX, d(i) -> d(i-1), d0-XX -> d(n-2); none for a single directory), rmdir. */
+ * chain: d0 -> d0-XX, d(i) -> d(i-1), d0-XX -> d(n-2); none for a single directory), rmdir.
+ * --md-step create|stat|read|remove runs one file phase and leaves the files (and their
+ * directories, until the remove step) for the next run: IO500 runs each as its own phase with
+ * other benchmarks in between. The create step takes --stonewall as mdtest -W: each rank stops
+ * creating at the deadline, then all create on to the furthest rank's count, so the later
+ * steps run on --md-files = that count (the phase's stonewall.xfers_max). */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -90,6 +95,10 @@ int iolab_metadata_ops(const iolab_run_t *run, int *ops)
         if (run->cfg.md_files > 1)  /* mdtest renames only when there are two or more */
             ops[n++] = IOLAB_MD_DIR_RENAME;
         ops[n++] = IOLAB_MD_DIR_REMOVE;
+    }
+    if (run->cfg.md_step != IOLAB_MD_STEP_ALL) {  /* create, stat, read, remove: in order */
+        ops[n++] = IOLAB_MD_CREATE + run->cfg.md_step - IOLAB_MD_STEP_CREATE;
+        return n;
     }
     if (phases != IOLAB_MD_PHASES_DIRS)
         for (int op = IOLAB_MD_CREATE; op <= IOLAB_MD_REMOVE; op++)
@@ -194,6 +203,34 @@ static void agree_bad_files(iolab_run_t *run, const md_plan_t *p, uint64_t nbad,
     file_path(p, out.val, first, run->verify.file, sizeof run->verify.file);
 }
 
+static void md_failure_text(const md_plan_t *p, int rank, int op, uint64_t i, int err,
+                            char *why, size_t len)
+{
+    char path[4400];
+    if (op >= IOLAB_MD_DIR_CREATE)
+        dir_item_path(p, rank, i, "", path, sizeof path);
+    else
+        file_path(p, rank, i, path, sizeof path);
+    snprintf(why, len, "%s %.900s: %s", iolab_op_name(op), path,
+             err == EIO && op == IOLAB_MD_STAT ? "file size differs from --md-size"
+                                               : strerror(err));
+}
+
+/* --stonewall on the create step: each rank stopped at the deadline (or made all its files);
+ * all agree on the furthest count, which every rank then creates up to. Collective. */
+static void md_wear_out(iolab_run_t *run, iolab_phase_t *ph, uint64_t mine, int hit,
+                        uint64_t *last)
+{
+    uint64_t counts[2] = {mine, ~mine}, all[2];
+    int any = 0;
+    MPI_Allreduce(counts, all, 2, MPI_UINT64_T, MPI_MAX, run->world);
+    MPI_Allreduce(&hit, &any, 1, MPI_INT, MPI_MAX, run->world);
+    ph->stonewall_hit = any;
+    ph->sw_max = all[0];
+    ph->sw_min = ~all[1];
+    *last = all[0];
+}
+
 /* One timed phase. Returns 1 when the run must stop (failure, interrupt, mismatch). */
 static int md_phase(iolab_run_t *run, const md_plan_t *p, int op, int rep, unsigned char *buf)
 {
@@ -201,24 +238,27 @@ static int md_phase(iolab_run_t *run, const md_plan_t *p, int op, int rep, unsig
     uint64_t done = 0, nbad = 0, first_bad = 0;
     int err = 0;
     char why[IOLAB_ERRLEN] = "";
+    double deadline = op == IOLAB_MD_CREATE ? run->cfg.stonewall : 0;
+    uint64_t last = p->files, i = 0;
+    int hit = 0;
     MPI_Barrier(run->world);
     double t0 = MPI_Wtime();
-    for (uint64_t i = 0; i < p->files && !err && !iolab_interrupted; i++) {
-        int bad = 0;
-        err = md_op(run, p, op, i, rep, buf, &bad);
-        if (err) {
-            char path[4400];
-            if (op >= IOLAB_MD_DIR_CREATE)
-                dir_item_path(p, run->rank, i, "", path, sizeof path);
-            else
-                file_path(p, run->rank, i, path, sizeof path);
-            snprintf(why, sizeof why, "%s %.900s: %s", iolab_op_name(op), path,
-                     err == EIO && op == IOLAB_MD_STAT ? "file size differs from --md-size"
-                                                       : strerror(err));
+    for (int pass = 0; pass < (deadline > 0 ? 2 : 1); pass++) {
+        for (; i < last && !err && !iolab_interrupted; i++) {
+            if (deadline > 0 && pass == 0 && MPI_Wtime() - t0 >= deadline) {
+                hit = 1;
+                break;
+            }
+            int bad = 0;
+            err = md_op(run, p, op, i, rep, buf, &bad);
+            if (err)
+                md_failure_text(p, run->rank, op, i, err, why, sizeof why);
+            done += err ? 0 : 1;
+            if (bad && !nbad++)
+                first_bad = i;
         }
-        done += err ? 0 : 1;
-        if (bad && !nbad++)
-            first_bad = i;
+        if (deadline > 0 && pass == 0)  /* mdtest -W: all wear out to the furthest count */
+            md_wear_out(run, &ph, i, hit, &last);
     }
     double t1 = MPI_Wtime() - t0;
     int moves = op == IOLAB_MD_CREATE || op == IOLAB_MD_READ;
@@ -257,6 +297,13 @@ static int make_dirs(iolab_run_t *run, const md_plan_t *p, char *why, size_t len
 static void remove_all(iolab_run_t *run, const md_plan_t *p, int items_left)
 {
     char path[4400];
+    if (run->cfg.md_step != IOLAB_MD_STEP_ALL) {
+        /* one step of several: the files stay for the next; after the remove step only the
+         * directories are left, and go (rmdir fails, as it should, on any left in them) */
+        if (run->cfg.md_step != IOLAB_MD_STEP_REMOVE || items_left)
+            return;
+        items_left = 0;
+    }
     for (uint64_t i = 0; items_left && i < p->files; i++) {
         file_path(p, run->rank, i, path, sizeof path);
         unlink(path);

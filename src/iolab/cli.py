@@ -27,6 +27,7 @@ VERBS: dict[str, tuple[str, str]] = {
             "run an IOR 4 command line (options, -O directives, -f scripts) on iolab's "
             "engine, with IOR's report; stored like every run"),
     "mdtest": ("iolab.mdtest.cli", "run an mdtest command line (IOR 4's mdtest) on iolab's engine, with mdtest's SUMMARY table; stored like every run"),  # noqa: E501
+    "io500": ("iolab.io500.cli", "run the IO500 benchmark from its ini file on iolab's engine: its phases, score and result files; every phase stored"),  # noqa: E501
     "results": ("iolab.results.cli",
                 "list the runs stored in the results database, show, import or delete them"),
     "profile": ("iolab.profile.cli",

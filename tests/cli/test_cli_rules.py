@@ -37,6 +37,7 @@ BAD_VALUE = {
     "ior": ["-t", "3x", "--db", "{tmp}/r.db"],
     "mdtest": ["-n", "many", "--db", "{tmp}/r.db"],
     "triage": ["--store", "{tmp}/store", "{tmp}/no-such-logs"],
+    "io500": ["{tmp}/none.ini"],
 }
 
 

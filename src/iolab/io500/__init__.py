@@ -1,0 +1,1 @@
+"""``iolab io500 config.ini``: the IO500 benchmark on iolab's engine (see docs/io500.md)."""
