@@ -11,7 +11,7 @@ second, then the access shape it shows as, then the file system's layout), costl
 within a tier; what a finding obtains is its net cost, never more than the time of its
 operations. The net costs together never exceed the slowest rank's I/O time: seconds on
 other ranks' files ran beside the slowest rank's, not after them. Experiments (settings to
-try) and information-only rules claim nothing.
+try), information-only rules and costs that are only upper bounds claim nothing.
 """
 
 from __future__ import annotations
@@ -153,8 +153,9 @@ def attribute_time(findings: list[Finding], order: dict[str, int],
                    pools: TimePools | None = None, io_time_s: float | None = None) -> None:
     """Set each waste finding's net cost (``net_s``), what it owns (``owned``) and whose
     seconds it found taken (``same_time_as``); see the module's text."""
+    # A bound (Hit.cost_bound) owns no seconds: its time may belong to anything else.
     problems = [f for f in findings if not f.rule.overview and f.rule.severity != "info"
-                and not f.rule.experiment and (f.gross_s or 0.0) > 0]
+                and not f.rule.experiment and not f.hit.cost_bound and (f.gross_s or 0.0) > 0]
     full = _with_claimed_files(pools or TimePools(), problems)
     left = TimePools(dict(full.seconds), full.rank)
     owners: dict[Key, list[str]] = {}

@@ -60,14 +60,15 @@ def _top_fix_items(findings: list[Finding]) -> list[dict[str, Any]]:
                 and not f.fix.text.startswith("Information only"))
     waste = [f for f in findings if shown(f) and not f.rule.experiment
              and (f.cost_s is None or f.cost_s > 0)]
-    waste.sort(key=lambda f: -(f.cost_s or 0.0))
+    waste.sort(key=lambda f: (f.hit.cost_bound, -(f.cost_s or 0.0)))  # bounds after measured
     trials = [f for f in findings if shown(f) and f.rule.experiment]
     trials.sort(key=lambda f: -(f.estimate_s or 0.0))
     out: dict[tuple[str, str], dict[str, Any]] = {}
     for f in waste + trials:
         item = out.setdefault((f.rule.id, f.fix.text), {
             "rule_id": f.rule.id, "directions": [], "fix": f.fix.text, "saves_up_to_s": None,
-            "share_of_run": None, "experiment": f.rule.experiment})
+            "share_of_run": None, "experiment": f.rule.experiment,
+            "bound": f.hit.cost_bound})
         if f.hit.direction:
             item["directions"].append(f.hit.direction)
         c = f.estimate_s if f.rule.experiment else f.cost_s
@@ -78,7 +79,8 @@ def _top_fix_items(findings: list[Finding]) -> list[dict[str, Any]]:
     items = list(out.values())[:TOP_FIXES]
     if len(items) < TOP_FIXES:
         items += [{"rule_id": f.rule.id, "directions": [], "fix": f.fix.text,
-                   "saves_up_to_s": None, "share_of_run": None, "experiment": False}
+                   "saves_up_to_s": None, "share_of_run": None, "experiment": False,
+                   "bound": False}
                   for f in findings if f.rule.id == "io-bound" and f.severity != "info"][:1]
     return items
 
@@ -93,6 +95,9 @@ def _top_fix_line(item: dict[str, Any]) -> str:
             else "]")
     elif item["rule_id"] != "io-bound":
         gain = " [saving unknown]"
+    if item.get("bound") and item["saves_up_to_s"] is not None:
+        gain = gain.replace("[saves up to", "[at most").rstrip("]") + (
+            ": a bound, not measured]")
     if item.get("experiment"):
         gain = (gain.rstrip("]") + (": " if gain else " [") + "an experiment, to be proven "
                 "with iolab tune --from-log]").replace("saves up to", "may save up to")
@@ -160,7 +165,8 @@ def grade(f: Finding, model: Model, th: Thresholds) -> str:
     ``cost_info_s``; HIGH only when it owns ``cost_high_share`` of the run in a job that is
     I/O bound; else WARN. Overview findings (the I/O share itself) and information-only
     rules keep their own severity above ``cost_info_s``; a rule whose cost the counters
-    cannot tell is at most WARN, and so is an experiment (its gain is an estimate)."""
+    cannot tell is at most WARN, and so are an experiment (its gain is an estimate) and a
+    cost that is only an upper bound (``Hit.cost_bound``)."""
     c = f.hit.cost_s if f.rule.overview or f.rule.severity == "info" else (
         f.estimate_s if f.rule.experiment else f.cost_s)
     if f.rule.overview or f.rule.severity == "info":
@@ -174,8 +180,8 @@ def grade(f: Finding, model: Model, th: Thresholds) -> str:
     # a few percent never flips a finding between HIGH and INFO (a flaky --fail-on high).
     if c < th.cost_info_s and not _near(c, th.cost_info_s, th):
         return "info"
-    if f.rule.experiment or c < th.cost_info_s:
-        return "warn"
+    if f.rule.experiment or f.hit.cost_bound or c < th.cost_info_s:
+        return "warn"  # an estimate or an upper bound is never graded as measured
     share = f.cost_share or 0.0
     io_bound = (m.run_time_s >= th.min_run_time_s and m.io_fraction >= th.io_bound_warn
                 and not _near(m.io_fraction, th.io_bound_warn, th))
@@ -219,7 +225,9 @@ def diagnose(model: Model, th: Thresholds, rules: list[Rule] | None = None) -> R
         f.graded = grade(f, model, th)
     # Problems first, by severity, waste before experiments, then cost: the first finding is
     # the costliest waste; the job's overview (its I/O share, read/write balance) comes last.
+    # A bound comes after the measured costs of its grade.
     findings.sort(key=lambda f: (f.rule.overview, SEVERITY_RANK[f.severity], f.rule.experiment,
+                                 f.hit.cost_bound,
                                  -((f.estimate_s if f.rule.experiment else f.cost_s) or 0.0),
                                  order[f.rule.id]))
     return Report(model=model, thresholds=th, findings=findings,
@@ -237,6 +245,9 @@ def _finding_dict(f: Finding) -> dict[str, Any]:
         "kind": "experiment" if r.experiment else "waste",
         "tier": r.tier,
         "cost_s": None if f.cost_s is None else round(f.cost_s, 6),
+        # true: the time of the finding's operations; false: cost_s is only an upper bound
+        # (iolab profile --trace measures it); null: no cost (unknown, or an experiment)
+        "cost_measured": f.cost_measured,
         "gross_cost_s": None if f.gross_s is None or r.experiment else round(f.gross_s, 6),
         "estimated_gain_s": None if f.estimate_s is None else round(f.estimate_s, 6),
         "cost_share_of_run": None if f.cost_share is None else round(f.cost_share, 6),

@@ -135,7 +135,9 @@ def _read_and_diagnose(path: Path, job: dict[str, Any]) -> list[dict[str, Any]]:
             "job_key": job["job_key"], "rule_id": f.rule.id, "direction": f.hit.direction or None,
             "kind": "experiment" if f.rule.experiment else "waste", "tier": f.rule.tier,
             "severity": f.severity,
-            "net_cost_s": None if f.cost_s is None else round(float(f.cost_s), 6),
+            # an upper bound is no owned time: not in the job's summed waste
+            "net_cost_s": None if f.cost_s is None or f.hit.cost_bound
+            else round(float(f.cost_s), 6),
             "estimated_gain_s": None if f.estimate_s is None else round(float(f.estimate_s), 6),
             "title": f.rule.title, "fix_text": f.fix.text, "day": job["day"]})
     job["waste_s"] = round(sum(r["net_cost_s"] or 0.0 for r in rows if r["kind"] == "waste"), 6)

@@ -216,6 +216,8 @@ def _from_log(args: argparse.Namespace) -> dict[str, Any]:
                 if not values:
                     continue
             args.knob.append(f"{p.knob}={','.join(sorted(values))}")
+    if proxy.target == "read" and args.target == "write":  # a read proxy scores its reads
+        args.target = "read"
     for line in proxy.description:
         print(f"iolab tune: {line}", file=sys.stderr)
     return {"log": str(args.from_log), "proxy": proxy.description,

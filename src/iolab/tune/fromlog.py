@@ -16,18 +16,12 @@ import re
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from iolab.tune.knobs import Knob, all_knobs, knob
+from iolab.tune.proxy import Proxy, build_proxy
 from iolab.tune.space import DEFAULT
 
 if TYPE_CHECKING:
     from iolab.diagnose.report import Report
-    from iolab.model.job import Model
-
-MIN_TRANSFER = 1
-MAX_TRANSFER = 64 << 20
-MAX_CALLS_PER_RANK = 65536  # a trial stays a few seconds even for 64-byte writes
 
 # Rules whose fix is a change of the workload itself (knob, value); their hints come from
 # the hints files they emit.
@@ -54,84 +48,6 @@ class Prediction:
 
     def to_json(self) -> dict[str, str]:
         return asdict(self)
-
-
-@dataclass
-class Proxy:
-    bench_args: list[str]
-    api: str
-    description: list[str]
-
-
-def _pow2(n: float) -> int:
-    """The power of two nearest to n, within the engine-friendly range."""
-    if n <= MIN_TRANSFER:
-        return MIN_TRANSFER
-    return int(min(MAX_TRANSFER, 2 ** round(np.log2(n))))
-
-
-def _costliest_file(model: Model) -> int | None:
-    lay = model.layers
-    app = model.files.is_app()
-    time = np.maximum.reduce([lay.posix.slowest_rank_time_s, lay.mpiio.slowest_rank_time_s,
-                              lay.stdio.slowest_rank_time_s])
-    moved = lay.posix.bytes + lay.mpiio.bytes + lay.stdio.bytes
-    score = np.where(app & (moved > 0), time + moved * 1e-15, -1.0)  # bytes break ties
-    if score.size == 0 or score.max() < 0:
-        return None
-    return int(score.argmax())
-
-
-def build_proxy(model: Model, max_ranks: int = 4, max_rank_bytes: int = 64 << 20) -> Proxy:
-    """The bench options that repeat the costliest file's pattern (see the module doc)."""
-    i = _costliest_file(model)
-    if i is None:
-        from iolab.errors import UsageError
-
-        raise UsageError("the log has no application file with data moved: there is no I/O "
-                         "pattern to build a workload from")
-    lay = model.layers
-    lib = str(lay.library[i])
-    if lib == "HDF5" and bool(lay.library_uses_mpiio[i]):
-        api = "hdf5"
-    elif lib == "PnetCDF":
-        api = "pnetcdf"
-    elif bool(lay.mpiio.present[i]):
-        api = "mpiio"
-    else:
-        api = "posix"
-    layer = lay.mpiio if api != "posix" else (lay.posix if lay.posix.present[i] else lay.stdio)
-    written, read = float(layer.bytes_written[i]), float(layer.bytes_read[i])
-    direction = "write" if written >= read else "read"
-    nbytes = written if direction == "write" else read
-    calls = float((layer.writes if direction == "write" else layer.reads)[i])
-    transfer = _pow2(nbytes / calls if calls else nbytes)
-    file_ranks = int(model.files.nranks[i]) or 1
-    shared = file_ranks > 1
-    ranks = max(1, min(max_ranks, model.job.nprocs if shared else file_ranks))
-    per_rank = nbytes / file_ranks
-    block = int(max(transfer, min(max_rank_bytes, per_rank, transfer * MAX_CALLS_PER_RANK))
-                // transfer * transfer)
-    layout = "fpp"
-    if shared:
-        layout = "strided" if api != "posix" and transfer < per_rank else "segmented"
-    args = ["-a", api, "--layout", layout, "-t", str(transfer), "-b", str(block),
-            "--np", str(ranks)]
-    args += ["-w"] if direction == "write" else ["-r"]
-    if read and written and min(read, written) > 0.1 * max(read, written):
-        args = [a for a in args if a not in ("-w", "-r")]  # both: the engine's default
-    coll = lay.calls.of(direction).get("COLL")
-    collective = api != "posix" and coll is not None and float(coll[i]) > 0
-    if collective:
-        args.append("--collective")
-    path = model.files.paths[i]
-    desc = [f"proxy of {path}: {api.upper() if api != 'posix' else 'POSIX'}, "
-            f"{'shared by ' + str(file_ranks) + ' ranks' if shared else 'one file per rank'}, "
-            f"{direction}s of ~{transfer} B per call"
-            f"{', collective' if collective else ''}",
-            f"scaled to {ranks} rank(s) x {block} B (the job: {model.job.nprocs} ranks, "
-            f"{int(per_rank)} B per rank on that file)"]
-    return Proxy(args, api, desc)
 
 
 _HINT_LINE = re.compile(r"^\s*([a-z_]+)\s+(\S+)\s*$")

@@ -67,6 +67,9 @@ class Hit:
     # file's time). None: each evidence file, in the hit's direction (all without one). The
     # report attributes each file's time once, to the costliest finding claiming it.
     claims: list[tuple[str, str]] | None = None
+    # cost_s is only an upper bound (the counters cannot split the time; a trace would):
+    # shown as "at most", graded at most WARN, ranked after measured costs, owns no time.
+    cost_bound: bool = False
 
     def claimed(self) -> list[tuple[str, str]]:
         if self.claims is not None:
@@ -167,6 +170,14 @@ class Finding:
         return self.net_s if self.net_s is not None else self.hit.cost_s
 
     @property
+    def cost_measured(self) -> bool | None:
+        """True: the cost is the time of the finding's operations; False: only an upper
+        bound; None: no cost (unknown, or an experiment's estimate)."""
+        if self.rule.experiment or self.hit.cost_s is None:
+            return None
+        return not self.hit.cost_bound
+
+    @property
     def estimate_s(self) -> float | None:
         """An experiment's estimated gain (a bound from the rule's stated model)."""
         return self.hit.cost_s if self.rule.experiment else None
@@ -190,6 +201,9 @@ class Finding:
                     "to be proven with iolab tune --from-log")
         if self.cost_s is None:
             return "cost unknown from the counters"
+        if self.hit.cost_bound:
+            return (f"at most {fmt_seconds(self.cost_s)}{of_run}: an upper bound from the "
+                    f"counters, not a measured cost ({MEASURE_BOUND} measures it)")
         gross = self.gross_s or 0.0
         if self.same_time_as and self.cost_s <= 0.005 * max(gross, 1e-9):
             return (f"costs {fmt_seconds(gross)}: the same time as "
@@ -202,6 +216,10 @@ class Finding:
             return (f"costs {fmt_seconds(self.cost_s)}{of_run} beyond the time of {others} "
                     f"({fmt_seconds(gross)} in all)")
         return f"costs {fmt_seconds(self.cost_s)}{of_run}"
+
+
+# What turns a bound into a measurement: the trace times each request.
+MEASURE_BOUND = "`iolab profile --trace`"
 
 
 def fmt_seconds(s: float) -> str:

@@ -22,6 +22,7 @@ from iolab.diagnose.rules.base import (
     Rule,
     Source,
     fmt_bytes,
+    fmt_seconds,
     pct,
 )
 from iolab.diagnose.rules.common import (
@@ -366,7 +367,13 @@ def _hdf5(model: Model, th: Thresholds) -> list[Hit]:
     ops = L.posix.reads + L.posix.writes
     na = L.posix.not_aligned
     n_tiny, n_ops, n_na = int(tiny[sel].sum()), int(ops[sel].sum()), int(na[sel].sum())
-    if n_ops == 0 or (n_tiny < model.job.nprocs * 4 and n_na < 0.5 * n_ops):
+    # Small POSIX requests are metadata only where they are not the program's data: the
+    # datasets' own small calls (H5D size bins) and a POSIX layer that moved no more than
+    # the datasets' bytes (no room for metadata) say they are data (64-byte pieces of a
+    # strided selection are data).
+    small_data, meta_room = _hdf5_small_data(model, sel)
+    n_meta = max(0, min(n_tiny - small_data, meta_room))
+    if n_ops == 0 or (n_meta < model.job.nprocs * 4 and n_na < 0.5 * n_ops):
         return []
     idx = np.nonzero(sel)[0]
     coll_md = all(hdf5_metadata_collective(model, int(i)) for i in idx)
@@ -384,14 +391,32 @@ def _hdf5(model: Model, th: Thresholds) -> list[Hit]:
         ("misaligned", lambda tr, r: (tr.length[r] > 1024) & off_alignment(tr, r, align)),
         ("either", lambda tr, r: (tr.length[r] <= 1024) | off_alignment(tr, r, align)))}
     exact = traced["either"] is not None
+    # Without a trace: the time HDF5 spent in its metadata calls (H5F/H5D records), measured;
+    # else only a bound (the POSIX time times the small requests' share).
+    meta_s = None if exact else hdf5_metadata_time(model, sel)
+    cost_from = "trace" if exact else "H5F/H5D metadata time" if meta_s is not None else (
+        "counters (a bound)")
+    if exact:
+        cost_s = traced["either"]
+    elif meta_s is not None:
+        cost_s = meta_s
+    else:
+        cost_s = cost(model, sel, ("read", "write", "meta"), ("POSIX",),
+                      max(n_meta, n_na) / n_ops)
     return [Hit(
-        summary=(f"HDF5 over MPI-IO: {n_tiny} of {n_ops} POSIX requests under 1 KiB (metadata) "
-                 f"and {n_na} misaligned on {len(idx)} file(s)"),
-        values={"posix_ops": n_ops, "posix_ops_under_1k": n_tiny, "file_not_aligned": n_na,
-                "files": int(len(idx)), "cost_from": "trace" if exact else "counters",
+        summary=(f"HDF5 over MPI-IO: {n_tiny} of {n_ops} POSIX requests under 1 KiB"
+                 + (f" ({n_tiny - n_meta} of them data, not metadata)" if n_meta < n_tiny
+                    else "")
+                 + f" and {n_na} misaligned on {len(idx)} file(s)"
+                 + (f"; {fmt_seconds(meta_s)} in H5F/H5D metadata calls"
+                    if meta_s is not None else "")),
+        values={"posix_ops": n_ops, "posix_ops_under_1k": n_tiny,
+                "metadata_requests_at_most": n_meta, "file_not_aligned": n_na,
+                "files": int(len(idx)), "cost_from": cost_from,
                 **({"metadata_requests_time_s": round(traced["metadata"] or 0.0, 6),
                     "misaligned_requests_time_s": round(traced["misaligned"] or 0.0, 6)}
-                   if exact else {})},
+                   if exact else {}),
+                **({"hdf5_metadata_time_s": round(meta_s, 6)} if meta_s is not None else {})},
         files=[FileEvidence(files.paths[i], {"posix_ops": int(ops[i]), "under_1k": int(tiny[i]),
                                              "not_aligned": int(na[i])}) for i in idx[:10]],
         # the data already goes through collective MPI-IO calls: not advised again
@@ -399,11 +424,52 @@ def _hdf5(model: Model, th: Thresholds) -> list[Hit]:
                                      + L.calls.of(d)["SPLIT"][idx].sum()
                                      for d in DIRECTIONS) > 0),
               "collective_metadata": coll_md},
-        cost_s=(traced["either"] if traced["either"] is not None else
-                cost(model, sel, ("read", "write", "meta"), ("POSIX",), max(n_tiny, n_na) / n_ops)),
-        # the kinds its cost counts: traced requests are reads and writes
+        cost_s=cost_s,
+        cost_bound=not exact and meta_s is None,
+        # the kinds its cost counts: traced requests are reads and writes; HDF5's metadata
+        # calls write and read through the layers below, and open and close
         claims=claims_of(model, sel, "read", "write", *(() if exact else ("meta",))),
     )]
+
+
+def _hdf5_small_data(model: Model, sel: np.ndarray) -> tuple[int, int]:
+    """The HDF5 files' data calls of at most 1 KiB (H5D size bins up to 1K), and how many
+    metadata requests the POSIX bytes leave room for (bytes beyond the datasets' over 32 B,
+    about the smallest metadata item; unlimited without H5D records)."""
+    md = model.mods.get("H5D")
+    if md is None or len(md) == 0:
+        return 0, 1 << 62
+    rows = sel[md.file_index] & (md.file_index >= 0)
+    if not rows.any():
+        return 0, 1 << 62
+    small = sum(int(md.pos(f"H5D_SIZE_{d}_AGG_{b}")[rows].sum())
+                for d in ("READ", "WRITE") for b in ("0_100", "100_1K"))
+    data = float(md.pos("H5D_BYTES_READ")[rows].sum() + md.pos("H5D_BYTES_WRITTEN")[rows].sum())
+    posix = float(model.layers.posix.bytes[sel].sum())
+    return small, int(max(posix - data, 0.0) // 32)
+
+
+def hdf5_metadata_time(model: Model, sel: np.ndarray) -> float | None:
+    """The time in HDF5's metadata calls on the files ``sel`` (H5F_F_META_TIME: create, open,
+    flush, close; H5D_F_META_TIME: dataset create, open, close), per rank: the largest rank's
+    with per-rank records, the mean rank's of a reduced record (H5F has no slowest-rank time).
+    None when no H5F/H5D record of those files carries it (a trace or --trace measures it)."""
+    per_rank = np.zeros(max(model.job.nprocs, 1))
+    reduced, seen = 0.0, False
+    for mod in ("H5F", "H5D"):
+        md = model.mods.get(mod)
+        if md is None or len(md) == 0 or not md.has(f"{mod}_F_META_TIME"):
+            continue
+        rows = (md.file_index >= 0) & sel[np.clip(md.file_index, 0, len(sel) - 1)]
+        if not rows.any():
+            continue
+        seen = True
+        t = md.fcol(f"{mod}_F_META_TIME")
+        own = rows & (md.ranks >= 0)
+        np.add.at(per_rank, np.clip(md.ranks[own], 0, per_rank.size - 1), t[own])
+        red = rows & (md.ranks < 0)
+        reduced += float((t[red] / np.maximum(md.span_n[red], 1)).sum())
+    return float(per_rank.max()) + reduced if seen else None
 
 
 def hdf5_metadata_collective(model: Model, i: int) -> bool:
@@ -524,8 +590,9 @@ def rules() -> list[Rule]:
              requires=needs_complete("POSIX"),
              cost=("with DXT covering the files, the slowest rank's traced time in the "
                    "requests up to 1 KiB, plus the misaligned ones as misaligned-file counts "
-                   "them; else its POSIX time on the HDF5 files times the share of those "
-                   "requests (a bound)")),
+                   "them; else the time in HDF5's metadata calls (H5F/H5D meta time); "
+                   "without those records only a bound, shown as 'at most': the POSIX time "
+                   "on the HDF5 files times the share of small or misaligned requests")),
         Rule(id="fill-mode", family="libraries", severity="warn",
              title="Fill values written before the data",
              why="Pre-filling a variable that is then overwritten doubles the bytes written.",
