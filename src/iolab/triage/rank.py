@@ -71,7 +71,7 @@ def prepare(con: Any, opts: Options) -> None:
 def build_report(con: Any, opts: Options) -> dict[str, Any]:
     """The report tree every renderer walks (text, JSON, CSV)."""
     prepare(con, opts)
-    return {
+    report = {
         "schema_version": REPORT_SCHEMA_VERSION, "kind": REPORT_KIND,
         "tool": {"name": "iolab triage", "version": __version__},
         "assumptions": {"ranks_per_node": opts.ranks_per_node, "top": opts.top,
@@ -90,6 +90,12 @@ def build_report(con: Any, opts: Options) -> dict[str, Any]:
                                  "ORDER BY source_path, job_key"),
         **_views(con, opts),
     }
+    from iolab.triage.trends import costliest_files
+
+    files = costliest_files(con, [j["job_key"] for j in report["jobs"]])
+    for j in report["jobs"]:
+        j["files"] = files.get(j["job_key"], [])
+    return report
 
 
 def _views(con: Any, opts: Options) -> dict[str, Any]:
@@ -97,12 +103,16 @@ def _views(con: Any, opts: Options) -> dict[str, Any]:
     from iolab.triage import trends
 
     t = trends.TrendOptions(factor=opts.slowdown_factor, alpha=opts.slowdown_p)
+    slow = trends.slowdowns(con, t)
+    followed = [f["application"] for f in slow["applications"]]
+    followed += [a["application"] for a in _applications(con, opts)]
     return {
         "layers": trends.layers(con),
         "file_systems": trends.file_systems(con),
         "weeks": trends.weeks(con),
         "savings_per_week": trends.savings_per_week(con, opts.top),
-        "slowdowns": trends.slowdowns(con, t),
+        "slowdowns": slow,
+        "weekly_trends": trends.weekly_series(con, list(dict.fromkeys(followed))[:opts.top]),
         "trend_assumptions": {
             "runs_compared": "same application (executable base name), user and ranks",
             "metric": "I/O seconds of the slowest rank per GiB moved (bandwidth: its inverse)",

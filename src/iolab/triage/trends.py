@@ -274,3 +274,24 @@ def weekly_series(con: Any, applications: list[str]) -> dict[str, Any]:
                median(io_time_s / (bytes / POW(2, 30))) AS s_per_gib
         FROM job_fs WHERE bytes > 0 AND io_time_s > 0 GROUP BY ALL ORDER BY mount, week""")
     return {"applications": apps, "file_systems": fs}
+
+
+FILES_SHOWN = 5  # per top job in the report (the store keeps more: columns.FILES_PER_LAYER)
+
+
+def costliest_files(con: Any, job_keys: list[str]) -> dict[str, list[dict[str, Any]]]:
+    """Each job's costliest named files (any layer) by the slowest rank's time on them."""
+    if not job_keys:
+        return {}
+    rows = _rows(con, """
+        SELECT job_key, layer, path, mount, fs_type, ranks, bytes_read, bytes_written,
+               slowest_rank_time_s
+        FROM files WHERE path IS NOT NULL AND job_key IN (SELECT unnest(?))
+        QUALIFY row_number() OVER (PARTITION BY job_key ORDER BY slowest_rank_time_s DESC,
+                                   bytes_read + bytes_written DESC, layer, path) <= ?
+        ORDER BY job_key, slowest_rank_time_s DESC, bytes_read + bytes_written DESC, layer,
+                 path""", [job_keys, FILES_SHOWN])
+    out: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        out.setdefault(r.pop("job_key"), []).append(r)
+    return out
