@@ -149,7 +149,8 @@ def write_log(out: Path, *, nprocs: int, run_time_s: float, exe: str,
               records: list[Rec], dxt: list[Dxt] | None = None,
               lustre: list[Lustre] | None = None,
               metadata: str = "lib_ver=3.5.0\n", partial: tuple[str, ...] = (),
-              jobid: int = 4242, start: int = 1_700_000_000, uid: int = 1000) -> Path:
+              jobid: int = 4242, start: int = 1_700_000_000, uid: int = 1000,
+              mounts: tuple[tuple[str, str], ...] = (("/scratch", "lustre"),)) -> Path:
     """Write a log at ``out`` (which must not exist) through libdarshan-util. ``partial``
     names modules marked partial (ran out of record memory), a bit per module id in the
     header as the runtime sets it."""
@@ -166,9 +167,10 @@ def write_log(out: Path, *, nprocs: int, run_time_s: float, exe: str,
         job.metadata = metadata.encode()[:1023]
         assert lib.darshan_log_put_job(fd, job) == 0
         assert lib.darshan_log_put_exe(fd, ffi.new("char[]", exe.encode())) == 0
-        mnt = ffi.new("struct iolab_mnt[1]")
-        mnt[0].mnt_type, mnt[0].mnt_path = b"lustre", b"/scratch"
-        assert lib.darshan_log_put_mounts(fd, mnt, 1) == 0
+        mnt = ffi.new("struct iolab_mnt[]", len(mounts))
+        for i, (point, fstype) in enumerate(mounts):
+            mnt[i].mnt_type, mnt[i].mnt_path = fstype.encode(), point.encode()
+        assert lib.darshan_log_put_mounts(fd, mnt, len(mounts)) == 0
         names = sorted({r.path for r in records} | {d.path for d in dxt or []}
                        | {x.path for x in lustre or []})
         refs = ffi.new("struct iolab_name_ref[]", max(len(names), 1))

@@ -107,7 +107,7 @@ def test_store_schema_is_versioned_and_partitioned_by_day(
         centre: Centre, report: dict) -> None:
     where = report["store"]
     meta = json.loads((where / store.META).read_text())
-    assert meta["kind"] == "iolab-triage-store" and meta["schema_version"] == 1
+    assert meta["kind"] == "iolab-triage-store" and meta["schema_version"] == store.SCHEMA_VERSION
     for table in store.TABLES:
         parts = store.files(where, table)
         assert parts

@@ -7,6 +7,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from iolab import cli_common
 from iolab.errors import EXIT_OK, UsageError
@@ -49,6 +50,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     fmt.set_defaults(format="text")
     p.add_argument("-q", "--quiet", action="store_true",
                    help="no progress lines while reading")
+    _add_view_arguments(p)
     cli_common.add_examples(p, [
         ("iolab triage /darshan-logs/2026/11 --store /scratch/u/triage",
          "read a month of a centre's logs (only new ones on a second run), rank by waste"),
@@ -56,9 +58,55 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
          "the ranking of what the store holds, as JSON"),
         ("iolab triage -j 8 manifest.txt --store /scratch/u/triage --csv",
          "the logs a manifest lists, 8 processes, the ranking as CSV"),
+        ("iolab triage --store /scratch/u/triage --html triage.html",
+         "the dashboard: top applications and their fixes, weekly trends, file systems"),
+        ("iolab triage --store /scratch/u/triage --csv --table slowdowns",
+         "the flagged slowdowns as CSV (also: weeks, file-systems, savings, ...)"),
     ])
     cli_common.one_line_errors(p, "iolab triage")
     p.set_defaults(_positionals_anywhere="paths")
+
+
+# --- views: CSV tables, the HTML dashboard, slowdown settings (iolab.triage.trends) ---
+def _add_view_arguments(p: argparse.ArgumentParser) -> None:
+    from iolab.triage.render_views import CSV_TABLES
+
+    tables = ["jobs", *CSV_TABLES]
+    p.add_argument("--table", choices=tables, metavar="NAME",
+                   help="with --csv: which table (" + ", ".join(tables) + "; default: jobs)")
+    p.add_argument("--html", metavar="FILE",
+                   help="also write the dashboard: one self-contained HTML page (top "
+                        "applications, users and jobs with their fixes, weekly trends with "
+                        "the flagged slowdowns, file systems)")
+    p.add_argument("--slowdown-factor", type=float, default=1.2, metavar="X",
+                   help="a week's runs are a slowdown when their median I/O seconds per GiB "
+                        "is at least X times the earlier steady weeks' (default: %(default)s)")
+    p.add_argument("--slowdown-p", type=float, default=0.01, metavar="P",
+                   help="... and the one-sided Mann-Whitney U test gives p < P "
+                        "(default: %(default)s)")
+
+
+def _check_view_arguments(args: argparse.Namespace) -> Path | None:
+    """Bad view options refused before any log is read; the --html file checked."""
+    if args.table is not None and args.format != "csv":
+        raise UsageError(f"--table {args.table}: only with --csv")
+    if not args.slowdown_factor > 1.0:
+        raise UsageError(f"--slowdown-factor {args.slowdown_factor}: must be more than 1")
+    if not 0.0 < args.slowdown_p < 1.0:
+        raise UsageError(f"--slowdown-p {args.slowdown_p}: must be between 0 and 1")
+    if args.html is None:
+        return None
+    return cli_common.check_output_file(args.html, "--html", args.paths)
+
+
+def _write_html(args: argparse.Namespace, report: dict[str, Any], out: Path) -> None:
+    from iolab.report.cli import write_page
+    from iolab.triage.dashboard import dashboard_page
+
+    write_page(dashboard_page(report), out, quiet=True, verb="triage")
+    if not args.quiet:
+        print(f"iolab triage: wrote {out.resolve()}", file=sys.stderr)
+# --- end of views ---
 
 
 def run(args: argparse.Namespace) -> int:
@@ -69,6 +117,7 @@ def run(args: argparse.Namespace) -> int:
     if args.store == "":
         raise UsageError("--store: empty folder name")
     where = Path(args.store).expanduser() if args.store else default_store()
+    html_out = _check_view_arguments(args)
     from iolab.triage import store
     from iolab.triage.discover import discover
 
@@ -85,23 +134,32 @@ def run(args: argparse.Namespace) -> int:
                 f"{done.read} read, {done.unreadable} could not be read, {done.already} "
                 f"already stored, {done.duplicates} copies of stored logs, in "
                 f"{done.seconds:.1f} s")
-    _report(args, where)
+    _report(args, where, html_out)
     return EXIT_OK
 
 
-def _report(args: argparse.Namespace, where: Path) -> None:
+def _report(args: argparse.Namespace, where: Path, html_out: Path | None) -> None:
     from iolab.triage import render, store
     from iolab.triage.rank import Options, build_report, prepare, ranked_jobs
+    from iolab.triage.render_views import to_csv_table
 
-    opts = Options(top=args.top, ranks_per_node=args.ranks_per_node)
+    opts = Options(top=args.top, ranks_per_node=args.ranks_per_node,
+                   slowdown_factor=args.slowdown_factor, slowdown_p=args.slowdown_p)
     con = store.connect(where)
     try:
-        if args.format == "csv":
+        if args.format == "csv" and args.table in (None, "jobs") and html_out is None:
             prepare(con, opts)
             sys.stdout.write(render.to_csv(ranked_jobs(con, None)))
             return
         report = build_report(con, opts)
+        jobs_csv = (render.to_csv(ranked_jobs(con, None))
+                    if args.format == "csv" and args.table in (None, "jobs") else "")
     finally:
         con.close()
-    sys.stdout.write(render.to_json(report) if args.format == "json" else
-                     render.to_text(report))
+    if html_out is not None:
+        _write_html(args, report, html_out)
+    if args.format == "csv":
+        sys.stdout.write(jobs_csv or to_csv_table(report, args.table))
+    else:
+        sys.stdout.write(render.to_json(report) if args.format == "json" else
+                         render.to_text(report))

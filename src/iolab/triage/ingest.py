@@ -95,6 +95,7 @@ def ingest(found: Found, where: Path, jobs: int, progress: Callable[[str], None]
     seen = set(keys)
     batch_jobs: list[dict[str, Any]] = []
     batch_findings: list[dict[str, Any]] = []
+    batch_files: list[dict[str, Any]] = []
     last_note = time.monotonic()
     for n, res in enumerate(_results(todo, jobs, keys), 1):
         if res.duplicate or res.job["job_key"] in seen:
@@ -103,18 +104,19 @@ def ingest(found: Found, where: Path, jobs: int, progress: Callable[[str], None]
             seen.add(res.job["job_key"])
             batch_jobs.append(res.job)
             batch_findings.extend(res.findings)
+            batch_files.extend(res.files)
             if res.job["status"] == STATUS_READ:
                 out.read += 1
             else:
                 out.unreadable += 1
         if len(batch_jobs) >= batch_logs:
-            store.write_batch(where, batch_jobs, batch_findings)
-            batch_jobs, batch_findings = [], []
+            store.write_batch(where, batch_jobs, batch_findings, batch_files)
+            batch_jobs, batch_findings, batch_files = [], [], []
         if progress is not None and (time.monotonic() - last_note >= 2 or n == len(todo)):
             last_note = time.monotonic()
             progress(_progress_line(n, len(todo), time.monotonic() - t0))
     if batch_jobs:
-        store.write_batch(where, batch_jobs, batch_findings)
+        store.write_batch(where, batch_jobs, batch_findings, batch_files)
     out.seconds = time.monotonic() - t0
     return out
 

@@ -26,6 +26,8 @@ PROVE_WITH = "iolab tune --from-log"
 class Options:
     top: int = 10
     ranks_per_node: int = 64
+    slowdown_factor: float = 1.2
+    slowdown_p: float = 0.01
 
 
 # The read jobs with their node count (known or estimated) and exact node-seconds.
@@ -59,14 +61,17 @@ def _rows(con: Any, sql: str, params: list[Any] | None = None) -> list[dict[str,
 
 
 def prepare(con: Any, opts: Options) -> None:
+    from iolab.triage.trends import prepare_trends
+
     con.execute(_COSTED.format(rpn=float(opts.ranks_per_node)))
     con.execute(_FINDING_COST)
+    prepare_trends(con)
 
 
 def build_report(con: Any, opts: Options) -> dict[str, Any]:
     """The report tree every renderer walks (text, JSON, CSV)."""
     prepare(con, opts)
-    return {
+    report = {
         "schema_version": REPORT_SCHEMA_VERSION, "kind": REPORT_KIND,
         "tool": {"name": "iolab triage", "version": __version__},
         "assumptions": {"ranks_per_node": opts.ranks_per_node, "top": opts.top,
@@ -83,6 +88,42 @@ def build_report(con: Any, opts: Options) -> dict[str, Any]:
         "experiments": _experiments(con, opts),
         "unreadable": _rows(con, "SELECT source_path, reason FROM jobs WHERE status <> 'read' "
                                  "ORDER BY source_path, job_key"),
+        **_views(con, opts),
+    }
+    from iolab.triage.trends import costliest_files
+
+    files = costliest_files(con, [j["job_key"] for j in report["jobs"]])
+    for j in report["jobs"]:
+        j["files"] = files.get(j["job_key"], [])
+    return report
+
+
+def _views(con: Any, opts: Options) -> dict[str, Any]:
+    """The report's parts beyond the ranking (iolab.triage.trends)."""
+    from iolab.triage import trends
+
+    t = trends.TrendOptions(factor=opts.slowdown_factor, alpha=opts.slowdown_p)
+    slow = trends.slowdowns(con, t)
+    followed = [f["application"] for f in slow["applications"]]
+    followed += [a["application"] for a in _applications(con, opts)]
+    return {
+        "layers": trends.layers(con),
+        "file_systems": trends.file_systems(con),
+        "weeks": trends.weeks(con),
+        "savings_per_week": trends.savings_per_week(con, opts.top),
+        "slowdowns": slow,
+        "weekly_trends": trends.weekly_series(con, list(dict.fromkeys(followed))[:opts.top]),
+        "trend_assumptions": {
+            "runs_compared": "same application (executable base name), user and ranks",
+            "metric": "I/O seconds of the slowest rank per GiB moved (bandwidth: its inverse)",
+            "week": "ISO week, Monday to Sunday, UTC, named by its Monday",
+            "flagged_when": f"a week's median >= {opts.slowdown_factor} x the baseline's "
+                            f"(the earlier steady weeks) and a one-sided Mann-Whitney U test "
+                            f"p < {opts.slowdown_p}",
+            "savings_per_week": "wasted node-hours / weeks from the application's first week "
+                                "to the store's last (both counted)",
+            "file_system_waste": "a job's wasted node-hours shared over its file systems by "
+                                 "its I/O time on each"},
     }
 
 

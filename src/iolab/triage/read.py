@@ -28,6 +28,7 @@ UNKNOWN_DAY = "unknown"
 class LogResult:
     job: dict[str, Any]
     findings: list[dict[str, Any]] = field(default_factory=list)
+    files: list[dict[str, Any]] = field(default_factory=list)  # its costliest files per layer
     duplicate: bool = False  # its content is already in the store: nothing to write
 
     @property
@@ -77,7 +78,7 @@ def read_log(path_text: str, known_hashes: frozenset[str] = frozenset()) -> LogR
         job["reason"] = "empty file (0 bytes)"
         return LogResult(job)
     try:
-        findings = _read_and_diagnose(path, job)
+        findings, files = _read_and_diagnose(path, job)
     except UsageError as exc:
         job["reason"] = _without_path(str(exc), path)
         return LogResult(job)
@@ -85,7 +86,7 @@ def read_log(path_text: str, known_hashes: frozenset[str] = frozenset()) -> LogR
         job["reason"] = f"cannot analyse ({type(exc).__name__}: {exc})"
         return LogResult(job)
     job["read_time_s"] = round(time.perf_counter() - t0, 6)
-    return LogResult(job, findings)
+    return LogResult(job, findings, files)
 
 
 def _without_path(message: str, path: Path) -> str:
@@ -107,12 +108,14 @@ def _nodes(raw: Any, model: Any) -> tuple[int | None, str]:
     return None, "unknown"
 
 
-def _read_and_diagnose(path: Path, job: dict[str, Any]) -> list[dict[str, Any]]:
+def _read_and_diagnose(path: Path, job: dict[str, Any]
+                       ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     from iolab.diagnose.config import Thresholds
     from iolab.diagnose.report import diagnose
     from iolab.model.job import build_model
     from iolab.model.mpilib import mpi_library
     from iolab.sources import load_source
+    from iolab.triage.columns import job_columns
 
     raw = load_source(path)
     model = build_model([raw])
@@ -127,6 +130,8 @@ def _read_and_diagnose(path: Path, job: dict[str, Any]) -> list[dict[str, Any]]:
         io_time_s=round(float(m.io_time_s), 6), bytes_read=int(m.bytes_by_dir["read"]),
         bytes_written=int(m.bytes_by_dir["write"]), mpi_library=mpi_library(model).label,
         format_version=raw.format_version or None, day=day_of(j.start_time))
+    layer_cols, files = job_columns(model, job["job_key"], job["day"])
+    job.update(layer_cols)
     rows = []
     for f in rep.findings:
         if f.rule.overview:
@@ -141,4 +146,4 @@ def _read_and_diagnose(path: Path, job: dict[str, Any]) -> list[dict[str, Any]]:
             "estimated_gain_s": None if f.estimate_s is None else round(float(f.estimate_s), 6),
             "title": f.rule.title, "fix_text": f.fix.text, "day": job["day"]})
     job["waste_s"] = round(sum(r["net_cost_s"] or 0.0 for r in rows if r["kind"] == "waste"), 6)
-    return rows
+    return rows, files

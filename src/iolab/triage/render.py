@@ -8,7 +8,11 @@ import io
 import json
 from typing import Any
 
-_FIX_CHARS = 110  # the text table cuts a fix here; --json has it whole
+from iolab.triage.render_views import views_lines
+from iolab.triage.textfmt import cut as _cut
+from iolab.triage.textfmt import hours as _h
+from iolab.triage.textfmt import pct as _pct
+from iolab.triage.textfmt import table as _table
 
 
 def to_json(report: dict[str, Any]) -> str:
@@ -32,28 +36,6 @@ def to_csv(jobs: list[dict[str, Any]]) -> str:
         row = {**j, "rank": i, "top_rule": rule, "top_fix": None if top is None else top["fix"]}
         w.writerow(["" if row[c] is None else row[c] for c in CSV_COLUMNS])
     return buf.getvalue()
-
-
-def _h(x: float) -> str:
-    return f"{x:,.2f}" if x >= 0.01 or x == 0 else f"{x:.2g}"
-
-
-def _pct(x: float | None) -> str:
-    return "-" if x is None else f"{100 * x:.1f}%"
-
-
-def _cut(text: str, n: int = _FIX_CHARS) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= n else text[:n - 1] + "…"
-
-
-def _table(head: list[str], rows: list[list[str]]) -> list[str]:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
-              for i, h in enumerate(head)]
-    line = "  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip()
-    out = [line, "  ".join("-" * w for w in widths)]
-    out += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
-    return out
 
 
 def _findings_lines(findings: list[dict[str, Any]]) -> list[str]:
@@ -99,7 +81,7 @@ def to_text(r: dict[str, Any]) -> str:
         if j["findings"]:
             lines.append(f"  {i}. {j['source_path']}:")
             lines += _findings_lines(j["findings"])
-    lines += _users_lines(r) + _experiment_lines(r) + _unreadable_lines(r)
+    lines += _users_lines(r) + _experiment_lines(r) + views_lines(r) + _unreadable_lines(r)
     return "\n".join(lines) + "\n"
 
 

@@ -5,11 +5,13 @@ Layout (docs/triage.md has the columns)::
     STORE/triage-store.json                      kind, schema_version, the tables' columns
     STORE/jobs/day=2024-03-05/part-<batch>.parquet
     STORE/findings/day=2024-03-05/part-<batch>.parquet
+    STORE/files/day=2024-03-05/part-<batch>.parquet
 
-Results are written in batches: each batch's findings files first, then its jobs files,
-each file written under a temporary name and renamed. A job is in the store when its jobs
-row is; findings whose batch has no jobs file (a run killed between the two) are removed at
-the next run, which then reads those logs again. So a kill loses at most the batch in flight.
+Results are written in batches: each batch's files and findings files first, then its jobs
+files, each file written under a temporary name and renamed. A job is in the store when its
+jobs row is; findings and files rows whose batch has no jobs file (a run killed between them)
+are removed at the next run, which then reads those logs again. So a kill loses at most the
+batch in flight.
 """
 
 from __future__ import annotations
@@ -23,10 +25,14 @@ from typing import Any
 
 from iolab.errors import UsageError
 
-SCHEMA_VERSION = 1
+# 2: the slowest rank's I/O time per layer and the file systems in jobs; the files table.
+SCHEMA_VERSION = 2
 KIND = "iolab-triage-store"
 META = "triage-store.json"
-TABLES = ("jobs", "findings")
+TABLES = ("jobs", "findings", "files")
+# What each older schema lacks, said when such a store is refused (its logs must be read
+# again: the new columns come from the logs, not from the old rows).
+_LACKS = {1: "the per-layer I/O times, the file systems and the files table"}
 
 
 def _schemas() -> dict[str, Any]:
@@ -43,6 +49,12 @@ def _schemas() -> dict[str, Any]:
         ("bytes_read", pa.int64()), ("bytes_written", pa.int64()),
         ("mpi_library", pa.string()), ("format_version", pa.string()),
         ("read_time_s", pa.float64()), ("iolab_version", pa.string()),
+        ("io_time_posix_s", pa.float64()), ("io_time_mpiio_s", pa.float64()),
+        ("io_time_stdio_s", pa.float64()), ("io_time_hdf5_s", pa.float64()),
+        ("io_time_pnetcdf_s", pa.float64()),
+        ("file_systems", pa.list_(pa.struct([
+            ("mount", pa.string()), ("fs_type", pa.string()), ("files", pa.int64()),
+            ("bytes", pa.int64()), ("io_time_s", pa.float64())]))),
     ])
     findings = pa.schema([
         ("job_key", pa.string()), ("batch", pa.string()), ("rule_id", pa.string()),
@@ -50,7 +62,14 @@ def _schemas() -> dict[str, Any]:
         ("severity", pa.string()), ("net_cost_s", pa.float64()),
         ("estimated_gain_s", pa.float64()), ("title", pa.string()), ("fix_text", pa.string()),
     ])
-    return {"jobs": jobs, "findings": findings}
+    files = pa.schema([
+        ("job_key", pa.string()), ("batch", pa.string()), ("layer", pa.string()),
+        ("path", pa.string()), ("mount", pa.string()), ("fs_type", pa.string()),
+        ("files", pa.int64()), ("ranks", pa.int64()), ("bytes_read", pa.int64()),
+        ("bytes_written", pa.int64()), ("slowest_rank_time_s", pa.float64()),
+        ("time_s", pa.float64()),
+    ])
+    return {"jobs": jobs, "findings": findings, "files": files}
 
 
 def describe() -> dict[str, Any]:
@@ -79,9 +98,13 @@ def check_store(path: Path, inputs: Iterable[str] = (), creating: bool = True) -
                              "damaged: give another folder") from None
         if info.get("kind") != KIND:
             raise UsageError(f"--store {path}: {META} is not an iolab triage store's")
-        if info.get("schema_version") != SCHEMA_VERSION:
-            raise UsageError(f"--store {path} has schema_version {info.get('schema_version')},"
-                             f" this iolab writes {SCHEMA_VERSION}: give a new folder")
+        version = info.get("schema_version")
+        if version != SCHEMA_VERSION:
+            lacks = _LACKS.get(version) if isinstance(version, int) else None
+            why = f" (it lacks {lacks})" if lacks else ""
+            raise UsageError(f"--store {path} has schema_version {version}{why}, this iolab "
+                             f"reads and writes {SCHEMA_VERSION}: read the logs again into a "
+                             "new folder (the old store is left as it is)")
         return
     if not creating:
         raise UsageError(f"--store {path}: no triage store there ({META} missing); give the "
@@ -120,14 +143,18 @@ def _batch_of(p: Path) -> str:
 
 
 def remove_orphans(path: Path) -> int:
-    """Findings of a batch whose jobs file was never written (a killed run): removed, so the
-    logs are read again. Temporary files of a killed write too. Returns files removed."""
+    """Findings and files rows of a batch whose jobs file was never written (a killed run):
+    removed, so the logs are read again. Temporary files of a killed write too. Returns files
+    removed."""
     done = {_batch_of(p) for p in files(path, "jobs")}
     gone = 0
-    for p in files(path, "findings"):
-        if _batch_of(p) not in done:
-            p.unlink()
-            gone += 1
+    for table in TABLES:
+        if table == "jobs":
+            continue
+        for p in files(path, table):
+            if _batch_of(p) not in done:
+                p.unlink()
+                gone += 1
     for table in TABLES:
         for tmp in (path / table).glob("day=*/.part-*.tmp*"):
             tmp.unlink()
@@ -151,14 +178,16 @@ def known(path: Path) -> tuple[set[tuple[str, int, int]], frozenset[str]]:
     return stats, frozenset(keys)
 
 
-def write_batch(path: Path, jobs: list[dict[str, Any]], findings: list[dict[str, Any]]) -> str:
-    """One batch: findings files first, then jobs files (the jobs rows say it is complete)."""
+def write_batch(path: Path, jobs: list[dict[str, Any]], findings: list[dict[str, Any]],
+                files_rows: Iterable[dict[str, Any]] = ()) -> str:
+    """One batch: files and findings files first, then jobs files (the jobs rows say it is
+    complete)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     batch = uuid.uuid4().hex
     schemas = _schemas()
-    for table, rows in (("findings", findings), ("jobs", jobs)):
+    for table, rows in (("files", list(files_rows)), ("findings", findings), ("jobs", jobs)):
         by_day: dict[str, list[dict[str, Any]]] = {}
         for r in rows:
             by_day.setdefault(str(r["day"]), []).append(r)
@@ -176,8 +205,8 @@ def write_batch(path: Path, jobs: list[dict[str, Any]], findings: list[dict[str,
 
 
 def connect(path: Path) -> Any:
-    """A DuckDB connection with views ``jobs`` and ``findings`` over the store (complete
-    batches only)."""
+    """A DuckDB connection with views ``jobs``, ``findings`` and ``files`` over the store
+    (complete batches only)."""
     import duckdb
     import pyarrow as pa
 
@@ -200,6 +229,7 @@ def connect(path: Path) -> Any:
     # the batch that row came from (orphans of a killed batch never show).
     con.execute("CREATE VIEW jobs AS SELECT * FROM raw_jobs QUALIFY row_number() OVER "
                 "(PARTITION BY job_key ORDER BY batch) = 1")
-    con.execute("CREATE VIEW findings AS SELECT f.* FROM raw_findings f "
-                "SEMI JOIN jobs j ON f.job_key = j.job_key AND f.batch = j.batch")
+    for table in ("findings", "files"):
+        con.execute(f"CREATE VIEW {table} AS SELECT f.* FROM raw_{table} f "
+                    "SEMI JOIN jobs j ON f.job_key = j.job_key AND f.batch = j.batch")
     return con
