@@ -316,14 +316,15 @@ def run(args: argparse.Namespace, argv: list[str], objective: Any,
     _refuse_search_options(args)
     model, preds = _diagnosis(args.from_log)
     cands, unproven = plan(preds, implementation, argv, getattr(objective, "output_dir", None))
-    conn = db.connect(args.db)
+    conn: Any = None  # opened after the first unchanged run: a failing command creates nothing
     tune_id: int | None = None
     total = rounds * (len(cands) + 1) if cands else 0
     quiet = bool(args.quiet) or args.format == "json"
 
     def on_run(number: int, label: str, params: Mapping[str, str], out: Any) -> None:
-        nonlocal tune_id
+        nonlocal tune_id, conn
         if tune_id is None:  # after the first unchanged run: a failing command stores nothing
+            conn = db.connect(args.db)
             tune_id = store.create_tune(conn, ["iolab", "tune", *sys.argv[2:]],
                                         {**objective.to_json(), "proof_of": args.from_log},
                                         {p.knob: [p.value] for p in preds}, total, rounds,
@@ -344,7 +345,6 @@ def run(args: argparse.Namespace, argv: list[str], objective: Any,
         if cands:
             baseline, outcomes = measure(objective, cands, rounds, on_run)
     except BaselineFailed as exc:
-        conn.close()
         print(f"iolab tune: the unchanged command failed ({exc}); a proof needs it to run: "
               "fix the command first (nothing stored)", file=sys.stderr)
         return exc.code if 0 < exc.code < 256 else EXIT_USAGE
@@ -352,6 +352,7 @@ def run(args: argparse.Namespace, argv: list[str], objective: Any,
         status = "interrupted"
     try:
         if tune_id is None:  # nothing to run: the predictions and their reasons are stored
+            conn = db.connect(args.db)
             tune_id = store.create_tune(conn, ["iolab", "tune", *sys.argv[2:]],
                                         {**objective.to_json(), "proof_of": args.from_log},
                                         {p.knob: [p.value] for p in preds}, 0, rounds,
@@ -362,7 +363,8 @@ def run(args: argparse.Namespace, argv: list[str], objective: Any,
                           result=doc)
         trials = [t.__dict__ for t in store.trials(conn, tune_id)]
     finally:
-        conn.close()
+        if conn is not None:
+            conn.close()
     if args.format == "json":
         sys.stdout.write(json.dumps({"schema_version": 1, "kind": "proof", "id": tune_id,
                                      "status": status, "objective": objective.to_json(),
