@@ -70,7 +70,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     obj.add_argument("--from-log", metavar="LOG",
                      help="a Darshan log or iolab profile: tune a proxy of its costliest "
                           "file's pattern and say which of diagnose's predicted fixes the "
-                          "measurement confirms")
+                          "measurement confirms; with '-- COMMAND': prove each predicted fix "
+                          "on your own command (--repeats runs a side, default 4)")
     obj.add_argument("--proxy-ranks", type=int, default=4, metavar="N",
                      help="--from-log: at most N ranks in the proxy (default 4)")
     obj.add_argument("--proxy-bytes", default="64M", metavar="SIZE",
@@ -123,6 +124,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
          "one knob's values; the winner's files in best/ when it is proven faster"),
         ('iolab tune --from-log job.darshan',
          "a proxy of a logged job's I/O, tuned on the settings diagnose points at"),
+        ('iolab tune --from-log job.darshan -- mpirun -np 4 ./app',
+         "each of diagnose's fixes for the log run on the real command: proven faster, no "
+         "effect, or slower — do not apply"),
         ('iolab tune --list --json', 'the stored tunes'),
         ('iolab tune --resume 3', 'continue tune 3 after Ctrl-C, with its own settings'),
         ('iolab tune --list-knobs', 'every knob, its values and how a user applies it'),
