@@ -82,12 +82,14 @@ def test_from_log_end_to_end(tmp_path: Path) -> None:
     assert any(p["knob"] == "collective" and p["value"] == "true" for p in preds)
 
 
-def test_from_log_with_a_command_is_refused(tmp_path: Path) -> None:
+def test_from_log_with_an_option_for_a_command_is_refused(tmp_path: Path) -> None:
+    """A command after '--' is proven on (tests/tune/test_proof_on_command.py); an option
+    there is a mistake, refused in one line."""
     out = subprocess.run(
         [sys.executable, "-m", "iolab", "tune", "--from-log",
-         str(LOGS / "mpiio_4ranks_strided4K_indep.darshan"), "--", "true"],
+         str(LOGS / "mpiio_4ranks_strided4K_indep.darshan"), "--", "--trials", "3"],
         cwd=tmp_path, capture_output=True, text=True, timeout=120)
-    assert out.returncode == 2 and "give no command" in out.stderr
+    assert out.returncode == 2 and "unknown option '--trials'" in out.stderr
 
 
 def test_collective_metadata_predicted_for_an_hdf5_job_only() -> None:

@@ -42,6 +42,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="number of nodes of the job (iolab profiles know it)")
     p.add_argument("--cores-per-node", type=int, metavar="N",
                    help="cores per node, for the one-I/O-stream-per-node rule")
+    p.add_argument("--proof", type=int, metavar="TUNE_ID",
+                   help="show next to each fix the verdict measured on the real command by "
+                        "iolab tune --from-log LOG -- COMMAND (tune TUNE_ID, of this log); "
+                        "without it each fix is 'predicted, not proven here'")
+    cli_common.add_db(p)
     p.add_argument("--list-thresholds", action="store_true", help="print thresholds and exit")
     p.add_argument("--list-rules", action="store_true", help="print the rules and exit")
     cli_common.add_quiet_verbose(
@@ -117,12 +122,31 @@ def run(args: argparse.Namespace) -> int:
                             cores_per_node=args.cores_per_node)
         model.job.notes += [note] if note else []  # in each report's JSON too
         reports.append(diagnose(model, th))
+    if args.proof is not None:
+        _attach_proof(args, reports)
     _render(args, reports)
     if args.fail_on:
         bad = _FAIL_LEVELS[args.fail_on]
         if any(f.severity in bad for rep in reports for f in rep.findings):
             return EXIT_FINDINGS
     return EXIT_OK
+
+
+def _attach_proof(args: argparse.Namespace, reports: list) -> None:
+    """The stored proof (a tune of this log), checked before anything is written."""
+    from iolab.diagnose import proof
+    from iolab.results import db
+    from iolab.tune import store
+
+    if len(reports) != 1:
+        raise UsageError(f"--proof {args.proof}: give the one log the proof was made from "
+                         f"(these logs make {len(reports)} reports)")
+    conn = db.connect(args.db, must_exist=True, read_only=True)
+    try:
+        row = store.get_tune(conn, args.proof)
+    finally:
+        conn.close()
+    reports[0].proof = proof.load(row, args.proof, reports[0].model)
 
 
 def _output_format(args: argparse.Namespace) -> str:
@@ -212,10 +236,12 @@ def _to_stdout(args: argparse.Namespace, reports: list) -> None:
 
 
 def _json_text(reports: list) -> str:
+    from iolab.diagnose.proof import annotate
     from iolab.diagnose.report import to_dict
 
+    # kind: the envelope of docs/cli.md; each fix predicted or proven (--proof)
     data = [{"schema_version": d["schema_version"], "kind": "diagnosis", **d}
-            for d in (to_dict(r) for r in reports)]  # kind: the envelope of docs/cli.md
+            for d in (annotate(to_dict(r), r) for r in reports)]
     doc = data[0] if len(data) == 1 else {"schema_version": data[0]["schema_version"],
                                            "kind": "diagnoses", "reports": data}
     return json.dumps(doc, indent=2, default=str)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from html import escape
 
+from iolab.diagnose.proof import status_lines
 from iolab.diagnose.report import Report, layer_rows, per_log_rows, timeline_lines
 from iolab.diagnose.rules.base import FileEvidence, Finding, fmt_bytes
 
@@ -27,7 +28,7 @@ def _e(x: object) -> str:
     return escape(str(x), quote=True)
 
 
-def _finding(f: Finding) -> str:
+def _finding(f: Finding, proof: list[str]) -> str:
     sev = f.severity
     d = f" ({_e(f.hit.direction)})" if f.hit.direction else ""
     out = [f'<div class="finding"><h3><span class="sev {sev}">{sev.upper()}</span> '
@@ -51,6 +52,7 @@ def _finding(f: Finding) -> str:
         + "</ul>")
     out.append(f"<p><b>Expected effect:</b> {_e(f.rule.effect)}</p>")
     out.append(f"<p><b>Fix:</b> {_e(f.fix.text)}</p>")
+    out.extend(f"<p><b>Proof:</b> {_e(line)}</p>" for line in proof)  # or: predicted
     for a in f.fix.artifacts:
         out.append(f"<details><summary>{_e(a.name)} — {_e(a.note or a.kind)}</summary>"
                    f"<pre>{_e(a.content)}</pre></details>")
@@ -97,7 +99,7 @@ def _report(rep: Report) -> str:
                                + "</tr>" for r in rows) + "</table>")
     parts.extend(f"<p>{_e(line)}</p>" for line in timeline_lines(s.timeline))
     parts.append("<h2>Findings</h2>")
-    parts.extend(_finding(f) for f in rep.findings)
+    parts.extend(_finding(f, status_lines(rep, f)) for f in rep.findings)
     if not rep.findings and "run_incomplete" in job.metadata:
         parts.append("<p>No rule fired on what was recorded, but the run did not finish "
                      "(see the note below): what is missing was not judged.</p>")

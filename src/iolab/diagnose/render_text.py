@@ -19,6 +19,7 @@ from typing import TextIO
 from rich.console import Console
 from rich.markup import escape
 
+from iolab.diagnose.proof import status_lines
 from iolab.diagnose.report import Report, layer_rows, per_log_rows, timeline_lines
 from iolab.diagnose.rules.base import FileEvidence, fmt_bytes
 
@@ -98,6 +99,8 @@ def render_text(rep: Report, out: TextIO, *, color: bool | None = None,
             wr.para(", ".join(a.name for a in f.fix.artifacts)
                     + "  (write them with --emit-fixes DIR)", indent=_BODY, hang=11,
                     head="artifacts: ")
+        for line in status_lines(rep, f):  # predicted, or the verdict measured (--proof)
+            wr.para(line, indent=_BODY, hang=7, head="proof: ")
         if verbose:
             wr.para(f.rule.why, indent=_BODY, hang=5, head="why: ")
             for src in f.rule.sources:

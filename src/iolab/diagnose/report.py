@@ -132,6 +132,7 @@ class Report:
     findings: list[Finding]
     summary: Summary
     not_judged: list[tuple[str, str]] = field(default_factory=list)  # (rule id, what is missing)
+    proof: Any = None  # iolab.diagnose.proof.Proof: verdicts measured on the command (--proof)
 
     def worst(self) -> str | None:
         return min((f.severity for f in self.findings), key=lambda s: SEVERITY_RANK[s],

@@ -70,7 +70,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     obj.add_argument("--from-log", metavar="LOG",
                      help="a Darshan log or iolab profile: tune a proxy of its costliest "
                           "file's pattern and say which of diagnose's predicted fixes the "
-                          "measurement confirms")
+                          "measurement confirms; with '-- COMMAND': prove each predicted fix "
+                          "on your own command (--repeats runs a side, default 4)")
     obj.add_argument("--proxy-ranks", type=int, default=4, metavar="N",
                      help="--from-log: at most N ranks in the proxy (default 4)")
     obj.add_argument("--proxy-bytes", default="64M", metavar="SIZE",
@@ -123,6 +124,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
          "one knob's values; the winner's files in best/ when it is proven faster"),
         ('iolab tune --from-log job.darshan',
          "a proxy of a logged job's I/O, tuned on the settings diagnose points at"),
+        ('iolab tune --from-log job.darshan -- mpirun -np 4 ./app',
+         "each of diagnose's fixes for the log run on the real command: proven faster, no "
+         "effect, or slower — do not apply"),
         ('iolab tune --list --json', 'the stored tunes'),
         ('iolab tune --resume 3', 'continue tune 3 after Ctrl-C, with its own settings'),
         ('iolab tune --list-knobs', 'every knob, its values and how a user applies it'),
@@ -145,11 +149,11 @@ def _workload(args: argparse.Namespace) -> tuple[str, list[str]]:
     rest = list(args.workload)
     if rest[:1] == ["--"]:
         rest = rest[1:]
-    if args.from_log:
-        if rest:
-            raise UsageError("--from-log builds the workload from the log: give no command "
-                             "after '--'")
-        return "bench", []
+    if args.from_log:  # a command: the proof of the log's fixes on it; none: a proxy
+        if rest and rest[0].startswith("-"):
+            raise UsageError(f"unknown option {rest[0]!r} for iolab tune (a command follows "
+                             "'--')")
+        return ("proof", rest) if rest else ("bench", [])
     bench = bench_workload(rest)
     if bench is not None:
         return "bench", bench
@@ -389,6 +393,8 @@ def run(args: argparse.Namespace) -> int:
     if args.resume is None and not args.list:
         named = {k.partition("=")[0].strip() for k in args.knob}  # before --from-log adds
         kind, argv = _workload(args)
+        if kind == "proof":
+            return _prove(args, argv)
         from_log = _from_log(args) if args.from_log else None
         if from_log is not None:
             argv = from_log["bench_args"]
@@ -432,6 +438,17 @@ def run(args: argparse.Namespace) -> int:
         conn.close()
 
 
+def _prove(args: argparse.Namespace, argv: list[str]) -> int:
+    """``--from-log LOG -- COMMAND``: diagnose's fixes proven on the command
+    (iolab.tune.proof); ``--repeats`` runs a side, else as few as can be judged (4)."""
+    from iolab.stats import fewest_to_judge
+    from iolab.tune import proof
+
+    rounds = args.repeats if "repeats" in _given_options(args) else fewest_to_judge()
+    return proof.run(args, argv, _objective("command", argv, args),
+                     predict_implementation("command", argv, args.mpi), rounds)
+
+
 # Options that describe a tune: on --resume the stored tune's own values hold. A value given
 # again that differs from the stored one is refused (a resumed tune that silently changed
 # its budget, repeats or workload would mix two searches in one result).
@@ -451,6 +468,9 @@ def _resume(conn: Any, args: argparse.Namespace) -> int:
         raise UsageError(f"no tune {args.resume} in the results database (iolab tune --list)")
     if row["status"] == "done":
         raise UsageError(f"tune {args.resume} is finished; nothing to resume")
+    if (row.get("objective") or {}).get("proof_of"):
+        raise UsageError(f"tune {args.resume} is a proof of a log's fixes; it is not resumed: "
+                         "run iolab tune --from-log LOG -- COMMAND again")
     policy = _stored_policy(row)
     _refuse_changed_settings(args, row, policy)
     o = row["objective"]
