@@ -24,11 +24,12 @@ def commands() -> list[tuple[str, str]]:
     out = []
     for doc in DOCS:
         lines = doc.read_text().splitlines()
-        inside = False
+        inside = in_fence = False  # in a shell block; in any fenced block
         buf = ""
         for n, line in enumerate(lines, 1):
             if line.startswith("```"):
-                inside = bool(FENCE.match(line)) and not inside
+                inside = not in_fence and bool(FENCE.match(line))
+                in_fence = not in_fence
                 continue
             if not inside:
                 continue
