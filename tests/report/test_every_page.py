@@ -5,29 +5,24 @@ BTIO run), a sweep over transfer sizes and modes, a sweep of metadata runs, a tu
 synthetic traced job, an iolab profile with its trace and a real Darshan log with DXT: each
 page's plots have labelled axes in their SVG and data in them, and its screenshot is a
 picture, not one colour. A metadata run's page speaks in operations per second, a BTIO
-run's in grid, steps and method. (The study page is made of the sweep sections checked
-here; a study takes too long for this test.)
+run's in grid, steps and method. (The study page is checked the same way by
+test_study.py, on the study it runs.)
 """
 
 from __future__ import annotations
 
-import html as htmllib
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
-from typing import Any
 
 import pytest
 from corpus import GENERATED_DIR, GENERATED_MISSING
+from page_checks import assert_picture_in_chromium, check_figures
 from report_jobs import traced_job
 
 from iolab.report.page import Page, close_all, draw_all, render
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-HAS_CHROMIUM = Path(CHROMIUM).exists()
 DXT_LOG = GENERATED_DIR / "posix_mixed_rw_random_reads_dxt.darshan"
 # Page kind -> how the stored fixture names it: ("run", [id]), ("sweep", [id]), ("tune", [id]).
 STORED = {"run-io": ("run", [1]), "run-one-rank": ("run", [2]), "run-metadata": ("run", [3]),
@@ -95,41 +90,6 @@ def _page(kind: str, db: Path) -> Page:
     return log_page([diagnose(model, Thresholds())])
 
 
-def _svg_texts(html: str) -> dict[str, list[str]]:
-    """Figure name -> the text of every <text> element of its SVG."""
-    out = {}
-    for m in re.finditer(r'<figure id="fig-([^"]+)">(.*?)</figure>', html, flags=re.S):
-        out[m.group(1)] = [htmllib.unescape(t) for t in
-                           re.findall(r"<text\b[^>]*>(.*?)</text>", m.group(2), flags=re.S)]
-    return out
-
-
-def _check_figures(page: Page, html: str, figs: dict[str, Any]) -> None:
-    texts = _svg_texts(html)
-    assert set(texts) == {f"{n}" for n in figs}, (sorted(texts), sorted(figs))
-    for name, fig in figs.items():
-        with_data = [ax for ax in fig.axes if ax.has_data()]
-        assert with_data, f"{name}: an empty plot"
-        for ax in with_data:
-            for label in (ax.get_xlabel(), ax.get_ylabel()):
-                assert label, f"{name}: an axis without a label"
-                assert label in texts[name], f"{name}: {label!r} not in its SVG"
-
-
-def _screenshot(html_file: Path, png: Path) -> None:
-    with tempfile.TemporaryDirectory(prefix="iolab-chromium-") as profile:
-        try:
-            subprocess.run(
-                [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                 "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--hide-scrollbars",
-                 f"--user-data-dir={profile}", f"--screenshot={png}",
-                 "--window-size=1200,3000", html_file.as_uri()],
-                capture_output=True, text=True, timeout=120)
-        except subprocess.TimeoutExpired:
-            pytest.skip("chromium did not finish in 120 s on this machine")
-
-
 @pytest.mark.parametrize("kind", [*STORED, "log-synthetic", "log-profile", "log-darshan"])
 def test_every_page_has_labelled_plots_and_a_picture_in_chromium(
         kind: str, db: Path, tmp_path: Path) -> None:
@@ -140,25 +100,10 @@ def test_every_page_has_labelled_plots_and_a_picture_in_chromium(
     try:
         html = render(page, figs)
         assert figs, f"{kind}: a page without a plot"
-        _check_figures(page, html, figs)
+        check_figures(html, figs)
     finally:
         close_all(figs)
-    if not HAS_CHROMIUM:
-        pytest.skip(f"chromium not installed at {CHROMIUM}: the SVGs were checked, not the "
-                    "picture")
-    import matplotlib.image as mpimg
-
-    out = tmp_path / f"{kind}.html"
-    out.write_text(html)
-    png = tmp_path / f"{kind}.png"
-    _screenshot(out, png)
-    assert png.exists() and png.stat().st_size > 0, f"{kind}: no screenshot"
-    img = mpimg.imread(png)[..., :3]
-    assert img.reshape(-1, 3).std(axis=0).max() > 0.01, f"{kind}: one colour"
-    # pixels, not shares: a short page leaves most of the 1200x3000 window white
-    dark = int((img.min(axis=2) < 0.6).sum())  # text, axes, bars
-    coloured = int(((img.max(axis=2) - img.min(axis=2)) > 0.3).sum())  # the data's colours
-    assert dark > 5000 and coloured > 1000, (kind, dark, coloured)
+    assert_picture_in_chromium(html, tmp_path / kind, kind)
 
 
 def test_a_metadata_run_page_shows_ops_per_phase_not_bandwidth(db: Path) -> None:

@@ -73,6 +73,7 @@ def test_quick_study_end_to_end_and_compare_of_two_studies(tmp_path: Path) -> No
                  "0-byte latency", "<svg"):
         assert part in page, part
     assert "no --cpu-freq values given" in page
+    _study_page_is_a_picture(db, tmp_path)
     r2 = _iolab("study", "--quick", "--db", db, "-q", cwd=tmp_path)
     assert r2.returncode == 0, r2.stderr
     r = _iolab("study", "--list", "--db", db, cwd=tmp_path)
@@ -96,3 +97,22 @@ def test_quick_study_end_to_end_and_compare_of_two_studies(tmp_path: Path) -> No
         else:
             assert 0 < x["ci_low"] <= x["ci_high"]
             assert (x["note"] == "B better") == (x["ci_low"] > 1), x
+
+
+def _study_page_is_a_picture(db: str, tmp_path: Path) -> None:
+    """The study's page (issue 28, item 9): every plot with data and labelled axes in its SVG,
+    and a picture in headless Chromium, as every other kind of page (test_every_page.py)."""
+    from page_checks import assert_picture_in_chromium, check_figures
+
+    from iolab.report.cli import _stored_page
+    from iolab.report.page import close_all, draw_all, render
+
+    page = _stored_page("study", [1], db)
+    figs = draw_all(page)
+    try:
+        html = render(page, figs)
+        assert figs, "a study page without a plot"
+        check_figures(html, figs)
+    finally:
+        close_all(figs)
+    assert_picture_in_chromium(html, tmp_path / "study-page", "study")
