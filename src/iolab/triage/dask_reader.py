@@ -85,8 +85,9 @@ class DaskReader:
         except Exception as exc:  # noqa: BLE001 - the cluster's failures, in one line
             raise ReaderLost(f"{self.label}: {type(exc).__name__}: {exc}") from exc
         finally:
-            with contextlib.suppress(Exception):
-                self.client.unregister_worker_plugin(plugin)
+            if self.client.status == "running":  # a lost scheduler is not waited for
+                with contextlib.suppress(Exception):
+                    self.client.unregister_worker_plugin(plugin)
 
 
 def _load_config(path: str | None) -> None:
@@ -143,6 +144,19 @@ def _slurm_cluster(args: argparse.Namespace) -> Any:
     return cluster
 
 
+def _quiet_dask_logs(stack: contextlib.ExitStack) -> None:
+    """Dask's own log lines (connection tracebacks when a cluster goes) kept off stderr in
+    this process: what happened is said in iolab's one line."""
+    import logging
+
+    prefixes = ("distributed", "dask_jobqueue", "tornado")
+    names = [n for n in list(logging.root.manager.loggerDict) if n.split(".")[0] in prefixes]
+    for name in sorted({*prefixes, *names}):  # dask's config sets some children's own levels
+        log = logging.getLogger(name)
+        stack.callback(log.setLevel, log.level)
+        log.setLevel(logging.CRITICAL + 1)
+
+
 @contextlib.contextmanager
 def open_dask(args: argparse.Namespace) -> Iterator[DaskReader]:
     """Connect to or start the cluster the options name, wait for a first worker, and stop
@@ -151,14 +165,16 @@ def open_dask(args: argparse.Namespace) -> Iterator[DaskReader]:
 
     _load_config(args.dask_config)
     with contextlib.ExitStack() as stack:
+        _quiet_dask_logs(stack)
         if args.dask:
             label = f"on Dask at {args.dask}"
             target: Any = args.dask
             if os.path.isfile(args.dask):  # a scheduler file
                 target = None
-            try:
-                client = (Client(scheduler_file=args.dask, timeout=args.dask_wait)
-                          if target is None else Client(target, timeout=args.dask_wait))
+            try:  # the connect timeout of the dask config (30 s): also how long a lost
+                # scheduler is waited for mid-run before the run stops
+                client = (Client(scheduler_file=args.dask) if target is None
+                          else Client(target))
             except (OSError, TimeoutError, ValueError) as exc:
                 raise UsageError(f"--dask {args.dask}: no Dask scheduler answers there "
                                  f"({exc}); start one (dask scheduler) or give its "
@@ -173,7 +189,7 @@ def open_dask(args: argparse.Namespace) -> Iterator[DaskReader]:
                 label = "on Dask workers in Slurm jobs"
             stack.callback(cluster.close)
             client = Client(cluster)
-        stack.callback(client.close)
+        stack.callback(client.close, timeout=10)
         try:
             client.wait_for_workers(1, timeout=args.dask_wait)
         except TimeoutError:
