@@ -167,3 +167,20 @@ def test_bad_dask_options_are_one_line_and_create_nothing(
     assert p.returncode == 2 and message in p.stderr, p.stderr
     assert len(p.stderr.strip().splitlines()) == 1, p.stderr
     assert not where.exists()
+
+
+def test_the_pool_hands_results_back_in_the_order_found(centre: Centre, tmp_path: Path) -> None:
+    """Expected: results in the order of the paths given (so the first found of two copies is
+    the one stored, as on Dask) / was: in the order they finished, a slow log after quick
+    ones."""
+    from iolab.triage.scale import PoolReader
+
+    slow = [p for p in centre.logs if "wrf.exe" in p.name][0]  # DXT of 32 ranks: read last
+    quick = []
+    for n in range(6):
+        q = tmp_path / f"empty{n}.darshan"
+        q.write_bytes(b"")
+        quick.append(str(q))
+    paths = [str(slow), *quick]
+    got = [r.job["source_path"] for r in PoolReader(2).results(paths, frozenset())]
+    assert got == paths

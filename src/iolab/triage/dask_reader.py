@@ -133,7 +133,8 @@ def _slurm_cluster(args: argparse.Namespace) -> Any:
     cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     logs = pick(args.slurm_log_dir, "log-directory", str(Path(cache) / "iolab" / "dask-slurm"))
     if logs:  # the jobs' output files there, never slurm-*.out in the folder run from
-        Path(logs["log_directory"]).expanduser().mkdir(parents=True, exist_ok=True)
+        # (dask-jobqueue makes the folder once the settings parse: bad input makes nothing)
+        logs["log_directory"] = str(Path(logs["log_directory"]).expanduser())
     kw.update(logs)
     try:
         cluster = SLURMCluster(**kw)

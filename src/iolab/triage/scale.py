@@ -45,8 +45,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="processes reading logs on this machine (default: the cores available)")
     g.add_argument("--dask", metavar="ADDRESS",
                    help="read on an existing Dask cluster: its scheduler's address "
-                        "(tcp://host:8786) or scheduler file (JSON); logs and store paths must "
-                        "be the same on the workers")
+                        "(tcp://host:8786) or scheduler file (JSON); the workers must see "
+                        "the logs at the same paths")
     g.add_argument("--dask-local", type=int, metavar="N",
                    help="start a Dask cluster of N worker processes on this machine for the run")
     g.add_argument("--dask-slurm", action="store_true",
@@ -59,7 +59,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="partition (queue) of the worker jobs (default: the cluster's)")
     g.add_argument("--slurm-account", metavar="NAME", help="account charged for the worker jobs")
     g.add_argument("--slurm-cores", type=int, metavar="N",
-                   help="cores per worker job, one worker process each "
+                   help="cores per worker job, one single-threaded worker process a core "
                         f"(default: {SLURM_DEFAULTS['cores']})")
     g.add_argument("--slurm-memory", metavar="SIZE",
                    help=f"memory per worker job (default: {SLURM_DEFAULTS['memory']})")
