@@ -10,7 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from iolab import cli_common
-from iolab.errors import EXIT_OK, UsageError
+from iolab.errors import EXIT_OK, UsageError, verb_line
+
+EXIT_READER_LOST = 1  # the readers were lost mid-run: what was read is stored, not all
 
 
 def default_store() -> Path:
@@ -31,8 +33,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--store", metavar="DIR",
                    help="the store's folder (Parquet tables by day; default: "
                         "$IOLAB_TRIAGE_STORE, else $XDG_DATA_HOME/iolab/triage)")
-    p.add_argument("-j", "--jobs", type=int, metavar="N",
-                   help="processes reading logs (default: the cores available)")
     p.add_argument("--batch", type=int, default=64, metavar="N",
                    help="logs per batch written to the store: the most a killed run loses "
                         "(default: %(default)s)")
@@ -51,6 +51,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-q", "--quiet", action="store_true",
                    help="no progress lines while reading")
     _add_view_arguments(p)
+    # ---- where logs are read (-j, --dask*): src/iolab/triage/scale.py owns these options
+    from iolab.triage import scale
+
+    scale.add_arguments(p)
+    # ---- end of the reading options
     cli_common.add_examples(p, [
         ("iolab triage /darshan-logs/2026/11 --store /scratch/u/triage",
          "read a month of a centre's logs (only new ones on a second run), rank by waste"),
@@ -62,6 +67,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
          "the dashboard: top applications and their fixes, weekly trends, file systems"),
         ("iolab triage --store /scratch/u/triage --csv --table slowdowns",
          "the flagged slowdowns as CSV (also: weeks, file-systems, savings, ...)"),
+        ("iolab triage /archive/darshan --store /scratch/u/triage --dask-slurm --slurm-jobs 16",
+         "read on 16 Slurm jobs of Dask workers (dask-jobqueue)"),
     ])
     cli_common.one_line_errors(p, "iolab triage")
     p.set_defaults(_positionals_anywhere="paths")
@@ -110,7 +117,10 @@ def _write_html(args: argparse.Namespace, report: dict[str, Any], out: Path) -> 
 
 
 def run(args: argparse.Namespace) -> int:
-    for opt, val in (("-j", args.jobs), ("--top", args.top), ("--batch", args.batch),
+    from iolab.triage import scale
+
+    scale.check_arguments(args)
+    for opt, val in (("--top", args.top), ("--batch", args.batch),
                      ("--ranks-per-node", args.ranks_per_node)):
         if val is not None and val < 1:
             raise UsageError(f"{opt} {val}: must be at least 1")
@@ -124,16 +134,24 @@ def run(args: argparse.Namespace) -> int:
     store.check_store(where, args.paths, creating=bool(args.paths))
     found = discover(args.paths)  # bad paths refused before anything is created
     if args.paths:
-        from iolab.triage.ingest import default_jobs, ingest, stderr_progress
+        from iolab.triage.ingest import ingest, stderr_progress
 
-        done = ingest(found, where, args.jobs or default_jobs(),
-                      progress=None if args.quiet else stderr_progress, batch_logs=args.batch)
+        try:  # a cluster that cannot be reached is refused here, before the store is made
+            with scale.open_reader(args) as reader:
+                done = ingest(found, where, reader, batch_logs=args.batch,
+                              progress=None if args.quiet else stderr_progress)
+        except scale.ReaderLost as exc:
+            got = exc.done
+            print(verb_line("triage", f"reading stopped {exc}; {got.read + got.unreadable} "
+                            "new logs stored, the rest not read: run the same command again "
+                            "to read them"), file=sys.stderr)
+            return EXIT_READER_LOST
         if not args.quiet:
             stderr_progress(
                 f"{done.found} logs found ({done.skipped_files} other files skipped): "
                 f"{done.read} read, {done.unreadable} could not be read, {done.already} "
-                f"already stored, {done.duplicates} copies of stored logs, in "
-                f"{done.seconds:.1f} s")
+                f"already stored, {done.duplicates} copies of stored logs, {reader.label}, "
+                f"in {done.seconds:.1f} s")
     _report(args, where, html_out)
     return EXIT_OK
 

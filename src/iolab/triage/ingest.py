@@ -1,28 +1,29 @@
-"""Read the new logs into the store: on a process pool by default, in batches.
+"""Read the new logs into the store: on a process pool by default (or Dask: scale.py), in
+batches.
 
 A log already stored is skipped by its (path, size, modification time) without being opened,
 else by its content hash (a copy or a renamed log is not read twice). Logs are handed to
-the pool in the order found; results are written as they come back, a batch at a time, so
-a killed run loses at most the batch in flight and the next run goes on from there.
+the reader in the order found and come back in that order; they are written here, a batch
+at a time, so a killed run loses at most the batch in flight and the next run goes on from
+there. If the reader is lost mid-run (a Dask cluster gone), what came back is written first.
 """
 
 from __future__ import annotations
 
-import concurrent.futures as cf
-import multiprocessing
-import os
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from iolab.triage import store
 from iolab.triage.discover import Found, stat_key
-from iolab.triage.read import STATUS_READ, LogResult, read_log
+from iolab.triage.read import STATUS_READ
+from iolab.triage.scale import PoolReader, Reader, ReaderLost, default_jobs
 
 BATCH_LOGS = 64  # logs per batch written: the most a kill can lose
+__all__ = ["default_jobs", "ingest", "Ingested"]  # default_jobs: kept importable here
 
 
 @dataclass
@@ -37,45 +38,13 @@ class Ingested:
     seconds: float = 0.0
 
 
-_KNOWN: frozenset[str] = frozenset()
-
-
-def _init_worker(known_hashes: frozenset[str]) -> None:
-    global _KNOWN  # one copy per worker, set once, instead of one per log sent
-    _KNOWN = known_hashes
-
-
-def _read_in_worker(path_text: str) -> LogResult:
-    return read_log(path_text, _KNOWN)
-
-
-def _results(paths: list[str], jobs: int, known_hashes: frozenset[str]) -> Iterator[LogResult]:
-    if jobs <= 1 or len(paths) <= 1:
-        for p in paths:
-            yield read_log(p, known_hashes)
-        return
-    # forkserver: the workers do not inherit the parent's threads (pyarrow's pools), which a
-    # plain fork would copy in an unknown state.
-    methods = multiprocessing.get_all_start_methods()
-    ctx = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
-    with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker,
-                                initargs=(known_hashes,)) as pool:
-        # a bounded window of logs in flight: a 100,000-log run does not queue every future
-        window = jobs * 4
-        pending: set[cf.Future[LogResult]] = set()
-        todo = iter(paths)
-        for p in todo:
-            pending.add(pool.submit(_read_in_worker, p))
-            if len(pending) >= window:
-                done, pending = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
-                yield from (f.result() for f in done)
-        for f in cf.as_completed(pending):
-            yield f.result()
-
-
-def ingest(found: Found, where: Path, jobs: int, progress: Callable[[str], None] | None = None,
+def ingest(found: Found, where: Path, reader: Reader | int,
+           progress: Callable[[str], None] | None = None,
            batch_logs: int = BATCH_LOGS) -> Ingested:
-    """Read every log of ``found`` that the store does not have yet into the store."""
+    """Read every log of ``found`` that the store does not have yet into the store, with
+    ``reader`` (a number: a process pool of that many)."""
+    if isinstance(reader, int):
+        reader = PoolReader(reader)
     t0 = time.monotonic()
     out = Ingested(found=len(found.logs), skipped_files=found.skipped)
     store.open_store(where)
@@ -97,7 +66,18 @@ def ingest(found: Found, where: Path, jobs: int, progress: Callable[[str], None]
     batch_findings: list[dict[str, Any]] = []
     batch_files: list[dict[str, Any]] = []
     last_note = time.monotonic()
-    for n, res in enumerate(_results(todo, jobs, keys), 1):
+    results = enumerate(reader.results(todo, keys), 1)
+    while True:
+        try:
+            n, res = next(results)
+        except StopIteration:
+            break
+        except ReaderLost as exc:
+            if batch_jobs:  # read and returned: never lost
+                store.write_batch(where, batch_jobs, batch_findings)
+            out.seconds = time.monotonic() - t0
+            exc.done = out
+            raise
         if res.duplicate or res.job["job_key"] in seen:
             out.duplicates += 1
         else:
@@ -125,14 +105,6 @@ def _progress_line(done: int, total: int, elapsed: float) -> str:
     rate = done / elapsed if elapsed > 0 else 0.0
     left = (total - done) / rate if rate > 0 else 0.0
     return f"read {done}/{total} logs ({rate:.1f} logs/s, {left:.0f} s left)"
-
-
-def default_jobs() -> int:
-    """The pool's size by default: the cores this process may run on."""
-    try:
-        return max(len(os.sched_getaffinity(0)), 1)
-    except AttributeError:  # not Linux
-        return max(os.cpu_count() or 1, 1)
 
 
 def stderr_progress(line: str) -> None:

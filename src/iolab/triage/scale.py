@@ -1,0 +1,176 @@
+"""Where logs are read: this machine's process pool (``-j N``, the default) or a Dask cluster
+(``--dask ADDRESS``, ``--dask-local N``, ``--dask-slurm``).
+
+Whatever reads them, the results come back to the command's own process **in the order the
+logs were found** and are written to the store there, a batch at a time: the store, its
+incrementality and what a kill loses are the same for every reader, and so is the report,
+byte for byte (the first of two copies of a log is the one stored, whoever read it first).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import concurrent.futures as cf
+import contextlib
+import multiprocessing
+import os
+from collections.abc import Iterator
+from typing import Any, Protocol
+
+from iolab.errors import UsageError
+from iolab.triage.read import LogResult, read_log
+
+
+class ReaderLost(Exception):
+    """The readers went away mid-run (a Dask cluster lost, every retry of a task's worker
+    killed): what was read is stored; a new run reads the rest."""
+
+    done: Any = None  # the run's counts (ingest.Ingested) up to the loss
+
+
+class Reader(Protocol):
+    label: str  # said in the summary line: "on 4 processes", "on Dask at tcp://..."
+
+    def results(self, paths: list[str], known_hashes: frozenset[str]) -> Iterator[LogResult]:
+        """One result per path, in the order of ``paths``."""
+        ...
+
+
+# ---- the command-line block: every option that says where logs are read -------------------
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("where logs are read (one of; default: this machine's cores)")
+    g.add_argument("-j", "--jobs", type=int, metavar="N",
+                   help="processes reading logs on this machine (default: the cores available)")
+    g.add_argument("--dask", metavar="ADDRESS",
+                   help="read on an existing Dask cluster: its scheduler's address "
+                        "(tcp://host:8786) or scheduler file (JSON); the workers must see "
+                        "the logs at the same paths")
+    g.add_argument("--dask-local", type=int, metavar="N",
+                   help="start a Dask cluster of N worker processes on this machine for the run")
+    g.add_argument("--dask-slurm", action="store_true",
+                   help="start Dask workers as Slurm jobs (dask-jobqueue's SLURMCluster) for "
+                        "the run; --slurm-* options, else the dask config's jobqueue.slurm "
+                        "keys, else iolab's defaults")
+    g.add_argument("--slurm-jobs", type=int, metavar="N",
+                   help=f"Slurm jobs of workers at most (default: {SLURM_DEFAULTS['jobs']})")
+    g.add_argument("--slurm-partition", metavar="NAME",
+                   help="partition (queue) of the worker jobs (default: the cluster's)")
+    g.add_argument("--slurm-account", metavar="NAME", help="account charged for the worker jobs")
+    g.add_argument("--slurm-cores", type=int, metavar="N",
+                   help="cores per worker job, one single-threaded worker process a core "
+                        f"(default: {SLURM_DEFAULTS['cores']})")
+    g.add_argument("--slurm-memory", metavar="SIZE",
+                   help=f"memory per worker job (default: {SLURM_DEFAULTS['memory']})")
+    g.add_argument("--slurm-walltime", metavar="HH:MM:SS",
+                   help=f"time limit of a worker job (default: {SLURM_DEFAULTS['walltime']})")
+    g.add_argument("--slurm-log-dir", metavar="DIR",
+                   help="the worker jobs' output files (default: "
+                        "$XDG_CACHE_HOME/iolab/dask-slurm)")
+    g.add_argument("--dask-config", metavar="FILE",
+                   help="a Dask YAML config file read before the cluster starts (e.g. "
+                        "jobqueue.slurm: interface, job-extra-directives, local-directory)")
+    g.add_argument("--dask-wait", type=float, default=600.0, metavar="S",
+                   help="seconds to wait for the first Dask worker (default: %(default)s)")
+
+
+SLURM_DEFAULTS: dict[str, Any] = {"jobs": 4, "cores": 1, "memory": "2GiB",
+                                  "walltime": "01:00:00"}
+_SLURM_OPTIONS = ("slurm_jobs", "slurm_partition", "slurm_account", "slurm_cores",
+                  "slurm_memory", "slurm_walltime", "slurm_log_dir")
+
+
+def check_arguments(args: argparse.Namespace) -> None:
+    """Bad combinations refused before anything is started or created."""
+    chosen = [name for name, on in (("-j", args.jobs is not None), ("--dask", args.dask),
+                                    ("--dask-local", args.dask_local is not None),
+                                    ("--dask-slurm", args.dask_slurm)) if on]
+    if len(chosen) > 1:
+        raise UsageError(f"{' and '.join(chosen)}: give one place to read logs")
+    for opt, val in (("-j", args.jobs), ("--dask-local", args.dask_local),
+                     ("--slurm-jobs", args.slurm_jobs), ("--slurm-cores", args.slurm_cores)):
+        if val is not None and val < 1:
+            raise UsageError(f"{opt} {val}: must be at least 1")
+    if args.dask_wait <= 0:
+        raise UsageError(f"--dask-wait {args.dask_wait:g}: must be more than 0 seconds")
+    given = [o for o in _SLURM_OPTIONS if getattr(args, o) is not None]
+    if given and not args.dask_slurm:
+        raise UsageError(f"--{given[0].replace('_', '-')} is an option of --dask-slurm; add "
+                         "--dask-slurm or leave it out")
+    if args.dask_config is not None and not (args.dask or args.dask_local or args.dask_slurm):
+        raise UsageError("--dask-config is for a Dask run; add --dask, --dask-local or "
+                         "--dask-slurm, or leave it out")
+    if args.dask == "":
+        raise UsageError("--dask: empty address; give the scheduler's tcp://host:port")
+
+
+def uses_dask(args: argparse.Namespace) -> bool:
+    return bool(args.dask or args.dask_local or args.dask_slurm)
+
+
+@contextlib.contextmanager
+def open_reader(args: argparse.Namespace) -> Iterator[Reader]:
+    """The reader the options ask for, started (a Dask cluster connected, or started and
+    stopped at the end); a cluster that cannot be reached is bad input (nothing created)."""
+    if not uses_dask(args):
+        yield PoolReader(args.jobs or default_jobs())
+        return
+    try:
+        from iolab.triage import dask_reader
+    except ImportError:
+        raise UsageError("Dask is not installed: pip install 'dask[distributed]' "
+                         "dask-jobqueue (or pip install -e . in iolab's checkout)") from None
+    with dask_reader.open_dask(args) as reader:
+        yield reader
+
+
+# ---- this machine: a process pool ----------------------------------------------------------
+
+_KNOWN: frozenset[str] = frozenset()
+
+
+def _init_worker(known_hashes: frozenset[str]) -> None:
+    global _KNOWN  # one copy per worker, set once, instead of one per log sent
+    _KNOWN = known_hashes
+
+
+def _read_in_worker(path_text: str) -> LogResult:
+    return read_log(path_text, _KNOWN)
+
+
+class PoolReader:
+    def __init__(self, jobs: int) -> None:
+        self.jobs = jobs
+        self.label = f"on {jobs} process{'es' if jobs > 1 else ''}"
+
+    def results(self, paths: list[str], known_hashes: frozenset[str]) -> Iterator[LogResult]:
+        if self.jobs <= 1 or len(paths) <= 1:
+            for p in paths:
+                yield read_log(p, known_hashes)
+            return
+        # forkserver: the workers do not inherit the parent's threads (pyarrow's pools), which
+        # a plain fork would copy in an unknown state.
+        methods = multiprocessing.get_all_start_methods()
+        ctx = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+        with cf.ProcessPoolExecutor(max_workers=self.jobs, mp_context=ctx,
+                                    initializer=_init_worker,
+                                    initargs=(known_hashes,)) as pool:
+            # A bounded window in flight, handed back in the order found (a 100,000-log run
+            # does not queue every future; copies resolve the same way on every run).
+            window = self.jobs * 4
+            pending: collections.deque[cf.Future[LogResult]] = collections.deque()
+            for p in paths:
+                pending.append(pool.submit(_read_in_worker, p))
+                if len(pending) >= window:
+                    yield pending.popleft().result()
+            while pending:
+                yield pending.popleft().result()
+
+
+def default_jobs() -> int:
+    """The pool's size by default: the cores this process may run on."""
+    try:
+        return max(len(os.sched_getaffinity(0)), 1)
+    except AttributeError:  # not Linux
+        return max(os.cpu_count() or 1, 1)

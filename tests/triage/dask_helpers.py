@@ -1,0 +1,120 @@
+"""A real Dask cluster for the triage tests: ``dask scheduler`` and ``dask worker`` started as
+separate processes (no nanny: killing a worker kills it for good), and what the tests compare
+(the report as JSON and CSV, the store's rows without what differs by run: batch ids, read
+times)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def env_with_iolab(base: dict[str, str] | None = None) -> dict[str, str]:
+    env = dict(os.environ if base is None else base)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(REPO / "src")] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    return env
+
+
+@dataclass
+class Cluster:
+    folder: Path
+    scheduler: subprocess.Popen[bytes] | None = None
+    workers: list[subprocess.Popen[bytes]] = field(default_factory=list)
+
+    @property
+    def scheduler_file(self) -> Path:
+        return self.folder / "scheduler.json"
+
+    @property
+    def address(self) -> str:
+        return str(json.loads(self.scheduler_file.read_text())["address"])
+
+    def stop(self) -> None:
+        for p in [*self.workers, self.scheduler]:
+            if p is not None and p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+        for p in [*self.workers, self.scheduler]:
+            if p is not None:
+                try:
+                    p.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+
+
+def start_cluster(folder: Path, workers: int) -> Cluster:
+    """A scheduler on 127.0.0.1 (a free port, told by its scheduler file) and ``workers``
+    single-threaded worker processes; returns once every worker is registered."""
+    folder.mkdir(parents=True, exist_ok=True)
+    c = Cluster(folder)
+    env = env_with_iolab()
+    logs = folder / "cluster.log"
+    out = open(logs, "ab")  # noqa: SIM115 - the processes write here until stop()
+    c.scheduler = subprocess.Popen(
+        [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
+         "--port", "0", "--no-dashboard", "--scheduler-file", str(c.scheduler_file)],
+        env=env, stdout=out, stderr=out, cwd=folder)
+    _wait_for(lambda: c.scheduler_file.exists(), 60, "the scheduler's file", logs)
+    for n in range(workers):
+        c.workers.append(subprocess.Popen(
+            [sys.executable, "-m", "distributed.cli.dask_worker", "--scheduler-file",
+             str(c.scheduler_file), "--nthreads", "1", "--no-nanny", "--no-dashboard",
+             "--name", f"w{n}", "--local-directory", str(folder / f"w{n}")],
+            env=env, stdout=out, stderr=out, cwd=folder))
+    _wait_for(lambda: logs.read_text(errors="replace").count("Registered to") >= workers, 90,
+              f"{workers} workers registered", logs)
+    return c
+
+
+def _wait_for(ready, seconds: float, what: str, logs: Path) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + seconds
+    while not ready():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no {what} in {seconds:g} s: "
+                                 f"{logs.read_text(errors='replace')[-2000:]}")
+        time.sleep(0.1)
+
+
+def stored_rows(where: Path) -> dict[str, list[dict]]:
+    """Every table's rows, sorted, without the columns that differ from run to run."""
+    import pyarrow.parquet as pq
+
+    from iolab.triage import store
+
+    out = {}
+    for table in store.TABLES:
+        rows = []
+        for f in store.files(where, table):
+            for r in pq.read_table(f).to_pylist():
+                r.pop("batch", None)
+                r.pop("read_time_s", None)
+                rows.append(r)
+        out[table] = sorted(rows, key=lambda r: json.dumps(r, sort_keys=True, default=str))
+    return out
+
+
+def report(where: Path) -> tuple[str, str]:
+    """The report as JSON and as CSV, from a separate ``iolab triage`` process."""
+    outs = []
+    for fmt in ("--json", "--csv"):
+        p = subprocess.run([sys.executable, "-m", "iolab", "triage", "--store", str(where), fmt],
+                           env=env_with_iolab(), capture_output=True, text=True, timeout=300)
+        assert p.returncode == 0, p.stderr
+        outs.append(p.stdout)
+    return outs[0], outs[1]
+
+
+def triage(*args: str, env: dict[str, str] | None = None,
+           timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "iolab", "triage", *args],
+                          env=env_with_iolab(env), capture_output=True, text=True,
+                          timeout=timeout)
