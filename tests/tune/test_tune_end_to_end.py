@@ -263,7 +263,9 @@ def test_two_tunes_compared(tmp_path: Path, engine_ok: None) -> None:
     """`iolab compare tune:A tune:B`: the defaults and the winner of each, from their
     interleaved confirmation runs, as B/A."""
     db = tmp_path / "r.db"
-    for delay in ("300", "600"):  # B's per-call delay is twice A's: its runs are slower
+    # B's per-call delay is twice A's: its runs are slower (ms, not us: a loaded machine
+    # oversleeps each call by up to a millisecond, which drowned a 300 vs 600 us delay)
+    for delay in ("2000", "4000"):
         out = tune("--db", str(db), "--knob", "transfer=64k,1m", "--trials", "3",
                    "--confirm", "4", *NULL_WORKLOAD[:6], delay, *NULL_WORKLOAD[7:],
                    cwd=tmp_path)
