@@ -7,6 +7,9 @@
  *                            ranks' blocks interleaved (a strided hyperslab selection);
  *   strided-read FILE N B    the same selection read back from FILE (written by
  *                            strided-write with the same N, B and ranks).
+ * Options before the shape, as I/O kernels offer them: --collective (collective transfers,
+ * H5FD_MPIO_COLLECTIVE), --coll-metadata (H5Pset_all_coll_metadata_ops and
+ * H5Pset_coll_metadata_write): bench/advice_speedup.py applies diagnose's code fixes with them.
  * Writes are repeated ITER times (env H5SLAB_ITER, default 1) to make a run long enough to
  * time. Prints "<shape>: <bytes> bytes in <s> s, <MiB/s> MiB/s" on rank 0. */
 #include <hdf5.h>
@@ -27,9 +30,23 @@ int main(int argc, char **argv)
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int collective = 0, coll_metadata = 0;
+    while (argc > 1 && strncmp(argv[1], "--", 2) == 0) {
+        if (strcmp(argv[1], "--collective") == 0)
+            collective = 1;
+        else if (strcmp(argv[1], "--coll-metadata") == 0)
+            coll_metadata = 1;
+        else {
+            if (rank == 0)
+                fprintf(stderr, "h5_slab: unknown option %s\n", argv[1]);
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+        argv++;
+        argc--;
+    }
     if (argc < 4 || (strcmp(argv[1], "contig-write") != 0 && argc < 5)) {
         if (rank == 0)
-            fprintf(stderr, "usage: h5_slab contig-write FILE N | strided-write FILE N B | "
+            fprintf(stderr, "usage: h5_slab [--collective] [--coll-metadata] contig-write FILE N | strided-write FILE N B | "
                             "strided-read FILE N B\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
@@ -50,6 +67,10 @@ int main(int argc, char **argv)
 
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, MPI_INFO_NULL);
+    if (coll_metadata) {
+        H5Pset_all_coll_metadata_ops(fapl, 1);
+        H5Pset_coll_metadata_write(fapl, 1);
+    }
     hid_t file = reading ? H5Fopen(path, H5F_ACC_RDONLY, fapl)
                          : H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
     if (file < 0)
@@ -68,7 +89,7 @@ int main(int argc, char **argv)
     H5Sselect_hyperslab(fspace, H5S_SELECT_SET, &start, &stride, &count, &block);
     hid_t mspace = H5Screate_simple(1, &n, NULL);
     hid_t dxpl = H5Pcreate(H5P_DATASET_XFER);
-    H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_INDEPENDENT);
+    H5Pset_dxpl_mpio(dxpl, collective ? H5FD_MPIO_COLLECTIVE : H5FD_MPIO_INDEPENDENT);
 
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
