@@ -128,7 +128,8 @@ def plan(preds: list[Any], implementation: str | None, argv: list[str],
     for rule in rules:
         cands += make(f"{rule}: its settings together", "finding",
                       [(p, path) for p, path in usable if p.rule == rule])
-    cands += make("every predicted setting together", "all", usable)
+    if usable:  # none: nothing to run (an empty "fix" would time the command against itself)
+        cands += make("every predicted setting together", "all", usable)
     seen: dict[str, Candidate] = {}
     for c in cands:  # the first (the most specific) label of a set of settings is kept
         if c.key() in seen:
