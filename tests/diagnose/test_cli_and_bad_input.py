@@ -68,6 +68,12 @@ def test_truncated_log(tmp_path: Path, capsys, log: Path, frac: float) -> None:
     data = log.read_bytes()
     p = tmp_path / "cut.darshan"
     p.write_bytes(data[:int(len(data) * frac)])
+    # the DXT log's trace runs from byte 2814 to 100018 of 100068: a cut there keeps the
+    # counters and is one note (test_dxt_unreadable.py), not a refusal
+    if log.name.startswith("posix_mixed_rw_random_reads_dxt") and frac >= 0.05:
+        assert main(["diagnose", str(p)]) == 0
+        assert "note: DXT trace present but unreadable" in capsys.readouterr().out
+        return
     _one_line_exit_2(capsys, str(p))
 
 

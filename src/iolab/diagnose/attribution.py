@@ -168,6 +168,26 @@ def attribute_time(findings: list[Finding], order: dict[str, int],
         _take(f, _wants(f, full), left, owners)
     if io_time_s is not None:
         _within_io_time(problems, io_time_s)
+    _experiment_ranges(findings, full, left)
+
+
+def _experiment_ranges(findings: list[Finding], full: TimePools, left: TimePools) -> None:
+    """Each experiment's worst plausible gain: its estimate on the seconds of its claims the
+    waste findings left (nothing is taken: an experiment owns no time)."""
+    exps = [f for f in findings if f.rule.experiment and (f.gross_s or 0.0) > 0]
+    if not exps:
+        return
+    full_e, left_e = _with_claimed_files(full, exps), _with_claimed_files(left, exps)
+    for f in exps:
+        if not f.hit.claimed():
+            continue  # a rank's or the job's time: no waste finding names it
+        low = 0.0
+        for want in _wants(f, full_e):
+            asked = sum(want.keys.values())
+            if asked > 0:
+                got = sum(min(sec, left_e.seconds.get(k, 0.0)) for k, sec in want.keys.items())
+                low += want.gross * got / asked
+        f.estimate_low_s = min(low, f.gross_s or 0.0)
 
 
 def _take(f: Finding, wants: list[_Want], left: TimePools, owners: dict[Key, list[str]]) -> None:

@@ -22,6 +22,7 @@ from rich.markup import escape
 from iolab.diagnose.proof import status_lines
 from iolab.diagnose.report import Report, layer_rows, per_log_rows, timeline_lines
 from iolab.diagnose.rules.base import FileEvidence, fmt_bytes
+from iolab.model.raw import DXT_UNREADABLE
 
 _STYLE = {"high": "bold red", "warn": "yellow", "info": "cyan"}
 DEFAULT_WIDTH = 100
@@ -189,7 +190,7 @@ def _summary(rep: Report, wr: _Writer) -> None:
         for i, t in enumerate(s.top_fixes, 1):
             wr.para(t, indent=3, hang=len(f"{i}. "), head=f"{i}. ")
     for n in job.notes:
-        if "partial" in n:
+        if "partial" in n or n.startswith(DXT_UNREADABLE):
             wr.para(n, indent=2, hang=6, head="note: ")
     con.print()
 

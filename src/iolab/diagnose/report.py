@@ -251,6 +251,9 @@ def _finding_dict(f: Finding) -> dict[str, Any]:
         "cost_measured": f.cost_measured,
         "gross_cost_s": None if f.gross_s is None or r.experiment else round(f.gross_s, 6),
         "estimated_gain_s": None if f.estimate_s is None else round(f.estimate_s, 6),
+        # an experiment's gain as [worst, best] plausible seconds (ranks nothing)
+        "estimated_gain_range_s": (None if f.estimate_range_s is None
+                                   else [round(x, 6) for x in f.estimate_range_s]),
         "cost_share_of_run": None if f.cost_share is None else round(f.cost_share, 6),
         "same_time_as": f.same_time_as,
         "beside": f.beside,

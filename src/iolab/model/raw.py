@@ -34,6 +34,11 @@ DXT_MPIIO = "DXT_MPIIO"
 SHARED_RANK = -1  # a record reduced over all ranks that opened the file (Darshan convention)
 
 
+# How a source's note starts when a DXT section is present but cannot be read; the I/O-bound
+# advice looks for it (no "record DXT" for a log that has DXT).
+DXT_UNREADABLE = "DXT trace present but unreadable"
+
+
 @dataclass
 class RawRecord:
     """One (module, file, rank) record."""

@@ -186,7 +186,8 @@ def build_trace(raws: Sequence[RawJob], offsets: Sequence[int], files: FileTable
             if mod in raw.partial_modules:
                 reasons.append(f"{mod} {why} ({raw.source_paths[0]})")
         if raw.trace_table is not None and raw.trace_table.truncated:
-            reasons.append(f"iolab read only the first operations of {raw.source_paths[0]}")
+            reasons.append(f"iolab read only part of the trace of {raw.source_paths[0]} "
+                           "(see the notes)")
     if not parts:
         return None
     cols = parts[0] if len(parts) == 1 else {k: np.concatenate([p[k] for p in parts])

@@ -32,8 +32,8 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from iolab.errors import UsageError
-from iolab.model.raw import TRACE_MODULES, RawJob, RecordTable, TraceTable
-from iolab.sources.dutil import STRUCTS, Binding, Log, binding, counter_names
+from iolab.model.raw import DXT_UNREADABLE, TRACE_MODULES, RawJob, RecordTable, TraceTable
+from iolab.sources.dutil import MODULE_NAMES, STRUCTS, Binding, Log, binding, counter_names
 
 # Modules read into tables: dutil.STRUCTS; the others (DXT, HEATMAP, APMPI, APXC, BG/Q, DFS,
 # DAOS) are noted as present but not needed by any rule.
@@ -86,20 +86,50 @@ def _check_regions(path: Path, size: int, order: str) -> None:
     """Format 3.41 header: name map at byte 32, then 64 module maps of (offset, length).
 
     A log cut inside a region that iolab does not read (HEATMAP, DXT) would otherwise load
-    without complaint; a cut anywhere is reported, with the size the header expects.
+    without complaint; a cut anywhere is reported, with the size the header expects. A cut
+    only in regions no counter comes from (DXT, HEATMAP, ...) keeps the log: the loader
+    notes the trace it cannot read (cut_regions).
     """
-    with open(path, "rb") as fh:
-        head = fh.read(_HEADER_341)
-    if len(head) < _HEADER_341:
-        raise UsageError(f"{path} is truncated ({size} bytes, the header alone is "
-                         f"{_HEADER_341}); the log is incomplete")
-    maps = struct.unpack_from(f"{order}{2 * 65}Q", head, 32)
-    end = max((off + ln for off, ln in zip(maps[0::2], maps[1::2]) if ln), default=0)
+    cut = cut_regions(path, size, order)
+    if not cut:
+        return
+    # Kept only when the cut is in a trace and what follows it (no counter region, and no
+    # cut of an unread module alone: a log cut by a byte is still refused).
+    needed = {m: e for m, e in cut.items() if m not in TRACE_MODULES and m not in _UNREAD}
+    if not any(m in TRACE_MODULES for m in cut):
+        needed = cut
+    end = max(e for e in cut.values())
     if end > max(size, 1) * 1024:  # a region map no writer makes: damaged, not cut short
         raise UsageError(f"{path} has a damaged header (its region map points far past the "
                          f"file's {size} bytes); it is not a readable Darshan log")
-    if end > size:
+    if needed:
         raise UsageError(f"{path} is truncated ({size} of {end} bytes); the log is incomplete")
+
+
+# Modules iolab reads nothing from (present, noted): a cut in them loses nothing iolab uses.
+_UNREAD = ("BG/Q", "MDHIM", "APXC", "APMPI", "HEATMAP", "DFS", "DAOS")
+
+
+def cut_regions(path: Path, size: int | None = None, order: str | None = None
+                ) -> dict[str, int]:
+    """The regions of a format 3.41 log that end past the file's end: module name (or
+    "names" for the name map) -> the byte the header says the region ends at. Empty for
+    another format (libdarshan-util itself finds a cut there) or a whole file."""
+    size = path.stat().st_size if size is None else size
+    with open(path, "rb") as fh:
+        head = fh.read(_HEADER_341)
+    if not head.startswith(b"3.41"):
+        return {}
+    if len(head) < _HEADER_341:
+        raise UsageError(f"{path} is truncated ({size} bytes, the header alone is "
+                         f"{_HEADER_341}); the log is incomplete")
+    if order is None:
+        order = "<" if struct.unpack_from("<Q", head, 8)[0] == _DARSHAN_MAGIC else ">"
+    maps = struct.unpack_from(f"{order}{2 * 65}Q", head, 32)
+    names = ("names",) + MODULE_NAMES + tuple(f"module{i}" for i in range(len(MODULE_NAMES),
+                                                                         64))
+    return {names[i]: off + ln for i, (off, ln) in enumerate(zip(maps[0::2], maps[1::2]))
+            if ln and off + ln > size}
 
 
 @contextlib.contextmanager
@@ -312,25 +342,40 @@ def _load_open(log: Log, p: Path) -> tuple[RawJob, dict[str, bytearray]]:
             raw.unread_modules.append(mod)
             raw.notes.append(f"module {mod} present, not used by any rule")
     if dxt:
-        _read_trace(log, dxt, raw)
+        _read_trace(log, dxt, raw, cut_regions(p))
     for mod in raw.partial_modules:
         raw.notes.append(f"{mod} data is partial: the module ran out of memory at run time, "
                          "so its counts are lower bounds")
     return raw, buffers
 
 
-def _read_trace(log: Log, dxt: dict[str, int], raw: RawJob) -> None:
-    """DXT_POSIX then DXT_MPIIO into one TraceTable; the ranks' host names into rank_hosts."""
+def _read_trace(log: Log, dxt: dict[str, int], raw: RawJob, cut: dict[str, int]) -> None:
+    """DXT_POSIX then DXT_MPIIO into one TraceTable; the ranks' host names into rank_hosts.
+    A section libdarshan-util cannot read (cut short, damaged, a newer DXT format) is one
+    note; what was read of it before is kept and the trace marked partial."""
     cols: dict[str, list[np.ndarray]] = {k: [] for k in (
         "module", "rank", "record_id", "write", "offset", "length", "start_s", "end_s")}
     left = MAX_TRACE_SEGMENTS
-    truncated = False
+    at_limit = False
+    unreadable: list[str] = []  # per section that could not be read: which, and why
+    kept = 0  # operations read before a failure
     for code, mod in enumerate(TRACE_MODULES):
         if mod not in dxt or left <= 0:
-            truncated |= mod in dxt
+            at_limit |= mod in dxt
             continue
-        recs, hosts, cut = log.dxt(dxt[mod], left)
-        truncated |= cut
+        if mod in cut:  # a cut zlib stream: libdarshan-util would read past the file's end
+            unreadable.append(f"{mod}: the log was cut short (its header maps the section to "
+                              f"byte {cut[mod]}, the file ends at byte {log_size(raw)})")
+            continue
+        recs, hosts, limit_hit, failed = log.dxt(dxt[mod], left)
+        at_limit |= limit_hit
+        if failed:
+            ver = log.modules().get(mod, {}).get("ver")
+            unreadable.append(
+                f"{mod}: libdarshan-util failed on its record {len(recs) + 1} (the section is "
+                f"cut short or damaged, or its format, version {ver}, is newer than this "
+                "libdarshan-util reads)")
+            kept += sum(len(r[3]) for r in recs)
         for rank, host in hosts.items():
             raw.rank_hosts.setdefault(rank, host)
         for rank, rid, nw, rows in recs:
@@ -344,11 +389,28 @@ def _read_trace(log: Log, dxt: dict[str, int], raw: RawJob) -> None:
             cols["length"].append(rows["length"])
             cols["start_s"].append(rows["start"])
             cols["end_s"].append(rows["end"])
-    if truncated:
+    if at_limit:
         raw.notes.append(f"DXT trace cut at {MAX_TRACE_SEGMENTS} operations (iolab's limit): "
                          "the trace is partial")
+    if unreadable:
+        raw.notes.append(_unreadable_note(unreadable, kept, bool(cols["rank"])))
+    truncated = at_limit or bool(unreadable and cols["rank"])
     if not cols["rank"]:
         return
     raw.trace_table = TraceTable(**{k: np.concatenate(v) for k, v in cols.items()},
                                  truncated=truncated)
+
+
+def _unreadable_note(sections: list[str], kept_ops: int, any_read: bool) -> str:
+    """One note for every DXT section that could not be read."""
+    kept = ("the trace of the other sections is kept, partial" if any_read and not kept_ops
+            else f"the {kept_ops} operations read before the failure are kept, the trace "
+            "partial" if kept_ops else "the trace is left out")
+    return (f"{DXT_UNREADABLE}: {'; '.join(sections)}; {kept}; the findings come from the "
+            "counters (to trace the run again: `iolab profile --trace`, or Darshan with DXT "
+            "in a format this libdarshan-util reads)")
+
+
+def log_size(raw: RawJob) -> int:
+    return Path(raw.source_paths[0]).stat().st_size
 

@@ -212,10 +212,12 @@ class Log:
             lib.darshan_free(buf[0])
         return out
 
-    def dxt(self, idx: int, limit: int) -> tuple[list[Any], dict[int, str], bool]:
+    def dxt(self, idx: int, limit: int) -> tuple[list[Any], dict[int, str], bool, bool]:
         """DXT records of module ``idx``: per record (rank, record id, write count, segment
-        rows as a structured numpy array), the host of each rank, and whether ``limit``
-        segments were reached (the rest is not read).
+        rows as a structured numpy array), the host of each rank, whether ``limit``
+        segments were reached (the rest is not read), and whether libdarshan-util failed on
+        a record (a section cut short or damaged, or a DXT format newer than it reads: what
+        was read before is returned).
 
         A record's buffer holds its header, then its write segments, then its read segments
         (``struct segment_info``: offset, length, start, end), as pydarshan reads it.
@@ -231,8 +233,9 @@ class Log:
         while True:
             # A fresh buffer per record: DXT records vary in size.
             buf = ffi.new("void **")
-            if lib.darshan_log_get_record(self.handle, idx, buf) <= 0:
-                return out, hosts, False
+            got = lib.darshan_log_get_record(self.handle, idx, buf)
+            if got <= 0:
+                return out, hosts, False, got < 0
             try:
                 rec = ffi.cast("struct dxt_file_record *", buf[0])
                 w, r = int(rec.write_count), int(rec.read_count)
@@ -246,4 +249,4 @@ class Log:
             finally:
                 lib.darshan_free(buf[0])
             if total >= limit:
-                return out, hosts, True
+                return out, hosts, True, False

@@ -146,6 +146,10 @@ class Finding:
     beside: list[str] = field(default_factory=list)
     # What it owns, (file, operation, seconds): net_s is their sum.
     owned: list[tuple[str, str, float]] = field(default_factory=list)
+    # An experiment's worst plausible gain: its estimate on only the seconds no waste finding
+    # explains (fix the waste first and that is what is left to gain; set by the report's
+    # attribution). None: not computed (the range is then the estimate alone).
+    estimate_low_s: float | None = None
 
     @property
     def key(self) -> str:
@@ -183,6 +187,17 @@ class Finding:
         return self.hit.cost_s if self.rule.experiment else None
 
     @property
+    def estimate_range_s(self) -> tuple[float, float] | None:
+        """An experiment's gain as (worst, best) plausible seconds, from the job's own
+        numbers: the best is the rule's model on all the time it concerns (estimate_s), the
+        worst the same on the seconds no waste finding explains. Ranks nothing."""
+        high = self.estimate_s
+        if high is None:
+            return None
+        low = high if self.estimate_low_s is None else min(max(self.estimate_low_s, 0.0), high)
+        return (low, high)
+
+    @property
     def cost_share(self) -> float | None:
         """The cost as a share of the run (None when unknown)."""
         c = self.cost_s if not self.rule.experiment else self.estimate_s
@@ -197,6 +212,16 @@ class Finding:
         if self.rule.experiment:
             if self.estimate_s is None:
                 return "gain unknown: to be proven with iolab tune --from-log"
+            low, high = self.estimate_range_s or (self.estimate_s, self.estimate_s)
+            if high - low > 0.005 * max(high, 1e-9):
+                lo = "0 s" if low < 5e-5 else fmt_seconds(low)
+                run = self.run_time_s
+                shares = (f" ({pct(min(low / run, 1.0))}-{pct(min(high / run, 1.0))} of the "
+                          "run)" if run > 0 else "")
+                return (f"may save {lo} to {fmt_seconds(high)}{shares}: an estimate "
+                        f"({fmt_seconds(high)} if the change acts on all of its time, {lo} "
+                        "on the time no waste finding explains), to be proven with iolab "
+                        "tune --from-log")
             return (f"may save up to {fmt_seconds(self.estimate_s)}{of_run}: an estimate, "
                     "to be proven with iolab tune --from-log")
         if self.cost_s is None:

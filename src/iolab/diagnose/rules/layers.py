@@ -204,40 +204,143 @@ def _all_collective_writes(model: Model, paths: list[str]) -> bool:
 
 # --- one POSIX writer under balanced MPI-IO ------------------------------------------------
 
+def _single_writer_base(model: Model, th: Thresholds) -> np.ndarray:
+    """Files every rank writes evenly through MPI-IO (the layer a writer hides under)."""
+    L = model.layers
+    ranks = model.files.nranks
+    return (_app(model) & (L.mpiio.writes > 0) & (ranks >= th.single_writer_min_ranks)
+            & (_mpi_share(model) <= 2.0 / np.maximum(ranks, 1)))
+
+
+def _mpi_share(model: Model) -> np.ndarray:
+    L = model.layers
+    return np.divide(L.mpiio.top_rank_bytes, L.mpiio.bytes, out=np.zeros(len(model.files)),
+                     where=L.mpiio.bytes > 0)
+
+
 def _single_writer(model: Model, th: Thresholds) -> list[Hit]:
     L = model.layers
-    mpi_share = np.divide(L.mpiio.top_rank_bytes, L.mpiio.bytes, out=np.zeros(len(model.files)),
-                          where=L.mpiio.bytes > 0)
-    ranks = model.files.nranks
-    sel = (_app(model) & (L.mpiio.writes > 0) & (ranks >= th.single_writer_min_ranks)
-           & (L.posix_top_rank_share >= th.single_stream_share)
-           & (L.posix.bytes_written >= th.imbalance_min_bytes)
-           & (mpi_share <= 2.0 / np.maximum(ranks, 1)))
+    if "POSIX" in model.job.partial_modules:
+        return _single_writer_partial(model, th)
+    sel = (_single_writer_base(model, th) & (L.posix_top_rank_share >= th.single_stream_share)
+           & (L.posix.bytes_written >= th.imbalance_min_bytes))
     if not sel.any():
         return []
+    return [_writer_hit(model, sel, L.posix_top_rank_share, "of the POSIX bytes")]
+
+
+def _writer_hit(model: Model, sel: np.ndarray, share: np.ndarray, of_what: str,
+                partial: str = "") -> Hit:
+    """One rank wrote ``share`` (of ``of_what``) of each selected file: its POSIX time is
+    the cost, the time that k aggregators would split."""
+    L = model.layers
+    ranks = model.files.nranks
+    mpi_share = _mpi_share(model)
     top = costliest(model, sel, L.posix.bytes_written, ("write",), ("POSIX",))
     i0 = top[0]
     k = _aggregators_wanted(model, int(ranks[i0]))
     t = float(L.posix.slowest_rank_time_s[sel].sum())
-    return [Hit(
-        summary=(f"one rank wrote {100 * L.posix_top_rank_share[i0]:.0f}% of the POSIX bytes of "
+    return Hit(
+        summary=(f"one rank wrote {100 * min(share[i0], 1.0):.0f}% {of_what} of "
                  f"{model.files.paths[i0]} while {int(ranks[i0])} ranks shared its MPI-IO "
                  f"writes evenly (largest rank {100 * mpi_share[i0]:.0f}%): one aggregator "
-                 "did all the file-system I/O"),
+                 "did all the file-system I/O" + partial),
         values={"files": int(sel.sum()), "ranks": int(ranks[i0]),
-                "posix_top_rank_share": round(float(L.posix_top_rank_share[i0]), 4),
+                "posix_top_rank_share": round(float(min(share[i0], 1.0)), 4),
                 "mpiio_top_rank_share": round(float(mpi_share[i0]), 4),
                 "stripe_count": (_stripe(model) or (0, 0))[1] or None,
                 "aggregators_wanted": k, "writer_time_s": round(t, 6)},
         files=file_rows(model, top, {
             "ranks": ranks, "mpiio_bytes": L.mpiio.bytes_written.astype(np.int64),
             "posix_bytes": L.posix.bytes_written.astype(np.int64),
-            "posix_top_rank_share": np.round(L.posix_top_rank_share, 3),
+            "posix_top_rank_share": np.round(np.minimum(share, 1.0), 3),
             "posix_slowest_s": np.round(L.posix.slowest_rank_time_s, 3)}),
         data={"k": k},
         cost_s=t * (1 - 1 / k),
         claims=claims_of(model, sel, "write"),
-    )]
+    )
+
+
+# --- the same, when the POSIX records are partial ------------------------------------------
+# Darshan (or iolab's record limit) left records out: a file's POSIX record may lack the
+# ranks that ran out, so a share of the POSIX bytes means nothing. What still tells one
+# writer: one rank's POSIX bytes against the file's MPI-IO bytes (a complete layer: records
+# left out only add bytes elsewhere), or the cause itself: a file of one stripe written
+# collectively through ROMIO, whose Lustre driver makes one aggregator per OST.
+
+def _partial_evidence(model: Model, th: Thresholds) -> tuple[np.ndarray, np.ndarray,
+                                                               np.ndarray, np.ndarray]:
+    """Per file: the writer's bytes as a share of the MPI-IO bytes; files that share
+    shows one writer; files one stripe and collective writes show it; files left untold."""
+    L = model.layers
+    n = len(model.files)
+    base = _single_writer_base(model, th) & (L.mpiio.bytes_written >= th.imbalance_min_bytes)
+    writer = np.minimum(L.posix.top_rank_bytes, L.posix.bytes_written)
+    share = np.divide(writer, L.mpiio.bytes_written, out=np.zeros(n),
+                      where=L.mpiio.bytes_written > 0)
+    measured = base & L.posix.present & (share >= th.single_stream_share)
+    count = np.zeros(n, dtype=np.int64)
+    pos = {int(i): k for k, i in enumerate(model.files.ids)}
+    for rid, (_, c) in model.stripes.items():
+        if int(rid) in pos:
+            count[pos[int(rid)]] = c
+    coll = np.array([_mode(model, i) == "collective" for i in range(n)], dtype=bool)
+    romio = job_facts(model).mpi.io != "ompio"
+    by_layout = base & ~measured & (count == 1) & coll & romio
+    # POSIX bytes that account for the data with no rank near all of it: many writers
+    many = L.posix.bytes_written >= th.single_stream_share * L.mpiio.bytes_written
+    untold = base & ~measured & ~by_layout & ~many
+    return share, measured, by_layout, untold
+
+
+def _posix_partial_why(model: Model) -> str:
+    return model.job.partial_why.get("POSIX", "records were left out at run time")
+
+
+def _single_writer_partial(model: Model, th: Thresholds) -> list[Hit]:
+    share, measured, by_layout, _ = _partial_evidence(model, th)
+    why = _posix_partial_why(model)
+    if measured.any():
+        return [_writer_hit(model, measured, share, "of the MPI-IO bytes",
+                            f" (the POSIX records are partial: {why}; the share is of the "
+                            "MPI-IO bytes, which are complete)")]
+    if not by_layout.any():
+        return []
+    L = model.layers
+    ranks = model.files.nranks
+    top = costliest(model, by_layout, L.mpiio.bytes_written, ("write",), ("MPI-IO",))
+    i0 = top[0]
+    k = _aggregators_wanted(model, int(ranks[i0]))
+    # the MPI-IO write time holds the writer's POSIX time and the exchange: a bound
+    t = float(L.mpiio.slowest_rank_time_s[by_layout].sum())
+    return [Hit(
+        summary=(f"{model.files.paths[i0]} has one stripe and {int(ranks[i0])} ranks write it "
+                 "collectively: ROMIO's Lustre driver makes one aggregator per OST, so one "
+                 "rank did all its file-system writes (the POSIX records that would show the "
+                 f"writer are partial: {why})"),
+        values={"files": int(by_layout.sum()), "ranks": int(ranks[i0]),
+                "posix_top_rank_share": None, "stripe_count": 1, "aggregators_wanted": k,
+                "writer_time_s": None, "mpiio_slowest_s": round(t, 6)},
+        files=file_rows(model, top, {
+            "ranks": ranks, "mpiio_bytes": L.mpiio.bytes_written.astype(np.int64),
+            "stripe_count": np.ones(len(model.files), dtype=np.int64),
+            "mpiio_slowest_s": np.round(L.mpiio.slowest_rank_time_s, 3)}),
+        data={"k": k}, cost_s=t * (1 - 1 / k), cost_bound=True,
+        claims=claims_of(model, by_layout, "write"))]
+
+
+def _single_writer_untold(model: Model, th: Thresholds) -> str | None:
+    """What the rule could not judge when the POSIX records are partial."""
+    if "POSIX" not in model.job.partial_modules:
+        return None
+    *_, untold = _partial_evidence(model, th)
+    if not untold.any():
+        return None
+    i0 = int(np.nonzero(untold)[0][0])
+    return (f"whether one rank wrote {int(untold.sum())} shared file(s) all ranks write "
+            f"through MPI-IO ({model.files.paths[i0]}): the POSIX records are partial "
+            f"({_posix_partial_why(model)}) and hold too few of its bytes to show the writer, "
+            "and no Lustre layout of one stripe under collective writes shows the cause")
 
 
 def _aggregators_wanted(model: Model, ranks: int) -> int:
@@ -612,8 +715,11 @@ def rules() -> list[Rule]:
                                     "aggregators and stripes set the parallelism")),
              effect=("With k writers instead of one the write time can fall towards 1/k; the "
                      "cost assumes that."),
-             trigger=_single_writer, fix=_single_writer_fix, requires=complete,
-             cost="the POSIX writer's time times (1 - 1/k) for k aggregators"),
+             trigger=_single_writer, fix=_single_writer_fix,
+             requires=needs_complete("MPI-IO"), partly=_single_writer_untold,
+             cost=("the POSIX writer's time times (1 - 1/k) for k aggregators; with partial "
+                   "POSIX records and the cause from the layout, at most the MPI-IO write "
+                   "time times (1 - 1/k)")),
         Rule(id="mpiio-time-skew", family="cross-layer", severity="warn",
              title="MPI-IO calls wait far longer than the file system works",
              why=("The slowest rank's MPI-IO time far above the slowest POSIX time is waiting: "

@@ -32,6 +32,7 @@ from iolab.diagnose.rules.common import (
     small_limit,
 )
 from iolab.model.files import APP
+from iolab.model.raw import DXT_UNREADABLE
 
 if TYPE_CHECKING:
     from iolab.diagnose.config import Thresholds
@@ -58,11 +59,15 @@ def _io_bound(model: Model, th: Thresholds) -> list[Hit]:
 
 
 def _io_bound_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
+    # A log whose DXT section could not be read already has DXT: advise what reads
+    trace = ("`iolab profile --trace` (this log's DXT could not be read: see the notes)"
+             if any(n.startswith(DXT_UNREADABLE) for n in model.job.notes)
+             else "Darshan's DXT or `iolab profile`")
     return Fix(
         text=("Fix the costliest findings of this report first (when none is listed, no "
-              "known pattern explains the time: record a trace, Darshan's DXT or `iolab "
-              "profile`, to see which calls take it); then keep system noise off the I/O "
-              "path with core specialisation and place ranks with explicit affinity."),
+              f"known pattern explains the time: record a trace, {trace}, to see which calls "
+              "take it); then keep system noise off the I/O path with core specialisation "
+              "and place ranks with explicit affinity."),
         artifacts=fixes.slurm_affinity(model),
     )
 
