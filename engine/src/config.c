@@ -103,6 +103,37 @@ const iolab_option_t iolab_config_options[] = {
      "for the next run's (mdtest -C, -T, -E, -r; IO500's separate phases); create takes "
      "--stonewall (mdtest -W: stop, then wear out to the furthest rank's count)",
      O(md_step)},
+    /* --- metadata: mdtest's layout, trees and per-item options (metadata.c) --- */
+    {"md-layout", "md_layout", IOLAB_OPT_ENUM, "iolab", NULL, "iolab|mdtest",
+     "metadata: iolab: <path>.md/[<rank>/]file.iolab.<rank>.<i>; mdtest: mdtest's own names, "
+     "<path>/test-dir.<rep>-0/mdtest_tree.0/file.mdtest.<rank>.<i> (--md-dir unique: "
+     "mdtest_tree.<rank>.0), trees, and the timed tree_create and tree_remove phases",
+     O(md_layout)},
+    {"md-stride", "md_stride", IOLAB_OPT_INT, "0", "count", NULL,
+     "metadata: rank r stats the files of rank r+N, reads those of r+2N and removes those of "
+     "r+3N (mod ranks), so no rank touches what its own cache holds (mdtest -N)",
+     O(md_stride)},
+    {"md-depth", "md_depth", IOLAB_OPT_INT, "0", "count", NULL,
+     "metadata, --md-layout mdtest: levels of directories below the top one (mdtest -z)",
+     O(md_depth)},
+    {"md-branch", "md_branch", IOLAB_OPT_INT, "1", "count", NULL,
+     "metadata, --md-layout mdtest: subdirectories of each tree directory (mdtest -b)",
+     O(md_branch)},
+    {"md-items-per-dir", "md_items_per_dir", IOLAB_OPT_COUNT, "0", "count", NULL,
+     "metadata: items in each tree directory; --md-files must be this times the directories "
+     "that hold items (mdtest -I; 0: --md-files in the one directory)", O(md_per_dir)},
+    {"md-leaf-only", "md_leaf_only", IOLAB_OPT_BOOL, "false", NULL, NULL,
+     "metadata: items only in the deepest tree directories (mdtest -L)", O(md_leaf_only)},
+    {"md-random-seed", "md_random_seed", IOLAB_OPT_INT, "0", "count", NULL,
+     "metadata: stat and read the items in mdtest's shuffled order from srand(seed) "
+     "(mdtest --random-seed; 0: in order)", O(md_random_seed)},
+    {"md-seed-per-rank", "md_seed_per_rank", IOLAB_OPT_BOOL, "false", NULL, NULL,
+     "metadata: each rank seeds with --md-random-seed plus its rank (mdtest -R)",
+     O(md_seed_per_rank)},
+    {"md-mknod", "md_mknod", IOLAB_OPT_BOOL, "false", NULL, NULL,
+     "metadata: create files with mknod instead of open+close; --md-size 0 (mdtest -k)",
+     O(md_mknod)},
+    /* --- end of metadata block --- */
     {"group", "group", IOLAB_OPT_INT, "0", "count", NULL,
      "subset layout: ranks per aggregator (0 = ranks per host)", O(group)},
     {"group-files", "group_files", IOLAB_OPT_ENUM, "aggregator", NULL, "aggregator|shared",

@@ -26,6 +26,10 @@ typedef enum { IOLAB_MD_PHASES_FILES = 0, IOLAB_MD_PHASES_DIRS, IOLAB_MD_PHASES_
 typedef enum { IOLAB_MD_STEP_ALL = 0, IOLAB_MD_STEP_CREATE, IOLAB_MD_STEP_STAT, IOLAB_MD_STEP_READ,
                IOLAB_MD_STEP_REMOVE } iolab_md_step_t;
 
+/* metadata: where the items live and how they are named (iolab's <path>.md/file.iolab.R.I, or
+ * mdtest's <path>/test-dir.<rep>-0/mdtest_tree.0/.../file.mdtest.R.I, trees included) */
+typedef enum { IOLAB_MD_LAYOUT_IOLAB = 0, IOLAB_MD_LAYOUT_MDTEST } iolab_md_layout_t;
+
 typedef enum { IOLAB_GROUP_FILES_AGGREGATOR = 0, IOLAB_GROUP_FILES_SHARED } iolab_group_files_t;
 
 /* Every core option; filled from iolab_config_options (config.c). Read-only for backends. */
@@ -65,6 +69,17 @@ typedef struct iolab_cfg {
     int md_dir;                /* metadata: iolab_md_dir_t */
     int md_phases;             /* metadata: iolab_md_phases_t (mdtest -F, -D, neither) */
     int md_step;               /* metadata: iolab_md_step_t (mdtest -C, -T, -E, -r) */
+    /* --- metadata: mdtest's layout, trees and per-item options (metadata.c) --- */
+    int md_layout;             /* iolab_md_layout_t */
+    int64_t md_stride;         /* ranks between creator and stat/read/remove (mdtest -N) */
+    int64_t md_depth;          /* tree depth below the top directory (mdtest -z) */
+    int64_t md_branch;         /* subdirectories per tree directory (mdtest -b) */
+    uint64_t md_per_dir;       /* items per tree directory (mdtest -I; 0: all in one) */
+    bool md_leaf_only;         /* items only in the tree's leaves (mdtest -L) */
+    int64_t md_random_seed;    /* stat and read in mdtest's shuffled order (mdtest -R) */
+    bool md_seed_per_rank;     /* the seed plus the rank, as mdtest -R (not --random-seed) */
+    bool md_mknod;             /* create with mknod, no data (mdtest -k) */
+    /* --- end of metadata block --- */
     char *json;                /* JSON output file; NULL/"-" = stdout */
     bool quiet, progress;
 } iolab_cfg_t;

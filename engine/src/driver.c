@@ -330,9 +330,6 @@ static int check_metadata(const iolab_run_t *run, char *err, size_t len)
                                                  c->reps != 1))
         snprintf(err, len, "--md-step runs one file phase once, leaving the files for the "
                  "next run: give --md-phases files and --reps 1");
-    else if (c->stonewall > 0 && c->md_step != IOLAB_MD_STEP_CREATE)
-        snprintf(err, len, "--stonewall with --metadata applies to --md-step create only "
-                 "(mdtest -W); the later steps run on the files it made");
     else if (c->collective || c->file_view || c->threads > 1 || c->random ||
              c->layout != IOLAB_LAYOUT_FPP || c->workload != IOLAB_WORKLOAD_LAYOUT ||
              c->unique_dir || c->reorder || c->evict || c->read_times > 1)
@@ -343,7 +340,7 @@ static int check_metadata(const iolab_run_t *run, char *err, size_t len)
         snprintf(err, len, "--md-size %llu: metadata files are small; give at most 1 GiB",
                  (unsigned long long)c->md_size);
     else
-        return 0;
+        return iolab_metadata_check(run, err, len);  /* trees, stride, seeds, stonewall */
     return -1;
 }
 

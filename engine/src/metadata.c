@@ -10,16 +10,24 @@
  * call between a phase's first and last).
  * The files live in <path>.md/, all in that one shared directory (file.iolab.<rank>.<i>) or
  * in a directory per rank (<rank>/file.iolab.<rank>.<i>); the directories are made before the
- * first phase and removed after the last, outside the timing. The calls are POSIX's: this is what the file
+ * first phase and removed after the last, outside the timing. With --md-layout mdtest they
+ * have mdtest's names and places instead: <path>/test-dir.<rep>-0/mdtest_tree.0/ (a directory
+ * per rank: mdtest_tree.<rank>.0/), file.mdtest.<rank>.<i>, and --md-depth/--md-branch build
+ * mdtest's tree below it (directory n's children are n*b+1..n*b+b, item i lives in directory
+ * i / --md-items-per-dir, --md-leaf-only puts items in the deepest level only); making and
+ * removing the trees are timed phases, as mdtest's "Tree creation" and "Tree removal".
+ * --md-stride N (mdtest -N): rank r stats rank r+N's items, reads r+2N's, removes r+3N's.
+ * The calls are POSIX's: this is what the file
  * system's metadata path costs, whatever the I/O library above it.
  * --md-phases dirs|both adds mdtest's directory phases before the file phases, on --md-files
  * directories per rank beside the files (dir.iolab.<rank>.<i>): mkdir, stat, rename (mdtest's
  * chain: d0 -> d0-XX, d(i) -> d(i-1), d0-XX -> d(n-2); none for a single directory), rmdir.
  * --md-step create|stat|read|remove runs one file phase and leaves the files (and their
  * directories, until the remove step) for the next run: IO500 runs each as its own phase with
- * other benchmarks in between. The create step takes --stonewall as mdtest -W: each rank stops
- * creating at the deadline, then all create on to the furthest rank's count, so the later
- * steps run on --md-files = that count (the phase's stonewall.xfers_max). */
+ * other benchmarks in between. The create phase takes --stonewall as mdtest -W: each rank stops
+ * creating at the deadline, then all create on to the furthest rank's count, and the later
+ * phases (or steps, given --md-files = that count, the phase's stonewall.xfers_max) run on
+ * that many. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -33,12 +41,21 @@
 #include "run.h"
 
 #define IO500_HARD_FILE_BYTES 3901
+#define MD_MAX_DEPTH 32
+#define MD_MAX_TREE_DIRS 10000000ULL
 
 typedef struct md_plan {
-    char root[4096];    /* <path>.md: the run's directory */
-    char dir[4200];     /* this rank's directory (root, or root/<rank>) */
-    int unique;
-    uint64_t files, size;
+    char root[4096];     /* iolab layout: <path>.md; mdtest layout: <path> (mdtest's -d) */
+    char testdir[4200];  /* mdtest layout: <root>/test-dir.<rep>-0 (mdtest's testdir) */
+    int unique, mdtest, rank, ranks, depth, leaf_only, made_root;
+    uint64_t files, size;        /* items per rank (after a stonewall: the worn-out count) */
+    uint64_t per_dir, branch;    /* items per tree directory, subdirectories per directory */
+    uint64_t tree_dirs;          /* directories of one tree (1 without a tree) */
+    uint64_t leaf_offset;        /* the first item number (leaf-only trees skip the inner) */
+    uint64_t stride;             /* mdtest -N */
+    uint64_t *create_order;      /* item numbers, mdtest's tree walk (NULL: 0, 1, ...) */
+    uint64_t *stat_order;        /* stat and read order (NULL: leaf_offset + 0, 1, ...) */
+    uint64_t *tree_pre, *tree_post;  /* tree directories, parents first / children first */
 } md_plan_t;
 
 void iolab_metadata_plan(const iolab_run_t *run, int *unique, uint64_t *size)
@@ -50,45 +67,230 @@ void iolab_metadata_plan(const iolab_run_t *run, int *unique, uint64_t *size)
                        : c->metadata == IOLAB_METADATA_HARD ? IO500_HARD_FILE_BYTES : 0;
 }
 
-static void make_plan(const iolab_run_t *run, md_plan_t *p)
+/* mdtest's num_dirs_in_tree and the directories that hold items (all, or the leaves). */
+static uint64_t tree_dirs(uint64_t branch, int depth, int leaf_only)
 {
+    uint64_t all = 1, level = 1;
+    for (int d = 0; d < depth; d++) {
+        level *= branch;
+        all += level;
+        if (all > MD_MAX_TREE_DIRS)
+            return MD_MAX_TREE_DIRS + 1;
+    }
+    return leaf_only ? level : all;
+}
+
+int iolab_metadata_check(const iolab_run_t *run, char *err, size_t len)
+{
+    const iolab_cfg_t *c = &run->cfg;
+    uint64_t branch = c->md_branch < 1 ? 1 : (uint64_t)c->md_branch;
+    uint64_t holders = c->md_depth >= 0 && c->md_depth <= MD_MAX_DEPTH
+                           ? tree_dirs(branch, (int)c->md_depth, c->md_leaf_only) : 1;
+    if (c->md_stride < 0 || c->md_random_seed < 0)
+        snprintf(err, len, "--md-stride and --md-random-seed cannot be negative");
+    else if (c->md_depth < 0 || c->md_depth > MD_MAX_DEPTH)
+        snprintf(err, len, "--md-depth %lld: give 0 to %d", (long long)c->md_depth,
+                 MD_MAX_DEPTH);
+    else if (c->md_depth > 0 && c->md_branch < 1)
+        snprintf(err, len, "--md-branch %lld: a tree needs at least 1", (long long)c->md_branch);
+    else if ((c->md_depth > 0 || c->md_per_dir) && c->md_layout != IOLAB_MD_LAYOUT_MDTEST)
+        snprintf(err, len, "--md-depth and --md-items-per-dir build mdtest's tree: add "
+                 "--md-layout mdtest");
+    else if (tree_dirs(branch, (int)c->md_depth, 0) > MD_MAX_TREE_DIRS)
+        snprintf(err, len, "--md-depth %lld --md-branch %lld: more than %llu directories per "
+                 "tree; give a smaller tree", (long long)c->md_depth, (long long)c->md_branch,
+                 MD_MAX_TREE_DIRS);
+    else if (c->md_per_dir ? c->md_files != c->md_per_dir * holders : c->md_files % holders)
+        snprintf(err, len, "--md-files %llu: a tree of %llu directories holding items takes "
+                 "--md-items-per-dir times that many (mdtest -n rounds down to it)",
+                 (unsigned long long)c->md_files, (unsigned long long)holders);
+    else if (c->md_depth > 0 && c->md_stride > 0 && c->md_dir != IOLAB_MD_DIR_SHARED &&
+             c->md_layout == IOLAB_MD_LAYOUT_MDTEST)
+        snprintf(err, len, "--md-stride with --md-depth and a directory per rank: mdtest "
+                 "names a rank's subdirectories after itself inside its neighbour's tree, "
+                 "which does not exist; give --md-dir shared or --md-depth 0");
+    else if (c->stonewall > 0 && (c->md_step == IOLAB_MD_STEP_STAT ||
+                                  c->md_step == IOLAB_MD_STEP_READ ||
+                                  c->md_step == IOLAB_MD_STEP_REMOVE))
+        snprintf(err, len, "--stonewall with --metadata applies to the create phase (mdtest "
+                 "-W); the later steps run on the files it made");
+    else if (c->stonewall > 0 && (c->md_depth > 0 || c->md_random_seed > 0))
+        snprintf(err, len, "--stonewall with --metadata runs one directory in creation order "
+                 "(mdtest's stonewall needs -b 1 and stats beyond the worn-out count with "
+                 "-R): drop --md-depth / --md-random-seed");
+    else if (c->md_mknod && c->md_size)
+        snprintf(err, len, "--md-mknod makes empty files: give --md-size 0 (mdtest refuses "
+                 "-k with -w too)");
+    else
+        return 0;
+    return -1;
+}
+
+/* mdtest's tree walk (create_remove_items): a directory's items, then each child's subtree;
+ * children of n are n*branch+1 .. n*branch+branch. Fills whichever lists are given. */
+static void tree_walk(const md_plan_t *p, uint64_t node, int level, uint64_t **pre,
+                      uint64_t **post, uint64_t **items)
+{
+    if (pre)
+        *(*pre)++ = node;
+    if (items && (!p->leaf_only || level == p->depth))
+        for (uint64_t i = 0; i < p->per_dir; i++)
+            *(*items)++ = node * p->per_dir + i;
+    if (level < p->depth)
+        for (uint64_t c = 1; c <= p->branch; c++)
+            tree_walk(p, node * p->branch + c, level + 1, pre, post, items);
+    if (post)
+        *(*post)++ = node;
+}
+
+/* mdtest's -R order: srand(seed), then its Fisher-Yates walk with rand()/RAND_MAX. */
+static void shuffle_items(uint64_t *a, uint64_t n, unsigned seed)
+{
+    srand(seed);
+    for (uint64_t i = 0; i < n; i++)
+        a[i] = i;
+    while (n > 1) {
+        n--;
+        uint64_t k = (uint64_t)(((double)rand() / (double)RAND_MAX) * (double)n);
+        uint64_t t = a[k];
+        a[k] = a[n];
+        a[n] = t;
+    }
+}
+
+/* Returns 0, or ENOMEM. */
+static int make_plan(const iolab_run_t *run, md_plan_t *p)
+{
+    const iolab_cfg_t *c = &run->cfg;
+    memset(p, 0, sizeof *p);
     iolab_metadata_plan(run, &p->unique, &p->size);
-    p->files = run->cfg.md_files;
-    snprintf(p->root, sizeof p->root, "%.4000s.md", iolab_env_strip_prefix(run->cfg.path));
-    if (p->unique)
-        snprintf(p->dir, sizeof p->dir, "%s/%d", p->root, run->rank);
+    p->files = c->md_files;
+    p->rank = run->rank;
+    p->ranks = run->ranks;
+    p->mdtest = c->md_layout == IOLAB_MD_LAYOUT_MDTEST;
+    p->stride = (uint64_t)c->md_stride;
+    p->depth = (int)c->md_depth;
+    p->branch = c->md_branch < 1 ? 1 : (uint64_t)c->md_branch;
+    p->leaf_only = c->md_leaf_only;
+    p->tree_dirs = tree_dirs(p->branch, p->depth, 0);
+    p->per_dir = c->md_per_dir ? c->md_per_dir
+                               : p->files / tree_dirs(p->branch, p->depth, p->leaf_only);
+    if (p->leaf_only)
+        p->leaf_offset = p->per_dir * (p->tree_dirs - tree_dirs(p->branch, p->depth, 1));
+    const char *path = iolab_env_strip_prefix(c->path);
+    if (p->mdtest)
+        snprintf(p->root, sizeof p->root, "%.4000s", path);
     else
-        snprintf(p->dir, sizeof p->dir, "%s", p->root);
+        snprintf(p->root, sizeof p->root, "%.4000s.md", path);
+    snprintf(p->testdir, sizeof p->testdir, "%s", p->root);
+    if (p->mdtest) {
+        p->tree_pre = malloc(p->tree_dirs * sizeof *p->tree_pre);
+        p->tree_post = malloc(p->tree_dirs * sizeof *p->tree_post);
+        p->create_order = malloc(p->files * sizeof *p->create_order);
+        if (!p->tree_pre || !p->tree_post || !p->create_order)
+            return ENOMEM;
+        uint64_t *pre = p->tree_pre, *post = p->tree_post, *items = p->create_order;
+        tree_walk(p, 0, 0, &pre, &post, &items);
+    }
+    if (c->md_random_seed > 0) {
+        if (!(p->stat_order = malloc(p->files * sizeof *p->stat_order)))
+            return ENOMEM;
+        shuffle_items(p->stat_order, p->files,
+                      (unsigned)(c->md_random_seed + (c->md_seed_per_rank ? run->rank : 0)));
+        for (uint64_t i = 0; i < p->files; i++)
+            p->stat_order[i] += p->leaf_offset;
+    }
+    return 0;
 }
 
-/* <dir>/file.iolab.<rank>.<i>, in the rank's directory or the shared one. The name is as long
- * as mdtest's file.mdtest.<rank>.<i> on purpose: on ext4 a name's length sets how many entries
- * share a directory block, and a create scans its block, so a shorter name made creates 15-20%
- * slower in one shared directory (docs/benchmarks.md) and measured a different workload. */
-static void file_path(const md_plan_t *p, int rank, uint64_t i, char *buf, size_t len)
+static void free_plan(md_plan_t *p)
 {
-    if (p->unique)
-        snprintf(buf, len, "%.3900s/%d/file.iolab.%d.%llu", p->root, rank, rank,
-                 (unsigned long long)i);
-    else
-        snprintf(buf, len, "%.3900s/file.iolab.%d.%llu", p->root, rank, (unsigned long long)i);
+    free(p->create_order);
+    free(p->stat_order);
+    free(p->tree_pre);
+    free(p->tree_post);
 }
 
-/* <dir>/dir.iolab.<rank>.<i> (suffix "-XX": mdtest's rename parking name), beside the files. */
-static void dir_item_path(const md_plan_t *p, int rank, uint64_t i, const char *suffix,
-                          char *buf, size_t len)
+/* Whose items a rank works on in a phase: mdtest -N shifts stat by one stride, read by two,
+ * remove by three (its stat_name, read_name, rm_name); creations are the rank's own. */
+static int owner_of(const md_plan_t *p, int op)
 {
+    int shift = op == IOLAB_MD_STAT || op == IOLAB_MD_DIR_STAT || op == IOLAB_MD_DIR_RENAME
+                    ? 1
+                : op == IOLAB_MD_READ                              ? 2
+                : op == IOLAB_MD_REMOVE || op == IOLAB_MD_DIR_REMOVE ? 3
+                                                                     : 0;
+    return (int)(((uint64_t)p->rank + (uint64_t)shift * p->stride) % (uint64_t)p->ranks);
+}
+
+/* The item number the i-th call of a phase works on. */
+static uint64_t item_at(const md_plan_t *p, int op, uint64_t i)
+{
+    switch (op) {
+    case IOLAB_MD_STAT: case IOLAB_MD_READ: case IOLAB_MD_DIR_STAT:
+        return p->stat_order ? p->stat_order[i] : p->leaf_offset + i;
+    case IOLAB_MD_DIR_RENAME:
+        return p->leaf_offset + i;
+    case IOLAB_MD_TREE_CREATE:
+        return p->tree_pre[i];
+    case IOLAB_MD_TREE_REMOVE:
+        return p->tree_post[i];
+    default:
+        return p->create_order ? p->create_order[i] : i;
+    }
+}
+
+/* mdtest's tree directory `node` of the tree of rank tree_rank:
+ * <testdir>/mdtest_tree[.<tree_rank>].0/<base>.<a1>/.../<base>.<node>. */
+static void tree_dir_path(const md_plan_t *p, int tree_rank, uint64_t node, char *buf,
+                          size_t len)
+{
+    char base[48];
+    uint64_t chain[MD_MAX_DEPTH + 1];
+    int k = 0;
     if (p->unique)
-        snprintf(buf, len, "%.3900s/%d/dir.iolab.%d.%llu%s", p->root, rank, rank,
-                 (unsigned long long)i, suffix);
+        snprintf(base, sizeof base, "mdtest_tree.%d", tree_rank);
     else
-        snprintf(buf, len, "%.3900s/dir.iolab.%d.%llu%s", p->root, rank,
-                 (unsigned long long)i, suffix);
+        snprintf(base, sizeof base, "mdtest_tree");
+    for (; node > 0 && k <= MD_MAX_DEPTH; node = (node - 1) / p->branch)
+        chain[k++] = node;
+    int off = snprintf(buf, len, "%.4000s/%s.0", p->testdir, base);
+    while (k-- > 0 && off > 0 && (size_t)off < len)
+        off += snprintf(buf + off, len - (size_t)off, "/%s.%llu", base,
+                        (unsigned long long)chain[k]);
+}
+
+/* Item n of rank `owner` (a file, or with dir a directory; suffix "-XX": mdtest's rename
+ * parking name). iolab layout: <root>[/<owner>]/{file,dir}.iolab.<owner>.<n> -- as long as
+ * mdtest's names on purpose: on ext4 a name's length sets how many entries share a directory
+ * block, and a create scans its block (docs/benchmarks.md). mdtest layout: mdtest's names in
+ * its tree; with a directory per rank the items of rank X live in the tree of rank X+stride
+ * (mdtest's unique_chdir_dir). */
+static void item_path(const md_plan_t *p, int owner, uint64_t n, int dir, const char *suffix,
+                      char *buf, size_t len)
+{
+    const char *kind = dir ? "dir" : "file";
+    if (p->mdtest) {
+        tree_dir_path(p, (int)(((uint64_t)owner + p->stride) % (uint64_t)p->ranks),
+                      n / (p->per_dir ? p->per_dir : 1), buf, len);
+        size_t off = strlen(buf);
+        snprintf(buf + off, len - off, "/%s.mdtest.%d.%llu%s", kind, owner,
+                 (unsigned long long)n, suffix);
+    } else if (p->unique) {
+        snprintf(buf, len, "%.3900s/%d/%s.iolab.%d.%llu%s", p->root, owner, kind, owner,
+                 (unsigned long long)n, suffix);
+    } else {
+        snprintf(buf, len, "%.3900s/%s.iolab.%d.%llu%s", p->root, kind, owner,
+                 (unsigned long long)n, suffix);
+    }
 }
 
 int iolab_metadata_ops(const iolab_run_t *run, int *ops)
 {
-    int n = 0, phases = run->cfg.md_phases;
+    int n = 0, phases = run->cfg.md_phases, step = run->cfg.md_step;
+    int tree = run->cfg.md_layout == IOLAB_MD_LAYOUT_MDTEST;
+    if (tree && (step == IOLAB_MD_STEP_ALL || step == IOLAB_MD_STEP_CREATE))
+        ops[n++] = IOLAB_MD_TREE_CREATE;  /* mdtest times its tree with -C */
     if (phases != IOLAB_MD_PHASES_FILES) {
         ops[n++] = IOLAB_MD_DIR_CREATE;
         ops[n++] = IOLAB_MD_DIR_STAT;
@@ -96,39 +298,39 @@ int iolab_metadata_ops(const iolab_run_t *run, int *ops)
             ops[n++] = IOLAB_MD_DIR_RENAME;
         ops[n++] = IOLAB_MD_DIR_REMOVE;
     }
-    if (run->cfg.md_step != IOLAB_MD_STEP_ALL) {  /* create, stat, read, remove: in order */
-        ops[n++] = IOLAB_MD_CREATE + run->cfg.md_step - IOLAB_MD_STEP_CREATE;
-        return n;
-    }
-    if (phases != IOLAB_MD_PHASES_DIRS)
+    if (step != IOLAB_MD_STEP_ALL)  /* create, stat, read, remove: in order */
+        ops[n++] = IOLAB_MD_CREATE + step - IOLAB_MD_STEP_CREATE;
+    else if (phases != IOLAB_MD_PHASES_DIRS)
         for (int op = IOLAB_MD_CREATE; op <= IOLAB_MD_REMOVE; op++)
             ops[n++] = op;
+    if (tree && (step == IOLAB_MD_STEP_ALL || step == IOLAB_MD_STEP_REMOVE))
+        ops[n++] = IOLAB_MD_TREE_REMOVE;  /* and its removal with -r */
     return n;
 }
 
-/* Directory i's operation (mkdir, stat, rename, rmdir); returns 0 or an errno. The rename
- * chain is mdtest's rename_dir_test, so the same names exist before and after it. */
-static int md_dir_op(const md_plan_t *p, int rank, int op, uint64_t i)
+/* Directory op of the i-th call (mkdir, stat, rename, rmdir); returns 0 or an errno. The
+ * rename chain is mdtest's rename_dir_test, so the same names exist before and after it. */
+static int md_dir_op(const md_plan_t *p, int owner, int op, uint64_t i, uint64_t n)
 {
     char path[4400], to[4400];
     struct stat st;
     switch (op) {
     case IOLAB_MD_DIR_CREATE:
-        dir_item_path(p, rank, i, "", path, sizeof path);
+        item_path(p, owner, n, 1, "", path, sizeof path);
         return mkdir(path, 0755) != 0 ? errno : 0;
     case IOLAB_MD_DIR_STAT:
-        dir_item_path(p, rank, i, "", path, sizeof path);
+        item_path(p, owner, n, 1, "", path, sizeof path);
         if (stat(path, &st) != 0)
             return errno;
         return S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
-    case IOLAB_MD_DIR_RENAME:
-        dir_item_path(p, rank, i + 1 == p->files ? 0 : i, i + 1 == p->files ? "-XX" : "",
-                      path, sizeof path);
-        dir_item_path(p, rank, i == 0 ? 0 : i - 1,
-                      i == 0 ? "-XX" : "", to, sizeof to);
+    case IOLAB_MD_DIR_RENAME: {
+        uint64_t first = p->leaf_offset, last = i + 1 == p->files;
+        item_path(p, owner, last ? first : n, 1, last ? "-XX" : "", path, sizeof path);
+        item_path(p, owner, i == 0 ? first : n - 1, 1, i == 0 ? "-XX" : "", to, sizeof to);
         return rename(path, to) != 0 ? errno : 0;
+    }
     default:
-        dir_item_path(p, rank, i, "", path, sizeof path);
+        item_path(p, owner, n, 1, "", path, sizeof path);
         return rmdir(path) != 0 ? errno : 0;
     }
 }
@@ -148,24 +350,35 @@ static int full_io(int fd, unsigned char *buf, uint64_t len, int writing)
     return 0;
 }
 
-/* One operation on file i of rank `rank`. Returns 0 or an errno; *bad is set when a read's
- * data differs from what the creation wrote (--verify). */
-static int md_op(const iolab_run_t *run, const md_plan_t *p, int op, uint64_t i,
-                 int64_t rep, unsigned char *buf, int *bad)
+/* The i-th call of a phase: item n of rank `owner` (a tree directory for the tree phases).
+ * Returns 0 or an errno; *bad is set when a read's data differs from what the creation wrote
+ * (--verify; the creator's pattern, so -N reads check their neighbour's). */
+static int md_op(const iolab_run_t *run, const md_plan_t *p, int op, int owner, uint64_t i,
+                 uint64_t n, int64_t rep, unsigned char *buf, int *bad)
 {
     char path[4400];
-    file_path(p, run->rank, i, path, sizeof path);
     int fd, e = 0;
     struct stat st;
+    if (op == IOLAB_MD_TREE_CREATE || op == IOLAB_MD_TREE_REMOVE) {
+        tree_dir_path(p, p->rank, n, path, sizeof path);
+        if (op == IOLAB_MD_TREE_CREATE)
+            return mkdir(path, 0755) != 0 ? errno : 0;
+        return rmdir(path) != 0 ? errno : 0;
+    }
     if (op >= IOLAB_MD_DIR_CREATE)
-        return md_dir_op(p, run->rank, op, i);
+        return md_dir_op(p, owner, op, i, n);
+    item_path(p, owner, n, 0, "", path, sizeof path);
     switch (op) {
     case IOLAB_MD_CREATE:
+        if (run->cfg.md_mknod)  /* mdtest -k: POSIX_Mknod's mode, no open */
+            return mknod(path, S_IFREG | S_IRUSR, 0) != 0 ? errno : 0;
         if ((fd = open(path, O_CREAT | O_EXCL | O_WRONLY, 0644)) < 0)
             return errno;
         if (p->size && run->cfg.verify)
-            iolab_pattern_fill(buf, p->size, run->rank, i * p->size, rep);
+            iolab_pattern_fill(buf, p->size, owner, n * p->size, rep);
         e = p->size ? full_io(fd, buf, p->size, 1) : 0;
+        if (!e && p->size && run->cfg.fsync && fsync(fd) != 0)  /* mdtest -y */
+            e = errno;
         return close(fd) != 0 && !e ? errno : e;
     case IOLAB_MD_STAT:
         if (stat(path, &st) != 0)
@@ -176,7 +389,7 @@ static int md_op(const iolab_run_t *run, const md_plan_t *p, int op, uint64_t i,
             return errno;
         e = p->size ? full_io(fd, buf, p->size, 0) : 0;
         if (!e && p->size && run->cfg.verify)
-            *bad = iolab_pattern_check(buf, p->size, run->rank, i * p->size, rep) >= 0;
+            *bad = iolab_pattern_check(buf, p->size, owner, n * p->size, rep) >= 0;
         return close(fd) != 0 && !e ? errno : e;
     default:
         return unlink(path) != 0 ? errno : 0;
@@ -197,27 +410,29 @@ static void agree_bad_files(iolab_run_t *run, const md_plan_t *p, uint64_t nbad,
     MPI_Bcast(&first, 1, MPI_UINT64_T, out.val, run->world);
     if (run->verify.bad)
         return;
+    int owner = (int)(((uint64_t)out.val + 2 * p->stride) % (uint64_t)p->ranks);
     run->verify.bad = 1;
-    run->verify.rank = run->verify.reader = out.val;
+    run->verify.rank = owner;
+    run->verify.reader = out.val;
     run->verify.offset = 0;
-    file_path(p, out.val, first, run->verify.file, sizeof run->verify.file);
+    item_path(p, owner, first, 0, "", run->verify.file, sizeof run->verify.file);
 }
 
-static void md_failure_text(const md_plan_t *p, int rank, int op, uint64_t i, int err,
+static void md_failure_text(const md_plan_t *p, int owner, int op, uint64_t n, int err,
                             char *why, size_t len)
 {
     char path[4400];
-    if (op >= IOLAB_MD_DIR_CREATE)
-        dir_item_path(p, rank, i, "", path, sizeof path);
+    if (op == IOLAB_MD_TREE_CREATE || op == IOLAB_MD_TREE_REMOVE)
+        tree_dir_path(p, p->rank, n, path, sizeof path);
     else
-        file_path(p, rank, i, path, sizeof path);
+        item_path(p, owner, n, op >= IOLAB_MD_DIR_CREATE, "", path, sizeof path);
     snprintf(why, len, "%s %.900s: %s", iolab_op_name(op), path,
              err == EIO && op == IOLAB_MD_STAT ? "file size differs from --md-size"
                                                : strerror(err));
 }
 
-/* --stonewall on the create step: each rank stopped at the deadline (or made all its files);
- * all agree on the furthest count, which every rank then creates up to. Collective. */
+/* --stonewall on the create phase: each rank stopped at the deadline (or made all its
+ * files); all agree on the furthest count, which every rank then creates up to. Collective. */
 static void md_wear_out(iolab_run_t *run, iolab_phase_t *ph, uint64_t mine, int hit,
                         uint64_t *last)
 {
@@ -231,16 +446,27 @@ static void md_wear_out(iolab_run_t *run, iolab_phase_t *ph, uint64_t mine, int 
     *last = all[0];
 }
 
+/* Calls this rank makes in a phase: its items, or its tree's directories (mdtest: rank 0
+ * makes the one shared tree, each rank its own with a directory per rank). */
+static uint64_t phase_calls(const md_plan_t *p, int op)
+{
+    if (op == IOLAB_MD_TREE_CREATE || op == IOLAB_MD_TREE_REMOVE)
+        return p->unique || p->rank == 0 ? p->tree_dirs : 0;
+    return p->files;
+}
+
 /* One timed phase. Returns 1 when the run must stop (failure, interrupt, mismatch). */
-static int md_phase(iolab_run_t *run, const md_plan_t *p, int op, int rep, unsigned char *buf)
+static int md_phase(iolab_run_t *run, md_plan_t *p, int op, int rep, unsigned char *buf)
 {
     iolab_phase_t ph = {.op = op, .rep = rep, .cache = "n/a", .resident_fraction = -1};
     uint64_t done = 0, nbad = 0, first_bad = 0;
-    int err = 0;
+    int err = 0, owner = owner_of(p, op);
     char why[IOLAB_ERRLEN] = "";
     double deadline = op == IOLAB_MD_CREATE ? run->cfg.stonewall : 0;
-    uint64_t last = p->files, i = 0;
+    uint64_t last = phase_calls(p, op), i = 0;
     int hit = 0;
+    if (op == IOLAB_MD_TREE_CREATE && p->rank == 0)  /* mdtest makes test-dir untimed */
+        mkdir(p->testdir, 0755);
     MPI_Barrier(run->world);
     double t0 = MPI_Wtime();
     for (int pass = 0; pass < (deadline > 0 ? 2 : 1); pass++) {
@@ -250,16 +476,19 @@ static int md_phase(iolab_run_t *run, const md_plan_t *p, int op, int rep, unsig
                 break;
             }
             int bad = 0;
-            err = md_op(run, p, op, i, rep, buf, &bad);
+            uint64_t n = item_at(p, op, i);
+            err = md_op(run, p, op, owner, i, n, rep, buf, &bad);
             if (err)
-                md_failure_text(p, run->rank, op, i, err, why, sizeof why);
+                md_failure_text(p, owner, op, n, err, why, sizeof why);
             done += err ? 0 : 1;
             if (bad && !nbad++)
-                first_bad = i;
+                first_bad = n;
         }
         if (deadline > 0 && pass == 0)  /* mdtest -W: all wear out to the furthest count */
             md_wear_out(run, &ph, i, hit, &last);
     }
+    if (deadline > 0)
+        p->files = last;  /* mdtest: the later phases work on the items made */
     double t1 = MPI_Wtime() - t0;
     int moves = op == IOLAB_MD_CREATE || op == IOLAB_MD_READ;
     iolab_rank_stat_t me = {moves ? done * p->size : 0, done, 0, t1, 0, 0, t1};
@@ -273,30 +502,63 @@ static int md_phase(iolab_run_t *run, const md_plan_t *p, int op, int rep, unsig
         iolab_interrupted = 1;
     iolab_phase_collect(run, &ph, &me);
     iolab_phase_append(run, &ph);
+    if (op == IOLAB_MD_TREE_REMOVE && !any[0] && p->rank == 0)
+        rmdir(p->testdir);  /* every rank's tree is gone (the phase ended collectively) */
     return any[0] || any[1] || run->verify.bad;
 }
 
-/* The directories, before the first phase: rank 0 makes the root, each rank its own. */
-static int make_dirs(iolab_run_t *run, const md_plan_t *p, char *why, size_t len)
+/* The directories, before the first phase: rank 0 makes the root, each rank its own (iolab
+ * layout; mdtest's trees are the tree_create phase's). */
+static int make_dirs(iolab_run_t *run, md_plan_t *p, char *why, size_t len)
 {
     int e = 0;
-    if (run->rank == 0 && mkdir(p->root, 0755) != 0 && errno != EEXIST)
-        e = errno;
+    char own[4200];
+    if (run->rank == 0) {
+        if (mkdir(p->root, 0755) == 0)
+            p->made_root = 1;
+        else if (errno != EEXIST)
+            e = errno;
+    }
     MPI_Bcast(&e, 1, MPI_INT, 0, run->world);
-    if (!e && p->unique && mkdir(p->dir, 0755) != 0 && errno != EEXIST)
+    snprintf(own, sizeof own, "%.4000s/%d", p->root, run->rank);
+    if (!e && p->unique && !p->mdtest && mkdir(own, 0755) != 0 && errno != EEXIST)
         e = errno;
     if (e)
-        snprintf(why, len, "cannot create %.900s: %s", e && run->rank == 0 ? p->root : p->dir,
+        snprintf(why, len, "cannot create %.900s: %s", run->rank == 0 ? p->root : own,
                  strerror(e));
     return e;
 }
 
-/* After the last phase: the files and directories a failure or an interrupt left (none
- * after complete remove phases: removing them again would only fail), then the directories
- * the run made. */
-static void remove_all(iolab_run_t *run, const md_plan_t *p, int items_left)
+/* After a failure or an interrupt: the items this rank made and its tree (mdtest layout). */
+static void remove_items(iolab_run_t *run, const md_plan_t *p)
 {
     char path[4400];
+    for (uint64_t i = 0; i < p->files; i++) {
+        uint64_t n = item_at(p, IOLAB_MD_CREATE, i);
+        item_path(p, run->rank, n, 0, "", path, sizeof path);
+        unlink(path);
+        if (run->cfg.md_phases != IOLAB_MD_PHASES_FILES) {
+            item_path(p, run->rank, n, 1, "", path, sizeof path);
+            rmdir(path);
+        }
+    }
+    if (run->cfg.md_phases != IOLAB_MD_PHASES_FILES) {
+        item_path(p, run->rank, p->leaf_offset, 1, "-XX", path, sizeof path);
+        rmdir(path);
+    }
+    for (uint64_t i = 0; p->mdtest && phase_calls(p, IOLAB_MD_TREE_REMOVE) &&
+                         i < p->tree_dirs; i++) {
+        tree_dir_path(p, p->rank, p->tree_post[i], path, sizeof path);
+        rmdir(path);
+    }
+}
+
+/* After the last phase: the items and trees a failure or an interrupt left (none after
+ * complete remove phases: removing them again would only fail), then the directories the
+ * run made. */
+static void remove_all(iolab_run_t *run, const md_plan_t *p, int items_left)
+{
+    char own[4200];
     if (run->cfg.md_step != IOLAB_MD_STEP_ALL) {
         /* one step of several: the files stay for the next; after the remove step only the
          * directories are left, and go (rmdir fails, as it should, on any left in them) */
@@ -304,38 +566,37 @@ static void remove_all(iolab_run_t *run, const md_plan_t *p, int items_left)
             return;
         items_left = 0;
     }
-    for (uint64_t i = 0; items_left && i < p->files; i++) {
-        file_path(p, run->rank, i, path, sizeof path);
-        unlink(path);
-        if (run->cfg.md_phases != IOLAB_MD_PHASES_FILES) {
-            dir_item_path(p, run->rank, i, "", path, sizeof path);
-            rmdir(path);
-        }
-    }
-    if (items_left && run->cfg.md_phases != IOLAB_MD_PHASES_FILES) {
-        dir_item_path(p, run->rank, 0, "-XX", path, sizeof path);
-        rmdir(path);
-    }
-    if (p->unique)
-        rmdir(p->dir);
+    if (items_left)
+        remove_items(run, p);
+    snprintf(own, sizeof own, "%.4000s/%d", p->root, run->rank);
+    if (p->unique && !p->mdtest)
+        rmdir(own);
     MPI_Barrier(run->world);
-    if (run->rank == 0)
+    if (run->rank == 0 && p->mdtest)
+        rmdir(p->testdir);  /* gone already after a complete tree_remove */
+    if (run->rank == 0 && (!p->mdtest || p->made_root ||
+                           run->cfg.md_step == IOLAB_MD_STEP_REMOVE))
         rmdir(p->root);  /* fails, as it should, when it held files of someone else */
 }
 
 void iolab_metadata_run(iolab_run_t *run)
 {
     md_plan_t p;
-    make_plan(run, &p);
-    unsigned char *buf = malloc(p.size ? p.size : 1);
     char why[IOLAB_ERRLEN] = "";
-    int e = buf ? make_dirs(run, &p, why, sizeof why) : ENOMEM, any = 0;
+    int e = make_plan(run, &p);
+    unsigned char *buf = e ? NULL : malloc(p.size ? p.size : 1);
+    e = buf ? make_dirs(run, &p, why, sizeof why) : ENOMEM;
+    int any = 0;
     MPI_Allreduce(&e, &any, 1, MPI_INT, MPI_MAX, run->world);
     if (any)
         iolab_phase_agree_failure(run, IOLAB_MD_CREATE, e, why, 0);
     int ops[IOLAB_MD_MAX_OPS], nops = iolab_metadata_ops(run, ops);
     int total = nops * (int)run->cfg.reps, done = 0, items_left = 1;
-    for (int rep = 0; !any && rep < run->cfg.reps; rep++)
+    uint64_t files = p.files;
+    for (int rep = 0; !any && rep < run->cfg.reps; rep++) {
+        p.files = files;  /* a stonewalled create sets the count for its own repetition */
+        if (p.mdtest)
+            snprintf(p.testdir, sizeof p.testdir, "%.4000s/test-dir.%d-0", p.root, rep);
         for (int k = 0; k < nops; k++) {
             int op = ops[k];
             int stop = md_phase(run, &p, op, rep, buf);  /* the same on every rank */
@@ -351,6 +612,9 @@ void iolab_metadata_run(iolab_run_t *run)
                 break;
             }
         }
-    remove_all(run, &p, items_left);
+    }
+    if (buf)
+        remove_all(run, &p, items_left);
     free(buf);
+    free_plan(&p);
 }

@@ -314,7 +314,7 @@ const char *iolab_op_name(int op)
 {
     static const char *const names[] = {"write", "read", "create", "stat", "open_read",
                                         "remove", "dir_create", "dir_stat", "dir_rename",
-                                        "dir_remove"};
+                                        "dir_remove", "tree_create", "tree_remove"};
     return op >= 0 && op < (int)(sizeof names / sizeof *names) ? names[op] : "?";
 }
 

@@ -121,11 +121,12 @@ int iolab_phase_run(iolab_run_t *run, int op, int rep, int pass);
 
 /* Phase ops beyond iolab_dir_t: the metadata benchmark's (metadata.c). */
 enum { IOLAB_MD_CREATE = 2, IOLAB_MD_STAT, IOLAB_MD_READ, IOLAB_MD_REMOVE,
-       IOLAB_MD_DIR_CREATE, IOLAB_MD_DIR_STAT, IOLAB_MD_DIR_RENAME, IOLAB_MD_DIR_REMOVE };
-#define IOLAB_MD_MAX_OPS 8
+       IOLAB_MD_DIR_CREATE, IOLAB_MD_DIR_STAT, IOLAB_MD_DIR_RENAME, IOLAB_MD_DIR_REMOVE,
+       IOLAB_MD_TREE_CREATE, IOLAB_MD_TREE_REMOVE };
+#define IOLAB_MD_MAX_OPS 10
 
 /* "write", "read", "create", "stat", "open_read", "remove", "dir_create", "dir_stat",
- * "dir_rename", "dir_remove". */
+ * "dir_rename", "dir_remove", "tree_create", "tree_remove". */
 const char *iolab_op_name(int op);
 
 /* Pieces of a phase shared with the metadata benchmark (collective over run->world):
@@ -141,6 +142,9 @@ void iolab_phase_append(iolab_run_t *run, const iolab_phase_t *ph);
 void iolab_metadata_run(iolab_run_t *run);
 /* The metadata benchmark's resolved shape: a directory per rank (*unique) and file size. */
 void iolab_metadata_plan(const iolab_run_t *run, int *unique, uint64_t *size);
+/* The metadata options' own checks (trees, stride, seeds; metadata.c): 0, or -1 with the
+ * one-line reason in err. */
+int iolab_metadata_check(const iolab_run_t *run, char *err, size_t len);
 /* The metadata phases a repetition runs, in mdtest's order (directories, then files), into
  * ops (room for IOLAB_MD_MAX_OPS); returns how many. */
 int iolab_metadata_ops(const iolab_run_t *run, int *ops);

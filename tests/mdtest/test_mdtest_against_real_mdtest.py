@@ -1,8 +1,9 @@
 """``iolab mdtest`` against a real mdtest (IOR 4, built from hpc/ior in a scratch folder,
 IOLAB_MDTEST) on the same lines and 2 ranks, both under strace: each rank makes the same
-calls on the same items (files and directories, by rank and index; mdtest names them
-file.mdtest.R.I, iolab file.iolab.R.I), in the same order, with the same file sizes, and the
-two reports show the same phases. Skipped, with the reason, without a real mdtest."""
+calls on the same items (files and directories, by rank and index; both name them
+file.mdtest.R.I now, iolab's older file.iolab.R.I is still read), in the same order,
+with the same file sizes, and the two reports show the same phases. Skipped, with the
+reason, without a real mdtest."""
 
 from __future__ import annotations
 
@@ -47,8 +48,8 @@ def normalised_calls(trace_dir: Path) -> dict[str, list[tuple[str, ...]]]:
 
 
 def mdtest_rows(report: str) -> list[str]:
-    """The phases a report shows, without mdtest's Tree rows (the engine does not time its
-    directory scaffolding; docs/mdtest.md)."""
+    """The phases a report shows, without the Tree rows (compared, with the tree's calls, in
+    test_mdtest_trees_against_real_mdtest.py)."""
     return [r[0] for r in summary_rows(report) if not r[0].startswith("Tree ")]
 
 

@@ -34,7 +34,8 @@ def test_mdtest_line_prints_mdtests_report_and_is_stored(engine: Path, tmp_path:
     rows = summary_rows(out.stdout)
     assert [r[0] for r in rows] == ["Directory creation", "Directory stat", "Directory rename",
                                     "Directory removal", "File creation", "File stat",
-                                    "File read", "File removal"]
+                                    "File read", "File removal", "Tree creation",
+                                    "Tree removal"]
     for _, mx, mn, mean, _sd in rows:
         assert float(mx) >= float(mean) >= float(mn) > 0
     assert stored(db) == [("ok", f"mdtest -n 5 -i 2 -d {out_dir}")]
@@ -61,8 +62,9 @@ def test_files_only_with_rank_statistics_and_both_tables(engine: Path, tmp_path:
 
 
 @pytest.mark.parametrize("words,says", [
-    (["-F", "-n", "5", "-N", "1"], "nstride"), (["-n", "5", "-z", "2"], "-z 0"),
-    (["-F", "-n", "5", "-W", "2"], "stonewall"), (["-F", "-n", "x"], "not a number"),
+    (["-F", "-n", "5", "-x", "f"], "stoneWallingStatusFile"),
+    (["-n", "5", "-z", "1", "-u", "-N", "1"], "neighbour's tree"),
+    (["-F", "-n", "5", "-R", "-W", "2"], "-W without -z/-R"), (["-F", "-n", "x"], "not a number"),
     (["-F"], "-n N"),
 ])
 def test_refused_line_exits_2_with_one_line_and_makes_nothing(tmp_path: Path,

@@ -328,6 +328,11 @@ def _check_test_files(args: argparse.Namespace, spec: launch.LaunchSpec) -> None
     inputs = [str(args.db or db.default_db_path())]
     inputs += [str(v) for k, v in options.set_options(args).items() if k == "hints-file"]
     _check_test_folder(path)
+    if options.set_options(args).get("md-layout") == "mdtest":
+        if Path(path).exists() and not Path(path).is_dir():  # mdtest's -d: a folder
+            raise UsageError(f"-o/--path {path}: --md-layout mdtest makes its test-dir.N-0 "
+                             "in this folder, and it is a file; give a folder")
+        return
     cli_common.check_output_file(path, "-o/--path", inputs, make_folder=False)
     for rank in range(min(spec.np, 4096)):
         for name in (f"{path}.{rank}", f"{path}.a{rank}"):

@@ -208,7 +208,9 @@ def _one_phase(cfg: config.Io500Config, args: argparse.Namespace, s: Settings, p
 
 def _score(res: output.PhaseResult, doc: dict[str, Any], s: Settings, minwrite: int) -> None:
     """IO500's phase score (GiB/s or kIOPS over the phase's time) and its validity marks."""
-    ph = [p for rep in doc.get("repetitions") or [] for p in rep.get("phases") or []][-1]
+    # the phase's own operation: an mdtest step also times its tree (tree_create/_remove)
+    ph = [p for rep in doc.get("repetitions") or [] for p in rep.get("phases") or []
+          if not str(p.get("op", "")).startswith("tree_")][-1]
     time_s = float(ph.get("time_s") or 0.0)
     res.runtime_s = time_s
     if res.phase.kind == "ior":

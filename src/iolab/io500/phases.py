@@ -37,7 +37,6 @@ MDTEST_NOT_PASSED = {
     "-C/-T/-E/-r": "one engine step each (--md-step create|stat|read|remove)",
     "-W": "--stonewall on the create step (stop, wear out to the furthest rank)",
     "-x": "the create's count goes to the later steps from its result",
-    "-N 1": "each rank stats, reads and removes its own files (no neighbour stride)",
     "-t": "the engine makes the directories outside the timing",
     "-Y": "no sync call after the phase",
     "-L -P -G": "no effect with one directory (-L), on the report (-P), on the calls (-G)",
@@ -174,13 +173,13 @@ def mdtest_words(cfg: Io500Config, phase: str, s: Settings) -> tuple[list[str], 
     letter = {"write": "-C", "stat": "-T", "read": "-E", "delete": "-r"}[step]
     api = _api(cfg, family, phase, s)
     if easy:
-        words = ["-n", n, "-u", "-F", "-d", f"{s.datadir}/mdtest-easy", "-a", api]
+        words = ["-n", n, "-u", "-F", "-N", "1", "-d", f"{s.datadir}/mdtest-easy", "-a", api]
         io500 = ["mdtest", "-n", n, "-u", "-L", "-F", "-P", "-G", "<hash>", "-N", "1", "-d",
                  f"{s.datadir}/mdtest-easy", "-x", f"{s.resdir}/mdtest-easy.stonewall"]
     else:
         size = str(HARD_FILE)
-        words = ["-n", n, "-w", size, "-e", size, "-F", "-d", f"{s.datadir}/mdtest-hard",
-                 "-a", api]
+        words = ["-n", n, "-w", size, "-e", size, "-F", "-N", "1", "-d",
+                 f"{s.datadir}/mdtest-hard", "-a", api]
         io500 = ["mdtest", "-n", n, "-t", "-w", size, "-e", size, "-P", "-G=<hash>", "-N",
                  "1", "-F", "-d", f"{s.datadir}/mdtest-hard", "-x",
                  f"{s.resdir}/mdtest-hard.stonewall"]

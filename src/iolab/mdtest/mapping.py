@@ -3,13 +3,16 @@ meaning, or one line saying why not and what is nearest.
 
 What each option becomes is in :mod:`iolab.mdtest.table`; this module applies it, with the
 checks mdtest makes itself (``md_validate_tests``) and the ones the engine needs: one
-directory (``-z 0``), every phase of a kind together, reading back what was written.
-Everything is checked before anything runs, is created or stored.
+test directory per iteration (no ``-n`` beyond ``-I``'s directory loops), every phase of a
+kind together, reading back what was written. The engine lays the items out with mdtest's
+names (``--md-layout mdtest``: ``DIR/test-dir.0-0/mdtest_tree.0/...``), trees included, so
+scripts and find see what mdtest makes. Everything is checked before anything runs, is
+created or stored.
 """
 
 from __future__ import annotations
 
-import os
+import time
 from dataclasses import dataclass
 
 from iolab.errors import UsageError
@@ -23,7 +26,39 @@ FILE_PHASES = (("create", "File creation"), ("stat", "File stat"),
                ("open_read", "File read"), ("remove", "File removal"))
 _PHASE_LETTERS = (("create_only", "-C"), ("stat_only", "-T"), ("read_only", "-E"),
                   ("remove_only", "-r"))
-TREE_NAME = "mdtest_tree"  # the engine's files go to DIR/mdtest_tree.md/
+TREE_PHASES = (("tree_create", "Tree creation"), ("tree_remove", "Tree removal"))
+
+
+@dataclass(frozen=True)
+class Tree:
+    """mdtest's directory tree (``-z -b -I -L``) as mdtest resolves it: ``per_dir`` items in
+    each directory that holds items (all ``dirs``, or with ``leaf_only`` the deepest level)."""
+
+    depth: int = 0
+    branch: int = 1
+    per_dir: int = 0
+    leaf_only: bool = False
+
+    @property
+    def dirs(self) -> int:
+        """mdtest's num_dirs_in_tree."""
+        return sum(self.branch ** d for d in range(self.depth + 1))
+
+    @property
+    def holders(self) -> int:
+        return self.branch ** self.depth if self.leaf_only else self.dirs
+
+
+@dataclass(frozen=True)
+class PerItem:
+    """Options that change the calls made per item or their order."""
+
+    stride: int = 0  # -N
+    stonewall_s: int = 0  # -W
+    sync: bool = False  # -y
+    mknod: bool = False  # -k
+    random_seed: int = 0  # -R / --random-seed: mdtest's shuffled stat and read order
+    seed_per_rank: bool = False  # -R adds the rank to the seed
 
 
 @dataclass(frozen=True)
@@ -37,9 +72,11 @@ class MdtestRun:
     directory: str
     iterations: int
     phases: str = "files"
+    tree: Tree = Tree()
+    per_item: PerItem = PerItem()
 
     def summary_phases(self) -> tuple[tuple[str, str], ...]:
-        """The rows of mdtest's SUMMARY table, in its order."""
+        """The rows of mdtest's SUMMARY table, in its order (the tree rows after them)."""
         return {"files": FILE_PHASES, "dirs": DIR_PHASES}.get(self.phases,
                                                               DIR_PHASES + FILE_PHASES)
 
@@ -55,7 +92,20 @@ class MdtestRun:
                 "--md-dir", "unique" if self.unique_dir else "shared",
                 "--md-phases", self.phases,
                 "--reps", str(self.iterations),
-                "--path", os.path.join(self.directory, TREE_NAME)]
+                "--md-layout", "mdtest", "--path", self.directory]
+        t, e = self.tree, self.per_item
+        if t.depth:
+            args += ["--md-depth", str(t.depth), "--md-branch", str(t.branch)]
+        if t.per_dir != self.items:
+            args += ["--md-items-per-dir", str(t.per_dir)]
+        args += ["--md-leaf-only"] if t.leaf_only else []
+        args += ["--md-stride", str(e.stride)] if e.stride else []
+        args += ["--stonewall", str(e.stonewall_s)] if e.stonewall_s else []
+        args += ["--fsync"] if e.sync else []
+        args += ["--md-mknod"] if e.mknod else []
+        if e.random_seed:
+            args += ["--md-random-seed", str(e.random_seed)]
+            args += ["--md-seed-per-rank"] if e.seed_per_rank else []
         return args + (["--verify"] if verify else [])
 
 
@@ -80,8 +130,11 @@ def plan(test: IorTest, ranks: int) -> MdtestRun:
     _check_api(str(p["api"]))
     phases = _phase_kinds(test)
     _check_task_counts(test, ranks)
-    items = _items(test)
+    tree = _tree(test)
+    items = _items(test, tree)
+    tree = Tree(tree.depth, tree.branch, items // tree.holders, tree.leaf_only)
     _check_phases(test, phases, items)
+    per_item = _per_item(test, tree)
     write, read = int(p["write_bytes"]), int(p["read_bytes"])
     if write < 0 or read < 0:
         raise UsageError(f"mdtest -w {write} -e {read}: byte counts cannot be negative")
@@ -100,8 +153,11 @@ def plan(test: IorTest, ranks: int) -> MdtestRun:
                          "engine; nearest in iolab: one -d DIR")
     if not path:
         raise UsageError("mdtest -d: the test directory is empty; give -d DIR")
+    if per_item.mknod and write > 0:
+        raise UsageError(f"mdtest -k -w {write}: mknod makes empty files (mdtest refuses it "
+                         "too: '-k not compatible with -w'); give -w 0")
     return MdtestRun(items, write, bool(p["unique_dir_per_task"]), path, int(p["iterations"]),
-                     phases)
+                     phases, tree, per_item)
 
 
 def _check_api(api: str) -> None:
@@ -118,13 +174,50 @@ def _check_api(api: str) -> None:
 def _phase_kinds(test: IorTest) -> str:
     """mdtest: -F files, -D directories, neither (or both) both."""
     p = test.params
-    if int(p["depth"]) != 0:
-        raise UsageError(f"mdtest {_said(test, 'depth')} {p['depth']}: a directory tree is "
-                         "not in the engine yet; nearest in iolab: -z 0 (one directory, or "
-                         "one per rank with -u)")
     if p["files_only"] and not p["dirs_only"]:
         return "files"
     return "dirs" if p["dirs_only"] and not p["files_only"] else "both"
+
+
+def _tree(test: IorTest) -> Tree:
+    """-z depth, -b branch, -L leaves only, checked as mdtest checks them."""
+    p = test.params
+    depth, branch = int(p["depth"]), int(p["branch_factor"])
+    if depth < 0:
+        raise UsageError(f"mdtest -z {depth}: depth must be 0 or more (mdtest refuses it too)")
+    if depth > 0 and branch < 1:
+        raise UsageError(f"mdtest -b {branch}: a tree (-z {depth}) needs a branch factor of "
+                         "at least 1 (mdtest refuses it too)")
+    tree = Tree(depth, max(branch, 1) if depth else 1, 0, bool(p["leaf_only"]))
+    if tree.dirs > 10_000_000 or depth > 32:
+        raise UsageError(f"mdtest -z {depth} -b {branch}: {tree.dirs} directories per tree; "
+                         "the engine makes at most 10,000,000 (depth 32); give a smaller tree")
+    return tree
+
+
+def _per_item(test: IorTest, tree: Tree) -> PerItem:
+    """-N, -W, -y, -k, -R/--random-seed with mdtest's meaning and checks."""
+    p = test.params
+    stride, wall = int(p["nstride"]), int(p["stone_wall_timer_seconds"])
+    seed, randomize = int(p["random_seed"]), bool(p["randomize"])
+    if stride < 0 or wall < 0 or seed < 0:
+        raise UsageError("mdtest -N, -W and --random-seed cannot be negative")
+    if stride and tree.depth and p["unique_dir_per_task"]:
+        raise UsageError(f"mdtest -N {stride} -u -z {tree.depth}: mdtest names a rank's "
+                         "subdirectories after itself inside its neighbour's tree, which does "
+                         "not exist, so its stats fail; nearest in iolab: -N without -u, or "
+                         "-z 0")
+    if wall and tree.branch > 1:
+        raise UsageError(f"mdtest -W {wall} -b {tree.branch}: mdtest's stonewall works only "
+                         "with a branch factor of 1 (mdtest refuses it too)")
+    if wall and (tree.depth or randomize or seed):
+        raise UsageError(f"mdtest -W {wall}: the engine's stonewall runs one directory in "
+                         "creation order (mdtest -W in a tree or with -R stats items it never "
+                         "made); nearest in iolab: -W without -z/-R")
+    if randomize and not seed:
+        seed = int(time.time())  # mdtest: rank 0's time(NULL), then each rank adds its rank
+    return PerItem(stride, wall, bool(p["sync_file"]), bool(p["make_node"]), seed,
+                   randomize)
 
 
 def _check_phases(test: IorTest, phases: str, items: int) -> None:
@@ -166,20 +259,29 @@ def _check_task_counts(test: IorTest, ranks: int) -> None:
             "iolab: one 'iolab mdtest --np N' per count")
 
 
-def _items(test: IorTest) -> int:
+def _items(test: IorTest, tree: Tree) -> int:
+    """Items per rank as mdtest resolves -n and -I over the tree (rounded down to a whole
+    number per directory, as mdtest does)."""
     p = test.params
     items, per_dir = int(p["items"]), int(p["items_per_dir"])
     if per_dir > 0:
         if items == 0:
-            items = per_dir  # mdtest: items = items_per_dir x the tree's directories (one)
-        elif items != per_dir:
-            raise UsageError(f"mdtest -n {items} -I {per_dir}: more items than one directory "
-                             "holds needs mdtest's directory loops, not in the engine; "
-                             f"nearest in iolab: -n {items} without -I")
+            items = per_dir * tree.holders
         elif p["unique_dir_per_task"]:
             raise UsageError("mdtest -n with -I and -u: mdtest refuses it too ('only specify "
                              "the number of items or the number of items per directory'); "
-                             "give -n N")
+                             "give -n N or -I N")
+        elif items % per_dir:
+            raise UsageError(f"mdtest -n {items} -I {per_dir}: items must be a multiple of "
+                             "items per directory (mdtest refuses it too)")
+        elif items != per_dir or tree.depth:
+            raise UsageError(f"mdtest -n {items} -I {per_dir}: mdtest then loops over "
+                             f"{items // per_dir} test directories (test-dir.0-K), not in the "
+                             f"engine; nearest in iolab: -I {per_dir} alone (-n is then "
+                             "-I times the tree's directories)")
+    else:
+        items -= items % tree.holders  # mdtest: items_per_dir = items / dirs, items = that x dirs
     if items <= 0:
-        raise UsageError("mdtest: no items to create; give -n N (files per rank)")
+        raise UsageError("mdtest: no items to create; give -n N (items per rank, at least one "
+                         "per tree directory) or -I N")
     return items

@@ -19,7 +19,7 @@ from typing import Any
 from iolab import __version__
 from iolab.ior.output import file_system
 from iolab.ior.parse import IorTest
-from iolab.mdtest.mapping import TREE_NAME, MdtestRun
+from iolab.mdtest.mapping import TREE_PHASES, MdtestRun
 
 VERSION = f"4.1.0+iolab-{__version__}"  # one word, as mdtest's "mdtest-%s was launched"
 Stats = tuple[float, float, float, float]
@@ -77,6 +77,19 @@ def summary_rows(doc: dict[str, Any], run: MdtestRun, as_time: bool) -> list[Sum
     return rows
 
 
+def tree_rows(doc: dict[str, Any], run: MdtestRun, as_time: bool) -> list[SummaryRow]:
+    """mdtest's Tree creation / removal rows: rank 0's figures, the tree's directories over
+    the phase's time (one tree's, whether rank 0 made the shared one or each rank its own);
+    0 where the phase did not run (-T alone)."""
+    rows = []
+    for op, name in TREE_PHASES:
+        times = [float(ph["time_s"]) for ph in _phases(doc, op)]
+        values = times if as_time else [run.tree.dirs / t if t else 0.0 for t in times]
+        stats = sample_stats(values) if values else (0.0, 0.0, 0.0, 0.0)
+        rows.append(SummaryRow(name, stats, stats[:3]))
+    return rows
+
+
 def _table(doc: dict[str, Any], run: MdtestRun, as_time: bool, rank_stats: bool
            ) -> list[str]:
     """mdtest's summary table, column for column (its printf formats)."""
@@ -95,6 +108,11 @@ def _table(doc: dict[str, Any], run: MdtestRun, as_time: bool, rank_stats: bool
             line += "".join(f"{v:14.3f} " for v in row.per_rank) + "    "
         line += "    " + " ".join(f"{v:14.3f}" for v in row.iterations)
         out.append(line)
+    for row in tree_rows(doc, run, as_time):  # mdtest: "%-22s " and no 4 spaces
+        line = f"   {row.operation:<22} "
+        if rank_stats:
+            line += "".join(f"{v:14.3f} " for v in row.per_rank) + "    "
+        out.append(line + " ".join(f"{v:14.3f}" for v in row.iterations))
     return out
 
 
@@ -111,7 +129,7 @@ def _nodes(doc: dict[str, Any]) -> tuple[int, int, str]:
 
 def fs_text(directory: str) -> str | None:
     """mdtest's FS line of the -d directory (statvfs; taken while it exists)."""
-    return dict(file_system(f"{directory}/{TREE_NAME}")).get("FS")
+    return dict(file_system(f"{directory}/test-dir.0-0")).get("FS")
 
 
 def render_text(doc: dict[str, Any], test: IorTest, run: MdtestRun, command_line: str,

@@ -11,9 +11,9 @@ to something other than mdtest's default:
   mdtest spelling that runs), before anything runs, is created or stored.
 
 The engine's metadata benchmark times mdtest's directory phases (create, stat, rename,
-remove) and file phases (create, stat, read, remove) in one directory, shared or one per
-rank; mdtest's trees, the timing of its tree creation and removal, and the options that change
-the calls made per item (mknod, fsync, strides, random order) are not in it yet.
+remove), file phases (create, stat, read, remove) and tree creation and removal, with
+mdtest's names and trees, shared or one per rank, and mdtest's per-item options (-N stride,
+-W stonewall, -y fsync, -k mknod, -R random order).
 """
 
 from __future__ import annotations
@@ -44,11 +44,11 @@ OPTIONS: tuple[IorOption, ...] = (
     _O("a", None, "api", "str", "POSIX", "engine",
        "POSIX: the engine's metadata calls are POSIX's; DUMMY and others are refused"),
     _O("b", None, "branch_factor", "size", 1, "engine",
-       "no effect with -z 0 (one directory); a tree (-z > 0) is refused"),
+       "--md-branch: subdirectories of each tree directory (no effect with -z 0)"),
     _O("d", None, "path", "str", "./out", "engine",
        "the test directory: made if missing and removed after, as mdtest does; the items "
-       "go to DIR/mdtest_tree.md/ (mdtest: DIR/test-dir.0-0/mdtest_tree.0/); 'dir1@dir2' is "
-       "refused"),
+       "have mdtest's names and places (DIR/test-dir.<iteration>-0/mdtest_tree.0/, -u: "
+       "mdtest_tree.<rank>.0/); 'dir1@dir2' is refused"),
     _O("B", None, "no_barriers", "size", 0, "refused",
        "the engine starts every phase with a barrier", "mdtest without -B"),
     _O("C", None, "create_only", "flag", 0, "engine",
@@ -74,31 +74,32 @@ OPTIONS: tuple[IorOption, ...] = (
        "writes its own pattern"),
     _O("i", None, "iterations", "size", 1, "engine", "--reps"),
     _O("I", None, "items_per_dir", "size", 0, "engine",
-       "with -z 0 the items of the one directory: -I N alone is -n N; -I with a tree is "
+       "--md-items-per-dir: items in each tree directory (-n is then -I times the directories "
+       "holding items); -n beyond -I (mdtest's loop over several test directories) is "
        "refused"),
-    _O("k", None, "make_node", "flag", 0, "refused",
-       "the engine creates files with open(O_CREAT), not mknod",
-       "mdtest without -k (open, write -w bytes, close)"),
+    _O("k", None, "make_node", "flag", 0, "engine",
+       "--md-mknod: files made with mknod, no open (with -w 0, as mdtest requires)"),
     _O("l", None, "last", "size", 0, "engine", "see -f"),
     _O("L", None, "leaf_only", "flag", 0, "engine",
-       "no effect with -z 0 (the one directory is the leaf)"),
+       "--md-leaf-only: items only in the deepest tree directories"),
     _O("n", None, "items", "size", 0, "engine",
        "--md-files (files, and directories, per rank)"),
-    _O("N", None, "nstride", "size", 0, "refused",
-       "the engine's ranks stat, read and remove their own files (no neighbour stride)",
-       "-N 0 (each rank its own files); iolab bench --evict for cold data runs"),
+    _O("N", None, "nstride", "size", 0, "engine",
+       "--md-stride: rank r stats rank r+N's items, reads r+2N's, removes r+3N's (mod ranks); "
+       "with -u and -z > 0 refused (mdtest's own names break)"),
     _O("p", None, "pre_delay", "size", 0, "refused",
        "no delay before an iteration in the engine",
        "separate 'iolab mdtest' runs with a sleep between them"),
     _O("P", None, "print_rate_and_time", "flag", 0, "output",
        "prints the SUMMARY rate and the SUMMARY time tables"),
     _O(None, "print-all-procs", "print_all_proc", "flag", 0, "refused",
-       "the per-process excerpt has mdtest's tree rows, which the engine does not time",
+       "mdtest's per-process lists (each rank's rate before the barrier) are not printed",
        "iolab results show ID (each rank's loop time per phase)"),
-    _O("R", None, "randomize", "flag", 0, "refused",
-       "the engine stats its files in order", "mdtest without -R (stat in creation order)"),
-    _O(None, "random-seed", "random_seed", "size", 0, "refused",
-       "only read with -R, which is refused", "mdtest without -R"),
+    _O("R", None, "randomize", "flag", 0, "engine",
+       "--md-random-seed S --md-seed-per-rank: stat and read in mdtest's shuffled order, "
+       "srand(S + rank); S is --random-seed or the time, as in mdtest"),
+    _O(None, "random-seed", "random_seed", "size", 0, "engine",
+       "--md-random-seed: the shuffle's seed (without -R the same on every rank, as mdtest)"),
     _O("s", None, "stride", "size", 1, "engine", "see -f"),
     _O("S", None, "shared_file", "flag", 0, "refused",
        "the engine's metadata phases make one file per item, not one shared file",
@@ -116,9 +117,9 @@ OPTIONS: tuple[IorOption, ...] = (
     _O("V", None, "verbosity", "size", 0, "output", "see -v"),
     _O("w", None, "write_bytes", "size", 0, "engine",
        "--md-size (bytes written to each file at creation)"),
-    _O("W", None, "stone_wall_timer_seconds", "size", 0, "refused",
-       "no stonewall in the engine's metadata phases yet",
-       "-n N sized to the time wanted (iolab bench --metadata easy --md-files N)"),
+    _O("W", None, "stone_wall_timer_seconds", "size", 0, "engine",
+       "--stonewall: each rank stops creating files after N seconds, all create on to the "
+       "furthest rank's count, later phases use that count; with -z/-R refused"),
     _O("x", None, "stoneWallingStatusFile", "str", "", "refused",
        "the engine runs every phase in one run", "-C -T -E -r together in one line"),
     _O("X", "verify-read", "verify_read", "flag", 0, "engine",
@@ -126,14 +127,13 @@ OPTIONS: tuple[IorOption, ...] = (
     _O(None, "verify-write", "verify_write", "flag", 0, "refused",
        "no read-back right after each create in the engine",
        "-X (iolab bench --verify: checked in the read phase)"),
-    _O("y", None, "sync_file", "flag", 0, "refused",
-       "the engine does not fsync each file after writing it",
-       "mdtest without -y (iolab bench --fsync for data runs)"),
+    _O("y", None, "sync_file", "flag", 0, "engine",
+       "--fsync: fsync after writing each file (with -w > 0, as mdtest's POSIX write)"),
     _O("Y", None, "call_sync", "flag", 0, "refused",
        "the engine does not call sync after each phase", "mdtest without -Y"),
     _O("z", None, "depth", "size", 0, "engine",
-       "0 only: the engine's files are in one directory (or one per rank); a tree is "
-       "refused"),
+       "--md-depth: mdtest's tree (mdtest_tree.0/mdtest_tree.1/...), its creation and "
+       "removal timed as the Tree rows"),
     _O("Z", None, "print_time", "flag", 0, "output",
        "prints the SUMMARY time table instead of rates"),
     _O(None, "dataPacketType", "dataPacketType", "str", "t", "engine",
