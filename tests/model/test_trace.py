@@ -227,4 +227,4 @@ def test_segment_limit_marks_the_trace_partial(monkeypatch) -> None:
     assert raw.trace_table.truncated and any("cut at 1000" in n for n in raw.notes)
     tm = build_model([raw]).metrics.trace
     assert not tm.complete and not any(tm.exact.values())
-    assert any("first operations" in r for r in tm.partial_reasons)
+    assert any("read only part of the trace" in r for r in tm.partial_reasons)
