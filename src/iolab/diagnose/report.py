@@ -250,7 +250,10 @@ def _finding_dict(f: Finding) -> dict[str, Any]:
         "expected_effect": r.effect,
         "fix": {"text": f.fix.text,
                 "artifacts": [{"kind": a.kind, "name": a.name, "content": a.content,
-                               "note": a.note} for a in f.fix.artifacts]},
+                               "note": a.note} for a in f.fix.artifacts],
+                # the data the text and the files render (iolab.settings.change)
+                "settings": [c.to_json() for c in f.fix.settings],
+                "code_changes": [c.to_json() for c in f.fix.code]},
     }
 
 

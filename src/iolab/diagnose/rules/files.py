@@ -63,7 +63,8 @@ def _fpp_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
     return Fix(
         text=("Write one shared file with collective MPI-IO (or HDF5/PnetCDF), or a file per "
               "group of ranks (subset aggregation), instead of one file per process."),
-        artifacts=fixes.snippets("collective_io"))
+        artifacts=fixes.collective_code(model, [p for p, c, n in zip(
+            model.files.paths, model.files.category, model.files.nranks) if c == APP and n == 1]))
 
 
 def _per_dir(model: Model, th: Thresholds) -> list[Hit]:
@@ -264,11 +265,11 @@ def _stragglers_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
                             if hit.data.get("collective") else
                             ", or make the calls collective so that each aggregator writes "
                             "whole stripes.")),
-                   artifacts=fixes.snippets("collective_io"))
+                   artifacts=fixes.collective_code(model, [e.path for e in hit.files]))
     return Fix(text=("Give every rank the same share of the shared file and let MPI-IO "
                      "aggregate (collective calls); check that the slow rank is not also the "
                      "one doing extra work (headers, metadata) alone."),
-               artifacts=fixes.snippets("collective_io"))
+               artifacts=fixes.collective_code(model, [e.path for e in hit.files]))
 
 
 def _per_rank_imbalance(model: Model, th: Thresholds) -> list[Hit]:
