@@ -618,7 +618,10 @@ def nonblocking_code(model: Model, paths: Iterable[str]) -> list[Artifact]:
     layer = io_layer(model, paths)
     if layer == "hdf5":
         return []
-    return snippets("pnetcdf_nonblocking" if layer == "pnetcdf" else "nonblocking_io")
+    if layer == "pnetcdf":  # reads: the text names ncmpi_iget_vara (no MPI_File_* code)
+        return snippets("pnetcdf_nonblocking") if job_direction(model, None) == "write" else []
+    return snippets("nonblocking_io" if job_direction(model, None) == "write"
+                    else "nonblocking_io_read")
 
 
 def hdf5_metadata_code(model: Model) -> list[Artifact]:

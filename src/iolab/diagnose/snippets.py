@@ -70,6 +70,26 @@ req = fh.Iwrite_at_all(offset, buf)
 # ... computation that does not touch buf ...
 req.Wait()
 """,
+    ("nonblocking_io_read", "c"): """\
+/* Non-blocking MPI-IO reads: start the read, compute, then wait before using BUF. */
+MPI_Request req;
+MPI_File_iread_at_all(fh, offset, BUF, COUNT, MPI_BYTE, &req);  /* MPI-3.1 */
+/* ... computation that does not need BUF ... */
+MPI_Wait(&req, MPI_STATUS_IGNORE);
+""",
+    ("nonblocking_io_read", "fortran"): """\
+! Non-blocking MPI-IO reads: start the read, compute, then wait before using buf.
+integer :: req, ierr
+call MPI_File_iread_at_all(fh, offset, buf, count, MPI_BYTE, req, ierr)
+! ... computation that does not need buf ...
+call MPI_Wait(req, MPI_STATUS_IGNORE, ierr)
+""",
+    ("nonblocking_io_read", "python"): """\
+# Non-blocking MPI-IO reads (mpi4py): start the read, compute, then wait.
+req = fh.Iread_at_all(offset, buf)
+# ... computation that does not need buf ...
+req.Wait()
+""",
     ("buffered_writes", "c"): """\
 /* Give stdio a large buffer so that many small fwrite()s become few large write()s. */
 FILE *f = fopen(FILENAME, "w");
@@ -391,7 +411,10 @@ CHANGES: dict[str, CodeChange] = {
     "hdf5_layout": CodeChange("aligned, chunked datasets without fill values", "hdf5",
                               ("H5Pset_alignment", "H5Pset_chunk", "H5Pset_fill_time")),
     "nonblocking_io": CodeChange("non-blocking I/O overlapping computation", "mpiio",
-                                 ("MPI_File_iwrite_at_all", "MPI_Wait")),
+                                 ("MPI_File_iwrite_at_all", "MPI_Wait"), direction="write"),
+    "nonblocking_io_read": CodeChange("non-blocking I/O overlapping computation", "mpiio",
+                                      ("MPI_File_iread_at_all", "MPI_Wait"),
+                                      direction="read"),
     "pnetcdf_nonblocking": CodeChange("non-blocking puts with one collective wait", "pnetcdf",
                                       ("ncmpi_iput_vara_*", "ncmpi_wait_all"),
                                       direction="write"),

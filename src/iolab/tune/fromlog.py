@@ -122,12 +122,16 @@ def predictions(report: Report) -> list[Prediction]:
     """Knob settings the diagnosis recommends, one per knob (the costliest finding first):
     each fix's changes as data (iolab.settings.change), the code changes a knob stands for
     first, then the settings of its files (a catalogue row tune turns); nothing is read
-    back from the rendered files."""
+    back from the rendered files. A hint is taken in ROMIO's form where the fix has one
+    (tune writes the Cray line from it), else in Cray MPICH's (cb_config_list already
+    turned into cb_nodes for the job's nodes)."""
     out: dict[str, Prediction] = {}
     knobs = {k.name: k for k in all_knobs()}
     for f in report.findings:
+        hint_form = "romio" if any(s.library == "romio" for s in f.fix.settings) else "cray"
         wanted = [(c.knob, c.value) for c in f.fix.code if c.knob]
-        wanted += [(s.knob, s.value) for s in f.fix.settings if s.knob]
+        wanted += [(s.knob, s.value) for s in f.fix.settings
+                   if s.knob and s.library in ("ompio", hint_form)]
         for name, value in wanted:
             k = knobs.get(name)
             if k is None or name in out:

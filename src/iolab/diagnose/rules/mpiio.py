@@ -303,8 +303,11 @@ def _nonblocking_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
                            for d in dirs)
         text = (f"Overlap I/O with computation: {calls} started before the computation "
                 "and completed with MPI_Wait after it.")
+    pnetcdf = hit.data.get("top") == "PnetCDF"
+    if "write" not in dirs:  # a read gets a read (PnetCDF's: the text names ncmpi_iget)
+        return Fix(text=text, artifacts=[] if pnetcdf else fixes.snippets("nonblocking_io_read"))
     return Fix(text=text, artifacts=fixes.snippets(
-        "pnetcdf_nonblocking" if hit.data.get("top") == "PnetCDF" else "nonblocking_io"))
+        "pnetcdf_nonblocking" if pnetcdf else "nonblocking_io"))
 
 
 def _aggregators(model: Model, th: Thresholds) -> list[Hit]:
