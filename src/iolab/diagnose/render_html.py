@@ -11,6 +11,7 @@ from html import escape
 
 from iolab.diagnose.report import Report, layer_rows, per_log_rows, timeline_lines
 from iolab.diagnose.rules.base import FileEvidence, Finding, fmt_bytes
+from iolab.settings.change import describe
 
 _CSS = """
 body{font-family:system-ui,sans-serif;margin:2em;max-width:75em;color:#222}
@@ -51,6 +52,10 @@ def _finding(f: Finding) -> str:
         + "</ul>")
     out.append(f"<p><b>Expected effect:</b> {_e(f.rule.effect)}</p>")
     out.append(f"<p><b>Fix:</b> {_e(f.fix.text)}</p>")
+    changes = describe(f.fix.settings, f.fix.code)
+    if changes:
+        out.append("<p><b>Changes:</b></p><ul>" + "".join(f"<li>{_e(c)}</li>" for c in changes)
+                   + "</ul>")
     for a in f.fix.artifacts:
         out.append(f"<details><summary>{_e(a.name)} — {_e(a.note or a.kind)}</summary>"
                    f"<pre>{_e(a.content)}</pre></details>")

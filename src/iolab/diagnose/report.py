@@ -44,9 +44,10 @@ class Summary:
 
 
 TOP_FIXES = 3
-OMPIO_NOTE = (" This job ran Open MPI's OMPIO, which ignores ROMIO hints: its MCA parameters "
-              "are in the .ompio.env file; the ROMIO file applies with `mpirun --mca io "
-              "romio321` (romio341 in newer releases).")
+OMPIO_NOTE = (" This job ran Open MPI's OMPIO, which ignores ROMIO hints:{mca} the ROMIO "
+              "file applies through its .env, which switches Open MPI to ROMIO "
+              "(OMPI_MCA_io=^ompio, whatever the version calls ROMIO's component).")
+OMPIO_MCA = " OMPIO's own parameters are in the .ompio.env file;"
 
 
 def _top_fix_items(findings: list[Finding]) -> list[dict[str, Any]]:
@@ -212,7 +213,8 @@ def diagnose(model: Model, th: Thresholds, rules: list[Rule] | None = None) -> R
             f = Finding(rule=rule, hit=hit, fix=rule.fix(model, hit, th), run_time_s=run)
             if (model.job.mpiio_implementation == "OMPIO"
                     and any(a.kind == "romio-hints" for a in f.fix.artifacts)):
-                f.fix.text += OMPIO_NOTE
+                mca = any(a.kind == "ompio-mca" for a in f.fix.artifacts)
+                f.fix.text += OMPIO_NOTE.format(mca=OMPIO_MCA if mca else "")
             findings.append(f)
     attribute_time(findings, order, time_pools(model), model.metrics.io_time_s)
     for f in findings:

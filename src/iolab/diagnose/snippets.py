@@ -418,7 +418,7 @@ CHANGES: dict[str, CodeChange] = {
     "pnetcdf_nonblocking": CodeChange("non-blocking puts with one collective wait", "pnetcdf",
                                       ("ncmpi_iput_vara_*", "ncmpi_wait_all"),
                                       direction="write"),
-    "buffered_writes": CodeChange("fewer, larger writes (a large buffer)", "stdio",
+    "buffered_writes": CodeChange("fewer, larger writes through a large buffer", "stdio",
                                   ("setvbuf",), direction="write"),
     "read_once_bcast": CodeChange("read once, broadcast", "posix", ("MPI_Bcast",),
                                   direction="read"),

@@ -77,3 +77,23 @@ def collective(layer: str, direction: str = "", calls: tuple[str, ...] = ()) -> 
     """Collective transfers at ``layer``: always an experiment (see EXPERIMENT)."""
     return CodeChange("collective transfers", layer, calls, knob="collective", value="true",
                       direction=direction, experiment=True)
+
+
+_LAYER_NAMES = {"mpiio": "MPI-IO", "hdf5": "HDF5", "pnetcdf": "PnetCDF", "posix": "POSIX",
+                "stdio": "stdio"}
+_SYNTAX_SHORT = {"romio": "ROMIO", "cray": "Cray MPICH", "ompio": "OMPIO"}
+
+
+def describe(settings: list[SettingChange], code: list[CodeChange]) -> list[str]:
+    """The changes in a few words each, for the text and HTML reports: a setting once with
+    the libraries whose syntax carries it, a code change with its layer and calls."""
+    libs: dict[tuple[str, str], list[str]] = {}
+    for s in settings:
+        libs.setdefault((s.name, s.value), []).append(_SYNTAX_SHORT.get(s.library, s.library))
+    out = [f"{name}={value} ({', '.join(dict.fromkeys(who))})"
+           for (name, value), who in libs.items()]
+    for c in code:
+        calls = f": {', '.join(c.calls)}" if c.calls else ""
+        exp = ", an experiment" if c.experiment else ""
+        out.append(f"{c.change} ({_LAYER_NAMES.get(c.layer, c.layer)}{calls}{exp})")
+    return out
