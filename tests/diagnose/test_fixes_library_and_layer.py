@@ -86,6 +86,8 @@ def test_hdf5_program_gets_h5p_calls_not_mpi_file_snippets(h5_jobs) -> None:
         assert {c.layer for c in ind.fix.code} == {"hdf5"}
         for f, a in _snippets(rep):
             assert "MPI_File_" not in a.content, (mode, f.key, a.name)
+        small = next(f for f in rep.findings if f.key == f"small-requests/{mode}")
+        assert "collective HDF5 transfers (H5Pset_dxpl_mpio" in small.fix.text  # not MPI-IO
 
 
 def test_read_only_job_gets_no_write_advice(h5_jobs) -> None:

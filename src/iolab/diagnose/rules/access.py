@@ -146,8 +146,12 @@ def _small_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
             code=larger)
     if hit.data.get("mpi"):
         return Fix(
-            text=("Aggregate before the file system: collective MPI-IO with a larger "
-                  "collective buffer, so that aggregators issue large contiguous requests."),
+            text=("Aggregate before the file system: collective "
+                  + {"hdf5": "HDF5 transfers (H5Pset_dxpl_mpio with H5FD_MPIO_COLLECTIVE)",
+                     "pnetcdf": "PnetCDF calls (ncmpi_*_all)"}.get(
+                         fixes.io_layer(model, paths), "MPI-IO")
+                  + " with a larger collective buffer, so that aggregators issue large "
+                  "contiguous requests."),
             artifacts=fixes.romio_hints(model, {"romio_cb_write" if hit.direction == "write"
                                                 else "romio_cb_read": "enable"},
                                         paths=paths)
