@@ -105,6 +105,38 @@ def test_read_only_job_gets_no_write_advice(h5_jobs) -> None:
         assert all(c.direction != "write" for c in f.fix.code), f.key
 
 
+def test_read_only_stdio_program_gets_read_buffers(tmp_path: Path) -> None:
+    """progs/stdio_read.c reads 64 MiB with 512-byte freads and writes nothing. Expected:
+    "read it ... in large requests", buffered_reads snippets (setvbuf on the read stream) /
+    was: "write it with POSIX/MPI-IO/HDF5" and buffered_writes snippets (stdio-share,
+    small-serial-io/read)."""
+    if shutil.which("cc") is None:
+        pytest.skip("no C compiler")
+    if not (LIBDIR / "libiolab-trace.so").is_file():
+        pytest.skip("libiolab-trace.so is not built (run ./setup)")
+    exe = tmp_path / "stdio_read"
+    subprocess.run(["cc", "-O2", "-Wall", "-o", str(exe), str(PROGS / "stdio_read.c")],
+                   check=True)
+    data = tmp_path / "in.dat"
+    data.write_bytes(os.urandom(1 << 20) * 64)
+    run = subprocess.run([sys.executable, "-m", "iolab", "profile", "-q", "-o",
+                          str(tmp_path / "p"), "--name", "job", "--", str(exe), str(data),
+                          "512"], capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "IOLAB_LIBDIR": str(LIBDIR)})
+    assert run.returncode == 0, run.stderr
+    rep = _report(tmp_path / "p" / "job.iolab")
+    assert rep.model.metrics.bytes_by_dir["write"] == 0
+    assert rep.model.metrics.bytes_by_dir["read"] == 64 << 20
+    stdio = next(f for f in rep.findings if f.rule.id == "stdio-share")
+    assert "read it with" in stdio.fix.text
+    names = {a.name for f in rep.findings for a in f.fix.artifacts}
+    assert "buffered_reads.c" in names and "buffered_writes.c" not in names
+    for f in rep.findings:
+        assert "write it" not in f.fix.text, f.key
+        for a in f.fix.artifacts:
+            assert not [w for w in WRITE_ADVICE if w in a.content], (f.key, a.name)
+
+
 def test_read_only_mpiio_job_gets_a_nonblocking_read(tmp_path: Path) -> None:
     """Expected: MPI_File_iread_at_all for a job that only reads / was:
     MPI_File_iwrite_at_all (darshan35/blockread-mpich.darshan, mpiio-nonblocking)."""

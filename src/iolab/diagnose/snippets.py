@@ -98,6 +98,25 @@ setvbuf(f, iobuf, _IOFBF, sizeof iobuf);     /* before the first I/O on f */
 /* For raw write(): collect records in a buffer and write() it when full. */
 /* No code change at all: iolab buffer -- PROGRAM ARGS   (or LD_PRELOAD=libiolab-buffer.so) */
 """,
+    ("buffered_reads", "c"): """\
+/* Give stdio a large buffer so that many small fread()s become few large read()s. */
+FILE *f = fopen(FILENAME, "rb");
+static char iobuf[64 << 20];                 /* 64 MiB */
+setvbuf(f, iobuf, _IOFBF, sizeof iobuf);     /* before the first I/O on f */
+/* No code change at all: iolab buffer -- PROGRAM ARGS   (or LD_PRELOAD=libiolab-buffer.so) */
+""",
+    ("buffered_reads", "fortran"): """\
+! Read in large unformatted blocks instead of many small records.
+open(unit=10, file=FILENAME, form='unformatted', access='stream', action='read')
+read(10) big_array                  ! one read of the whole array, not one per element
+close(10)
+""",
+    ("buffered_reads", "python"): """\
+# A large buffer for many small reads (Python's default is 8 KiB).
+with open(FILENAME, "rb", buffering=64 * 1024 * 1024) as f:
+    while rec := f.read(RECORD):
+        use(rec)
+""",
     ("buffered_writes", "fortran"): """\
 ! Write in large unformatted blocks instead of many small records.
 open(unit=10, file=FILENAME, form='unformatted', access='stream', action='write')
@@ -420,6 +439,8 @@ CHANGES: dict[str, CodeChange] = {
                                       direction="write"),
     "buffered_writes": CodeChange("fewer, larger writes through a large buffer", "stdio",
                                   ("setvbuf",), direction="write"),
+    "buffered_reads": CodeChange("fewer, larger reads through a large buffer", "stdio",
+                                 ("setvbuf",), direction="read"),
     "read_once_bcast": CodeChange("read once, broadcast", "posix", ("MPI_Bcast",),
                                   direction="read"),
     "fill_mode": CodeChange("no fill values", "hdf5",

@@ -160,7 +160,8 @@ def _small_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
         text=("Issue fewer, larger requests: gather data in memory and write/read it in "
               "blocks of 1 MiB or more, or buffer transparently with iolab buffer."),
         artifacts=fixes.iolab_buffer(model, paths)
-        + (fixes.snippets("buffered_writes") if hit.direction != "read" else []), code=larger)
+        + fixes.snippets("buffered_reads" if hit.direction == "read" else "buffered_writes"),
+        code=larger)
 
 
 def _serial_small(model: Model, th: Thresholds) -> list[Hit]:
@@ -211,8 +212,9 @@ def _serial_small_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
               "libiolab-buffer.so, no relinking), or Cray IOBUF, or give the stream a large "
               "buffer with setvbuf; each turns many small calls into a few 64 MiB ones."),
         artifacts=fixes.iolab_buffer(model, paths)
-        + (fixes.snippets("buffered_writes") if hit.direction != "read" else []),
-        code=[fixes.transfer_size("posix", hit.direction)])
+        + fixes.snippets("buffered_reads" if hit.direction == "read" else "buffered_writes"),
+        code=[fixes.transfer_size("stdio" if hit.values.get("interfaces") == "STDIO"
+                                  else "posix", hit.direction)])
 
 
 def _misaligned_file(model: Model, th: Thresholds) -> list[Hit]:
