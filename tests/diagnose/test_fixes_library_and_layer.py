@@ -84,6 +84,12 @@ def test_hdf5_program_gets_h5p_calls_not_mpi_file_snippets(h5_jobs) -> None:
         assert "H5Pset_dxpl_mpio" in next(a.content for a in ind.fix.artifacts
                                           if a.name == f"hdf5_collective_{mode}.c")
         assert {c.layer for c in ind.fix.code} == {"hdf5"}
+        # under OMPIO the collective experiment comes with the switch to ROMIO, to measure
+        # both (the programs: slower under OMPIO, faster with ROMIO)
+        switch = next(a for a in ind.fix.artifacts if a.name == "romio_switch.env")
+        assert "export OMPI_MCA_io=^ompio" in switch.content
+        assert [(s.name, s.value) for s in switch.settings] == [("io", "^ompio")]
+        assert "with and without the switch to ROMIO" in ind.fix.text
         for f, a in _snippets(rep):
             assert "MPI_File_" not in a.content, (mode, f.key, a.name)
         small = next(f for f in rep.findings if f.key == f"small-requests/{mode}")

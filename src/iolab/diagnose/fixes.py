@@ -587,14 +587,28 @@ def collective_code(model: Model, paths: Iterable[str], direction: str | None = 
     (iolab.settings.change.EXPERIMENT): the counters never show how the same pattern runs
     collectively under the job's library (under Open MPI's OMPIO it can be slower).
     ``change``: what the snippet shows instead, for calls already collective (more data
-    per call: not a switch to collective, so no experiment and no ``collective`` knob)."""
+    per call: not a switch to collective, so no experiment and no ``collective`` knob).
+
+    Under OMPIO the switch to ROMIO comes with it (``romio_switch.env``): collective calls
+    measured slower under OMPIO for two of issue #32's programs and faster together with
+    ROMIO, so the experiment is both, with and without the switch."""
     layer = io_layer(model, paths)
     d = job_direction(model, direction)
     topic = {"hdf5": f"hdf5_collective_{d}", "pnetcdf": f"pnetcdf_collective_{d}",
              "mpiio": "collective_io" if d == "write" else "collective_io_read"}[layer]
     calls = SNIPPETS_CHANGES[topic].calls
-    return snippets(topic, change or collective(layer, d, calls),
-                    ompio=job_facts(model).mpi.io == "ompio")
+    ompio = job_facts(model).mpi.io == "ompio"
+    out = snippets(topic, change or collective(layer, d, calls), ompio=ompio)
+    if ompio and change is None:
+        name = "romio_switch.env"
+        out.append(Artifact(
+            "env", name, "# Open MPI's OMPIO ran this job: its collective path can be slower "
+            "than independent calls;\n# measure the collective calls with and without this "
+            "switch to ROMIO.\n" + romio_switch_line() + "\n",
+            "Open MPI: the switch to ROMIO, to measure collective calls under both",
+            settings=(SettingChange(catalogue.ROMIO_SWITCH, ROMIO_SWITCH_VALUE, "ompio",
+                                    tuple(dict.fromkeys(paths)), name),)))
+    return out
 
 
 def more_per_call(model: Model, paths: Iterable[str], direction: str | None = None

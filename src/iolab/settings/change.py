@@ -81,7 +81,7 @@ def collective(layer: str, direction: str = "", calls: tuple[str, ...] = ()) -> 
 
 _LAYER_NAMES = {"mpiio": "MPI-IO", "hdf5": "HDF5", "pnetcdf": "PnetCDF", "posix": "POSIX",
                 "stdio": "stdio"}
-_SYNTAX_SHORT = {"romio": "ROMIO", "cray": "Cray MPICH", "ompio": "OMPIO"}
+_SYNTAX_SHORT = {"romio": "ROMIO", "cray": "Cray MPICH", "ompio": "Open MPI"}
 
 
 def describe(settings: list[SettingChange], code: list[CodeChange]) -> list[str]:
@@ -89,7 +89,8 @@ def describe(settings: list[SettingChange], code: list[CodeChange]) -> list[str]
     the libraries whose syntax carries it, a code change with its layer and calls."""
     libs: dict[tuple[str, str], list[str]] = {}
     for s in settings:
-        libs.setdefault((s.name, s.value), []).append(_SYNTAX_SHORT.get(s.library, s.library))
+        name = f"OMPI_MCA_{s.name}" if s.library == "ompio" else s.name
+        libs.setdefault((name, s.value), []).append(_SYNTAX_SHORT.get(s.library, s.library))
     out = [f"{name}={value} ({', '.join(dict.fromkeys(who))})"
            for (name, value), who in libs.items()]
     for c in code:

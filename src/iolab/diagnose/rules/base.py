@@ -112,7 +112,11 @@ class Fix:
                 code[key] = replace(c, snippet=c.snippet or old.snippet)
         self.code = list(code.values())
         if any(c.experiment for c in self.code) and EXPERIMENT not in self.text:
-            self.text = self.text.rstrip() + f" Collective transfers are {EXPERIMENT}."
+            self.text = self.text.rstrip() + f" Collective transfers are {EXPERIMENT}"
+            if any(a.name == "romio_switch.env" for a in self.artifacts):
+                self.text += (" (under Open MPI's OMPIO, with and without the switch to ROMIO "
+                              "in romio_switch.env)")
+            self.text += "."
 
 
 Trigger = Callable[["Model", "Thresholds"], list[Hit]]
