@@ -128,14 +128,27 @@ def test_mpi_library_read_from_the_log() -> None:
 
 
 def test_ompio_job_gets_mca_parameters_not_a_bare_romio_file() -> None:
+    """Under OMPIO a ROMIO hints file comes with the .env that switches to ROMIO and names
+    it; an .ompio.env exports OMPIO's own parameters (was: one of comments alone, for
+    romio_cb_write enable, which OMPIO has no parameter for)."""
     _, rep = _scenario("open-mpi-16-nodes")
+    seen = 0
     for f in rep.findings:
         kinds = [a.kind for a in f.fix.artifacts]
+        for a in f.fix.artifacts:
+            if a.kind == "ompio-mca":
+                assert re.search(r"^export OMPI_MCA_\w+=", a.content, re.M), a.content
         if "romio-hints" in kinds:
-            assert kinds.index("ompio-mca") < kinds.index("romio-hints")
-            romio = next(a for a in f.fix.artifacts if a.kind == "romio-hints").content
-            assert "OMPIO, the default, ignores this file" in romio
+            seen += 1
+            if "ompio-mca" in kinds:
+                assert kinds.index("ompio-mca") < kinds.index("romio-hints")
+            romio = next(a for a in f.fix.artifacts if a.kind == "romio-hints")
+            assert "OMPIO, the default, ignores it" in romio.content
+            env = next(a for a in f.fix.artifacts if a.name == romio.name[:-4] + ".env")
+            assert re.search(r"^export OMPI_MCA_io=\^ompio ", env.content, re.M)
+            assert f"/{romio.name}" in env.content
             assert "mpich-hints" not in kinds
+    assert seen
 
 
 def test_cray_hints_name_the_files_in_the_documented_syntax() -> None:
@@ -319,7 +332,11 @@ def test_every_artifact_of_a_written_512_rank_log_is_valid(tmp_path: Path) -> No
     assert job_facts(model).osts_known == 56
     rep = diagnose(model, Thresholds())
     kinds = {a.kind for a in _artifacts(rep)}
-    assert {"romio-hints", "ompio-mca", "mpich-hints", "slurm", "env", "lfs"} <= kinds
+    # the library is unknown: ROMIO's file and .env (its switch for Open MPI commented), Cray's
+    # line; no .ompio.env, as romio_cb_write has no OMPIO parameter (was: one of comments)
+    assert {"romio-hints", "mpich-hints", "slurm", "env", "lfs"} <= kinds
+    assert all(re.search(r"^export OMPI_MCA_", a.content, re.M)
+               for a in _artifacts(rep, "ompio-mca"))
     assert all_problems(model, rep.findings) == []
     lfs = "".join(a.content for a in _artifacts(rep, "lfs"))
     assert re.search(r"lfs setstripe -c 56 -S 1536K /scratch/run/restart.dat", lfs)

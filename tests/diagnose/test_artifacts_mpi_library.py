@@ -69,8 +69,15 @@ def test_open_mpi_job_gets_ompio_parameters(tmp_path: Path) -> None:
     mca = arts[0].content
     assert "export OMPI_MCA_io_ompio_bytes_per_agg=67108864" in mca
     assert "export OMPI_MCA_io_ompio_num_aggregators=2" in mca
-    assert "romio_ds_write=disable" in mca and "romio321" in mca  # no equivalent: say so
-    assert "OMPI_MCA_io=^ompio" in arts[2].content  # the ROMIO file only with ROMIO
+    # no equivalent: say so, and where the switch to ROMIO is
+    assert "romio_ds_write=disable" in mca and "romio_hints.env switches Open MPI to ROMIO" in mca
+    # the ROMIO file only with ROMIO: the switch in the same file that names it
+    assert "OMPI_MCA_io=^ompio" in arts[2].content and "romio_hints.txt" in arts[2].content
+    # the data each file renders
+    assert {(s.name, s.value, s.library) for s in arts[0].settings} == {
+        ("io_ompio_bytes_per_agg", "67108864", "ompio"),
+        ("io_ompio_num_aggregators", "2", "ompio")}
+    assert [(s.name, s.value) for s in arts[2].settings] == [("io", "^ompio")]
     for a in arts:
         assert problems(model, a, arts) == []
 

@@ -89,15 +89,20 @@ def _hints(f: Finding) -> str:
 
 
 def _ompio_told(rep: Report) -> None:
-    """Open MPI's OMPIO ignores ROMIO hints: every fix with a ROMIO hints file says so and
-    carries the MCA parameters."""
+    """Open MPI's OMPIO ignores ROMIO hints: every fix with a ROMIO hints file says so, and
+    carries the switch to ROMIO in the .env that names the file; MCA parameters, when OMPIO
+    has some, in an .ompio.env that exports them (was: `--mca io romio321` in the text, the
+    4.x name only, and .ompio.env files of comments alone)."""
     assert mpi_library(rep.model).io == "ompio"
     with_hints = [f for f in rep.findings
                   if any(a.kind == "romio-hints" for a in f.fix.artifacts)]
     assert with_hints
     for f in with_hints:
-        assert "--mca io romio321" in f.fix.text
-        assert any(a.kind == "ompio-mca" for a in f.fix.artifacts)
+        assert "OMPI_MCA_io=^ompio" in f.fix.text
+        assert any(a.kind == "env" and "export OMPI_MCA_io=^ompio" in a.content
+                   for a in f.fix.artifacts)
+        assert all("export OMPI_MCA_" in a.content for a in f.fix.artifacts
+                   if a.kind == "ompio-mca")
 
 
 def _run_time(rep: Report) -> float:
@@ -155,7 +160,7 @@ def test_romio_collective_writes_with_holes_read_the_file(name: str) -> None:
 def test_ompio_does_not_read_holes_and_romio_hints_need_romio() -> None:
     """The same holes program under Open MPI's OMPIO: no read-modify-write (OMPIO's
     two-phase writes only the pieces); the library is recognised from OMPIO's own files
-    (<file>.locktest.<rank>, /tmp/ompi.*) and ROMIO hints come with --mca io romio321."""
+    (<file>.locktest.<rank>, /tmp/ompi.*) and ROMIO hints come with the switch to ROMIO."""
     rep = _report("holes-openmpi.darshan")
     _well_ordered(rep)
     lib = mpi_library(rep.model)

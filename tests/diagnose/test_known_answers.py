@@ -118,9 +118,13 @@ def test_indep_collective_evidence_reads_both_layers() -> None:
     assert "romio_cb_write enable" in cb.fix.text
     assert "cb_config_list" not in cb.fix.text and "cb_buffer_size" not in cb.fix.text
     # the switch to collective calls carries the hints, for OMPIO too (its .locktest files):
-    # MCA parameters, no Cray MPICH line
+    # ROMIO's hints with the switch to ROMIO in the .env that names them (OMPIO has no
+    # parameter for romio_cb_write: no .ompio.env), no Cray MPICH line
     ind = _finding(rep, "mpiio-independent", "write")
-    assert {a.kind for a in ind.fix.artifacts} >= {"romio-hints", "ompio-mca"}
+    assert {a.kind for a in ind.fix.artifacts} >= {"romio-hints", "env"}
+    assert not any(a.kind == "ompio-mca" for a in ind.fix.artifacts)
+    assert ("io", "^ompio", "ompio") in {(s.name, s.value, s.library)
+                                         for s in ind.fix.settings}
     assert not any(a.kind == "mpich-hints" for a in ind.fix.artifacts)
 
 

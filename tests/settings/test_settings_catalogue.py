@@ -120,6 +120,33 @@ def test_ompio_lines_come_from_the_rows() -> None:
     assert env == ["export OMPI_MCA_io_ompio_num_aggregators=8  # every rank"]
 
 
+def test_ompio_settings_are_the_exports_as_data() -> None:
+    """Each export line's variable and value, as (MCA parameter, value): what a fix carries
+    and tune --from-log reads (was: a regex over the lines, which dropped every export
+    followed by a comment, e.g. OMPI_MCA_fcoll=individual)."""
+    hints = {"cb_buffer_size": "8388608", "cb_config_list": "*:2", "cb_nodes": "3",
+             "romio_cb_write": "disable", "romio_cb_read": "enable",
+             "striping_unit": "1048576", "romio_ds_write": "disable"}
+    lines, pairs, none = apply.ompio_settings(hints, nodes=4, nprocs=64)
+    assert lines == apply.ompio_exports(hints, nodes=4, nprocs=64)[0]
+    exported = [re.match(r"export OMPI_MCA_(\w+)=(\S+)", ln) for ln in lines]
+    assert pairs == [(m.group(1), m.group(2)) for m in exported if m]
+    assert ("fcoll", "individual") in pairs and none == ["romio_ds_write=disable"]
+    for name, _ in pairs:
+        assert catalogue.setting(name) is not None
+
+
+def test_setting_changes_name_their_knob() -> None:
+    from iolab.settings.change import SettingChange, describe
+
+    assert SettingChange("cb_buffer_size", "4194304", "romio").knob == "cb_buffer_size"
+    assert SettingChange("io_ompio_bytes_per_agg", "1", "ompio").knob == "ompio.bytes_per_agg"
+    assert SettingChange("io", "^ompio", "ompio").knob == ""  # the switch is not a knob
+    assert describe([SettingChange("cb_nodes", "4", "romio"),
+                     SettingChange("cb_nodes", "4", "cray")], []) == [
+        "cb_nodes=4 (ROMIO, Cray MPICH)"]
+
+
 def test_cray_line_leaves_out_what_its_separators_cannot_carry() -> None:
     value, notes = apply.mpich_mpiio_hints({"cb_config_list": "*:2", "romio_cb_write":
                                             "enable", "cray_cb_write_lock_mode": "1"},

@@ -33,6 +33,7 @@ from pathlib import Path
 from iolab.diagnose.jobfacts import job_facts
 from iolab.diagnose.report import Report
 from iolab.errors import UsageError
+from iolab.settings.change import describe
 
 _SAFE = re.compile(r"[^A-Za-z0-9._-]")
 TITLE = "# Fixes proposed by iolab diagnose"
@@ -168,6 +169,9 @@ def plan(rep: Report, prefix: str = "") -> list[FixFile]:
         folder = _SAFE.sub("_", sub)
         index += [f"## {sub} ({f.severity.upper()}): {f.rule.title}", f"{f.hit.summary}",
                   f"Fix: {f.fix.text}"]
+        changes = describe(f.fix.settings, f.fix.code)
+        if changes:
+            index.append("Changes: " + "; ".join(changes))
         for a in f.fix.artifacts:
             name = _SAFE.sub("_", a.name)
             shell = a.kind in _SHELL_KINDS or Path(name).suffix in (".sh", ".env", ".sbatch")

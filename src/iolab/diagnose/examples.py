@@ -190,9 +190,10 @@ EXAMPLES: dict[str, str] = {
         "(`slurm.sbatch` running the log's own command line)."),
     "mpiio-independent": (
         f"{_MPIIO_INDEP}: \"65536 of 65536 MPI-IO writes (100.0%) on shared files are "
-        "independent, averaging 4 KiB\"; cost 369.8 ms (93.4%); fix: the collective calls, "
-        "with OMPIO's MCA parameters (`romio_hints_collective.ompio.env`) since Open MPI ran "
-        "it."),
+        "independent, averaging 4 KiB\"; cost 369.8 ms (93.4%); fix: the collective calls "
+        "(an experiment, to be proven with iolab tune --from-log), with ROMIO's hints and the "
+        "switch to ROMIO in one `romio_hints_collective.env`, since Open MPI's OMPIO ran it "
+        "and has no parameter for romio_cb_write."),
     "collective-buffering": (
         f"{_MPIIO_INDEP}: \"65536 small MPI-IO writes on 1 shared file(s) reach POSIX "
         "unmerged: 4 KiB per MPI-IO call, 4 KiB per POSIX call\"; cost 369.8 ms; fix: "

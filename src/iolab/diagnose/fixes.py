@@ -33,15 +33,19 @@ from iolab.diagnose.jobfacts import (
     own_file,
 )
 from iolab.diagnose.rules.base import Artifact
+from iolab.diagnose.snippets import CHANGES as SNIPPETS_CHANGES
 from iolab.diagnose.snippets import SNIPPETS
 from iolab.settings import catalogue
 from iolab.settings.apply import (  # noqa: F401 (cray_hints: diagnose's name for tests)
+    ROMIO_SWITCH_VALUE,
+    cray_carried,
     cray_hints,
     hints_file,
     mpich_mpiio_hints,
-    ompio_exports,
+    ompio_settings,
     romio_switch_line,
 )
+from iolab.settings.change import CodeChange, SettingChange, collective
 
 if TYPE_CHECKING:
     from iolab.diagnose.striping import StripeCount
@@ -49,8 +53,6 @@ if TYPE_CHECKING:
 
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 
-OMPIO_TO_ROMIO = ("switch to ROMIO with `mpirun --mca io romio321` (Open MPI 4.x; romio341 in "
-                  "5.x) and the ROMIO hints file")
 # The directory of the sourced file, so that it can be sourced from anywhere.
 _HERE = '$(cd "$(dirname "${BASH_SOURCE[0]:-$0}")" && pwd)'
 # Characters a pattern list cannot hold as they are (separators, glob metacharacters); the
@@ -149,17 +151,17 @@ def _cray_patterns(facts: JobFacts, paths: Iterable[str]) -> list[str]:
     return out[:32]
 
 
-def _ompio_lines(facts: JobFacts, hints: Mapping[str, str]) -> tuple[list[str], list[str]]:
-    """OMPIO's MCA equivalents of ROMIO hints for this job (iolab.settings.apply)."""
-    return ompio_exports(hints, facts.nodes, facts.nprocs)
-
-
 def romio_hints(model: Model, hints: Mapping[str, str], stem: str = "romio_hints",
                 paths: Iterable[str] = ()) -> list[Artifact]:
     """MPI-IO hints in the form the job's MPI library reads (see the module docstring);
     ``paths``: the files the finding names (Cray patterns; ``*`` without them). Nothing when
     the job has no MPI-IO, when the named files are none of its MPI-IO files (hints would
-    reach only the others), or when no hint is worth setting."""
+    reach only the others), or when no hint is worth setting. Each file carries the
+    settings it sets (:class:`SettingChange`), which is what ``tune --from-log`` reads.
+
+    Under Open MPI's OMPIO a ROMIO hint never travels alone: OMPIO's own parameters (a
+    ``.ompio.env`` only when it sets one), and the ROMIO switch in the same ``.env`` file
+    that names the hints file."""
     facts = job_facts(model)
     lib = facts.mpi
     named = list(paths)
@@ -169,6 +171,7 @@ def romio_hints(model: Model, hints: Mapping[str, str], stem: str = "romio_hints
     _stripe_of_named(facts, named, kept, dropped)
     if not kept:
         return []
+    scope = tuple(named)
     head = [f"# For {facts.command[0] if facts.command else 'this job'}: MPI library "
             f"{lib.label} ({lib.evidence})."]
     head += [f"# left out: {d}" for d in dropped]
@@ -177,42 +180,76 @@ def romio_hints(model: Model, hints: Mapping[str, str], stem: str = "romio_hints
         head.append(f"# striping_factor {wide}: more than the {facts.osts_known} OST(s) the log "
                     "proves; Lustre gives a new file at most the OSTs it has (`lfs df`)")
     out: list[Artifact] = []
-    romio_body = "\n".join(head) + "\n" + hints_file(kept)
     if lib.io in ("ompio", "unknown"):
-        env, none = _ompio_lines(facts, kept)
-        lines = head + ["# Open MPI's default MPI-IO (OMPIO) ignores ROMIO hints files: these "
-                        "are its MCA parameters."] + env
-        if none:
-            lines += [f"# no OMPIO equivalent for {', '.join(none)}: to use them, "
-                      f"{OMPIO_TO_ROMIO}:",
-                      "#   " + romio_switch_line("= mpirun --mca io romio321 (4.x)"),
-                      f"#   export ROMIO_HINTS=\"{_HERE}/{stem}.txt\""]
-        if env or none:
-            out.append(Artifact("ompio-mca", f"{stem}.ompio.env", "\n".join(lines) + "\n",
-                                "Open MPI (OMPIO): source before mpirun"))
-        romio_body = ("# Open MPI: only with ROMIO (`mpirun --mca io romio321`); OMPIO, the "
-                      "default, ignores this file.\n" + romio_body) if lib.io == "ompio" else (
-                          romio_body)
+        out += _ompio_file(facts, kept, head, stem, scope)
     if lib.name != "cray-mpich":
-        out.append(Artifact("romio-hints", f"{stem}.txt", romio_body,
-                            "ROMIO hints file (MPICH, Intel MPI, Open MPI with io romio)"))
-        switch = romio_switch_line("Open MPI: use ROMIO (= mpirun --mca io romio321 on 4.x); "
-                                   "OMPIO ignores ROMIO_HINTS") + "\n" if lib.io == "ompio" else ""
-        out.append(Artifact("env", f"{stem}.env",
-                            switch + f"export ROMIO_HINTS=\"{_HERE}/{stem}.txt\"\n"
-                            "export ROMIO_PRINT_HINTS=1  # check in the job output that they "
-                            "applied\n", "ROMIO: source before mpirun/srun"))
+        out += _romio_files(lib.io, kept, head, stem, scope)
     spec, notes = mpich_mpiio_hints(kept, _cray_patterns(facts, named) or ["*"], facts.nodes,
                                     facts.nprocs)
     if lib.name in ("cray-mpich", "unknown") and spec:
-        out.append(Artifact("mpich-hints", f"{stem}.cray.env",
+        carried, _ = cray_carried(kept, facts.nodes, facts.nprocs)
+        name = f"{stem}.cray.env"
+        out.append(Artifact("mpich-hints", name,
                             "\n".join(head + notes) + "\n"
                             f"export MPICH_MPIIO_HINTS={shlex.quote(spec)}\n"
                             "export MPICH_MPIIO_HINTS_DISPLAY=1  # Cray MPICH prints the hints "
-                            "it used\n", "Cray MPICH"))
+                            "it used\n", "Cray MPICH",
+                            settings=_changes(carried, "cray", scope, name)))
     if lib.io != "ompio":  # the library's own form first
         out.sort(key=lambda a: a.kind == "ompio-mca")
     return out
+
+
+def _changes(values: Mapping[str, str], library: str, scope: tuple[str, ...], file: str
+             ) -> tuple[SettingChange, ...]:
+    return tuple(SettingChange(k, v, library, scope, file) for k, v in values.items())
+
+
+def _ompio_file(facts: JobFacts, kept: Mapping[str, str], head: list[str], stem: str,
+                scope: tuple[str, ...]) -> list[Artifact]:
+    """OMPIO's MCA parameters for the hints that have one; nothing when none has (a file of
+    comments alone set nothing: was an empty ``.ompio.env``)."""
+    lines, pairs, none = ompio_settings(kept, facts.nodes, facts.nprocs)
+    if not pairs:
+        return []
+    body = head + ["# Open MPI's default MPI-IO (OMPIO) ignores ROMIO hints files: these "
+                   "are its MCA parameters."] + lines
+    if none:
+        body.append(f"# no OMPIO equivalent for {', '.join(none)}: {stem}.env switches Open "
+                    "MPI to ROMIO and names the hints file that sets them")
+    name = f"{stem}.ompio.env"
+    return [Artifact("ompio-mca", name, "\n".join(body) + "\n",
+                     "Open MPI (OMPIO): source before mpirun",
+                     settings=_changes(dict(pairs), "ompio", scope, name))]
+
+
+def _romio_files(io: str, kept: Mapping[str, str], head: list[str], stem: str,
+                 scope: tuple[str, ...]) -> list[Artifact]:
+    """The ROMIO hints file and the ``.env`` that names it; under OMPIO (and commented when
+    the library is unknown) the ``.env`` also switches Open MPI to ROMIO, so that the hints
+    and the switch they need are sourced together."""
+    body = "\n".join(head) + "\n" + hints_file(kept)
+    if io == "ompio":
+        body = (f"# Open MPI: source {stem}.env, which switches to ROMIO and names this file; "
+                "OMPIO, the default, ignores it.\n" + body)
+    romio = {k: v for k, v in kept.items()
+             if (row := catalogue.setting(k)) is None or "romio" in row.libraries}
+    env_name = f"{stem}.env"
+    switch = ""
+    settings: tuple[SettingChange, ...] = ()
+    if io == "ompio":
+        switch = romio_switch_line() + "\n"
+        settings = (SettingChange(catalogue.ROMIO_SWITCH, ROMIO_SWITCH_VALUE, "ompio", scope,
+                                  env_name),)
+    elif io == "unknown":
+        switch = "# Open MPI with OMPIO: uncomment\n# " + romio_switch_line() + "\n"
+    return [Artifact("romio-hints", f"{stem}.txt", body,
+                     "ROMIO hints file (MPICH, Intel MPI, Open MPI with io romio)",
+                     settings=_changes(romio, "romio", scope, f"{stem}.txt")),
+            Artifact("env", env_name,
+                     switch + f"export ROMIO_HINTS=\"{_HERE}/{stem}.txt\"\n"
+                     "export ROMIO_PRINT_HINTS=1  # check in the job output that they "
+                     "applied\n", "ROMIO: source before mpirun/srun", settings=settings)]
 
 
 # ---- Lustre striping -----------------------------------------------------------------------
@@ -497,14 +534,115 @@ def env(lines: Iterable[str], name: str, note: str = "") -> Artifact:
     return Artifact("env", name, "\n".join(lines) + "\n", note)
 
 
-def snippets(topic: str) -> list[Artifact]:
-    """The C, Fortran and Python versions of one code change."""
+def snippets(topic: str, change: CodeChange | None = None, ompio: bool = False
+             ) -> list[Artifact]:
+    """The C, Fortran and Python versions of one code change, each carrying the change as
+    data (``change``, else the topic's own: snippets.CHANGES). ``ompio``: the job runs
+    under Open MPI's OMPIO, which ignores ROMIO hints: MPI_Info_set lines of ROMIO hints are
+    left out of the code (a ROMIO hint never goes alone), with a comment saying why."""
+    data = change or SNIPPETS_CHANGES.get(topic)
+    code = (data,) if data else ()
     out = []
     for lang, ext in (("c", "c"), ("fortran", "f90"), ("python", "py")):
-        code = SNIPPETS.get((topic, lang))
-        if code:
-            out.append(Artifact(f"snippet-{lang}", f"{topic}.{ext}", code, f"{lang} snippet"))
+        text = SNIPPETS.get((topic, lang))
+        if text:
+            if ompio:
+                text = _without_romio_hints(text, lang)
+            out.append(Artifact(f"snippet-{lang}", f"{topic}.{ext}", text, f"{lang} snippet",
+                                code=code))
     return out
+
+
+def _without_romio_hints(code: str, lang: str) -> str:
+    lines = [ln for ln in code.splitlines() if "romio_" not in ln]
+    if len(lines) == len(code.splitlines()):
+        return code
+    mark = {"c": "/* {} */", "fortran": "! {}", "python": "# {}"}[lang]
+    note = mark.format("Open MPI's OMPIO ignores ROMIO hints (left out); it aggregates "
+                       "collective calls itself (OMPI_MCA_fcoll)")
+    return "\n".join([lines[0], note, *lines[1:]]) + "\n"
+
+
+def io_layer(model: Model, paths: Iterable[str]) -> str:
+    """The layer whose calls made the I/O on these files: "hdf5" or "pnetcdf" when that
+    library made them all, else "mpiio"."""
+    L, pos = model.layers, {p: i for i, p in enumerate(model.files.paths)}
+    libs = {str(L.library[pos[p]]) for p in paths if p in pos}
+    lib = libs.pop() if len(libs) == 1 else ""
+    return {"HDF5": "hdf5", "PnetCDF": "pnetcdf"}.get(lib, "mpiio")
+
+
+def job_direction(model: Model, direction: str | None) -> str:
+    """The direction a change concerns: the finding's, else "read" for a job that wrote no
+    bytes (a read-only job never gets write advice), else "write"."""
+    if direction in ("read", "write"):
+        return direction
+    return "write" if model.metrics.bytes_by_dir["write"] > 0 else "read"
+
+
+def collective_code(model: Model, paths: Iterable[str], direction: str | None = None,
+                    change: CodeChange | None = None) -> list[Artifact]:
+    """Collective transfers at the layer the program calls (HDF5's transfer property,
+    PnetCDF's _all calls, MPI-IO's _all calls), in the finding's direction; an experiment
+    (iolab.settings.change.EXPERIMENT): the counters never show how the same pattern runs
+    collectively under the job's library (under Open MPI's OMPIO it can be slower).
+    ``change``: what the snippet shows instead, for calls already collective (more data
+    per call: not a switch to collective, so no experiment and no ``collective`` knob).
+
+    Under OMPIO the switch to ROMIO comes with it (``romio_switch.env``): collective calls
+    measured slower under OMPIO for two of issue #32's programs and faster together with
+    ROMIO, so the experiment is both, with and without the switch."""
+    layer = io_layer(model, paths)
+    d = job_direction(model, direction)
+    topic = {"hdf5": f"hdf5_collective_{d}", "pnetcdf": f"pnetcdf_collective_{d}",
+             "mpiio": "collective_io" if d == "write" else "collective_io_read"}[layer]
+    calls = SNIPPETS_CHANGES[topic].calls
+    ompio = job_facts(model).mpi.io == "ompio"
+    out = snippets(topic, change or collective(layer, d, calls), ompio=ompio)
+    if ompio and change is None:
+        name = "romio_switch.env"
+        out.append(Artifact(
+            "env", name, "# Open MPI's OMPIO ran this job: its collective path can be slower "
+            "than independent calls;\n# measure the collective calls with and without this "
+            "switch to ROMIO.\n" + romio_switch_line() + "\n",
+            "Open MPI: the switch to ROMIO, to measure collective calls under both",
+            settings=(SettingChange(catalogue.ROMIO_SWITCH, ROMIO_SWITCH_VALUE, "ompio",
+                                    tuple(dict.fromkeys(paths)), name),)))
+    return out
+
+
+def more_per_call(model: Model, paths: Iterable[str], direction: str | None = None
+                  ) -> CodeChange:
+    """Calls already collective: make each carry more data."""
+    return CodeChange("more data per collective call", io_layer(model, paths),
+                      direction=job_direction(model, direction))
+
+
+def transfer_size(layer: str, direction: str | None, size: int = 4 * MiB) -> CodeChange:
+    """Fewer, larger requests: ``size`` bytes per call (tune's ``transfer`` knob)."""
+    return CodeChange(f"transfer size {size // MiB} MiB" if size % MiB == 0 else
+                      f"transfer size {size} B", layer, knob="transfer", value=str(size),
+                      direction=direction or "")
+
+
+def nonblocking_code(model: Model, paths: Iterable[str]) -> list[Artifact]:
+    """Non-blocking I/O at the program's layer: PnetCDF's iput + wait_all, MPI-IO's
+    MPI_File_i*; none for HDF5 (its asynchronous calls need the async VOL connector: the
+    fix's text names them)."""
+    layer = io_layer(model, paths)
+    if layer == "hdf5":
+        return []
+    if layer == "pnetcdf":  # reads: the text names ncmpi_iget_vara (no MPI_File_* code)
+        return snippets("pnetcdf_nonblocking") if job_direction(model, None) == "write" else []
+    return snippets("nonblocking_io" if job_direction(model, None) == "write"
+                    else "nonblocking_io_read")
+
+
+def hdf5_metadata_code(model: Model) -> list[Artifact]:
+    """Collective HDF5 metadata: with H5Pset_coll_metadata_write for a job that writes,
+    collective metadata reads alone for a read-only job."""
+    return snippets("hdf5_collective_metadata" if job_direction(model, None) == "write"
+                    else "hdf5_collective_metadata_read")
 
 
 # ---- buffering -----------------------------------------------------------------------------

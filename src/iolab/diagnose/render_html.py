@@ -12,6 +12,7 @@ from html import escape
 from iolab.diagnose.proof import status_lines
 from iolab.diagnose.report import Report, layer_rows, per_log_rows, timeline_lines
 from iolab.diagnose.rules.base import FileEvidence, Finding, fmt_bytes
+from iolab.settings.change import describe
 
 _CSS = """
 body{font-family:system-ui,sans-serif;margin:2em;max-width:75em;color:#222}
@@ -52,6 +53,10 @@ def _finding(f: Finding, proof: list[str]) -> str:
         + "</ul>")
     out.append(f"<p><b>Expected effect:</b> {_e(f.rule.effect)}</p>")
     out.append(f"<p><b>Fix:</b> {_e(f.fix.text)}</p>")
+    changes = describe(f.fix.settings, f.fix.code)
+    if changes:
+        out.append("<p><b>Changes:</b></p><ul>" + "".join(f"<li>{_e(c)}</li>" for c in changes)
+                   + "</ul>")
     out.extend(f"<p><b>Proof:</b> {_e(line)}</p>" for line in proof)  # or: predicted
     for a in f.fix.artifacts:
         out.append(f"<details><summary>{_e(a.name)} — {_e(a.note or a.kind)}</summary>"

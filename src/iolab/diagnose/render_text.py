@@ -23,6 +23,7 @@ from iolab.diagnose.proof import status_lines
 from iolab.diagnose.report import Report, layer_rows, per_log_rows, timeline_lines
 from iolab.diagnose.rules.base import FileEvidence, fmt_bytes
 from iolab.model.raw import DXT_UNREADABLE
+from iolab.settings.change import describe
 
 _STYLE = {"high": "bold red", "warn": "yellow", "info": "cyan"}
 DEFAULT_WIDTH = 100
@@ -96,6 +97,9 @@ def render_text(rep: Report, out: TextIO, *, color: bool | None = None,
         if f.hit.files:
             wr.files(f.hit.files[: (10 if verbose else 3)], _BODY)
         wr.para(f.fix.text, indent=_BODY, hang=5, head="fix: ")
+        changes = describe(f.fix.settings, f.fix.code)
+        if changes:
+            wr.para("; ".join(changes), indent=_BODY, hang=9, head="changes: ")
         if f.fix.artifacts:
             wr.para(", ".join(a.name for a in f.fix.artifacts)
                     + "  (write them with --emit-fixes DIR)", indent=_BODY, hang=11,

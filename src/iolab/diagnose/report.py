@@ -44,9 +44,10 @@ class Summary:
 
 
 TOP_FIXES = 3
-OMPIO_NOTE = (" This job ran Open MPI's OMPIO, which ignores ROMIO hints: its MCA parameters "
-              "are in the .ompio.env file; the ROMIO file applies with `mpirun --mca io "
-              "romio321` (romio341 in newer releases).")
+OMPIO_NOTE = (" This job ran Open MPI's OMPIO, which ignores ROMIO hints:{mca} the ROMIO "
+              "file applies through its .env, which switches Open MPI to ROMIO "
+              "(OMPI_MCA_io=^ompio, whatever the version calls ROMIO's component).")
+OMPIO_MCA = " OMPIO's own parameters are in the .ompio.env file;"
 
 
 def _top_fix_items(findings: list[Finding]) -> list[dict[str, Any]]:
@@ -219,7 +220,8 @@ def diagnose(model: Model, th: Thresholds, rules: list[Rule] | None = None) -> R
             f = Finding(rule=rule, hit=hit, fix=rule.fix(model, hit, th), run_time_s=run)
             if (model.job.mpiio_implementation == "OMPIO"
                     and any(a.kind == "romio-hints" for a in f.fix.artifacts)):
-                f.fix.text += OMPIO_NOTE
+                mca = any(a.kind == "ompio-mca" for a in f.fix.artifacts)
+                f.fix.text += OMPIO_NOTE.format(mca=OMPIO_MCA if mca else "")
             findings.append(f)
     attribute_time(findings, order, time_pools(model), model.metrics.io_time_s)
     for f in findings:
@@ -265,7 +267,10 @@ def _finding_dict(f: Finding) -> dict[str, Any]:
         "expected_effect": r.effect,
         "fix": {"text": f.fix.text,
                 "artifacts": [{"kind": a.kind, "name": a.name, "content": a.content,
-                               "note": a.note} for a in f.fix.artifacts]},
+                               "note": a.note} for a in f.fix.artifacts],
+                # the data the text and the files render (iolab.settings.change)
+                "settings": [c.to_json() for c in f.fix.settings],
+                "code_changes": [c.to_json() for c in f.fix.code]},
     }
 
 

@@ -1,10 +1,14 @@
 """Code snippets for the fixes, in C, Fortran and Python (h5py / mpi4py), written for iolab.
 
 Keyed by (topic, language). Each is a complete fragment a user can paste around their own
-calls; names in capitals (FILENAME, BUF, COUNT) stand for the user's own.
+calls; names in capitals (FILENAME, BUF, COUNT) stand for the user's own. Each topic shows
+one change at one layer (:data:`CHANGES`, the data the snippet renders): an HDF5 or PnetCDF
+program gets its library's calls, never raw MPI_File_* ones, and a read gets a read.
 """
 
 from __future__ import annotations
+
+from iolab.settings.change import CodeChange
 
 SNIPPETS: dict[tuple[str, str], str] = {
     ("collective_io", "c"): """\
@@ -66,6 +70,26 @@ req = fh.Iwrite_at_all(offset, buf)
 # ... computation that does not touch buf ...
 req.Wait()
 """,
+    ("nonblocking_io_read", "c"): """\
+/* Non-blocking MPI-IO reads: start the read, compute, then wait before using BUF. */
+MPI_Request req;
+MPI_File_iread_at_all(fh, offset, BUF, COUNT, MPI_BYTE, &req);  /* MPI-3.1 */
+/* ... computation that does not need BUF ... */
+MPI_Wait(&req, MPI_STATUS_IGNORE);
+""",
+    ("nonblocking_io_read", "fortran"): """\
+! Non-blocking MPI-IO reads: start the read, compute, then wait before using buf.
+integer :: req, ierr
+call MPI_File_iread_at_all(fh, offset, buf, count, MPI_BYTE, req, ierr)
+! ... computation that does not need buf ...
+call MPI_Wait(req, MPI_STATUS_IGNORE, ierr)
+""",
+    ("nonblocking_io_read", "python"): """\
+# Non-blocking MPI-IO reads (mpi4py): start the read, compute, then wait.
+req = fh.Iread_at_all(offset, buf)
+# ... computation that does not need buf ...
+req.Wait()
+""",
     ("buffered_writes", "c"): """\
 /* Give stdio a large buffer so that many small fwrite()s become few large write()s. */
 FILE *f = fopen(FILENAME, "w");
@@ -73,6 +97,25 @@ static char iobuf[64 << 20];                 /* 64 MiB, as IOBUF's case study */
 setvbuf(f, iobuf, _IOFBF, sizeof iobuf);     /* before the first I/O on f */
 /* For raw write(): collect records in a buffer and write() it when full. */
 /* No code change at all: iolab buffer -- PROGRAM ARGS   (or LD_PRELOAD=libiolab-buffer.so) */
+""",
+    ("buffered_reads", "c"): """\
+/* Give stdio a large buffer so that many small fread()s become few large read()s. */
+FILE *f = fopen(FILENAME, "rb");
+static char iobuf[64 << 20];                 /* 64 MiB */
+setvbuf(f, iobuf, _IOFBF, sizeof iobuf);     /* before the first I/O on f */
+/* No code change at all: iolab buffer -- PROGRAM ARGS   (or LD_PRELOAD=libiolab-buffer.so) */
+""",
+    ("buffered_reads", "fortran"): """\
+! Read in large unformatted blocks instead of many small records.
+open(unit=10, file=FILENAME, form='unformatted', access='stream', action='read')
+read(10) big_array                  ! one read of the whole array, not one per element
+close(10)
+""",
+    ("buffered_reads", "python"): """\
+# A large buffer for many small reads (Python's default is 8 KiB).
+with open(FILENAME, "rb", buffering=64 * 1024 * 1024) as f:
+    while rec := f.read(RECORD):
+        use(rec)
 """,
     ("buffered_writes", "fortran"): """\
 ! Write in large unformatted blocks instead of many small records.
@@ -229,4 +272,181 @@ close(13)
 import numpy as np
 np.asarray(values).tofile(FILENAME)      # was: np.savetxt(FILENAME, values)
 """,
+    ("collective_io_read", "c"): """\
+/* Collective MPI-IO reads with hints: every rank calls the _all variant, ROMIO aggregates. */
+MPI_Info info;
+MPI_Info_create(&info);
+MPI_Info_set(info, "romio_cb_read", "enable");
+MPI_File fh;
+MPI_File_open(MPI_COMM_WORLD, FILENAME, MPI_MODE_RDONLY, info, &fh);
+/* was: MPI_File_read_at(fh, offset, BUF, COUNT, MPI_BYTE, &status); */
+MPI_File_read_at_all(fh, offset, BUF, COUNT, MPI_BYTE, MPI_STATUS_IGNORE);
+MPI_File_close(&fh);
+MPI_Info_free(&info);
+""",
+    ("collective_io_read", "fortran"): """\
+! Collective MPI-IO reads with hints: every rank calls the _all variant, ROMIO aggregates.
+integer :: info, fh, ierr
+integer(kind=MPI_OFFSET_KIND) :: offset
+call MPI_Info_create(info, ierr)
+call MPI_Info_set(info, 'romio_cb_read', 'enable', ierr)
+call MPI_File_open(MPI_COMM_WORLD, FILENAME, MPI_MODE_RDONLY, info, fh, ierr)
+! was: call MPI_File_read_at(fh, offset, buf, count, MPI_BYTE, MPI_STATUS_IGNORE, ierr)
+call MPI_File_read_at_all(fh, offset, buf, count, MPI_BYTE, MPI_STATUS_IGNORE, ierr)
+call MPI_File_close(fh, ierr)
+call MPI_Info_free(info, ierr)
+""",
+    ("collective_io_read", "python"): """\
+# Collective MPI-IO reads (mpi4py): every rank calls the _all variant.
+from mpi4py import MPI
+info = MPI.Info.Create()
+info.Set("romio_cb_read", "enable")
+fh = MPI.File.Open(MPI.COMM_WORLD, FILENAME, MPI.MODE_RDONLY, info)
+fh.Read_at_all(offset, buf)  # was: fh.Read_at(offset, buf)
+fh.Close()
+""",
+    ("hdf5_collective_write", "c"): """\
+/* HDF5 over MPI-IO: collective dataset writes (the transfer property list of H5Dwrite). */
+hid_t dxpl = H5Pcreate(H5P_DATASET_XFER);
+H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE);
+H5Dwrite(dset, H5T_NATIVE_DOUBLE, memspace, filespace, dxpl, BUF);  /* was: H5P_DEFAULT */
+H5Pclose(dxpl);
+""",
+    ("hdf5_collective_write", "fortran"): """\
+! HDF5 over MPI-IO: collective dataset writes (the transfer property list of h5dwrite_f).
+call h5pcreate_f(H5P_DATASET_XFER_F, dxpl, ierr)
+call h5pset_dxpl_mpio_f(dxpl, H5FD_MPIO_COLLECTIVE_F, ierr)
+call h5dwrite_f(dset, H5T_NATIVE_DOUBLE, buf, dims, ierr, memspace, filespace, xfer_prp=dxpl)
+""",
+    ("hdf5_collective_write", "python"): """\
+# h5py with MPI (parallel HDF5): collective dataset writes.
+with dset.collective:
+    dset[start:stop] = local
+""",
+    ("hdf5_collective_read", "c"): """\
+/* HDF5 over MPI-IO: collective dataset reads (the transfer property list of H5Dread). */
+hid_t dxpl = H5Pcreate(H5P_DATASET_XFER);
+H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE);
+H5Dread(dset, H5T_NATIVE_DOUBLE, memspace, filespace, dxpl, BUF);  /* was: H5P_DEFAULT */
+H5Pclose(dxpl);
+""",
+    ("hdf5_collective_read", "fortran"): """\
+! HDF5 over MPI-IO: collective dataset reads (the transfer property list of h5dread_f).
+call h5pcreate_f(H5P_DATASET_XFER_F, dxpl, ierr)
+call h5pset_dxpl_mpio_f(dxpl, H5FD_MPIO_COLLECTIVE_F, ierr)
+call h5dread_f(dset, H5T_NATIVE_DOUBLE, buf, dims, ierr, memspace, filespace, xfer_prp=dxpl)
+""",
+    ("hdf5_collective_read", "python"): """\
+# h5py with MPI (parallel HDF5): collective dataset reads.
+with dset.collective:
+    local = dset[start:stop]
+""",
+    ("hdf5_collective_metadata_read", "c"): """\
+/* HDF5 over MPI-IO, reading: metadata read once and broadcast (collective metadata reads). */
+hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, MPI_INFO_NULL);
+H5Pset_all_coll_metadata_ops(fapl, 1);       /* HDF5 >= 1.10 */
+hid_t file = H5Fopen(FILENAME, H5F_ACC_RDONLY, fapl);
+""",
+    ("hdf5_collective_metadata_read", "fortran"): """\
+! HDF5 over MPI-IO, reading: collective metadata reads.
+call h5pcreate_f(H5P_FILE_ACCESS_F, fapl, ierr)
+call h5pset_fapl_mpio_f(fapl, MPI_COMM_WORLD, MPI_INFO_NULL, ierr)
+call h5pset_all_coll_metadata_ops_f(fapl, .true., ierr)
+call h5fopen_f(FILENAME, H5F_ACC_RDONLY_F, file, ierr, access_prp=fapl)
+""",
+    ("pnetcdf_collective_write", "c"): """\
+/* PnetCDF: collective writes (the _all calls, in collective data mode). */
+ncmpi_put_vara_double_all(ncid, varid, start, count, BUF);  /* was: ncmpi_put_vara_double */
+/* or several at once: ncmpi_iput_vara_double(...) per piece, then ncmpi_wait_all */
+""",
+    ("pnetcdf_collective_write", "fortran"): """\
+! PnetCDF: collective writes (the _all calls, in collective data mode).
+err = nf90mpi_put_var_all(ncid, varid, buf, start, count)   ! was: nf90mpi_put_var
+""",
+    ("pnetcdf_collective_read", "c"): """\
+/* PnetCDF: collective reads (the _all calls, in collective data mode). */
+ncmpi_get_vara_double_all(ncid, varid, start, count, BUF);  /* was: ncmpi_get_vara_double */
+""",
+    ("pnetcdf_collective_read", "fortran"): """\
+! PnetCDF: collective reads (the _all calls, in collective data mode).
+err = nf90mpi_get_var_all(ncid, varid, buf, start, count)   ! was: nf90mpi_get_var
+""",
+    ("pnetcdf_nonblocking", "c"): """\
+/* PnetCDF non-blocking: post each piece, then one collective wait writes them together. */
+int req[NVARS], st[NVARS];
+for (int v = 0; v < NVARS; v++)
+    ncmpi_iput_vara_double(ncid, varid[v], start, count, BUF[v], &req[v]);
+/* ... computation that does not touch BUF ... */
+ncmpi_wait_all(ncid, NVARS, req, st);
+""",
+    ("pnetcdf_nonblocking", "fortran"): """\
+! PnetCDF non-blocking: post each piece, then one collective wait writes them together.
+do v = 1, nvars
+   err = nf90mpi_iput_var(ncid, varid(v), buf(:, v), req(v), start, count)
+end do
+err = nf90mpi_wait_all(ncid, nvars, req, st)
+""",
+    ("hdf5_layout", "c"): """\
+/* HDF5: objects aligned to the stripe, chunks of whole stripes, no fill values written. */
+hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, MPI_INFO_NULL);
+H5Pset_alignment(fapl, 1048576, 1048576);    /* objects >= 1 MiB start on 1 MiB bounds */
+hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+H5Pset_chunk(dcpl, RANK, CHUNK_DIMS);         /* a chunk: a whole number of stripes */
+H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER);  /* the program writes every element */
+""",
+    ("hdf5_layout", "fortran"): """\
+! HDF5: objects aligned to the stripe, chunks of whole stripes, no fill values written.
+call h5pset_alignment_f(fapl, 1048576_HSIZE_T, 1048576_HSIZE_T, ierr)
+call h5pset_chunk_f(dcpl, rank, chunk_dims, ierr)
+call h5pset_fill_time_f(dcpl, H5D_FILL_TIME_NEVER_F, ierr)
+""",
+}
+
+_HDF5_META = ("H5Pset_fapl_mpio", "H5Pset_all_coll_metadata_ops")
+
+# The change each topic shows, as data (the knob: the one iolab tune turns for it on a proxy).
+CHANGES: dict[str, CodeChange] = {
+    "collective_io": CodeChange("collective transfers", "mpiio",
+                                ("MPI_File_write_at_all",), direction="write"),
+    "collective_io_read": CodeChange("collective transfers", "mpiio",
+                                     ("MPI_File_read_at_all",), direction="read"),
+    "hdf5_collective_write": CodeChange("collective transfers", "hdf5", ("H5Pset_dxpl_mpio",),
+                                        direction="write"),
+    "hdf5_collective_read": CodeChange("collective transfers", "hdf5", ("H5Pset_dxpl_mpio",),
+                                       direction="read"),
+    "pnetcdf_collective_write": CodeChange("collective transfers", "pnetcdf",
+                                           ("ncmpi_put_vara_*_all",), direction="write"),
+    "pnetcdf_collective_read": CodeChange("collective transfers", "pnetcdf",
+                                          ("ncmpi_get_vara_*_all",), direction="read"),
+    "hdf5_collective_metadata": CodeChange(
+        "collective metadata", "hdf5",
+        (*_HDF5_META, "H5Pset_coll_metadata_write", "H5Pset_alignment", "H5Pset_dxpl_mpio"),
+        knob="hdf5.coll-metadata", value="true"),
+    "hdf5_collective_metadata_read": CodeChange("collective metadata reads", "hdf5",
+                                                _HDF5_META, knob="hdf5.coll-metadata",
+                                                value="true", direction="read"),
+    "hdf5_layout": CodeChange("aligned, chunked datasets without fill values", "hdf5",
+                              ("H5Pset_alignment", "H5Pset_chunk", "H5Pset_fill_time")),
+    "nonblocking_io": CodeChange("non-blocking I/O overlapping computation", "mpiio",
+                                 ("MPI_File_iwrite_at_all", "MPI_Wait"), direction="write"),
+    "nonblocking_io_read": CodeChange("non-blocking I/O overlapping computation", "mpiio",
+                                      ("MPI_File_iread_at_all", "MPI_Wait"),
+                                      direction="read"),
+    "pnetcdf_nonblocking": CodeChange("non-blocking puts with one collective wait", "pnetcdf",
+                                      ("ncmpi_iput_vara_*", "ncmpi_wait_all"),
+                                      direction="write"),
+    "buffered_writes": CodeChange("fewer, larger writes through a large buffer", "stdio",
+                                  ("setvbuf",), direction="write"),
+    "buffered_reads": CodeChange("fewer, larger reads through a large buffer", "stdio",
+                                 ("setvbuf",), direction="read"),
+    "read_once_bcast": CodeChange("read once, broadcast", "posix", ("MPI_Bcast",),
+                                  direction="read"),
+    "fill_mode": CodeChange("no fill values", "hdf5",
+                            ("H5Pset_fill_time", "ncmpi_set_fill"), direction="write"),
+    "direct_io": CodeChange("direct I/O (O_DIRECT, aligned buffers)", "posix",
+                            ("open(O_DIRECT)", "posix_memalign")),
+    "fewer_opens": CodeChange("open once, close once", "posix", ("open", "close")),
+    "binary_output": CodeChange("binary output", "stdio", ("fwrite",), direction="write"),
 }

@@ -70,19 +70,35 @@ def mpich_mpiio_hints(hints: Mapping[str, str], patterns: Sequence[str] = ("*",)
     ...``, one entry per file pattern, comma-separated; cray_hints for what ``:`` rules
     out), and the notes that say what was changed; "" when no hint can be carried. Hints
     Cray MPICH does not have (none today: every ROMIO hint is also Cray's) stay out."""
-    cray, notes = cray_hints(hints, nodes, nprocs)
-    cray = {k: v for k, v in cray.items()
-            if (row := setting(k)) is None or "cray" in row.libraries}
+    cray, notes = cray_carried(hints, nodes, nprocs)
     if not cray:
         return "", notes
     kv = ":".join(f"{k}={v}" for k, v in cray.items())
     return ",".join(f"{p}:{kv}" for p in patterns), notes
 
 
+def cray_carried(hints: Mapping[str, str], nodes: int | None, nprocs: int | None = None
+                 ) -> tuple[dict[str, str], list[str]]:
+    """The hints MPICH_MPIIO_HINTS carries (:func:`cray_hints`, less those Cray MPICH does
+    not have), and the notes."""
+    cray, notes = cray_hints(hints, nodes, nprocs)
+    return {k: v for k, v in cray.items()
+            if (row := setting(k)) is None or "cray" in row.libraries}, notes
+
+
 def ompio_exports(hints: Mapping[str, str], nodes: int | None, nprocs: int
                   ) -> tuple[list[str], list[str]]:
     """OMPIO's MCA equivalents of ROMIO hints (``export`` lines and comments), and the hints
-    it has no equivalent for.
+    it has no equivalent for (:func:`ompio_settings` says which parameters they set)."""
+    lines, _, none = ompio_settings(hints, nodes, nprocs)
+    return lines, none
+
+
+def ompio_settings(hints: Mapping[str, str], nodes: int | None, nprocs: int
+                   ) -> tuple[list[str], list[tuple[str, str]], list[str]]:
+    """OMPIO's MCA equivalents of ROMIO hints: the lines (``export`` lines and comments),
+    the (MCA parameter, value) pairs the exports set, and the hints it has no equivalent
+    for.
 
     One export per variable: cb_nodes and cb_config_list both set the aggregator count (the
     count cb_nodes names is kept), romio_cb_write and romio_cb_read both disable fcoll; a
@@ -90,29 +106,34 @@ def ompio_exports(hints: Mapping[str, str], nodes: int | None, nprocs: int
     worst."""
     stands_for: dict[str, tuple[Setting, OmpioFrom]] = {
         f.romio: (row, f) for row in ompio_parameters() for f in row.ompio_from}
-    env: list[str] = []
     none: list[str] = []
+    lines: list[str] = []
+    pairs: list[tuple[str, str]] = []
+    exported: set[str] = set()
     order = ("cb_nodes",)  # the explicit count before the per-node one
     for key, v in sorted(hints.items(), key=lambda kv: kv[0] not in order):
-        line = _ompio_line(*stands_for[key], key, v, nodes, nprocs) if key in stands_for \
+        got = _ompio_line(*stands_for[key], key, v, nodes, nprocs) if key in stands_for \
             else None
-        if line is None:
+        if got is None:
             none.append(f"{key}={v}")
-        else:
-            env.append(line)
-    exported: set[str] = set()
-    unique = []
-    for line in env:
-        var = line.partition("=")[0] if line.startswith("export ") else line
-        if var not in exported:
-            exported.add(var)
-            unique.append(line)
-    return unique, none
+            continue
+        line, value = got
+        if value is None:
+            if line not in lines:
+                lines.append(line)
+            continue
+        name = stands_for[key][0].name
+        if name not in exported:
+            exported.add(name)
+            lines.append(line)
+            pairs.append((name, value))
+    return lines, pairs, none
 
 
 def _ompio_line(row: Setting, how: OmpioFrom, key: str, v: str, nodes: int | None,
-                nprocs: int) -> str | None:
-    """The line for ROMIO's ``key=v`` in OMPIO's terms, None when it has no equivalent."""
+                nprocs: int) -> tuple[str, str | None] | None:
+    """The line for ROMIO's ``key=v`` in OMPIO's terms and the value it exports (None for a
+    comment), None when it has no equivalent."""
     comment = f"  # {how.comment}" if how.comment else ""
     if how.per_node:
         per = v.partition(":")[2]
@@ -120,18 +141,27 @@ def _ompio_line(row: Setting, how: OmpioFrom, key: str, v: str, nodes: int | Non
             return None
         n = nprocs if per == "*" else min(int(per) * nodes, nprocs)
         what = "every rank" if per == "*" else f"{per} per node x {nodes} node(s)"
-        return f"export {mca_env(row)}={n}  # {what}"
+        return f"export {mca_env(row)}={n}  # {what}", str(n)
     if how.values or how.notes:
         if v in how.values:
-            return f"export {mca_env(row)}={how.values[v]}{comment}"
+            return f"export {mca_env(row)}={how.values[v]}{comment}", how.values[v]
         if v in how.notes:
-            return f"# {key}={v}: {how.notes[v]}"
+            return f"# {key}={v}: {how.notes[v]}", None
         return None
-    return f"export {mca_env(row)}={v}{comment}"
+    return f"export {mca_env(row)}={v}{comment}", v
 
 
-def romio_switch_line(comment: str) -> str:
+# The value of the ROMIO switch: "not OMPIO" leaves ROMIO, whatever the version calls it
+# (romio314 in Open MPI 3.x, romio321 in 4.x, romio341 in 5.x); a log does not say which
+# version ran.
+ROMIO_SWITCH_VALUE = "^ompio"
+ROMIO_SWITCH_NOTE = ("Open MPI: use ROMIO, which reads ROMIO_HINTS (OMPIO ignores it); "
+                     "= mpirun --mca io ^ompio, on any version (ROMIO's component is romio321 "
+                     "in 4.x, romio341 in 5.x)")
+
+
+def romio_switch_line(comment: str = ROMIO_SWITCH_NOTE) -> str:
     """The export that makes Open MPI use ROMIO (which reads ROMIO_HINTS) instead of OMPIO."""
     row = setting(ROMIO_SWITCH)
     name = mca_env(row) if row else "OMPI_MCA_io"
-    return f"export {name}=^ompio  # {comment}"
+    return f"export {name}={ROMIO_SWITCH_VALUE}  # {comment}"

@@ -6,37 +6,22 @@ machine at hand: the same interface (HDF5 / PnetCDF / MPI-IO / POSIX), direction
 request size (bytes per call at that layer), shared file or file per process, collective
 or independent calls; fewer ranks (``max_ranks``) and fewer bytes per rank (``max_rank_bytes``)
 than a production job, since a tune runs it tens of times. The predictions are the knob
-settings that ``iolab diagnose`` recommends for the same log (hints from its hints files,
-and the workload changes its rules stand for); the tune's winner confirms each or not.
+settings that ``iolab diagnose`` recommends for the same log, read from its fixes as data
+(the settings and code changes each fix carries); the tune's winner confirms each or not.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from iolab.tune.knobs import Knob, all_knobs, knob
+from iolab.errors import UsageError
+from iolab.tune.knobs import all_knobs
 from iolab.tune.proxy import Proxy, build_proxy
 from iolab.tune.space import DEFAULT
 
 if TYPE_CHECKING:
     from iolab.diagnose.report import Report
-
-# Rules whose fix is a change of the workload itself (knob, value); their hints come from
-# the hints files they emit.
-RULE_KNOBS: dict[str, tuple[tuple[str, str], ...]] = {
-    "mpiio-independent": (("collective", "true"),),
-    "collective-buffering": (("collective", "true"),),
-    "tiny-collective-calls": (("file-view", "true"),),
-    "small-requests": (("transfer", "4194304"),),
-    "small-serial-io": (("transfer", "4194304"),),
-    "direct-io": (("posix.mode", "direct"),),
-}
-
-
-# A call in a fix's code snippet that a knob stands for: (call, knob, value).
-_CODE_KNOBS = ("H5Pset_coll_metadata_write", "hdf5.coll-metadata", "true")
 
 
 @dataclass(frozen=True)
@@ -50,43 +35,29 @@ class Prediction:
         return asdict(self)
 
 
-_HINT_LINE = re.compile(r"^\s*([a-z_]+)\s+(\S+)\s*$")
-_MCA_LINE = re.compile(r"^\s*export\s+OMPI_MCA_([a-z_]+)=(\S+)\s*$")
-
-
-def _knob_for_key(key: str, kind: str) -> Knob | None:
-    for k in all_knobs():
-        if k.kind == kind and k.library_key == key:
-            return k
-    return None
-
-
 def predictions(report: Report) -> list[Prediction]:
-    """Knob settings the diagnosis recommends, one per knob (the costliest finding first)."""
+    """Knob settings the diagnosis recommends, one per knob (the costliest finding first):
+    each fix's changes as data (iolab.settings.change), the code changes a knob stands for
+    first, then the settings of its files (a catalogue row tune turns); nothing is read
+    back from the rendered files. A hint is taken in ROMIO's form where the fix has one
+    (tune writes the Cray line from it), else in Cray MPICH's (cb_config_list already
+    turned into cb_nodes for the job's nodes)."""
     out: dict[str, Prediction] = {}
-
-    def add(rule: Any, knob: Knob, value: str) -> None:
-        try:
-            norm = knob.normalise(value)
-        except Exception:  # a value outside the knob's domain cannot be tuned
-            return
-        out.setdefault(knob.name, Prediction(rule.id, rule.title, knob.name, norm))
-
+    knobs = {k.name: k for k in all_knobs()}
     for f in report.findings:
-        for name, value in RULE_KNOBS.get(f.rule.id, ()):
-            add(f.rule, next(k for k in all_knobs() if k.name == name), value)
-        for art in f.fix.artifacts:
-            if _CODE_KNOBS[0] in art.content:  # an HDF5 snippet with collective metadata
-                add(f.rule, knob(_CODE_KNOBS[1]), _CODE_KNOBS[2])
-            for line in art.content.splitlines():
-                if art.kind == "romio-hints" and (m := _HINT_LINE.match(line)):
-                    k = _knob_for_key(m.group(1), "romio")
-                elif m := _MCA_LINE.match(line):
-                    k = _knob_for_key(m.group(1), "ompio")
-                else:
-                    continue
-                if k is not None:
-                    add(f.rule, k, m.group(2).strip("'\""))
+        hint_form = "romio" if any(s.library == "romio" for s in f.fix.settings) else "cray"
+        wanted = [(c.knob, c.value) for c in f.fix.code if c.knob]
+        wanted += [(s.knob, s.value) for s in f.fix.settings
+                   if s.knob and s.library in ("ompio", hint_form)]
+        for name, value in wanted:
+            k = knobs.get(name)
+            if k is None or name in out:
+                continue
+            try:
+                norm = k.normalise(value)
+            except UsageError:  # a value outside the knob's domain cannot be tuned
+                continue
+            out[name] = Prediction(f.rule.id, f.rule.title, name, norm)
     return list(out.values())
 
 

@@ -122,6 +122,9 @@ def _already_collective(model: Model, idx: list[int], d: str) -> bool:
 
 
 def _small_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
+    paths = hit.data.get("paths", [])
+    larger = [fixes.transfer_size(fixes.io_layer(model, paths) if hit.data.get("mpi")
+                                  else "posix", hit.direction)]
     if hit.data.get("mpi") and hit.data.get("collective"):
         # Already collective: collective buffering is on and still issues small requests;
         # the call sizes themselves are the lever (the tiny-collective-calls rule says more).
@@ -129,7 +132,9 @@ def _small_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
             text=("The MPI-IO calls are already collective: make each call carry more data "
                   "(one call through a file view, or several variables per call), so that "
                   "aggregators issue requests of a stripe or more."),
-            artifacts=fixes.snippets("collective_io"))
+            artifacts=fixes.collective_code(model, paths, hit.direction,
+                                            fixes.more_per_call(model, paths, hit.direction)),
+            code=larger)
     if hit.data.get("mpi") and not hit.data.get("shared"):
         verb = "read" if hit.direction == "read" else "write"
         pick = "pick the pieces from memory" if verb == "read" else "gather the pieces first"
@@ -137,20 +142,26 @@ def _small_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
             text=("Issue fewer, larger MPI-IO calls: each file here is used by one rank, so "
                   f"collective buffering has nothing to merge; {verb} blocks of 1 MiB or more "
                   f"(or one derived datatype covering many pieces) and {pick}."),
-            artifacts=fixes.snippets("buffered_writes") if verb == "write" else [])
+            artifacts=fixes.snippets("buffered_writes") if verb == "write" else [],
+            code=larger)
     if hit.data.get("mpi"):
         return Fix(
-            text=("Aggregate before the file system: collective MPI-IO with a larger "
-                  "collective buffer, so that aggregators issue large contiguous requests."),
+            text=("Aggregate before the file system: collective "
+                  + {"hdf5": "HDF5 transfers (H5Pset_dxpl_mpio with H5FD_MPIO_COLLECTIVE)",
+                     "pnetcdf": "PnetCDF calls (ncmpi_*_all)"}.get(
+                         fixes.io_layer(model, paths), "MPI-IO")
+                  + " with a larger collective buffer, so that aggregators issue large "
+                  "contiguous requests."),
             artifacts=fixes.romio_hints(model, {"romio_cb_write" if hit.direction == "write"
                                                 else "romio_cb_read": "enable"},
-                                        paths=hit.data.get("paths", []))
-            + fixes.snippets("collective_io"))
+                                        paths=paths)
+            + fixes.collective_code(model, paths, hit.direction), code=larger)
     return Fix(
         text=("Issue fewer, larger requests: gather data in memory and write/read it in "
               "blocks of 1 MiB or more, or buffer transparently with iolab buffer."),
-        artifacts=fixes.iolab_buffer(model, hit.data.get("paths", []))
-        + fixes.snippets("buffered_writes"))
+        artifacts=fixes.iolab_buffer(model, paths)
+        + fixes.snippets("buffered_reads" if hit.direction == "read" else "buffered_writes"),
+        code=larger)
 
 
 def _serial_small(model: Model, th: Thresholds) -> list[Hit]:
@@ -201,7 +212,9 @@ def _serial_small_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
               "libiolab-buffer.so, no relinking), or Cray IOBUF, or give the stream a large "
               "buffer with setvbuf; each turns many small calls into a few 64 MiB ones."),
         artifacts=fixes.iolab_buffer(model, paths)
-        + fixes.snippets("buffered_writes"))
+        + fixes.snippets("buffered_reads" if hit.direction == "read" else "buffered_writes"),
+        code=[fixes.transfer_size("stdio" if hit.values.get("interfaces") == "STDIO"
+                                  else "posix", hit.direction)])
 
 
 def _misaligned_file(model: Model, th: Thresholds) -> list[Hit]:
@@ -270,7 +283,7 @@ def _misaligned_file_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
         text=f"Start requests on {fmt_bytes(unit)} boundaries: " + "; ".join(how) + ".",
         artifacts=(fixes.romio_hints(model, {"striping_unit": str(unit)}, "romio_hints_align")
                    if hit.data.get("mpi") else [])
-        + (fixes.snippets("hdf5_collective_metadata") if hit.data.get("hdf5") else []))
+        + (fixes.hdf5_metadata_code(model) if hit.data.get("hdf5") else []))
 
 
 def _misaligned_mem(model: Model, th: Thresholds) -> list[Hit]:
@@ -404,6 +417,10 @@ def _random(model: Model, th: Thresholds) -> list[Hit]:
     return hits
 
 
+def _app_paths(model: Model) -> list[str]:
+    return [p for p, c in zip(model.files.paths, model.files.category) if c == APP]
+
+
 def _random_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
     if hit.direction == "read":
         text = ("Sort or batch the offsets before reading, read larger blocks that cover "
@@ -412,7 +429,8 @@ def _random_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
         return Fix(text=text, artifacts=fixes.snippets("direct_io"))
     return Fix(text=("Sort writes by offset or gather them in memory and write contiguous "
                      "blocks; with MPI-IO, describe the layout with a file view and write "
-                     "collectively."), artifacts=fixes.snippets("collective_io"))
+                     "collectively."),
+               artifacts=fixes.collective_code(model, _app_paths(model), hit.direction))
 
 
 def rules() -> list[Rule]:

@@ -10,9 +10,10 @@ direction. Renderers, ``--emit-fixes`` and ``docs/rules.md`` all read the regist
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Union
 
+from iolab.settings.change import EXPERIMENT, CodeChange, SettingChange
 from iolab.units import fmt_bytes as fmt_bytes  # rules and renderers format bytes from here
 
 if TYPE_CHECKING:
@@ -85,12 +86,40 @@ class Artifact:
     name: str  # file name under --emit-fixes DIR
     content: str
     note: str = ""
+    # The data this file renders: the settings it sets, the code change it shows.
+    settings: tuple[SettingChange, ...] = ()
+    code: tuple[CodeChange, ...] = ()
 
 
 @dataclass
 class Fix:
+    """What to do, as data (``settings``, ``code``) and its renderings: ``text`` and the
+    ``artifacts`` (files). The data of every artifact is the fix's too; ``code`` and
+    ``settings`` given here are changes no file shows (a transfer size, a file view)."""
+
     text: str  # what to do, in one or two sentences
     artifacts: list[Artifact] = field(default_factory=list)
+    settings: list[SettingChange] = field(default_factory=list)
+    code: list[CodeChange] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.settings = list(dict.fromkeys(
+            [*self.settings, *(s for a in self.artifacts for s in a.settings)]))
+        code: dict[tuple[str, str, str], CodeChange] = {}
+        for c in [*self.code, *(c for a in self.artifacts for c in a.code)]:
+            key = (c.change, c.layer, c.direction)
+            old = code.get(key)
+            if old is None:
+                code[key] = c
+            elif c.knob and not old.knob:  # one entry per change: the one a knob stands for
+                code[key] = replace(c, snippet=c.snippet or old.snippet)
+        self.code = list(code.values())
+        if any(c.experiment for c in self.code) and EXPERIMENT not in self.text:
+            self.text = self.text.rstrip() + f" Collective transfers are {EXPERIMENT}"
+            if any(a.name == "romio_switch.env" for a in self.artifacts):
+                self.text += (" (under Open MPI's OMPIO, with and without the switch to ROMIO "
+                              "in romio_switch.env)")
+            self.text += "."
 
 
 Trigger = Callable[["Model", "Thresholds"], list[Hit]]

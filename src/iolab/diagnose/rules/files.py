@@ -34,6 +34,7 @@ from iolab.diagnose.rules.common import (
     worst,
 )
 from iolab.model.files import APP
+from iolab.settings.change import CodeChange
 
 if TYPE_CHECKING:
     from iolab.diagnose.config import Thresholds
@@ -60,10 +61,13 @@ def _fpp(model: Model, th: Thresholds) -> list[Hit]:
 
 
 def _fpp_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
+    files = model.files
+    own = [p for p, c, n in zip(files.paths, files.category, files.nranks)
+           if c == APP and n == 1]  # the per-process files: their layer picks the calls
     return Fix(
         text=("Write one shared file with collective MPI-IO (or HDF5/PnetCDF), or a file per "
               "group of ranks (subset aggregation), instead of one file per process."),
-        artifacts=fixes.snippets("collective_io"))
+        artifacts=fixes.collective_code(model, own))
 
 
 def _per_dir(model: Model, th: Thresholds) -> list[Hit]:
@@ -253,8 +257,12 @@ def _stragglers(model: Model, th: Thresholds) -> list[Hit]:
 
 
 def _stragglers_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
+    paths = [e.path for e in hit.files]
     if hit.data.get("equal_shares"):
-        # "the same share" is what the job already does: the time went to contention
+        # "the same share" is what the job already does: the time went to contention;
+        # calls already collective need no switch to collective, only aligned ranges
+        aligned = CodeChange("each rank's range aligned to the stripe",
+                             fixes.io_layer(model, paths))
         return Fix(text=("Every rank already moves the same bytes: the slow one waited on the "
                          "file system (its range shares stripes and locks with its neighbours' "
                          "ranges, KAUST: not stripe aligned -> contention). Align each rank's "
@@ -264,11 +272,12 @@ def _stragglers_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
                             if hit.data.get("collective") else
                             ", or make the calls collective so that each aggregator writes "
                             "whole stripes.")),
-                   artifacts=fixes.snippets("collective_io"))
+                   artifacts=[] if hit.data.get("collective") else
+                   fixes.collective_code(model, paths), code=[aligned])
     return Fix(text=("Give every rank the same share of the shared file and let MPI-IO "
                      "aggregate (collective calls); check that the slow rank is not also the "
                      "one doing extra work (headers, metadata) alone."),
-               artifacts=fixes.snippets("collective_io"))
+               artifacts=fixes.collective_code(model, paths))
 
 
 def _per_rank_imbalance(model: Model, th: Thresholds) -> list[Hit]:

@@ -33,6 +33,7 @@ from iolab.diagnose.rules.common import (
     worst,
 )
 from iolab.model.files import APP
+from iolab.settings.change import CodeChange
 
 if TYPE_CHECKING:
     from iolab.diagnose.config import Thresholds
@@ -438,16 +439,20 @@ def _tiny_collective_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
         return Fix(text=("Post each step's pieces with ncmpi_iput_vara (or ncmpi_bput_vara) "
                          "and complete them with one ncmpi_wait_all: PnetCDF then makes one "
                          "collective MPI-IO call of all of them."),
-                   artifacts=fixes.snippets("nonblocking_io"))
+                   artifacts=fixes.snippets("pnetcdf_nonblocking"))
     if lib == "HDF5":
         return Fix(text=("Make each collective H5Dwrite carry more: larger hyperslabs, "
                          "several datasets in one call (H5Dwrite_multi, HDF5 1.14), or gather "
                          "the pieces in memory first."))
+    view = CodeChange("one call per rank through a file view", "mpiio",
+                      ("MPI_Type_create_subarray", "MPI_File_set_view", "MPI_File_write_all"),
+                      knob="file-view", value="true")
     return Fix(text=("Make one collective call carry many pieces: describe them with a file "
                      "view (MPI_Type_create_subarray/indexed + MPI_File_set_view) and call "
                      "write_all once, or gather them in memory first; if each rank's pieces are "
                      "large and contiguous, independent calls avoid the synchronisation."),
-               artifacts=fixes.snippets("collective_io"))
+               artifacts=fixes.collective_code(model, [e.path for e in hit.files],
+                                               change=view))
 
 
 def waiting_files(model: Model, th: Thresholds) -> np.ndarray:
@@ -526,7 +531,7 @@ def _skew_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
                          "them). Make the calls collective so that one aggregator owns each "
                          "region, or time an MPI_Barrier before the I/O to see whether a late "
                          "rank is the cause."),
-                   artifacts=fixes.snippets("collective_io"))
+                   artifacts=fixes.collective_code(model, [e.path for e in hit.files]))
     if hit.data.get("mode") == "independent":
         return Fix(text=("Independent calls that wait are most often waiting for file locks: "
                          "ROMIO locks the range it sieves on a shared file; turn data sieving off "
@@ -543,7 +548,7 @@ def _skew_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
                      "separate waiting from I/O; balance the work before the I/O phase, or "
                      "start the I/O with non-blocking collectives (MPI_File_iwrite_all) so "
                      "that early ranks keep computing."),
-               artifacts=fixes.snippets("nonblocking_io"))
+               artifacts=fixes.nonblocking_code(model, [e.path for e in hit.files]))
 
 
 def _exchange_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
@@ -567,7 +572,8 @@ def _exchange_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
                      "synchronisation, not in the file system: make each call carry more "
                      "(a file view and one write_all, or gather in memory first), and give "
                      "the exchange more aggregators (cb_config_list *:2) on several nodes."),
-               artifacts=fixes.snippets("collective_io"))
+               artifacts=fixes.collective_code(model, paths, d,
+                                               fixes.more_per_call(model, paths, d)))
 
 
 # --- slow close / flush --------------------------------------------------------------------
@@ -632,7 +638,7 @@ def _slow_close_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
                          "metadata writes collective (H5Pset_coll_metadata_write), enlarge "
                          "metadata blocks (H5Pset_meta_block_size) and align them "
                          "(H5Pset_alignment), and avoid H5Fflush inside loops."),
-                   artifacts=fixes.snippets("hdf5_collective_metadata"))
+                   artifacts=fixes.hdf5_metadata_code(model))
     if layer == "PnetCDF":
         return Fix(text=("ncmpi_close writes the header and flushes pending requests: leave "
                          "define mode once (no ncmpi_redef during writes) and complete "

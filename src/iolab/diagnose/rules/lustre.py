@@ -25,6 +25,7 @@ from iolab.diagnose.rules.base import (
 from iolab.diagnose.rules.common import claims_of, cost, needs_complete, needs_lustre, per_op
 from iolab.diagnose.striping import StripeCount, stripe_counts
 from iolab.model.files import APP
+from iolab.settings.change import CodeChange
 
 if TYPE_CHECKING:
     from iolab.diagnose.config import Thresholds
@@ -260,7 +261,10 @@ def _direct_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
     return Fix(text=("Try direct I/O for this stream (O_DIRECT with 4 KiB-aligned buffers and "
                      "sizes, MPIO_DIRECT_READ/WRITE, H5Pset_fapl_direct); keep buffered I/O if it "
                      "does not measure faster: most patterns gain from the page cache."),
-               artifacts=fixes.snippets("direct_io") + fixes.cray_direct_io(model))
+               artifacts=fixes.snippets("direct_io", CodeChange(
+                   "direct I/O (O_DIRECT, aligned buffers)", "posix",
+                   ("open(O_DIRECT)", "posix_memalign"), knob="posix.mode", value="direct",
+                   direction=hit.direction or "")) + fixes.cray_direct_io(model))
 
 
 def _single_stream(model: Model, th: Thresholds) -> list[Hit]:
@@ -329,7 +333,8 @@ def _single_stream_per_node(model: Model, th: Thresholds, tot: float) -> list[Hi
 def _single_stream_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
     return Fix(text=("Let several processes per node (or several threads) do the I/O: a shared "
                      "file with collective MPI-IO, or subset aggregation; bind them to cores."),
-               artifacts=fixes.snippets("collective_io") + fixes.slurm_affinity(model))
+               artifacts=fixes.collective_code(model, [e.path for e in hit.files])
+               + fixes.slurm_affinity(model))
 
 
 def rules() -> list[Rule]:

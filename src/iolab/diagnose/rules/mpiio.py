@@ -106,23 +106,26 @@ def _independent_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
     key = "romio_cb_write" if hit.direction == "write" else "romio_cb_read"
     hints = fixes.romio_hints(model, {key: "enable"}, "romio_hints_collective",
                               [e.path for e in hit.files])
-    lib = _library_of(model, [e.path for e in hit.files])
+    paths = [e.path for e in hit.files]
+    lib = _library_of(model, paths)
+    coll = fixes.collective_code(model, paths, hit.direction)
     if lib == "HDF5":  # the program calls HDF5, not MPI-IO: its levers are HDF5 properties
+        meta = ("H5Pset_all_coll_metadata_ops, H5Pset_coll_metadata_write"
+                if fixes.job_direction(model, None) == "write" else
+                "H5Pset_all_coll_metadata_ops")
         return Fix(text=("These independent MPI-IO calls are HDF5's: make dataset transfers "
                          "collective (H5Pset_dxpl_mpio with H5FD_MPIO_COLLECTIVE) and metadata "
-                         "I/O collective (H5Pset_all_coll_metadata_ops, "
-                         "H5Pset_coll_metadata_write)."),
-                   artifacts=fixes.snippets("hdf5_collective_metadata") + hints)
+                         f"I/O collective ({meta})."),
+                   artifacts=coll + fixes.hdf5_metadata_code(model) + hints)
     if lib == "PnetCDF":
         return Fix(text=("These independent MPI-IO calls are PnetCDF's: use its collective "
                          "calls (ncmpi_put_vara_*_all / ncmpi_get_vara_*_all), or ncmpi_iput/"
                          "ncmpi_iget + ncmpi_wait_all, outside independent data mode."),
-                   artifacts=hints)
+                   artifacts=coll + hints)
     return Fix(
         text=("Use the collective calls (MPI_File_write_at_all / read_at_all, or a file view "
               "plus write_all) so that ROMIO merges the ranks' pieces into large requests."),
-        artifacts=fixes.snippets("collective_io") + fixes.romio_hints(
-            model, {key: "enable"}, "romio_hints_collective", [e.path for e in hit.files]))
+        artifacts=coll + hints)
 
 
 def _cb(model: Model, th: Thresholds) -> list[Hit]:
@@ -207,7 +210,7 @@ def _cb_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
                          f"{hint_in_effect(model, f'romio_cb_{d}')}) and still issues requests "
                          "as small as the calls: make each call carry more data (a file view, "
                          "several variables per call)."),
-                   artifacts=fixes.snippets("collective_io"))
+                   artifacts=fixes.collective_code(model, hit.data.get("paths", []), d))
     if not _has_collective_calls(model, hit.data.get("paths", []), d):
         # collective buffering acts only inside collective calls: for files the program
         # only reaches with independent ones, hints would change nothing (was: a hints file)
@@ -222,7 +225,7 @@ def _cb_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
                          + (", cb_config_list *:2" if "cb_config_list" in hints else "")
                          + "). Measure it: under Open MPI's OMPIO collective calls can be "
                          "slower."),
-                   artifacts=[] if lib else fixes.snippets("collective_io"))
+                   artifacts=fixes.collective_code(model, hit.data.get("paths", []), d))
     return Fix(
         text=("Turn on collective buffering"
               + (" with two aggregators per node" if "cb_config_list" in hints else "")
@@ -230,7 +233,7 @@ def _cb_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
               + ("; switch the independent calls to collective ones first"
                  if hit.data.get("independent") else "") + "."),
         artifacts=fixes.romio_hints(model, hints, "romio_hints_cb", hit.data.get("paths", []))
-        + fixes.snippets("collective_io"))
+        + fixes.collective_code(model, hit.data.get("paths", []), d))
 
 
 def _has_collective_calls(model: Model, paths: list[str], d: str) -> bool:
@@ -301,7 +304,11 @@ def _nonblocking_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
                            for d in dirs)
         text = (f"Overlap I/O with computation: {calls} started before the computation "
                 "and completed with MPI_Wait after it.")
-    return Fix(text=text, artifacts=fixes.snippets("nonblocking_io"))
+    pnetcdf = hit.data.get("top") == "PnetCDF"
+    if "write" not in dirs:  # a read gets a read (PnetCDF's: the text names ncmpi_iget)
+        return Fix(text=text, artifacts=[] if pnetcdf else fixes.snippets("nonblocking_io_read"))
+    return Fix(text=text, artifacts=fixes.snippets(
+        "pnetcdf_nonblocking" if pnetcdf else "nonblocking_io"))
 
 
 def _aggregators(model: Model, th: Thresholds) -> list[Hit]:
@@ -487,12 +494,17 @@ def _hdf5_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
         return Fix(text=("Metadata I/O is already collective (every MPI-IO call on the file "
                          "is): align objects to the stripe (H5Pset_alignment) and enlarge "
                          "metadata blocks (H5Pset_meta_block_size)."))
+    d = fixes.job_direction(model, None)  # a read-only job gets read advice
     data = ("" if hit.data.get("collective") else
-            "; write data with a collective transfer property (H5Pset_dxpl_mpio)")
-    return Fix(text=("Make metadata collective (H5Pset_all_coll_metadata_ops, "
-                     "H5Pset_coll_metadata_write) and align objects to the stripe "
+            f"; {d} data with a collective transfer property (H5Pset_dxpl_mpio)")
+    meta = ("H5Pset_all_coll_metadata_ops, H5Pset_coll_metadata_write" if d == "write" else
+            "H5Pset_all_coll_metadata_ops")
+    paths = [e.path for e in hit.files]
+    return Fix(text=(f"Make metadata collective ({meta}) and align objects to the stripe "
                      f"(H5Pset_alignment){data}."),
-               artifacts=fixes.snippets("hdf5_collective_metadata"))
+               artifacts=fixes.hdf5_metadata_code(model)
+               + (fixes.snippets("hdf5_layout") if d == "write" else [])
+               + ([] if hit.data.get("collective") else fixes.collective_code(model, paths, d)))
 
 
 def _fill(model: Model, th: Thresholds) -> list[Hit]:

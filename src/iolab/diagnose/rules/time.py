@@ -155,10 +155,11 @@ def _stdio(model: Model, th: Thresholds) -> list[Hit]:
 
 def _stdio_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
     paths = hit.data.get("paths", [])
+    d = fixes.job_direction(model, None)  # a job that wrote nothing gets read advice
     return Fix(
-        text=("Move bulk data off STDIO: write it with POSIX/MPI-IO/HDF5 in large requests, "
+        text=(f"Move bulk data off STDIO: {d} it with POSIX/MPI-IO/HDF5 in large requests, "
               "or at least give the streams large buffers (setvbuf, iolab buffer, IOBUF)."),
-        artifacts=fixes.iolab_buffer(model, paths) + fixes.snippets("buffered_writes"),
+        artifacts=fixes.iolab_buffer(model, paths) + fixes.snippets(f"buffered_{d}s"),
     )
 
 
