@@ -40,6 +40,12 @@ EXAMPLE_WORKLOADS = {
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.usage = ("iolab tune [options] -- iolab bench BENCH-OPTIONS | -- COMMAND ...\n"
                "       iolab tune --resume ID | --list | --list-knobs")
+    _add_space_and_search(p)
+    _add_objective(p.add_argument_group("objective"))
+    _add_output_and_listing(p)
+
+
+def _add_space_and_search(p: argparse.ArgumentParser) -> None:
     space = p.add_argument_group("search space")
     space.add_argument("--preset", action="append", default=[], metavar="NAME",
                        choices=("posix", "mpiio", "hdf5", "pnetcdf", "lustre"),
@@ -66,7 +72,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                              "speed, the runner-up gets as many, and the better is kept)")
     search.add_argument("--seed", type=int, default=0, metavar="N",
                         help="seed of the sampler and the bootstrap (default 0)")
-    obj = p.add_argument_group("objective")
+
+
+def _add_objective(obj: argparse._ArgumentGroup) -> None:
     obj.add_argument("--from-log", metavar="LOG",
                      help="a Darshan log or iolab profile: tune a proxy of its costliest "
                           "file's pattern and say which of diagnose's predicted fixes the "
@@ -100,6 +108,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                      help="commands: the directory the program writes to (lfs knobs stripe it)")
     cli_common.add_mpi(obj, "commands: the MPI library the program uses; default: told by "
                             "its launcher (mpirun/mpiexec), needed under srun")
+
+
+def _add_output_and_listing(p: argparse.ArgumentParser) -> None:
     out = p.add_argument_group("output")
     cli_common.add_db(out)
     cli_common.add_format(out, csv=False, json_help="the whole tune as JSON on stdout "
