@@ -54,7 +54,7 @@ def _two_nodes_one_writer_each() -> tuple[list[RawRecord], dict[int, str]]:
 
 def test_one_stream_per_node_judged_per_node() -> None:
     recs, hosts = _two_nodes_one_writer_each()
-    f = _found(_job(recs, 16, rank_hosts=hosts))["single-io-stream"]
+    f = _found(_job(recs, 16, rank_hosts=hosts))["io-stream-per-node"]
     v = f.hit.values
     assert v["judged"] == "per node" and v["nodes"] == 2 and v["single_stream_nodes"] == 2
     assert v["max_ranks_per_node"] == 8
@@ -62,15 +62,16 @@ def test_one_stream_per_node_judged_per_node() -> None:
     assert rows["nodeA"]["rank"] == 0 and rows["nodeB"]["rank"] == 8
     assert rows["nodeA"]["ranks_doing_io"] == 1 and rows["nodeA"]["ranks_on_node"] == 8
     assert rows["nodeA"]["bytes"] == 2 * GiB + 7 * MiB
-    # Without the map the same job is judged per job: no rank has 90% of all bytes.
-    assert "single-io-stream" not in _found(_job(recs, 16))
+    # Without the map nothing is judged per node, and no rank has 90% of the job's bytes.
+    got = _found(_job(recs, 16))
+    assert "io-stream-per-node" not in got and "single-io-stream" not in got
 
 
 def test_one_rank_per_node_needs_the_core_count() -> None:
     recs = [_write(f"/s/o{r}.dat", r, 200 + r, 2 * GiB) for r in range(2)]
     hosts = {0: "n1", 1: "n2"}
-    assert "single-io-stream" not in _found(_job(recs, 2, rank_hosts=hosts))
-    f = _found(_job(recs, 2, rank_hosts=hosts), cores_per_node=64)["single-io-stream"]
+    assert "io-stream-per-node" not in _found(_job(recs, 2, rank_hosts=hosts))
+    f = _found(_job(recs, 2, rank_hosts=hosts), cores_per_node=64)["io-stream-per-node"]
     assert f.hit.values["cores_per_node"] == 64 and f.hit.values["single_stream_nodes"] == 2
     assert "of 64 cores" in f.hit.summary
 
@@ -78,7 +79,7 @@ def test_one_rank_per_node_needs_the_core_count() -> None:
 def test_many_streams_per_node_pass() -> None:
     recs = [_write(f"/s/p{r}.dat", r, 300 + r, 512 * MiB) for r in range(16)]
     hosts = {r: ("nodeA" if r < 8 else "nodeB") for r in range(16)}
-    assert "single-io-stream" not in _found(_job(recs, 16, rank_hosts=hosts))
+    assert "io-stream-per-node" not in _found(_job(recs, 16, rank_hosts=hosts))
 
 
 def test_aggregators_use_the_nodes_of_the_map() -> None:
@@ -188,3 +189,16 @@ def test_profile_with_a_cut_trace_is_partial(mpi_strided: Path) -> None:
     assert tl["complete"] is False and tl["operations"] <= 2 * 300
     small = next(f for f in rep.findings if f.rule.id == "small-requests")
     assert small.hit.values["sizes_from"] == "counters"
+
+
+def test_one_rank_writing_for_a_job_of_two_nodes_is_the_jobs_lone_stream() -> None:
+    """Expected: rank 0 writing all of a 16-rank, 2-node job's bytes is the job's lone
+    stream (single-io-stream, waste: all 15 other ranks wait), not "1 of 2 nodes does its I/O
+    through one process" (was: the per-node experiment, from 1 GiB only)."""
+    hosts = {r: ("nodeA" if r < 8 else "nodeB") for r in range(16)}
+    recs = [_write("/s/all.dat", 0, 400, 64 * MiB)]
+    got = _found(_job(recs, 16, rank_hosts=hosts))
+    assert "io-stream-per-node" not in got
+    f = got["single-io-stream"]
+    assert f.hit.values["rank"] == 0 and f.hit.values["judged"] == "per job"
+    assert f.cost_s == pytest.approx(1.0 * (1 - 1 / 16))  # _write: 1 s of writes

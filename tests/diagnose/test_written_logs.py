@@ -191,6 +191,51 @@ def test_misaligned_requests_of_one_rank_cost_their_extra_stripe(tmp_path: Path)
         "POSIX_F_WRITE_TIME": 21.0})]
     log = write_log(tmp_path / "lone.darshan", nprocs=8, run_time_s=60.0, exe="./field",
                     records=recs, lustre=[Lustre("/scratch/run/part.3", MiB, 4)])
-    f = _by_id(_run(log))["misaligned-file"]
+    got = _by_id(_run(log))
+    f = got["misaligned-file"]
     assert f.hit.values["share"] == 0.5
-    assert f.cost_s == pytest.approx(21.0 * 0.5 / 3)
+    assert f.gross_s == pytest.approx(21.0 * 0.5 / 3)
+    # rank 3 is also the job's lone writer (the 7 other ranks wait): that mechanism owns 7/8
+    # of its write time first, the misaligned requests keep the rest of theirs
+    lone = got["single-io-stream"]
+    assert lone.cost_s == pytest.approx(21.0 * 7 / 8)
+    assert f.cost_s == pytest.approx(21.0 / 8) and f.same_time_as == ["single-io-stream"]
+
+
+def _equal_shares_log(tmp_path: Path, posix_slowest_s: float) -> Path:
+    """64 ranks write 64 KiB each, independently, into one shared file through MPI-IO: the
+    slowest rank 1.3 s in MPI-IO, the fastest 1.0 s, equal bytes; the POSIX calls under them
+    took ``posix_slowest_s`` on the slowest rank. A 20 s run: the MPI-IO time beyond POSIX
+    stays under exchange_share, so mpiio-time-skew does not report it."""
+    path = "/scratch/run/shared.dat"
+    recs = [
+        Rec("MPI-IO", path, -1, {
+            "MPIIO_INDEP_OPENS": 64, "MPIIO_INDEP_WRITES": 64 * 64,
+            "MPIIO_BYTES_WRITTEN": 64 * 64 * KiB, "MPIIO_SIZE_WRITE_AGG_0_100": 64 * 64,
+            "MPIIO_F_WRITE_TIME": 64 * 0.1, "MPIIO_F_META_TIME": 64 * 1.05,
+            "MPIIO_F_SLOWEST_RANK_TIME": 1.3, "MPIIO_F_FASTEST_RANK_TIME": 1.0,
+            "MPIIO_SLOWEST_RANK_BYTES": 64 * KiB, "MPIIO_FASTEST_RANK_BYTES": 64 * KiB}),
+        Rec("POSIX", path, -1, {
+            "POSIX_OPENS": 64, "POSIX_WRITES": 64 * 64, "POSIX_BYTES_WRITTEN": 64 * 64 * KiB,
+            "POSIX_MAX_BYTE_WRITTEN": 64 * 64 * KiB - 1, "POSIX_SIZE_WRITE_1K_10K": 64 * 64,
+            "POSIX_F_WRITE_TIME": 64 * posix_slowest_s * 0.9,
+            "POSIX_F_SLOWEST_RANK_TIME": posix_slowest_s,
+            "POSIX_F_FASTEST_RANK_TIME": posix_slowest_s * 0.5,
+            "POSIX_SLOWEST_RANK_BYTES": 64 * KiB, "POSIX_FASTEST_RANK_BYTES": 64 * KiB}),
+    ]
+    return write_log(tmp_path / f"shares{posix_slowest_s}.darshan", nprocs=64,
+                     run_time_s=20.0, exe="./shared", records=recs)
+
+
+def test_a_rank_waiting_in_mpi_is_not_a_file_system_straggler(tmp_path: Path) -> None:
+    """Expected: no straggler when the 0.3 s between the slowest and the fastest rank is
+    MPI-IO time the file system did not spend (its POSIX calls took 1 ms: waiting in the
+    collective open and close of 64 oversubscribed ranks); was: shared-file-stragglers first,
+    "the slow one waited on the file system", on such a real 64-rank run. A gap the POSIX
+    time does cover stays a straggler."""
+    got = _by_id(_run(_equal_shares_log(tmp_path, 0.001)))
+    assert "shared-file-stragglers" not in got and "mpiio-time-skew" not in got
+    slow_fs = _by_id(_run(_equal_shares_log(tmp_path, 1.25)))
+    f = slow_fs["shared-file-stragglers"]
+    assert f.hit.values["worst_slowest_rank"] is not None
+    assert f.gross_s == pytest.approx(0.3)

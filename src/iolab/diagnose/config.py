@@ -77,7 +77,10 @@ class Thresholds:
                                     "largest node memory assumed when it is not known: more "
                                     "written per node is a direct-I/O case on any node")
     single_stream_share: float = _t(0.90, "fraction", "share of bytes moved by one rank")
-    single_stream_min_bytes: int = _t(1 * GiB, "bytes", "less traffic is never judged")
+    single_stream_min_bytes: int = _t(1 * GiB, "bytes",
+                                      "less traffic is never judged per node")
+    lone_stream_min_bytes: int = _t(16 * MiB, "bytes", "a job moving less is never judged for "
+                                    "one rank doing all its I/O")
     min_total_bytes: int = _t(1 * MiB, "bytes", "jobs moving less are only described")
     cost_info_s: float = _t(1.0, "s", "findings costing less than this are INFO")
     cost_high_share: float = _t(0.10, "fraction",

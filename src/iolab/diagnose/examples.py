@@ -184,10 +184,23 @@ EXAMPLES: dict[str, str] = {
         "memory\"; cost 12.3 ms (a tenth of the write time)."),
     "single-io-stream": (
         f"{_D35}rank0read-mpich.darshan (the same run, 4 MPICH ranks, 0.66 s; three ranks "
-        "wait in a barrier): \"rank 0 moved 100.0% of the 1 GiB of I/O while 3 other ranks "
-        "waited\"; cost 626.5 ms (95.2%, rank 0's I/O time; first); fix: several readers "
-        "per node, collective MPI-IO or subset aggregation, and core binding "
-        "(`slurm.sbatch` running the log's own command line)."),
+        "wait in a barrier): \"rank 0 read 100.0% of the job's 1 GiB ... in 626.5 ms of I/O "
+        "while the 3 other ranks moved almost nothing: they wait for it\"; cost 469.9 ms "
+        "(71.4%, rank 0's I/O time beyond an even share; first); fix: every rank reads its "
+        "own part (MPI_File_read_at_all, parallel HDF5, PnetCDF), `lone_writer.c`. A real "
+        "64-rank MPICH run of progs/pathologies.c gather (rank 0 gathers 64 KiB from every "
+        "rank and writes each 4 MiB step alone; test_real_pathologies_64.py) and a written "
+        "65,536-rank Theta log (rank 0 writes 512 GiB in 1,502 s; test_large_jobs.py: 25.0 "
+        "min, 75.1% of the run, HIGH and first, with a stripe count for the file) show the "
+        "write case."),
+    "io-stream-per-node": (
+        "written log (tests/diagnose/test_nodes_and_traces.py, 16 ranks on 2 nodes, ranks 0 "
+        "and 8 each write 2 GiB to their own file, the others 1 MiB; written: needs the "
+        "rank-to-node map of a multi-node run and more than 1 GiB moved): \"2 of 2 node(s) do "
+        "their I/O through one process: e.g. on nodeA rank 0 moved 99.7% of the node's "
+        "2.0 GiB (8 rank(s) on the node)\"; may save up to 1.0 s (the busiest of those "
+        "processes' I/O time); fix: several processes per node with collective MPI-IO or "
+        "subset aggregation, and core binding (`slurm.sbatch`)."),
     "mpiio-independent": (
         f"{_MPIIO_INDEP}: \"65536 of 65536 MPI-IO writes (100.0%) on shared files are "
         "independent, averaging 4 KiB\"; cost 369.8 ms (93.4%); fix: the collective calls "

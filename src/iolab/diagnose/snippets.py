@@ -272,6 +272,39 @@ close(13)
 import numpy as np
 np.asarray(values).tofile(FILENAME)      # was: np.savetxt(FILENAME, values)
 """,
+    ("lone_writer", "c"): """\
+/* Every rank writes its own part of the shared file, instead of MPI_Gather to rank 0 and
+ * rank 0 writing it all: the ranks write side by side; collective MPI-IO lets the library
+ * pick aggregators (cb_nodes) and stripe-aligned file domains. */
+/* was: MPI_Gather(BUF, COUNT, MPI_BYTE, ALL, COUNT, MPI_BYTE, 0, MPI_COMM_WORLD);
+ *      if (rank == 0) write(fd, ALL, (size_t)COUNT * nprocs); */
+MPI_File fh;
+MPI_Offset offset = (STEP * (MPI_Offset)nprocs + rank) * COUNT;  /* this rank's block */
+MPI_File_open(MPI_COMM_WORLD, FILENAME, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
+MPI_File_write_at_all(fh, offset, BUF, COUNT, MPI_BYTE, MPI_STATUS_IGNORE);
+MPI_File_close(&fh);
+/* HDF5: H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, MPI_INFO_NULL), a hyperslab per rank,
+ *       H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE); PnetCDF: ncmpi_put_vara_all. */
+""",
+    ("lone_writer", "fortran"): """\
+! Every rank writes its own part of the shared file (was: MPI_Gather to rank 0, which wrote).
+integer :: fh, ierr
+integer(kind=MPI_OFFSET_KIND) :: offset
+offset = (int(STEP, MPI_OFFSET_KIND) * nprocs + rank) * COUNT
+call MPI_File_open(MPI_COMM_WORLD, FILENAME, MPI_MODE_CREATE + MPI_MODE_WRONLY, &
+                   MPI_INFO_NULL, fh, ierr)
+call MPI_File_write_at_all(fh, offset, buf, COUNT, MPI_BYTE, MPI_STATUS_IGNORE, ierr)
+call MPI_File_close(fh, ierr)
+""",
+    ("lone_writer", "python"): """\
+# Every rank writes its own part of the shared file (mpi4py), instead of comm.gather to
+# rank 0 and rank 0 writing it all.
+from mpi4py import MPI
+comm = MPI.COMM_WORLD
+fh = MPI.File.Open(comm, FILENAME, MPI.MODE_CREATE | MPI.MODE_WRONLY)
+fh.Write_at_all((STEP * comm.size + comm.rank) * buf.nbytes, buf)
+fh.Close()
+""",
     ("collective_io_read", "c"): """\
 /* Collective MPI-IO reads with hints: every rank calls the _all variant, ROMIO aggregates. */
 MPI_Info info;
@@ -449,4 +482,6 @@ CHANGES: dict[str, CodeChange] = {
                             ("open(O_DIRECT)", "posix_memalign")),
     "fewer_opens": CodeChange("open once, close once", "posix", ("open", "close")),
     "binary_output": CodeChange("binary output", "stdio", ("fwrite",), direction="write"),
+    "lone_writer": CodeChange("every rank writes its own part", "mpiio",
+                              ("MPI_File_write_at_all",), direction="write"),
 }

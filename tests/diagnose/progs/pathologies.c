@@ -7,6 +7,9 @@
  *   unaligned: each rank N independent MPI_File_write_at of S bytes (S not a multiple of
  *              any block) at (i*P + r) * S into one shared file: small, unaligned,
  *              interleaved requests from every rank.
+ *   holes:     each rank N collective MPI_File_write_at_all of S bytes at (i*P + r) * 2 * S:
+ *              every other block is left empty, so ROMIO's two-phase write reads each file
+ *              domain before writing it (read-modify-write; run with romio_cb_write enable).
  */
 #include <fcntl.h>
 #include <mpi.h>
@@ -53,6 +56,14 @@ int main(int argc, char **argv)
         for (long i = 0; i < n; i++)
             MPI_File_write_at(fh, (MPI_Offset)(i * size + rank) * s, buf, (int)s, MPI_BYTE,
                               MPI_STATUS_IGNORE);
+        MPI_File_close(&fh);
+    } else if (strcmp(mode, "holes") == 0) {
+        MPI_File fh;
+        MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL,
+                      &fh);
+        for (long i = 0; i < n; i++)
+            MPI_File_write_at_all(fh, (MPI_Offset)(i * size + rank) * 2 * s, buf, (int)s,
+                                  MPI_BYTE, MPI_STATUS_IGNORE);
         MPI_File_close(&fh);
     } else {
         MPI_Abort(MPI_COMM_WORLD, 2);

@@ -21,6 +21,7 @@ ATTRIBUTION: dict[str, tuple[str, bool]] = {
     "tiny-collective-calls": (MECHANISM, False),
     "mpiio-time-skew": (MECHANISM, False),
     "single-posix-writer": (MECHANISM, False),
+    "single-io-stream": (MECHANISM, False),
     "redundant-traffic": (MECHANISM, False),
     "formatted-output": (MECHANISM, False),
     "small-shared-input": (MECHANISM, False),
@@ -29,7 +30,7 @@ ATTRIBUTION: dict[str, tuple[str, bool]] = {
     "aggregators-per-node": (LAYOUT, True),
     "mpiio-nonblocking": (SYMPTOM, True),
     "direct-io": (SYMPTOM, True),
-    "single-io-stream": (LAYOUT, True),
+    "io-stream-per-node": (LAYOUT, True),
     "stripe-shared-file": (LAYOUT, True),
     "stripe-huge-file": (LAYOUT, True),
     "stripe-size-mismatch": (LAYOUT, True),
@@ -39,10 +40,10 @@ ATTRIBUTION: dict[str, tuple[str, bool]] = {
 
 def registry() -> list[Rule]:
     """All rules, built on each call (no module-level state)."""
-    from iolab.diagnose.rules import access, files, layers, lustre, mpiio, time
+    from iolab.diagnose.rules import access, files, layers, lustre, mpiio, streams, time
 
     rules: list[Rule] = []
-    for family in (time, layers, access, files, mpiio, lustre):
+    for family in (time, layers, access, files, mpiio, lustre, streams):
         rules.extend(family.rules())
     ids = [r.id for r in rules]
     assert len(ids) == len(set(ids)), "duplicate rule id"

@@ -168,28 +168,44 @@ def _straggler_rows(model: Model, th: Thresholds) -> list[tuple]:
     rank, how long); the others on Darshan's fastest/slowest counters.
     """
     from iolab.diagnose.rules.layers import waiting_files
+    from iolab.model.raw import TRACE_MODULES
+    from iolab.model.trace import MPIIO_CODE
 
     rows: list[tuple] = []
     tm = model.metrics.trace
     # Equal shares but unequal MPI-IO time that the file system did not spend: the ranks
-    # wait (mpiio-time-skew says so, with its cause); not a straggler with more work.
+    # wait (mpiio-time-skew says so, with its cause, when it is worth reporting); not a
+    # straggler with more work. Whether reported or not: a time gap between ranks that the
+    # MPI-IO time beyond the POSIX time covers is waiting in MPI (a collective open or close,
+    # oversubscribed ranks), not a rank the file system served slowly (was: "the slow one
+    # waited on the file system" for 0.24 s on a file whose POSIX calls took 1 ms).
     waiting = waiting_files(model, th)
+    beyond_fs = np.clip(model.layers.mpiio.slowest_rank_time_s
+                        - model.layers.posix.slowest_rank_time_s, 0, None)
+    mpi_layer = mpi_files(model)
+
+    def waits(i: int, gap: float) -> bool:
+        return bool(waiting[i] or (mpi_layer[i] and gap <= beyond_fs[i]))
+
     traced = set()
     for b in (tm.busy if tm is not None else []):
         if not b.covered or model.files.category[b.file_index] != APP:
             continue
         traced.add(b.file_index)
-        dt = (b.slowest_s - b.fastest_s) / b.slowest_s if b.slowest_s > 0 else 0.0
+        gap = b.slowest_s - b.fastest_s
+        dt = gap / b.slowest_s if b.slowest_s > 0 else 0.0
         big_b = max(b.slowest_bytes, b.fastest_bytes)
         db = abs(b.slowest_bytes - b.fastest_bytes) / big_b if big_b > 0 else 0.0
-        if waiting[b.file_index] and db < th.imbalance:
+        at_mpiio = b.module == TRACE_MODULES[MPIIO_CODE]  # busy time in MPI-IO calls
+        if ((waiting[b.file_index] or (at_mpiio and waits(b.file_index, gap)))
+                and db < th.imbalance):
             traced.add(b.file_index)
             continue
         if b.slowest_s >= th.imbalance_min_time_s and dt >= th.imbalance:
             rows.append((b.module + " trace", b.file_index, b.fastest_s, b.slowest_s,
                          b.fastest_bytes, b.slowest_bytes, dt, db, b.fastest_rank,
                          b.slowest_rank))
-    mpi = mpi_files(model)
+    mpi = mpi_layer
     for mod, p in (("MPI-IO", "MPIIO"), ("POSIX", "POSIX"), ("STDIO", "STDIO")):
         md = model.mods.get(mod)
         if md is None or len(md) == 0:
@@ -213,7 +229,7 @@ def _straggler_rows(model: Model, th: Thresholds) -> list[tuple]:
             db = abs(int(slow_b[i]) - int(fast_b[i])) / big_b if big_b > 0 else 0.0
             t_ok = slow_t[i] >= th.imbalance_min_time_s and dt >= th.imbalance
             b_ok = big_b >= th.imbalance_min_bytes and db >= th.imbalance
-            if waiting[md.file_index[i]] and not b_ok:
+            if waits(int(md.file_index[i]), float(slow_t[i] - fast_t[i])) and not b_ok:
                 continue
             if t_ok or b_ok:
                 rows.append((mod, int(md.file_index[i]), float(fast_t[i]), float(slow_t[i]),

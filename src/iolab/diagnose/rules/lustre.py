@@ -1,5 +1,5 @@
 """Rules on Lustre striping and on the node: stripe count and size by file size and writer
-count, direct I/O, one I/O stream per node."""
+count, and direct I/O (how many processes do the I/O: rules.streams)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from iolab.diagnose.rules.base import (
     fmt_bytes,
     pct,
 )
-from iolab.diagnose.rules.common import claims_of, cost, needs_complete, needs_lustre, per_op
+from iolab.diagnose.rules.common import claims_of, cost, needs_lustre, per_op
 from iolab.diagnose.striping import StripeCount, stripe_counts
 from iolab.model.files import APP
 from iolab.settings.change import CodeChange
@@ -267,76 +267,6 @@ def _direct_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
                    direction=hit.direction or "")) + fixes.cray_direct_io(model))
 
 
-def _single_stream(model: Model, th: Thresholds) -> list[Hit]:
-    m = model.metrics
-    n = model.job.nprocs
-    tot = float(m.rank_bytes.sum())
-    if n < 2 or tot < th.single_stream_min_bytes:
-        return []
-    if model.job.rank_hosts and len(model.job.rank_hosts) >= n:
-        return _single_stream_per_node(model, th, tot)
-    top = int(m.rank_bytes.argmax())
-    share = float(m.rank_bytes[top]) / tot
-    if share < th.single_stream_share:
-        return []
-    return [Hit(
-        summary=(f"rank {top} moved {pct(share)} of the {fmt_bytes(tot)} of I/O while "
-                 f"{n - 1} other ranks waited: a single I/O stream (judged per job: the "
-                 "rank-to-node map is unknown)"),
-        values={"rank": top, "share": round(share, 4), "bytes": int(tot), "nprocs": n,
-                "judged": "per job"},
-        cost_s=float(model.metrics.rank_io_time_s[top]) if top < model.metrics.rank_io_time_s.size
-        else None,
-    )]
-
-
-def _single_stream_per_node(model: Model, th: Thresholds, tot: float) -> list[Hit]:
-    """Per node (rank -> host map known): one rank moves nearly all of the node's bytes while
-    the node has other ranks, or many cores (``--cores-per-node``), that could do I/O too."""
-    by_host: dict[str, list[int]] = {}
-    for rank, host in model.job.rank_hosts.items():
-        if 0 <= rank < model.metrics.rank_bytes.size:
-            by_host.setdefault(host, []).append(rank)
-    cores = model.job.cores_per_node
-    rows = []
-    for host, ranks in sorted(by_host.items()):
-        b = model.metrics.rank_bytes[ranks]
-        node = float(b.sum())
-        if node <= 0:
-            continue
-        top = int(np.argmax(b))
-        share = float(b[top]) / node
-        io_ranks = int((b >= 0.01 * node).sum())
-        if share >= th.single_stream_share and (len(ranks) >= 2 or (cores or 0) >= 4):
-            rows.append((host, ranks[top], share, node, len(ranks), io_ranks))
-    moved = sum(r[3] for r in rows)
-    if not rows or moved < 0.5 * tot:
-        return []
-    rows.sort(key=lambda r: -r[3])
-    h0 = rows[0]
-    cpn = f" of {cores} cores" if cores else ""
-    return [Hit(
-        summary=(f"{len(rows)} of {len(by_host)} node(s) do their I/O through one process: "
-                 f"e.g. on {h0[0]} rank {h0[1]} moved {pct(h0[2])} of the node's "
-                 f"{fmt_bytes(h0[3])} ({h0[4]} rank(s){cpn} on the node)"),
-        values={"nodes": len(by_host), "single_stream_nodes": len(rows),
-                "bytes_on_those_nodes": int(moved), "bytes": int(tot),
-                "max_ranks_per_node": max(len(r) for r in by_host.values()),
-                "cores_per_node": cores, "judged": "per node"},
-        files=[FileEvidence(h, {"rank": r, "share": round(sh, 4), "bytes": int(nb),
-                                "ranks_on_node": nr, "ranks_doing_io": io}, kind="node")
-               for h, r, sh, nb, nr, io in rows[:10]],
-        cost_s=max(float(model.metrics.rank_io_time_s[r[1]]) for r in rows),
-    )]
-
-
-def _single_stream_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
-    return Fix(text=("Let several processes per node (or several threads) do the I/O: a shared "
-                     "file with collective MPI-IO, or subset aggregation; bind them to cores."),
-               artifacts=fixes.collective_code(model, [e.path for e in hit.files])
-               + fixes.slurm_affinity(model))
-
-
 def rules() -> list[Rule]:
     stripe_src = (Source(KAUST, "Lustre file striping / WRF 12x speedup with file striping",
                          "files larger than 100 GB must be striped; striping aggregates OST "
@@ -392,19 +322,4 @@ def rules() -> list[Rule]:
              trigger=_direct, fix=_direct_fix,
              partly=_needs_memory,
              cost="a tenth of the time in that direction (the published gain is 11%)"),
-        Rule(id="single-io-stream", family="node", severity="warn",
-             title="One process does all the I/O",
-             why=("A single stream per node cannot use a many-core node's bandwidth (KNL single "
-                  "stream 2.3x slower than Haswell at the same frequency); serial spokesperson "
-                  "I/O does not scale. Judged per node when the rank-to-node map is known "
-                  "(iolab profiles, DXT host names), else per job."),
-             sources=(Source(NERSC_KNL, "I/O Parallelism",
-                             "parallelizing the IO with multiple cores can increase bandwidth"),
-                      Source(KAUST, "Serial I/O: Spokesperson", "Pattern does not scale"),
-                      Source(CUG_2017, "Summary I", "single-core I/O ~ CPU frequency")),
-             effect=("16-32 threads on one KNL core saturate Lustre bandwidth (NERSC); "
-                     "Haswell/KNL single-stream ratio 2.30 (CUG 2017)."),
-             trigger=_single_stream, fix=_single_stream_fix,
-             requires=needs_complete("POSIX", "STDIO", "MPI-IO"),
-             cost="the I/O time of the rank doing the I/O"),
     ]
