@@ -350,3 +350,26 @@ def test_names_in_running_text_are_hashed_and_advice_stays_readable() -> None:
     assert "I/O at 2 MiB/s" in out and "/dev/shm" in out and "64 KiB" in out
     assert h.exe(exe, mounts) == " ".join([str(h.path(prog)), h.name("-i"), h.name("in.nml")])
     assert h.path("/scratch", mounts) == "/scratch" and h.path("<STDOUT>") == "<STDOUT>"
+
+
+def test_a_store_whose_own_key_is_gone_is_refused_once_it_holds_jobs(
+        small: Centre, tmp_path: Path) -> None:
+    """Expected: an anonymised store that holds jobs and lost its key refuses new logs in one
+    line (they could not be hashed like the stored ones); one that holds no job yet (a run
+    stopped before its key was written) gets a new key and its id in the metadata / was:
+    no anonymisation."""
+    empty = tmp_path / "none"
+    empty.mkdir()
+    where = tmp_path / "store"
+    assert triage(str(empty), "--store", str(where), "-q", "--anonymize")[0] == 0
+    (where / KEY_FILE).unlink()  # nothing hashed with it yet
+    code, _, err = triage(str(small.root), "--store", str(where), "-q", "-j", "1")
+    assert code == 0, err
+    key = (where / KEY_FILE).read_bytes()
+    meta = json.loads((where / store.META).read_text())
+    assert meta["anonymized"]["key_id"] == Anonymizer(key, "store").key_id
+    (where / KEY_FILE).unlink()
+    before = sorted(str(p) for p in where.rglob("*"))
+    code, out, err = triage(str(new_climate_log(tmp_path / "more")), "--store", str(where))
+    assert code == 2 and "is gone" in err and len(err.strip().splitlines()) == 1
+    assert sorted(str(p) for p in where.rglob("*")) == before

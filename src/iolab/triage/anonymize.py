@@ -321,6 +321,9 @@ def prepare_store(where: Path, p: Plan) -> None:
         return
     meta = where / store.META
     info = json.loads(meta.read_text())
+    if (where / KEY_FILE).exists():
+        raise UsageError(f"--store {where}: another run made the store and its key at the same "
+                         "time; run this command again (it will use that key)")
     if info.get(META_KEY) != record[META_KEY]:  # a killed run's record, of a key never kept
         info.update(record)
         tmp = meta.with_name(f".{meta.name}.tmp-{os.getpid()}")
@@ -331,7 +334,11 @@ def prepare_store(where: Path, p: Plan) -> None:
 
 def _write_store_key(where: Path, key: bytes) -> None:
     """The store's own key: created once, readable by its owner only."""
-    fd = os.open(where / KEY_FILE, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        fd = os.open(where / KEY_FILE, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        raise UsageError(f"--store {where}: another run made the store's key at the same "
+                         "time; run this command again (it will use that key)") from None
     try:
         os.write(fd, key)
     finally:
