@@ -56,6 +56,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
     scale.add_arguments(p)
     # ---- end of the reading options
+    # ---- anonymised stores (--anonymize, --anonymize-key): src/iolab/triage/anonymize.py
+    from iolab.triage import anonymize
+
+    anonymize.add_arguments(p)
+    # ---- end of the anonymisation options
     cli_common.add_examples(p, [
         ("iolab triage /darshan-logs/2026/11 --store /scratch/u/triage",
          "read a month of a centre's logs (only new ones on a second run), rank by waste"),
@@ -132,6 +137,11 @@ def run(args: argparse.Namespace) -> int:
     from iolab.triage.discover import discover
 
     store.check_store(where, args.paths, creating=bool(args.paths))
+    # ---- anonymised stores: the key checked, nothing created yet
+    from iolab.triage import anonymize
+
+    anon_plan = anonymize.plan(args, where, reading=bool(args.paths))
+    # ---- end of the anonymisation hook
     found = discover(args.paths)  # bad paths refused before anything is created
     if args.paths:
         from iolab.triage.ingest import ingest, stderr_progress
@@ -139,7 +149,8 @@ def run(args: argparse.Namespace) -> int:
         try:  # a cluster that cannot be reached is refused here, before the store is made
             with scale.open_reader(args) as reader:
                 done = ingest(found, where, reader, batch_logs=args.batch,
-                              progress=None if args.quiet else stderr_progress)
+                              progress=None if args.quiet else stderr_progress,
+                              anonymize=anon_plan)
         except scale.ReaderLost as exc:
             got = exc.done
             print(verb_line("triage", f"reading stopped {exc}; {got.read + got.unreadable} "

@@ -15,12 +15,15 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from iolab.triage import store
 from iolab.triage.discover import Found, stat_key
 from iolab.triage.read import STATUS_READ
 from iolab.triage.scale import PoolReader, Reader, ReaderLost, default_jobs
+
+if TYPE_CHECKING:
+    from iolab.triage.anonymize import Plan
 
 BATCH_LOGS = 64  # logs per batch written: the most a kill can lose
 __all__ = ["default_jobs", "ingest", "Ingested"]  # default_jobs: kept importable here
@@ -40,14 +43,22 @@ class Ingested:
 
 def ingest(found: Found, where: Path, reader: Reader | int,
            progress: Callable[[str], None] | None = None,
-           batch_logs: int = BATCH_LOGS) -> Ingested:
+           batch_logs: int = BATCH_LOGS, anonymize: Plan | None = None) -> Ingested:
     """Read every log of ``found`` that the store does not have yet into the store, with
-    ``reader`` (a number: a process pool of that many)."""
+    ``reader`` (a number: a process pool of that many); ``anonymize``: every name hashed
+    here, in this process, before it is stored (iolab.triage.anonymize)."""
     if isinstance(reader, int):
         reader = PoolReader(reader)
     t0 = time.monotonic()
     out = Ingested(found=len(found.logs), skipped_files=found.skipped)
-    store.open_store(where)
+    anon = None
+    if anonymize is None:
+        store.open_store(where)
+    else:
+        from iolab.triage.anonymize import prepare_store
+
+        prepare_store(where, anonymize)
+        anon = anonymize.anonymizer
     out.orphans_removed = store.remove_orphans(where)
     stats, keys = store.known(where)
     todo = []
@@ -57,7 +68,8 @@ def ingest(found: Found, where: Path, reader: Reader | int,
         except OSError:
             todo.append(str(p))  # missing: read_log makes its row (once: by its key)
             continue
-        if (str(p), size, mtime) in stats:
+        stored_as = str(p) if anon is None else anon.source_path(str(p))
+        if (stored_as, size, mtime) in stats:
             out.already += 1
         else:
             todo.append(str(p))
@@ -78,6 +90,8 @@ def ingest(found: Found, where: Path, reader: Reader | int,
             out.seconds = time.monotonic() - t0
             exc.done = out
             raise
+        if anon is not None and not res.duplicate:
+            anon.result(res)  # before the key is compared: a missing log's key names it
         if res.duplicate or res.job["job_key"] in seen:
             out.duplicates += 1
         else:

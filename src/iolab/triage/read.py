@@ -30,6 +30,7 @@ class LogResult:
     findings: list[dict[str, Any]] = field(default_factory=list)
     files: list[dict[str, Any]] = field(default_factory=list)  # its costliest files per layer
     duplicate: bool = False  # its content is already in the store: nothing to write
+    mounts: list[str] = field(default_factory=list)  # the log's mount points (--anonymize)
 
     @property
     def day(self) -> str:
@@ -77,8 +78,9 @@ def read_log(path_text: str, known_hashes: frozenset[str] = frozenset()) -> LogR
     if size == 0:
         job["reason"] = "empty file (0 bytes)"
         return LogResult(job)
+    mounts: list[str] = []
     try:
-        findings, files = _read_and_diagnose(path, job)
+        findings, files = _read_and_diagnose(path, job, mounts)
     except UsageError as exc:
         job["reason"] = _without_path(str(exc), path)
         return LogResult(job)
@@ -86,7 +88,7 @@ def read_log(path_text: str, known_hashes: frozenset[str] = frozenset()) -> LogR
         job["reason"] = f"cannot analyse ({type(exc).__name__}: {exc})"
         return LogResult(job)
     job["read_time_s"] = round(time.perf_counter() - t0, 6)
-    return LogResult(job, findings, files)
+    return LogResult(job, findings, files, mounts=mounts)
 
 
 def _without_path(message: str, path: Path) -> str:
@@ -108,7 +110,7 @@ def _nodes(raw: Any, model: Any) -> tuple[int | None, str]:
     return None, "unknown"
 
 
-def _read_and_diagnose(path: Path, job: dict[str, Any]
+def _read_and_diagnose(path: Path, job: dict[str, Any], mounts: list[str]
                        ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     from iolab.diagnose.config import Thresholds
     from iolab.diagnose.report import diagnose
@@ -121,6 +123,7 @@ def _read_and_diagnose(path: Path, job: dict[str, Any]
     model = build_model([raw])
     rep = diagnose(model, Thresholds())
     m, j = model.metrics, model.job
+    mounts.extend(point for point, _ in j.mounts)
     nodes, nodes_source = _nodes(raw, model)
     job.update(
         source_kind=raw.source, status=STATUS_READ, job_id=raw.jobid or None, uid=raw.uid,

@@ -120,12 +120,14 @@ def check_store(path: Path, inputs: Iterable[str] = (), creating: bool = True) -
                          "place")
 
 
-def open_store(path: Path) -> None:
-    """Make the folder and its metadata file (once)."""
+def open_store(path: Path, extra: dict[str, Any] | None = None) -> None:
+    """Make the folder and its metadata file (once; ``extra``: keys added to it, such as
+    the anonymisation record)."""
     path.mkdir(exist_ok=True)
     meta = path / META
     if not meta.exists():
-        _atomic_write(meta, (json.dumps(describe(), indent=1) + "\n").encode())
+        _atomic_write(meta, (json.dumps({**describe(), **(extra or {})}, indent=1)
+                             + "\n").encode())
 
 
 def _atomic_write(target: Path, data: bytes) -> None:
