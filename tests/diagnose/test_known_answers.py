@@ -47,9 +47,12 @@ EXPECTED = {
     "mpiio_4ranks_strided4K_coll.darshan": {"io-bound", "tiny-collective-calls",
                                             "small-requests/write", "single-posix-writer",
                                             "read-write-balance"},
-    # Collective HDF5 on one node: one aggregator writes for the 4 ranks.
+    # Collective HDF5 on one node: one aggregator writes for the 4 ranks. The collective
+    # calls' time beyond POSIX (93 ms, 30% of the 0.31 s run, 99 ms of MPI-IO in
+    # MPI_File_close) is mpiio-time-skew's now that a short run's collective exchange is
+    # judged against exchange_share of the run (was: only from 1 s).
     "hdf5_4ranks_collective_hyperslab.darshan": {"hdf5-metadata-alignment",
-                                                 "single-posix-writer",
+                                                 "single-posix-writer", "mpiio-time-skew",
                                                  "read-write-balance"},
     "pnetcdf_4ranks_coll_and_indep_vara.darshan": {"read-write-balance"},
 }
@@ -117,15 +120,17 @@ def test_indep_collective_evidence_reads_both_layers() -> None:
     assert not any(a.kind in ("romio-hints", "mpich-hints") for a in cb.fix.artifacts)
     assert "romio_cb_write enable" in cb.fix.text
     assert "cb_config_list" not in cb.fix.text and "cb_buffer_size" not in cb.fix.text
-    # the switch to collective calls carries the hints, for OMPIO too (its .locktest files):
-    # ROMIO's hints with the switch to ROMIO in the .env that names them (OMPIO has no
-    # parameter for romio_cb_write: no .ompio.env), no Cray MPICH line
+    # expected: no hints file for the independent calls either, and the text says why (each
+    # call one contiguous 4 KiB piece: neither collective buffering nor data sieving acts) /
+    # was: romio_cb_write enable in a hints file (with the ROMIO switch under OMPIO), which
+    # cannot act on independent calls. The collective experiment keeps the switch to
+    # measure it under both libraries.
     ind = _finding(rep, "mpiio-independent", "write")
-    assert {a.kind for a in ind.fix.artifacts} >= {"romio-hints", "env"}
-    assert not any(a.kind == "ompio-mca" for a in ind.fix.artifacts)
+    assert not any(a.kind in ("romio-hints", "mpich-hints", "ompio-mca")
+                   for a in ind.fix.artifacts)
+    assert "one contiguous piece, so no hint merges them" in ind.fix.text
     assert ("io", "^ompio", "ompio") in {(s.name, s.value, s.library)
                                          for s in ind.fix.settings}
-    assert not any(a.kind == "mpich-hints" for a in ind.fix.artifacts)
 
 
 def test_direct_io_needs_node_memory_only_when_the_log_cannot_decide() -> None:

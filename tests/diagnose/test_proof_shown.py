@@ -2,9 +2,11 @@
 fix (text, JSON, HTML); without a proof each fix is "predicted, not proven here".
 
 The proof is made here by ``iolab tune --from-log`` on a real command that reacts to the
-hints file it is given: a shell that waits 0.3 s when the ROMIO_HINTS file holds
-``romio_cb_write enable`` (the hint diagnose predicts for the independent-writes log), so the
-answer is known by construction: slower, do not apply.
+hints file it is given: a shell that waits 0.3 s when the ROMIO_HINTS file sets ``cb_nodes``
+(the hint diagnose predicts for the collective-writes log's single POSIX writer), so the
+answer is known by construction: slower, do not apply. (The independent-writes log got
+``romio_cb_write enable`` before: a hint that cannot act on independent calls, no longer
+predicted.)
 """
 
 from __future__ import annotations
@@ -18,10 +20,9 @@ import corpus
 import pytest
 
 pytestmark = pytest.mark.usefixtures("darshan_available")
-LOG = corpus.GENERATED_DIR / "mpiio_4ranks_strided4K_indep.darshan"
-OTHER = corpus.GENERATED_DIR / "mpiio_4ranks_strided4K_coll.darshan"
-SLOWED_BY_HINT = ["sh", "-c", 'grep -qs "romio_cb_write enable" "$ROMIO_HINTS" && sleep 0.3;'
-                  " sleep 0.05"]
+LOG = corpus.GENERATED_DIR / "mpiio_4ranks_strided4K_coll.darshan"
+OTHER = corpus.GENERATED_DIR / "mpiio_4ranks_strided4K_indep.darshan"
+SLOWED_BY_HINT = ["sh", "-c", 'grep -qs "cb_nodes" "$ROMIO_HINTS" && sleep 0.3; sleep 0.05']
 
 
 def _iolab(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -47,19 +48,20 @@ def test_the_verdict_is_shown_next_to_the_fix(proof: tuple[Path, int], tmp_path:
     text = _iolab("diagnose", str(LOG), "--db", str(db), "--proof", str(tune_id), "--html",
                   str(html), cwd=tmp_path)
     assert text.returncode == 0, text.stderr
-    assert "romio_cb_write=enable: slower — do not apply" in text.stdout
+    assert "cb_nodes=4: slower — do not apply" in text.stdout
     assert f"(proof {tune_id})" in text.stdout
     # the settings that are code changes stay predictions, with the reason
     assert "transfer=4194304: predicted, not proven here: a change in the program's own" \
         in " ".join(text.stdout.split())
     page = html.read_text()
-    assert "<b>Proof:</b> romio_cb_write=enable: slower — do not apply" in page
+    assert "<b>Proof:</b> cb_nodes=4: slower — do not apply" in page
     doc = json.loads(_iolab("diagnose", str(LOG), "--db", str(db), "--proof", str(tune_id),
                             "--json", cwd=tmp_path).stdout)
+    writer = next(f for f in doc["findings"] if f["rule_id"] == "single-posix-writer")
+    assert {p["setting"]: p["verdict"] for p in writer["proof"]}["cb_nodes=4"] == "slower"
     small = next(f for f in doc["findings"] if f["rule_id"] == "small-requests")
-    verdicts = {p["setting"]: p["verdict"] for p in small["proof"]}
-    assert verdicts["romio_cb_write=enable"] == "slower"
-    assert verdicts["transfer=4194304"] == "predicted"
+    assert {p["setting"]: p["verdict"] for p in small["proof"]}["transfer=4194304"] \
+        == "predicted"
     assert all(p["verdict"] != "faster" for f in doc["findings"] for p in f["proof"])
 
 

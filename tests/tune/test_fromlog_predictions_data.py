@@ -84,6 +84,8 @@ FIXED = {
     "stepfiles-mpich.darshan": ({("collective", "true")}, set()),  # file-per-process
     # the regex dropped every export followed by a comment
     "blocks2nodes-mpich.darshan": ({("ompio.fcoll", "individual")}, set()),
+    # (the same: mpiio-time-skew's romio_cb_write disable as OMPIO's fcoll individual)
+    "hdf5_4ranks_collective_hyperslab.darshan": ({("ompio.fcoll", "individual")}, set()),
     # an MPI-IO file view predicted for a PnetCDF program (its fix: ncmpi_iput + wait_all;
     # the engine's PnetCDF backend has no file view)
     "pncput-openmpi.darshan": (set(), {("file-view", "true")}),

@@ -10,15 +10,16 @@ hyperslab, its strided read; pnc_checkpoint.f90, a Fortran PnetCDF non-blocking 
 
 What is known by construction and asserted:
 - HDF5's independent transfers of a strided selection reach MPI-IO as one call per piece
-  (the profile shows it), so ROMIO's collective-buffering hints (romio_cb_write,
-  romio_cb_read) cannot act on them: under MPICH such a hint is never proven faster; under
-  OMPIO the hint runs with the ROMIO switch beside it (the way diagnose's files pair them),
-  so what is measured is the switch.
-- Making the transfers collective is a change to the program's own calls: the proof never
-  labels it, it stays "predicted, not proven here" with the reason.
-- A log whose fixes are all code changes, or that has none (the PnetCDF checkpoint, whose
-  wait_all already aggregates), runs nothing beyond what it must: no empty "fix" is timed
-  against the unchanged command.
+  (the profile shows it), so no ROMIO hint can merge them: collective buffering acts only
+  inside collective calls, data sieving only inside one call of several pieces. diagnose
+  proposes none (was: romio_cb_write enable); collective transfers stay an experiment.
+- Collective HDF5 metadata made h5_slab slower under MPICH: it is an experiment, never the
+  first predicted setting, and the finding says what was measured.
+- The PnetCDF checkpoint's collective writes under OMPIO spend their time in OMPIO's
+  exchange (MPI-IO far above POSIX): diagnose predicts OMPI_MCA_fcoll=two_phase, which the
+  proof step runs on the command (was: no setting at all).
+- A log whose fixes are all code changes runs nothing: no empty "fix" is timed against
+  the unchanged command.
 - Whatever the machine's noise: a fix whose runs were slower than the unchanged command's is
   never labelled proven faster, and one labelled slower did run slower.
 """
@@ -38,7 +39,7 @@ from typing import Any
 import pytest
 
 from iolab.tune.fromlog import Prediction
-from iolab.tune.proof import ROMIO_SWITCH, plan
+from iolab.tune.proof import plan
 
 PROGS = Path(__file__).resolve().parent / "progs"
 METRIC = r"([0-9.]+) MiB/s"  # the programs' own bandwidth line (higher is better)
@@ -135,56 +136,66 @@ def _stored(tmp: Path, tune_id: int) -> tuple[str, int]:
     return status, runs
 
 
-@pytest.mark.slow
+def _collective_only_settings(report: dict[str, Any]) -> list[tuple[str, str]]:
+    from iolab.settings.catalogue import setting
+
+    return [(f["rule_id"], s["setting"]) for f in report["findings"]
+            for s in f["fix"]["settings"]
+            if (row := setting(s["setting"])) is not None and row.collective_only]
+
+
 @pytest.mark.parametrize("mpi", ["openmpi", "mpich"])
-def test_hdf5_strided_write_proof_on_the_program(mpi: str, tmp_path: Path) -> None:
-    """The strided HDF5 write: diagnose's ROMIO hint is measured on the program (with the
-    ROMIO switch under OMPIO), collective transfers stay a prediction, every label follows
-    the runs; under MPICH the hint cannot act on independent calls and is never proven."""
+def test_independent_strided_hdf5_gets_no_collective_buffering_hint(
+        mpi: str, tmp_path: Path) -> None:
+    """expected: HDF5's independent strided transfers (one MPI-IO call per 64 B piece) get
+    no romio_cb_write / cb_* / fcoll setting, and the text says why no hint merges the
+    pieces; collective transfers stay an experiment / was: romio_cb_write enable in a hints
+    file, which acts only inside collective calls (the proof measured nothing but the
+    ROMIO switch under OMPIO, noise under MPICH)."""
     exe = _hdf5_program(mpi, tmp_path)
     argv = [str(exe), "strided-write", str(tmp_path / "s.h5"), str(N), str(BLOCK)]
-    log = _profile(tmp_path, mpi, argv, "sw")
-    _one_call_per_piece(_diagnose(tmp_path, log), "write")
-    doc = _prove(tmp_path, log, mpi, argv)
-    assert doc["implementation"] == ("ompio" if mpi == "openmpi" else "romio")
-    hint = next(f for f in doc["fixes"] if f["params"] == {"romio_cb_write": "enable"})
-    assert hint["env"] == (ROMIO_SWITCH if mpi == "openmpi" else {})
-    assert len(hint["values"]) == len(doc["baseline"]["values"]) == 4
-    if mpi == "mpich":  # inert by construction: a gain is noise, never a proof worth 15%
-        assert not (hint["verdict"] == "faster" and hint["speedup"] > 1.15), hint
-    _labels_follow_the_runs(doc)
-    _code_changes_stay_predictions(doc, {"collective", "transfer", "hdf5.coll-metadata"})
-    assert _stored(tmp_path, doc["id"]) == ("done", 4 * (len(doc["fixes"]) + 1))
-    # diagnose --proof shows the verdict beside the small-requests fix it belongs to
-    shown = _diagnose(tmp_path, log, "--db", str(tmp_path / "r.db"), "--proof", str(doc["id"]))
-    small = next(f for f in shown["findings"] if f["rule_id"] == "small-requests")
-    assert {p["verdict"] for p in small["proof"]} >= {hint["verdict"], "predicted"}
-    cb = next(f for f in shown["findings"] if f["rule_id"] == "collective-buffering")
-    assert [p["verdict"] for p in cb["proof"]] == ["predicted"]
+    report = _diagnose(tmp_path, _profile(tmp_path, mpi, argv, "sw"))
+    _one_call_per_piece(report, "write")
+    assert _collective_only_settings(report) == []
+    small = next(f for f in report["findings"] if f["rule_id"] == "small-requests")
+    assert "one contiguous piece, so no hint merges them" in small["fix"]["text"]
+    assert any(c["change"] == "collective transfers" and c["experiment"]
+               for c in small["fix"]["code_changes"])
 
 
-@pytest.mark.slow
-def test_hdf5_strided_read_under_ompio_proves_the_romio_switch(tmp_path: Path) -> None:
-    """The strided HDF5 read under Open MPI: romio_cb_read cannot act on independent reads,
-    so its run measures the ROMIO switch beside it, whose per-call path is the lighter one
-    for 64 B reads: never labelled slower; every label follows the runs."""
-    exe = _hdf5_program("openmpi", tmp_path)
-    data = str(tmp_path / "s.h5")
-    launch = [*MPI["openmpi"][1], "-np", str(NP)]
-    subprocess.run([*launch, str(exe), "strided-write", data, str(N), str(BLOCK)], check=True,
-                   capture_output=True, timeout=120)
-    argv = [str(exe), "strided-read", data, str(N), str(BLOCK)]
-    log = _profile(tmp_path, "openmpi", argv, "sr")
-    report = _diagnose(tmp_path, log)
-    _one_call_per_piece(report, "read")
-    assert report["job"]["mpiio_implementation"].lower() == "ompio"
-    doc = _prove(tmp_path, log, "openmpi", argv)
-    hint = next(f for f in doc["fixes"] if f["params"] == {"romio_cb_read": "enable"})
-    assert hint["env"] == ROMIO_SWITCH and hint["verdict"] in ("faster", "no-effect"), hint
-    _labels_follow_the_runs(doc)
-    _code_changes_stay_predictions(doc, {"collective", "transfer"})
-    # a read job is never handed a write setting to prove
-    assert not any(k.startswith("romio_cb_write") for f in doc["fixes"] for k in f["params"])
+def test_collective_metadata_is_an_experiment_not_the_top_fix(tmp_path: Path) -> None:
+    """expected: on h5_slab (MPICH, the shapes where H5Pset_coll_metadata_write made the
+    program 0.26x-0.39x), hdf5-metadata-alignment is an experiment that says what was
+    measured (the H5F/H5D metadata time, the MPI-IO open/close in it) and its collective
+    metadata is never the first predicted setting / was: a waste finding owning the H5F
+    time (mostly MPI_File_open/close), first in the report, hdf5.coll-metadata the top fix."""
+    exe = _hdf5_program("mpich", tmp_path)
+    for shape in (["contig-write", str(tmp_path / "c.h5"), str(N)],
+                  ["strided-write", str(tmp_path / "s.h5"), str(N), str(BLOCK)]):
+        log = _profile(tmp_path, "mpich", [str(exe), *shape], shape[0])
+        report = _diagnose(tmp_path, log)
+        meta = next(f for f in report["findings"] if f["rule_id"] == "hdf5-metadata-alignment")
+        assert meta["kind"] == "experiment" and meta["cost_s"] is None, meta
+        ev = meta["evidence"]
+        assert ev["cost_from"] == "H5F/H5D metadata time"
+        assert 0 < ev["mpiio_open_close_time_s"] <= ev["hdf5_metadata_time_s"] + 1e-6
+        assert "in MPI-IO's open and close" in meta["summary"]
+        assert all(c["experiment"] for c in meta["fix"]["code_changes"]
+                   if c["knob"] == "hdf5.coll-metadata")
+        top = report["summary"]["top_fix_savings"]
+        assert not top or top[0]["rule_id"] != "hdf5-metadata-alignment", top
+        from iolab.diagnose.config import Thresholds
+        from iolab.diagnose.report import diagnose
+        from iolab.model.job import build_model
+        from iolab.sources import load_source
+        from iolab.tune.fromlog import predictions
+        preds = predictions(diagnose(build_model([load_source(str(log))]), Thresholds()))
+        # a waste finding's setting always comes before the experiment's
+        waste = {f["rule_id"] for f in report["findings"] if f["kind"] == "waste"}
+        knobs = [p.knob for p in preds]
+        assert "hdf5.coll-metadata" in knobs and meta["severity"] != "high"
+        assert all(knobs.index("hdf5.coll-metadata") > i
+                   for i, p in enumerate(preds) if p.rule in waste), preds
 
 
 @pytest.mark.parametrize("mpi", ["openmpi", "mpich"])
@@ -204,20 +215,25 @@ def test_hdf5_contiguous_write_with_only_code_fixes_times_no_empty_fix(
     assert _stored(tmp_path, doc["id"]) == ("done", 0)
 
 
-def test_pnetcdf_nonblocking_checkpoint_with_nothing_to_prove(tmp_path: Path) -> None:
-    """expected: the Fortran PnetCDF checkpoint (iput + wait_all, aggregated by PnetCDF into
-    collective writes) gets no predicted setting, and the proof says so without a run / was:
-    an empty candidate timed against the unchanged command."""
+def test_pnetcdf_checkpoint_under_ompio_gets_fcoll_two_phase_not_slower(
+        tmp_path: Path) -> None:
+    """expected: the Fortran PnetCDF checkpoint under OMPIO (3072 pieces of 128 B a rank in
+    each wait_all's collective write; MPI-IO ~0.3 s a rank over 3 ms of POSIX: OMPIO's
+    exchange) gets mpiio-time-skew with OMPI_MCA_fcoll=two_phase, which the proof step runs
+    on the command and never labels slower / was: an information finding only, nothing to
+    prove."""
     exe = _pnetcdf_program(tmp_path)
-    argv = [str(exe), str(tmp_path / "ckpt.nc"), "16", "256", "2"]
+    argv = [str(exe), str(tmp_path / "ckpt.nc"), "16", "1024", "4"]
     log = _profile(tmp_path, "openmpi", argv, "nb")
     report = _diagnose(tmp_path, log)
-    assert report["summary"] and report["job"]["nprocs"] == NP
-    out = _iolab("tune", "--db", str(tmp_path / "r.db"), "--from-log", str(log), "--metric",
-                 METRIC, "--", *MPI["openmpi"][1], "-np", str(NP), *argv, cwd=tmp_path)
-    assert out.returncode == 0, out.stderr
-    assert "diagnose predicts no setting for this log: nothing to prove" in out.stdout
-    assert "proof run" not in out.stderr
+    skew = next(f for f in report["findings"] if f["rule_id"] == "mpiio-time-skew")
+    assert {(s["setting"], s["value"], s["library"]) for s in skew["fix"]["settings"]} >= {
+        ("fcoll", "two_phase", "ompio")}
+    assert skew["evidence"]["mpiio_slowest_s"] > 10 * skew["evidence"]["posix_slowest_s"]
+    doc = _prove(tmp_path, log, "openmpi", argv)
+    fcoll = next(f for f in doc["fixes"] if f["params"] == {"ompio.fcoll": "two_phase"})
+    assert fcoll["verdict"] in ("faster", "no-effect"), fcoll
+    _labels_follow_the_runs(doc)
 
 
 def test_plan_without_a_usable_setting_has_no_candidate() -> None:

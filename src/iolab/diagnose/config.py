@@ -107,6 +107,9 @@ class Thresholds:
     tiny_collective_calls: int = _t(1000, "calls", "small collective calls per rank on one "
                                     "file that trigger")
     slow_close_s: float = _t(1.0, "s", "a close or flush slower than this triggers")
+    hdf5_metadata_share: float = _t(0.10, "share", "HDF5 metadata requests whose traced time "
+                                    "is this share of the run are waste; below it (or "
+                                    "untraced) collective metadata is an experiment")
     tiny_file_min_s: float = _t(60.0, "s", "time on one small file that triggers")
 
     @classmethod

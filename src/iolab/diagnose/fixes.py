@@ -25,6 +25,8 @@ import shlex
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from iolab.diagnose.jobfacts import (
     LUSTRE_STRIPE_MAX,
     LUSTRE_STRIPE_UNIT,
@@ -95,18 +97,25 @@ def _hint_value(facts: JobFacts, key: str, value: str) -> str | None:
     return str(n)
 
 
-def _valid_hints(facts: JobFacts, model: Model, hints: Mapping[str, str]
-                 ) -> tuple[dict[str, str], list[str]]:
+def _valid_hints(facts: JobFacts, model: Model, hints: Mapping[str, str],
+                 named: Iterable[str] = ()) -> tuple[dict[str, str], list[str]]:
     """The hints worth setting: known names, valid values, not ROMIO's default, not already
-    in effect for every file of the job (iolab profiles record the hints in effect)."""
+    in effect for every file of the job (iolab profiles record the hints in effect), and a
+    hint read only inside collective calls only where the program makes some (on the
+    ``named`` files, all of the job's without names)."""
     kept: dict[str, str] = {}
     dropped: list[str] = []
     in_effect = list(model.job.hints.values())
     for key, value in hints.items():
         v = _hint_value(facts, key, value)
         row = catalogue.setting(key)
+        d = "write" if key.endswith("_write") else "read" if key.endswith("_read") else None
         if v is None:
             dropped.append(f"{key}={value} (not valid for this job)")
+        elif row is not None and row.collective_only and not collective_calls(model, named, d):
+            # a hints file cannot act on independent calls (issue 32: it measured nothing)
+            dropped.append(f"{key}={v} (acts only inside collective calls; the program's "
+                           f"{d + ' ' if d else ''}calls on these files are independent)")
         elif key == "cb_config_list" and not facts.nodes:
             # *:N asks N aggregators on each node; how many that is, and whether they spread
             # over the job's nodes, the log cannot tell (it gives no node count)
@@ -167,7 +176,7 @@ def romio_hints(model: Model, hints: Mapping[str, str], stem: str = "romio_hints
     named = list(paths)
     if lib.name == "none" or (named and not set(named) & facts.mpi_paths):
         return []
-    kept, dropped = _valid_hints(facts, model, hints)
+    kept, dropped = _valid_hints(facts, model, hints, named)
     _stripe_of_named(facts, named, kept, dropped)
     if not kept:
         return []
@@ -198,6 +207,119 @@ def romio_hints(model: Model, hints: Mapping[str, str], stem: str = "romio_hints
     if lib.io != "ompio":  # the library's own form first
         out.sort(key=lambda a: a.kind == "ompio-mca")
     return out
+
+
+def collective_calls(model: Model, paths: Iterable[str] = (), direction: str | None = None
+                     ) -> bool:
+    """The program reaches these files (every MPI-IO file of the job when none is named)
+    with collective calls in ``direction`` (either without one): what collective-buffering
+    hints and OMPIO's fcoll parameters need, as ROMIO and OMPIO read them only inside
+    collective calls. Where the log has the file's HDF5 or PnetCDF records, the library's
+    data calls decide (H5D_USE_MPIIO_COLLECTIVE; PNETCDF_VAR_COLL_*, or non-blocking
+    requests a collective wait completes): the MPI-IO layer's collective calls may be
+    metadata alone (HDF5's collective metadata, PnetCDF's header). Otherwise the MPI-IO
+    layer's collective, split-collective and non-blocking calls (Darshan counts
+    MPI_File_iwrite_all among the last)."""
+    names = {p: i for i, p in enumerate(model.files.paths)}
+    idx = [names[p] for p in paths if p in names]
+    if not idx:
+        idx = np.nonzero(model.layers.mpiio.present)[0].tolist()
+    dirs = (direction,) if direction in ("read", "write") else ("read", "write")
+    return any(_file_collective(model, i, dirs) for i in idx)
+
+
+def _file_collective(model: Model, i: int, dirs: tuple[str, ...]) -> bool:
+    h5d, var = model.mods.get("H5D"), model.mods.get("PNETCDF_VAR")
+    if h5d is not None and len(h5d) and (h5d.file_index == i).any():
+        rows = h5d.file_index == i
+        moved = sum(int(h5d.pos(f"H5D_{'WRITES' if d == 'write' else 'READS'}")[rows].sum())
+                    for d in dirs)
+        return moved > 0 and bool(h5d.pos("H5D_USE_MPIIO_COLLECTIVE")[rows].sum() > 0)
+    if var is not None and len(var) and (var.file_index == i).any():
+        rows = var.file_index == i
+        pf = model.mods.get("PNETCDF_FILE")
+        frows = None if pf is None else pf.file_index == i
+        indep_waits = (pf is not None and frows is not None and frows.any()
+                       and pf.has("PNETCDF_FILE_COLL_WAITS")
+                       and int(pf.pos("PNETCDF_FILE_COLL_WAITS")[frows].sum()) == 0)
+        for d in dirs:
+            op = "WRITES" if d == "write" else "READS"
+            if var.pos(f"PNETCDF_VAR_COLL_{op}")[rows].sum() > 0:
+                return True
+            if var.pos(f"PNETCDF_VAR_NB_{op}")[rows].sum() > 0 and not indep_waits:
+                return True
+        return False
+    calls = model.layers.calls
+    return any(float(calls.of(d)[k][i]) > 0 for d in dirs for k in ("COLL", "SPLIT", "NB"))
+
+
+def sieving_acts(model: Model, paths: Iterable[str], direction: str) -> bool:
+    """ROMIO's data sieving (romio_ds_read / romio_ds_write) can act on these independent
+    calls: each MPI-IO call covers several pieces of the file (its bytes per call at least
+    twice the POSIX requests' beneath it, no more POSIX bytes than MPI-IO bytes: ROMIO went
+    piece by piece, its path with sieving off). ADIOI_GEN_WriteStrided / ReadStrided
+    (ad_write_str.c, ad_read_str.c) sieve only inside one call through a noncontiguous file
+    view; a call of one contiguous piece (HDF5's independent transfers of a hyperslab reach
+    MPI-IO so) goes straight to ADIO_WriteContig / ReadContig, which no hint merges."""
+    names = {p: i for i, p in enumerate(model.files.paths)}
+    idx = [names[p] for p in paths if p in names]
+    if not idx:
+        return False
+    L = model.layers
+    w = direction == "write"
+    m_ops = float(L.calls.total(direction)[idx].sum())
+    m_bytes = float((L.mpiio.bytes_written if w else L.mpiio.bytes_read)[idx].sum())
+    p_ops = float((L.posix.writes if w else L.posix.reads)[idx].sum())
+    p_bytes = float((L.posix.bytes_written if w else L.posix.bytes_read)[idx].sum())
+    if m_ops <= 0 or p_ops <= 0:
+        return False
+    return p_bytes <= 1.05 * m_bytes and m_bytes / m_ops >= 2 * (p_bytes / p_ops)
+
+
+def ompio_parameters_file(model: Model, params: Mapping[str, str], stem: str,
+                          paths: Iterable[str] = (), why: str = "") -> list[Artifact]:
+    """OMPIO's own MCA parameters (catalogue rows, values checked) as ``STEM.ompio.env``, for
+    a job that ran OMPIO; nothing under another library or for parameters read only inside
+    collective calls where the program makes none."""
+    if job_facts(model).mpi.io != "ompio":
+        return []
+    named = list(paths)
+    kept: dict[str, str] = {}
+    for key, value in params.items():
+        row = catalogue.setting(key)
+        v = None if row is None or row.is_hint else catalogue.parse(row, value)
+        if v is not None and not (row is not None and row.collective_only
+                                  and not collective_calls(model, named)):
+            kept[key] = v
+    if not kept:
+        return []
+    name = f"{stem}.ompio.env"
+    lines = [f"# Open MPI's OMPIO ran this job{': ' + why if why else ''}."]
+    lines += [f"export {catalogue.mca_env(catalogue.setting(k))}={v}"  # type: ignore[arg-type]
+              for k, v in kept.items()]
+    return [Artifact("ompio-mca", name, "\n".join(lines) + "\n",
+                     "Open MPI (OMPIO): source before mpirun",
+                     settings=_changes(kept, "ompio", tuple(dict.fromkeys(named)), name))]
+
+
+def independent_pieces(model: Model, paths: Iterable[str], direction: str | None
+                       ) -> tuple[str, list[Artifact]]:
+    """What a hint can do for small independent calls on these files, as (a sentence, the
+    hints files): data sieving where each call covers several pieces (sieving_acts), none
+    where each call is one piece, and why."""
+    paths = list(paths)
+    d = "read" if direction == "read" else "write"
+    if sieving_acts(model, paths, d):
+        key, buf = f"romio_ds_{d}", "ind_wr_buffer_size" if d == "write" else (
+            "ind_rd_buffer_size")
+        return ((f" Each independent call covers several pieces that ROMIO {d}s one by one: "
+                 f"data sieving ({key} enable, a hint that acts on independent calls) "
+                 + ("reads, fills and writes back" if d == "write" else "reads")
+                 + f" whole buffers ({buf}) around them."),
+                romio_hints(model, {key: "enable"}, "romio_hints_sieving", paths))
+    return ((" Each independent call is one contiguous piece, so no hint merges them: ROMIO "
+             "sieves only inside one call through a noncontiguous file view, and collective "
+             "buffering acts only inside collective calls."), [])
 
 
 def _changes(values: Mapping[str, str], library: str, scope: tuple[str, ...], file: str

@@ -7,7 +7,7 @@ JSON output is exactly this, the HTML and text renderers read the same objects).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -217,7 +217,10 @@ def diagnose(model: Model, th: Thresholds, rules: list[Rule] | None = None) -> R
                 # Sums of per-file bounds (a reduced record's slowest rank may differ from
                 # file to file) can exceed the run: nothing costs more than the run itself.
                 hit.cost_s = min(max(hit.cost_s, 0.0), run)
-            f = Finding(rule=rule, hit=hit, fix=rule.fix(model, hit, th), run_time_s=run)
+            # a hit may be of another kind than its rule (waste or an experiment)
+            kind = rule if hit.experiment in (None, rule.experiment) else replace(
+                rule, experiment=bool(hit.experiment))
+            f = Finding(rule=kind, hit=hit, fix=rule.fix(model, hit, th), run_time_s=run)
             if (model.job.mpiio_implementation == "OMPIO"
                     and any(a.kind == "romio-hints" for a in f.fix.artifacts)):
                 mca = any(a.kind == "ompio-mca" for a in f.fix.artifacts)

@@ -145,17 +145,20 @@ def _small_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
             artifacts=fixes.snippets("buffered_writes") if verb == "write" else [],
             code=larger)
     if hit.data.get("mpi"):
+        # independent calls: the collective-buffering hint waits for collective calls
+        # (romio_hints leaves it out until then); data sieving where it acts on them
+        sieve_text, sieve = fixes.independent_pieces(model, paths, hit.direction)
         return Fix(
             text=("Aggregate before the file system: collective "
                   + {"hdf5": "HDF5 transfers (H5Pset_dxpl_mpio with H5FD_MPIO_COLLECTIVE)",
                      "pnetcdf": "PnetCDF calls (ncmpi_*_all)"}.get(
                          fixes.io_layer(model, paths), "MPI-IO")
                   + " with a larger collective buffer, so that aggregators issue large "
-                  "contiguous requests."),
+                  "contiguous requests." + sieve_text),
             artifacts=fixes.romio_hints(model, {"romio_cb_write" if hit.direction == "write"
                                                 else "romio_cb_read": "enable"},
                                         paths=paths)
-            + fixes.collective_code(model, paths, hit.direction), code=larger)
+            + sieve + fixes.collective_code(model, paths, hit.direction), code=larger)
     return Fix(
         text=("Issue fewer, larger requests: gather data in memory and write/read it in "
               "blocks of 1 MiB or more, or buffer transparently with iolab buffer."),

@@ -71,6 +71,11 @@ class Hit:
     # cost_s is only an upper bound (the counters cannot split the time; a trace would):
     # shown as "at most", graded at most WARN, ranked after measured costs, owns no time.
     cost_bound: bool = False
+    # This hit proposes a change to try rather than waste found (True), or the opposite
+    # (False), whatever its rule's kind: e.g. hdf5-metadata-alignment finds waste only when
+    # the metadata requests' own time is measured and a real share of the run. None: the
+    # rule's kind (its ``experiment``).
+    experiment: bool | None = None
 
     def claimed(self) -> list[tuple[str, str]]:
         if self.claims is not None:
@@ -114,8 +119,12 @@ class Fix:
             elif c.knob and not old.knob:  # one entry per change: the one a knob stands for
                 code[key] = replace(c, snippet=c.snippet or old.snippet)
         self.code = list(code.values())
-        if any(c.experiment for c in self.code) and EXPERIMENT not in self.text:
-            self.text = self.text.rstrip() + f" Collective transfers are {EXPERIMENT}"
+        trials = list(dict.fromkeys(c.change for c in self.code if c.experiment))
+        if trials and EXPERIMENT not in self.text:
+            # "Collective transfers are", "Collective metadata is", "... and ... are"
+            what = " and ".join(trials)
+            verb = "are" if len(trials) > 1 or what.endswith("s") else "is"
+            self.text = self.text.rstrip() + f" {what[0].upper()}{what[1:]} {verb} {EXPERIMENT}"
             if any(a.name == "romio_switch.env" for a in self.artifacts):
                 self.text += (" (under Open MPI's OMPIO, with and without the switch to ROMIO "
                               "in romio_switch.env)")
