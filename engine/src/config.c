@@ -82,6 +82,22 @@ const iolab_option_t iolab_config_options[] = {
     {"unique-dir", "unique_dir", IOLAB_OPT_BOOL, "false", NULL, NULL,
      "fpp: each rank's file in its own directory <dir>/<rank>/ (created and removed; IOR -u)",
      O(unique_dir)},
+    /* --- IOR compatibility (the iolab ior front end's; see ior_order.h) --- */
+    {"random-seed", "random_seed", IOLAB_OPT_INT, "-1", NULL, NULL,
+     "--random in IOR's exact order (IOR --random-offset-seed): glibc random() seeded with "
+     "this (+ rank for fpp) shuffles as IOR does; -1: the engine's own order", O(random_seed)},
+    {"random-repeat", "random_repeat", IOLAB_OPT_BOOL, "false", NULL, NULL,
+     "IOR -z -z (random with repetition): per segment each rank moves one block drawn at "
+     "random from the whole file (its size on disk for reads), blocks may repeat; seeded by "
+     "--random-seed (-1: the clock)", O(random_repeat)},
+    {"random-prefill", "random_prefill_bytes", IOLAB_OPT_SIZE, "0", "bytes", NULL,
+     "with --random writes: first write each rank's blocks in order, this many bytes a call, "
+     "inside the timing but not counted (IOR --randomPrefill; divides --block; 0 = off)",
+     O(random_prefill)},
+    {"fpp-digits", "fpp_digits", IOLAB_OPT_INT, "0", "count", NULL,
+     "fpp: the rank in file names with at least this many digits (IOR: 8, "
+     "<path>.00000000; 0: <path>.0)", O(fpp_digits)},
+    /* --- end IOR compatibility --- */
     {"metadata", "metadata", IOLAB_OPT_ENUM, "off", NULL, "off|easy|hard",
      "metadata benchmark instead of data I/O (as mdtest): per rank create, stat, open+read, "
      "remove --md-files files; easy: empty files, a directory per rank; hard: 3901-byte files "

@@ -59,6 +59,12 @@ typedef struct iolab_cfg {
     bool fsync_per_write;      /* sync after every write call (IOR -Y) */
     double stonewall;          /* seconds; stop, then wear out to the furthest rank (IOR -D) */
     bool unique_dir;           /* fpp: each rank's file in its own directory (IOR -u) */
+    /* --- IOR compatibility (ior_order.c, phase.c; the iolab ior front end's options) --- */
+    int64_t random_seed;       /* --random: IOR's shuffle seeded so (-1: the engine's own) */
+    bool random_repeat;        /* IOR -z -z: a random block per segment, repeats allowed */
+    uint64_t random_prefill;   /* IOR --randomPrefill: bytes per prefill call (0: none) */
+    int64_t fpp_digits;        /* fpp file names <path>.<rank> with this many digits */
+    /* --- end IOR compatibility --- */
     int metadata;              /* iolab_metadata_t: the metadata benchmark instead of I/O */
     uint64_t md_files;         /* metadata: files per rank */
     uint64_t md_size;          /* metadata: bytes per file (0: the preset's) */

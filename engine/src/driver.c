@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ior_order.h"
 #include "run.h"
 
 volatile sig_atomic_t iolab_interrupted = 0;
@@ -165,6 +166,39 @@ static int check_array_and_ior(const iolab_run_t *run, char *err, size_t len)
         return 0;
     return -1;
 }
+
+/* --- IOR compatibility: the options of ior_order.h and the file names --- */
+static int check_ior_compat(const iolab_run_t *run, char *err, size_t len)
+{
+    const iolab_cfg_t *c = &run->cfg;
+    int ior_order = c->random_repeat || (c->random && c->random_seed >= 0);
+    int fpp = c->layout == IOLAB_LAYOUT_FPP, seg = c->layout == IOLAB_LAYOUT_SEGMENTED;
+    if (c->random_seed < -1 || c->random_seed > 0x7fffffff)
+        snprintf(err, len, "--random-seed %lld: give 0 to 2147483647 (-1: the engine's own "
+                 "order)", (long long)c->random_seed);
+    else if (ior_order && (!(fpp || seg) || c->file_view))
+        snprintf(err, len, "--random-seed and --random-repeat follow IOR's order, which IOR "
+                 "has for --layout fpp and segmented (one call per transfer) only");
+    else if (ior_order && (c->threads > 1 || lockstep_calls(run)))
+        snprintf(err, len, "--random-seed and --random-repeat make IOR's calls one after "
+                 "another on each rank: drop --threads and --collective (and the collective "
+                 "sync per write of api %s)", run->be->name);
+    else if (c->random_prefill && !(c->random || c->random_repeat))
+        snprintf(err, len, "--random-prefill fills the file before random writes: add "
+                 "--random (IOR refuses randomPrefill without -z too)");
+    else if (c->random_prefill && c->block % c->random_prefill)
+        snprintf(err, len, "--random-prefill %llu must divide --block %llu",
+                 (unsigned long long)c->random_prefill, (unsigned long long)c->block);
+    else if (c->random_prefill && c->stonewall > 0)
+        snprintf(err, len, "--random-prefill with --stonewall: IOR prefills segment by "
+                 "segment inside the deadline there, the engine does not; drop one of them");
+    else if (c->fpp_digits < 0 || c->fpp_digits > 32)
+        snprintf(err, len, "--fpp-digits %lld: give 0 to 32", (long long)c->fpp_digits);
+    else
+        return 0;
+    return -1;
+}
+/* --- end IOR compatibility --- */
 
 static int check_combinations(const iolab_run_t *run, char *err, size_t len)
 {
@@ -370,7 +404,8 @@ static int validate(iolab_run_t *run, char *err, size_t len)
                           err, len) != 0 ||
         setup_array(run, err, len) != 0)
         return -1;
-    if (check_metadata(run, err, len) != 0 || check_combinations(run, err, len) != 0)
+    if (check_metadata(run, err, len) != 0 || check_combinations(run, err, len) != 0 ||
+        check_ior_compat(run, err, len) != 0)
         return -1;
     if (iolab_hints_collect(&run->hints, c, err, len) != 0)
         return -1;
@@ -616,6 +651,7 @@ static int start(iolab_run_t *run, int argc, char **argv)
         return 2;
     }
     make_comms(run);
+    run->ior_seed = iolab_ior_order_seed(run);
     return -1;
 }
 

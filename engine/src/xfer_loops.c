@@ -40,9 +40,11 @@ static int moved(worker_t *w, int64_t n, uint64_t want)
  * block's transfers in a random order (the same in every block); the segmented shared file
  * deals each segment's transfers to random ranks; strided (no IOR twin) permutes the rank's
  * own transfers. */
-static uint64_t xfer_offset(const worker_t *w, uint64_t i)
+static uint64_t xfer_offset(worker_t *w, uint64_t i)
 {
     const iolab_layout_t *l = &w->run->layout;
+    if (w->ior)  /* IOR's own order (ior_order.h) */
+        return iolab_ior_order_offset(w->ior, &w->cursor, l->transfer, i);
     if (!w->run->cfg.random)
         return iolab_layout_offset(l, w->lr, i);
     if (w->slots) {

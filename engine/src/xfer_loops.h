@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 
+#include "ior_order.h"
 #include "run.h"
 
 /* In-phase progress (--progress): rank 0's first worker prints it, nobody else. */
@@ -33,6 +34,8 @@ typedef struct worker {
     uint64_t seed;              /* --random: the order of this rank's transfers */
     const uint64_t *slots;      /* --random, segmented: this rank's slots of a segment */
     uint64_t nslots;
+    const iolab_ior_order_t *ior; /* --random-seed / --random-repeat: IOR's order, or NULL */
+    iolab_ior_cursor_t cursor;  /* --random-repeat: this worker's draws */
     double deadline;            /* --stonewall: MPI_Wtime to stop at (0: none) */
     uint64_t next;              /* --stonewall: the next transfer index to do */
     int sw_hit;                 /* --stonewall: stopped at the deadline */

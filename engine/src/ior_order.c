@@ -1,0 +1,150 @@
+/* iolab-bench: IOR 4.1's random offsets (see ior_order.h). */
+#define _DEFAULT_SOURCE
+#include "ior_order.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+int64_t iolab_ior_order_seed(const iolab_run_t *run)
+{
+    int64_t seed = run->cfg.random_seed;
+    if (seed < 0 && run->cfg.random_repeat) {
+        seed = (int64_t)time(NULL);
+        MPI_Bcast(&seed, 1, MPI_INT64_T, 0, run->world);
+    }
+    return seed;
+}
+
+/* glibc's random() stream of srandom(seed), on a state of its own (TYPE_3, 128 bytes, as
+ * the process-wide one that IOR's srandom/rand use). */
+typedef struct glibc_rand {
+    struct random_data data;
+    char state[128];
+} glibc_rand_t;
+
+static void rand_seed(glibc_rand_t *g, unsigned seed)
+{
+    memset(g, 0, sizeof *g);
+    initstate_r(seed, g->state, sizeof g->state, &g->data);
+}
+
+static int64_t rand_next(glibc_rand_t *g)
+{
+    int32_t r = 0;
+    random_r(&g->data, &r);
+    return r;
+}
+
+uint64_t iolab_ior_rand64(iolab_ior_cursor_t *c)
+{
+    static const uint64_t mul_hi = 0x0fc94e3bf4e9ab32ull, mul_lo = 0x866458cd56f5e605ull;
+    uint64_t lo = c->lo * mul_lo;
+    uint64_t hi = c->hi * mul_hi + (lo >> 32);
+    c->lo = lo;
+    c->hi = hi;
+    return hi;
+}
+
+/* -z: IOR's GetOffsetArrayRandom for logical rank lr. Returns the count or -1. */
+static int64_t permutation(const iolab_run_t *run, int lr, int64_t seed, iolab_ior_order_t *o)
+{
+    const iolab_layout_t *l = &run->layout;
+    int fpp = l->kind == IOLAB_LAYOUT_FPP;
+    glibc_rand_t g;
+    rand_seed(&g, (unsigned)(fpp ? seed + lr : seed));
+    uint64_t n = 0, slots = (uint64_t)l->ranks * l->block / l->transfer;
+    if (fpp)
+        n = l->block / l->transfer;
+    else
+        for (uint64_t k = 0; k < slots; k++)
+            n += rand_next(&g) % l->ranks == lr;
+    o->offs = malloc((n ? n : 1) * sizeof *o->offs);
+    if (!o->offs)
+        return -1;
+    if (fpp) {
+        for (uint64_t i = 0; i < n; i++)
+            o->offs[i] = i * l->transfer;
+    } else {
+        rand_seed(&g, (unsigned)seed);  /* IOR deals again from the same seed */
+        uint64_t m = 0;
+        for (uint64_t k = 0; k < slots; k++)
+            if (rand_next(&g) % l->ranks == lr)
+                o->offs[m++] = k * l->transfer;
+    }
+    for (uint64_t i = 0; i < n; i++) {  /* IOR's shuffle: swap i with rand() % n */
+        uint64_t v = (uint64_t)rand_next(&g) % n, tmp = o->offs[v];
+        o->offs[v] = o->offs[i];
+        o->offs[i] = tmp;
+    }
+    o->n = n;
+    return (int64_t)n;
+}
+
+int64_t iolab_ior_order_make(const iolab_run_t *run, int op, int lr, int64_t seed,
+                             uint64_t file_bytes, iolab_ior_order_t *o)
+{
+    const iolab_layout_t *l = &run->layout;
+    int fpp = l->kind == IOLAB_LAYOUT_FPP;
+    memset(o, 0, sizeof *o);
+    if (!run->cfg.random_repeat && (!run->cfg.random || seed < 0))
+        return 0;
+    o->on = 1;
+    o->per_block = l->block / l->transfer;
+    o->seg_bytes = fpp ? l->block : (uint64_t)l->ranks * l->block;
+    if (!run->cfg.random_repeat)
+        return permutation(run, lr, seed, o);
+    o->repeat = 1;
+    uint64_t s = (uint64_t)(fpp ? seed + lr : seed);
+    o->state = s * (uint64_t)(lr + 1);
+    o->nblocks = file_bytes / l->block ? file_bytes / l->block : 1;
+    o->last_first = op == IOLAB_WRITE && (fpp || run->rank == 0);
+    o->n = o->per_block;
+    return (int64_t)o->n;
+}
+
+void iolab_ior_order_free(iolab_ior_order_t *o)
+{
+    free(o->offs);
+    o->offs = NULL;
+}
+
+uint64_t iolab_ior_order_offset(const iolab_ior_order_t *o, iolab_ior_cursor_t *c,
+                                uint64_t transfer, uint64_t i)
+{
+    uint64_t s = i / o->n, j = i % o->n;
+    if (!o->repeat)
+        return s * o->seg_bytes + o->offs[j];
+    if (c->seg < 0) {
+        c->hi = 0;
+        c->lo = o->state;
+    }
+    while (c->seg < (int64_t)s) {  /* one draw per segment, in order, as IOR */
+        uint64_t r = iolab_ior_rand64(c);
+        c->seg++;
+        c->block = c->seg == 0 && o->last_first ? o->nblocks - 1 : r % o->nblocks;
+    }
+    return c->block * o->per_block * transfer + j * transfer;
+}
+
+int iolab_ior_prefill(iolab_run_t *run, void *fh, int lr)
+{
+    const iolab_layout_t *l = &run->layout;
+    uint64_t size = run->cfg.random_prefill;
+    int e = 0;
+    unsigned char *buf = fh ? malloc(size) : NULL;
+    if (fh && !buf)
+        e = ENOMEM;
+    if (buf)
+        memset(buf, 0xff, size);  /* IOR's "invalid data" */
+    for (uint64_t s = 0; buf && !e && s < l->segments; s++)
+        for (uint64_t j = 0; !e && j < l->block / size; j++) {
+            uint64_t off = iolab_layout_offset(l, lr, s * (l->block / l->transfer)) + j * size;
+            int64_t n = run->be->xfer(fh, IOLAB_WRITE, buf, off, size);
+            e = n < 0 ? (int)-n : (uint64_t)n != size ? EIO : 0;
+        }
+    free(buf);
+    MPI_Barrier(run->world);  /* IOR: no rank runs ahead of the others' prefill */
+    return e;
+}
