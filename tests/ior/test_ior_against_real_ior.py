@@ -5,12 +5,17 @@ Skipped, with the reason, when no real IOR is named."""
 from __future__ import annotations
 
 import json
+import re
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 from ior_helpers import mpirun_env, run_iolab
+
+from iolab.ior.mapping import engine_args
+from iolab.ior.parse import parse_command_line
 
 
 def real_ior_run(ior: Path, words: list[str], cwd: Path) -> str:
@@ -64,20 +69,16 @@ LINES = [
     ["-a", "MPIIO", "-c", "-k", "-t", "16k", "-b", "64k", "-s", "2"],
     ["-a", "POSIX", "-z", "-F", "-k", "-t", "4k", "-b", "64k"],
     ["-a", "DUMMY", "-k", "-t", "4k", "-b", "8k"],
+    ["-a", "POSIX", "-F", "-u", "-k", "-t", "16k", "-b", "32k"],
+    ["-a", "POSIX", "-z", "--random-offset-seed=3", "--randomPrefill=8k", "-k", "-t", "4k",
+     "-b", "32k", "-s", "2"],
 ]
 
 
 def files_written(folder: Path) -> list[tuple[str, int]]:
-    """(name with IOR's per-rank suffix made iolab's, size): IOR names PATH.00000000,
-    iolab PATH.0 (listed as left in docs/ior.md)."""
-    out = []
-    for p in sorted(folder.iterdir()):
-        name = p.name
-        stem, dot, rank = name.rpartition(".")
-        if dot and rank.isdigit():
-            name = f"{stem}.{int(rank)}"
-        out.append((name, p.stat().st_size))
-    return sorted(out)
+    """(name, size) of every file under folder, as IOR names them (PATH.00000000)."""
+    return sorted((str(p.relative_to(folder)), p.stat().st_size)
+                  for p in folder.rglob("*") if p.is_file())
 
 
 @pytest.mark.parametrize("words", LINES, ids=[" ".join(w) for w in LINES])
@@ -91,3 +92,70 @@ def test_same_files_and_sizes_as_real_ior(real_ior: Path, engine: Path, tmp_path
                     str(ours_dir / "f"))
     assert out.returncode == 0, out.stderr
     assert files_written(ours_dir) == files_written(theirs_dir)
+
+
+def rank_offsets(folder: Path, pattern: str) -> list[list[int]]:
+    """Each traced process's data offsets (strace -ff files), those with any."""
+    out = []
+    for f in sorted(folder.glob("tr.*")):
+        offs = [int(m.group(1)) for m in re.finditer(pattern, f.read_text())]
+        if offs:
+            out.append(offs)
+    return sorted(out)
+
+
+def traced(cmd: list[str], folder: Path) -> None:
+    """cmd is mpirun ... PROGRAM ...; each rank runs under strace -ff into folder/tr.*"""
+    if shutil.which("strace") is None:
+        pytest.skip("strace is not installed")
+    i = 4  # mpirun --oversubscribe -np 2 | PROGRAM
+    cmd[i:i] = ["strace", "-ff", "-qq", "-e", "trace=lseek,read,write,pwrite64,pread64", "-o",
+                str(folder / "tr")]
+    p = subprocess.run(cmd, env=mpirun_env(), capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr
+
+
+# IOR seeks then reads/writes; the engine preads/pwrites: the offsets of 4 KiB data calls
+IOR_SEEKS = r"lseek\(\d+, (\d+), SEEK_SET\)\s*= \d+\n(?:read|write)\(\d+, .*, 4096\)"
+ENGINE_CALLS = r"p(?:read|write)64\(\d+, .*, 4096, (\d+)\)\s*= 4096"
+
+
+@pytest.mark.parametrize("words", [
+    ["-w", "-z", "--random-offset-seed=7", "-t", "4k", "-b", "32k", "-s", "2"],
+    ["-w", "-z", "-F", "--random-offset-seed=7", "-t", "4k", "-b", "32k", "-s", "2"],
+], ids=["z shared", "z fpp"])
+def test_same_random_offsets_as_real_ior(real_ior: Path, engine: Path, tmp_path: Path,
+                                         words: list[str]) -> None:
+    """expected IOR's -z order call for call with --random-offset-seed / was the engine's
+    own shuffle (the same offsets in another order)."""
+    theirs, ours = tmp_path / "ior", tmp_path / "iolab"
+    theirs.mkdir()
+    ours.mkdir()
+    traced(["mpirun", "--oversubscribe", "-np", "2", str(real_ior), *words, "-o",
+            str(theirs / "f")], theirs)
+    args = engine_args(parse_command_line([*words, "-o", str(ours / "f")]).tests[0], 2,
+                       None, environ={})
+    traced(["mpirun", "--oversubscribe", "-np", "2", str(engine), *args, "--quiet",
+            "--json", str(tmp_path / "r.json")], ours)
+    want = rank_offsets(theirs, IOR_SEEKS)
+    assert want and rank_offsets(ours, ENGINE_CALLS) == want
+
+
+def test_same_random_with_repetition_reads_as_real_ior(real_ior: Path, engine: Path,
+                                                       tmp_path: Path) -> None:
+    """expected IOR -r -z -z's blocks (rand64, from the file's size) / was refused."""
+    folder = tmp_path / "data"
+    folder.mkdir()
+    f = str(folder / "f")
+    real_ior_run(real_ior, ["-w", "-k", "-t", "4k", "-b", "16k", "-s", "3", "-o", f], tmp_path)
+    read = ["-r", "-k", "-z", "-z", "--random-offset-seed=5", "-t", "4k", "-b", "8k", "-s",
+            "4", "-o", f]
+    theirs, ours = tmp_path / "ior", tmp_path / "iolab"
+    theirs.mkdir()
+    ours.mkdir()
+    traced(["mpirun", "--oversubscribe", "-np", "2", str(real_ior), *read], theirs)
+    args = engine_args(parse_command_line(read).tests[0], 2, None, environ={})
+    traced(["mpirun", "--oversubscribe", "-np", "2", str(engine), *args, "--quiet",
+            "--json", str(tmp_path / "r.json")], ours)
+    want = rank_offsets(theirs, IOR_SEEKS)
+    assert want and rank_offsets(ours, ENGINE_CALLS) == want

@@ -102,6 +102,11 @@ def test_ior_defaults_become_engine_options() -> None:
     (["-a", "HDF5", "--hdf5.setAlignment=4k", "--hdf5.collectiveMetadata"],
      ["hdf5", "--hdf5.align", "4096", "--hdf5.coll-metadata"], []),
     (["-w", "-r", "-R"], ["--verify"], []),
+    (["-r", "-z", "-z", "-t", "4k", "-b", "4k"], ["--random-repeat"], ["--random"]),
+    (["-z", "--random-offset-seed=7", "--randomPrefill=64k"],
+     ["--random", "--random-seed", "7", "--random-prefill", "65536"], ["--random-repeat"]),
+    (["-F"], ["--fpp-digits", "8"], []),
+    ([], [], ["--fpp-digits", "--random-seed"]),
 ])
 def test_ior_options_become_engine_options(words: list[str], present: list[str],
                                            absent: list[str]) -> None:
@@ -115,7 +120,9 @@ def test_reorder_across_nodes_shifts_to_another_node() -> None:
 
 
 @pytest.mark.parametrize("words,says", [
-    (["-z", "-z"], "-z once"),
+    (["-z", "-z"], "division by zero; nearest in iolab: -w -z"),
+    (["-z", "-t", "4k", "-b", "4k"], "multiple of -t above it"),
+    (["--randomPrefill=4k"], "add -z"),
     (["-D", "5"], "stoneWallingWearOut=1"),
     (["-m"], "nearest in iolab: -i N"),
     (["-a", "DAOS"], "DFuse"),

@@ -52,6 +52,7 @@ def engine_args(test: IorTest, ranks: int, nodes: int | None,
     api = engine_api(test)
     fpp = bool(p["filePerProc"])
     args = ["--api", api, "--layout", "fpp" if fpp else "segmented",
+            *(["--fpp-digits", "8"] if fpp else []),  # IOR's names: PATH.00000000
             "--transfer", str(p["transferSize"]), "--block", str(p["blockSize"]),
             "--segments", str(p["segmentCount"]), "--reps", str(p["repetitions"]),
             "--path", str(p["testFileName"])]
@@ -91,12 +92,7 @@ def _switches(test: IorTest, ranks: int, nodes: int | None) -> list[str]:
         args.append("--unique-dir")
     if p["reorderTasks"] and (nodes or 1) > 1:
         args.append("--reorder")  # on one node IOR -C reads each rank's own data
-    if p["randomOffset"] > 1:
-        raise UsageError(f"IOR -z -z ({test.spelled.get('randomOffset', '-z')} twice: random "
-                         "offsets with repeats) is not in the engine yet; nearest in iolab: "
-                         "-z once (iolab bench --random, each offset once)")
-    if p["randomOffset"]:
-        args.append("--random")
+    args += _random_args(test)
     if p["deadlineForStonewalling"] > 0:
         if not p["stoneWallingWearOut"]:
             raise UsageError(
@@ -108,6 +104,32 @@ def _switches(test: IorTest, ranks: int, nodes: int | None) -> list[str]:
         raise UsageError(f"IOR -N {p['numTasks']}: only {ranks} rank(s) are launched and "
                          "the engine runs on all of them; nearest in iolab: iolab ior --np "
                          f"{p['numTasks']}")
+    return args
+
+
+def _random_args(test: IorTest) -> list[str]:
+    """IOR's -z (-z -z) with its seed and prefill, refused where IOR refuses or fails."""
+    p = test.params
+    z = int(p["randomOffset"])
+    said = test.spelled.get("randomOffset", "-z")
+    if z and p["blockSize"] == p["transferSize"] and z == 1:
+        raise UsageError(f"IOR {said} with -b equal to -t: IOR shuffles the transfers within "
+                         "a block and refuses one transfer per block too; give -b a multiple "
+                         "of -t above it")
+    if z > 1 and p["writeFile"]:
+        raise UsageError(f"IOR {said} {said} (random with repetition) with -w: IOR 4.1's write "
+                         "draws from a file size it has not set and stops with a division by "
+                         "zero; nearest in iolab: -w -z (each offset once), then -r -z -z")
+    args: list[str] = []
+    if z:
+        args.append("--random-repeat" if z > 1 else "--random")
+    if p["randomSeed"] != -1:
+        args += ["--random-seed", str(p["randomSeed"])]
+    if p["randomPrefill"]:
+        if not z:
+            raise UsageError("IOR --randomPrefill without -z: IOR refuses it too (it fills "
+                             "the file before random writes); add -z or drop it")
+        args += ["--random-prefill", str(p["randomPrefill"])]
     return args
 
 

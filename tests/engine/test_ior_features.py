@@ -1,0 +1,183 @@
+"""IOR 4.1's own orders and names in the engine, checked on real runs: --random-seed (IOR -z
+with --random-offset-seed: glibc random()'s shuffle), --random-repeat (IOR -z -z: IOR's
+rand64 draws a block per segment), --random-prefill (IOR --randomPrefill) and --fpp-digits
+(IOR's PATH.00000000 names). The expected offsets come from IOR's algorithms written again
+here in Python (glibc's random() through ctypes, rand64 in integers), never from the engine.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from engine_helpers import Engine, _env, doc, run_engine
+
+T = 4096
+MASK = (1 << 64) - 1
+
+
+def glibc_random(seed: int) -> list[int]:
+    """An endless-enough stream of glibc's random() after srandom(seed)."""
+    name = ctypes.util.find_library("c")
+    if name is None or "libc.so.6" not in name:
+        pytest.skip("glibc is not the C library here")
+    libc = ctypes.CDLL(name)
+    libc.srandom(ctypes.c_uint(seed))
+    libc.random.restype = ctypes.c_long
+    return [libc.random() for _ in range(4096)]
+
+
+def ior_permutation(ranks: int, rank: int, block: int, seed: int, fpp: bool) -> list[int]:
+    """IOR's GetOffsetArrayRandom: offsets within a segment in the order a rank moves them."""
+    slots = ranks * block // T
+    stream = iter(glibc_random(seed + rank if fpp else seed))
+    if fpp:
+        offs = [j * T for j in range(block // T)]
+    else:
+        offs = [k * T for k in range(slots) if next(stream) % ranks == rank]
+        stream = iter(glibc_random(seed)[slots:])  # IOR deals twice from the seed
+    n = len(offs)
+    for i in range(n):
+        v = next(stream) % n
+        offs[i], offs[v] = offs[v], offs[i]
+    return offs
+
+
+def ior_rand64_blocks(seed: int, rank: int, draws: int, nblocks: int) -> list[int]:
+    """IOR's -z -z: srand64(seed * (rank + 1)), one rand64() per segment, modulo blocks."""
+    hi, lo, out = 0, seed * (rank + 1), []
+    for _ in range(draws):
+        lo2 = (lo * 0x866458CD56F5E605) & MASK
+        hi = (hi * 0x0FC94E3BF4E9AB32 + (lo2 >> 32)) & MASK
+        lo = lo2
+        out.append(hi % nblocks)
+    return out
+
+
+def traced_offsets(engine: Engine, np_: int, args: list[str], out: Path,
+                   call: str) -> list[list[int]]:
+    """Each rank's offsets of `call` with T bytes, in order (strace -ff per rank)."""
+    if shutil.which("strace") is None:
+        pytest.skip("strace is not installed")
+    argv = engine.argv(np_, args)
+    i = argv.index(str(engine.binary))
+    argv[i:i] = ["strace", "-ff", "-qq", "-e", f"trace={call}", "-o", str(out / "tr")]
+    p = subprocess.run(argv, capture_output=True, text=True, env=_env(), timeout=120)
+    assert p.returncode == 0, p.stderr
+    per_rank = []
+    for f in sorted(out.glob("tr.*")):
+        offs = [int(m.group(1)) for m in re.finditer(
+            rf"{call}\(\d+, .*, {T}, (\d+)\) = {T}", f.read_text())]
+        if offs:
+            per_rank.append(offs)
+    return per_rank
+
+
+@pytest.mark.parametrize("layout", ["fpp", "segmented"])
+def test_random_seed_moves_iors_shuffled_offsets(engine: Engine, scratch: Path,
+                                                  tmp_path: Path, layout: str) -> None:
+    """expected IOR's -z order with --random-offset-seed 7 (glibc random(), per rank for
+    fpp, one deal for the shared file) / was the engine's own shuffle for every seed."""
+    ranks, block, segs, seed = 2, 8 * T, 2, 7
+    fpp = layout == "fpp"
+    got = traced_offsets(engine, ranks, [
+        "--layout", layout, "--transfer", str(T), "--block", str(block), "--segments",
+        str(segs), "--path", str(scratch / "f"), "--write", "--random", "--random-seed",
+        str(seed), "--quiet", "--json", str(tmp_path / "r.json")], tmp_path, "pwrite64")
+    want = []
+    for rank in range(ranks):
+        offs = ior_permutation(ranks, rank, block, seed, fpp)
+        step = block if fpp else ranks * block
+        want.append([s * step + o for s in range(segs) for o in offs])
+    assert sorted(got) == sorted(want)
+
+
+def test_random_repeat_draws_iors_blocks_from_the_file_on_disk(
+        engine: Engine, scratch: Path, tmp_path: Path) -> None:
+    """expected IOR -z -z on a read: per segment one block of the whole file drawn with
+    rand64 (the file's size on disk), its transfers in order / was not in the engine."""
+    path = str(scratch / "f")
+    w = run_engine(engine, 2, ["--layout", "segmented", "--transfer", str(T), "--block",
+                               str(4 * T), "--segments", "3", "--path", path, "--write",
+                               "--keep", "--quiet"], tmp_path)
+    assert w.rc == 0, w.why()
+    block, segs, seed = 2 * T, 5, 5
+    got = traced_offsets(engine, 2, [
+        "--layout", "segmented", "--transfer", str(T), "--block", str(block), "--segments",
+        str(segs), "--path", path, "--read", "--random-repeat", "--random-seed", str(seed),
+        "--keep", "--quiet", "--json", str(tmp_path / "r.json")], tmp_path, "pread64")
+    nblocks = 2 * 4 * T * 3 // block  # the file on disk, not this run's layout
+    want = [[b * block + j * T for b in ior_rand64_blocks(seed, rank, segs, nblocks)
+             for j in range(block // T)] for rank in range(2)]
+    assert sorted(got) == sorted(want)
+
+
+def test_random_repeat_write_starts_with_the_last_block(engine: Engine, scratch: Path,
+                                                        tmp_path: Path) -> None:
+    """expected the file at its full size from the first write (IOR writes the last block
+    first on rank 0) and the moved bytes counted / was not in the engine."""
+    r = run_engine(engine, 2, ["--layout", "segmented", "--transfer", str(T), "--block",
+                               str(2 * T), "--segments", "4", "--path", str(scratch / "f"),
+                               "--write", "--random-repeat", "--keep", "--quiet"], tmp_path)
+    assert r.rc == 0, r.why()
+    assert (scratch / "f").stat().st_size == 2 * 2 * T * 4
+    assert sum(p["bytes"] for p in r.phases("write")) == 2 * 2 * T * 4
+
+
+def test_random_prefill_writes_the_blocks_in_order_first(engine: Engine, scratch: Path,
+                                                         tmp_path: Path) -> None:
+    """expected each rank's blocks written in order in prefill-sized calls before the random
+    writes, the prefill's bytes not counted / was refused."""
+    if shutil.which("strace") is None:
+        pytest.skip("strace is not installed")
+    block, pf = 8 * T, 2 * T
+    argv = engine.argv(1, ["--layout", "fpp", "--transfer", str(T), "--block", str(block),
+                           "--segments", "2", "--path", str(scratch / "f"), "--write",
+                           "--random", "--random-prefill", str(pf), "--quiet", "--json",
+                           str(tmp_path / "r.json")])
+    i = argv.index(str(engine.binary))
+    argv[i:i] = ["strace", "-f", "-qq", "-e", "trace=pwrite64", "-o", str(tmp_path / "tr")]
+    p = subprocess.run(argv, capture_output=True, text=True, env=_env(), timeout=120)
+    assert p.returncode == 0, p.stderr
+    calls = [(int(m.group(1)), int(m.group(2))) for m in re.finditer(
+        r"pwrite64\(\d+, .*, (\d+), (\d+)\) = \d+", (tmp_path / "tr").read_text())]
+    prefill = [c for c in calls if c[0] == pf]
+    assert prefill == [(pf, j * pf) for j in range(2 * block // pf)]
+    assert calls.index(prefill[-1]) < min(calls.index(c) for c in calls if c[0] == T)
+    result = json.loads((tmp_path / "r.json").read_text())
+    assert [ph["bytes"] for r in result["repetitions"] for ph in r["phases"]] == [2 * block]
+
+
+def test_fpp_digits_names_files_as_ior(engine: Engine, scratch: Path) -> None:
+    """expected PATH.00000000 and PATH.00000001 (IOR's %08d) / was PATH.0 and PATH.1, which
+    a user's IOR script could not find."""
+    r = run_engine(engine, 2, ["--layout", "fpp", "--transfer", str(T), "--block", str(T),
+                               "--path", str(scratch / "testFile"), "--fpp-digits", "8",
+                               "--keep", "--quiet", "--verify"], scratch.parent)
+    assert r.rc == 0 and doc(r)["verify"]["errors"] == 0, r.why()
+    assert sorted(p.name for p in scratch.iterdir()) == ["testFile.00000000",
+                                                         "testFile.00000001"]
+
+
+@pytest.mark.parametrize("extra,says", [
+    (["--random-prefill", "4k"], "add --random"),
+    (["--random", "--random-prefill", "3k"], "must divide --block"),
+    (["--random", "--random-seed", "-5"], "--random-seed -5"),
+    (["--random-repeat", "--layout", "strided"], "fpp and segmented"),
+    (["--random-repeat", "--threads", "2"], "drop --threads"),
+    (["--fpp-digits", "40"], "--fpp-digits 40"),
+])
+def test_ior_options_refuse_bad_combinations_in_one_line(engine: Engine, scratch: Path,
+                                                         extra: list[str], says: str) -> None:
+    """expected exit 2, one line naming the option, nothing written."""
+    r = run_engine(engine, 2, ["--transfer", "4k", "--block", "16k", "--path",
+                               str(scratch / "f"), "--quiet", *extra], scratch.parent)
+    assert r.rc == 2 and says in r.stderr, r.why()
+    assert len(r.stderr.strip().splitlines()) == 1
+    assert not list(scratch.iterdir())
