@@ -97,6 +97,24 @@ const iolab_option_t iolab_config_options[] = {
     {"fpp-digits", "fpp_digits", IOLAB_OPT_INT, "0", "count", NULL,
      "fpp: the rank in file names with at least this many digits (IOR: 8, "
      "<path>.00000000; 0: <path>.0)", O(fpp_digits)},
+    {"remove-each-rep", "remove_each_rep", IOLAB_OPT_BOOL, "false", NULL, NULL,
+     "as IOR between repetitions: remove the files before each write (untimed; not with "
+     "--use-existing) and, unless --keep, after each repetition of a run that wrote them",
+     O(remove_each_rep)},
+    {"use-existing", "use_existing", IOLAB_OPT_BOOL, "false", NULL, NULL,
+     "with --remove-each-rep: write into the existing files, no removal first (IOR -E)",
+     O(use_existing)},
+    {"file-per-rep", "file_per_rep", IOLAB_OPT_BOOL, "false", NULL, NULL,
+     "each repetition its own files: names end in .<repetition> (IOR -m)", O(file_per_rep)},
+    {"phase-delay", "phase_delay_s", IOLAB_OPT_DOUBLE, "0", "s", NULL,
+     "every rank sleeps this long before each phase's starting barrier, untimed (IOR -d)",
+     O(phase_delay)},
+    {"step-barriers", "step_barriers", IOLAB_OPT_BOOL, "false", NULL, NULL,
+     "a barrier after the open and after the transfers of each phase, inside the timing "
+     "(IOR -g)", O(step_barriers)},
+    {"max-time", "max_time_s", IOLAB_OPT_DOUBLE, "0", "s", NULL,
+     "no phase starts once this many seconds have passed since the first (IOR -T, given "
+     "there in minutes; 0 = off)", O(max_time)},
     /* --- end IOR compatibility --- */
     {"metadata", "metadata", IOLAB_OPT_ENUM, "off", NULL, "off|easy|hard",
      "metadata benchmark instead of data I/O (as mdtest): per rank create, stat, open+read, "

@@ -64,6 +64,12 @@ typedef struct iolab_cfg {
     bool random_repeat;        /* IOR -z -z: a random block per segment, repeats allowed */
     uint64_t random_prefill;   /* IOR --randomPrefill: bytes per prefill call (0: none) */
     int64_t fpp_digits;        /* fpp file names <path>.<rank> with this many digits */
+    bool remove_each_rep;      /* IOR: remove before each write and after each repetition */
+    bool use_existing;         /* IOR -E: no removal before a write */
+    bool file_per_rep;         /* IOR -m: names get .<repetition> */
+    double phase_delay;        /* IOR -d: seconds every rank sleeps before a phase */
+    bool step_barriers;        /* IOR -g: barriers after open and after the transfers */
+    double max_time;           /* IOR -T: no phase starts after this many seconds (0: off) */
     /* --- end IOR compatibility --- */
     int metadata;              /* iolab_metadata_t: the metadata benchmark instead of I/O */
     uint64_t md_files;         /* metadata: files per rank */

@@ -194,6 +194,11 @@ static int check_ior_compat(const iolab_run_t *run, char *err, size_t len)
                  "segment inside the deadline there, the engine does not; drop one of them");
     else if (c->fpp_digits < 0 || c->fpp_digits > 32)
         snprintf(err, len, "--fpp-digits %lld: give 0 to 32", (long long)c->fpp_digits);
+    else if (c->use_existing && !c->remove_each_rep)
+        snprintf(err, len, "--use-existing only keeps --remove-each-rep from removing the "
+                 "files before a write: add --remove-each-rep or drop it");
+    else if (c->phase_delay < 0 || c->max_time < 0)
+        snprintf(err, len, "--phase-delay and --max-time take seconds, 0 or more");
     else
         return 0;
     return -1;
@@ -508,25 +513,70 @@ static void progress(const iolab_run_t *run, int rep, int op, int pass, int done
     fflush(stderr);
 }
 
+/* --- IOR's repetitions: --remove-each-rep, --max-time, --file-per-rep --- */
+/* Remove the layout's files (collective, untimed): rank f % ranks removes file f. */
+static void remove_rep_files(iolab_run_t *run)
+{
+    MPI_Barrier(run->world);
+    for (int f = 0; f < iolab_layout_nfiles(&run->layout); f++)
+        if (f % run->ranks == run->rank) {
+            char path[4096];
+            iolab_run_file_path(run, f, path, sizeof path);
+            run->be->remove(run->be_state, path);
+        }
+    MPI_Barrier(run->world);
+}
+
+/* --max-time: rank 0's clock decides for all (collective). */
+static int time_is_up(const iolab_run_t *run, double start)
+{
+    if (run->cfg.max_time <= 0)
+        return 0;
+    int up = MPI_Wtime() - start >= run->cfg.max_time;
+    MPI_Bcast(&up, 1, MPI_INT, 0, run->world);
+    return up;
+}
+
+/* After a repetition, as IOR: its files go unless kept (only files this run wrote). */
+static void end_rep(iolab_run_t *run)
+{
+    int mine = run->files_exist, any = 0;
+    if (!run->cfg.remove_each_rep || run->cfg.keep)
+        return;
+    MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, run->world);
+    if (!any)
+        return;
+    remove_rep_files(run);
+    run->files_exist = 0;
+}
+/* --- end IOR's repetitions --- */
+
 /* The repetitions. Stops at the first failure, mismatch or interrupt. */
 static void run_reps(iolab_run_t *run)
 {
     const iolab_cfg_t *c = &run->cfg;
     int per_rep = (c->write ? 1 : 0) + (c->read ? (int)c->read_times : 0);
     int total = per_rep * (int)c->reps, done = 0;
+    double start = MPI_Wtime();
     for (int rep = 0; rep < c->reps; rep++) {
-        if (c->write) {
+        run->cur_rep = rep;
+        if (c->write && !time_is_up(run, start)) {
+            if (c->remove_each_rep && !c->use_existing)
+                remove_rep_files(run);
             int stop = iolab_phase_run(run, IOLAB_WRITE, rep, 0);
             progress(run, rep, IOLAB_WRITE, 0, ++done, total);
             if (stop)
                 return;
         }
-        for (int pass = 0; c->read && pass < c->read_times; pass++) {
+        for (int pass = 0; c->read && pass < c->read_times && !time_is_up(run, start);
+             pass++) {
             int stop = iolab_phase_run(run, IOLAB_READ, rep, pass);
             progress(run, rep, IOLAB_READ, pass, ++done, total);
             if (stop)
                 return;
         }
+        if (rep + 1 < c->reps)  /* the last one's files go with the run's (remove_files) */
+            end_rep(run);
     }
 }
 

@@ -7,11 +7,13 @@
  * outcome with one allreduce at the end of the phase. */
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "evict.h"
 #include "ior_order.h"
@@ -47,6 +49,9 @@ void iolab_run_file_path(const iolab_run_t *run, int f, char *buf, size_t len)
         snprintf(buf, len, "%s.a%d", run->cfg.path, f);
     else
         snprintf(buf, len, "%s", run->cfg.path);
+    size_t used = strlen(buf);
+    if (run->cfg.file_per_rep && used < len)  /* IOR -m: <name>.<repetition> */
+        snprintf(buf + used, len - used, ".%d", run->cur_rep);
 }
 
 /* A transfer buffer of len bytes in `slot` (0: the aggregator's, 1 + t: worker t's), kept
@@ -322,10 +327,14 @@ static void do_phase_io(iolab_run_t *run, phase_setup_t *ps, int op, int lr, tim
         if (op == IOLAB_WRITE)
             run->files_exist = 1;
     }
+    if (run->cfg.step_barriers)  /* IOR -g: inside the timing, as IOR's */
+        MPI_Barrier(run->world);
     tl->open_end = MPI_Wtime() - t0;
     for (int t = 0; t < ps->nw; t++)
         ps->w[t].deadline = run->cfg.stonewall > 0 ? t0 + run->cfg.stonewall : 0;
     transfer_all(run, ps, fh, ph);
+    if (run->cfg.step_barriers)
+        MPI_Barrier(run->world);
     tl->xfer_end = MPI_Wtime() - t0;
     worker_t *w0 = &ps->w[0];
     if (fh) {
@@ -498,6 +507,12 @@ int iolab_phase_run(iolab_run_t *run, int op, int rep, int pass)
     iolab_tick_t tick = {.rep = rep, .op = op, .pass = pass};
     setup_tick(run, &ps, lr, &tick);
     timeline_t tl;
+    if (run->cfg.phase_delay > 0) {  /* IOR -d: every rank, before the barrier, untimed */
+        double ns = run->cfg.phase_delay * 1e9;
+        struct timespec d = {(time_t)(ns / 1e9), (long)fmod(ns, 1e9)};
+        while (nanosleep(&d, &d) != 0 && errno == EINTR && !iolab_interrupted)
+            ;
+    }
     MPI_Barrier(run->world);
     double t0 = MPI_Wtime();
     tick.t0 = t0;

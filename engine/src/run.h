@@ -89,6 +89,7 @@ typedef struct iolab_run {
     MPI_Comm agg_comm;         /* subset to one shared file: the aggregators */
     int reorder_shift;
     int64_t ior_seed;          /* --random-seed / --random-repeat: the seed all ranks use */
+    int cur_rep;               /* the repetition running (--file-per-rep names) */
     uint64_t buf_align;
     iolab_buf_t *bufs;         /* transfer buffers kept for the whole run (phase.c) */
     int nbufs;
@@ -111,7 +112,8 @@ extern volatile sig_atomic_t iolab_interrupted;
 /* --unique-dir: the directory of rank f's file (<dir of --path>/<f>). */
 void iolab_run_dir_path(const iolab_run_t *run, int f, char *buf, size_t len);
 
-/* Path of file f of the layout into buf (fpp: <path>.<f>, f with --fpp-digits digits;
+/* Path of file f of the layout into buf (fpp: <path>.<f>, f with --fpp-digits digits,
+ * then .<repetition> with --file-per-rep;
  * with --unique-dir
  * <dir>/<f>/<name>.<f>; subset aggregator files <path>.a<f>, else <path>). */
 void iolab_run_file_path(const iolab_run_t *run, int f, char *buf, size_t len);

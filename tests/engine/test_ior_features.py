@@ -181,3 +181,106 @@ def test_ior_options_refuse_bad_combinations_in_one_line(engine: Engine, scratch
     assert r.rc == 2 and says in r.stderr, r.why()
     assert len(r.stderr.strip().splitlines()) == 1
     assert not list(scratch.iterdir())
+
+
+def traced_calls(engine: Engine, np_: int, args: list[str], out: Path, calls: str) -> str:
+    """Every rank's trace of the given calls, one text (strace -f under mpirun)."""
+    if shutil.which("strace") is None:
+        pytest.skip("strace is not installed")
+    argv = engine.argv(np_, args)
+    i = argv.index(str(engine.binary))
+    argv[i:i] = ["strace", "-f", "-qq", "-e", f"trace={calls}", "-o", str(out / "calls")]
+    p = subprocess.run(argv, capture_output=True, text=True, env=_env(), timeout=120)
+    assert p.returncode == 0, p.stderr
+    return (out / "calls").read_text()
+
+
+def test_remove_each_rep_removes_between_repetitions(engine: Engine, scratch: Path,
+                                                     tmp_path: Path) -> None:
+    """expected IOR's order on -i 2 without -k: remove, write, read, remove, remove, write,
+    read, remove / was one truncating open per write and one removal at the end."""
+    f = scratch / "f"
+    trace = traced_calls(engine, 1, ["--layout", "segmented", "--transfer", "4k", "--block",
+                                     "8k", "--reps", "2", "--path", str(f), "--quiet",
+                                     "--remove-each-rep", "--json", str(tmp_path / "r.json")],
+                         tmp_path, "openat,unlink")
+    steps = []
+    for line in trace.splitlines():
+        if f'"{f}"' not in line:
+            continue
+        if "unlink(" in line:
+            steps.append("rm")
+        elif "O_WRONLY" in line or "O_RDWR" in line:
+            steps.append("w")
+        elif "openat(" in line and steps[-1:] != ["r"]:  # the cache probe opens it too
+            steps.append("r")
+    assert steps == ["rm", "w", "r", "rm", "rm", "w", "r", "rm"], steps
+    assert not f.exists()
+
+
+def test_use_existing_keeps_the_file_before_the_write(engine: Engine, scratch: Path,
+                                                      tmp_path: Path) -> None:
+    """expected no removal before the write with --use-existing (IOR -E) / was refused."""
+    f = scratch / "f"
+    f.write_bytes(b"x" * 100)
+    trace = traced_calls(engine, 1, ["--layout", "segmented", "--transfer", "4k", "--block",
+                                     "8k", "--path", str(f), "--quiet", "--write", "--keep",
+                                     "--remove-each-rep", "--use-existing", "--json",
+                                     str(tmp_path / "r.json")], tmp_path, "unlink")
+    assert f'"{f}"' not in trace
+    assert f.stat().st_size == 8192
+
+
+def test_file_per_rep_names_each_repetitions_files(engine: Engine, scratch: Path) -> None:
+    """expected f.00000000.0, f.00000001.0, f.00000000.1, ... (IOR -m: .<rep>) / was one set
+    of files rewritten by every repetition."""
+    r = run_engine(engine, 2, ["--layout", "fpp", "--transfer", "4k", "--block", "8k",
+                               "--reps", "2", "--path", str(scratch / "f"), "--fpp-digits",
+                               "8", "--file-per-rep", "--keep", "--quiet", "--verify"],
+                   scratch.parent)
+    assert r.rc == 0 and doc(r)["verify"]["errors"] == 0, r.why()
+    assert sorted(p.name for p in scratch.iterdir()) == [
+        "f.00000000.0", "f.00000000.1", "f.00000001.0", "f.00000001.1"]
+
+
+def test_phase_delay_sleeps_outside_the_timing(engine: Engine, scratch: Path) -> None:
+    """expected each phase to start 0.5 s late while its time stays short (IOR -d) / was
+    refused."""
+    import time
+    t0 = time.monotonic()
+    r = run_engine(engine, 2, ["--layout", "segmented", "--transfer", "4k", "--block", "8k",
+                               "--path", str(scratch / "f"), "--quiet", "--phase-delay",
+                               "0.5"], scratch.parent)
+    took = time.monotonic() - t0
+    assert r.rc == 0, r.why()
+    assert len(r.phases()) == 2 and all(p["time_s"] < 0.5 for p in r.phases())
+    assert took >= 1.0
+
+
+def test_max_time_starts_no_phase_after_it(engine: Engine, scratch: Path) -> None:
+    """expected the phases that started before 1.5 s only (IOR -T) / was every repetition."""
+    r = run_engine(engine, 1, ["--layout", "segmented", "--transfer", "4k", "--block", "8k",
+                               "--reps", "5", "--path", str(scratch / "f"), "--quiet",
+                               "--phase-delay", "1", "--max-time", "1.5"], scratch.parent)
+    assert r.rc == 0, r.why()
+    assert [p["op"] for p in r.phases()] == ["write", "read"]
+
+
+@pytest.mark.parametrize("barriers", [False, True])
+def test_step_barriers_line_the_ranks_up_after_the_transfers(
+        engine: Engine, scratch: Path, barriers: bool) -> None:
+    """expected every rank's transfers to end together with --step-barriers (IOR -g) while
+    ranks with fewer transfers end early without / was refused."""
+    if "null" not in engine.apis:
+        pytest.skip("the null backend is not built")
+    r = run_engine(engine, 3, ["--api", "null", "--null.delay-us", "20000", "--layout",
+                               "segmented", "--transfer", "4k", "--block", "16k", "--path",
+                               str(scratch / "f"), "--write", "--random", "--random-seed",
+                               "1", "--quiet", *(["--step-barriers"] if barriers else [])],
+                   scratch.parent)
+    assert r.rc == 0, r.why()
+    per = r.phases("write")[0]["per_rank"]
+    assert len({p["bytes"] for p in per}) > 1  # IOR's deal: ranks move different amounts
+    ends = [p["start_s"] + p["open_s"] + p["xfer_s"] for p in per]
+    spread = max(ends) - min(ends)
+    assert (spread < 0.015) if barriers else (spread > 0.015), ends

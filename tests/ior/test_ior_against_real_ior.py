@@ -70,6 +70,8 @@ LINES = [
     ["-a", "POSIX", "-z", "-F", "-k", "-t", "4k", "-b", "64k"],
     ["-a", "DUMMY", "-k", "-t", "4k", "-b", "8k"],
     ["-a", "POSIX", "-F", "-u", "-k", "-t", "16k", "-b", "32k"],
+    ["-a", "POSIX", "-m", "-i", "2", "-k", "-t", "16k", "-b", "32k"],
+    ["-a", "POSIX", "-F", "-m", "-i", "2", "-k", "-g", "-d", "1", "-t", "16k", "-b", "32k"],
     ["-a", "POSIX", "-z", "--random-offset-seed=3", "--randomPrefill=8k", "-k", "-t", "4k",
      "-b", "32k", "-s", "2"],
 ]
@@ -159,3 +161,33 @@ def test_same_random_with_repetition_reads_as_real_ior(real_ior: Path, engine: P
             "--json", str(tmp_path / "r.json")], ours)
     want = rank_offsets(theirs, IOR_SEEKS)
     assert want and rank_offsets(ours, ENGINE_CALLS) == want
+
+
+def removals(folder: Path, name: str) -> int:
+    """Successful unlink calls of the test file over every traced process."""
+    return sum(len(re.findall(rf'unlink(?:at)?\((?:AT_FDCWD, )?"[^"]*/{name}"(?:, 0)?\)\s*= 0',
+                              f.read_text())) for f in folder.glob("tr.*"))
+
+
+def test_removes_between_repetitions_as_real_ior(real_ior: Path, engine: Path,
+                                                 tmp_path: Path) -> None:
+    """expected IOR's removal of the file after every repetition of -i 3 without -k (3
+    removals of an existing file) / was one removal at the end."""
+    if shutil.which("strace") is None:
+        pytest.skip("strace is not installed")
+    counts = []
+    for tool in ("ior", "iolab"):
+        folder = tmp_path / tool
+        folder.mkdir()
+        words = ["-i", "3", "-t", "4k", "-b", "8k", "-o", str(folder / "f")]
+        prog = [str(real_ior), *words] if tool == "ior" else \
+            [str(engine), *engine_args(parse_command_line(words).tests[0], 2, None,
+                                       environ={}), "--quiet", "--json",
+             str(tmp_path / "r.json")]
+        p = subprocess.run(["mpirun", "--oversubscribe", "-np", "2", "strace", "-ff", "-qq",
+                            "-e", "trace=unlink,unlinkat", "-o", str(folder / "tr"), *prog],
+                           env=mpirun_env(), capture_output=True, text=True, timeout=300)
+        assert p.returncode == 0, p.stdout + p.stderr
+        counts.append(removals(folder, "f"))
+        assert not (folder / "f").exists()
+    assert counts[0] == counts[1] == 3

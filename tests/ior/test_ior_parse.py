@@ -106,7 +106,9 @@ def test_ior_defaults_become_engine_options() -> None:
     (["-z", "--random-offset-seed=7", "--randomPrefill=64k"],
      ["--random", "--random-seed", "7", "--random-prefill", "65536"], ["--random-repeat"]),
     (["-F"], ["--fpp-digits", "8"], []),
-    ([], [], ["--fpp-digits", "--random-seed"]),
+    ([], ["--remove-each-rep"], ["--fpp-digits", "--random-seed", "--use-existing"]),
+    (["-E", "-m", "-g", "-x"], ["--use-existing", "--file-per-rep", "--step-barriers"], []),
+    (["-d", "2", "-T", "3"], ["--phase-delay", "2", "--max-time", "180"], []),
 ])
 def test_ior_options_become_engine_options(words: list[str], present: list[str],
                                            absent: list[str]) -> None:
@@ -124,7 +126,6 @@ def test_reorder_across_nodes_shifts_to_another_node() -> None:
     (["-z", "-t", "4k", "-b", "4k"], "multiple of -t above it"),
     (["--randomPrefill=4k"], "add -z"),
     (["-D", "5"], "stoneWallingWearOut=1"),
-    (["-m"], "nearest in iolab: -i N"),
     (["-a", "DAOS"], "DFuse"),
     (["-a", "MMAP"], "-a POSIX"),
     (["-a", "NOPE"], "not an IOR 4 API"),

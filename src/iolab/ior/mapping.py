@@ -86,8 +86,15 @@ def _switches(test: IorTest, ranks: int, nodes: int | None) -> list[str]:
     p = test.params
     args: list[str] = []
     simple = {"collective": "--collective", "keepFile": "--keep", "fsync": "--fsync",
-              "fsyncPerWrite": "--fsync-per-write", "checkRead": "--verify"}
+              "fsyncPerWrite": "--fsync-per-write", "checkRead": "--verify",
+              "useExistingTestFile": "--use-existing", "multiFile": "--file-per-rep",
+              "intraTestBarriers": "--step-barriers"}
+    args.append("--remove-each-rep")  # IOR removes the files before each write and after
     args += [flag for key, flag in simple.items() if p[key]]
+    if p["interTestDelay"] > 0:
+        args += ["--phase-delay", str(p["interTestDelay"])]
+    if p["maxTimeDuration"] > 0:
+        args += ["--max-time", str(60 * p["maxTimeDuration"])]
     if p["uniqueDir"] and p["filePerProc"]:
         args.append("--unique-dir")
     if p["reorderTasks"] and (nodes or 1) > 1:
