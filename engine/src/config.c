@@ -115,6 +115,17 @@ const iolab_option_t iolab_config_options[] = {
     {"max-time", "max_time_s", IOLAB_OPT_DOUBLE, "0", "s", NULL,
      "no phase starts once this many seconds have passed since the first (IOR -T, given "
      "there in minutes; 0 = off)", O(max_time)},
+    {"reorder-nodes", "reorder_nodes", IOLAB_OPT_INT, "0", "count", NULL,
+     "with --reorder, IOR's -C -Q N: read the data of rank (r + N * ranks on the first host) "
+     "mod ranks, so on one host each rank's own (0: the engine's own shift)",
+     O(reorder_nodes)},
+    {"reorder-random", "reorder_random", IOLAB_OPT_INT, "0", "count", NULL,
+     "reads of other ranks' data as IOR -Z: 1 each rank draws the rank to read (glibc rand "
+     "seeded rank + --reorder-seed, at least --reorder-nodes hosts on, repeats allowed), 2 "
+     "(-Z -Z) a shuffle of the ranks seeded --reorder-seed; 0 off", O(reorder_random)},
+    {"reorder-seed", "reorder_seed", IOLAB_OPT_INT, "0", NULL, NULL,
+     "seed of --reorder-random (IOR -X; negative: -seed + repetition, a new draw each "
+     "repetition)", O(reorder_seed)},
     /* --- end IOR compatibility --- */
     {"metadata", "metadata", IOLAB_OPT_ENUM, "off", NULL, "off|easy|hard",
      "metadata benchmark instead of data I/O (as mdtest): per rank create, stat, open+read, "

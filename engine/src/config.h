@@ -70,6 +70,9 @@ typedef struct iolab_cfg {
     double phase_delay;        /* IOR -d: seconds every rank sleeps before a phase */
     bool step_barriers;        /* IOR -g: barriers after open and after the transfers */
     double max_time;           /* IOR -T: no phase starts after this many seconds (0: off) */
+    int64_t reorder_nodes;     /* IOR -C -Q: read the ranks this many hosts on (0: own) */
+    int64_t reorder_random;    /* IOR -Z: 1 each rank draws a rank to read, 2 a shuffle */
+    int64_t reorder_seed;      /* IOR -X: their seed (negative: -X + repetition) */
     /* --- end IOR compatibility --- */
     int metadata;              /* iolab_metadata_t: the metadata benchmark instead of I/O */
     uint64_t md_files;         /* metadata: files per rank */

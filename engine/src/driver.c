@@ -197,6 +197,16 @@ static int check_ior_compat(const iolab_run_t *run, char *err, size_t len)
     else if (c->use_existing && !c->remove_each_rep)
         snprintf(err, len, "--use-existing only keeps --remove-each-rep from removing the "
                  "files before a write: add --remove-each-rep or drop it");
+    else if (c->reorder_random < 0 || c->reorder_random > 2)
+        snprintf(err, len, "--reorder-random %lld: 0 (off), 1 (IOR -Z) or 2 (IOR -Z -Z)",
+                 (long long)c->reorder_random);
+    else if (c->reorder_random && (c->reorder || (c->layout != IOLAB_LAYOUT_FPP &&
+                                                  c->layout != IOLAB_LAYOUT_SEGMENTED)))
+        snprintf(err, len, "--reorder-random reads other ranks' data as IOR -Z: with "
+                 "--layout fpp or segmented and without --reorder (IOR refuses -C with -Z)");
+    else if (c->reorder_nodes < 0)
+        snprintf(err, len, "--reorder-nodes %lld: 0 or more hosts",
+                 (long long)c->reorder_nodes);
     else if (c->phase_delay < 0 || c->max_time < 0)
         snprintf(err, len, "--phase-delay and --max-time take seconds, 0 or more");
     else
@@ -702,6 +712,8 @@ static int start(iolab_run_t *run, int argc, char **argv)
     }
     make_comms(run);
     run->ior_seed = iolab_ior_order_seed(run);
+    if (run->cfg.reorder_nodes > 0)  /* IOR -C -Q */
+        run->reorder_shift = iolab_ior_reorder_shift(run);
     return -1;
 }
 

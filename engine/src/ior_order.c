@@ -148,3 +148,45 @@ int iolab_ior_prefill(iolab_run_t *run, void *fh, int lr)
     MPI_Barrier(run->world);  /* IOR: no rank runs ahead of the others' prefill */
     return e;
 }
+
+int iolab_ior_read_rank(const iolab_run_t *run, int rep)
+{
+    const iolab_cfg_t *c = &run->cfg;
+    int n = run->ranks;
+    unsigned seed0 = c->reorder_seed < 0 ? (unsigned)(-c->reorder_seed + rep)
+                                         : (unsigned)c->reorder_seed;
+    glibc_rand_t g;
+    if (c->reorder_random == 1) {  /* IOR: srand(rank + seed), redraw while too near */
+        int q = c->reorder_nodes > 0 ? (int)c->reorder_nodes : 1;
+        int node_off = q < run->env.nhosts ? q : run->env.nhosts - 1;
+        long min = (long)node_off * run->env.host_ranks[0];
+        rand_seed(&g, (unsigned)run->rank + seed0);
+        long off = rand_next(&g) % n;
+        while (off < min)
+            off = rand_next(&g) % n;
+        return (int)((run->rank + off) % n);
+    }
+    int *perm = malloc((size_t)n * sizeof *perm), mine = run->rank;
+    if (!perm)
+        return run->rank;
+    rand_seed(&g, seed0);  /* IOR: srand(seed), the same shuffle on every rank */
+    for (int i = 0; i < n; i++)
+        perm[i] = i;
+    for (int i = 0; i < n; i++) {
+        int tgt = i + (int)(rand_next(&g) % (n - i)), tmp = perm[tgt];
+        perm[tgt] = perm[i];
+        perm[i] = tmp;
+    }
+    mine = perm[run->rank];
+    free(perm);
+    return mine;
+}
+
+int iolab_ior_reorder_shift(const iolab_run_t *run)
+{
+    /* IOR's QueryNodeMapping: ranks placed by blocks when rank 1 shares rank 0's host;
+     * then one node is the first host's ranks, else (round robin) one rank */
+    int block = run->ranks < 2 || run->env.rank_host[1] == run->env.rank_host[0];
+    long shift = (long)run->cfg.reorder_nodes * (block ? run->env.host_ranks[0] : 1);
+    return (int)(shift % run->ranks);
+}

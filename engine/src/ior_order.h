@@ -65,4 +65,11 @@ uint64_t iolab_ior_rand64(iolab_ior_cursor_t *c);
  * then all meet at a barrier. Returns 0 or an errno. Collective. */
 int iolab_ior_prefill(iolab_run_t *run, void *fh, int lr);
 
+/* The logical rank whose data rank run->rank reads in repetition rep under
+ * --reorder-random (IOR -Z, -Z -Z with -X and -Q), drawn as IOR draws it. */
+int iolab_ior_read_rank(const iolab_run_t *run, int rep);
+
+/* --reorder with --reorder-nodes Q: IOR -C -Q's shift, Q times the first host's ranks. */
+int iolab_ior_reorder_shift(const iolab_run_t *run);
+
 #endif

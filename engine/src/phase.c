@@ -489,6 +489,8 @@ int iolab_phase_run(iolab_run_t *run, int op, int rep, int pass)
         iolab_phase_cache(run, pass, &ph);
         if (run->cfg.reorder)
             lr = iolab_layout_reorder(&run->layout, run->rank, run->reorder_shift);
+        if (run->cfg.reorder_random)  /* IOR -Z: drawn as IOR draws it */
+            lr = iolab_ior_read_rank(run, rep);
         ph.reorder_shift = (lr - run->rank + run->ranks) % run->ranks;
     }
     int64_t prep = run->cfg.write ? rep : 0;

@@ -284,3 +284,68 @@ def test_step_barriers_line_the_ranks_up_after_the_transfers(
     ends = [p["start_s"] + p["open_s"] + p["xfer_s"] for p in per]
     spread = max(ends) - min(ends)
     assert (spread < 0.015) if barriers else (spread > 0.015), ends
+
+
+def read_targets(folder: Path, data: Path) -> dict[int, list[int]]:
+    """rank -> the ranks whose files it read, per repetition (strace -ff -y of pwrite64 and
+    pread64 on the files data.<rank>: a rank is known by the file it writes)."""
+    out: dict[int, list[int]] = {}
+    name = re.escape(str(data))
+    for f in folder.glob("tr.*"):
+        text = f.read_text()
+        w = re.search(rf"pwrite64\(\d+<{name}\.(\d+)>", text)
+        if not w:
+            continue
+        reads = [int(m) for m in re.findall(rf"pread64\(\d+<{name}\.(\d+)>", text)]
+        out[int(w[1])] = [r for i, r in enumerate(reads) if i == 0 or reads[i - 1] != r]
+    return out
+
+
+def ior_read_rank(ranks: int, rank: int, mode: int, seed: int, rep: int) -> int:
+    """IOR's -Z (mode 1: srand(rank + seed), rand() % ranks; one node, so no redraw) and
+    -Z -Z (mode 2: srand(seed), IOR's shuffle of the ranks); a negative seed is -seed + rep."""
+    s = -seed + rep if seed < 0 else seed
+    if mode == 1:
+        return (rank + glibc_random(rank + s)[0] % ranks) % ranks
+    stream, perm = iter(glibc_random(s)), list(range(ranks))
+    for i in range(ranks):
+        tgt = i + next(stream) % (ranks - i)
+        perm[i], perm[tgt] = perm[tgt], perm[i]
+    return perm[rank]
+
+
+@pytest.mark.parametrize("mode,seed", [(1, 0), (1, 5), (2, 0), (2, -3)])
+def test_reorder_random_reads_the_ranks_ior_draws(engine: Engine, scratch: Path,
+                                                  tmp_path: Path, mode: int, seed: int) -> None:
+    """expected each rank to read the file IOR -Z (-Z -Z, -X seed) picks for it, per
+    repetition / was refused."""
+    if shutil.which("strace") is None:
+        pytest.skip("strace is not installed")
+    ranks = 4
+    argv = engine.argv(ranks, ["--layout", "fpp", "--transfer", str(T), "--block", str(T),
+                               "--reps", "2", "--path", str(scratch / "f"), "--keep",
+                               "--quiet", "--verify", "--reorder-random", str(mode),
+                               "--reorder-seed", str(seed), "--json",
+                               str(tmp_path / "r.json")])
+    i = argv.index(str(engine.binary))
+    argv[i:i] = ["strace", "-ff", "-y", "-qq", "-e", "trace=pwrite64,pread64", "-o",
+                 str(tmp_path / "tr")]
+    p = subprocess.run(argv, capture_output=True, text=True, env=_env(), timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert json.loads((tmp_path / "r.json").read_text())["verify"]["errors"] == 0
+    got = read_targets(tmp_path, scratch / "f")
+    want = {r: [ior_read_rank(ranks, r, mode, seed, rep) for rep in range(2)]
+            for r in range(ranks)}
+    # consecutive repetitions reading the same file collapse into one entry
+    assert got == {r: [x for k, x in enumerate(v) if k == 0 or v[k - 1] != x]
+                   for r, v in want.items()}
+
+
+def test_reorder_nodes_on_one_host_reads_own_data(engine: Engine, scratch: Path) -> None:
+    """expected IOR -C -Q 1 on one node: a shift of a whole node, each rank its own data
+    (reorder_shift 0) / was the engine's shift of one rank."""
+    r = run_engine(engine, 2, ["--layout", "fpp", "--transfer", str(T), "--block", str(T),
+                               "--path", str(scratch / "f"), "--quiet", "--verify",
+                               "--reorder", "--reorder-nodes", "1"], scratch.parent)
+    assert r.rc == 0 and doc(r)["verify"]["errors"] == 0, r.why()
+    assert [p.get("reorder_shift") for p in r.phases("read")] == [0]

@@ -191,3 +191,41 @@ def test_removes_between_repetitions_as_real_ior(real_ior: Path, engine: Path,
         counts.append(removals(folder, "f"))
         assert not (folder / "f").exists()
     assert counts[0] == counts[1] == 3
+
+
+@pytest.mark.parametrize("extra", [["-Z"], ["-Z", "-X", "5"], ["-Z", "-Z"],
+                                   ["-Z", "-Z", "-X", "-3"], ["-C", "-Q", "2"]])
+def test_reads_the_same_ranks_files_as_real_ior(real_ior: Path, engine: Path, tmp_path: Path,
+                                                extra: list[str]) -> None:
+    """expected each rank to read the file IOR's -Z / -Z -Z / -X / -C -Q gives it, in every
+    repetition / was refused (-Z, -X, -Q)."""
+    if shutil.which("strace") is None:
+        pytest.skip("strace is not installed")
+    words = ["-F", "-w", "-r", "-k", "-i", "2", "-t", "4k", "-b", "4k", *extra]
+    theirs, ours = tmp_path / "ior", tmp_path / "iolab"
+    theirs.mkdir()
+    ours.mkdir()
+    p = subprocess.run(["mpirun", "--oversubscribe", "-np", "4", str(real_ior), *words, "-vvv",
+                        "-o", str(theirs / "f")], env=mpirun_env(), capture_output=True,
+                       text=True, timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr
+    want: dict[int, list[int]] = {}
+    for task, target in re.findall(r"task (\d+) reading \S+\.(\d+)", p.stdout):
+        want.setdefault(int(task), []).append(int(target))
+    args = engine_args(parse_command_line([*words, "-o", str(ours / "f")]).tests[0], 4, None,
+                       environ={})
+    q = subprocess.run(["mpirun", "--oversubscribe", "-np", "4", "strace", "-ff", "-y", "-qq",
+                        "-e", "trace=pwrite64,pread64", "-o", str(ours / "tr"), str(engine),
+                        *args, "--quiet", "--json", str(tmp_path / "r.json")],
+                       env=mpirun_env(), capture_output=True, text=True, timeout=300)
+    assert q.returncode == 0, q.stderr
+    name = re.escape(str(ours / "f"))
+    got = {}
+    for f in ours.glob("tr.*"):
+        text = f.read_text()
+        w = re.search(rf"pwrite64\(\d+<{name}\.(\d+)>", text)
+        if w:
+            reads = [int(m) for m in re.findall(rf"pread64\(\d+<{name}\.(\d+)>", text)]
+            got[int(w[1])] = [r for i, r in enumerate(reads) if i == 0 or reads[i - 1] != r]
+    assert got == {t: [r for i, r in enumerate(v) if i == 0 or v[i - 1] != r]
+                   for t, v in want.items()}

@@ -94,7 +94,8 @@ def test_ior_defaults_become_engine_options() -> None:
 @pytest.mark.parametrize("words,present,absent", [
     (["-F", "-z", "-e", "-Y", "-c", "-k"], ["fpp", "--random", "--fsync",
                                               "--fsync-per-write", "--collective", "--keep"], []),
-    (["-C"], [], ["--reorder"]),  # one node: IOR -C reads each rank's own data
+    (["-C"], ["--reorder", "--reorder-nodes", "1"], []),  # the engine's shift: IOR's
+    (["-F", "-Z", "-Z", "-X", "-3"], ["--reorder-random", "2", "--reorder-seed", "-3"], []),
     (["-D", "3", "-O", "stoneWallingWearOut=1"], ["--stonewall", "3"], []),
     (["-a", "DUMMY", "--dummy.delay-xfer=5"], ["null", "--null.delay-us", "5"], []),
     (["-a", "MPIIO", "--posix.odirect"], ["mpiio"], ["--posix.mode"]),
@@ -118,7 +119,8 @@ def test_ior_options_become_engine_options(words: list[str], present: list[str],
 
 
 def test_reorder_across_nodes_shifts_to_another_node() -> None:
-    assert "--reorder" in args_of(["-C"], ranks=4, nodes=2)
+    a = args_of(["-C", "-Q", "2"], ranks=4, nodes=2)
+    assert "--reorder" in a and a[a.index("--reorder-nodes") + 1] == "2"
 
 
 @pytest.mark.parametrize("words,says", [
@@ -130,7 +132,7 @@ def test_reorder_across_nodes_shifts_to_another_node() -> None:
     (["-a", "MMAP"], "-a POSIX"),
     (["-a", "NOPE"], "not an IOR 4 API"),
     (["-N", "3"], "--np 3"),
-    (["-Z"], "nearest in iolab: -C"),
+    (["-Z", "-C"], "choose one"),
     (["-b", "100k", "-t", "64k"], "multiple of the transfer"),
     (["-a", "HDF5", "-s", "2"], "one dataset per segment"),
     (["--mpiio.useFileView"], "--file-view"),

@@ -91,7 +91,7 @@ def test_script_file_runs_each_test_once_stored_each(engine: Path, tmp_path: Pat
 
 
 @pytest.mark.parametrize("words,says", [
-    (["-Q", "2"], "taskPerNodeOffset"), (["-z", "-z"], "division by zero"),
+    (["-W"], "checkWrite"), (["-z", "-z"], "division by zero"),
     (["-a", "S3"], "no S3 backend"),
     (["-t", "1x"], "not a number"), (["-D", "2"], "stoneWallingWearOut"),
 ])

@@ -97,8 +97,7 @@ def _switches(test: IorTest, ranks: int, nodes: int | None) -> list[str]:
         args += ["--max-time", str(60 * p["maxTimeDuration"])]
     if p["uniqueDir"] and p["filePerProc"]:
         args.append("--unique-dir")
-    if p["reorderTasks"] and (nodes or 1) > 1:
-        args.append("--reorder")  # on one node IOR -C reads each rank's own data
+    args += _reorder_args(test)
     args += _random_args(test)
     if p["deadlineForStonewalling"] > 0:
         if not p["stoneWallingWearOut"]:
@@ -112,6 +111,26 @@ def _switches(test: IorTest, ranks: int, nodes: int | None) -> list[str]:
                          "the engine runs on all of them; nearest in iolab: iolab ior --np "
                          f"{p['numTasks']}")
     return args
+
+
+def _reorder_args(test: IorTest) -> list[str]:
+    """IOR's -C/-Z/-X/-Q: whose data each rank reads, drawn as IOR draws it."""
+    p = test.params
+    c, z, q = int(p["reorderTasks"]), int(p["reorderTasksRandom"]), int(p["taskPerNodeOffset"])
+    if c and z:
+        raise UsageError("IOR -C with -Z: IOR refuses both constant and random reordering; "
+                         "choose one")
+    if z and p["randomOffset"] and not p["filePerProc"]:
+        raise UsageError("IOR -Z with -z on one shared file: IOR refuses it; add -F or drop "
+                         "one of them")
+    if q < 0:
+        raise UsageError(f"IOR -Q {q}: give 0 or more nodes")
+    if c:  # -C -Q 1 on one node: the shift is a whole node, each rank's own data (as IOR)
+        return ["--reorder", "--reorder-nodes", str(q)]
+    if z:
+        return ["--reorder-random", str(min(z, 2)), "--reorder-seed",
+                str(p["reorderTasksRandomSeed"]), "--reorder-nodes", str(q)]
+    return []
 
 
 def _random_args(test: IorTest) -> list[str]:

@@ -49,8 +49,8 @@ OPTIONS: tuple[IorOption, ...] = (
     _O("b", None, "blockSize", "size", MIB, "engine", "--block"),
     _O("c", "collective", "collective", "flag", 0, "engine", "--collective"),
     _O("C", None, "reorderTasks", "flag", 0, "engine",
-       "--reorder when the ranks span several nodes (IOR shifts by the ranks per node, "
-       "so on one node it reads each rank's own data: no reorder)"),
+       "--reorder --reorder-nodes Q: reads shift by -Q times the first node's ranks, as IOR "
+       "(so on one node each rank reads its own data, as IOR)"),
     _O("d", None, "interTestDelay", "int", 0, "engine",
        "--phase-delay (seconds every rank sleeps before each phase, untimed)"),
     _O("D", None, "deadlineForStonewalling", "int", 0, "engine",
@@ -90,9 +90,8 @@ OPTIONS: tuple[IorOption, ...] = (
     _O("o", None, "testFileName", "str", "testFile", "engine",
        "--path (file per process: IOR's names PATH.00000000, --fpp-digits 8)"),
     _O("O", None, "options", "str", "", "engine", "IOR directives key=value[,key=value]"),
-    _O("Q", None, "taskPerNodeOffset", "int", 1, "refused",
-       "the engine's read shift is one node's ranks, not a chosen multiple",
-       "-C (iolab bench --reorder)"),
+    _O("Q", None, "taskPerNodeOffset", "int", 1, "engine",
+       "--reorder-nodes (nodes between writer and reader, with -C and -Z)"),
     _O("r", None, "readFile", "flag", 0, "engine", "--read"),
     _O("R", None, "checkRead", "flag", 0, "engine",
        "--verify (iolab's own pattern, so it checks files iolab wrote)"),
@@ -109,9 +108,8 @@ OPTIONS: tuple[IorOption, ...] = (
     _O("x", None, "singleXferAttempt", "flag", 0, "engine",
        "nothing to add: the engine always makes one attempt (a short transfer is an I/O "
        "error, stored as failed), as IOR with -x"),
-    _O("X", None, "reorderTasksRandomSeed", "int", 0, "refused",
-       "random reorder for reads is not in the engine yet",
-       "-C (iolab bench --reorder)"),
+    _O("X", None, "reorderTasksRandomSeed", "int", 0, "engine",
+       "--reorder-seed (negative: a new draw each repetition, as IOR)"),
     _O("y", None, "dualMount", "flag", 0, "refused",
        "no second mount point in the engine",
        "-o PATH on the mount to measure (iolab bench --path)"),
@@ -120,9 +118,9 @@ OPTIONS: tuple[IorOption, ...] = (
        "--random (IOR's order with --random-offset-seed); '-z -z' (random with repetition: "
        "a random block per segment) --random-repeat, read lines only (IOR 4.1's write "
        "divides by zero there)"),
-    _O("Z", None, "reorderTasksRandom", "flag", 0, "refused",
-       "random reorder for reads is not in the engine yet (left for a later change)",
-       "-C (iolab bench --reorder)"),
+    _O("Z", None, "reorderTasksRandom", "flag", 0, "engine",
+       "--reorder-random 1 (each rank draws whose data it reads, glibc rand as IOR); "
+       "-Z -Z: --reorder-random 2 (a shuffle of the ranks)"),
     _O(None, "randomPrefill", "randomPrefill", "size", 0, "engine",
        "--random-prefill (with -z; refused with -D, where IOR prefills inside the deadline)"),
     _O(None, "random-offset-seed", "randomSeed", "int", -1, "engine",
