@@ -126,6 +126,10 @@ const iolab_option_t iolab_config_options[] = {
     {"reorder-seed", "reorder_seed", IOLAB_OPT_INT, "0", NULL, NULL,
      "seed of --reorder-random (IOR -X; negative: -seed + repetition, a new draw each "
      "repetition)", O(reorder_seed)},
+    {"stonewall-stop", "stonewall_stop", IOLAB_OPT_BOOL, "false", NULL, NULL,
+     "with --stonewall: each rank stops at the deadline and keeps what it moved, no wear-out; "
+     "a later read reads as many transfers as the rank wrote (IOR -D without "
+     "stoneWallingWearOut)", O(stonewall_stop)},
     /* --- end IOR compatibility --- */
     {"metadata", "metadata", IOLAB_OPT_ENUM, "off", NULL, "off|easy|hard",
      "metadata benchmark instead of data I/O (as mdtest): per rank create, stat, open+read, "

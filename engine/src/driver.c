@@ -204,6 +204,8 @@ static int check_ior_compat(const iolab_run_t *run, char *err, size_t len)
                                                   c->layout != IOLAB_LAYOUT_SEGMENTED)))
         snprintf(err, len, "--reorder-random reads other ranks' data as IOR -Z: with "
                  "--layout fpp or segmented and without --reorder (IOR refuses -C with -Z)");
+    else if (c->stonewall_stop && c->stonewall <= 0)
+        snprintf(err, len, "--stonewall-stop changes what --stonewall does: add --stonewall S");
     else if (c->reorder_nodes < 0)
         snprintf(err, len, "--reorder-nodes %lld: 0 or more hosts",
                  (long long)c->reorder_nodes);

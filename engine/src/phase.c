@@ -182,7 +182,7 @@ static void setup_phase(iolab_run_t *run, const worker_t *proto, phase_setup_t *
                                            ior_file_bytes(run, proto->lr), &ps->ior);
     if (per_seg > 0)
         n = (uint64_t)per_seg * run->layout.segments;
-    if (proto->op == IOLAB_READ && run->sw_written && run->sw_written < n)
+    if (proto->op == IOLAB_READ && (run->sw_written || run->sw_stopped) && run->sw_written < n)
         n = run->sw_written;  /* what a stonewalled write left */
     uint64_t len = run->cfg.file_view ? iolab_layout_rank_bytes(&run->layout)
                                       : run->layout.transfer * (uint64_t)queue_depth(run);
@@ -233,7 +233,10 @@ static void transfer_all(iolab_run_t *run, phase_setup_t *ps, void *fh, iolab_ph
         iolab_queue_loop(&w[0], queue_depth(run));
     else if (ps->nw == 1 && run->cfg.stonewall > 0) {
         iolab_worker_loop(&w[0]);
-        iolab_wear_out(&w[0], ph);
+        if (run->cfg.stonewall_stop)
+            iolab_stonewall_stop(&w[0], ph);
+        else
+            iolab_wear_out(&w[0], ph);
     } else if (ps->nw == 1)
         iolab_worker_loop(&w[0]);
     else {

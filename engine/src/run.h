@@ -84,6 +84,7 @@ typedef struct iolab_run {
     iolab_decomp_t decomp;     /* subarray layout / btio: the N-D array and its boxes */
     uint64_t sw_written;       /* --stonewall: transfers per rank the last write moved (reads
                                   read as many); 0 = all */
+    int sw_stopped;            /* --stonewall-stop: sw_written is this rank's, even 0 */
     iolab_hints_t hints;
     MPI_Comm group_comm;       /* aggregated layouts: my group, aggregator = rank 0 */
     MPI_Comm agg_comm;         /* subset to one shared file: the aggregators */

@@ -213,6 +213,25 @@ void iolab_wear_out(worker_t *w, iolab_phase_t *ph)
         run->sw_written = all[0];
 }
 
+/* --stonewall with --stonewall-stop (IOR -D without stoneWallingWearOut): each rank keeps
+ * what it moved by its deadline, no wear-out; a read of the same run reads as many
+ * transfers as this rank wrote (IOR's own count). Collective. */
+void iolab_stonewall_stop(worker_t *w, iolab_phase_t *ph)
+{
+    iolab_run_t *run = w->run;
+    uint64_t mine[2] = {w->next, ~w->next}, all[2];
+    int hit = w->sw_hit, any = 0;
+    MPI_Allreduce(mine, all, 2, MPI_UINT64_T, MPI_MAX, run->world);
+    MPI_Allreduce(&hit, &any, 1, MPI_INT, MPI_MAX, run->world);
+    ph->stonewall_hit = any;
+    ph->sw_max = all[0];
+    ph->sw_min = ~all[1];
+    if (w->op == IOLAB_WRITE) {
+        run->sw_written = w->next;
+        run->sw_stopped = 1;  /* even 0: a rank that moved nothing reads nothing */
+    }
+}
+
 /* --file-view: the rank's whole data in one call through a strided view. */
 void iolab_vector_xfer(worker_t *w)
 {

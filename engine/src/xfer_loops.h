@@ -51,6 +51,7 @@ void iolab_progress_tick(worker_t *w, uint64_t done, uint64_t of);
 void *iolab_worker_loop(void *arg);
 void iolab_queue_loop(worker_t *w, int depth);
 void iolab_wear_out(worker_t *w, iolab_phase_t *ph);
+void iolab_stonewall_stop(worker_t *w, iolab_phase_t *ph);
 void iolab_vector_xfer(worker_t *w);
 void iolab_boxes_xfer(worker_t *w);
 void iolab_aggregated_loop(worker_t *w, unsigned char *aggbuf, int kg);

@@ -349,3 +349,24 @@ def test_reorder_nodes_on_one_host_reads_own_data(engine: Engine, scratch: Path)
                                "--reorder", "--reorder-nodes", "1"], scratch.parent)
     assert r.rc == 0 and doc(r)["verify"]["errors"] == 0, r.why()
     assert [p.get("reorder_shift") for p in r.phases("read")] == [0]
+
+
+def test_stonewall_stop_keeps_each_ranks_count(engine: Engine, scratch: Path) -> None:
+    """expected IOR -D without wear-out: every rank stops at the deadline and the phase moves
+    what the ranks had moved (no tail), the read reading what each rank wrote / was refused
+    (the engine always wore out)."""
+    if "null" not in engine.apis:
+        pytest.skip("the null backend is not built")
+    r = run_engine(engine, 2, ["--api", "null", "--null.delay-us", "20000", "--layout",
+                               "fpp", "--transfer", str(T), "--block", str(100 * T), "--path",
+                               str(scratch / "f"), "--quiet", "--stonewall", "0.3",
+                               "--stonewall-stop"], scratch.parent)
+    assert r.rc == 0, r.why()
+    write, read = r.phases("write")[0], r.phases("read")[0]
+    assert write["stonewall"]["hit"] and write["bytes"] < 2 * 100 * T
+    assert write["time_s"] < 0.3 + 0.1  # nobody wore out past the deadline
+    for w, rd in zip(write["per_rank"], read["per_rank"]):
+        assert 0 < rd["bytes"] <= w["bytes"]  # own count, or fewer if the read's deadline hit
+    bad = run_engine(engine, 1, ["--path", str(scratch / "g"), "--stonewall-stop"],
+                     scratch.parent)
+    assert bad.rc == 2 and "add --stonewall S" in bad.stderr

@@ -96,7 +96,8 @@ def test_ior_defaults_become_engine_options() -> None:
                                               "--fsync-per-write", "--collective", "--keep"], []),
     (["-C"], ["--reorder", "--reorder-nodes", "1"], []),  # the engine's shift: IOR's
     (["-F", "-Z", "-Z", "-X", "-3"], ["--reorder-random", "2", "--reorder-seed", "-3"], []),
-    (["-D", "3", "-O", "stoneWallingWearOut=1"], ["--stonewall", "3"], []),
+    (["-D", "3", "-O", "stoneWallingWearOut=1"], ["--stonewall", "3"], ["--stonewall-stop"]),
+    (["-D", "3"], ["--stonewall", "3", "--stonewall-stop"], []),
     (["-a", "DUMMY", "--dummy.delay-xfer=5"], ["null", "--null.delay-us", "5"], []),
     (["-a", "MPIIO", "--posix.odirect"], ["mpiio"], ["--posix.mode"]),
     (["--posix.odirect"], ["--posix.mode", "direct"], []),
@@ -127,7 +128,6 @@ def test_reorder_across_nodes_shifts_to_another_node() -> None:
     (["-z", "-z"], "division by zero; nearest in iolab: -w -z"),
     (["-z", "-t", "4k", "-b", "4k"], "multiple of -t above it"),
     (["--randomPrefill=4k"], "add -z"),
-    (["-D", "5"], "stoneWallingWearOut=1"),
     (["-a", "DAOS"], "DFuse"),
     (["-a", "MMAP"], "-a POSIX"),
     (["-a", "NOPE"], "not an IOR 4 API"),

@@ -100,12 +100,14 @@ def _switches(test: IorTest, ranks: int, nodes: int | None) -> list[str]:
     args += _reorder_args(test)
     args += _random_args(test)
     if p["deadlineForStonewalling"] > 0:
-        if not p["stoneWallingWearOut"]:
-            raise UsageError(
-                f"IOR -D {p['deadlineForStonewalling']} without -O stoneWallingWearOut=1: "
-                "the engine always wears out to the furthest rank (IOR stops each rank at "
-                "the deadline); nearest in iolab: add -O stoneWallingWearOut=1")
+        if p["collective"]:
+            raise UsageError(f"IOR -D {p['deadlineForStonewalling']} with -c: IOR has rank 0 "
+                             "tell every rank after each collective call whether to stop; "
+                             "the engine stops ranks independently; nearest in iolab: -D "
+                             "without -c")
         args += ["--stonewall", str(p["deadlineForStonewalling"])]
+        if not p["stoneWallingWearOut"]:  # IOR: each rank stops at the deadline
+            args.append("--stonewall-stop")
     if p["numTasks"] not in (-1, 0, ranks):
         raise UsageError(f"IOR -N {p['numTasks']}: only {ranks} rank(s) are launched and "
                          "the engine runs on all of them; nearest in iolab: iolab ior --np "

@@ -54,8 +54,8 @@ OPTIONS: tuple[IorOption, ...] = (
     _O("d", None, "interTestDelay", "int", 0, "engine",
        "--phase-delay (seconds every rank sleeps before each phase, untimed)"),
     _O("D", None, "deadlineForStonewalling", "int", 0, "engine",
-       "--stonewall with -O stoneWallingWearOut=1; without wear-out it is refused (the "
-       "engine always wears out)"),
+       "--stonewall (with -O stoneWallingWearOut=1 every rank wears out to the furthest "
+       "rank's count; without it --stonewall-stop: each rank stops at the deadline)"),
     _O("e", None, "fsync", "flag", 0, "engine", "--fsync (before close, after writing)"),
     _O("E", None, "useExistingTestFile", "flag", 0, "engine",
        "--use-existing (no removal before each write; the open truncates, as IOR's)"),
