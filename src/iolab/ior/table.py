@@ -69,9 +69,9 @@ OPTIONS: tuple[IorOption, ...] = (
        "the engine writes its own data pattern, not IOR's time stamp signature",
        "iolab bench --verify (iolab's pattern, checked on read)"),
     _O("i", None, "repetitions", "int", 1, "engine", "--reps"),
-    _O("j", None, "outlierThreshold", "int", 0, "refused",
-       "no per-rank outlier warnings yet",
-       "iolab results show ID (each rank's open, transfer and close times)"),
+    _O("j", None, "outlierThreshold", "int", 0, "output",
+       "IOR's 'WARNING: for HOST, task N, write elapsed transfer time is ...' lines after "
+       "each row, for every rank more than N seconds from the mean of a timer"),
     _O("k", None, "keepFile", "flag", 0, "engine", "--keep"),
     _O("K", None, "keepFileWithError", "flag", 0, "refused",
        "the engine keeps files only on request",
@@ -127,7 +127,7 @@ OPTIONS: tuple[IorOption, ...] = (
        "--random-seed: -z and -z -z in IOR's exact order (without it -z takes the engine's "
        "own shuffle of the same kind, -z -z the clock as IOR)"),
     _O(None, "warningAsErrors", "warningAsErrors", "flag", 0, "output",
-       "iolab prints no IOR warnings, so there is none to turn into an error"),
+       "the -j outlier warnings stay warnings (IOR would stop the run on the first)"),
     _O(None, "dryRun", "dryRun", "flag", 0, "refused",
        "IOR's dry run prints dummy results",
        "iolab ior --dry-run (prints the runs without running them) or -a DUMMY"),
