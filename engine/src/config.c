@@ -130,6 +130,10 @@ const iolab_option_t iolab_config_options[] = {
      "with --stonewall: each rank stops at the deadline and keeps what it moved, no wear-out; "
      "a later read reads as many transfers as the rank wrote (IOR -D without "
      "stoneWallingWearOut)", O(stonewall_stop)},
+    {"check-write", "check_write", IOLAB_OPT_BOOL, "false", NULL, NULL,
+     "after each write, read the files back and check them (needs --verify; recorded as read "
+     "pass -1, not in the read statistics; with --reorder-nodes Q it reads Q + 1 hosts on; "
+     "IOR -W)", O(check_write)},
     /* --- end IOR compatibility --- */
     {"metadata", "metadata", IOLAB_OPT_ENUM, "off", NULL, "off|easy|hard",
      "metadata benchmark instead of data I/O (as mdtest): per rank create, stat, open+read, "

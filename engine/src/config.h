@@ -74,6 +74,7 @@ typedef struct iolab_cfg {
     int64_t reorder_random;    /* IOR -Z: 1 each rank draws a rank to read, 2 a shuffle */
     int64_t reorder_seed;      /* IOR -X: their seed (negative: -X + repetition) */
     bool stonewall_stop;       /* IOR -D without wear-out: each rank stops at the deadline */
+    bool check_write;          /* IOR -W: after each write, a read pass checking it */
     /* --- end IOR compatibility --- */
     int metadata;              /* iolab_metadata_t: the metadata benchmark instead of I/O */
     uint64_t md_files;         /* metadata: files per rank */

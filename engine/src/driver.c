@@ -204,6 +204,9 @@ static int check_ior_compat(const iolab_run_t *run, char *err, size_t len)
                                                   c->layout != IOLAB_LAYOUT_SEGMENTED)))
         snprintf(err, len, "--reorder-random reads other ranks' data as IOR -Z: with "
                  "--layout fpp or segmented and without --reorder (IOR refuses -C with -Z)");
+    else if (c->check_write && (!c->verify || !c->write))
+        snprintf(err, len, "--check-write reads back and checks a write: add --verify (the "
+                 "pattern it checks) and a write phase");
     else if (c->stonewall_stop && c->stonewall <= 0)
         snprintf(err, len, "--stonewall-stop changes what --stonewall does: add --stonewall S");
     else if (c->reorder_nodes < 0)
@@ -579,6 +582,8 @@ static void run_reps(iolab_run_t *run)
             progress(run, rep, IOLAB_WRITE, 0, ++done, total);
             if (stop)
                 return;
+            if (c->check_write && iolab_phase_run(run, IOLAB_READ, rep, -1))
+                return;  /* IOR -W: read back what was just written, checked */
         }
         for (int pass = 0; c->read && pass < c->read_times && !time_is_up(run, start);
              pass++) {
@@ -715,7 +720,7 @@ static int start(iolab_run_t *run, int argc, char **argv)
     make_comms(run);
     run->ior_seed = iolab_ior_order_seed(run);
     if (run->cfg.reorder_nodes > 0)  /* IOR -C -Q */
-        run->reorder_shift = iolab_ior_reorder_shift(run);
+        run->reorder_shift = iolab_ior_reorder_shift(run, 0);
     return -1;
 }
 

@@ -182,11 +182,11 @@ int iolab_ior_read_rank(const iolab_run_t *run, int rep)
     return mine;
 }
 
-int iolab_ior_reorder_shift(const iolab_run_t *run)
+int iolab_ior_reorder_shift(const iolab_run_t *run, int extra)
 {
     /* IOR's QueryNodeMapping: ranks placed by blocks when rank 1 shares rank 0's host;
      * then one node is the first host's ranks, else (round robin) one rank */
     int block = run->ranks < 2 || run->env.rank_host[1] == run->env.rank_host[0];
-    long shift = (long)run->cfg.reorder_nodes * (block ? run->env.host_ranks[0] : 1);
+    long shift = (long)(run->cfg.reorder_nodes + extra) * (block ? run->env.host_ranks[0] : 1);
     return (int)(shift % run->ranks);
 }

@@ -69,7 +69,8 @@ int iolab_ior_prefill(iolab_run_t *run, void *fh, int lr);
  * --reorder-random (IOR -Z, -Z -Z with -X and -Q), drawn as IOR draws it. */
 int iolab_ior_read_rank(const iolab_run_t *run, int rep);
 
-/* --reorder with --reorder-nodes Q: IOR -C -Q's shift, Q times the first host's ranks. */
-int iolab_ior_reorder_shift(const iolab_run_t *run);
+/* --reorder with --reorder-nodes Q: IOR -C -Q's shift, (Q + extra) times the first host's
+ * ranks (extra 1: the --check-write pass, as IOR's -W). */
+int iolab_ior_reorder_shift(const iolab_run_t *run, int extra);
 
 #endif

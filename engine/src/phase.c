@@ -490,8 +490,10 @@ int iolab_phase_run(iolab_run_t *run, int op, int rep, int pass)
     int lr = run->rank;
     if (op == IOLAB_READ) {
         iolab_phase_cache(run, pass, &ph);
+        int shift = pass < 0 && run->cfg.reorder_nodes > 0  /* IOR -W: one node further */
+                        ? iolab_ior_reorder_shift(run, 1) : run->reorder_shift;
         if (run->cfg.reorder)
-            lr = iolab_layout_reorder(&run->layout, run->rank, run->reorder_shift);
+            lr = iolab_layout_reorder(&run->layout, run->rank, shift);
         if (run->cfg.reorder_random)  /* IOR -Z: drawn as IOR draws it */
             lr = iolab_ior_read_rank(run, rep);
         ph.reorder_shift = (lr - run->rank + run->ranks) % run->ranks;

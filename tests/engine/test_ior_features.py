@@ -370,3 +370,18 @@ def test_stonewall_stop_keeps_each_ranks_count(engine: Engine, scratch: Path) ->
     bad = run_engine(engine, 1, ["--path", str(scratch / "g"), "--stonewall-stop"],
                      scratch.parent)
     assert bad.rc == 2 and "add --stonewall S" in bad.stderr
+
+
+def test_check_write_reads_back_after_each_write(engine: Engine, scratch: Path) -> None:
+    """expected after each write a checked read pass (-1) apart from the reads (IOR -W) /
+    was refused."""
+    r = run_engine(engine, 2, ["--layout", "segmented", "--transfer", str(T), "--block",
+                               str(4 * T), "--reps", "2", "--path", str(scratch / "f"),
+                               "--write", "--verify", "--check-write", "--keep", "--quiet"],
+                   scratch.parent)
+    assert r.rc == 0 and doc(r)["verify"]["errors"] == 0, r.why()
+    assert [(p["op"], p["pass"]) for p in r.phases()] == [("write", 0), ("read", -1)] * 2
+    assert all(p["bytes"] == 2 * 4 * T for p in r.phases())
+    bad = run_engine(engine, 1, ["--path", str(scratch / "g"), "--check-write"],
+                     scratch.parent)
+    assert bad.rc == 2 and "add --verify" in bad.stderr

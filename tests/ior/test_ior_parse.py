@@ -111,6 +111,7 @@ def test_ior_defaults_become_engine_options() -> None:
     ([], ["--remove-each-rep"], ["--fpp-digits", "--random-seed", "--use-existing"]),
     (["-E", "-m", "-g", "-x"], ["--use-existing", "--file-per-rep", "--step-barriers"], []),
     (["-d", "2", "-T", "3"], ["--phase-delay", "2", "--max-time", "180"], []),
+    (["-w", "-W"], ["--check-write", "--verify"], ["--read"]),
 ])
 def test_ior_options_become_engine_options(words: list[str], present: list[str],
                                            absent: list[str]) -> None:

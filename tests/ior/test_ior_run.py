@@ -91,7 +91,7 @@ def test_script_file_runs_each_test_once_stored_each(engine: Path, tmp_path: Pat
 
 
 @pytest.mark.parametrize("words,says", [
-    (["-W"], "checkWrite"), (["-z", "-z"], "division by zero"),
+    (["--posix.rangelocks"], "range locks"), (["-z", "-z"], "division by zero"),
     (["-a", "S3"], "no S3 backend"),
     (["-t", "1x"], "not a number"), (["-D", "2", "-c"], "-D without -c"),
 ])

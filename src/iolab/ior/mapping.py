@@ -91,6 +91,8 @@ def _switches(test: IorTest, ranks: int, nodes: int | None) -> list[str]:
               "intraTestBarriers": "--step-barriers"}
     args.append("--remove-each-rep")  # IOR removes the files before each write and after
     args += [flag for key, flag in simple.items() if p[key]]
+    if p["checkWrite"]:
+        args += ["--check-write"] + ([] if p["checkRead"] else ["--verify"])
     if p["interTestDelay"] > 0:
         args += ["--phase-delay", str(p["interTestDelay"])]
     if p["maxTimeDuration"] > 0:

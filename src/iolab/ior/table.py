@@ -102,9 +102,9 @@ OPTIONS: tuple[IorOption, ...] = (
     _O("u", None, "uniqueDir", "flag", 0, "engine", "--unique-dir (with -F)"),
     _O("v", None, "verbose", "flag", 0, "output", "more lines in the report"),
     _O("w", None, "writeFile", "flag", 0, "engine", "--write"),
-    _O("W", None, "checkWrite", "flag", 0, "refused",
-       "the engine has no read-back check right after the write phase",
-       "-w -r -R (iolab bench --verify checks on the read phase)"),
+    _O("W", None, "checkWrite", "flag", 0, "engine",
+       "--check-write --verify (after each write a read pass checking iolab's pattern, "
+       "reported apart from the reads)"),
     _O("x", None, "singleXferAttempt", "flag", 0, "engine",
        "nothing to add: the engine always makes one attempt (a short transfer is an I/O "
        "error, stored as failed), as IOR with -x"),
