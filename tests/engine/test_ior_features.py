@@ -385,3 +385,24 @@ def test_check_write_reads_back_after_each_write(engine: Engine, scratch: Path) 
     bad = run_engine(engine, 1, ["--path", str(scratch / "g"), "--check-write"],
                      scratch.parent)
     assert bad.rc == 2 and "add --verify" in bad.stderr
+
+
+def test_hdf5_segment_datasets_are_iors(engine: Engine, scratch: Path) -> None:
+    """expected IOR's HDF5 file: Dataset-0000.0000 ... one per segment of 8-byte integers,
+    ranks x block bytes each, written and read back checked / was one byte dataset "data"
+    (IOR -a HDF5 -s 3 refused)."""
+    if "hdf5" not in engine.apis:
+        pytest.skip("the hdf5 backend is not built (parallel HDF5 missing)")
+    h5py = pytest.importorskip("h5py")
+    f = scratch / "f.h5"
+    r = run_engine(engine, 2, ["--api", "hdf5", "--hdf5.segment-datasets", "--layout",
+                               "segmented", "--transfer", str(T), "--block", str(4 * T),
+                               "--segments", "3", "--path", str(f), "--keep", "--quiet",
+                               "--verify"], scratch.parent)
+    assert r.rc == 0 and doc(r)["verify"]["errors"] == 0, r.why()
+    with h5py.File(f, "r") as h:
+        assert {k: (h[k].shape, str(h[k].dtype)) for k in h} == {
+            f"Dataset-0000.{s:04d}": ((2 * 4 * T // 8,), "int64") for s in range(3)}
+    bad = run_engine(engine, 2, ["--api", "hdf5", "--hdf5.segment-datasets", "--layout",
+                                 "strided", "--path", str(scratch / "g.h5")], scratch.parent)
+    assert bad.rc == 2 and "fpp and segmented" in bad.stderr

@@ -232,3 +232,41 @@ def test_reads_the_same_ranks_files_as_real_ior(real_ior: Path, engine: Path, tm
             got[int(w[1])] = [r for i, r in enumerate(reads) if i == 0 or reads[i - 1] != r]
     assert got == {t: [r for i, r in enumerate(v) if i == 0 or v[i - 1] != r]
                    for t, v in want.items()}
+
+
+@pytest.mark.parametrize("extra", [["-s", "3"], ["-F", "-s", "2"]], ids=["shared", "fpp"])
+def test_hdf5_files_are_iors_and_each_reads_the_others(real_ior: Path, engine: Path,
+                                                       tmp_path: Path,
+                                                       extra: list[str]) -> None:
+    """expected IOR's HDF5 datasets (Dataset-0000.NNNN per segment, int64) in iolab's file,
+    and IOR reading iolab's file and iolab IOR's / was -a HDF5 -s 3 refused (one dataset)."""
+    h5py = pytest.importorskip("h5py")
+    words = ["-a", "HDF5", "-k", "-t", "4k", "-b", "16k", *extra]
+    theirs, ours = tmp_path / "ior", tmp_path / "iolab"
+    theirs.mkdir()
+    ours.mkdir()
+    probe = subprocess.run(["mpirun", "--oversubscribe", "-np", "2", str(real_ior), "-w",
+                            *words, "-o", str(theirs / "f")], env=mpirun_env(),
+                           capture_output=True, text=True, timeout=300)
+    if "HDF5" in probe.stdout + probe.stderr and probe.returncode != 0:
+        pytest.skip(f"{real_ior} has no HDF5 backend (build hpc/ior with --with-hdf5)")
+    assert probe.returncode == 0, probe.stdout + probe.stderr
+    out = run_iolab("ior", "--np", "2", "--db", str(tmp_path / "r.db"), "-w", *words, "-o",
+                    str(ours / "f"))
+    assert out.returncode == 0, out.stderr
+
+    def shape(folder: Path) -> list[tuple[str, dict[str, tuple[Any, str]]]]:
+        out = []
+        for p in sorted(folder.iterdir()):
+            with h5py.File(p, "r") as h:
+                out.append((p.name, {k: (h[k].shape, str(h[k].dtype)) for k in h}))
+        return out
+
+    assert shape(ours) == shape(theirs)
+    cross = subprocess.run(["mpirun", "--oversubscribe", "-np", "2", str(real_ior), "-r",
+                            *words, "-o", str(ours / "f")], env=mpirun_env(),
+                           capture_output=True, text=True, timeout=300)
+    assert cross.returncode == 0 and "ERROR" not in cross.stdout, cross.stdout + cross.stderr
+    back = run_iolab("ior", "--np", "2", "--db", str(tmp_path / "r.db"), "-r", *words, "-o",
+                     str(theirs / "f"))
+    assert back.returncode == 0, back.stderr

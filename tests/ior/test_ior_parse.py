@@ -103,6 +103,7 @@ def test_ior_defaults_become_engine_options() -> None:
     (["--posix.odirect"], ["--posix.mode", "direct"], []),
     (["-a", "HDF5", "--hdf5.setAlignment=4k", "--hdf5.collectiveMetadata"],
      ["hdf5", "--hdf5.align", "4096", "--hdf5.coll-metadata"], []),
+    (["-a", "HDF5", "-s", "3"], ["hdf5", "--hdf5.segment-datasets", "--segments", "3"], []),
     (["-w", "-r", "-R"], ["--verify"], []),
     (["-r", "-z", "-z", "-t", "4k", "-b", "4k"], ["--random-repeat"], ["--random"]),
     (["-z", "--random-offset-seed=7", "--randomPrefill=64k"],
@@ -135,7 +136,7 @@ def test_reorder_across_nodes_shifts_to_another_node() -> None:
     (["-N", "3"], "--np 3"),
     (["-Z", "-C"], "choose one"),
     (["-b", "100k", "-t", "64k"], "multiple of the transfer"),
-    (["-a", "HDF5", "-s", "2"], "one dataset per segment"),
+    (["-a", "HDF5", "-z"], "nearest in iolab: -a MPIIO"),
     (["--mpiio.useFileView"], "--file-view"),
 ])
 def test_refused_options_name_the_nearest_iolab_equivalent(words: list[str],

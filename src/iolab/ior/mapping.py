@@ -172,10 +172,15 @@ def _module_args(test: IorTest, api: str) -> list[str]:
     if api == "null" and p["dummy.delay-xfer"]:
         args += ["--null.delay-us", str(p["dummy.delay-xfer"])]
     if api == "hdf5":
-        if p["segmentCount"] > 1:
-            raise UsageError(f"IOR -a HDF5 -s {p['segmentCount']}: IOR writes one dataset "
-                             "per segment, the engine one dataset; nearest in iolab: -s 1 "
-                             "with -b covering the segments")
+        if p["randomOffset"]:
+            raise UsageError("IOR -a HDF5 with -z: IOR refuses random offsets with HDF5; "
+                             "nearest in iolab: -a MPIIO with the same line")
+        if p["deadlineForStonewalling"] > 0 and p["segmentCount"] > 1:
+            raise UsageError("IOR -a HDF5 -D with -s above 1: every rank creates the "
+                             "segments' datasets in order, which ranks stopping at a deadline "
+                             "break; nearest in iolab: -s 1 with -b covering the segments, or "
+                             "-a MPIIO")
+        args.append("--hdf5.segment-datasets")  # IOR's Dataset-0000.NNNN per segment
         if p["hdf5.setAlignment"] > 1:
             args += ["--hdf5.align", str(p["hdf5.setAlignment"])]
         if p["hdf5.collectiveMetadata"]:
