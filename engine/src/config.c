@@ -77,7 +77,8 @@ const iolab_option_t iolab_config_options[] = {
      "flush after every write call (fsync, MPI_File_sync; IOR -Y)", O(fsync_per_write)},
     {"stonewall", "stonewall_s", IOLAB_OPT_DOUBLE, "0", "s", NULL,
      "each rank stops after this many seconds, then all wear out to the furthest rank's count "
-     "so every rank moves the same amount; reads read what was written (IOR -D; 0 = off)",
+     "so every rank moves the same amount; reads read what was written; with --collective "
+     "rank 0 decides for all after every call, as IOR -D -c (IOR -D; 0 = off)",
      O(stonewall)},
     {"unique-dir", "unique_dir", IOLAB_OPT_BOOL, "false", NULL, NULL,
      "fpp: each rank's file in its own directory <dir>/<rank>/ (created and removed; IOR -u)",

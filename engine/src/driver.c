@@ -152,10 +152,9 @@ static int check_array_and_ior(const iolab_run_t *run, char *err, size_t len)
                  "--collective (or the collective sync per write of api %s)", run->be->name);
     else if (c->stonewall < 0)
         snprintf(err, len, "--stonewall %g: give seconds above 0 (0 = off)", c->stonewall);
-    else if (c->stonewall > 0 && (c->threads > 1 || lockstep_calls(run)))
-        snprintf(err, len, "--stonewall cannot be combined with --threads, --collective or a "
-                 "collective sync per write (api %s): ranks stop at different counts",
-                 run->be->name);
+    else if (c->stonewall > 0 && c->threads > 1)
+        snprintf(err, len, "--stonewall cannot be combined with --threads: threads stop at "
+                 "different counts");
     else if (c->unique_dir && c->layout != IOLAB_LAYOUT_FPP)
         snprintf(err, len, "--unique-dir applies to --layout fpp (a file per process, as IOR "
                  "-u with -F)");

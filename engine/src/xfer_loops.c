@@ -121,8 +121,10 @@ void *iolab_worker_loop(void *arg)
     worker_t *w = arg;
     int lock = lockstep(w->run);
     for (uint64_t i = w->next; i < w->last; i++) {
-        int zero = 0;
-        if (w->deadline > 0 && MPI_Wtime() >= w->deadline) {
+        int zero = 0, hit = w->deadline > 0 && MPI_Wtime() >= w->deadline;
+        if (w->deadline > 0 && lock)  /* IOR -D -c: rank 0 decides for all, every call */
+            MPI_Bcast(&hit, 1, MPI_INT, 0, w->run->world);
+        if (hit) {
             w->sw_hit = 1;
             w->next = i;
             return NULL;

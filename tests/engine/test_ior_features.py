@@ -406,3 +406,20 @@ def test_hdf5_segment_datasets_are_iors(engine: Engine, scratch: Path) -> None:
     bad = run_engine(engine, 2, ["--api", "hdf5", "--hdf5.segment-datasets", "--layout",
                                  "strided", "--path", str(scratch / "g.h5")], scratch.parent)
     assert bad.rc == 2 and "fpp and segmented" in bad.stderr
+
+
+def test_stonewall_with_collective_stops_every_rank_together(engine: Engine,
+                                                             scratch: Path) -> None:
+    """expected IOR -D -c: rank 0 decides after every collective call, so all ranks stop at
+    the same count before the end / was refused (ranks stopping apart would hang)."""
+    if "mpiio" not in engine.apis:
+        pytest.skip("the mpiio backend is not built")
+    r = run_engine(engine, 2, ["--api", "mpiio", "--collective", "--layout", "segmented",
+                               "--transfer", "1k", "--block", "256M", "--path",
+                               str(scratch / "f"), "--write", "--quiet", "--stonewall", "0.3",
+                               "--stonewall-stop"], scratch.parent, timeout=120)
+    assert r.rc == 0, r.why()
+    w = r.phases("write")[0]
+    assert w["stonewall"]["hit"] and w["stonewall"]["xfers_min"] == w["stonewall"]["xfers_max"]
+    assert 0 < w["bytes"] < 2 * 256 * 1024 * 1024
+    assert len({p["bytes"] for p in w["per_rank"]}) == 1

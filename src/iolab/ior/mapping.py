@@ -102,11 +102,6 @@ def _switches(test: IorTest, ranks: int, nodes: int | None) -> list[str]:
     args += _reorder_args(test)
     args += _random_args(test)
     if p["deadlineForStonewalling"] > 0:
-        if p["collective"]:
-            raise UsageError(f"IOR -D {p['deadlineForStonewalling']} with -c: IOR has rank 0 "
-                             "tell every rank after each collective call whether to stop; "
-                             "the engine stops ranks independently; nearest in iolab: -D "
-                             "without -c")
         args += ["--stonewall", str(p["deadlineForStonewalling"])]
         if not p["stoneWallingWearOut"]:  # IOR: each rank stops at the deadline
             args.append("--stonewall-stop")
