@@ -15,7 +15,8 @@ OFF = "".join(f"\n[{s}]\nrun = FALSE\n" for s in (
     "find-hard", "mdworkbench-create", "mdworkbench-bench", "mdworkbench-delete"))
 
 
-def test_rnd4k_easy_read_runs_iors_random_with_repetition(tmp_path: Path) -> None:
+@pytest.mark.parametrize("fpp", ["TRUE", "FALSE"])
+def test_rnd4k_easy_read_runs_iors_random_with_repetition(tmp_path: Path, fpp: str) -> None:
     """expected the phase run as IOR -z -z reads of 4 KiB (engine --random-repeat) over
     ior-easy's files, every 4 KiB piece's worth read / was refused up front ("IOR -z -z ...
     is not in the engine")."""
@@ -23,6 +24,7 @@ def test_rnd4k_easy_read_runs_iors_random_with_repetition(tmp_path: Path) -> Non
     ini.write_text(f"[global]\ndatadir = {tmp_path}/data\nresultdir = {tmp_path}/res\n"
                    "timestamp-resultdir = FALSE\ntimestamp-datadir = FALSE\n\n[debug]\n"
                    "stonewall-time = 1\n\n[ior-easy]\ntransferSize = 64k\nblockSize = 2m\n"
+                   f"filePerProc = {fpp}\n"
                    + OFF)
     r = run_iolab("io500", "--np", "2", "--mode", "extended", "--json", "--db",
                   str(tmp_path / "r.db"), str(ini), cwd=tmp_path, env=mpirun_env(),
@@ -34,6 +36,7 @@ def test_rnd4k_easy_read_runs_iors_random_with_repetition(tmp_path: Path) -> Non
     assert "-z -z -z" in rnd["io500_exe"]
     words = rnd["iolab_exe"].split()
     assert "--random-repeat" in words and words[words.index("--transfer") + 1] == "4096"
+    assert words[words.index("--layout") + 1] == ("fpp" if fpp == "TRUE" else "segmented")
     # ior-easy wrote 2 MiB per rank; as many 4 KiB reads per rank, all worn out to the end
     per_rank = 2 * 1024 * 1024
     assert words[words.index("--segments") + 1] == str(per_rank // 4096)

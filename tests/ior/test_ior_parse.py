@@ -130,6 +130,8 @@ def test_reorder_across_nodes_shifts_to_another_node() -> None:
     (["-z", "-z"], "division by zero; nearest in iolab: -w -z"),
     (["-z", "-t", "4k", "-b", "4k"], "multiple of -t above it"),
     (["--randomPrefill=4k"], "add -z"),
+    (["-z", "-C"], "add -F or drop one"),
+    (["-z", "--randomPrefill=4k", "-D", "2"], "inside the deadline"),
     (["-a", "DAOS"], "DFuse"),
     (["-a", "MMAP"], "-a POSIX"),
     (["-a", "NOPE"], "not an IOR 4 API"),

@@ -136,7 +136,9 @@ def rnd4k_words(cfg: Io500Config, s: Settings) -> tuple[list[str], list[str]]:
             *(["-F"] if cfg.flag("ior-easy", "filePerProc") else [])]
     api = _api(cfg, "ior-easy", "ior-rnd4K-easy-read", s)
     deadline = ["-D", str(s.stonewall), "-O", "stoneWallingWearOut=1"] if s.stonewall else []
-    words = ["-C", "-k", "-o", f"{s.datadir}/ior-easy/ior_file_easy", *easy, "-r", *deadline,
+    fpp = cfg.flag("ior-easy", "filePerProc")  # IOR refuses -z with -C on a shared file
+    words = [*(["-C"] if fpp else []), "-k", "-o", f"{s.datadir}/ior-easy/ior_file_easy",
+             *easy, "-r", *deadline,
              "-z", "-z", "-z", "-a", api, "-t", str(RND4K), "-b", str(RND4K), "-s",
              str(max(1, per_rank // RND4K))]
     io500 = ["ior", "-C", "-Q", "1", "-g", "-G", "271", "-k", "-e", "-o",
@@ -147,7 +149,7 @@ def rnd4k_words(cfg: Io500Config, s: Settings) -> tuple[list[str], list[str]]:
              str(s.stonewall), "-z", "-z", "-z", "-a", api, "-O",
              f"saveRankPerformanceDetailsCSV={s.resdir}/ior-rnd4K-easy-read.csv",
              "-t=4096", "-b=4096", "-s=-1", "-O", "stoneWallingWearOut=1",
-             *(["-C", "-Q", "2"] if cfg.flag("ior-easy", "filePerProc") else [])]
+             *(["-C", "-Q", "2"] if fpp else [])]
     return io500, words
 
 

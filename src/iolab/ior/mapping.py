@@ -141,6 +141,12 @@ def _random_args(test: IorTest) -> list[str]:
         raise UsageError(f"IOR {said} with -b equal to -t: IOR shuffles the transfers within "
                          "a block and refuses one transfer per block too; give -b a multiple "
                          "of -t above it")
+    if z and p["reorderTasks"] and not p["filePerProc"]:
+        raise UsageError(f"IOR {said} with -C on one shared file: IOR refuses random offsets "
+                         "with constant reordering there; add -F or drop one of them")
+    if p["randomPrefill"] and p["deadlineForStonewalling"] > 0:
+        raise UsageError("IOR --randomPrefill with -D: IOR prefills segment by segment inside "
+                         "the deadline, the engine before the transfers; drop one of them")
     if z > 1 and p["writeFile"]:
         raise UsageError(f"IOR {said} {said} (random with repetition) with -w: IOR 4.1's write "
                          "draws from a file size it has not set and stops with a division by "
