@@ -83,7 +83,7 @@ const iolab_option_t iolab_config_options[] = {
     {"unique-dir", "unique_dir", IOLAB_OPT_BOOL, "false", NULL, NULL,
      "fpp: each rank's file in its own directory <dir>/<rank>/ (created and removed; IOR -u)",
      O(unique_dir)},
-    /* --- IOR compatibility (the iolab ior front end's; see ior_order.h) --- */
+    /* --- IOR compatibility (the iolab ior front end's; see ior_compat.h) --- */
     {"random-seed", "random_seed", IOLAB_OPT_INT, "-1", NULL, NULL,
      "--random in IOR's exact order (IOR --random-offset-seed): glibc random() seeded with "
      "this (+ rank for fpp) shuffles as IOR does; -1: the engine's own order", O(random_seed)},

@@ -59,7 +59,7 @@ typedef struct iolab_cfg {
     bool fsync_per_write;      /* sync after every write call (IOR -Y) */
     double stonewall;          /* seconds; stop, then wear out to the furthest rank (IOR -D) */
     bool unique_dir;           /* fpp: each rank's file in its own directory (IOR -u) */
-    /* --- IOR compatibility (ior_order.c, phase.c; the iolab ior front end's options) --- */
+    /* --- IOR compatibility (ior_compat.c, phase.c; the iolab ior front end's options) --- */
     int64_t random_seed;       /* --random: IOR's shuffle seeded so (-1: the engine's own) */
     bool random_repeat;        /* IOR -z -z: a random block per segment, repeats allowed */
     uint64_t random_prefill;   /* IOR --randomPrefill: bytes per prefill call (0: none) */

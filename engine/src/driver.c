@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ior_order.h"
+#include "ior_compat.h"
 #include "run.h"
 
 volatile sig_atomic_t iolab_interrupted = 0;
@@ -166,58 +166,6 @@ static int check_array_and_ior(const iolab_run_t *run, char *err, size_t len)
     return -1;
 }
 
-/* --- IOR compatibility: the options of ior_order.h and the file names --- */
-static int check_ior_compat(const iolab_run_t *run, char *err, size_t len)
-{
-    const iolab_cfg_t *c = &run->cfg;
-    int ior_order = c->random_repeat || (c->random && c->random_seed >= 0);
-    int fpp = c->layout == IOLAB_LAYOUT_FPP, seg = c->layout == IOLAB_LAYOUT_SEGMENTED;
-    if (c->random_seed < -1 || c->random_seed > 0x7fffffff)
-        snprintf(err, len, "--random-seed %lld: give 0 to 2147483647 (-1: the engine's own "
-                 "order)", (long long)c->random_seed);
-    else if (ior_order && (!(fpp || seg) || c->file_view))
-        snprintf(err, len, "--random-seed and --random-repeat follow IOR's order, which IOR "
-                 "has for --layout fpp and segmented (one call per transfer) only");
-    else if (ior_order && (c->threads > 1 || lockstep_calls(run)))
-        snprintf(err, len, "--random-seed and --random-repeat make IOR's calls one after "
-                 "another on each rank: drop --threads and --collective (and the collective "
-                 "sync per write of api %s)", run->be->name);
-    else if (c->random_prefill && !(c->random || c->random_repeat))
-        snprintf(err, len, "--random-prefill fills the file before random writes: add "
-                 "--random (IOR refuses randomPrefill without -z too)");
-    else if (c->random_prefill && c->block % c->random_prefill)
-        snprintf(err, len, "--random-prefill %llu must divide --block %llu",
-                 (unsigned long long)c->random_prefill, (unsigned long long)c->block);
-    else if (c->random_prefill && c->stonewall > 0)
-        snprintf(err, len, "--random-prefill with --stonewall: IOR prefills segment by "
-                 "segment inside the deadline there, the engine does not; drop one of them");
-    else if (c->fpp_digits < 0 || c->fpp_digits > 32)
-        snprintf(err, len, "--fpp-digits %lld: give 0 to 32", (long long)c->fpp_digits);
-    else if (c->use_existing && !c->remove_each_rep)
-        snprintf(err, len, "--use-existing only keeps --remove-each-rep from removing the "
-                 "files before a write: add --remove-each-rep or drop it");
-    else if (c->reorder_random < 0 || c->reorder_random > 2)
-        snprintf(err, len, "--reorder-random %lld: 0 (off), 1 (IOR -Z) or 2 (IOR -Z -Z)",
-                 (long long)c->reorder_random);
-    else if (c->reorder_random && (c->reorder || (c->layout != IOLAB_LAYOUT_FPP &&
-                                                  c->layout != IOLAB_LAYOUT_SEGMENTED)))
-        snprintf(err, len, "--reorder-random reads other ranks' data as IOR -Z: with "
-                 "--layout fpp or segmented and without --reorder (IOR refuses -C with -Z)");
-    else if (c->check_write && (!c->verify || !c->write))
-        snprintf(err, len, "--check-write reads back and checks a write: add --verify (the "
-                 "pattern it checks) and a write phase");
-    else if (c->stonewall_stop && c->stonewall <= 0)
-        snprintf(err, len, "--stonewall-stop changes what --stonewall does: add --stonewall S");
-    else if (c->reorder_nodes < 0)
-        snprintf(err, len, "--reorder-nodes %lld: 0 or more hosts",
-                 (long long)c->reorder_nodes);
-    else if (c->phase_delay < 0 || c->max_time < 0)
-        snprintf(err, len, "--phase-delay and --max-time take seconds, 0 or more");
-    else
-        return 0;
-    return -1;
-}
-/* --- end IOR compatibility --- */
 
 static int check_combinations(const iolab_run_t *run, char *err, size_t len)
 {
@@ -424,7 +372,7 @@ static int validate(iolab_run_t *run, char *err, size_t len)
         setup_array(run, err, len) != 0)
         return -1;
     if (check_metadata(run, err, len) != 0 || check_combinations(run, err, len) != 0 ||
-        check_ior_compat(run, err, len) != 0)
+        iolab_ior_check_options(run, err, len) != 0)
         return -1;
     if (iolab_hints_collect(&run->hints, c, err, len) != 0)
         return -1;
@@ -527,43 +475,6 @@ static void progress(const iolab_run_t *run, int rep, int op, int pass, int done
     fflush(stderr);
 }
 
-/* --- IOR's repetitions: --remove-each-rep, --max-time, --file-per-rep --- */
-/* Remove the layout's files (collective, untimed): rank f % ranks removes file f. */
-static void remove_rep_files(iolab_run_t *run)
-{
-    MPI_Barrier(run->world);
-    for (int f = 0; f < iolab_layout_nfiles(&run->layout); f++)
-        if (f % run->ranks == run->rank) {
-            char path[4096];
-            iolab_run_file_path(run, f, path, sizeof path);
-            run->be->remove(run->be_state, path);
-        }
-    MPI_Barrier(run->world);
-}
-
-/* --max-time: rank 0's clock decides for all (collective). */
-static int time_is_up(const iolab_run_t *run, double start)
-{
-    if (run->cfg.max_time <= 0)
-        return 0;
-    int up = MPI_Wtime() - start >= run->cfg.max_time;
-    MPI_Bcast(&up, 1, MPI_INT, 0, run->world);
-    return up;
-}
-
-/* After a repetition, as IOR: its files go unless kept (only files this run wrote). */
-static void end_rep(iolab_run_t *run)
-{
-    int mine = run->files_exist, any = 0;
-    if (!run->cfg.remove_each_rep || run->cfg.keep)
-        return;
-    MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, run->world);
-    if (!any)
-        return;
-    remove_rep_files(run);
-    run->files_exist = 0;
-}
-/* --- end IOR's repetitions --- */
 
 /* The repetitions. Stops at the first failure, mismatch or interrupt. */
 static void run_reps(iolab_run_t *run)
@@ -574,9 +485,9 @@ static void run_reps(iolab_run_t *run)
     double start = MPI_Wtime();
     for (int rep = 0; rep < c->reps; rep++) {
         run->cur_rep = rep;
-        if (c->write && !time_is_up(run, start)) {
+        if (c->write && !iolab_ior_time_is_up(run, start)) {
             if (c->remove_each_rep && !c->use_existing)
-                remove_rep_files(run);
+                iolab_ior_remove_files(run);
             int stop = iolab_phase_run(run, IOLAB_WRITE, rep, 0);
             progress(run, rep, IOLAB_WRITE, 0, ++done, total);
             if (stop)
@@ -584,7 +495,7 @@ static void run_reps(iolab_run_t *run)
             if (c->check_write && iolab_phase_run(run, IOLAB_READ, rep, -1))
                 return;  /* IOR -W: read back what was just written, checked */
         }
-        for (int pass = 0; c->read && pass < c->read_times && !time_is_up(run, start);
+        for (int pass = 0; c->read && pass < c->read_times && !iolab_ior_time_is_up(run, start);
              pass++) {
             int stop = iolab_phase_run(run, IOLAB_READ, rep, pass);
             progress(run, rep, IOLAB_READ, pass, ++done, total);
@@ -592,7 +503,7 @@ static void run_reps(iolab_run_t *run)
                 return;
         }
         if (rep + 1 < c->reps)  /* the last one's files go with the run's (remove_files) */
-            end_rep(run);
+            iolab_ior_end_rep(run);
     }
 }
 

@@ -16,7 +16,7 @@
 #include <time.h>
 
 #include "evict.h"
-#include "ior_order.h"
+#include "ior_compat.h"
 #include "pattern.h"
 #include "run.h"
 #include "xfer_loops.h"

@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-#include "ior_order.h"
+#include "ior_compat.h"
 #include "run.h"
 
 /* In-phase progress (--progress): rank 0's first worker prints it, nobody else. */

@@ -1,5 +1,7 @@
-/* iolab-bench: IOR 4.1's random offsets reproduced call for call, so that `iolab ior -z`
- * with --random-offset-seed touches the same offsets in the same order as IOR itself.
+/* iolab-bench: IOR 4.1's behaviours reproduced for the iolab ior front end: its random
+ * offsets call for call (so `iolab ior -z --random-offset-seed` touches the same offsets in
+ * the same order as IOR itself), its read reordering (-C -Q, -Z, -X), its repetitions
+ * (removals, -m, -T) and the checks of those options.
  *
  * --random-seed N with --random (IOR -z): IOR's GetOffsetArrayRandom. A file per process:
  * glibc's random() seeded with N + rank shuffles the block's transfer offsets (IOR's swap
@@ -15,8 +17,8 @@
  *
  * glibc's random_r on a private state gives the same numbers as IOR's srandom()/rand()
  * without touching the process's own generator. */
-#ifndef IOLAB_IOR_ORDER_H
-#define IOLAB_IOR_ORDER_H
+#ifndef IOLAB_IOR_COMPAT_H
+#define IOLAB_IOR_COMPAT_H
 
 #include <stdint.h>
 
@@ -72,5 +74,16 @@ int iolab_ior_read_rank(const iolab_run_t *run, int rep);
 /* --reorder with --reorder-nodes Q: IOR -C -Q's shift, (Q + extra) times the first host's
  * ranks (extra 1: the --check-write pass, as IOR's -W). */
 int iolab_ior_reorder_shift(const iolab_run_t *run, int extra);
+
+/* The IOR options' combinations (driver validation). Returns 0, or -1 with one line. */
+int iolab_ior_check_options(const iolab_run_t *run, char *err, size_t len);
+
+/* --remove-each-rep: remove the layout's files (collective, untimed, barrier before and
+ * after; rank f % ranks removes file f). */
+void iolab_ior_remove_files(iolab_run_t *run);
+/* --max-time: whether no phase may start any more (rank 0's clock decides; collective). */
+int iolab_ior_time_is_up(const iolab_run_t *run, double start);
+/* After a repetition, as IOR: its files go unless --keep (only files this run wrote). */
+void iolab_ior_end_rep(iolab_run_t *run);
 
 #endif

@@ -1,8 +1,9 @@
-/* iolab-bench: IOR 4.1's random offsets (see ior_order.h). */
+/* iolab-bench: IOR 4.1's behaviours the iolab ior front end asks for (see ior_compat.h). */
 #define _DEFAULT_SOURCE
-#include "ior_order.h"
+#include "ior_compat.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -189,4 +190,101 @@ int iolab_ior_reorder_shift(const iolab_run_t *run, int extra)
     int block = run->ranks < 2 || run->env.rank_host[1] == run->env.rank_host[0];
     long shift = (long)(run->cfg.reorder_nodes + extra) * (block ? run->env.host_ranks[0] : 1);
     return (int)(shift % run->ranks);
+}
+
+/* --- the options' checks (called by the driver's validation) --- */
+/* Every rank must make every call: collective transfers, or a collective sync per write
+ * (the driver's lockstep_calls). */
+static int ior_lockstep(const iolab_run_t *run)
+{
+    return run->cfg.collective ||
+           (run->cfg.fsync_per_write && !(run->be->caps & IOLAB_CAP_LOCAL_SYNC));
+}
+
+int iolab_ior_check_options(const iolab_run_t *run, char *err, size_t len)
+{
+    const iolab_cfg_t *c = &run->cfg;
+    int ior_order = c->random_repeat || (c->random && c->random_seed >= 0);
+    int fpp = c->layout == IOLAB_LAYOUT_FPP, seg = c->layout == IOLAB_LAYOUT_SEGMENTED;
+    if (c->random_seed < -1 || c->random_seed > 0x7fffffff)
+        snprintf(err, len, "--random-seed %lld: give 0 to 2147483647 (-1: the engine's own "
+                 "order)", (long long)c->random_seed);
+    else if (ior_order && (!(fpp || seg) || c->file_view))
+        snprintf(err, len, "--random-seed and --random-repeat follow IOR's order, which IOR "
+                 "has for --layout fpp and segmented (one call per transfer) only");
+    else if (ior_order && (c->threads > 1 || ior_lockstep(run)))
+        snprintf(err, len, "--random-seed and --random-repeat make IOR's calls one after "
+                 "another on each rank: drop --threads and --collective (and the collective "
+                 "sync per write of api %s)", run->be->name);
+    else if (c->random_prefill && !(c->random || c->random_repeat))
+        snprintf(err, len, "--random-prefill fills the file before random writes: add "
+                 "--random (IOR refuses randomPrefill without -z too)");
+    else if (c->random_prefill && c->block % c->random_prefill)
+        snprintf(err, len, "--random-prefill %llu must divide --block %llu",
+                 (unsigned long long)c->random_prefill, (unsigned long long)c->block);
+    else if (c->random_prefill && c->stonewall > 0)
+        snprintf(err, len, "--random-prefill with --stonewall: IOR prefills segment by "
+                 "segment inside the deadline there, the engine does not; drop one of them");
+    else if (c->fpp_digits < 0 || c->fpp_digits > 32)
+        snprintf(err, len, "--fpp-digits %lld: give 0 to 32", (long long)c->fpp_digits);
+    else if (c->use_existing && !c->remove_each_rep)
+        snprintf(err, len, "--use-existing only keeps --remove-each-rep from removing the "
+                 "files before a write: add --remove-each-rep or drop it");
+    else if (c->reorder_random < 0 || c->reorder_random > 2)
+        snprintf(err, len, "--reorder-random %lld: 0 (off), 1 (IOR -Z) or 2 (IOR -Z -Z)",
+                 (long long)c->reorder_random);
+    else if (c->reorder_random && (c->reorder || (c->layout != IOLAB_LAYOUT_FPP &&
+                                                  c->layout != IOLAB_LAYOUT_SEGMENTED)))
+        snprintf(err, len, "--reorder-random reads other ranks' data as IOR -Z: with "
+                 "--layout fpp or segmented and without --reorder (IOR refuses -C with -Z)");
+    else if (c->check_write && (!c->verify || !c->write))
+        snprintf(err, len, "--check-write reads back and checks a write: add --verify (the "
+                 "pattern it checks) and a write phase");
+    else if (c->stonewall_stop && c->stonewall <= 0)
+        snprintf(err, len, "--stonewall-stop changes what --stonewall does: add --stonewall S");
+    else if (c->reorder_nodes < 0)
+        snprintf(err, len, "--reorder-nodes %lld: 0 or more hosts",
+                 (long long)c->reorder_nodes);
+    else if (c->phase_delay < 0 || c->max_time < 0)
+        snprintf(err, len, "--phase-delay and --max-time take seconds, 0 or more");
+    else
+        return 0;
+    return -1;
+}
+
+/* --- IOR's repetitions: --remove-each-rep, --max-time, --file-per-rep --- */
+/* Remove the layout's files (collective, untimed): rank f % ranks removes file f. */
+void iolab_ior_remove_files(iolab_run_t *run)
+{
+    MPI_Barrier(run->world);
+    for (int f = 0; f < iolab_layout_nfiles(&run->layout); f++)
+        if (f % run->ranks == run->rank) {
+            char path[4096];
+            iolab_run_file_path(run, f, path, sizeof path);
+            run->be->remove(run->be_state, path);
+        }
+    MPI_Barrier(run->world);
+}
+
+/* --max-time: rank 0's clock decides for all (collective). */
+int iolab_ior_time_is_up(const iolab_run_t *run, double start)
+{
+    if (run->cfg.max_time <= 0)
+        return 0;
+    int up = MPI_Wtime() - start >= run->cfg.max_time;
+    MPI_Bcast(&up, 1, MPI_INT, 0, run->world);
+    return up;
+}
+
+/* After a repetition, as IOR: its files go unless kept (only files this run wrote). */
+void iolab_ior_end_rep(iolab_run_t *run)
+{
+    int mine = run->files_exist, any = 0;
+    if (!run->cfg.remove_each_rep || run->cfg.keep)
+        return;
+    MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, run->world);
+    if (!any)
+        return;
+    iolab_ior_remove_files(run);
+    run->files_exist = 0;
 }
