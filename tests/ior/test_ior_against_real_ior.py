@@ -146,15 +146,17 @@ def test_same_random_offsets_as_real_ior(real_ior: Path, engine: Path, tmp_path:
     assert want and rank_offsets(ours, ENGINE_CALLS) == want
 
 
+@pytest.mark.parametrize("fpp", [[], ["-F"]], ids=["shared", "fpp"])
 def test_same_random_with_repetition_reads_as_real_ior(real_ior: Path, engine: Path,
-                                                       tmp_path: Path) -> None:
+                                                       tmp_path: Path, fpp: list[str]) -> None:
     """expected IOR -r -z -z's blocks (rand64, from the file's size) / was refused."""
     folder = tmp_path / "data"
     folder.mkdir()
     f = str(folder / "f")
-    real_ior_run(real_ior, ["-w", "-k", "-t", "4k", "-b", "16k", "-s", "3", "-o", f], tmp_path)
+    real_ior_run(real_ior, ["-w", "-k", "-t", "4k", "-b", "16k", "-s", "3", *fpp, "-o", f],
+                 tmp_path)
     read = ["-r", "-k", "-z", "-z", "--random-offset-seed=5", "-t", "4k", "-b", "8k", "-s",
-            "4", "-o", f]
+            "4", *fpp, "-o", f]
     theirs, ours = tmp_path / "ior", tmp_path / "iolab"
     theirs.mkdir()
     ours.mkdir()
