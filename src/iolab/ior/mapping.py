@@ -41,8 +41,9 @@ def engine_api(test: IorTest) -> str:
 
 def engine_args(test: IorTest, ranks: int, nodes: int | None,
                 environ: Mapping[str, str] | None = None) -> list[str]:
-    """The engine options (``iolab bench`` spellings) that run ``test`` on ``ranks`` ranks
-    over ``nodes`` nodes (None: not known, taken as one)."""
+    """The engine options (``iolab bench`` spellings) that run ``test`` on ``ranks`` ranks.
+    ``nodes`` is not needed any more: the engine finds IOR's node shifts (-C -Q, -Z) from
+    where its ranks run."""
     p = test.params
     keys = table.by_key()
     for key, value in p.items():
@@ -61,7 +62,7 @@ def engine_args(test: IorTest, ranks: int, nodes: int | None,
         args.append("--write")
     if p["readFile"] or p["checkRead"]:
         args.append("--read")
-    args += _switches(test, ranks, nodes)
+    args += _switches(test, ranks)
     args += _module_args(test, api)
     if api in _MPI_APIS:
         for hint in ior_hints(test, api, os.environ if environ is None else environ):
@@ -82,7 +83,7 @@ def _check_sizes(test: IorTest) -> None:
         raise UsageError(f"IOR -i {p['repetitions']}: repetitions must be at least 1")
 
 
-def _switches(test: IorTest, ranks: int, nodes: int | None) -> list[str]:
+def _switches(test: IorTest, ranks: int) -> list[str]:
     p = test.params
     args: list[str] = []
     simple = {"collective": "--collective", "keepFile": "--keep", "fsync": "--fsync",
