@@ -77,11 +77,65 @@ const iolab_option_t iolab_config_options[] = {
      "flush after every write call (fsync, MPI_File_sync; IOR -Y)", O(fsync_per_write)},
     {"stonewall", "stonewall_s", IOLAB_OPT_DOUBLE, "0", "s", NULL,
      "each rank stops after this many seconds, then all wear out to the furthest rank's count "
-     "so every rank moves the same amount; reads read what was written (IOR -D; 0 = off)",
+     "so every rank moves the same amount; reads read what was written; with --collective "
+     "rank 0 decides for all after every call, as IOR -D -c (IOR -D; 0 = off)",
      O(stonewall)},
     {"unique-dir", "unique_dir", IOLAB_OPT_BOOL, "false", NULL, NULL,
      "fpp: each rank's file in its own directory <dir>/<rank>/ (created and removed; IOR -u)",
      O(unique_dir)},
+    /* --- IOR compatibility (the iolab ior front end's; see ior_compat.h) --- */
+    {"random-seed", "random_seed", IOLAB_OPT_INT, "-1", NULL, NULL,
+     "--random in IOR's exact order (IOR --random-offset-seed): glibc random() seeded with "
+     "this (+ rank for fpp) shuffles as IOR does; -1: the engine's own order", O(random_seed)},
+    {"random-repeat", "random_repeat", IOLAB_OPT_BOOL, "false", NULL, NULL,
+     "IOR -z -z (random with repetition): per segment each rank moves one block drawn at "
+     "random from the whole file (its size on disk for reads), blocks may repeat; seeded by "
+     "--random-seed (-1: the clock)", O(random_repeat)},
+    {"random-prefill", "random_prefill_bytes", IOLAB_OPT_SIZE, "0", "bytes", NULL,
+     "with --random writes: first write each rank's blocks in order, this many bytes a call, "
+     "inside the timing but not counted (IOR --randomPrefill; divides --block; 0 = off)",
+     O(random_prefill)},
+    {"fpp-digits", "fpp_digits", IOLAB_OPT_INT, "0", "count", NULL,
+     "fpp: the rank in file names with at least this many digits (IOR: 8, "
+     "<path>.00000000; 0: <path>.0)", O(fpp_digits)},
+    {"remove-each-rep", "remove_each_rep", IOLAB_OPT_BOOL, "false", NULL, NULL,
+     "as IOR between repetitions: remove the files before each write (untimed; not with "
+     "--use-existing) and, unless --keep, after each repetition of a run that wrote them",
+     O(remove_each_rep)},
+    {"use-existing", "use_existing", IOLAB_OPT_BOOL, "false", NULL, NULL,
+     "with --remove-each-rep: write into the existing files, no removal first (IOR -E)",
+     O(use_existing)},
+    {"file-per-rep", "file_per_rep", IOLAB_OPT_BOOL, "false", NULL, NULL,
+     "each repetition its own files: names end in .<repetition> (IOR -m)", O(file_per_rep)},
+    {"phase-delay", "phase_delay_s", IOLAB_OPT_DOUBLE, "0", "s", NULL,
+     "every rank sleeps this long before each phase's starting barrier, untimed (IOR -d)",
+     O(phase_delay)},
+    {"step-barriers", "step_barriers", IOLAB_OPT_BOOL, "false", NULL, NULL,
+     "a barrier after the open and after the transfers of each phase, inside the timing "
+     "(IOR -g)", O(step_barriers)},
+    {"max-time", "max_time_s", IOLAB_OPT_DOUBLE, "0", "s", NULL,
+     "no phase starts once this many seconds have passed since the first (IOR -T, given "
+     "there in minutes; 0 = off)", O(max_time)},
+    {"reorder-nodes", "reorder_nodes", IOLAB_OPT_INT, "0", "count", NULL,
+     "with --reorder, IOR's -C -Q N: read the data of rank (r + N * ranks on the first host) "
+     "mod ranks, so on one host each rank's own (0: the engine's own shift)",
+     O(reorder_nodes)},
+    {"reorder-random", "reorder_random", IOLAB_OPT_INT, "0", "count", NULL,
+     "reads of other ranks' data as IOR -Z: 1 each rank draws the rank to read (glibc rand "
+     "seeded rank + --reorder-seed, at least --reorder-nodes hosts on, repeats allowed), 2 "
+     "(-Z -Z) a shuffle of the ranks seeded --reorder-seed; 0 off", O(reorder_random)},
+    {"reorder-seed", "reorder_seed", IOLAB_OPT_INT, "0", NULL, NULL,
+     "seed of --reorder-random (IOR -X; negative: -seed + repetition, a new draw each "
+     "repetition)", O(reorder_seed)},
+    {"stonewall-stop", "stonewall_stop", IOLAB_OPT_BOOL, "false", NULL, NULL,
+     "with --stonewall: each rank stops at the deadline and keeps what it moved, no wear-out; "
+     "a later read reads as many transfers as the rank wrote (IOR -D without "
+     "stoneWallingWearOut)", O(stonewall_stop)},
+    {"check-write", "check_write", IOLAB_OPT_BOOL, "false", NULL, NULL,
+     "after each write, read the files back and check them (needs --verify; recorded as read "
+     "pass -1, not in the read statistics; with --reorder-nodes Q it reads Q + 1 hosts on; "
+     "IOR -W)", O(check_write)},
+    /* --- end IOR compatibility --- */
     {"metadata", "metadata", IOLAB_OPT_ENUM, "off", NULL, "off|easy|hard",
      "metadata benchmark instead of data I/O (as mdtest): per rank create, stat, open+read, "
      "remove --md-files files; easy: empty files, a directory per rank; hard: 3901-byte files "

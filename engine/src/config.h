@@ -63,6 +63,23 @@ typedef struct iolab_cfg {
     bool fsync_per_write;      /* sync after every write call (IOR -Y) */
     double stonewall;          /* seconds; stop, then wear out to the furthest rank (IOR -D) */
     bool unique_dir;           /* fpp: each rank's file in its own directory (IOR -u) */
+    /* --- IOR compatibility (ior_compat.c, phase.c; the iolab ior front end's options) --- */
+    int64_t random_seed;       /* --random: IOR's shuffle seeded so (-1: the engine's own) */
+    bool random_repeat;        /* IOR -z -z: a random block per segment, repeats allowed */
+    uint64_t random_prefill;   /* IOR --randomPrefill: bytes per prefill call (0: none) */
+    int64_t fpp_digits;        /* fpp file names <path>.<rank> with this many digits */
+    bool remove_each_rep;      /* IOR: remove before each write and after each repetition */
+    bool use_existing;         /* IOR -E: no removal before a write */
+    bool file_per_rep;         /* IOR -m: names get .<repetition> */
+    double phase_delay;        /* IOR -d: seconds every rank sleeps before a phase */
+    bool step_barriers;        /* IOR -g: barriers after open and after the transfers */
+    double max_time;           /* IOR -T: no phase starts after this many seconds (0: off) */
+    int64_t reorder_nodes;     /* IOR -C -Q: read the ranks this many hosts on (0: own) */
+    int64_t reorder_random;    /* IOR -Z: 1 each rank draws a rank to read, 2 a shuffle */
+    int64_t reorder_seed;      /* IOR -X: their seed (negative: -X + repetition) */
+    bool stonewall_stop;       /* IOR -D without wear-out: each rank stops at the deadline */
+    bool check_write;          /* IOR -W: after each write, a read pass checking it */
+    /* --- end IOR compatibility --- */
     int metadata;              /* iolab_metadata_t: the metadata benchmark instead of I/O */
     uint64_t md_files;         /* metadata: files per rank */
     uint64_t md_size;          /* metadata: bytes per file (0: the preset's) */

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ior_compat.h"
 #include "run.h"
 
 volatile sig_atomic_t iolab_interrupted = 0;
@@ -151,10 +152,9 @@ static int check_array_and_ior(const iolab_run_t *run, char *err, size_t len)
                  "--collective (or the collective sync per write of api %s)", run->be->name);
     else if (c->stonewall < 0)
         snprintf(err, len, "--stonewall %g: give seconds above 0 (0 = off)", c->stonewall);
-    else if (c->stonewall > 0 && (c->threads > 1 || lockstep_calls(run)))
-        snprintf(err, len, "--stonewall cannot be combined with --threads, --collective or a "
-                 "collective sync per write (api %s): ranks stop at different counts",
-                 run->be->name);
+    else if (c->stonewall > 0 && c->threads > 1)
+        snprintf(err, len, "--stonewall cannot be combined with --threads: threads stop at "
+                 "different counts");
     else if (c->unique_dir && c->layout != IOLAB_LAYOUT_FPP)
         snprintf(err, len, "--unique-dir applies to --layout fpp (a file per process, as IOR "
                  "-u with -F)");
@@ -165,6 +165,7 @@ static int check_array_and_ior(const iolab_run_t *run, char *err, size_t len)
         return 0;
     return -1;
 }
+
 
 static int check_combinations(const iolab_run_t *run, char *err, size_t len)
 {
@@ -367,7 +368,8 @@ static int validate(iolab_run_t *run, char *err, size_t len)
                           err, len) != 0 ||
         setup_array(run, err, len) != 0)
         return -1;
-    if (check_metadata(run, err, len) != 0 || check_combinations(run, err, len) != 0)
+    if (check_metadata(run, err, len) != 0 || check_combinations(run, err, len) != 0 ||
+        iolab_ior_check_options(run, err, len) != 0)
         return -1;
     if (iolab_hints_collect(&run->hints, c, err, len) != 0)
         return -1;
@@ -470,25 +472,35 @@ static void progress(const iolab_run_t *run, int rep, int op, int pass, int done
     fflush(stderr);
 }
 
+
 /* The repetitions. Stops at the first failure, mismatch or interrupt. */
 static void run_reps(iolab_run_t *run)
 {
     const iolab_cfg_t *c = &run->cfg;
     int per_rep = (c->write ? 1 : 0) + (c->read ? (int)c->read_times : 0);
     int total = per_rep * (int)c->reps, done = 0;
+    double start = MPI_Wtime();
     for (int rep = 0; rep < c->reps; rep++) {
-        if (c->write) {
+        run->cur_rep = rep;
+        if (c->write && !iolab_ior_time_is_up(run, start)) {
+            if (c->remove_each_rep && !c->use_existing)
+                iolab_ior_remove_files(run);
             int stop = iolab_phase_run(run, IOLAB_WRITE, rep, 0);
             progress(run, rep, IOLAB_WRITE, 0, ++done, total);
             if (stop)
                 return;
+            if (c->check_write && iolab_phase_run(run, IOLAB_READ, rep, -1))
+                return;  /* IOR -W: read back what was just written, checked */
         }
-        for (int pass = 0; c->read && pass < c->read_times; pass++) {
+        for (int pass = 0; c->read && pass < c->read_times && !iolab_ior_time_is_up(run, start);
+             pass++) {
             int stop = iolab_phase_run(run, IOLAB_READ, rep, pass);
             progress(run, rep, IOLAB_READ, pass, ++done, total);
             if (stop)
                 return;
         }
+        if (rep + 1 < c->reps)  /* the last one's files go with the run's (remove_files) */
+            iolab_ior_end_rep(run);
     }
 }
 
@@ -613,6 +625,9 @@ static int start(iolab_run_t *run, int argc, char **argv)
         return 2;
     }
     make_comms(run);
+    run->ior_seed = iolab_ior_order_seed(run);
+    if (run->cfg.reorder_nodes > 0)  /* IOR -C -Q */
+        run->reorder_shift = iolab_ior_reorder_shift(run, 0);
     return -1;
 }
 

@@ -7,12 +7,16 @@
  * outcome with one allreduce at the end of the phase. */
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #include "evict.h"
+#include "ior_compat.h"
 #include "pattern.h"
 #include "run.h"
 #include "xfer_loops.h"
@@ -37,13 +41,17 @@ void iolab_run_file_path(const iolab_run_t *run, int f, char *buf, size_t len)
         const char *slash = strrchr(run->cfg.path, '/');
         char dir[4096];
         iolab_run_dir_path(run, f, dir, sizeof dir);
-        snprintf(buf, len, "%s/%s.%d", dir, slash ? slash + 1 : run->cfg.path, f);
+        snprintf(buf, len, "%s/%s.%0*d", dir, slash ? slash + 1 : run->cfg.path,
+                 (int)run->cfg.fpp_digits, f);
     } else if (run->layout.kind == IOLAB_LAYOUT_FPP)
-        snprintf(buf, len, "%s.%d", run->cfg.path, f);
+        snprintf(buf, len, "%s.%0*d", run->cfg.path, (int)run->cfg.fpp_digits, f);
     else if (run->layout.kind == IOLAB_LAYOUT_SUBSET && !run->layout.group_shared)
         snprintf(buf, len, "%s.a%d", run->cfg.path, f);
     else
         snprintf(buf, len, "%s", run->cfg.path);
+    size_t used = strlen(buf);
+    if (run->cfg.file_per_rep && used < len)  /* IOR -m: <name>.<repetition> */
+        snprintf(buf + used, len - used, ".%d", run->cur_rep);
 }
 
 /* A transfer buffer of len bytes in `slot` (0: the aggregator's, 1 + t: worker t's), kept
@@ -97,6 +105,7 @@ typedef struct phase_setup {
     int kg;
     int does_io;                /* opens the file (aggregated layouts: aggregators only) */
     uint64_t *slots, nslots;    /* --random, segmented: this rank's slots (see xfer_offset) */
+    iolab_ior_order_t ior;      /* --random-seed / --random-repeat: IOR's order */
     MPI_Comm comm;              /* opens it together with these ranks */
 } phase_setup_t;
 
@@ -128,6 +137,22 @@ static int queue_depth(const iolab_run_t *run)
     return d > 1 ? d : 1;
 }
 
+/* --random-repeat: the size of logical rank lr's file to draw blocks from: a read's on disk
+ * (IOR stats it; plain files), else the layout's. */
+static uint64_t ior_file_bytes(const iolab_run_t *run, int lr)
+{
+    int f = iolab_layout_file_of(&run->layout, lr);
+    uint64_t size = iolab_layout_file_bytes(&run->layout, f);
+    if (!run->cfg.random_repeat || !run->cfg.read || !(run->be->caps & IOLAB_CAP_PLAIN_FILES))
+        return size;
+    char path[4096];
+    struct stat st;
+    iolab_run_file_path(run, f, path, sizeof path);
+    if (stat(iolab_env_strip_prefix(path), &st) == 0 && st.st_size > 0)
+        size = (uint64_t)st.st_size;
+    return size;
+}
+
 /* Workers and buffers for this rank's share (threads split the transfers evenly). */
 static void setup_phase(iolab_run_t *run, const worker_t *proto, phase_setup_t *ps)
 {
@@ -153,7 +178,11 @@ static void setup_phase(iolab_run_t *run, const worker_t *proto, phase_setup_t *
             iolab_layout_random_slots(&run->layout, proto->lr, deal, proto->seed, ps->slots);
         n = ps->nslots * run->layout.segments;
     }
-    if (proto->op == IOLAB_READ && run->sw_written && run->sw_written < n)
+    int64_t per_seg = iolab_ior_order_make(run, proto->op, proto->lr, run->ior_seed,
+                                           ior_file_bytes(run, proto->lr), &ps->ior);
+    if (per_seg > 0)
+        n = (uint64_t)per_seg * run->layout.segments;
+    if (proto->op == IOLAB_READ && (run->sw_written || run->sw_stopped) && run->sw_written < n)
         n = run->sw_written;  /* what a stonewalled write left */
     uint64_t len = run->cfg.file_view ? iolab_layout_rank_bytes(&run->layout)
                                       : run->layout.transfer * (uint64_t)queue_depth(run);
@@ -167,8 +196,11 @@ static void setup_phase(iolab_run_t *run, const worker_t *proto, phase_setup_t *
         w->next = w->first;
         w->slots = ps->slots;
         w->nslots = ps->nslots;
+        w->ior = ps->ior.on ? &ps->ior : NULL;
+        w->cursor = (iolab_ior_cursor_t){0, 0, -1, 0};
         w->buf = alloc_buf(run, 1 + t, len, proto->lr);
-        if (!w->buf || (ps->does_io && agg && !ps->aggbuf) || (ps->nslots && !ps->slots))
+        if (!w->buf || (ps->does_io && agg && !ps->aggbuf) || (ps->nslots && !ps->slots) ||
+            per_seg < 0)
             w->err = ENOMEM;
     }
 }
@@ -186,6 +218,11 @@ static void transfer_all(iolab_run_t *run, phase_setup_t *ps, void *fh, iolab_ph
     worker_t *w = ps->w;
     for (int t = 0; t < ps->nw; t++)
         w[t].fh = fh;
+    if (run->cfg.random_prefill && w[0].op == IOLAB_WRITE) {
+        int e = iolab_ior_prefill(run, fh, w[0].lr);
+        if (e && !w[0].err)
+            w[0].err = e;
+    }
     if (run->layout.kind == IOLAB_LAYOUT_SUBARRAY)
         iolab_boxes_xfer(&w[0]);
     else if (iolab_layout_aggregated(&run->layout))
@@ -196,7 +233,10 @@ static void transfer_all(iolab_run_t *run, phase_setup_t *ps, void *fh, iolab_ph
         iolab_queue_loop(&w[0], queue_depth(run));
     else if (ps->nw == 1 && run->cfg.stonewall > 0) {
         iolab_worker_loop(&w[0]);
-        iolab_wear_out(&w[0], ph);
+        if (run->cfg.stonewall_stop)
+            iolab_stonewall_stop(&w[0], ph);
+        else
+            iolab_wear_out(&w[0], ph);
     } else if (ps->nw == 1)
         iolab_worker_loop(&w[0]);
     else {
@@ -290,10 +330,14 @@ static void do_phase_io(iolab_run_t *run, phase_setup_t *ps, int op, int lr, tim
         if (op == IOLAB_WRITE)
             run->files_exist = 1;
     }
+    if (run->cfg.step_barriers)  /* IOR -g: inside the timing, as IOR's */
+        MPI_Barrier(run->world);
     tl->open_end = MPI_Wtime() - t0;
     for (int t = 0; t < ps->nw; t++)
         ps->w[t].deadline = run->cfg.stonewall > 0 ? t0 + run->cfg.stonewall : 0;
     transfer_all(run, ps, fh, ph);
+    if (run->cfg.step_barriers)
+        MPI_Barrier(run->world);
     tl->xfer_end = MPI_Wtime() - t0;
     worker_t *w0 = &ps->w[0];
     if (fh) {
@@ -446,8 +490,12 @@ int iolab_phase_run(iolab_run_t *run, int op, int rep, int pass)
     int lr = run->rank;
     if (op == IOLAB_READ) {
         iolab_phase_cache(run, pass, &ph);
+        int shift = pass < 0 && run->cfg.reorder_nodes > 0  /* IOR -W: one node further */
+                        ? iolab_ior_reorder_shift(run, 1) : run->reorder_shift;
         if (run->cfg.reorder)
-            lr = iolab_layout_reorder(&run->layout, run->rank, run->reorder_shift);
+            lr = iolab_layout_reorder(&run->layout, run->rank, shift);
+        if (run->cfg.reorder_random)  /* IOR -Z: drawn as IOR draws it */
+            lr = iolab_ior_read_rank(run, rep);
         ph.reorder_shift = (lr - run->rank + run->ranks) % run->ranks;
     }
     int64_t prep = run->cfg.write ? rep : 0;
@@ -466,6 +514,12 @@ int iolab_phase_run(iolab_run_t *run, int op, int rep, int pass)
     iolab_tick_t tick = {.rep = rep, .op = op, .pass = pass};
     setup_tick(run, &ps, lr, &tick);
     timeline_t tl;
+    if (run->cfg.phase_delay > 0) {  /* IOR -d: every rank, before the barrier, untimed */
+        double ns = run->cfg.phase_delay * 1e9;
+        struct timespec d = {(time_t)(ns / 1e9), (long)fmod(ns, 1e9)};
+        while (nanosleep(&d, &d) != 0 && errno == EINTR && !iolab_interrupted)
+            ;
+    }
     MPI_Barrier(run->world);
     double t0 = MPI_Wtime();
     tick.t0 = t0;
@@ -497,6 +551,7 @@ int iolab_phase_run(iolab_run_t *run, int op, int rep, int pass)
     iolab_phase_append(run, &ph);
     free(w);  /* the buffers stay for the next phase (alloc_buf) */
     free(ps.slots);
+    iolab_ior_order_free(&ps.ior);
     return any[0] || any[1] || run->verify.bad;
 }
 

@@ -84,10 +84,13 @@ typedef struct iolab_run {
     iolab_decomp_t decomp;     /* subarray layout / btio: the N-D array and its boxes */
     uint64_t sw_written;       /* --stonewall: transfers per rank the last write moved (reads
                                   read as many); 0 = all */
+    int sw_stopped;            /* --stonewall-stop: sw_written is this rank's, even 0 */
     iolab_hints_t hints;
     MPI_Comm group_comm;       /* aggregated layouts: my group, aggregator = rank 0 */
     MPI_Comm agg_comm;         /* subset to one shared file: the aggregators */
     int reorder_shift;
+    int64_t ior_seed;          /* --random-seed / --random-repeat: the seed all ranks use */
+    int cur_rep;               /* the repetition running (--file-per-rep names) */
     uint64_t buf_align;
     iolab_buf_t *bufs;         /* transfer buffers kept for the whole run (phase.c) */
     int nbufs;
@@ -110,7 +113,9 @@ extern volatile sig_atomic_t iolab_interrupted;
 /* --unique-dir: the directory of rank f's file (<dir of --path>/<f>). */
 void iolab_run_dir_path(const iolab_run_t *run, int f, char *buf, size_t len);
 
-/* Path of file f of the layout into buf (fpp: <path>.<f>, with --unique-dir
+/* Path of file f of the layout into buf (fpp: <path>.<f>, f with --fpp-digits digits,
+ * then .<repetition> with --file-per-rep;
+ * with --unique-dir
  * <dir>/<f>/<name>.<f>; subset aggregator files <path>.a<f>, else <path>). */
 void iolab_run_file_path(const iolab_run_t *run, int f, char *buf, size_t len);
 

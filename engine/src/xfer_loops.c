@@ -40,9 +40,11 @@ static int moved(worker_t *w, int64_t n, uint64_t want)
  * block's transfers in a random order (the same in every block); the segmented shared file
  * deals each segment's transfers to random ranks; strided (no IOR twin) permutes the rank's
  * own transfers. */
-static uint64_t xfer_offset(const worker_t *w, uint64_t i)
+static uint64_t xfer_offset(worker_t *w, uint64_t i)
 {
     const iolab_layout_t *l = &w->run->layout;
+    if (w->ior)  /* IOR's own order (ior_order.h) */
+        return iolab_ior_order_offset(w->ior, &w->cursor, l->transfer, i);
     if (!w->run->cfg.random)
         return iolab_layout_offset(l, w->lr, i);
     if (w->slots) {
@@ -119,8 +121,10 @@ void *iolab_worker_loop(void *arg)
     worker_t *w = arg;
     int lock = lockstep(w->run);
     for (uint64_t i = w->next; i < w->last; i++) {
-        int zero = 0;
-        if (w->deadline > 0 && MPI_Wtime() >= w->deadline) {
+        int zero = 0, hit = w->deadline > 0 && MPI_Wtime() >= w->deadline;
+        if (w->deadline > 0 && lock)  /* IOR -D -c: rank 0 decides for all, every call */
+            MPI_Bcast(&hit, 1, MPI_INT, 0, w->run->world);
+        if (hit) {
             w->sw_hit = 1;
             w->next = i;
             return NULL;
@@ -209,6 +213,25 @@ void iolab_wear_out(worker_t *w, iolab_phase_t *ph)
     ph->sw_min = ~all[1];
     if (w->op == IOLAB_WRITE)
         run->sw_written = all[0];
+}
+
+/* --stonewall with --stonewall-stop (IOR -D without stoneWallingWearOut): each rank keeps
+ * what it moved by its deadline, no wear-out; a read of the same run reads as many
+ * transfers as this rank wrote (IOR's own count). Collective. */
+void iolab_stonewall_stop(worker_t *w, iolab_phase_t *ph)
+{
+    iolab_run_t *run = w->run;
+    uint64_t mine[2] = {w->next, ~w->next}, all[2];
+    int hit = w->sw_hit, any = 0;
+    MPI_Allreduce(mine, all, 2, MPI_UINT64_T, MPI_MAX, run->world);
+    MPI_Allreduce(&hit, &any, 1, MPI_INT, MPI_MAX, run->world);
+    ph->stonewall_hit = any;
+    ph->sw_max = all[0];
+    ph->sw_min = ~all[1];
+    if (w->op == IOLAB_WRITE) {
+        run->sw_written = w->next;
+        run->sw_stopped = 1;  /* even 0: a rank that moved nothing reads nothing */
+    }
 }
 
 /* --file-view: the rank's whole data in one call through a strided view. */

@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 
+#include "ior_compat.h"
 #include "run.h"
 
 /* In-phase progress (--progress): rank 0's first worker prints it, nobody else. */
@@ -33,6 +34,8 @@ typedef struct worker {
     uint64_t seed;              /* --random: the order of this rank's transfers */
     const uint64_t *slots;      /* --random, segmented: this rank's slots of a segment */
     uint64_t nslots;
+    const iolab_ior_order_t *ior; /* --random-seed / --random-repeat: IOR's order, or NULL */
+    iolab_ior_cursor_t cursor;  /* --random-repeat: this worker's draws */
     double deadline;            /* --stonewall: MPI_Wtime to stop at (0: none) */
     uint64_t next;              /* --stonewall: the next transfer index to do */
     int sw_hit;                 /* --stonewall: stopped at the deadline */
@@ -48,6 +51,7 @@ void iolab_progress_tick(worker_t *w, uint64_t done, uint64_t of);
 void *iolab_worker_loop(void *arg);
 void iolab_queue_loop(worker_t *w, int depth);
 void iolab_wear_out(worker_t *w, iolab_phase_t *ph);
+void iolab_stonewall_stop(worker_t *w, iolab_phase_t *ph);
 void iolab_vector_xfer(worker_t *w);
 void iolab_boxes_xfer(worker_t *w);
 void iolab_aggregated_loop(worker_t *w, unsigned char *aggbuf, int kg);

@@ -173,8 +173,8 @@ def test_unique_dir(engine: Engine, scratch: Path):
 
 @pytest.mark.parametrize("extra,message", [
     (["--layout", "segmented", "--unique-dir"], "--unique-dir applies to --layout fpp"),
-    (["--layout", "strided", "--stonewall", "1", "--api", "mpiio", "--collective"],
-     "--stonewall cannot be combined"),
+    (["--layout", "strided", "--stonewall", "1", "--threads", "2"],
+     "--stonewall cannot be combined with --threads"),
     (["--layout", "strided", "--random", "--api", "mpiio", "--file-view"],
      "apply to the fpp, segmented and strided layouts without --file-view"),
     (["--stonewall", "-1"], "--stonewall -1"),

@@ -94,14 +94,25 @@ def test_ior_defaults_become_engine_options() -> None:
 @pytest.mark.parametrize("words,present,absent", [
     (["-F", "-z", "-e", "-Y", "-c", "-k"], ["fpp", "--random", "--fsync",
                                               "--fsync-per-write", "--collective", "--keep"], []),
-    (["-C"], [], ["--reorder"]),  # one node: IOR -C reads each rank's own data
-    (["-D", "3", "-O", "stoneWallingWearOut=1"], ["--stonewall", "3"], []),
+    (["-C"], ["--reorder", "--reorder-nodes", "1"], []),  # the engine's shift: IOR's
+    (["-F", "-Z", "-Z", "-X", "-3"], ["--reorder-random", "2", "--reorder-seed", "-3"], []),
+    (["-D", "3", "-O", "stoneWallingWearOut=1"], ["--stonewall", "3"], ["--stonewall-stop"]),
+    (["-D", "3"], ["--stonewall", "3", "--stonewall-stop"], []),
     (["-a", "DUMMY", "--dummy.delay-xfer=5"], ["null", "--null.delay-us", "5"], []),
     (["-a", "MPIIO", "--posix.odirect"], ["mpiio"], ["--posix.mode"]),
     (["--posix.odirect"], ["--posix.mode", "direct"], []),
     (["-a", "HDF5", "--hdf5.setAlignment=4k", "--hdf5.collectiveMetadata"],
      ["hdf5", "--hdf5.align", "4096", "--hdf5.coll-metadata"], []),
+    (["-a", "HDF5", "-s", "3"], ["hdf5", "--hdf5.segment-datasets", "--segments", "3"], []),
     (["-w", "-r", "-R"], ["--verify"], []),
+    (["-r", "-z", "-z", "-t", "4k", "-b", "4k"], ["--random-repeat"], ["--random"]),
+    (["-z", "--random-offset-seed=7", "--randomPrefill=64k"],
+     ["--random", "--random-seed", "7", "--random-prefill", "65536"], ["--random-repeat"]),
+    (["-F"], ["--fpp-digits", "8"], []),
+    ([], ["--remove-each-rep"], ["--fpp-digits", "--random-seed", "--use-existing"]),
+    (["-E", "-m", "-g", "-x"], ["--use-existing", "--file-per-rep", "--step-barriers"], []),
+    (["-d", "2", "-T", "3"], ["--phase-delay", "2", "--max-time", "180"], []),
+    (["-w", "-W"], ["--check-write", "--verify"], ["--read"]),
 ])
 def test_ior_options_become_engine_options(words: list[str], present: list[str],
                                            absent: list[str]) -> None:
@@ -111,20 +122,23 @@ def test_ior_options_become_engine_options(words: list[str], present: list[str],
 
 
 def test_reorder_across_nodes_shifts_to_another_node() -> None:
-    assert "--reorder" in args_of(["-C"], ranks=4, nodes=2)
+    a = args_of(["-C", "-Q", "2"], ranks=4, nodes=2)
+    assert "--reorder" in a and a[a.index("--reorder-nodes") + 1] == "2"
 
 
 @pytest.mark.parametrize("words,says", [
-    (["-z", "-z"], "-z once"),
-    (["-D", "5"], "stoneWallingWearOut=1"),
-    (["-m"], "nearest in iolab: -i N"),
+    (["-z", "-z"], "division by zero; nearest in iolab: -w -z"),
+    (["-z", "-t", "4k", "-b", "4k"], "multiple of -t above it"),
+    (["--randomPrefill=4k"], "add -z"),
+    (["-z", "-C"], "add -F or drop one"),
+    (["-z", "--randomPrefill=4k", "-D", "2"], "inside the deadline"),
     (["-a", "DAOS"], "DFuse"),
     (["-a", "MMAP"], "-a POSIX"),
     (["-a", "NOPE"], "not an IOR 4 API"),
     (["-N", "3"], "--np 3"),
-    (["-Z"], "nearest in iolab: -C"),
+    (["-Z", "-C"], "choose one"),
     (["-b", "100k", "-t", "64k"], "multiple of the transfer"),
-    (["-a", "HDF5", "-s", "2"], "one dataset per segment"),
+    (["-a", "HDF5", "-z"], "nearest in iolab: -a MPIIO"),
     (["--mpiio.useFileView"], "--file-view"),
 ])
 def test_refused_options_name_the_nearest_iolab_equivalent(words: list[str],

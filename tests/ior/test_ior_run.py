@@ -91,8 +91,9 @@ def test_script_file_runs_each_test_once_stored_each(engine: Path, tmp_path: Pat
 
 
 @pytest.mark.parametrize("words,says", [
-    (["-m"], "multiFile"), (["-z", "-z"], "-z once"), (["-a", "S3"], "no S3 backend"),
-    (["-t", "1x"], "not a number"), (["-D", "2"], "stoneWallingWearOut"),
+    (["--posix.rangelocks"], "range locks"), (["-z", "-z"], "division by zero"),
+    (["-a", "S3"], "no S3 backend"),
+    (["-t", "1x"], "not a number"), (["-a", "HDF5", "-z"], "-a MPIIO"),
 ])
 def test_refused_line_exits_2_with_one_line_and_stores_nothing(tmp_path: Path, words: list[str],
                                                                says: str) -> None:

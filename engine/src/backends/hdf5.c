@@ -30,6 +30,7 @@
 typedef struct hdf5_opts {
     uint64_t align, align_threshold, chunk;
     bool direct, coll_metadata;
+    bool segment_datasets;  /* IOR's layout: a dataset per segment (see seg_switch) */
 } hdf5_opts_t;
 
 static const iolab_option_t hdf5_options[] = {
@@ -50,12 +51,17 @@ static const iolab_option_t hdf5_options[] = {
      "hdf5 api: collective metadata: reads done once and shared (H5Pset_all_coll_metadata_ops) "
      "and metadata flushed with collective writes (H5Pset_coll_metadata_write)",
      offsetof(hdf5_opts_t, coll_metadata)},
+    {"hdf5.segment-datasets", "hdf5_segment_datasets", IOLAB_OPT_BOOL, "false", NULL, NULL,
+     "hdf5 api: IOR's file: a dataset per segment, Dataset-0000.NNNN, of 8-byte integers "
+     "(ranks x --block bytes, --block with fpp), created in segment order (IOR -a HDF5)",
+     offsetof(hdf5_opts_t, segment_datasets)},
     {NULL, NULL, 0, NULL, NULL, NULL, NULL, 0}};
 
 typedef struct hdf5_state {
     const hdf5_opts_t *o;
     const iolab_cfg_t *cfg;
     uint64_t lbs, fs_block;  /* --hdf5.direct: alignment and block size for the driver */
+    uint64_t seg_bytes;      /* --hdf5.segment-datasets: bytes of one segment's dataset */
 } hdf5_state_t;
 
 typedef struct hdf5_file {
@@ -70,6 +76,8 @@ typedef struct hdf5_file {
     MPI_Comm comm;      /* the ranks that opened the file (the core's; valid until close) */
     int wrote, failed;  /* opened for writing; a transfer failed */
     MPI_File *mpifh;    /* the MPI file under HDF5 (its driver's; NULL if not found) */
+    uint64_t seg_bytes; /* --hdf5.segment-datasets: bytes per segment dataset (0: off) */
+    int64_t seg;        /* the segment whose dataset is open (-1: none yet) */
 } hdf5_file_t;
 
 /* The innermost message of HDF5's error stack (the one naming the real cause, e.g. the MPI
@@ -120,10 +128,41 @@ static int check_direct(const iolab_cfg_t *cfg, const iolab_env_t *env, char *er
 #endif
 }
 
+/* --- IOR's dataset per segment (--hdf5.segment-datasets) --- */
+/* IOR -a HDF5 writes segment s of the file as dataset Dataset-0000.<s> of 8-byte integers,
+ * ranks * block bytes (block with a file per process), each rank its block of it; datasets
+ * are created as the transfers reach them, so every rank must reach them in the same order
+ * (sequential transfers, no deadline). Sets *seg_bytes; 0 or -1 with err. */
+static int check_segment_datasets(const hdf5_opts_t *o, const iolab_cfg_t *cfg,
+                                  MPI_Comm world, uint64_t *seg_bytes, char *err,
+                                  size_t errlen)
+{
+    int ranks = 1;
+    MPI_Comm_size(world, &ranks);
+    const char *why = NULL;
+    if (cfg->layout != IOLAB_LAYOUT_FPP && cfg->layout != IOLAB_LAYOUT_SEGMENTED)
+        why = "applies to --layout fpp and segmented (IOR's files)";
+    else if (cfg->transfer % 8 || cfg->block % 8)
+        why = "needs --transfer and --block in whole 8-byte integers, as IOR";
+    else if (cfg->file_view || cfg->threads > 1 || o->chunk ||
+             (cfg->segments > 1 && (cfg->random || cfg->random_repeat || cfg->stonewall > 0)))
+        why = "creates the datasets in segment order on every rank: no --file-view, "
+              "--threads or --hdf5.chunk, and with several --segments no --random or "
+              "--stonewall";
+    if (why) {
+        snprintf(err, errlen, "--hdf5.segment-datasets %s", why);
+        return -1;
+    }
+    *seg_bytes = cfg->layout == IOLAB_LAYOUT_FPP ? cfg->block : (uint64_t)ranks * cfg->block;
+    return 0;
+}
+
+static int seg_switch(hdf5_file_t *h, int64_t seg, char *err, size_t errlen);
+/* --- end IOR's dataset per segment --- */
+
 static int hdf5_init(void **state, const void *opts, const iolab_cfg_t *cfg,
                      const iolab_env_t *env, MPI_Comm world, char *err, size_t errlen)
 {
-    (void)world;
     const hdf5_opts_t *o = opts;
     if (cfg->layout == IOLAB_LAYOUT_SUBARRAY && (o->chunk || (cfg->elem != 1 &&
         cfg->elem != 2 && cfg->elem != 4 && cfg->elem != 8))) {
@@ -149,11 +188,15 @@ static int hdf5_init(void **state, const void *opts, const iolab_cfg_t *cfg,
     }
     if (o->direct && check_direct(cfg, env, err, errlen) != 0)
         return EINVAL;
+    uint64_t seg_bytes = 0;
+    if (o->segment_datasets && check_segment_datasets(o, cfg, world, &seg_bytes, err,
+                                                      errlen) != 0)
+        return EINVAL;
     hdf5_state_t *s = malloc(sizeof *s);
     if (!s)
         return ENOMEM;
     *s = (hdf5_state_t){o, cfg, env->logical_block_size ? env->logical_block_size : 512,
-                        env->fs_block_size ? env->fs_block_size : 4096};
+                        env->fs_block_size ? env->fs_block_size : 4096, seg_bytes};
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);  /* errors are reported as one line, not a dump */
     *state = s;
     return 0;
@@ -233,6 +276,8 @@ static int create_file(const hdf5_opts_t *o, const iolab_open_args_t *a, hid_t f
         h5_errline(err, errlen, "H5Fcreate", a->path);
         return -1;
     }
+    if (h->seg_bytes)  /* the datasets come as the transfers reach them (seg_switch) */
+        return 0;
     hid_t space = H5Screate_simple(nd, dims, NULL);
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
     int ok = space >= 0 && dcpl >= 0 && H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) >= 0;
@@ -264,6 +309,8 @@ static int open_file(const iolab_open_args_t *a, hid_t fapl, hdf5_file_t *h, cha
         h5_errline(err, errlen, "H5Fopen", a->path);
         return -1;
     }
+    if (h->seg_bytes)
+        return seg_switch(h, 0, err, errlen);  /* is it IOR's file? */
     h->dset = H5Dopen2(h->file, DATASET, H5P_DEFAULT);
     if (h->dset < 0) {
         h5_errline(err, errlen, "H5Dopen2 /" DATASET " in", a->path);
@@ -285,12 +332,30 @@ static int same_dims(const hdf5_file_t *h)
     return 1;
 }
 
+/* The transfer property list and the empty memory space (no dataset needed). */
+static int prepare_xfer(hdf5_file_t *h, int collective, char *err, size_t errlen,
+                        const char *path)
+{
+    hsize_t one = 1;
+    h->mnone = H5Screate_simple(1, &one, NULL);
+    h->dxpl = H5Pcreate(H5P_DATASET_XFER);
+    if (h->mnone < 0 || h->dxpl < 0 || H5Sselect_none(h->mnone) < 0 ||
+        H5Pset_dxpl_mpio(h->dxpl, collective ? H5FD_MPIO_COLLECTIVE
+                                             : H5FD_MPIO_INDEPENDENT) < 0) {
+        h5_errline(err, errlen, "preparing the transfers of", path);
+        return -1;
+    }
+    return 0;
+}
+
 /* Dataspaces and the transfer property list of an open dataset. */
 static int prepare(hdf5_file_t *h, int collective, char *err, size_t errlen, const char *path)
 {
     hsize_t one = 1;
     int nd = h->array ? h->array->nd : 1;
-    h->fspace = H5Dget_space(h->dset);
+    if (h->seg_bytes && h->dset < 0)
+        return prepare_xfer(h, collective, err, errlen, path);  /* no dataset yet */
+    h->fspace = h->fspace >= 0 ? h->fspace : H5Dget_space(h->dset);
     h->mnone = H5Screate_simple(1, &one, NULL);
     h->dxpl = H5Pcreate(H5P_DATASET_XFER);
     if (h->fspace < 0 || h->mnone < 0 || h->dxpl < 0 || H5Sselect_none(h->mnone) < 0 ||
@@ -396,7 +461,10 @@ static int hdf5_open(void *state, const iolab_open_args_t *a, void **fh, char *e
         return ENOMEM;
     *h = (hdf5_file_t){H5I_INVALID_HID, H5I_INVALID_HID, H5I_INVALID_HID, H5I_INVALID_HID,
                        H5I_INVALID_HID, 0, H5I_INVALID_HID, 0, elem_type(a->array), a->array,
-                       strdup(a->path), a->comm, a->dir == IOLAB_WRITE, 0, NULL};
+                       strdup(a->path), a->comm, a->dir == IOLAB_WRITE, 0, NULL,
+                       a->array ? 0 : s->seg_bytes, -1};
+    if (h->seg_bytes)
+        h->mtype = H5T_NATIVE_LLONG;  /* IOR's 8-byte integers */
     if (a->dir == IOLAB_WRITE)
         iolab_mpifile_fresh(a->comm, a->path);
     errno = 0;
@@ -409,7 +477,8 @@ static int hdf5_open(void *state, const iolab_open_args_t *a, void **fh, char *e
         H5Pclose(fapl);
     if (!e && prepare(h, s->cfg->collective, err, errlen, a->path) != 0)
         e = EIO;
-    if (!e && a->dir == IOLAB_READ && !a->array && h->extent < a->file_bytes) {
+    if (!e && a->dir == IOLAB_READ && !a->array && !h->seg_bytes &&
+        h->extent < a->file_bytes) {
         snprintf(err, errlen, "%s: dataset /" DATASET " has %llu bytes but the layout reads "
                  "%llu; write it first with the same sizes and layout (--write --keep)",
                  a->path, (unsigned long long)h->extent, (unsigned long long)a->file_bytes);
@@ -514,11 +583,64 @@ static int64_t empty_call(hdf5_file_t *h, iolab_dir_t dir, void *buf)
     return move(h, dir, buf, h->mnone, 0);
 }
 
+/* --hdf5.segment-datasets (see check_segment_datasets) */
+/* Make segment seg's dataset the open one: close the previous, create it (a write) or open
+ * it (a read). Returns 0 or -1 with the HDF5 error line in err. */
+static int seg_switch(hdf5_file_t *h, int64_t seg, char *err, size_t errlen)
+{
+    char name[64];
+    snprintf(name, sizeof name, "Dataset-0000.%04lld", (long long)seg);
+    if (h->fspace >= 0)
+        H5Sclose(h->fspace);
+    if (h->dset >= 0)
+        H5Dclose(h->dset);
+    h->fspace = h->dset = H5I_INVALID_HID;
+    hsize_t n = h->seg_bytes / 8;
+    if (h->wrote) {
+        hid_t space = H5Screate_simple(1, &n, NULL), dcpl = H5Pcreate(H5P_DATASET_CREATE);
+        if (space >= 0 && dcpl >= 0 && H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) >= 0)
+            h->dset = H5Dcreate2(h->file, name, H5T_NATIVE_LLONG, space, H5P_DEFAULT, dcpl,
+                                 H5P_DEFAULT);
+        if (space >= 0)
+            H5Sclose(space);
+        if (dcpl >= 0)
+            H5Pclose(dcpl);
+    } else {
+        h->dset = H5Dopen2(h->file, name, H5P_DEFAULT);
+    }
+    h->fspace = h->dset >= 0 ? H5Dget_space(h->dset) : H5I_INVALID_HID;
+    if (h->fspace < 0) {
+        h5_errline(err, errlen, h->wrote ? "H5Dcreate2" : "H5Dopen2", h->path);
+        return -1;
+    }
+    h->extent = n;
+    h->seg = seg;
+    return 0;
+}
+
+/* A transfer under --hdf5.segment-datasets: its segment's dataset, its 8-byte integers. */
+static int64_t seg_xfer(hdf5_file_t *h, iolab_dir_t dir, void *buf, uint64_t offset,
+                        uint64_t len)
+{
+    char err[256];
+    int64_t seg = (int64_t)(offset / h->seg_bytes);
+    if (seg != h->seg && seg_switch(h, seg, err, sizeof err) != 0) {
+        H5Eclear2(H5E_DEFAULT);
+        h->failed = 1;
+        return -EIO;
+    }
+    hsize_t start = (offset % h->seg_bytes) / 8, count = len / 8;
+    if (H5Sselect_hyperslab(h->fspace, H5S_SELECT_SET, &start, NULL, &count, NULL) < 0)
+        return -EIO;
+    return move(h, dir, buf, mem_space(h, count), len);
+}
 /* len bytes at dataset index offset. A range past the extent is a short transfer, as a read
  * past the end of a plain file. */
 static int64_t hdf5_xfer(void *fh, iolab_dir_t dir, void *buf, uint64_t offset, uint64_t len)
 {
     hdf5_file_t *h = fh;
+    if (h->seg_bytes && len)
+        return seg_xfer(h, dir, buf, offset, len);
     uint64_t n = offset >= h->extent ? 0 : h->extent - offset < len ? h->extent - offset : len;
     hsize_t start = offset, count = n;
     if (n == 0)

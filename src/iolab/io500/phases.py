@@ -31,6 +31,9 @@ IOR_NOT_PASSED = {
     "stoneWallingStatusFile": "the write's stonewall count goes to the read from its result",
     "saveRankPerformanceDetailsCSV": "each rank's figures are in the stored run "
                                      "(iolab results show ID)",
+    "-Q 2": "ior-rnd4K-easy-read: -C shifts the reads by one node's ranks, not two",
+    "-s -1": "ior-rnd4K-easy-read: as many 4 KiB reads per rank as ior-easy wrote 4 KiB "
+             "pieces, cut by the stonewall as IOR's endless -s -1 is",
 }
 MDTEST_NOT_PASSED = {
     "--dataPacketType": "the engine writes its own pattern",
@@ -47,8 +50,8 @@ NOT_IN_IOLAB = {
     "mdworkbench-create": "md-workbench is not in iolab's engine",
     "mdworkbench-bench": "md-workbench is not in iolab's engine",
     "mdworkbench-delete": "md-workbench is not in iolab's engine",
-    "ior-rnd4K-easy-read": "IOR -z -z (random 4 KiB reads with repeats) is not in the engine",
 }
+RND4K = 4096  # ior-rnd4K-easy-read: IO500's random reads of 4 KiB in ior-easy's files
 
 
 @dataclass(frozen=True)
@@ -83,7 +86,7 @@ PHASES = (
     Phase("mdtest-easy-delete", "mdtest", "MD"),
     Phase("mdtest-hard-read", "mdtest", "MD"),
     Phase("mdtest-hard-delete", "mdtest", "MD"),
-    Phase("ior-rnd4K-easy-read", "missing", None, optional=True),
+    Phase("ior-rnd4K-easy-read", "ior", None, optional=True),
 )
 
 
@@ -117,8 +120,42 @@ def _api(cfg: Io500Config, family: str, phase: str, s: Settings) -> str:
     return cfg.get(phase, "API") or cfg.get(family, "API") or s.api
 
 
+def rnd4k_words(cfg: Io500Config, s: Settings) -> tuple[list[str], list[str]]:
+    """(IO500's IOR line, the line iolab runs) for ior-rnd4K-easy-read: IOR -z -z (IO500
+    passes it three times: random with repetition) reads of 4 KiB at random 4 KiB-aligned
+    offsets of ior-easy's files until the stonewall, then worn out to the furthest rank.
+    IO500 gives -s -1 (no end but the deadline); iolab gives as many reads per rank as
+    ior-easy wrote 4 KiB pieces per rank, which the deadline cuts short on a real run."""
+    t = parse_ior(["-t", cfg.get("ior-easy", "transferSize") or "2m"]).tests[0]
+    b = parse_ior(["-b", cfg.get("ior-easy", "blockSize") or "1m"]).tests[0]
+    done = s.written.get("ior-easy")
+    per_rank = done * int(t.params["transferSize"]) if done is not None \
+        else int(b.params["blockSize"])
+    easy = [*(["-u"] if cfg.flag("ior-easy", "uniqueDir") else []),
+            *(["-F"] if cfg.flag("ior-easy", "filePerProc") else [])]
+    api = _api(cfg, "ior-easy", "ior-rnd4K-easy-read", s)
+    deadline = ["-D", str(s.stonewall), "-O", "stoneWallingWearOut=1"] if s.stonewall else []
+    fpp = cfg.flag("ior-easy", "filePerProc")  # IOR refuses -z with -C on a shared file
+    words = [*(["-C"] if fpp else []), "-k", "-o", f"{s.datadir}/ior-easy/ior_file_easy",
+             *easy, "-r", *deadline,
+             "-z", "-z", "-z", "-a", api, "-t", str(RND4K), "-b", str(RND4K), "-s",
+             str(max(1, per_rank // RND4K))]
+    io500 = ["ior", "-C", "-Q", "1", "-g", "-G", "271", "-k", "-e", "-o",
+             f"{s.datadir}/ior-easy/ior_file_easy", "-O",
+             f"stoneWallingStatusFile={s.datadir}/ior-easy/stonewall", "-O",
+             "stoneWallingWearOut=1", "-t", cfg.get("ior-easy", "transferSize") or "",
+             "-b", cfg.get("ior-easy", "blockSize") or "", *easy, "-r", "-D",
+             str(s.stonewall), "-z", "-z", "-z", "-a", api, "-O",
+             f"saveRankPerformanceDetailsCSV={s.resdir}/ior-rnd4K-easy-read.csv",
+             "-t=4096", "-b=4096", "-s=-1", "-O", "stoneWallingWearOut=1",
+             *(["-C", "-Q", "2"] if fpp else [])]
+    return io500, words
+
+
 def ior_words(cfg: Io500Config, phase: str, s: Settings) -> tuple[list[str], list[str]]:
     """(IO500's IOR line, the line iolab runs) for an ior-easy/ior-hard phase."""
+    if phase == "ior-rnd4K-easy-read":
+        return rnd4k_words(cfg, s)
     family = phase.rsplit("-", 1)[0]
     easy = family == "ior-easy"
     stonewall_file = f"stoneWallingStatusFile={s.resdir}/{family}.stonewall"

@@ -126,6 +126,7 @@ def _run_all(tests: list[IorTest], bench_args: list[list[str]], label: str, db: 
             if done.doc is None:
                 continue
         result = output.TestResult(test_id, test, done.doc, command_line, start)
-        result.rows = output.rows_of(done.doc, int(test.params["transferSize"]))
+        result.rows = output.rows_of(done.doc, int(test.params["transferSize"]),
+                                     int(test.params["outlierThreshold"]))
         results.append(result)
     return results, failed

@@ -41,8 +41,9 @@ def engine_api(test: IorTest) -> str:
 
 def engine_args(test: IorTest, ranks: int, nodes: int | None,
                 environ: Mapping[str, str] | None = None) -> list[str]:
-    """The engine options (``iolab bench`` spellings) that run ``test`` on ``ranks`` ranks
-    over ``nodes`` nodes (None: not known, taken as one)."""
+    """The engine options (``iolab bench`` spellings) that run ``test`` on ``ranks`` ranks.
+    ``nodes`` is not needed any more: the engine finds IOR's node shifts (-C -Q, -Z) from
+    where its ranks run."""
     p = test.params
     keys = table.by_key()
     for key, value in p.items():
@@ -52,6 +53,7 @@ def engine_args(test: IorTest, ranks: int, nodes: int | None,
     api = engine_api(test)
     fpp = bool(p["filePerProc"])
     args = ["--api", api, "--layout", "fpp" if fpp else "segmented",
+            *(["--fpp-digits", "8"] if fpp else []),  # IOR's names: PATH.00000000
             "--transfer", str(p["transferSize"]), "--block", str(p["blockSize"]),
             "--segments", str(p["segmentCount"]), "--reps", str(p["repetitions"]),
             "--path", str(p["testFileName"])]
@@ -60,7 +62,7 @@ def engine_args(test: IorTest, ranks: int, nodes: int | None,
         args.append("--write")
     if p["readFile"] or p["checkRead"]:
         args.append("--read")
-    args += _switches(test, ranks, nodes)
+    args += _switches(test, ranks)
     args += _module_args(test, api)
     if api in _MPI_APIS:
         for hint in ior_hints(test, api, os.environ if environ is None else environ):
@@ -81,33 +83,85 @@ def _check_sizes(test: IorTest) -> None:
         raise UsageError(f"IOR -i {p['repetitions']}: repetitions must be at least 1")
 
 
-def _switches(test: IorTest, ranks: int, nodes: int | None) -> list[str]:
+def _switches(test: IorTest, ranks: int) -> list[str]:
     p = test.params
     args: list[str] = []
     simple = {"collective": "--collective", "keepFile": "--keep", "fsync": "--fsync",
-              "fsyncPerWrite": "--fsync-per-write", "checkRead": "--verify"}
+              "fsyncPerWrite": "--fsync-per-write", "checkRead": "--verify",
+              "useExistingTestFile": "--use-existing", "multiFile": "--file-per-rep",
+              "intraTestBarriers": "--step-barriers"}
+    args.append("--remove-each-rep")  # IOR removes the files before each write and after
     args += [flag for key, flag in simple.items() if p[key]]
+    if p["checkWrite"]:
+        args += ["--check-write"] + ([] if p["checkRead"] else ["--verify"])
+    if p["interTestDelay"] > 0:
+        args += ["--phase-delay", str(p["interTestDelay"])]
+    if p["maxTimeDuration"] > 0:
+        args += ["--max-time", str(60 * p["maxTimeDuration"])]
     if p["uniqueDir"] and p["filePerProc"]:
         args.append("--unique-dir")
-    if p["reorderTasks"] and (nodes or 1) > 1:
-        args.append("--reorder")  # on one node IOR -C reads each rank's own data
-    if p["randomOffset"] > 1:
-        raise UsageError(f"IOR -z -z ({test.spelled.get('randomOffset', '-z')} twice: random "
-                         "offsets with repeats) is not in the engine yet; nearest in iolab: "
-                         "-z once (iolab bench --random, each offset once)")
-    if p["randomOffset"]:
-        args.append("--random")
+    args += _reorder_args(test)
+    args += _random_args(test)
     if p["deadlineForStonewalling"] > 0:
-        if not p["stoneWallingWearOut"]:
-            raise UsageError(
-                f"IOR -D {p['deadlineForStonewalling']} without -O stoneWallingWearOut=1: "
-                "the engine always wears out to the furthest rank (IOR stops each rank at "
-                "the deadline); nearest in iolab: add -O stoneWallingWearOut=1")
         args += ["--stonewall", str(p["deadlineForStonewalling"])]
+        if not p["stoneWallingWearOut"]:  # IOR: each rank stops at the deadline
+            args.append("--stonewall-stop")
     if p["numTasks"] not in (-1, 0, ranks):
         raise UsageError(f"IOR -N {p['numTasks']}: only {ranks} rank(s) are launched and "
                          "the engine runs on all of them; nearest in iolab: iolab ior --np "
                          f"{p['numTasks']}")
+    return args
+
+
+def _reorder_args(test: IorTest) -> list[str]:
+    """IOR's -C/-Z/-X/-Q: whose data each rank reads, drawn as IOR draws it."""
+    p = test.params
+    c, z, q = int(p["reorderTasks"]), int(p["reorderTasksRandom"]), int(p["taskPerNodeOffset"])
+    if c and z:
+        raise UsageError("IOR -C with -Z: IOR refuses both constant and random reordering; "
+                         "choose one")
+    if z and p["randomOffset"] and not p["filePerProc"]:
+        raise UsageError("IOR -Z with -z on one shared file: IOR refuses it; add -F or drop "
+                         "one of them")
+    if q < 0:
+        raise UsageError(f"IOR -Q {q}: give 0 or more nodes")
+    if c:  # -C -Q 1 on one node: the shift is a whole node, each rank's own data (as IOR)
+        return ["--reorder", "--reorder-nodes", str(q)]
+    if z:
+        return ["--reorder-random", str(min(z, 2)), "--reorder-seed",
+                str(p["reorderTasksRandomSeed"]), "--reorder-nodes", str(q)]
+    return []
+
+
+def _random_args(test: IorTest) -> list[str]:
+    """IOR's -z (-z -z) with its seed and prefill, refused where IOR refuses or fails."""
+    p = test.params
+    z = int(p["randomOffset"])
+    said = test.spelled.get("randomOffset", "-z")
+    if z and p["blockSize"] == p["transferSize"] and z == 1:
+        raise UsageError(f"IOR {said} with -b equal to -t: IOR shuffles the transfers within "
+                         "a block and refuses one transfer per block too; give -b a multiple "
+                         "of -t above it")
+    if z and p["reorderTasks"] and not p["filePerProc"]:
+        raise UsageError(f"IOR {said} with -C on one shared file: IOR refuses random offsets "
+                         "with constant reordering there; add -F or drop one of them")
+    if p["randomPrefill"] and p["deadlineForStonewalling"] > 0:
+        raise UsageError("IOR --randomPrefill with -D: IOR prefills segment by segment inside "
+                         "the deadline, the engine before the transfers; drop one of them")
+    if z > 1 and p["writeFile"]:
+        raise UsageError(f"IOR {said} {said} (random with repetition) with -w: IOR 4.1's write "
+                         "draws from a file size it has not set and stops with a division by "
+                         "zero; nearest in iolab: -w -z (each offset once), then -r -z -z")
+    args: list[str] = []
+    if z:
+        args.append("--random-repeat" if z > 1 else "--random")
+    if p["randomSeed"] != -1:
+        args += ["--random-seed", str(p["randomSeed"])]
+    if p["randomPrefill"]:
+        if not z:
+            raise UsageError("IOR --randomPrefill without -z: IOR refuses it too (it fills "
+                             "the file before random writes); add -z or drop it")
+        args += ["--random-prefill", str(p["randomPrefill"])]
     return args
 
 
@@ -120,10 +174,15 @@ def _module_args(test: IorTest, api: str) -> list[str]:
     if api == "null" and p["dummy.delay-xfer"]:
         args += ["--null.delay-us", str(p["dummy.delay-xfer"])]
     if api == "hdf5":
-        if p["segmentCount"] > 1:
-            raise UsageError(f"IOR -a HDF5 -s {p['segmentCount']}: IOR writes one dataset "
-                             "per segment, the engine one dataset; nearest in iolab: -s 1 "
-                             "with -b covering the segments")
+        if p["randomOffset"]:
+            raise UsageError("IOR -a HDF5 with -z: IOR refuses random offsets with HDF5; "
+                             "nearest in iolab: -a MPIIO with the same line")
+        if p["deadlineForStonewalling"] > 0 and p["segmentCount"] > 1:
+            raise UsageError("IOR -a HDF5 -D with -s above 1: every rank creates the "
+                             "segments' datasets in order, which ranks stopping at a deadline "
+                             "break; nearest in iolab: -s 1 with -b covering the segments, or "
+                             "-a MPIIO")
+        args.append("--hdf5.segment-datasets")  # IOR's Dataset-0000.NNNN per segment
         if p["hdf5.setAlignment"] > 1:
             args += ["--hdf5.align", str(p["hdf5.setAlignment"])]
         if p["hdf5.collectiveMetadata"]:

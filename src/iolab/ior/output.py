@@ -37,6 +37,7 @@ class IterationRow:
     total_s: float
     iteration: int
     stonewall: dict[str, Any] | None = None
+    warnings: list[str] = field(default_factory=list)  # -j: IOR's outlier lines
 
 
 @dataclass
@@ -69,14 +70,40 @@ def iteration_row(phase: dict[str, Any], transfer: int, iteration: int) -> Itera
         total_s=total, iteration=iteration, stonewall=phase.get("stonewall"))
 
 
-def rows_of(doc: dict[str, Any], transfer: int) -> list[IterationRow]:
-    """One row per write and read phase (first read pass), in IOR's order."""
+def rows_of(doc: dict[str, Any], transfer: int, outlier_s: int = 0) -> list[IterationRow]:
+    """One row per write and read phase (first read pass), in IOR's order; with
+    ``outlier_s`` (IOR -j) each row carries IOR's outlier warnings."""
     rows = []
     for n, rep in enumerate(doc.get("repetitions") or []):
         for phase in rep.get("phases") or []:
             if phase.get("op") in ("write", "read") and not phase.get("pass"):
                 rows.append(iteration_row(phase, transfer, n))
+                if outlier_s > 0:
+                    rows[-1].warnings = outlier_warnings(phase, outlier_s)
     return rows
+
+
+def outlier_warnings(phase: dict[str, Any], threshold_s: int) -> list[str]:
+    """IOR's CheckForOutliers (-j N): for each of its five timers, every rank whose value is
+    more than N seconds from the ranks' mean gets IOR's warning line (population standard
+    deviation, as IOR's DisplayOutliers)."""
+    ranks = phase.get("per_rank") or []
+    timers = (("start time", lambda r: r["start_s"]),
+              ("elapsed create time", lambda r: r["open_s"]),
+              ("elapsed transfer time", lambda r: r["xfer_s"]),
+              ("elapsed close time", lambda r: r["close_s"]),
+              ("end time", lambda r: r["end_s"]))
+    out = []
+    for name, get in timers:
+        values = [float(get(r)) for r in ranks]
+        if not values:
+            continue
+        mean = sum(values) / len(values)
+        sd = math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
+        out += [f"WARNING: for {r.get('host', 'unknown')}, task {r['rank']}, {phase['op']} "
+                f"{name} is {v:f} (mean={mean:f}, stddev={sd:f})"
+                for r, v in zip(ranks, values) if abs(v - mean) > threshold_s]
+    return out
 
 
 @dataclass
@@ -232,6 +259,7 @@ def render_text(results: list[TestResult], began: str, command_line: str) -> str
                        f"{_pp(p['blockSize'] / KIB)} {_pp(p['transferSize'] / KIB)} "
                        f"{_pp(r.open_s)} {_pp(r.wrrd_s)} {_pp(r.close_s)} {_pp(r.total_s)} "
                        f"{r.iteration:<4d}")
+            out += r.warnings
     out += ["", "Summary of all tests:" + _summary_header()]
     for result in results:
         out += [_summary_text(result, s) for s in summaries(result)]
