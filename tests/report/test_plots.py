@@ -20,7 +20,7 @@ from iolab.report.build_log import log_page
 from iolab.report.page import Plot, draw_all, render
 from iolab.report.prep_bench import Series, SweepPoint
 from iolab.report.prep_log import RankBars
-from iolab.tune.store import Trial
+from iolab.results.tunes import Trial
 
 
 def _drawn(fig: Any) -> Any:

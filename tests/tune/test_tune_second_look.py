@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from iolab.results import db
-from iolab.tune import store
+from iolab.results import tunes as store
 from iolab.tune.render import render_result
 from iolab.tune.replay import ReplayObjective
 from iolab.tune.search import Policy, Tuner, key_of

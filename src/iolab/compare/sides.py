@@ -89,7 +89,7 @@ def _stored(conn: sqlite3.Connection, kind: str, ident: int) -> tuple[Side, str 
 
 
 def _tune_side(conn: sqlite3.Connection, ident: int) -> tuple[Side, str | None]:
-    from iolab.tune import store as tstore
+    from iolab.results import tunes as tstore
 
     tune = tstore.get_tune(conn, ident)
     if tune is None:

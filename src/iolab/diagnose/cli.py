@@ -135,15 +135,14 @@ def run(args: argparse.Namespace) -> int:
 def _attach_proof(args: argparse.Namespace, reports: list) -> None:
     """The stored proof (a tune of this log), checked before anything is written."""
     from iolab.diagnose import proof
-    from iolab.results import db
-    from iolab.tune import store
+    from iolab.results import db, tunes
 
     if len(reports) != 1:
         raise UsageError(f"--proof {args.proof}: give the one log the proof was made from "
                          f"(these logs make {len(reports)} reports)")
     conn = db.connect(args.db, must_exist=True, read_only=True)
     try:
-        row = store.get_tune(conn, args.proof)
+        row = tunes.get_tune(conn, args.proof)
     finally:
         conn.close()
     reports[0].proof = proof.load(row, args.proof, reports[0].model)

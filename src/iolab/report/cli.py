@@ -128,7 +128,7 @@ def _stored_page(kind: str, idents: list[int], db: str | None) -> Page:
     ident = idents[0]
     if kind == "tune":
         from iolab.report.build_bench import tune_page
-        from iolab.tune import store as tstore
+        from iolab.results import tunes as tstore
 
         tune = tstore.get_tune(conn, ident)
         if tune is None:

@@ -424,7 +424,7 @@ def run(args: argparse.Namespace) -> int:
             return _print_list(conn, args.format == "json")
         if args.resume is not None:
             return _resume(conn, args)
-        from iolab.tune import store
+        from iolab.results import tunes as store
         from iolab.tune.search import Policy
 
         policy = Policy(repeats=args.repeats, repeat_top=args.repeat_top)
@@ -459,7 +459,7 @@ SEARCH_OPTIONS = ("trials", "repeats", "repeat_top", "confirm", "seed", "preset"
 
 
 def _resume(conn: Any, args: argparse.Namespace) -> int:
-    from iolab.tune import store
+    from iolab.results import tunes as store
     from iolab.tune.objective import BenchObjective, CommandObjective
     from iolab.tune.space import SearchSpace
 
@@ -565,7 +565,7 @@ def _refuse_changed_settings(args: argparse.Namespace, row: Mapping[str, Any],
 
 def _execute(conn: Any, tune_id: int, objective: Any, space: Any, args: argparse.Namespace,
              done: list[Any], policy: Any, implementation: str | None = None) -> int:
-    from iolab.tune import store
+    from iolab.results import tunes as store
     from iolab.tune.render import TrialPrinter, render_result
     from iolab.tune.search import Tuner
 
@@ -618,8 +618,8 @@ def _execute(conn: Any, tune_id: int, objective: Any, space: Any, args: argparse
 
 
 def _print_list(conn: Any, as_json: bool) -> int:
-    from iolab.tune import store
-    from iolab.tune.render import tunes_json, tunes_table
+    from iolab.results import tunes as store
+    from iolab.results.tunes import tunes_json, tunes_table
 
     rows = store.list_tunes(conn)
     sys.stdout.write(tunes_json(rows) if as_json else tunes_table(rows))

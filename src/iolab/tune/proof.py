@@ -311,7 +311,7 @@ def run(args: argparse.Namespace, argv: list[str], objective: Any,
     """The proof of ``args.from_log``'s predicted fixes on ``argv`` (stored as a tune)."""
     from iolab.diagnose.proof import log_identity
     from iolab.results import db
-    from iolab.tune import store
+    from iolab.results import tunes as store
 
     _refuse_search_options(args)
     model, preds = _diagnosis(args.from_log)

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from iolab.tune import store
+from iolab.results import tunes as store
 from iolab.tune.objective import TrialOutcome
 from iolab.tune.search import Key, Policy, Tuner, key_of
 from iolab.tune.space import DEFAULT, SearchSpace, build_space

@@ -60,7 +60,7 @@ from dataclasses import dataclass, field, replace
 from statistics import median
 from typing import Any
 
-from iolab.tune import store
+from iolab.results import tunes as store
 from iolab.tune.objective import METRIC_MISSED, Objective, TrialOutcome
 from iolab.tune.selection import RULES, importances, next_repeat, pick_winner, repeat_reserve
 from iolab.tune.space import DEFAULT, SearchSpace
