@@ -29,6 +29,15 @@ EXIT_FAILED_RUN = 1
 EXIT_INTERRUPTED = 130
 
 
+def bench_parser() -> argparse.ArgumentParser:
+    """iolab bench's parser on its own, as ``iolab bench`` parses (its errors are its own
+    one line): what sweep and the other verbs check a bench command line against, without
+    importing the top-level dispatcher (iolab.cli) that imports every verb."""
+    parser = argparse.ArgumentParser(prog="iolab bench")
+    add_arguments(parser)
+    return parser
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.usage = "iolab bench [options]   (no engine option: the default job)"
     grp = parser.add_argument_group("launch")

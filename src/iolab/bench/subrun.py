@@ -46,12 +46,12 @@ def check_args(args: Sequence[str]) -> Any:
 
     from iolab import paths
     from iolab.bench import options
-    from iolab.cli import build_parser
+    from iolab.bench.cli import bench_parser  # bench.cli imports this module (engine_refusal)
 
     said = io.StringIO()
     try:
         with contextlib.redirect_stderr(said):
-            ns = build_parser("bench").parse_args(["bench", *args])
+            ns = bench_parser().parse_args(list(args))
     except SystemExit:
         raise UsageError(_last_line(said.getvalue(), "iolab bench refused the options")
                          .removeprefix("iolab bench: ")) from None

@@ -9,6 +9,7 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
+from iolab.bench.cli import bench_parser
 from iolab.errors import UsageError
 
 # Friendlier names for common parameters -> the bench option they set.
@@ -36,11 +37,7 @@ def parse_number(text: str) -> float | None:
 @lru_cache(maxsize=1)
 def bench_options() -> dict[str, bool]:
     """iolab bench's long options -> does it take a value (False: a switch)."""
-    from iolab.cli import build_parser
-
-    parser = build_parser("bench")
-    sub = next(a for a in parser._actions if a.dest == "verb")
-    bench = dict(sub.choices or {})["bench"]
+    bench = bench_parser()
     bench.parse_known_args([])  # the engine's options are added on the first parse
     out = {}
     for action in bench._actions:
