@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import numbers
+import re
 from typing import Any
 
 _BYTE_UNITS = (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10))
+_SUFFIX = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+_NUMBER = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*$", re.I)
 
 
 def fmt_bytes(n: Any) -> str:
@@ -52,3 +55,12 @@ def now_time() -> str:
     from datetime import datetime, timezone
 
     return fmt_time(datetime.now(timezone.utc))
+
+
+def parse_number(text: str) -> float | None:
+    """'64k' -> 65536, '2' -> 2, '1.5' -> 1.5; None when not a number (a mode name)."""
+    m = _NUMBER.match(str(text))
+    if not m:
+        return None
+    v = float(m.group(1)) * _SUFFIX[m.group(2).lower()]
+    return int(v) if v.is_integer() else v

@@ -24,7 +24,7 @@ import pytest
 from corpus import GENERATED_DIR, GENERATED_MISSING
 from report_jobs import traced_job
 
-from iolab.report.page import Page, close_all, draw_all, render
+from iolab.pages.page import Page, close_all, draw_all, render
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 HAS_CHROMIUM = Path(CHROMIUM).exists()
@@ -75,8 +75,8 @@ def _page(kind: str, db: Path) -> Page:
         what, ids = STORED[kind]
         return _stored_page(what, ids, str(db))
     from iolab.diagnose.config import Thresholds
+    from iolab.diagnose.page import log_page
     from iolab.diagnose.report import diagnose
-    from iolab.report.build_log import log_page
 
     if kind == "log-synthetic":
         model = traced_job(ranks=4, slow_rank=2)
@@ -164,7 +164,7 @@ def test_every_page_has_labelled_plots_and_a_picture_in_chromium(
 def test_a_metadata_run_page_shows_ops_per_phase_not_bandwidth(db: Path) -> None:
     """expected create / stat / read / remove in ops/s with min, mean and max / was MiB/s
     (0.0 for stat and remove), a transfer and a block size"""
-    from iolab.report import prep_run
+    from iolab.pages import prep_run
     from iolab.results.db import connect, get_run
 
     run = get_run(connect(str(db), must_exist=True), 3)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from report_jobs import MIB, traced_job
 
-from iolab.report import fmt, prep_bench, prep_log, prep_run
+from iolab.pages import fmt, prep_bench, prep_log, prep_run
 
 
 def test_numbers_for_people() -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from iolab.report.prep_bench import SweepPoint
+from iolab.pages.prep_bench import SweepPoint
 from iolab.study.fit import linear_fit
 from iolab.study.plan import Machine, plan, rank_counts
 from iolab.study.results import frequency_fits

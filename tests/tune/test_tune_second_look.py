@@ -90,7 +90,7 @@ def test_a_winner_that_falls_short_gives_way_to_a_confirmed_runner_up(tmp_path: 
     assert "also confirmed, not kept: layout=fpp" in text, text
     # what reads the stored tune: iolab compare's sides, iolab report's page
     from iolab.compare.sides import stored_samples
-    from iolab.report.build_bench import tune_page
+    from iolab.tune.page import tune_page
 
     conn = db.connect(tmp_path / "look.db")
     sides = stored_samples(conn, "tune", 1).values

@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
         return _logs(args, out)
     assert sb is not None
     from iolab.compare.sides import check_kinds, stored_side
-    from iolab.report.prep_bench import RATIO_HEADERS, ratios
+    from iolab.pages.prep_bench import RATIO_HEADERS, ratios
     from iolab.results.db import connect
 
     check_kinds(args.a, sa, args.b, sb)
@@ -79,9 +79,8 @@ def run(args: argparse.Namespace) -> int:
         if args.verbose:
             _print_samples(a, b, [r.workload for r in rows])
     if out is not None:
-        from iolab.report import plots
-        from iolab.report.cli import write_page
-        from iolab.report.page import Page, Plot, Section, Table
+        from iolab.pages import plots
+        from iolab.pages.page import Page, Plot, Section, Table, write_page
 
         ok = [r for r in rows if r.ratio is not None]
         vals = [float(r.ratio or 0) for r in ok]
@@ -105,9 +104,9 @@ def _sweep_overlays(conn: Any, ida: int, idb: int) -> list[Any]:
     """Both sweeps' lines on one plot per phase, when they vary the same parameter."""
     from functools import partial
 
-    from iolab.report import plots
-    from iolab.report.page import Plot
-    from iolab.report.prep_bench import Series, op_name, ops_of, sweep_series, x_kind
+    from iolab.pages import plots
+    from iolab.pages.page import Plot
+    from iolab.pages.prep_bench import Series, op_name, ops_of, sweep_series, x_kind
     from iolab.sweep import store
 
     swa, swb = store.get_sweep(conn, ida), store.get_sweep(conn, idb)
@@ -138,7 +137,7 @@ def _logs(args: argparse.Namespace, out: Path | None) -> int:
     from iolab.diagnose.config import Thresholds
     from iolab.diagnose.report import diagnose
     from iolab.model.job import build_model
-    from iolab.report.prep_log import layers
+    from iolab.pages.prep_log import layers
     from iolab.sources import load_source
 
     ma, mb = (build_model([load_source(p)]) for p in (args.a, args.b))
@@ -155,9 +154,8 @@ def _logs(args: argparse.Namespace, out: Path | None) -> int:
                 print(f"{tag}: {m.job.nprocs} processes, {len(m.files.paths)} files, "
                       f"I/O time {m.metrics.io_time_s:.3f} s (slowest rank)")
     if out is not None:
-        from iolab.report.build_log import log_sections
-        from iolab.report.cli import write_page
-        from iolab.report.page import Page, Section, Table
+        from iolab.diagnose.page import log_sections
+        from iolab.pages.page import Page, Section, Table, write_page
 
         secs = [Section("Per layer, B against A", [Table(LAYER_HEADERS, rows)])]
         for tag, m, name in (("a-", ma, args.a), ("b-", mb, args.b)):

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from iolab.errors import UsageError
-from iolab.report.prep_bench import MIB, Samples, op_name, ops_of, phase_bandwidths, run_samples
+from iolab.pages.prep_bench import MIB, Samples, op_name, ops_of, phase_bandwidths, run_samples
 
 KINDS = ("run", "sweep", "tune", "study")
 FINISHED = ("ok", "done")  # a run's and a sweep's/tune's/study's status when complete

@@ -250,8 +250,8 @@ def _document(reports: list, fmt: str, args: argparse.Namespace) -> str:
     if fmt == "json":
         return _json_text(reports) + "\n"
     if fmt == "html":  # the report's page: plots, Darshan-summary tables, the diagnosis
-        from iolab.report.build_log import log_page
-        from iolab.report.page import render
+        from iolab.diagnose.page import log_page
+        from iolab.pages.page import render
 
         return render(log_page(reports))
     import io

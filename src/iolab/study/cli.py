@@ -124,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"study {study_id}: {status}; see it with: iolab report study {study_id}"
               + (f" --db {args.db}" if args.db else ""))
     if out is not None:
-        from iolab.report.cli import write_page
+        from iolab.pages.page import write_page
         from iolab.study.report import study_page
 
         write_page(study_page(conn, study_id), Path(out), quiet=args.quiet, verb="study")

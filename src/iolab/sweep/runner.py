@@ -13,8 +13,8 @@ from statistics import median
 from typing import Any, TextIO
 
 from iolab.errors import UsageError
-from iolab.report.fmt import human_seconds
-from iolab.report.prep_bench import MIB, op_name, ops_of, phase_bandwidths
+from iolab.pages.fmt import human_seconds
+from iolab.pages.prep_bench import MIB, op_name, ops_of, phase_bandwidths
 from iolab.sweep import store
 from iolab.sweep.grid import point_args, points
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from statistics import fmean, median
 from typing import Any
 
-from iolab.report.fmt import human_bytes, human_count, human_seconds
+from iolab.pages.fmt import human_bytes, human_count, human_seconds
 
 IO_OPS = ("write", "read")
 # The engine's metadata phases as mdtest users know them; another phase (a directory one)

@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from iolab.report.fmt import human_size
+from iolab.pages.fmt import human_size
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-    from iolab.report.prep_bench import Series
-    from iolab.report.prep_log import LayerRow, RankBars, SizeHistogram, TimelineSeries
+    from iolab.pages.prep_bench import Series
+    from iolab.pages.prep_log import LayerRow, RankBars, SizeHistogram, TimelineSeries
 
 MIB = float(1 << 20)
 READ_C, WRITE_C, META_C = "#1f77b4", "#d62728", "#7f7f7f"

@@ -11,8 +11,9 @@ from typing import Any
 
 import numpy as np
 
-from iolab.report.fmt import human_bytes, human_count, human_seconds, mib_s
-from iolab.report.prep_log import RankBars
+from iolab.pages.fmt import human_bytes, human_count, human_seconds, mib_s
+from iolab.pages.prep_log import RankBars
+from iolab.units import parse_number
 
 MIB = float(1 << 20)
 
@@ -149,12 +150,6 @@ class SweepPoint:
     status: str
     doc: Mapping[str, Any] | None = None
     run_id: int | None = None
-
-
-def parse_number(v: str) -> float | None:
-    from iolab.sweep.grid import parse_number as parse
-
-    return parse(v)
 
 
 # Parameters whose engine setting is not called <name>_bytes.

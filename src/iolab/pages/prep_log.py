@@ -14,10 +14,9 @@ import numpy as np
 
 from iolab.model.metrics import SIZE_BINS
 from iolab.model.trace import MPIIO_CODE, POSIX_CODE
-from iolab.report.fmt import human_bytes, human_count, human_seconds, human_size
+from iolab.pages.fmt import human_bytes, human_count, human_seconds, human_size
 
 if TYPE_CHECKING:
-    from iolab.diagnose.report import Report
     from iolab.model.job import Model
     from iolab.model.tables import ModuleData
 
@@ -311,12 +310,6 @@ def shared_file_variance(model: Model, top: int = 20) -> list[list[str]]:
                 human_bytes(float(np.sqrt(max(md.fcol(f"{prefix}_F_VARIANCE_RANK_BYTES")[i],
                                               0.0))))])
     return out
-
-
-def findings_rows(rep: Report) -> list[list[str]]:
-    """One row per finding: severity, rule, title, cost, fix."""
-    return [[f.severity.upper(), f.rule.id, f.rule.title,
-             f.cost_text() if not f.rule.overview else "-", f.fix.text] for f in rep.findings]
 
 
 def environment_rows(model: Model) -> list[list[str]]:
