@@ -6,6 +6,7 @@ from __future__ import annotations
 from functools import partial
 from typing import TYPE_CHECKING
 
+from iolab.diagnose.render_html import report_body
 from iolab.pages import plots, prep_log
 from iolab.pages.fmt import human_bytes, human_pct, human_seconds
 from iolab.pages.page import Html, Page, Plot, Section, Table, Text
@@ -86,7 +87,6 @@ def log_sections(rep: Report, prefix: str = "") -> list[Section]:
     out.append(tables)
     out.append(Section("Configuration and environment",
                        [Table(["item", "value"], prep_log.environment_rows(model))]))
-    from iolab.diagnose.render_html import report_body
 
     out.append(Section("Diagnosis in full: evidence, sources, fix files", [Html(report_body(rep))]))
     return out

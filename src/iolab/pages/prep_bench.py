@@ -13,6 +13,7 @@ import numpy as np
 
 from iolab.pages.fmt import human_bytes, human_count, human_seconds, mib_s
 from iolab.pages.prep_log import RankBars
+from iolab.stats import estimate, fewest_to_judge
 from iolab.units import parse_number
 
 MIB = float(1 << 20)
@@ -235,8 +236,6 @@ def ratio(workload: str, a: Sequence[float], b: Sequence[float], unit: str = "Mi
     still means B is better), with the 95% interval and the verdict of iolab.stats: B or A
     better exactly when the interval excludes 1; no interval, and no verdict, from samples
     too few to show a difference at 95% (fewer than 4 a side)."""
-    from iolab.stats import estimate, fewest_to_judge
-
     a = [float(v) for v in a if v is not None]
     b = [float(v) for v in b if v is not None]
     if not a or not b:
