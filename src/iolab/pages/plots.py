@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from iolab.pages.fmt import human_size
+from iolab.pages.fmt import human_bytes
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -79,10 +79,10 @@ def bytes_axis(ax: Axes, values: Sequence[float]) -> None:
     vals = sorted({float(v) for v in values if float(v) > 0})
     ax.set_xscale("log", base=2)
     if vals and len(vals) <= _MAX_LISTED_TICKS:
-        ax.set_xticks(vals, [human_size(int(v)) for v in vals])
+        ax.set_xticks(vals, [human_bytes(int(v)) for v in vals])
     else:
         ax.xaxis.set_major_locator(LogLocator(base=2))
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: human_size(int(v))))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: human_bytes(int(v))))
     ax.xaxis.set_minor_locator(NullLocator())
     if vals:
         ax.set_xlim(vals[0] / 1.5, vals[-1] * 1.5)

@@ -14,7 +14,7 @@ import numpy as np
 
 from iolab.model.metrics import SIZE_BINS
 from iolab.model.trace import MPIIO_CODE, POSIX_CODE
-from iolab.pages.fmt import human_bytes, human_count, human_seconds, human_size
+from iolab.pages.fmt import human_bytes, human_count, human_seconds
 
 if TYPE_CHECKING:
     from iolab.model.job import Model
@@ -216,7 +216,7 @@ def common_access_sizes(model: Model, top: int = 4) -> list[list[str]]:
                 if c > 0 and s >= 0:
                     counts[s] = counts.get(s, 0) + c
         for s, c in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:top]:
-            rows.append([mod, human_size(s), human_count(c)])
+            rows.append([mod, human_bytes(s), human_count(c)])
     return rows
 
 
