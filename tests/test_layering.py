@@ -16,7 +16,8 @@ import iolab
 SRC = Path(iolab.__file__).parent
 
 # The foundation: top-level modules every package may import. They import only each other.
-BASE = frozenset({"errors", "units", "stats", "paths", "launch", "counters", "cli_common"})
+BASE = frozenset({"errors", "units", "stats", "paths", "launch", "counters", "cli_common",
+                  "backends"})
 # package -> the packages it may import (besides itself and BASE). A new package gets a row.
 ALLOWED: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in {
     "model": (),  # reads RawJobs only: no loader, verb or renderer

@@ -25,8 +25,6 @@ from iolab import units
 from iolab.errors import UsageError
 from iolab.units import LUSTRE_STRIPE_UNIT
 
-MPIIO_APIS = frozenset({"mpiio", "hdf5", "pnetcdf"})  # the backends that pass MPI-IO hints
-
 
 @dataclass(frozen=True)
 class Striping:

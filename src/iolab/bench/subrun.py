@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from iolab import backends
 from iolab.errors import EXIT_USAGE, UsageError
 
 
@@ -90,7 +91,7 @@ def mpiio_implementation(args: Sequence[str]) -> str | None:
 
     ns = check_args(args)
     values = options.set_options(ns)
-    if values.get("api", "posix") not in ("mpiio", "hdf5", "pnetcdf"):
+    if values.get("api", "posix") not in backends.OVER_MPIIO:
         return None
     where = Path(str(values["path"])).parent if values.get("path") else Path.cwd()
     target = where.resolve() / f".iolab-probe-{os.getpid()}"

@@ -22,8 +22,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from iolab import cli_common
+from iolab import backends, cli_common
 from iolab.errors import UsageError
+from iolab.tune.knobs import PRESET_NAMES
 
 EXIT_FAILED = 1
 EXIT_INTERRUPTED = 130
@@ -42,7 +43,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                "       iolab tune --resume ID | --list | --list-knobs")
     space = p.add_argument_group("search space")
     space.add_argument("--preset", action="append", default=[], metavar="NAME",
-                       choices=("posix", "mpiio", "hdf5", "pnetcdf", "lustre"),
+                       choices=PRESET_NAMES,
                        help="knobs to explore: posix, mpiio (ROMIO hints, or OMPIO parameters "
                             "under Open MPI), hdf5, pnetcdf, lustre (repeatable)")
     space.add_argument("--knob", action="append", default=[], metavar="NAME[=V1,V2]",
@@ -358,7 +359,7 @@ def _warn_if_confirm_cannot_judge(confirm: int) -> None:
 
 
 # the presets that tune one I/O interface (iolab bench's API of the same name)
-_API_PRESETS = {"posix": "POSIX", "mpiio": "MPI-IO", "hdf5": "HDF5", "pnetcdf": "PnetCDF"}
+_API_PRESETS = {name: label for name, label in backends.LABELS.items() if name != "null"}
 
 
 def _refuse_presets_for_another_api(presets: list[str], workload: argparse.Namespace) -> None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from iolab import backends
 from iolab.errors import UsageError
 from iolab.settings import catalogue
 from iolab.units import LUSTRE_STRIPE_UNIT, parse_size
@@ -195,7 +196,8 @@ PRESETS: dict[str, tuple[str, ...]] = {
     "pnetcdf": ("cb_buffer_size", "cb_nodes", "romio_cb_write", "collective"),
     "lustre": ("lfs.stripe_count", "lfs.stripe_size", "striping_factor", "striping_unit"),
 }
-PRESET_NAMES = ("posix", "mpiio", "hdf5", "pnetcdf", "lustre")
+# a preset per backend with settings of its own (iolab.backends), and the file system's
+PRESET_NAMES = (*(b for b in backends.LABELS if b != "null"), "lustre")
 
 
 def knob(name: str) -> Knob:

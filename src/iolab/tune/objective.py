@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from iolab import backends
 from iolab.bench.subrun import run_bench
 from iolab.errors import UsageError
 from iolab.launch import allocation_nodes, allocation_tasks_per_node, sbatch_command
@@ -293,7 +294,7 @@ class BenchObjective:
             return TrialOutcome("failed", None, run.wall_time_s,
                                 error=f"refused for this workload: {run.error}")
         doc = run.doc or {}
-        does_mpiio = (doc.get("config") or {}).get("api") in ("mpiio", "hdf5", "pnetcdf")
+        does_mpiio = (doc.get("config") or {}).get("api") in backends.OVER_MPIIO
         impl = (doc.get("environment") or {}).get("mpiio_implementation") if does_mpiio \
             else None
         ignored = _ignored_hints(doc)
