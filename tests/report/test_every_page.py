@@ -20,11 +20,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import matplotlib.pyplot as plt
 import pytest
 from corpus import GENERATED_DIR, GENERATED_MISSING
 from report_jobs import traced_job
 
-from iolab.pages.page import Page, close_all, draw_all, render
+from iolab.pages.page import Page, draw_all, render
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 HAS_CHROMIUM = Path(CHROMIUM).exists()
@@ -142,7 +143,8 @@ def test_every_page_has_labelled_plots_and_a_picture_in_chromium(
         assert figs, f"{kind}: a page without a plot"
         _check_figures(page, html, figs)
     finally:
-        close_all(figs)
+        for fig in figs.values():
+            plt.close(fig)
     if not HAS_CHROMIUM:
         pytest.skip(f"chromium not installed at {CHROMIUM}: the SVGs were checked, not the "
                     "picture")

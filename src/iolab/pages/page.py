@@ -177,13 +177,6 @@ def export_figures(figures: dict[str, MplFigure], folder: Path) -> list[Path]:
     return out
 
 
-def close_all(figures: dict[str, MplFigure]) -> None:
-    import matplotlib.pyplot as plt
-
-    for fig in figures.values():
-        plt.close(fig)
-
-
 def write_page(page: Page, out: Path, figdir: Path | None = None, quiet: bool = False,
                verb: str = "report", verbose: bool = False) -> None:
     """Write the page (and its figures); what is said names ``verb``, the command that

@@ -12,8 +12,6 @@ from dataclasses import dataclass, field
 from iolab.launch import in_slurm_allocation
 from iolab.sweep.grid import bench_options
 
-SIZES = ("quick", "default", "full")
-
 
 @dataclass(frozen=True)
 class Experiment:
