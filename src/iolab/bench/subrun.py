@@ -7,6 +7,8 @@ contract, and ``docs/bench.md``'s report schema is what comes back.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import signal
@@ -15,10 +17,14 @@ import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from iolab import backends
+from iolab import backends, launch, paths
+from iolab.bench import options
+from iolab.bench.engine import run_engine
 from iolab.errors import EXIT_USAGE, UsageError
+from iolab.results import db as results
 
 
 @dataclass
@@ -42,11 +48,6 @@ def check_args(args: Sequence[str]) -> Any:
     --version`` parses every option before it prints, without MPI (driver.c), so the values
     are judged by the code that will run them, in milliseconds. What needs the ranks (a block
     that is not a multiple of the transfer) is still the run's to refuse."""
-    import contextlib
-    import io
-
-    from iolab import paths
-    from iolab.bench import options
     from iolab.bench.cli import bench_parser  # bench.cli imports this module (engine_refusal)
 
     said = io.StringIO()
@@ -82,13 +83,6 @@ def mpiio_implementation(args: Sequence[str]) -> str | None:
     (the file removed) with their MPI library, launcher and launcher arguments, in their
     test directory, since Open MPI may pick another implementation by file system. None
     when the options do no MPI-IO or the probe cannot tell."""
-    import os
-    from pathlib import Path
-
-    from iolab import launch, paths
-    from iolab.bench import options
-    from iolab.bench.engine import run_engine
-
     ns = check_args(args)
     values = options.set_options(ns)
     if values.get("api", "posix") not in backends.OVER_MPIIO:
@@ -145,7 +139,6 @@ def _stored_error(db: str | None, run_id: Any) -> str | None:
     node), which its stderr may bury under later notes."""
     if not isinstance(run_id, int):
         return None
-    from iolab.results import db as results
 
     try:
         conn = results.connect(db, must_exist=True)

@@ -102,7 +102,7 @@ class Page:
 
 
 def _svg(fig: MplFigure, salt: str) -> str:
-    import matplotlib
+    import matplotlib  # deferred: matplotlib (~0.5 s to load) only when a page is drawn
 
     # Text as <text>, not glyph outlines: the labels can be selected, searched and read by
     # a screen reader (and a test can check each axis is labelled); matplotlib escapes it.

@@ -166,6 +166,7 @@ def order_effect(ex: Exhaustive, alpha: float = 0.01) -> OrderEffect | None:
     knob and each of its values, the runs of points with that value after a run with the
     same value against those after a run with another (each run as a share of its point's
     median). None when no comparison is significant at ``alpha`` or the set has no order."""
+    # deferred: scipy (~0.3 s to load) only when statistics are computed
     from scipy.stats import mannwhitneyu
 
     if not ex.before:
