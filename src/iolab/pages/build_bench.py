@@ -1,4 +1,5 @@
-"""Report pages of stored runs, sweeps and tunes (the results database)."""
+"""The pages of stored runs and sweeps (the results database); a tune's is tune.page's, a
+study's study.report's."""
 
 from __future__ import annotations
 
