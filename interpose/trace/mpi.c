@@ -8,9 +8,9 @@
  * and reaches the MPI library's PMPI_x through dlsym(RTLD_NEXT), never by name (the name
  * binds back here). A thread-local depth guard counts a call once when the library's
  * MPI_x calls another wrapped function inside (as Darshan does); records live in the core's
- * MPI-IO pool. The shared
- * records are reduced when the profile is loaded (see src/iolab/profile/reduce.py), so
- * MPI_Finalize needs no extra communication. Counting follows Darshan's MPI-IO module:
+ * MPI-IO pool. The shared records are reduced at MPI_Finalize, as Darshan does
+ * (mpi_reduce.c); with IOLAB_TRACE_NO_REDUCE=1 the loader reduces them instead
+ * (src/iolab/sources/profile_reduce.py). Counting follows Darshan's MPI-IO module:
  * an access's size is count x datatype size; split collectives count at _begin.
  */
 #include <mpi.h>

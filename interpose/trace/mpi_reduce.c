@@ -6,8 +6,8 @@
  * start timestamps the earliest, end timestamps and slowest-operation times the latest,
  * times add up; the common values' counts add up over every rank's whole table (the 4 most
  * common kept, in Darshan's order); fastest/slowest rank and the population
- * variance of time and bytes over ranks are computed. src/iolab/profile/reduce.py applies
- * the same rules when a profile was made without this step (IOLAB_TRACE_NO_REDUCE=1).
+ * variance of time and bytes over ranks are computed. src/iolab/sources/profile_reduce.py
+ * applies the same rules when a profile was made without this step (IOLAB_TRACE_NO_REDUCE=1).
  */
 #include <mpi.h>
 

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from iolab.errors import UsageError
+from iolab.launch import binary_mpi
 
 _SRC_ROOT = Path(__file__).resolve().parents[2]  # <repo>/src/iolab -> <repo>
 
@@ -48,8 +49,6 @@ def engine_for_mpi(mpi: str) -> Path:
     """The engine of the ``--mpi`` choice (default, openmpi, mpich): "openmpi" is the default
     build when that one is Open MPI's (Debian's); a mismatch is a UsageError rather than a
     wrong launch."""
-    from iolab.launch import binary_mpi
-
     engine = engine_binary("mpich" if mpi == "mpich" else "default")
     if mpi == "openmpi" and binary_mpi(engine) not in (None, "openmpi"):
         raise UsageError(f"{engine} is built against {binary_mpi(engine)}, not Open MPI; use "

@@ -99,8 +99,8 @@ def test_rereads_of_the_same_offset_are_not_random() -> None:
 
 
 def test_profile_rank_hosts_number_ranks_like_the_loader() -> None:
-    from iolab.profile.format import Part, ProfileData
     from iolab.sources.profile import to_raw_job
+    from iolab.sources.profile_format import Part, ProfileData
 
     def rank_hosts(headers: list[dict[str, object]]) -> dict[int, str]:
         return to_raw_job(ProfileData({}, [Part(h) for h in headers], [])).rank_hosts

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from iolab.report.prep_bench import MIB, phase_bandwidths
+from iolab.pages.prep_bench import MIB, phase_bandwidths
 from iolab.results import db as results_db
 from iolab.stats import can_judge, median_ratio_interval
 

@@ -16,12 +16,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import matplotlib.pyplot as plt
 import pytest
 from corpus import GENERATED_DIR, GENERATED_MISSING
 from page_checks import assert_picture_in_chromium, check_figures
 from report_jobs import traced_job
 
-from iolab.report.page import Page, close_all, draw_all, render
+from iolab.pages.page import Page, draw_all, render
 
 DXT_LOG = GENERATED_DIR / "posix_mixed_rw_random_reads_dxt.darshan"
 # Page kind -> how the stored fixture names it: ("run", [id]), ("sweep", [id]), ("tune", [id]).
@@ -70,8 +71,8 @@ def _page(kind: str, db: Path) -> Page:
         what, ids = STORED[kind]
         return _stored_page(what, ids, str(db))
     from iolab.diagnose.config import Thresholds
+    from iolab.diagnose.page import log_page
     from iolab.diagnose.report import diagnose
-    from iolab.report.build_log import log_page
 
     if kind == "log-synthetic":
         model = traced_job(ranks=4, slow_rank=2)
@@ -102,14 +103,15 @@ def test_every_page_has_labelled_plots_and_a_picture_in_chromium(
         assert figs, f"{kind}: a page without a plot"
         check_figures(html, figs)
     finally:
-        close_all(figs)
+        for fig in figs.values():
+            plt.close(fig)
     assert_picture_in_chromium(html, tmp_path / kind, kind)
 
 
 def test_a_metadata_run_page_shows_ops_per_phase_not_bandwidth(db: Path) -> None:
     """expected create / stat / read / remove in ops/s with min, mean and max / was MiB/s
     (0.0 for stat and remove), a transfer and a block size"""
-    from iolab.report import prep_run
+    from iolab.pages import prep_run
     from iolab.results.db import connect, get_run
 
     run = get_run(connect(str(db), must_exist=True), 3)

@@ -13,9 +13,9 @@ import pytest
 from report_jobs import traced_job
 
 from iolab.diagnose.config import Thresholds
+from iolab.diagnose.page import log_page
 from iolab.diagnose.report import diagnose
-from iolab.report.build_log import log_page
-from iolab.report.page import render
+from iolab.pages.page import render
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 EVIL = "/scratch/<img src=x onerror=alert(1)>.dat"

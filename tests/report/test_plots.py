@@ -12,15 +12,16 @@ import pytest
 from report_jobs import MIB, traced_job
 
 from iolab.diagnose.config import Thresholds
+from iolab.diagnose.page import log_page
 from iolab.diagnose.report import diagnose
 from iolab.diagnose.rules import registry
-from iolab.report import plots, prep_bench, prep_log
-from iolab.report.build_bench import sweep_sections, tune_page
-from iolab.report.build_log import log_page
-from iolab.report.page import Plot, draw_all, render
-from iolab.report.prep_bench import Series, SweepPoint
-from iolab.report.prep_log import RankBars
-from iolab.tune.store import Trial
+from iolab.pages import plots, prep_bench, prep_log
+from iolab.pages.build_bench import sweep_sections
+from iolab.pages.page import Plot, draw_all, render
+from iolab.pages.prep_bench import Series, SweepPoint
+from iolab.pages.prep_log import RankBars
+from iolab.results.tunes import Trial
+from iolab.tune.page import tune_page
 
 
 def _drawn(fig: Any) -> Any:

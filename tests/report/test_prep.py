@@ -6,17 +6,18 @@ import numpy as np
 import pytest
 from report_jobs import MIB, traced_job
 
-from iolab.report import fmt, prep_bench, prep_log, prep_run
+from iolab.pages import fmt, prep_bench, prep_log, prep_run
 
 
 def test_numbers_for_people() -> None:
     assert fmt.human_bytes(1536) == "1.5 KiB"
     assert fmt.human_bytes(1.2 * (1 << 30)) == "1.2 GiB"
     assert fmt.human_bytes(100) == "100 B"
-    assert fmt.human_size(4096) == "4 KiB" and fmt.human_size(47008) == "45.9 KiB"
+    assert fmt.human_bytes(4096) == "4 KiB" and fmt.human_bytes(47008) == "45.9 KiB"
     assert fmt.human_rate(512.25 * MIB) == "512.2 MiB/s"
     assert fmt.human_seconds(3) == "3.0 s" and fmt.human_seconds(0.0042) == "4.2 ms"
     assert fmt.human_seconds(754) == "12.6 min" and fmt.human_seconds(0) == "0 s"
+    assert fmt.human_seconds(3e-5) == "30 µs" and fmt.human_seconds(9000) == "2.5 h"
     assert fmt.human_count(1234567) == "1,234,567"
 
 
@@ -64,12 +65,12 @@ def test_layers_and_summary_tables() -> None:
     assert prep_log.common_access_sizes(model)[:2] == [["POSIX", "512 KiB", "16"],
                                                       ["POSIX", "1 MiB", "2"]]
     counts = {r[0]: r[1:] for r in prep_log.file_counts(model)}
-    assert counts["total opened"] == ["2", "4.5 MiB", "8.0 MiB"]
+    assert counts["total opened"] == ["2", "4.5 MiB", "8 MiB"]
     assert counts["write-only"][0] == "2" and counts["read-only"][0] == "0"
     per_proc = {r[0]: r for r in prep_log.average_io_per_process(model)}
-    assert per_proc["POSIX"][5] == "5.0 MiB"  # 10 MiB over 2 processes
+    assert per_proc["POSIX"][5] == "5 MiB"  # 10 MiB over 2 processes
     assert prep_log.data_per_file_system(model) == [
-        ["/scratch", "lustre", "2", "0 B", "10.0 MiB"]]
+        ["/scratch", "lustre", "2", "0 B", "10 MiB"]]
     env = dict((r[0], r[1]) for r in prep_log.environment_rows(model))
     assert env["processes"] == "2" and env["file system used"] == "/scratch (lustre)"
     hist = {h.interface: h for h in prep_log.access_sizes(model)}
@@ -100,7 +101,7 @@ def test_run_tables_and_series() -> None:
     assert [x.label for x in s] == ["write", "read"] and s[0].median == [100, 300, 200]
     rb = prep_bench.run_rank_bars(doc)
     assert rb is not None and rb.slowest == 1
-    assert ["transfer_bytes", "1.0 MiB"] in prep_run.config_rows(doc)
+    assert ["transfer_bytes", "1 MiB"] in prep_run.config_rows(doc)
 
 
 def test_sweep_series_sorted_by_the_numeric_parameter_with_ranges() -> None:
@@ -129,3 +130,17 @@ def test_ratio_with_interval_from_repetitions() -> None:
     assert r["write"].ci_low is not None and 1.9 < r["write"].ci_low <= 2.0 <= r["write"].ci_high
     assert r["write"].note == "B better"
     assert r["read"].ratio == pytest.approx(1.2) and r["read"].ci_low is None
+
+
+def test_a_page_writes_bytes_and_seconds_as_the_terminal_does() -> None:
+    """expected: '1 MiB' on a page as in the terminal (diagnose, results) / was: '1.0 MiB' in
+    HTML and compare; a 30 µs cost was '0.0 ms' in diagnose's text and '30 µs' on its page."""
+    from iolab.diagnose.rules import base
+    from iolab.results import render
+
+    for n in (1 << 20, 1536, 47008, 100, 3 << 40):
+        assert fmt.human_bytes(n) == base.fmt_bytes(n) == render.fmt_bytes(n)
+    assert fmt.human_bytes(1 << 20) == "1 MiB"
+    for s in (3e-5, 0.0042, 12.3, 754, 9000):
+        assert fmt.human_seconds(s) == base.fmt_seconds(s)
+    assert base.fmt_seconds(3e-5) == "30 µs"

@@ -26,7 +26,7 @@ def test_report_of_a_run_and_of_a_tune(tmp_path: Path) -> None:
     page = out.read_text()
     assert "Bandwidth of each repetition" in page and "slowest rank" in page
     assert "&lt;b&gt;mine&lt;/b&gt;" in page and "<b>mine" not in page
-    assert "transfer_bytes</td><td class=\"n\">64.0 KiB" in page
+    assert "transfer_bytes</td><td class=\"n\">64 KiB" in page
     assert {p.name for p in (tmp_path / "f").iterdir()} >= {
         "bandwidth.png", "bandwidth.svg", "ranks-write.png", "ranks-read.svg"}
     r = _iolab("tune", "--knob", "posix.mode=buffered,sync", "--trials", "3", "--confirm", "2",

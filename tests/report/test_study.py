@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from iolab.report.prep_bench import SweepPoint
+from iolab.pages.prep_bench import SweepPoint
 from iolab.study.fit import linear_fit
 from iolab.study.plan import Machine, plan, rank_counts
 from iolab.study.results import frequency_fits
@@ -105,7 +105,9 @@ def _study_page_is_a_picture(db: str, tmp_path: Path) -> None:
     from page_checks import assert_picture_in_chromium, check_figures
 
     from iolab.report.cli import _stored_page
-    from iolab.report.page import close_all, draw_all, render
+    import matplotlib.pyplot as plt
+
+    from iolab.pages.page import draw_all, render
 
     page = _stored_page("study", [1], db)
     figs = draw_all(page)
@@ -114,5 +116,6 @@ def _study_page_is_a_picture(db: str, tmp_path: Path) -> None:
         assert figs, "a study page without a plot"
         check_figures(html, figs)
     finally:
-        close_all(figs)
+        for fig in figs.values():
+            plt.close(fig)
     assert_picture_in_chromium(html, tmp_path / "study-page", "study")

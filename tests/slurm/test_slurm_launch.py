@@ -98,7 +98,7 @@ def test_profile_under_srun_is_one_mpi_job(slurm_env: dict[str, str], tmp_path: 
     PMI from --mpi, or read from the program's linked library)."""
     import subprocess
 
-    from iolab.profile.format import read
+    from iolab.sources.profile_format import read
 
     exe = _engine("mpich")
     cmd = launch.salloc_command(launch.LaunchSpec(np=2, nodes=1), [

@@ -66,7 +66,7 @@ class RecordedIndependentRuns(ReplayObjective):
 def tune(tmp_path: Path, knobs: list[str], samples: dict[str, list[float]],
          bench_args: tuple[str, ...] = tuple(INDEPENDENT)) -> tuple[Any, list[Any]]:
     from iolab.results import db
-    from iolab.tune import store
+    from iolab.results import tunes as store
     from iolab.tune.space import build_space
 
     space = build_space([], knobs, None, "romio")

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from iolab.results import db
-from iolab.tune import store
+from iolab.results import tunes as store
 from iolab.tune.render import render_result
 from iolab.tune.replay import ReplayObjective
 from iolab.tune.search import Policy, Tuner, key_of
@@ -90,7 +90,7 @@ def test_a_winner_that_falls_short_gives_way_to_a_confirmed_runner_up(tmp_path: 
     assert "also confirmed, not kept: layout=fpp" in text, text
     # what reads the stored tune: iolab compare's sides, iolab report's page
     from iolab.compare.sides import stored_samples
-    from iolab.report.build_bench import tune_page
+    from iolab.tune.page import tune_page
 
     conn = db.connect(tmp_path / "look.db")
     sides = stored_samples(conn, "tune", 1).values

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
+from iolab.results.tunes import Trial
 from iolab.tune.search import Policy, Tuner, key_of, mark_repeats
 from iolab.tune.selection import RULES, next_repeat, pick_winner, repeat_reserve
-from iolab.tune.store import Trial
 
 
 @pytest.mark.parametrize("rule", RULES)
@@ -102,7 +102,7 @@ def test_real_runs_explore_each_point_once_and_the_winner_is_a_repeated_median(
     """Null backend with a per-call delay: bigger transfers are really faster, with the
     machine's own noise on every run."""
     from iolab.results import db
-    from iolab.tune import store
+    from iolab.results import tunes as store
     from iolab.tune.objective import BenchObjective
     from iolab.tune.space import build_space
 
@@ -182,7 +182,7 @@ def covering_trials(tmp_path: Path, cover: bool, seed: int,
     """The first four search trials (the baseline and three more) of a replayed tune over
     layout_space()."""
     from iolab.results import db
-    from iolab.tune import store
+    from iolab.results import tunes as store
     from iolab.tune.replay import ReplayObjective
 
     space, samples = layout_space()
@@ -221,7 +221,7 @@ def test_no_covering_start_when_the_exploration_cannot_finish_it(tmp_path: Path)
     start: the same trials as without the covering start (budget 3: the baseline and one
     exploration run for a knob with three unseen values)."""
     from iolab.results import db
-    from iolab.tune import store
+    from iolab.results import tunes as store
     from iolab.tune.replay import ReplayObjective
     from iolab.tune.space import build_space
 
@@ -260,7 +260,7 @@ def test_a_value_seen_in_one_slow_run_runs_again_before_the_model_narrows(
     model sees file per process at its real speed; with the recheck every seed then picks
     file per process, the layout twice as fast."""
     from iolab.results import db
-    from iolab.tune import store
+    from iolab.results import tunes as store
     from iolab.tune.replay import ReplayObjective
 
     space, samples = layout_space()
@@ -296,7 +296,7 @@ def test_a_value_hidden_by_the_run_after_the_baseline_runs_again(tmp_path: Path)
     per process, even when each of that run's values was alone (the largest knob is the one
     drawn again)."""
     from iolab.results import db
-    from iolab.tune import store
+    from iolab.results import tunes as store
     from iolab.tune.replay import ReplayObjective
 
     space, samples = layout_space()
@@ -339,7 +339,7 @@ def test_the_confirmation_alternates_which_side_goes_first(tmp_path: Path) -> No
     twice as fast measures as fast as the baseline (1.0x); balanced, half of each side's
     runs follow the other side and the estimate keeps most of the gain."""
     from iolab.results import db
-    from iolab.tune import store
+    from iolab.results import tunes as store
     from iolab.tune.replay import ReplayObjective
     from iolab.tune.space import build_space
 
@@ -365,7 +365,7 @@ def test_a_winner_far_slower_in_the_confirmation_than_in_the_search_is_noted(
     confirmation against the search, and that the claim rests on the confirmation. A winner
     that holds its speed gets none."""
     from iolab.results import db
-    from iolab.tune import store
+    from iolab.results import tunes as store
     from iolab.tune.replay import ReplayObjective
     from iolab.tune.space import build_space
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from iolab import cli_common, launch, paths
+from iolab import backends, cli_common, launch, paths
 from iolab.bench import jobs, options, striping
 from iolab.bench.engine import EngineOutcome, ProgressView, run_engine
 from iolab.bench.subrun import engine_refusal
@@ -27,6 +27,15 @@ from iolab.results.render import render, summary_report
 
 EXIT_FAILED_RUN = 1
 EXIT_INTERRUPTED = 130
+
+
+def bench_parser() -> argparse.ArgumentParser:
+    """iolab bench's parser on its own, as ``iolab bench`` parses (its errors are its own
+    one line): what sweep and the other verbs check a bench command line against, without
+    importing the top-level dispatcher (iolab.cli) that imports every verb."""
+    parser = argparse.ArgumentParser(prog="iolab bench")
+    add_arguments(parser)
+    return parser
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -312,7 +321,7 @@ def _striping_targets(spec: launch.LaunchSpec, engine_args: Sequence[str],
 def _with_striping_hints(args: argparse.Namespace, cases: list[jobs.Case],
                          layout: striping.Striping) -> list[jobs.Case]:
     """MPI-IO backends also get ROMIO's striping hints (for files ROMIO creates)."""
-    if options.set_options(args).get("api") not in striping.MPIIO_APIS:
+    if options.set_options(args).get("api") not in backends.OVER_MPIIO:
         return cases
     hints = [w for h in layout.hints() for w in ("--hint", h)]
     return [jobs.Case(c.label, (*c.engine_args, *hints), c.scratch_name) for c in cases]

@@ -247,7 +247,7 @@ class ProgressView:
             self._start_bar()
 
     def _start_bar(self) -> None:
-        # imported here: only terminals need rich
+        # deferred: rich only for a progress bar on a terminal
         from rich.console import Console
         from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn
 

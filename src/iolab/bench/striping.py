@@ -21,12 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from iolab import units
 from iolab.errors import UsageError
-
-STRIPE_SIZE_UNIT = 64 << 10  # Lustre stripe sizes are multiples of 64 KiB
-_SIZE = re.compile(r"^(\d+)([kKmMgG]?)$")
-_MULT = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
-MPIIO_APIS = frozenset({"mpiio", "hdf5", "pnetcdf"})  # the backends that pass MPI-IO hints
+from iolab.units import LUSTRE_STRIPE_UNIT
 
 
 @dataclass(frozen=True)
@@ -42,12 +39,12 @@ class Striping:
 
 def parse_size(text: str) -> int:
     """``--stripe-size 1M`` -> bytes; a multiple of 64 KiB, or a one-line UsageError."""
-    m = _SIZE.match(text.strip())
-    if not m:
+    try:
+        size = units.parse_size(text)
+    except ValueError:
         raise UsageError(f"--stripe-size {text!r}: give bytes with an optional K, M or G "
-                         "(e.g. 1M)")
-    size = int(m.group(1)) * _MULT[m.group(2).lower()]
-    if size <= 0 or size % STRIPE_SIZE_UNIT:
+                         "(e.g. 1M)") from None
+    if size <= 0 or size % LUSTRE_STRIPE_UNIT:
         raise UsageError(f"--stripe-size {text}: Lustre stripe sizes are multiples of 64 KiB "
                          f"(e.g. 64K, 1M, 4M); {size} bytes is not")
     return size

@@ -7,6 +7,8 @@ contract, and ``docs/bench.md``'s report schema is what comes back.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import signal
@@ -15,9 +17,14 @@ import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from iolab import backends, launch, paths
+from iolab.bench import options
+from iolab.bench.engine import run_engine
 from iolab.errors import EXIT_USAGE, UsageError
+from iolab.results import db as results
 
 
 @dataclass
@@ -41,17 +48,14 @@ def check_args(args: Sequence[str]) -> Any:
     --version`` parses every option before it prints, without MPI (driver.c), so the values
     are judged by the code that will run them, in milliseconds. What needs the ranks (a block
     that is not a multiple of the transfer) is still the run's to refuse."""
-    import contextlib
-    import io
-
-    from iolab import paths
-    from iolab.bench import options
-    from iolab.cli import build_parser
+    # deferred: bench.cli imports this module (engine_refusal), and another verb running
+    # imports no verb module at start (tests/cli/test_vocabulary.py)
+    from iolab.bench.cli import bench_parser
 
     said = io.StringIO()
     try:
         with contextlib.redirect_stderr(said):
-            ns = build_parser("bench").parse_args(["bench", *args])
+            ns = bench_parser().parse_args(list(args))
     except SystemExit:
         raise UsageError(_last_line(said.getvalue(), "iolab bench refused the options")
                          .removeprefix("iolab bench: ")) from None
@@ -81,16 +85,9 @@ def mpiio_implementation(args: Sequence[str]) -> str | None:
     (the file removed) with their MPI library, launcher and launcher arguments, in their
     test directory, since Open MPI may pick another implementation by file system. None
     when the options do no MPI-IO or the probe cannot tell."""
-    import os
-    from pathlib import Path
-
-    from iolab import launch, paths
-    from iolab.bench import options
-    from iolab.bench.engine import run_engine
-
     ns = check_args(args)
     values = options.set_options(ns)
-    if values.get("api", "posix") not in ("mpiio", "hdf5", "pnetcdf"):
+    if values.get("api", "posix") not in backends.OVER_MPIIO:
         return None
     where = Path(str(values["path"])).parent if values.get("path") else Path.cwd()
     target = where.resolve() / f".iolab-probe-{os.getpid()}"
@@ -144,7 +141,6 @@ def _stored_error(db: str | None, run_id: Any) -> str | None:
     node), which its stderr may bury under later notes."""
     if not isinstance(run_id, int):
         return None
-    from iolab.results import db as results
 
     try:
         conn = results.connect(db, must_exist=True)

@@ -15,11 +15,34 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from iolab import cli_common
+from iolab.compare.logs import LAYER_HEADERS, layer_diff, layer_rows
+from iolab.compare.sides import check_kinds, parse_side, stored_side
+from iolab.diagnose.config import Thresholds
+from iolab.diagnose.page import log_sections
+from iolab.diagnose.report import diagnose
 from iolab.errors import UsageError
+from iolab.model.job import build_model
+from iolab.pages import plots
+from iolab.pages.page import Page, Plot, Section, Table, write_page
+from iolab.pages.prep_bench import (
+    RATIO_HEADERS,
+    Series,
+    op_name,
+    ops_of,
+    ratios,
+    sweep_series,
+    x_kind,
+)
+from iolab.pages.prep_log import layers
+from iolab.results.db import connect
+from iolab.sources import load_source
+from iolab.stats import CONFIDENCE, RESAMPLES
+from iolab.sweep import store
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -42,8 +65,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from iolab.compare.sides import parse_side
-
     sa, sb = parse_side(args.a), parse_side(args.b)
     if (sa is None) != (sb is None):
         raise UsageError("compare two stored things (KIND:ID) or two logs, not one of each")
@@ -52,9 +73,6 @@ def run(args: argparse.Namespace) -> int:
     if sa is None:
         return _logs(args, out)
     assert sb is not None
-    from iolab.compare.sides import check_kinds, stored_side
-    from iolab.report.prep_bench import RATIO_HEADERS, ratios
-    from iolab.results.db import connect
 
     check_kinds(args.a, sa, args.b, sb)
     conn = connect(args.db, read_only=True)
@@ -79,10 +97,6 @@ def run(args: argparse.Namespace) -> int:
         if args.verbose:
             _print_samples(a, b, [r.workload for r in rows])
     if out is not None:
-        from iolab.report import plots
-        from iolab.report.cli import write_page
-        from iolab.report.page import Page, Plot, Section, Table
-
         ok = [r for r in rows if r.ratio is not None]
         vals = [float(r.ratio or 0) for r in ok]
         lows = [float(r.ci_low if r.ci_low is not None else r.ratio or 0) for r in ok]
@@ -103,13 +117,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _sweep_overlays(conn: Any, ida: int, idb: int) -> list[Any]:
     """Both sweeps' lines on one plot per phase, when they vary the same parameter."""
-    from functools import partial
-
-    from iolab.report import plots
-    from iolab.report.page import Plot
-    from iolab.report.prep_bench import Series, op_name, ops_of, sweep_series, x_kind
-    from iolab.sweep import store
-
     swa, swb = store.get_sweep(conn, ida), store.get_sweep(conn, idb)
     assert swa is not None and swb is not None
     if [n for n, _ in swa["grid"]] != [n for n, _ in swb["grid"]]:
@@ -134,13 +141,6 @@ def _sweep_overlays(conn: Any, ida: int, idb: int) -> list[Any]:
 
 
 def _logs(args: argparse.Namespace, out: Path | None) -> int:
-    from iolab.compare.logs import LAYER_HEADERS, layer_diff, layer_rows
-    from iolab.diagnose.config import Thresholds
-    from iolab.diagnose.report import diagnose
-    from iolab.model.job import build_model
-    from iolab.report.prep_log import layers
-    from iolab.sources import load_source
-
     ma, mb = (build_model([load_source(p)]) for p in (args.a, args.b))
     la, lb = layers(ma), layers(mb)
     rows = layer_rows(la, lb, ma.metrics.io_time_s, mb.metrics.io_time_s)
@@ -155,10 +155,6 @@ def _logs(args: argparse.Namespace, out: Path | None) -> int:
                 print(f"{tag}: {m.job.nprocs} processes, {len(m.files.paths)} files, "
                       f"I/O time {m.metrics.io_time_s:.3f} s (slowest rank)")
     if out is not None:
-        from iolab.report.build_log import log_sections
-        from iolab.report.cli import write_page
-        from iolab.report.page import Page, Section, Table
-
         secs = [Section("Per layer, B against A", [Table(LAYER_HEADERS, rows)])]
         for tag, m, name in (("a-", ma, args.a), ("b-", mb, args.b)):
             part = log_sections(diagnose(m, Thresholds()), prefix=tag)
@@ -171,8 +167,6 @@ def _logs(args: argparse.Namespace, out: Path | None) -> int:
 
 def _print_samples(a: Any, b: Any, workloads: list[str]) -> None:
     """What each ratio is made of: every repetition of each side (MiB/s), and the rule."""
-    from iolab.stats import CONFIDENCE, RESAMPLES
-
     print()
     print(f"Repetitions (MiB/s); the interval is a {CONFIDENCE:.0%} percentile bootstrap "
           f"({RESAMPLES} resamples) of the ratio of medians, judged only with enough runs "

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from iolab.report.fmt import human_bytes, human_seconds
+from iolab.pages.fmt import human_bytes, human_seconds
 
 if TYPE_CHECKING:
-    from iolab.report.prep_log import LayerRow
+    from iolab.pages.prep_log import LayerRow
 
 LAYER_HEADERS = ["layer", "bytes A", "bytes B", "time A", "time B", "time B/A",
                  "slowest-rank I/O A", "slowest-rank I/O B"]

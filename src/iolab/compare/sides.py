@@ -14,7 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from iolab.errors import UsageError
-from iolab.report.prep_bench import MIB, Samples, op_name, ops_of, phase_bandwidths, run_samples
+from iolab.pages.prep_bench import MIB, Samples, op_name, ops_of, phase_bandwidths, run_samples
+from iolab.results import tunes as tstore
+from iolab.results.db import get_run
+from iolab.study.store import get_study
+from iolab.sweep import store as sstore
+from iolab.sweep.store import list_sweeps
 
 KINDS = ("run", "sweep", "tune", "study")
 FINISHED = ("ok", "done")  # a run's and a sweep's/tune's/study's status when complete
@@ -72,8 +77,6 @@ def stored_samples(conn: sqlite3.Connection, kind: str, ident: int) -> Samples:
 
 
 def _stored(conn: sqlite3.Connection, kind: str, ident: int) -> tuple[Side, str | None]:
-    from iolab.results.db import get_run
-
     if kind == "run":
         row = get_run(conn, ident)
         if row is None:
@@ -89,8 +92,6 @@ def _stored(conn: sqlite3.Connection, kind: str, ident: int) -> tuple[Side, str 
 
 
 def _tune_side(conn: sqlite3.Connection, ident: int) -> tuple[Side, str | None]:
-    from iolab.tune import store as tstore
-
     tune = tstore.get_tune(conn, ident)
     if tune is None:
         raise UsageError(f"tune:{ident}: no such tune")
@@ -108,9 +109,6 @@ def _tune_side(conn: sqlite3.Connection, ident: int) -> tuple[Side, str | None]:
 
 
 def _study_side(conn: sqlite3.Connection, ident: int) -> Side:
-    from iolab.study.store import get_study
-    from iolab.sweep.store import list_sweeps
-
     st = get_study(conn, ident)
     if st is None:
         raise UsageError(f"study:{ident}: no such study")
@@ -128,8 +126,6 @@ def _study_side(conn: sqlite3.Connection, ident: int) -> Side:
 
 
 def _sweep_side(conn: sqlite3.Connection, ident: int, title: str, prefix: str) -> Side:
-    from iolab.sweep import store as sstore
-
     sw = sstore.get_sweep(conn, ident)
     if sw is None:
         raise UsageError(f"sweep:{ident}: no such sweep")

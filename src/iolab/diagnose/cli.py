@@ -3,12 +3,26 @@
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import sys
 from pathlib import Path
 
 from iolab import cli_common
+from iolab.diagnose import emit, proof
+from iolab.diagnose.config import Thresholds, build_thresholds, parse_size
+from iolab.diagnose.emit import check_folder
+from iolab.diagnose.page import log_page
+from iolab.diagnose.proof import annotate
+from iolab.diagnose.render_text import render_text
+from iolab.diagnose.report import diagnose, to_dict
+from iolab.diagnose.rules import registry
+from iolab.diagnose.several import group_logs
 from iolab.errors import EXIT_FINDINGS, EXIT_OK, UsageError
+from iolab.model.job import build_model
+from iolab.pages.page import render
+from iolab.results import db, tunes
+from iolab.sources import load_source
 
 _FAIL_LEVELS = {"high": ("high",), "warn": ("high", "warn")}
 
@@ -70,7 +84,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _thresholds(args: argparse.Namespace):  # -> Thresholds
-    from iolab.diagnose.config import build_thresholds, parse_size
 
     th = build_thresholds(args.config, args.set)
     if args.node_memory:
@@ -83,9 +96,6 @@ def _thresholds(args: argparse.Namespace):  # -> Thresholds
 
 
 def _list(args: argparse.Namespace) -> int:
-    from iolab.diagnose.config import Thresholds
-    from iolab.diagnose.rules import registry
-
     if args.list_thresholds:
         for name, typ, default, unit, help_ in Thresholds.describe():
             print(f"{name:26} {typ:5} {default!s:>14} {unit:9} {help_}")
@@ -107,10 +117,6 @@ def run(args: argparse.Namespace) -> int:
         if val is not None and val < 1:
             raise UsageError(f"{opt} {val}: must be at least 1")
     th = _thresholds(args)
-    from iolab.diagnose.report import diagnose
-    from iolab.diagnose.several import group_logs
-    from iolab.model.job import build_model
-    from iolab.sources import load_source
 
     raws = [load_source(p) for p in args.logs]
     groups, note = group_logs(raws, as_one_job=args.as_one_job, each=args.each)
@@ -134,16 +140,12 @@ def run(args: argparse.Namespace) -> int:
 
 def _attach_proof(args: argparse.Namespace, reports: list) -> None:
     """The stored proof (a tune of this log), checked before anything is written."""
-    from iolab.diagnose import proof
-    from iolab.results import db
-    from iolab.tune import store
-
     if len(reports) != 1:
         raise UsageError(f"--proof {args.proof}: give the one log the proof was made from "
                          f"(these logs make {len(reports)} reports)")
     conn = db.connect(args.db, must_exist=True, read_only=True)
     try:
-        row = store.get_tune(conn, args.proof)
+        row = tunes.get_tune(conn, args.proof)
     finally:
         conn.close()
     reports[0].proof = proof.load(row, args.proof, reports[0].model)
@@ -167,8 +169,6 @@ def _check_outputs(args: argparse.Namespace) -> None:
     if len(files) == 2 and Path(files[0][1]).resolve() == Path(files[1][1]).resolve():
         raise UsageError(f"-o and --html name the same file {args.output}; give two names")
     if args.emit_fixes:
-        from iolab.diagnose.emit import check_folder
-
         # a new or empty folder, or one an earlier --emit-fixes wrote whose files nobody
         # changed since (docs/diagnose.md, "--emit-fixes into a used folder")
         check_folder(cli_common.check_output_dir(args.emit_fixes, "--emit-fixes", inputs))
@@ -188,7 +188,6 @@ def _render(args: argparse.Namespace, reports: list) -> None:
         pipe_closed = True
     fixes = None
     if args.emit_fixes:  # every refusal before any file is written
-        from iolab.diagnose import emit
 
         fixes = emit.plan_all(reports)
         emit.check_plan(Path(args.emit_fixes), fixes)
@@ -207,8 +206,6 @@ def _render(args: argparse.Namespace, reports: list) -> None:
 
 def _emit(folder: Path, fixes: list) -> None:
     """Write the fix files; say which earlier fix folders went and which were kept."""
-    from iolab.diagnose import emit
-
     done = emit.write_planned(cli_common.make_dir(folder, verb="diagnose"), fixes)
     gone = sorted({Path(rel).parent.as_posix() if "/" in rel else rel
                    for rel in done.removed} - set(done.kept))
@@ -225,8 +222,6 @@ def _to_stdout(args: argparse.Namespace, reports: list) -> None:
     if args.format == "json" and not args.output:
         sys.stdout.write(_json_text(reports) + "\n")
     elif not args.quiet:
-        from iolab.diagnose.render_text import render_text
-
         color = {"always": True, "never": False}.get(args.color)
         if color is None:
             color = sys.stdout.isatty()
@@ -236,9 +231,6 @@ def _to_stdout(args: argparse.Namespace, reports: list) -> None:
 
 
 def _json_text(reports: list) -> str:
-    from iolab.diagnose.proof import annotate
-    from iolab.diagnose.report import to_dict
-
     # kind: the envelope of docs/cli.md; each fix predicted or proven (--proof)
     data = [{"schema_version": d["schema_version"], "kind": "diagnosis", **d}
             for d in (annotate(to_dict(r), r) for r in reports)]
@@ -251,13 +243,8 @@ def _document(reports: list, fmt: str, args: argparse.Namespace) -> str:
     if fmt == "json":
         return _json_text(reports) + "\n"
     if fmt == "html":  # the report's page: plots, Darshan-summary tables, the diagnosis
-        from iolab.report.build_log import log_page
-        from iolab.report.page import render
 
         return render(log_page(reports))
-    import io
-
-    from iolab.diagnose.render_text import render_text
 
     buf = io.StringIO()
     for r in reports:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from iolab.errors import UsageError
+from iolab.units import parse_size
 
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 
@@ -142,15 +143,6 @@ class Thresholds:
         if v < 0:
             raise UsageError(f"{where}: threshold '{name}' must not be negative, got {value!r}")
         setattr(self, name, v)
-
-
-def parse_size(text: str) -> int:
-    """``64M``, ``1GiB``, ``4096``, ``96G`` -> bytes (binary units)."""
-    s = text.strip().upper().removesuffix("B").removesuffix("I")
-    mult = {"K": KiB, "M": MiB, "G": GiB, "T": 1 << 40}
-    if s and s[-1] in mult:
-        return int(float(s[:-1]) * mult[s[-1]])
-    return int(s)
 
 
 def load_file(path: str, th: Thresholds) -> None:

@@ -25,7 +25,10 @@ from pathlib import Path
 from iolab import cli_common, launch, paths
 from iolab.errors import UsageError
 from iolab.profile import batch, launchline, shim
-from iolab.profile import format as fmt
+from iolab.profile.darshan_out import write_darshan
+from iolab.profile.show import dump
+from iolab.sources import profile_format as fmt
+from iolab.sources.profile import load
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -323,9 +326,6 @@ def _remove_if_empty(folder: Path) -> None:
 
 
 def _show(rest: list[str]) -> int:
-    from iolab.profile.show import dump
-    from iolab.sources.profile import load
-
     parser = argparse.ArgumentParser(
         prog="iolab profile show",
         description="print every record of an iolab profile (job file, part, or folder of "
@@ -341,9 +341,6 @@ def _show(rest: list[str]) -> int:
 
 def _export(profile: Path, quiet: bool = False) -> None:
     """profile.iolab -> profile.darshan beside it (never over the input)."""
-    from iolab.profile.darshan_out import write_darshan
-    from iolab.sources.profile import load
-
     out = profile.with_suffix(".darshan")
     if out.resolve() == profile.resolve():
         raise UsageError(f"{profile} already ends in .darshan: give the .iolab profile")

@@ -69,8 +69,8 @@ _ZLIB = 0  # enum darshan_comp_type: DARSHAN_ZLIB_COMP
 def _library() -> tuple[Any, Any]:
     """cffi and libdarshan-util, or UsageError saying how to get them."""
     try:
-        import cffi
-        import darshan
+        import cffi  # deferred: the libdarshan-util binding only when a log is read or written
+        import darshan  # deferred: pydarshan only when a log is read or written
     except ImportError as exc:
         raise UsageError("writing a .darshan log needs pydarshan (pip install darshan)") from exc
     wheel = Path(darshan.__file__).resolve().parent.parent / "darshan.libs"
@@ -88,6 +88,7 @@ def _library() -> tuple[Any, Any]:
 
 
 def _names(module: str) -> tuple[list[str], list[str]]:
+    # deferred: pydarshan only when a log is read or written
     from darshan.backend import cffi_backend as cb
 
     return list(cb.counter_names(module)), list(cb.fcounter_names(module))

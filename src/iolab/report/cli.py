@@ -1,4 +1,6 @@
-"""``iolab report``: one self-contained HTML page with plots.
+"""``iolab report``: one self-contained HTML page with plots. The verb only: the pages are
+built by :mod:`iolab.pages` (runs, sweeps), :mod:`iolab.diagnose.page` (logs),
+:mod:`iolab.tune.page` and :mod:`iolab.study.report`.
 
     iolab report run 12            # a stored benchmark run
     iolab report sweep 3           # bandwidth against the swept parameter(s)
@@ -10,15 +12,22 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from iolab import cli_common
+from iolab.diagnose.config import Thresholds
+from iolab.diagnose.page import log_page
+from iolab.diagnose.report import diagnose
 from iolab.errors import UsageError
-
-if TYPE_CHECKING:
-    from iolab.report.page import Page
+from iolab.model.job import build_model
+from iolab.pages.build_bench import runs_page, sweep_page
+from iolab.pages.page import Page, write_page
+from iolab.results import tunes
+from iolab.results.db import connect, get_run
+from iolab.sources import load_source
+from iolab.study.report import study_page
+from iolab.sweep import store as sweep_store
+from iolab.tune.page import tune_page
 
 KINDS = ("run", "sweep", "tune", "study")
 
@@ -75,49 +84,14 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def write_page(page: Page, out: Path, figdir: Path | None = None, quiet: bool = False,
-               verb: str = "report", verbose: bool = False) -> None:
-    """Write the page (and its figures); what is said names ``verb``, the command that
-    asked for the page (compare and study write theirs here too)."""
-    from iolab.report.page import Plot, Table, draw_all, export_figures, render
-
-    figs = draw_all(page)
-    if verbose:
-        for sec in page.sections:
-            print(f"iolab {verb}: section '{sec.heading}'", file=sys.stderr)
-            for blk in sec.blocks:
-                if isinstance(blk, Plot):
-                    print(f"iolab {verb}:   plot {blk.name}: {blk.caption}", file=sys.stderr)
-                elif isinstance(blk, Table):
-                    print(f"iolab {verb}:   table of {len(blk.rows)} rows"
-                          + (f": {blk.caption}" if blk.caption else ""), file=sys.stderr)
-    cli_common.write_output(out, render(page, figs), "-o", verb=verb)
-    if figdir is not None:
-        written = export_figures(figs, cli_common.make_dir(figdir, quiet, verb=verb))
-        if not quiet:
-            print(f"iolab {verb}: {len(written)} figure files in {figdir}", file=sys.stderr)
-    if not quiet:
-        print(f"iolab {verb}: wrote {out.resolve()}")
-
-
 def _log_page(paths: list[str]) -> Page:
-    from iolab.diagnose.config import Thresholds
-    from iolab.diagnose.report import diagnose
-    from iolab.model.job import build_model
-    from iolab.report.build_log import log_page
-    from iolab.sources import load_source
-
     model = build_model([load_source(p) for p in paths])
     return log_page([diagnose(model, Thresholds())])
 
 
 def _stored_page(kind: str, idents: list[int], db: str | None) -> Page:
-    from iolab.results.db import connect, get_run
-
     conn = connect(db, read_only=True)
     if kind == "run":
-        from iolab.report.build_bench import runs_page
-
         rows = []
         for i in idents:
             row = get_run(conn, i)
@@ -127,21 +101,13 @@ def _stored_page(kind: str, idents: list[int], db: str | None) -> Page:
         return runs_page(rows)
     ident = idents[0]
     if kind == "tune":
-        from iolab.report.build_bench import tune_page
-        from iolab.tune import store as tstore
-
-        tune = tstore.get_tune(conn, ident)
+        tune = tunes.get_tune(conn, ident)
         if tune is None:
             raise UsageError(f"tune {ident}: no such tune (see 'iolab tune --list')")
-        return tune_page(tune, tstore.trials(conn, ident))
+        return tune_page(tune, tunes.trials(conn, ident))
     if kind == "sweep":
-        from iolab.report.build_bench import sweep_page
-        from iolab.sweep import store as sstore
-
-        sw = sstore.get_sweep(conn, ident)
+        sw = sweep_store.get_sweep(conn, ident)
         if sw is None:
             raise UsageError(f"sweep {ident}: no such sweep (see 'iolab sweep --list')")
-        return sweep_page(sw, sstore.sweep_points(conn, ident))
-    from iolab.study.report import study_page
-
+        return sweep_page(sw, sweep_store.sweep_points(conn, ident))
     return study_page(conn, ident)

@@ -15,7 +15,7 @@ from typing import Any
 
 from iolab import cli_common
 from iolab.errors import UsageError
-from iolab.results import db
+from iolab.results import db, tunes
 from iolab.results.render import ids_report, render, run_report, runs_report
 
 ACTIONS = ("list", "show", "import", "delete", "tunes")
@@ -210,11 +210,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _tunes(args: argparse.Namespace, conn: Any) -> int:
-    from iolab.tune.render import tunes_json, tunes_table
-    from iolab.tune.store import list_tunes
-
-    rows = list_tunes(conn)
-    text = tunes_json(rows) if args.format == "json" else tunes_table(rows)
+    rows = tunes.list_tunes(conn)
+    text = tunes.tunes_json(rows) if args.format == "json" else tunes.tunes_table(rows)
     if args.output:
         cli_common.write_output(Path(args.output), text, verb="results")
     else:

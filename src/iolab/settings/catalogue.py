@@ -28,6 +28,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from iolab.units import LUSTRE_STRIPE_UNIT
+
 LIBRARIES = ("romio", "cray", "ompio")
 
 # The value forms. Numbers are written in bytes or counts, with no suffix (ROMIO's atoi reads
@@ -46,7 +48,6 @@ DOMAINS = {
 MODE = ("automatic", "enable", "disable")
 BOOL = ("true", "false")
 NUMERIC = ("bytes", "count", "number", "stripe", "osts")
-LUSTRE_STRIPE_UNIT = 64 << 10
 
 KiB, MiB = 1 << 10, 1 << 20
 

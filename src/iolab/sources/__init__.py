@@ -12,6 +12,8 @@ import os
 from pathlib import Path
 
 from iolab.model.raw import RawJob
+from iolab.sources.darshan import load_darshan_log
+from iolab.sources.profile import load as load_profile
 
 PROFILE_SUFFIXES = (".iolab", ".iolabp")
 
@@ -32,9 +34,5 @@ def load_source(path: str | os.PathLike[str]) -> RawJob:
     """A RawJob from a Darshan log or an iolab profile (UsageError on bad input)."""
     p = Path(path)
     if p.exists() and is_profile(p):
-        from iolab.sources.profile import load
-
-        return load(p)
-    from iolab.sources.darshan import load_darshan_log
-
+        return load_profile(p)
     return load_darshan_log(p)

@@ -41,7 +41,7 @@ def binding() -> Binding:
     if pkg is None:
         raise ImportError("No module named 'darshan'")
     try:
-        import cffi
+        import cffi  # deferred: the libdarshan-util binding only when a log is read or written
 
         spec = importlib.util.spec_from_file_location(
             "_iolab_darshan_api_def_c", pkg / "backend" / "api_def_c.py")
@@ -222,7 +222,7 @@ class Log:
         A record's buffer holds its header, then its write segments, then its read segments
         (``struct segment_info``: offset, length, start, end), as pydarshan reads it.
         """
-        import numpy as np
+        import numpy as np  # deferred: numpy only when the numbers are computed
 
         ffi, lib = self.b.ffi, self.b.lib
         head = ffi.sizeof("struct dxt_file_record")

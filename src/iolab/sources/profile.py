@@ -16,7 +16,7 @@ from typing import Any
 
 from iolab import counters as ctr
 from iolab.model.raw import RawJob, RawRecord, TraceSegment, TraceTable, tables_from_records
-from iolab.profile.format import Part, ProfileData, decode_path, read
+from iolab.sources.profile_format import Part, ProfileData, decode_path, read
 from iolab.sources.profile_reduce import reduce_shared
 
 FORMAT_VERSION = "iolab-profile 1"
@@ -176,7 +176,7 @@ def _outside_ranks(parts: list[Part]) -> tuple[list[Part], str | None]:
 
 
 def to_raw_job(data: ProfileData) -> RawJob:
-    """The RawJob of a profile read by :func:`iolab.profile.format.read`."""
+    """The RawJob of a profile read by :func:`iolab.sources.profile_format.read`."""
     parts, outside_note = _outside_ranks(data.parts)
     job = data.job
     mods = ctr.load()

@@ -24,6 +24,16 @@ from typing import Any
 
 from iolab import cli_common
 from iolab.errors import UsageError
+from iolab.launch import in_slurm_allocation
+from iolab.pages.page import write_page
+from iolab.results.db import connect
+from iolab.study import mpi as mpi_mod
+from iolab.study import store
+from iolab.study.plan import plan, probe
+from iolab.study.report import study_page
+from iolab.study.store import get_study
+from iolab.sweep import store as sstore
+from iolab.sweep.runner import run_sweep
 from iolab.units import fmt_time
 
 _MPI_SIZE = {"quick": (200, 1 << 20, 2), "default": (2000, 4 << 20, 3),
@@ -58,13 +68,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from iolab.results.db import connect
-    from iolab.study import mpi as mpi_mod
-    from iolab.study import store
-    from iolab.study.plan import plan, probe
-    from iolab.sweep import store as sstore
-    from iolab.sweep.runner import run_sweep
-
     if args.list:
         return _list(args.db, args.format == "json")
     freqs = [f.strip() for f in (args.cpu_freq or "").split(",") if f.strip()]
@@ -73,8 +76,6 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--cpu-freq {args.cpu_freq}: give frequencies in kHz, e.g. "
                          "1200000,2400000")
     if freqs:
-        from iolab.launch import in_slurm_allocation
-
         if not in_slurm_allocation():  # asked for, so never skipped quietly
             raise UsageError("--cpu-freq needs a Slurm allocation (it runs srun --cpu-freq): "
                              "run the study inside salloc or sbatch, or leave --cpu-freq out")
@@ -124,17 +125,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"study {study_id}: {status}; see it with: iolab report study {study_id}"
               + (f" --db {args.db}" if args.db else ""))
     if out is not None:
-        from iolab.report.cli import write_page
-        from iolab.study.report import study_page
-
         write_page(study_page(conn, study_id), Path(out), quiet=args.quiet, verb="study")
     return 0 if status == "done" else 1
 
 
 def _study_json(conn: Any, study_id: int) -> str:
-    from iolab.study.store import get_study
-    from iolab.sweep import store as sstore
-
     st = get_study(conn, study_id) or {}
     sweeps = [{"id": sw["id"], "name": sw["name"], "status": sw["status"]}
               for sw in sstore.list_sweeps(conn, study_id)]
@@ -145,8 +140,6 @@ def _study_json(conn: Any, study_id: int) -> str:
 
 
 def _list(db: str | None, as_json: bool) -> int:
-    from iolab.results.db import connect
-
     conn = connect(db, read_only=True)  # only reads: works on a read-only file system
     if as_json:
         rows = [{"id": r["id"], "created_at": fmt_time(r["created_at"]), "size": r["size"],

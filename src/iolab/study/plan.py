@@ -4,9 +4,13 @@ experiments this machine cannot run, with the reason (decided before anything ru
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
+import tempfile
 from dataclasses import dataclass, field
 
-SIZES = ("quick", "default", "full")
+from iolab.launch import in_slurm_allocation
+from iolab.sweep.grid import bench_options
 
 
 @dataclass(frozen=True)
@@ -99,11 +103,6 @@ def plan(size: str, m: Machine) -> tuple[list[Experiment], list[tuple[str, str]]
 
 def probe(folder: str, cpu_freqs: list[str]) -> Machine:
     """This machine: cores, O_DIRECT in ``folder``, Slurm, NUMA nodes, HDF5 backend."""
-    import shutil
-    import tempfile
-
-    from iolab.launch import in_slurm_allocation
-
     direct, why = True, ""
     try:
         fd, name = tempfile.mkstemp(prefix=".iolab-study-", dir=folder)
@@ -118,14 +117,11 @@ def probe(folder: str, cpu_freqs: list[str]) -> Machine:
         direct, why = False, f"cannot create files in {folder} ({exc.strerror})"
     numa = 1
     if shutil.which("numactl"):
-        import subprocess
-
         out = subprocess.run(["numactl", "--hardware"], capture_output=True, text=True,
                              check=False).stdout
         for line in out.splitlines():
             if line.startswith("available:"):
                 numa = int(line.split()[1])
-    from iolab.sweep.grid import bench_options
 
     hdf5 = "hdf5.chunk" in bench_options()
     nodes = os.environ.get("SLURM_JOB_NUM_NODES", "1")

@@ -7,10 +7,10 @@ import sqlite3
 from functools import partial
 
 from iolab.errors import UsageError
-from iolab.report import plots
-from iolab.report.build_bench import sweep_sections
-from iolab.report.page import Block, Page, Plot, Section, Table, Text
-from iolab.report.prep_bench import SweepPoint
+from iolab.pages import plots
+from iolab.pages.build_bench import sweep_sections
+from iolab.pages.page import Block, Page, Plot, Section, Table, Text
+from iolab.pages.prep_bench import SweepPoint
 from iolab.study.results import frequency_fits, mpi_rows
 from iolab.study.store import get_study
 from iolab.sweep import store as sstore

@@ -7,9 +7,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from statistics import median
 from typing import Any
 
-from iolab.report.prep_bench import MIB, SweepPoint, phase_bandwidths
+from iolab.pages.prep_bench import MIB, SweepPoint, phase_bandwidths
 from iolab.study.fit import LineFit, linear_fit
-from iolab.sweep.grid import parse_number
+from iolab.units import parse_number
 
 
 def frequency_fits(points: Iterable[SweepPoint], op: str = "write"

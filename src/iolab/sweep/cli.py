@@ -14,6 +14,10 @@ from typing import Any
 
 from iolab import cli_common
 from iolab.errors import UsageError
+from iolab.results.db import connect
+from iolab.sweep import grid as g
+from iolab.sweep import store
+from iolab.sweep.runner import check_points, run_sweep
 from iolab.units import fmt_time
 
 
@@ -50,11 +54,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from iolab.results.db import connect
-    from iolab.sweep import grid as g
-    from iolab.sweep import store
-    from iolab.sweep.runner import check_points, run_sweep
-
     if args.list:
         return _list(args.db, args.format == "json")
     bench_args = list(args.bench_args)
@@ -104,8 +103,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _sweep_json(conn: Any, sweep_id: int) -> str:
-    from iolab.sweep import store
-
     sw = store.get_sweep(conn, sweep_id) or {}
     points = [{"number": p["number"], "params": p["params"], "status": p["status"],
                "run_id": p["run_id"]} for p in store.point_rows(conn, sweep_id)]
@@ -118,10 +115,6 @@ def _sweep_json(conn: Any, sweep_id: int) -> str:
 
 
 def _list(db: str | None, as_json: bool) -> int:
-    from iolab.results.db import connect
-    from iolab.sweep import grid as g
-    from iolab.sweep import store
-
     conn = connect(db, read_only=True)  # only reads: works on a read-only file system
     if as_json:
         rows = [{**sw, "created_at": fmt_time(sw["created_at"]),

@@ -5,7 +5,6 @@ them (``np=1,2,4``, ``transfer=64k,1m``, ``posix.mode=buffered,direct``, ``colle
 from __future__ import annotations
 
 import itertools
-import re
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -20,27 +19,16 @@ SWITCH_VALUES = {"on": True, "off": False, "yes": True, "no": False, "true": Tru
 # Options a point may not set: the sweep owns them.
 RESERVED = {"json", "csv", "db", "label", "dry-run", "quiet", "q", "verbose", "v", "reps", "i",
             "help", "h"}
-_SUFFIX = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
-_NUMBER = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*$", re.I)
-
-
-def parse_number(text: str) -> float | None:
-    """'64k' -> 65536, '2' -> 2, '1.5' -> 1.5; None when not a number (a mode name)."""
-    m = _NUMBER.match(str(text))
-    if not m:
-        return None
-    v = float(m.group(1)) * _SUFFIX[m.group(2).lower()]
-    return int(v) if v.is_integer() else v
 
 
 @lru_cache(maxsize=1)
 def bench_options() -> dict[str, bool]:
     """iolab bench's long options -> does it take a value (False: a switch)."""
-    from iolab.cli import build_parser
+    # deferred: a verb's module (bench.cli) loads only when its options are needed, so that
+    # `iolab sweep --help` imports no other verb (tests/cli/test_vocabulary.py)
+    from iolab.bench.cli import bench_parser
 
-    parser = build_parser("bench")
-    sub = next(a for a in parser._actions if a.dest == "verb")
-    bench = dict(sub.choices or {})["bench"]
+    bench = bench_parser()
     bench.parse_known_args([])  # the engine's options are added on the first parse
     out = {}
     for action in bench._actions:

@@ -12,9 +12,10 @@ from dataclasses import dataclass
 from statistics import median
 from typing import Any, TextIO
 
+from iolab.bench.subrun import check_args, run_bench
 from iolab.errors import UsageError
-from iolab.report.fmt import human_seconds
-from iolab.report.prep_bench import MIB, op_name, ops_of, phase_bandwidths
+from iolab.pages.fmt import human_seconds
+from iolab.pages.prep_bench import MIB, op_name, ops_of, phase_bandwidths
 from iolab.sweep import store
 from iolab.sweep.grid import point_args, points
 
@@ -32,8 +33,6 @@ def run_point(bench_args: Sequence[str], params: Mapping[str, str], repetitions:
               db: str | None, label: str, env: Mapping[str, str] | None = None) -> PointOutcome:
     """One ``iolab bench`` run (iolab.bench.subrun); bad input (exit 2) is a UsageError,
     Ctrl-C a KeyboardInterrupt."""
-    from iolab.bench.subrun import run_bench
-
     run = run_bench(point_argv(bench_args, params, repetitions), label, db, env)
     if run.status == "refused":
         raise UsageError(f"{_params_text(params)}: {run.error}")
@@ -51,8 +50,6 @@ def check_points(bench_args: Sequence[str], grid_points: Sequence[Mapping[str, s
     of the second point must not wait for the first point's run), then ``iolab bench
     --dry-run`` of the first and last point (the launcher, the test path): bad input is
     one line (UsageError) before anything is stored or run."""
-    from iolab.bench.subrun import check_args
-
     for params in grid_points:
         try:
             check_args([*bench_args, *point_args(dict(params))])

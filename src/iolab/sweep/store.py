@@ -11,7 +11,7 @@ import sqlite3
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from iolab.report.prep_bench import SweepPoint
+from iolab.pages.prep_bench import SweepPoint
 from iolab.results.db import get_run, transaction
 from iolab.units import now_time
 

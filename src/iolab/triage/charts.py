@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from iolab.report.plots import legend_outside
+from iolab.pages.plots import legend_outside
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

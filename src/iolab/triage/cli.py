@@ -112,7 +112,7 @@ def _check_view_arguments(args: argparse.Namespace) -> Path | None:
 
 
 def _write_html(args: argparse.Namespace, report: dict[str, Any], out: Path) -> None:
-    from iolab.report.cli import write_page
+    from iolab.pages.page import write_page
     from iolab.triage.dashboard import dashboard_page
 
     write_page(dashboard_page(report), out, quiet=True, verb="triage")

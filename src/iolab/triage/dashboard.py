@@ -1,5 +1,5 @@
 """The triage dashboard: the report tree (iolab.triage.rank.build_report) as one report page
-(iolab.report.page), self-contained: every name from a log escaped by the page, plots as
+(iolab.pages.page), self-contained: every name from a log escaped by the page, plots as
 inline SVG, no script and no network load."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from iolab.report.fmt import human_bytes, human_rate
-from iolab.report.page import Page, Plot, Section, Table, Text
+from iolab.pages.fmt import human_bytes, human_rate
+from iolab.pages.page import Page, Plot, Section, Table, Text
 from iolab.triage.charts import TrendLine, WeekBars, trend_lines, week_bars
 from iolab.triage.textfmt import hours, pct
 

@@ -8,7 +8,7 @@ import io
 from collections.abc import Callable
 from typing import Any
 
-from iolab.report.fmt import human_bytes, human_rate
+from iolab.pages.fmt import human_bytes, human_rate
 from iolab.triage.textfmt import cut, hours, table
 
 

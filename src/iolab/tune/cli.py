@@ -14,16 +14,33 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import shlex
+import shutil
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from iolab import cli_common
+from iolab import backends, cli_common
+from iolab.bench import options
+from iolab.bench.subrun import check_args, mpiio_implementation
 from iolab.errors import UsageError
+from iolab.launch import in_slurm_allocation, mpi_flavour, mpirun_program, parse_launcher_args
+from iolab.results import db
+from iolab.results import tunes as store
+from iolab.results.tunes import tunes_json, tunes_table
+from iolab.stats import fewest_to_judge
+from iolab.tune import proof
+from iolab.tune.artifacts import write_artifacts
+from iolab.tune.fromlog import judge
+from iolab.tune.knobs import PRESET_NAMES, all_knobs, knob, parse_size
+from iolab.tune.objective import BenchObjective, CommandObjective
+from iolab.tune.render import TrialPrinter, render_result
+from iolab.tune.search import Policy, Tuner, drop_for_implementation
+from iolab.tune.space import SearchSpace, build_space
 
 EXIT_FAILED = 1
 EXIT_INTERRUPTED = 130
@@ -48,7 +65,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def _add_space_and_search(p: argparse.ArgumentParser) -> None:
     space = p.add_argument_group("search space")
     space.add_argument("--preset", action="append", default=[], metavar="NAME",
-                       choices=("posix", "mpiio", "hdf5", "pnetcdf", "lustre"),
+                       choices=PRESET_NAMES,
                        help="knobs to explore: posix, mpiio (ROMIO hints, or OMPIO parameters "
                             "under Open MPI), hdf5, pnetcdf, lustre (repeatable)")
     space.add_argument("--knob", action="append", default=[], metavar="NAME[=V1,V2]",
@@ -146,8 +163,6 @@ def _add_output_and_listing(p: argparse.ArgumentParser) -> None:
 
 
 def _list_knobs() -> int:
-    from iolab.tune.knobs import all_knobs
-
     for k in all_knobs():
         values = ",".join(k.choices) if k.choices else f"{k.value_type}"
         only = "; acts in collective calls only" if k.collective_only else ""
@@ -195,8 +210,6 @@ def bench_workload(argv: list[str]) -> list[str] | None:
 def _check_bench_workload(argv: list[str]) -> argparse.Namespace:
     """The workload's options, judged by iolab bench's own parsers before the tune is
     stored: a bad option is the one line, not a failed tune in the database."""
-    from iolab.bench.subrun import check_args
-
     try:
         return check_args(argv)
     except UsageError as exc:
@@ -207,7 +220,6 @@ def _from_log(args: argparse.Namespace) -> dict[str, Any]:
     """The proxy and the predictions; the space gains the predicted knobs and values, and
     the proxy's interface preset when the user named none."""
     from iolab.tune.fromlog import from_log
-    from iolab.tune.knobs import parse_size
 
     if args.proxy_ranks < 1:
         raise UsageError(f"--proxy-ranks {args.proxy_ranks}: at least 1")
@@ -222,8 +234,6 @@ def _from_log(args: argparse.Namespace) -> dict[str, Any]:
     named = {a.partition("=")[0] for a in args.knob}
     for p in preds:
         if p.knob not in named:
-            from iolab.tune.knobs import knob
-
             values = {knob(p.knob).normalise(v) for v in knob(p.knob).explore} | {p.value}
             if p.knob == "transfer":  # a transfer must divide the proxy's block
                 block = int(proxy.bench_args[proxy.bench_args.index("-b") + 1])
@@ -270,7 +280,6 @@ def predict_implementation(kind: str, argv: list[str], mpi: str | None,
     if kind == "bench":
         if "mpich" in text:
             return "romio"
-        from iolab.launch import mpi_flavour, mpirun_program
 
         try:
             return "ompio" if mpi_flavour(mpirun_program("default")) == "openmpi" else "romio"
@@ -279,15 +288,11 @@ def predict_implementation(kind: str, argv: list[str], mpi: str | None,
     if mpi and mpi != "default":
         return {"mpich": "romio", "openmpi": "ompio"}.get(mpi)
     if argv and Path(argv[0]).name.startswith(("mpirun", "mpiexec", "orterun")):
-        from iolab.launch import mpi_flavour
-
         return "ompio" if mpi_flavour(argv[0]) == "openmpi" else "romio"
     return None
 
 
 def _objective(kind: str, argv: list[str], args: argparse.Namespace) -> Any:
-    from iolab.tune.objective import BenchObjective, CommandObjective
-
     if kind == "bench":
         if args.metric:
             raise UsageError("--metric is for commands; bench workloads are scored by "
@@ -296,10 +301,6 @@ def _objective(kind: str, argv: list[str], args: argparse.Namespace) -> Any:
         if args.sbatch_args and not args.sbatch:
             raise UsageError("--sbatch-args needs --sbatch")
         if args.sbatch:
-            import shutil
-
-            from iolab.launch import parse_launcher_args
-
             if shutil.which("sbatch") is None:
                 raise UsageError("--sbatch: 'sbatch' is not on PATH (load Slurm)")
             sbatch = list(parse_launcher_args(args.sbatch_args))
@@ -313,8 +314,6 @@ def _objective(kind: str, argv: list[str], args: argparse.Namespace) -> Any:
 
 
 def _check_space_for(kind: str, space: Any, argv: list[str]) -> None:
-    import shutil
-
     for d in space.dimensions:
         k = d.knob
         if kind == "command" and k.kind == "engine":
@@ -324,8 +323,6 @@ def _check_space_for(kind: str, space: Any, argv: list[str]) -> None:
             raise UsageError(f"knob {k.name} needs Lustre's 'lfs' command, which is not "
                              "on PATH here")
         if k.kind == "launch":
-            from iolab.launch import in_slurm_allocation
-
             if not in_slurm_allocation():
                 raise UsageError(f"knob {k.name} needs a Slurm allocation (srun)")
             if kind == "command" and (not argv or Path(argv[0]).name != "srun"):
@@ -340,8 +337,6 @@ def _refuse_ignored_knobs(kind: str, space: Any, implementation: str | None,
     """Knobs the workload's MPI-IO implementation ignores, refused before the baseline runs:
     a knob the user named with --knob, or every knob of the space (a preset's knobs for
     the other implementation are dropped after the baseline, with a note)."""
-    from iolab.tune.search import drop_for_implementation
-
     kept, notes = drop_for_implementation(space, implementation, kind)
     for note in notes:
         name, _, why = note.partition(": not tuned, ")
@@ -355,10 +350,6 @@ def _refuse_ignored_knobs(kind: str, space: Any, implementation: str | None,
 def _warn_if_confirm_cannot_judge(confirm: int) -> None:
     """The claim is the 95% interval of the speed-up (iolab.stats); with fewer runs a side
     than it needs, no result can be called significant, however clear."""
-    import math
-
-    from iolab.stats import fewest_to_judge
-
     enough = fewest_to_judge()
     if 2 <= confirm < enough:
         print(f"iolab tune: warning: --confirm {confirm} cannot show a significant gain: "
@@ -369,15 +360,13 @@ def _warn_if_confirm_cannot_judge(confirm: int) -> None:
 
 
 # the presets that tune one I/O interface (iolab bench's API of the same name)
-_API_PRESETS = {"posix": "POSIX", "mpiio": "MPI-IO", "hdf5": "HDF5", "pnetcdf": "PnetCDF"}
+_API_PRESETS = {name: label for name, label in backends.LABELS.items() if name != "null"}
 
 
 def _refuse_presets_for_another_api(presets: list[str], workload: argparse.Namespace) -> None:
     """``--preset mpiio`` on an ``iolab bench -a posix`` workload would run trials whose
     every collective or file-view setting fails: refused before the baseline, naming the
     preset that fits."""
-    from iolab.bench import options
-
     api = str(options.set_options(workload).get("api", "posix"))
     for preset in presets:
         interface = _API_PRESETS.get(preset.lower())
@@ -393,7 +382,6 @@ def _refuse_presets_for_another_api(presets: list[str], workload: argparse.Names
 def run(args: argparse.Namespace) -> int:
     if args.list_knobs:
         return _list_knobs()
-    from iolab.results import db
 
     if args.trials < 1 or args.confirm < 0 or args.repeats < 1 or args.repeat_top < 1:
         raise UsageError("--trials, --repeats and --repeat-top must be at least 1 and "
@@ -411,14 +399,11 @@ def run(args: argparse.Namespace) -> int:
             argv = from_log["bench_args"]
         if kind == "bench":
             _refuse_presets_for_another_api(args.preset, _check_bench_workload(argv))
-        from iolab.tune.space import build_space
 
         predicted = predict_implementation(kind, argv, args.mpi)
         space = build_space(args.preset, args.knob, args.space, predicted or "romio",
                             preset_skips=("engine",) if kind == "command" else ())
         if kind == "bench" and any(d.knob.kind in ("romio", "ompio") for d in space.dimensions):
-            from iolab.bench.subrun import mpiio_implementation
-
             probed = mpiio_implementation(argv)  # what the baseline would tell, in a second
             if probed != predicted:
                 predicted = probed
@@ -435,8 +420,6 @@ def run(args: argparse.Namespace) -> int:
             return _print_list(conn, args.format == "json")
         if args.resume is not None:
             return _resume(conn, args)
-        from iolab.tune import store
-        from iolab.tune.search import Policy
 
         policy = Policy(repeats=args.repeats, repeat_top=args.repeat_top)
         tune_id = store.create_tune(conn, ["iolab", "tune", *sys.argv[2:]],
@@ -452,9 +435,6 @@ def run(args: argparse.Namespace) -> int:
 def _prove(args: argparse.Namespace, argv: list[str]) -> int:
     """``--from-log LOG -- COMMAND``: diagnose's fixes proven on the command
     (iolab.tune.proof); ``--repeats`` runs a side, else as few as can be judged (4)."""
-    from iolab.stats import fewest_to_judge
-    from iolab.tune import proof
-
     rounds = args.repeats if "repeats" in _given_options(args) else fewest_to_judge()
     return proof.run(args, argv, _objective("command", argv, args),
                      predict_implementation("command", argv, args.mpi), rounds)
@@ -470,10 +450,6 @@ SEARCH_OPTIONS = ("trials", "repeats", "repeat_top", "confirm", "seed", "preset"
 
 
 def _resume(conn: Any, args: argparse.Namespace) -> int:
-    from iolab.tune import store
-    from iolab.tune.objective import BenchObjective, CommandObjective
-    from iolab.tune.space import SearchSpace
-
     row = store.get_tune(conn, args.resume)
     if row is None:
         raise UsageError(f"no tune {args.resume} in the results database (iolab tune --list)")
@@ -507,8 +483,6 @@ def _stored_policy(row: Mapping[str, Any]) -> Any:
     """The policy the tune was started with; a tune stored before policies were (iolab
     0.5's) kept --repeats and --repeat-top in its command line only, and picked its
     winner by the plain median."""
-    from iolab.tune.search import Policy
-
     stored = (row.get("result") or {}).get("policy")
     if stored:
         return Policy.from_json(stored)
@@ -576,10 +550,6 @@ def _refuse_changed_settings(args: argparse.Namespace, row: Mapping[str, Any],
 
 def _execute(conn: Any, tune_id: int, objective: Any, space: Any, args: argparse.Namespace,
              done: list[Any], policy: Any, implementation: str | None = None) -> int:
-    from iolab.tune import store
-    from iolab.tune.render import TrialPrinter, render_result
-    from iolab.tune.search import Tuner
-
     printer = TrialPrinter(args.trials, args.confirm, objective.unit, objective.maximize,
                            quiet=args.quiet, verbose=args.verbose)
     tuner = Tuner(objective, space, args.trials, args.confirm, args.seed, conn, tune_id,
@@ -600,8 +570,6 @@ def _execute(conn: Any, tune_id: int, objective: Any, space: Any, args: argparse
         raise
     fl = getattr(objective, "from_log", None)
     if fl:
-        from iolab.tune.fromlog import judge
-
         result.predictions = judge(fl["predictions"], result.winner,
                                    bool(result.claim and result.claim.significant),
                                    set(result.space), result.notes)
@@ -612,8 +580,6 @@ def _execute(conn: Any, tune_id: int, objective: Any, space: Any, args: argparse
         print(f"iolab tune: nothing written to {args.output}: the winner is not proven faster "
               "than the defaults", file=sys.stderr)
     elif args.output and result.status == "done" and result.winner:
-        from iolab.tune.artifacts import write_artifacts
-
         folder = cli_common.make_dir(Path(args.output), verb="tune")
         written = write_artifacts(result.winner, folder, getattr(objective, "output_dir", None))
     if args.format == "json":
@@ -629,9 +595,6 @@ def _execute(conn: Any, tune_id: int, objective: Any, space: Any, args: argparse
 
 
 def _print_list(conn: Any, as_json: bool) -> int:
-    from iolab.tune import store
-    from iolab.tune.render import tunes_json, tunes_table
-
     rows = store.list_tunes(conn)
     sys.stdout.write(tunes_json(rows) if as_json else tunes_table(rows))
     return 0

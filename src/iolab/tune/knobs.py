@@ -20,8 +20,10 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from iolab import backends
 from iolab.errors import UsageError
 from iolab.settings import catalogue
+from iolab.units import LUSTRE_STRIPE_UNIT, parse_size
 
 KINDS = ("romio", "ompio", "engine", "lfs", "launch")
 
@@ -33,19 +35,6 @@ HOW_APPLIED = {
     "lfs": "a command before the files are created: lfs setstripe",
     "launch": "a launch option (srun)",
 }
-
-_SUFFIX = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
-
-
-def parse_size(text: str) -> int:
-    """``4M`` -> 4194304 (binary units, as the engine and ROMIO's users write them)."""
-    t = text.strip().lower().removesuffix("ib").removesuffix("b")
-    unit = t[-1:] if t[-1:] in _SUFFIX and not t[-1:].isdigit() else ""
-    number = t[: len(t) - len(unit)]
-    if not number.isdigit():
-        raise ValueError(text)
-    return int(number) * _SUFFIX[unit]
-
 
 @dataclass(frozen=True)
 class Knob:
@@ -117,13 +106,12 @@ class Knob:
         return str(n)
 
 
-_KIB64 = 64 << 10
 
 # The knobs of the MPI library's settings come from the catalogue (iolab.settings): its rows
 # with values to explore. Their value forms, as tune writes and checks them:
 # domain -> (value_type, minimum, multiple_of).
 _FORM = {"bytes": ("size", 4096, 1), "count": ("int", 1, 1), "osts": ("int", 1, 1),
-         "number": ("int", 0, 1), "stripe": ("size", _KIB64, _KIB64)}
+         "number": ("int", 0, 1), "stripe": ("size", LUSTRE_STRIPE_UNIT, LUSTRE_STRIPE_UNIT)}
 
 
 def _knob_of(row: catalogue.Setting) -> Knob:
@@ -168,7 +156,7 @@ _OTHER_KNOBS: tuple[Knob, ...] = (
     Knob("lfs.stripe_count", "lfs", "int", ("1", "2", "4", "8"), "lfs setstripe -c",
          minimum=-1),
     Knob("lfs.stripe_size", "lfs", "size", ("1M", "4M", "16M"), "lfs setstripe -S",
-         minimum=_KIB64, multiple_of=_KIB64),
+         minimum=LUSTRE_STRIPE_UNIT, multiple_of=LUSTRE_STRIPE_UNIT),
     # Placement under Slurm: bench workloads through iolab bench's own launch options, a
     # command through srun's input environment (see LAUNCH).
     Knob("slurm.cpu_bind", "launch", "enum", ("cores", "threads", "none"), "srun --cpu-bind",
@@ -208,7 +196,8 @@ PRESETS: dict[str, tuple[str, ...]] = {
     "pnetcdf": ("cb_buffer_size", "cb_nodes", "romio_cb_write", "collective"),
     "lustre": ("lfs.stripe_count", "lfs.stripe_size", "striping_factor", "striping_unit"),
 }
-PRESET_NAMES = ("posix", "mpiio", "hdf5", "pnetcdf", "lustre")
+# a preset per backend with settings of its own (iolab.backends), and the file system's
+PRESET_NAMES = (*(b for b in backends.LABELS if b != "null"), "lustre")
 
 
 def knob(name: str) -> Knob:

@@ -15,6 +15,7 @@ workload once and returns one number:
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import shlex
@@ -28,10 +29,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from iolab import backends
+from iolab.bench.subrun import run_bench
 from iolab.errors import UsageError
-from iolab.launch import allocation_nodes, allocation_tasks_per_node
+from iolab.launch import allocation_nodes, allocation_tasks_per_node, sbatch_command
 from iolab.settings.apply import hints_file, mpich_mpiio_hints
-from iolab.tune.knobs import LAUNCH, Knob, knob
+from iolab.tune.knobs import LAUNCH, Knob, all_knobs, knob
 from iolab.tune.space import DEFAULT
 
 MIB = float(1 << 20)
@@ -161,8 +164,6 @@ def _bench_path(base: Sequence[str]) -> Path | None:
 def effective_settings(doc: Mapping[str, Any]) -> dict[str, str]:
     """What a run actually used, per knob name, from the engine's document: its own options
     from "config", ROMIO hints from the read-back "effective" hints (when verifiable)."""
-    from iolab.tune.knobs import all_knobs
-
     config = doc.get("config") or {}
     hints = doc.get("hints") or {}
     effective = hints.get("effective") or {} if hints.get("verifiable") else {}
@@ -263,8 +264,6 @@ class BenchObjective:
         """``iolab bench`` as a batch job that Slurm schedules (--sbatch); its output file is
         read back, so the results database and the output must be on a file system the
         login node sees, as for any batch job."""
-        from iolab.launch import sbatch_command
-
         assert self.sbatch is not None
         with tempfile.TemporaryDirectory(prefix="iolab-tune-job-", dir=".") as d:
             script, out, err = Path(d) / "trial.sh", Path(d) / "out.json", Path(d) / "err"
@@ -280,8 +279,6 @@ class BenchObjective:
         return subprocess.CompletedProcess(argv, done.returncode, stdout, stderr)
 
     def evaluate(self, params: Mapping[str, str], label: str) -> TrialOutcome:
-        from iolab.bench.subrun import run_bench
-
         where = _bench_path(self.bench_args)
         if lfs_setstripe(params, where or ".") is not None:
             err = _apply_lfs(params, where or Path("."))
@@ -297,7 +294,7 @@ class BenchObjective:
             return TrialOutcome("failed", None, run.wall_time_s,
                                 error=f"refused for this workload: {run.error}")
         doc = run.doc or {}
-        does_mpiio = (doc.get("config") or {}).get("api") in ("mpiio", "hdf5", "pnetcdf")
+        does_mpiio = (doc.get("config") or {}).get("api") in backends.OVER_MPIIO
         impl = (doc.get("environment") or {}).get("mpiio_implementation") if does_mpiio \
             else None
         ignored = _ignored_hints(doc)
@@ -340,8 +337,6 @@ def closest_lines(pattern: str, output: str, n: int = 1) -> list[str]:
     "bw: 1.5 GB/s" to a regex for "bw: ([0-9.]+) MB/s" is told so, not only that nothing
     matched. Lines holding the pattern's literal text before its group come first; among
     the rest, the most similar text (difflib)."""
-    import difflib
-
     lines = [x.strip() for x in output.splitlines() if x.strip()]
     if not lines:
         return []

@@ -28,9 +28,20 @@ import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from statistics import median
 from typing import Any
 
+from iolab.diagnose.config import Thresholds
+from iolab.diagnose.proof import log_identity
+from iolab.diagnose.report import diagnose
 from iolab.errors import EXIT_USAGE, UsageError
+from iolab.launch import in_slurm_allocation
+from iolab.model.job import build_model
+from iolab.results import db
+from iolab.results import tunes as store
+from iolab.sources import load_source
+from iolab.stats import CONFIDENCE, estimate, fewest_to_judge
+from iolab.tune.fromlog import predictions
 from iolab.tune.knobs import LAUNCH, Knob, all_knobs
 
 # Open MPI reads ROMIO's hints only with ROMIO as its MPI-IO component (diagnose's .env files
@@ -79,8 +90,6 @@ def _path(k: Knob | None, implementation: str | None, argv: list[str],
         if shutil.which("lfs") is None:
             return "", "needs Lustre's lfs command, which is not on PATH here"
     if k.kind == "launch":
-        from iolab.launch import in_slurm_allocation
-
         if not in_slurm_allocation() or not argv or Path(argv[0]).name != "srun":
             return "", (f"a placement ({LAUNCH[k.name][2]}) reaches a command started with "
                         "srun inside a Slurm allocation")
@@ -145,8 +154,6 @@ def plan(preds: list[Any], implementation: str | None, argv: list[str],
 def verdict(baseline: list[float], values: list[float], errors: list[str], maximize: bool,
             seed: int = 0) -> dict[str, Any]:
     """One candidate's verdict against the unchanged runs (see the module doc)."""
-    from iolab.stats import CONFIDENCE, estimate, fewest_to_judge
-
     out: dict[str, Any] = {"values": values, "errors": errors, "speedup": None,
                            "ci_low": None, "ci_high": None, "confidence": CONFIDENCE}
     runs = len(values) + len(errors)
@@ -242,12 +249,6 @@ def _refuse_search_options(args: argparse.Namespace) -> None:
 
 def _diagnosis(log: str) -> tuple[Any, list[Any]]:
     """The log's model and diagnose's predicted settings (iolab.tune.fromlog.predictions)."""
-    from iolab.diagnose.config import Thresholds
-    from iolab.diagnose.report import diagnose
-    from iolab.model.job import build_model
-    from iolab.sources import load_source
-    from iolab.tune.fromlog import predictions
-
     model = build_model([load_source(log)])
     return model, predictions(diagnose(model, Thresholds()))
 
@@ -265,8 +266,6 @@ def result_doc(log: str, identity: str, implementation: str | None, rounds: int,
                cands: list[Candidate], unproven: list[Unproven], baseline: list[float],
                outcomes: list[list[Any]], maximize: bool, seed: int) -> dict[str, Any]:
     """The stored result: a verdict per candidate, the settings left predictions."""
-    from statistics import median
-
     fixes = []
     for c, outs in zip(cands, outcomes):
         values = [float(o.value) for o in outs if o.status == "ok" and o.value is not None]
@@ -310,10 +309,6 @@ def render(tune_id: int, doc: Mapping[str, Any], unit: str, status: str) -> str:
 def run(args: argparse.Namespace, argv: list[str], objective: Any,
         implementation: str | None, rounds: int) -> int:
     """The proof of ``args.from_log``'s predicted fixes on ``argv`` (stored as a tune)."""
-    from iolab.diagnose.proof import log_identity
-    from iolab.results import db
-    from iolab.tune import store
-
     _refuse_search_options(args)
     model, preds = _diagnosis(args.from_log)
     cands, unproven = plan(preds, implementation, argv, getattr(objective, "output_dir", None))

@@ -6,11 +6,10 @@ import sys
 from pathlib import Path
 from typing import IO, Any
 
+from iolab.results.tunes import Trial
 from iolab.tune.knobs import knob
 from iolab.tune.search import INCONCLUSIVE, TuneResult
 from iolab.tune.space import DEFAULT
-from iolab.tune.store import Trial
-from iolab.units import fmt_time
 
 
 def _config(params: dict[str, str]) -> str:
@@ -107,27 +106,3 @@ def render_result(tune_id: int, r: TuneResult, unit: str, written: list[Path]) -
     if written:
         lines.append("  files: " + ", ".join(str(p) for p in written))
     return "\n".join(lines) + "\n"
-
-
-def tunes_json(rows: list[dict[str, Any]]) -> str:
-    """The stored tunes as one JSON document (``tune --list --json``, ``results tunes
-    --json``)."""
-    import json
-
-    return json.dumps({"schema_version": 1, "kind": "tunes", "tunes": rows}, indent=2) + "\n"
-
-
-def tunes_table(rows: list[dict[str, Any]]) -> str:
-    """The stored tunes, one line each: status, implementation, trials, the claim, the winner."""
-    if not rows:
-        return "(no tunes)\n"
-    out = [f"{'id':>4}  {'created':25}  {'status':11} {'impl':6} {'trials':>6}  result"]
-    for r in rows:
-        res = r.get("result") or {}
-        claim = res.get("claim") or {}
-        what = (f"{claim.get('speedup', 0):.2f}x" + ("" if claim.get("significant") else
-                                                      " (not significant)")) if claim else "-"
-        winner = " ".join(f"{k}={v}" for k, v in (res.get("winner") or {}).items())
-        out.append(f"{r['id']:>4}  {fmt_time(r['created_at']):25}  {r['status']:11} "
-                   f"{r.get('implementation') or '-':6} {r['trials']:>6}  {what}  {winner}")
-    return "\n".join(out) + "\n"

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from iolab.tune import store
+from iolab.results import tunes as store
 from iolab.tune.objective import TrialOutcome
 from iolab.tune.search import Key, Policy, Tuner, key_of
 from iolab.tune.space import DEFAULT, SearchSpace, build_space
@@ -166,6 +166,7 @@ def order_effect(ex: Exhaustive, alpha: float = 0.01) -> OrderEffect | None:
     knob and each of its values, the runs of points with that value after a run with the
     same value against those after a run with another (each run as a share of its point's
     median). None when no comparison is significant at ``alpha`` or the set has no order."""
+    # deferred: scipy (~0.3 s to load) only when statistics are computed
     from scipy.stats import mannwhitneyu
 
     if not ex.before:

@@ -60,7 +60,7 @@ from dataclasses import dataclass, field, replace
 from statistics import median
 from typing import Any
 
-from iolab.tune import store
+from iolab.results import tunes as store
 from iolab.tune.objective import METRIC_MISSED, Objective, TrialOutcome
 from iolab.tune.selection import RULES, importances, next_repeat, pick_winner, repeat_reserve
 from iolab.tune.space import DEFAULT, SearchSpace
@@ -146,6 +146,7 @@ class Encoding:
     ordinal: bool = False  # choices are in numeric order
 
     def distribution(self) -> Any:
+        # deferred: optuna (~1 s to load) only when a search runs
         from optuna.distributions import CategoricalDistribution, IntDistribution
 
         if self.ordinal:
@@ -378,7 +379,7 @@ class Tuner:
         return encodings(self.space, self.in_effect)
 
     def _study(self) -> Any:
-        import optuna
+        import optuna  # deferred: optuna (~1 s to load) only when a search runs
 
         optuna.logging.set_verbosity(optuna.logging.WARNING)
         pol = self.policy
@@ -405,7 +406,7 @@ class Tuner:
         return study
 
     def _search(self) -> None:
-        import optuna
+        import optuna  # deferred: optuna (~1 s to load) only when a search runs
 
         study = self._study()
         enc = self._encodings()
@@ -449,7 +450,7 @@ class Tuner:
         """A configuration not measured yet, from the sampler (a proposal measured before is
         told as failed, which the model ignores, and the sampler is asked again), else drawn
         at random among the unmeasured points; None when every point is measured."""
-        import optuna
+        import optuna  # deferred: optuna (~1 s to load) only when a search runs
 
         measured = {key_of(t.params) for t in self.done if t.phase in SEARCH_PHASES}
         dists = {n: e.distribution() for n, e in enc.items()}

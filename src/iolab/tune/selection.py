@@ -269,7 +269,7 @@ def repeat_reserve(budget: int, top: int, repeats: int, share: float = 1 / 3) ->
 
 def importances(study: Any, knobs: Sequence[str]) -> dict[str, float]:
     """Which of ``knobs`` mattered (Optuna's fANOVA); empty when the study cannot say."""
-    import optuna
+    import optuna  # deferred: optuna (~1 s to load) only when a search runs
 
     if not knobs:
         return {}

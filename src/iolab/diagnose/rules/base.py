@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Union
 
 from iolab.settings.change import EXPERIMENT, CodeChange, SettingChange
 from iolab.units import fmt_bytes as fmt_bytes  # rules and renderers format bytes from here
+from iolab.units import fmt_seconds as fmt_seconds  # ... and seconds
 
 if TYPE_CHECKING:
     from iolab.diagnose.config import Thresholds
@@ -283,13 +284,6 @@ class Finding:
 
 # What turns a bound into a measurement: the trace times each request.
 MEASURE_BOUND = "`iolab profile --trace`"
-
-
-def fmt_seconds(s: float) -> str:
-    """0.0042 -> '4.2 ms', 12.3 -> '12.3 s', 754 -> '12.6 min'."""
-    if s < 1:
-        return f"{1000 * s:.1f} ms"
-    return f"{s:.1f} s" if s < 120 else f"{s / 60:.1f} min"
 
 
 def pct(x: float) -> str:

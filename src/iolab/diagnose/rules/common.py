@@ -103,12 +103,6 @@ def needs_real_names(model: Model, th: Thresholds) -> str | None:
     return None
 
 
-def all_of(*checks: Requirement) -> Requirement:
-    def check(model: Model, th: Thresholds) -> str | None:
-        return next((r for r in (c(model, th) for c in checks) if r), None)
-    return check
-
-
 # --- what "small" means, defined once ---
 
 def small_limit(model: Model, th: Thresholds) -> int:

@@ -44,12 +44,6 @@ def _app(model: Model) -> np.ndarray:
     return model.files.category == APP
 
 
-def _mask(n: int, idx: np.ndarray | list[int]) -> np.ndarray:
-    m = np.zeros(n, dtype=bool)
-    m[np.asarray(idx, dtype=np.int64)] = True
-    return m
-
-
 def _stripe(model: Model) -> tuple[int, int] | None:
     """The job's most common Lustre layout (stripe size, stripe count), when known."""
     lay = [v for v in model.stripes.values() if v[0] > 0]

@@ -14,14 +14,14 @@ from dataclasses import dataclass
 from statistics import fmean, median
 from typing import Any
 
-from iolab.report.fmt import human_bytes, human_count, human_seconds
+from iolab import backends
+from iolab.pages.fmt import human_bytes, human_count, human_seconds
 
 IO_OPS = ("write", "read")
 # The engine's metadata phases as mdtest users know them; another phase (a directory one)
 # is shown by its own name.
 METADATA_PHASES = {"create": "file create", "stat": "file stat", "open_read": "file read",
                    "remove": "file remove"}
-API_NAMES = {"mpiio": "MPI-IO", "pnetcdf": "PnetCDF", "hdf5": "HDF5", "posix": "POSIX"}
 
 
 def _cfg(doc: Mapping[str, Any] | None) -> Mapping[str, Any]:
@@ -48,7 +48,7 @@ def io_method(cfg: Mapping[str, Any]) -> str:
     """How an array was written, as BTIO names its methods: 'MPI-IO collective',
     'PnetCDF non-blocking', 'HDF5 independent, file view'."""
     api = str(cfg.get("api") or "?")
-    parts = [API_NAMES.get(api, api)]
+    parts = [backends.LABELS.get(api, api)]
     if api == "pnetcdf" and cfg.get("pnetcdf_nonblocking"):
         parts.append("non-blocking")
     else:

@@ -1,16 +1,24 @@
-"""The report page of a Darshan log or iolab profile (one diagnosed job)."""
+"""The page of a Darshan log or iolab profile (one diagnosed job): ``diagnose --html``,
+``iolab report LOG`` and ``compare`` of two logs draw it."""
 
 from __future__ import annotations
 
 from functools import partial
 from typing import TYPE_CHECKING
 
-from iolab.report import plots, prep_log
-from iolab.report.fmt import human_bytes, human_pct, human_seconds
-from iolab.report.page import Html, Page, Plot, Section, Table, Text
+from iolab.diagnose.render_html import report_body
+from iolab.pages import plots, prep_log
+from iolab.pages.fmt import human_bytes, human_pct, human_seconds
+from iolab.pages.page import Html, Page, Plot, Section, Table, Text
 
 if TYPE_CHECKING:
     from iolab.diagnose.report import Report
+
+
+def findings_rows(rep: Report) -> list[list[str]]:
+    """One row per finding: severity, rule, title, cost, fix."""
+    return [[f.severity.upper(), f.rule.id, f.rule.title,
+             f.cost_text() if not f.rule.overview else "-", f.fix.text] for f in rep.findings]
 
 
 def log_sections(rep: Report, prefix: str = "") -> list[Section]:
@@ -26,7 +34,7 @@ def log_sections(rep: Report, prefix: str = "") -> list[Section]:
         Text(rep.summary.headline)])
     out = [overview]
     fix = Section("Findings: what it costs and the fix")
-    rows = prep_log.findings_rows(rep)
+    rows = findings_rows(rep)
     fix.blocks.append(Table(["severity", "rule", "what", "cost", "fix"], rows) if rows
                       else Text("No problem found by any rule."))
     for rid, needs in rep.not_judged:
@@ -79,7 +87,6 @@ def log_sections(rep: Report, prefix: str = "") -> list[Section]:
     out.append(tables)
     out.append(Section("Configuration and environment",
                        [Table(["item", "value"], prep_log.environment_rows(model))]))
-    from iolab.diagnose.render_html import report_body
 
     out.append(Section("Diagnosis in full: evidence, sources, fix files", [Html(report_body(rep))]))
     return out

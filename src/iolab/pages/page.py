@@ -1,4 +1,4 @@
-"""The report page: sections of text, tables and figures, rendered as one HTML file.
+"""An HTML page: sections of text, tables and figures, rendered as one HTML file.
 
 Self-contained and safe: every string goes through :func:`html.escape` (names from a log or
 a path included), plots are inline SVG drawn by matplotlib (text as escaped <text> elements;
@@ -11,11 +11,15 @@ from __future__ import annotations
 
 import io
 import re
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING, Union
+
+from iolab import cli_common
+from iolab.pages.plots import use_agg
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure as MplFigure
@@ -98,7 +102,7 @@ class Page:
 
 
 def _svg(fig: MplFigure, salt: str) -> str:
-    import matplotlib
+    import matplotlib  # deferred: matplotlib (~0.5 s to load) only when a page is drawn
 
     # Text as <text>, not glyph outlines: the labels can be selected, searched and read by
     # a screen reader (and a test can check each axis is labelled); matplotlib escapes it.
@@ -139,8 +143,6 @@ def _block(b: Block, figures: dict[str, MplFigure]) -> str:
 
 def draw_all(page: Page) -> dict[str, MplFigure]:
     """Every figure of the page, drawn once (for the page and for --figures)."""
-    from iolab.report.plots import use_agg
-
     use_agg()
     names = [p.name for p in page.plots()]
     if len(names) != len(set(names)):
@@ -175,8 +177,24 @@ def export_figures(figures: dict[str, MplFigure], folder: Path) -> list[Path]:
     return out
 
 
-def close_all(figures: dict[str, MplFigure]) -> None:
-    import matplotlib.pyplot as plt
-
-    for fig in figures.values():
-        plt.close(fig)
+def write_page(page: Page, out: Path, figdir: Path | None = None, quiet: bool = False,
+               verb: str = "report", verbose: bool = False) -> None:
+    """Write the page (and its figures); what is said names ``verb``, the command that
+    asked for the page (compare and study write theirs here too)."""
+    figs = draw_all(page)
+    if verbose:
+        for sec in page.sections:
+            print(f"iolab {verb}: section '{sec.heading}'", file=sys.stderr)
+            for blk in sec.blocks:
+                if isinstance(blk, Plot):
+                    print(f"iolab {verb}:   plot {blk.name}: {blk.caption}", file=sys.stderr)
+                elif isinstance(blk, Table):
+                    print(f"iolab {verb}:   table of {len(blk.rows)} rows"
+                          + (f": {blk.caption}" if blk.caption else ""), file=sys.stderr)
+    cli_common.write_output(out, render(page, figs), "-o", verb=verb)
+    if figdir is not None:
+        written = export_figures(figs, cli_common.make_dir(figdir, quiet, verb=verb))
+        if not quiet:
+            print(f"iolab {verb}: {len(written)} figure files in {figdir}", file=sys.stderr)
+    if not quiet:
+        print(f"iolab {verb}: wrote {out.resolve()}")

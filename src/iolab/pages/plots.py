@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from iolab.report.fmt import human_size
+from iolab.pages.fmt import human_bytes
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-    from iolab.report.prep_bench import Series
-    from iolab.report.prep_log import LayerRow, RankBars, SizeHistogram, TimelineSeries
+    from iolab.pages.prep_bench import Series
+    from iolab.pages.prep_log import LayerRow, RankBars, SizeHistogram, TimelineSeries
 
 MIB = float(1 << 20)
 READ_C, WRITE_C, META_C = "#1f77b4", "#d62728", "#7f7f7f"
@@ -31,12 +31,13 @@ _MAX_LISTED_TICKS = 12  # up to this many values, a tick on each (the measured o
 
 
 def use_agg() -> None:
-    import matplotlib
+    import matplotlib  # deferred: matplotlib (~0.5 s to load) only when a page is drawn
 
     matplotlib.use("Agg", force=False)
 
 
 def _fig(w: float = 8.0, h: float = 3.6, ncols: int = 1) -> tuple[Figure, list[Axes]]:
+    # deferred: matplotlib (~0.5 s to load) only when a page is drawn
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(w, h), layout="constrained")
@@ -56,6 +57,7 @@ def legend_outside(ax: Axes) -> None:
 def index_axis(ax: Axes, values: Sequence[float], axis: str = "x") -> None:
     """An axis of whole numbers (ranks, trials, repetitions): ticks on the numbers only, and
     at least three slots wide, so one rank is a bar at 0, not a bar spanning -0.4..0.4."""
+    # deferred: matplotlib (~0.5 s to load) only when a page is drawn
     from matplotlib.ticker import MaxNLocator, NullLocator
 
     vals = sorted({int(v) for v in values})
@@ -74,15 +76,16 @@ def index_axis(ax: Axes, values: Sequence[float], axis: str = "x") -> None:
 
 def bytes_axis(ax: Axes, values: Sequence[float]) -> None:
     """Sizes in bytes on a log2 axis labelled 64 KiB, 1 MiB (not 1.04858e+06)."""
+    # deferred: matplotlib (~0.5 s to load) only when a page is drawn
     from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 
     vals = sorted({float(v) for v in values if float(v) > 0})
     ax.set_xscale("log", base=2)
     if vals and len(vals) <= _MAX_LISTED_TICKS:
-        ax.set_xticks(vals, [human_size(int(v)) for v in vals])
+        ax.set_xticks(vals, [human_bytes(int(v)) for v in vals])
     else:
         ax.xaxis.set_major_locator(LogLocator(base=2))
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: human_size(int(v))))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: human_bytes(int(v))))
     ax.xaxis.set_minor_locator(NullLocator())
     if vals:
         ax.set_xlim(vals[0] / 1.5, vals[-1] * 1.5)
@@ -179,6 +182,7 @@ def timeline(ts: TimelineSeries, activity: Mapping[int, Sequence[tuple[float, fl
 
 
 def _two_rows() -> tuple[Figure, list[Axes]]:
+    # deferred: matplotlib (~0.5 s to load) only when a page is drawn
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(9, 6), layout="constrained")
@@ -191,6 +195,7 @@ def series(lines: Sequence[Series], xlabel: str, ylabel: str, title: str,
     line). ``x_kind`` is one of X_KINDS; ``categorical`` is the older spelling of
     "category". Categories get markers side by side, never a line between them; a line of
     one point is a marker with its value written beside it."""
+    # deferred: matplotlib (~0.5 s to load) only when a page is drawn
     from matplotlib.colors import to_hex
 
     kind = x_kind or ("category" if categorical else "number")
@@ -239,6 +244,7 @@ def series(lines: Sequence[Series], xlabel: str, ylabel: str, title: str,
 
 
 def _number_axis(ax: Axes, xs: Sequence[float], log_x: bool, whole: bool) -> None:
+    # deferred: matplotlib (~0.5 s to load) only when a page is drawn
     from matplotlib.ticker import NullLocator
 
     vals = sorted(set(xs))

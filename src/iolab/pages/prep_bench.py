@@ -11,8 +11,10 @@ from typing import Any
 
 import numpy as np
 
-from iolab.report.fmt import human_bytes, human_count, human_seconds, mib_s
-from iolab.report.prep_log import RankBars
+from iolab.pages.fmt import human_bytes, human_count, human_seconds, mib_s
+from iolab.pages.prep_log import RankBars
+from iolab.stats import estimate, fewest_to_judge
+from iolab.units import parse_number
 
 MIB = float(1 << 20)
 
@@ -151,12 +153,6 @@ class SweepPoint:
     run_id: int | None = None
 
 
-def parse_number(v: str) -> float | None:
-    from iolab.sweep.grid import parse_number as parse
-
-    return parse(v)
-
-
 # Parameters whose engine setting is not called <name>_bytes.
 _SIZE_KEYS = {"md-size": "md_file_bytes"}
 _SIZE_SUFFIX = re.compile(r"^\s*\d+(\.\d+)?\s*[kmgt]i?b?\s*$", re.I)
@@ -240,8 +236,6 @@ def ratio(workload: str, a: Sequence[float], b: Sequence[float], unit: str = "Mi
     still means B is better), with the 95% interval and the verdict of iolab.stats: B or A
     better exactly when the interval excludes 1; no interval, and no verdict, from samples
     too few to show a difference at 95% (fewer than 4 a side)."""
-    from iolab.stats import estimate, fewest_to_judge
-
     a = [float(v) for v in a if v is not None]
     b = [float(v) for v in b if v is not None]
     if not a or not b:

@@ -14,10 +14,9 @@ import numpy as np
 
 from iolab.model.metrics import SIZE_BINS
 from iolab.model.trace import MPIIO_CODE, POSIX_CODE
-from iolab.report.fmt import human_bytes, human_count, human_seconds, human_size
+from iolab.pages.fmt import human_bytes, human_count, human_seconds
 
 if TYPE_CHECKING:
-    from iolab.diagnose.report import Report
     from iolab.model.job import Model
     from iolab.model.tables import ModuleData
 
@@ -217,7 +216,7 @@ def common_access_sizes(model: Model, top: int = 4) -> list[list[str]]:
                 if c > 0 and s >= 0:
                     counts[s] = counts.get(s, 0) + c
         for s, c in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:top]:
-            rows.append([mod, human_size(s), human_count(c)])
+            rows.append([mod, human_bytes(s), human_count(c)])
     return rows
 
 
@@ -311,12 +310,6 @@ def shared_file_variance(model: Model, top: int = 20) -> list[list[str]]:
                 human_bytes(float(np.sqrt(max(md.fcol(f"{prefix}_F_VARIANCE_RANK_BYTES")[i],
                                               0.0))))])
     return out
-
-
-def findings_rows(rep: Report) -> list[list[str]]:
-    """One row per finding: severity, rule, title, cost, fix."""
-    return [[f.severity.upper(), f.rule.id, f.rule.title,
-             f.cost_text() if not f.rule.overview else "-", f.fix.text] for f in rep.findings]
 
 
 def environment_rows(model: Model) -> list[list[str]]:

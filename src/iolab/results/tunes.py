@@ -1,4 +1,6 @@
-"""Tunes and trials in the results database (tables from migration 2 of ``results.db``).
+"""Tunes and trials in the results database (tables from migration 2 of ``results.db``),
+and the list of stored tunes as text or JSON (``results tunes``, ``tune --list``). Here, in
+the results layer, so that ``results`` and ``diagnose --proof`` read tunes without ``tune``.
 
 A trial is written the moment it finishes, so an interrupted tune loses at most the trial
 that was running; ``iolab tune --resume ID`` reads the finished ones back.
@@ -13,9 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from iolab.results.db import transaction
-from iolab.units import now_time
-
-TUNE_STATUSES = ("running", "done", "failed", "interrupted")
+from iolab.units import fmt_time, now_time
 
 
 def _now() -> str:
@@ -121,3 +121,25 @@ def trials(conn: sqlite3.Connection, tune_id: int) -> list[Trial]:
     return [Trial(r["number"], r["phase"], json.loads(r["params"]), r["status"], r["value"],
                   r["run_id"], r["error"], tuple(json.loads(r["ignored"] or "[]")),
                   r["wall_time_s"], json.loads(r["settings"] or "{}")) for r in rows]
+
+
+def tunes_json(rows: list[dict[str, Any]]) -> str:
+    """The stored tunes as one JSON document (``tune --list --json``, ``results tunes
+    --json``)."""
+    return json.dumps({"schema_version": 1, "kind": "tunes", "tunes": rows}, indent=2) + "\n"
+
+
+def tunes_table(rows: list[dict[str, Any]]) -> str:
+    """The stored tunes, one line each: status, implementation, trials, the claim, the winner."""
+    if not rows:
+        return "(no tunes)\n"
+    out = [f"{'id':>4}  {'created':25}  {'status':11} {'impl':6} {'trials':>6}  result"]
+    for r in rows:
+        res = r.get("result") or {}
+        claim = res.get("claim") or {}
+        what = (f"{claim.get('speedup', 0):.2f}x" + ("" if claim.get("significant") else
+                                                      " (not significant)")) if claim else "-"
+        winner = " ".join(f"{k}={v}" for k, v in (res.get("winner") or {}).items())
+        out.append(f"{r['id']:>4}  {fmt_time(r['created_at']):25}  {r['status']:11} "
+                   f"{r.get('implementation') or '-':6} {r['trials']:>6}  {what}  {winner}")
+    return "\n".join(out) + "\n"
