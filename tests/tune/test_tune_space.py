@@ -105,7 +105,8 @@ def test_a_configuration_applied_the_way_a_user_would() -> None:
                                                ("--hint", "cb_buffer_size=4194304")}
     assert hints_of(params) == {"cb_buffer_size": "4194304"}
     assert mca_env(params) == {"OMPI_MCA_fcoll": "vulcan"}
-    assert lfs_setstripe(params, "/out") == ["lfs", "setstripe", "-c", "4", "-S", "1048576",
+    # the size as diagnose's lfs lines write it (one lfs writer, iolab.settings.apply)
+    assert lfs_setstripe(params, "/out") == ["lfs", "setstripe", "-c", "4", "-S", "1M",
                                              "/out"]
 
 

@@ -40,11 +40,18 @@ from iolab.diagnose.snippets import SNIPPETS
 from iolab.settings import catalogue
 from iolab.settings.apply import (  # noqa: F401 (cray_hints: diagnose's name for tests)
     ROMIO_SWITCH_VALUE,
+    changes,
     cray_carried,
     cray_hints,
-    hints_file,
+    cray_line,
+    hints_file_of,
+    lfs_setstripe_args,
+    lfs_size,
+    mca_export,
+    mca_lines,
     mpich_mpiio_hints,
     ompio_settings,
+    romio_env_lines,
     romio_switch_line,
 )
 from iolab.settings.change import CodeChange, SettingChange, collective
@@ -193,17 +200,15 @@ def romio_hints(model: Model, hints: Mapping[str, str], stem: str = "romio_hints
         out += _ompio_file(facts, kept, head, stem, scope)
     if lib.name != "cray-mpich":
         out += _romio_files(lib.io, kept, head, stem, scope)
-    spec, notes = mpich_mpiio_hints(kept, _cray_patterns(facts, named) or ["*"], facts.nodes,
-                                    facts.nprocs)
-    if lib.name in ("cray-mpich", "unknown") and spec:
-        carried, _ = cray_carried(kept, facts.nodes, facts.nprocs)
-        name = f"{stem}.cray.env"
+    carried, notes = cray_carried(kept, facts.nodes, facts.nprocs)
+    name = f"{stem}.cray.env"
+    cray = changes(carried, "cray", scope, name)
+    line = cray_line(cray, _cray_patterns(facts, named) or ["*"])
+    if lib.name in ("cray-mpich", "unknown") and line:
         out.append(Artifact("mpich-hints", name,
-                            "\n".join(head + notes) + "\n"
-                            f"export MPICH_MPIIO_HINTS={shlex.quote(spec)}\n"
+                            "\n".join([*head, *notes, line]) + "\n"
                             "export MPICH_MPIIO_HINTS_DISPLAY=1  # Cray MPICH prints the hints "
-                            "it used\n", "Cray MPICH",
-                            settings=_changes(carried, "cray", scope, name)))
+                            "it used\n", "Cray MPICH", settings=cray))
     if lib.io != "ompio":  # the library's own form first
         out.sort(key=lambda a: a.kind == "ompio-mca")
     return out
@@ -294,12 +299,11 @@ def ompio_parameters_file(model: Model, params: Mapping[str, str], stem: str,
     if not kept:
         return []
     name = f"{stem}.ompio.env"
-    lines = [f"# Open MPI's OMPIO ran this job{': ' + why if why else ''}."]
-    lines += [f"export {catalogue.mca_env(catalogue.setting(k))}={v}"  # type: ignore[arg-type]
-              for k, v in kept.items()]
+    settings = changes(kept, "ompio", tuple(dict.fromkeys(named)), name)
+    lines = [f"# Open MPI's OMPIO ran this job{': ' + why if why else ''}.",
+             *mca_lines(settings)]
     return [Artifact("ompio-mca", name, "\n".join(lines) + "\n",
-                     "Open MPI (OMPIO): source before mpirun",
-                     settings=_changes(kept, "ompio", tuple(dict.fromkeys(named)), name))]
+                     "Open MPI (OMPIO): source before mpirun", settings=settings)]
 
 
 def independent_pieces(model: Model, paths: Iterable[str], direction: str | None
@@ -322,11 +326,6 @@ def independent_pieces(model: Model, paths: Iterable[str], direction: str | None
              "buffering acts only inside collective calls."), [])
 
 
-def _changes(values: Mapping[str, str], library: str, scope: tuple[str, ...], file: str
-             ) -> tuple[SettingChange, ...]:
-    return tuple(SettingChange(k, v, library, scope, file) for k, v in values.items())
-
-
 def _ompio_file(facts: JobFacts, kept: Mapping[str, str], head: list[str], stem: str,
                 scope: tuple[str, ...]) -> list[Artifact]:
     """OMPIO's MCA parameters for the hints that have one; nothing when none has (a file of
@@ -342,7 +341,7 @@ def _ompio_file(facts: JobFacts, kept: Mapping[str, str], head: list[str], stem:
     name = f"{stem}.ompio.env"
     return [Artifact("ompio-mca", name, "\n".join(body) + "\n",
                      "Open MPI (OMPIO): source before mpirun",
-                     settings=_changes(dict(pairs), "ompio", scope, name))]
+                     settings=changes(dict(pairs), "ompio", scope, name))]
 
 
 def _romio_files(io: str, kept: Mapping[str, str], head: list[str], stem: str,
@@ -350,26 +349,22 @@ def _romio_files(io: str, kept: Mapping[str, str], head: list[str], stem: str,
     """The ROMIO hints file and the ``.env`` that names it; under OMPIO (and commented when
     the library is unknown) the ``.env`` also switches Open MPI to ROMIO, so that the hints
     and the switch they need are sourced together."""
-    body = "\n".join(head) + "\n" + hints_file(kept)
+    romio = changes({k: v for k, v in kept.items()
+                     if (row := catalogue.setting(k)) is None or "romio" in row.libraries},
+                    "romio", scope, f"{stem}.txt")
+    body = "\n".join(head) + "\n" + hints_file_of(romio)
     if io == "ompio":
         body = (f"# Open MPI: source {stem}.env, which switches to ROMIO and names this file; "
                 "OMPIO, the default, ignores it.\n" + body)
-    romio = {k: v for k, v in kept.items()
-             if (row := catalogue.setting(k)) is None or "romio" in row.libraries}
     env_name = f"{stem}.env"
-    switch = ""
-    settings: tuple[SettingChange, ...] = ()
-    if io == "ompio":
-        switch = romio_switch_line() + "\n"
-        settings = (SettingChange(catalogue.ROMIO_SWITCH, ROMIO_SWITCH_VALUE, "ompio", scope,
-                                  env_name),)
-    elif io == "unknown":
-        switch = "# Open MPI with OMPIO: uncomment\n# " + romio_switch_line() + "\n"
+    settings = changes({catalogue.ROMIO_SWITCH: ROMIO_SWITCH_VALUE} if io == "ompio" else {},
+                       "ompio", scope, env_name)
+    env = romio_env_lines(settings, f'"{_HERE}/{stem}.txt"', io)
     return [Artifact("romio-hints", f"{stem}.txt", body,
                      "ROMIO hints file (MPICH, Intel MPI, Open MPI with io romio)",
-                     settings=_changes(romio, "romio", scope, f"{stem}.txt")),
+                     settings=romio),
             Artifact("env", env_name,
-                     switch + f"export ROMIO_HINTS=\"{_HERE}/{stem}.txt\"\n"
+                     "\n".join(env) + "\n"
                      "export ROMIO_PRINT_HINTS=1  # check in the job output that they "
                      "applied\n", "ROMIO: source before mpirun/srun", settings=settings)]
 
@@ -384,7 +379,7 @@ def stripe_size(n: int) -> int:
 
 
 def _size_arg(size: int) -> str:
-    return f"{size // MiB}M" if size % MiB == 0 else f"{size // KiB}K"
+    return lfs_size(size)
 
 
 def lfs_setstripe(model: Model, paths: Iterable[str], count: int | Mapping[str, StripeCount],
@@ -441,7 +436,7 @@ def lfs_setstripe(model: Model, paths: Iterable[str], count: int | Mapping[str, 
             uses_df = True
             lines.append(f"c=$(stripes {c} {shlex.quote(os.path.dirname(p))})")
             c_arg = '"$c"'
-        lines.append(f"lfs setstripe -c {c_arg} -S {_size_arg(fsize)} {tmp} && cp -p {q} {tmp} "
+        lines.append(f"{' '.join(lfs_setstripe_args(tmp, c_arg, fsize))} && cp -p {q} {tmp} "
                      f"&& mv {tmp} {q}")
         n += 1
         d = os.path.dirname(p)
@@ -466,8 +461,8 @@ def lfs_setstripe(model: Model, paths: Iterable[str], count: int | Mapping[str, 
     for d, (c, df) in ([] if keep_count else list(dirs.items())[:5]):
         new = shlex.quote(os.path.join(d, "iolab-striped"))
         lines.append(f"# next run: write the output into a new directory with this layout "
-                     f"(point the program's output path there): mkdir {new} && lfs setstripe "
-                     f"-c {c} -S {_size_arg(size)} {new}"
+                     f"(point the program's output path there): mkdir {new} && "
+                     f"{' '.join(lfs_setstripe_args(new, c, size))}"
                      + (" (fewer stripes if `lfs df` shows fewer OSTs)" if df else ""))
     return [Artifact("lfs", name, "\n".join(lines) + "\n", "Lustre striping commands")]
 
@@ -492,7 +487,7 @@ def lfs_new_dirs(model: Model, dirs: Iterable[str], size: int, name: str) -> lis
                 d.isprintable() and lustre):
             continue
         new = shlex.quote(os.path.join(d, "iolab-c1" if count == 1 else f"iolab-c{count}"))
-        lines.append(f"mkdir {new} && lfs setstripe -c {count} -S {_size_arg(size)} {new}")
+        lines.append(f"mkdir {new} && {' '.join(lfs_setstripe_args(new, count, size))}")
         n += 1
         if n >= 20:
             break

@@ -6,12 +6,16 @@
 - Open MPI OMPIO: ``export OMPI_MCA_<name>=value``, from the ROMIO hints each parameter stands
   for (the catalogue's ``ompio_from``).
 
-diagnose's fix files and tune's winner files both call these.
+diagnose's fix files and tune's winner files both call these, and both from the same data:
+the :class:`~iolab.settings.change.SettingChange` rows a fix or a winner sets
+(:func:`changes`, then :func:`hints_file_of`, :func:`cray_line`, :func:`mca_lines`,
+:func:`romio_env_lines`, :func:`lfs_setstripe_args`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import shlex
+from collections.abc import Iterable, Mapping, Sequence
 
 from iolab.settings.catalogue import (
     ROMIO_SWITCH,
@@ -21,6 +25,7 @@ from iolab.settings.catalogue import (
     ompio_parameters,
     setting,
 )
+from iolab.settings.change import SettingChange
 
 # Characters MPICH_MPIIO_HINTS uses as separators: a value holding one cannot be carried.
 _CRAY_SEPARATORS = set(":,")
@@ -165,3 +170,77 @@ def romio_switch_line(comment: str = ROMIO_SWITCH_NOTE) -> str:
     row = setting(ROMIO_SWITCH)
     name = mca_env(row) if row else "OMPI_MCA_io"
     return f"export {name}={ROMIO_SWITCH_VALUE}  # {comment}"
+
+
+# ---- renderings of SettingChange data (diagnose's fix files and tune's winner files) --------
+
+def changes(values: Mapping[str, str], library: str, scope: tuple[str, ...] = (),
+            file: str = "") -> tuple[SettingChange, ...]:
+    """``values`` (name -> value) as settings in ``library``'s syntax, carried by ``file``."""
+    return tuple(SettingChange(k, v, library, scope, file) for k, v in values.items())
+
+
+def _of(settings: Iterable[SettingChange], library: str) -> dict[str, str]:
+    return {s.name: s.value for s in settings if s.library == library}
+
+
+def hints_file_of(settings: Iterable[SettingChange]) -> str:
+    """The ROMIO hints file that sets the ``romio`` settings (:func:`hints_file`)."""
+    return hints_file(_of(settings, "romio"))
+
+
+def cray_line(settings: Iterable[SettingChange], patterns: Sequence[str] = ("*",)) -> str:
+    """``export MPICH_MPIIO_HINTS=...`` for the ``cray`` settings (already what the variable
+    can carry: :func:`cray_carried`), "" when there are none."""
+    cray = _of(settings, "cray")
+    if not cray:
+        return ""
+    kv = ":".join(f"{k}={v}" for k, v in cray.items())
+    return f"export MPICH_MPIIO_HINTS={shlex.quote(','.join(f'{p}:{kv}' for p in patterns))}"
+
+
+def mca_export(name: str, value: str, comment: str = "") -> str:
+    """``export OMPI_MCA_<name>=<value>`` (the catalogue's variable for a row it knows)."""
+    row = setting(name)
+    env = mca_env(row) if row is not None else f"OMPI_MCA_{name}"
+    return f"export {env}={shlex.quote(value)}" + (f"  # {comment}" if comment else "")
+
+
+def mca_lines(settings: Iterable[SettingChange]) -> list[str]:
+    """The ``export`` lines of the ``ompio`` settings other than the ROMIO switch (which
+    :func:`romio_env_lines` writes beside ROMIO_HINTS)."""
+    return [mca_export(k, v) for k, v in _of(settings, "ompio").items() if k != ROMIO_SWITCH]
+
+
+def romio_env_lines(settings: Iterable[SettingChange], hints_path: str, io: str | None
+                    ) -> list[str]:
+    """ROMIO_HINTS naming the hints file (``hints_path``, as the shell reads it), after the
+    ROMIO switch when the settings carry it (Open MPI's OMPIO ran: it ignores the file); a
+    commented switch when the MPI-IO implementation is not known (``io`` "unknown" or
+    None): the hints and the switch they need are in one file."""
+    if ROMIO_SWITCH in _of(settings, "ompio"):
+        switch = [romio_switch_line()]
+    elif io in ("unknown", None):
+        switch = ["# Open MPI with OMPIO: uncomment", "# " + romio_switch_line()]
+    else:
+        switch = []
+    return [*switch, f"export ROMIO_HINTS={hints_path}"]
+
+
+def lfs_size(size: int) -> str:
+    """A stripe size as ``lfs setstripe -S`` takes it: ``4M``, ``64K``, else bytes."""
+    if size % (1 << 20) == 0:
+        return f"{size >> 20}M"
+    return f"{size >> 10}K" if size % (1 << 10) == 0 else str(size)
+
+
+def lfs_setstripe_args(target: str, count: str | int | None = None,
+                       size: str | int | None = None) -> list[str]:
+    """``lfs setstripe [-c COUNT] [-S SIZE] TARGET`` as words (COUNT may be a shell
+    expansion such as ``"$c"``, which the caller quotes)."""
+    args = ["lfs", "setstripe"]
+    if count is not None:
+        args += ["-c", str(count)]
+    if size is not None:
+        args += ["-S", lfs_size(int(size))]
+    return [*args, target]

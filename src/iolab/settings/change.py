@@ -7,8 +7,9 @@ text is parsed back).
 
 - :class:`SettingChange`: a row of the catalogue (:mod:`iolab.settings.catalogue`) set to a
   value, in the syntax of one MPI library (``romio``: a hints file named by ROMIO_HINTS;
-  ``cray``: MPICH_MPIIO_HINTS; ``ompio``: ``OMPI_MCA_*``), for the files named (none: every
-  file), and the fix file that carries it.
+  ``cray``: MPICH_MPIIO_HINTS; ``ompio``: ``OMPI_MCA_*``; a tune winner's ``lfs``:
+  ``lfs setstripe``, ``slurm``: an srun option), for the files named (none: every file),
+  and the fix file that carries it.
 - :class:`CodeChange`: a change of the program's own I/O calls (collective transfers, a
   transfer size, an HDF5 property...), at the layer the program calls (MPI-IO, HDF5,
   PnetCDF, POSIX, stdio), with the calls it uses and, where ``iolab tune`` has one, the
@@ -23,7 +24,8 @@ from typing import Any
 from iolab.settings.catalogue import Setting, setting
 
 SYNTAXES = {"romio": "ROMIO hints file (ROMIO_HINTS)", "cray": "MPICH_MPIIO_HINTS",
-            "ompio": "Open MPI MCA parameter (OMPI_MCA_*)"}
+            "ompio": "Open MPI MCA parameter (OMPI_MCA_*)",
+            "lfs": "Lustre layout (lfs setstripe)", "slurm": "srun option (SLURM_*)"}
 LAYERS = ("mpiio", "hdf5", "pnetcdf", "posix", "stdio")
 
 # What a collective-transfer change is until it is measured: the counters show only the
@@ -81,7 +83,8 @@ def collective(layer: str, direction: str = "", calls: tuple[str, ...] = ()) -> 
 
 _LAYER_NAMES = {"mpiio": "MPI-IO", "hdf5": "HDF5", "pnetcdf": "PnetCDF", "posix": "POSIX",
                 "stdio": "stdio"}
-_SYNTAX_SHORT = {"romio": "ROMIO", "cray": "Cray MPICH", "ompio": "Open MPI"}
+_SYNTAX_SHORT = {"romio": "ROMIO", "cray": "Cray MPICH", "ompio": "Open MPI",
+                 "lfs": "Lustre", "slurm": "Slurm"}
 
 
 def describe(settings: list[SettingChange], code: list[CodeChange]) -> list[str]:

@@ -581,17 +581,31 @@ def _execute(conn: Any, tune_id: int, objective: Any, space: Any, args: argparse
               "than the defaults", file=sys.stderr)
     elif args.output and result.status == "done" and result.winner:
         folder = cli_common.make_dir(Path(args.output), verb="tune")
-        written = write_artifacts(result.winner, folder, getattr(objective, "output_dir", None))
+        written = write_artifacts(result.winner, folder, getattr(objective, "output_dir", None),
+                                  result.implementation, _interface(objective))
     if args.format == "json":
+        from iolab.tune.artifacts import winner_changes
+
+        # the winner as data, in the shape of diagnose's fix.settings / fix.code_changes
+        data = winner_changes(result.winner or {}, result.implementation,
+                              _interface(objective)).to_json()
         doc = {"schema_version": 1, "kind": "tune", "id": tune_id,
                "objective": objective.to_json(), "unit": objective.unit,
-               **result.to_json(), "space": result.space,
+               **result.to_json(), **data, "space": result.space,
                "trials": [t.__dict__ for t in tuner.done],
                "files": [str(p) for p in written]}
         sys.stdout.write(json.dumps(doc, indent=2, default=list) + "\n")
     else:
         sys.stdout.write(render_result(tune_id, result, objective.unit, written))
     return 0 if result.status == "done" else EXIT_FAILED
+
+
+def _interface(objective: Any) -> str:
+    """The I/O interface of a bench workload (``-a``); "posix" for a command."""
+    from iolab.tune.objective import bench_api
+
+    bench_args = getattr(objective, "bench_args", None)
+    return bench_api(bench_args) if bench_args is not None else "posix"
 
 
 def _print_list(conn: Any, as_json: bool) -> int:

@@ -33,7 +33,7 @@ from iolab import backends
 from iolab.bench.subrun import run_bench
 from iolab.errors import UsageError
 from iolab.launch import allocation_nodes, allocation_tasks_per_node, sbatch_command
-from iolab.settings.apply import hints_file, mpich_mpiio_hints
+from iolab.settings.apply import hints_file, lfs_setstripe_args, mpich_mpiio_hints
 from iolab.tune.knobs import LAUNCH, Knob, all_knobs, knob
 from iolab.tune.space import DEFAULT
 
@@ -93,13 +93,12 @@ def srun_env(params: Mapping[str, str],
 
 def lfs_setstripe(params: Mapping[str, str], directory: str | os.PathLike[str]) -> list[str] | None:
     """``lfs setstripe`` for the lfs knobs of a configuration, or None when none is set."""
-    args: list[str] = []
-    for k, v in set_params(params).items():
-        if k.name == "lfs.stripe_count":
-            args += ["-c", v]
-        elif k.name == "lfs.stripe_size":
-            args += ["-S", v]
-    return ["lfs", "setstripe", *args, str(directory)] if args else None
+    lfs = {k.name: v for k, v in set_params(params).items() if k.kind == "lfs"}
+    if not lfs:
+        return None
+    # one lfs writer with diagnose's fix files and the winner's lfs.sh
+    return lfs_setstripe_args(str(directory), lfs.get("lfs.stripe_count"),
+                              lfs.get("lfs.stripe_size"))
 
 
 def _apply_lfs(params: Mapping[str, str], directory: Path) -> str | None:
@@ -140,7 +139,7 @@ def engine_args(base: Sequence[str], params: Mapping[str, str]) -> list[str]:
     return args + extra
 
 
-def _api(args: Sequence[str]) -> str:
+def bench_api(args: Sequence[str]) -> str:
     """The I/O interface of iolab bench options (-a/--api; POSIX, IOR's default, without)."""
     api = "posix"
     for i, a in enumerate(args):
@@ -256,7 +255,7 @@ class BenchObjective:
         calls are all independent (--api mpiio without --collective). HDF5 and PnetCDF are
         left alone: their metadata I/O can be collective when the data's is not."""
         args = engine_args(self.bench_args, params)
-        if _api(args) != "mpiio" or any(a in args for a in _BOOL_FLAGS["collective"]):
+        if bench_api(args) != "mpiio" or any(a in args for a in _BOOL_FLAGS["collective"]):
             return ()
         return tuple(k.name for k in set_params(params) if k.collective_only)
 
