@@ -45,6 +45,7 @@ from iolab.settings.apply import (  # noqa: F401 (cray_hints: diagnose's name fo
     ompio_settings,
     romio_switch_line,
 )
+from iolab.settings.apply import lfs_setstripe as lfs_setstripe_words
 from iolab.settings.change import CodeChange, SettingChange, collective
 
 if TYPE_CHECKING:
@@ -319,8 +320,8 @@ def lfs_setstripe(model: Model, paths: Iterable[str], count: int | Mapping[str, 
             uses_df = True
             lines.append(f"c=$(stripes {c} {shlex.quote(os.path.dirname(p))})")
             c_arg = '"$c"'
-        lines.append(f"lfs setstripe -c {c_arg} -S {_size_arg(fsize)} {tmp} && cp -p {q} {tmp} "
-                     f"&& mv {tmp} {q}")
+        lines.append(f"{' '.join(lfs_setstripe_words(tmp, c_arg, _size_arg(fsize)))} && "
+                     f"cp -p {q} {tmp} && mv {tmp} {q}")
         n += 1
         d = os.path.dirname(p)
         if not facts.is_mount_root(d):
@@ -344,8 +345,8 @@ def lfs_setstripe(model: Model, paths: Iterable[str], count: int | Mapping[str, 
     for d, (c, df) in ([] if keep_count else list(dirs.items())[:5]):
         new = shlex.quote(os.path.join(d, "iolab-striped"))
         lines.append(f"# next run: write the output into a new directory with this layout "
-                     f"(point the program's output path there): mkdir {new} && lfs setstripe "
-                     f"-c {c} -S {_size_arg(size)} {new}"
+                     f"(point the program's output path there): mkdir {new} && "
+                     f"{' '.join(lfs_setstripe_words(new, c, _size_arg(size)))}"
                      + (" (fewer stripes if `lfs df` shows fewer OSTs)" if df else ""))
     return [Artifact("lfs", name, "\n".join(lines) + "\n", "Lustre striping commands")]
 
@@ -370,7 +371,8 @@ def lfs_new_dirs(model: Model, dirs: Iterable[str], size: int, name: str) -> lis
                 d.isprintable() and lustre):
             continue
         new = shlex.quote(os.path.join(d, "iolab-c1" if count == 1 else f"iolab-c{count}"))
-        lines.append(f"mkdir {new} && lfs setstripe -c {count} -S {_size_arg(size)} {new}")
+        lines.append(f"mkdir {new} && "
+                     f"{' '.join(lfs_setstripe_words(new, count, _size_arg(size)))}")
         n += 1
         if n >= 20:
             break

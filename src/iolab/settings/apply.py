@@ -4,14 +4,17 @@
 - Cray MPICH's ``MPICH_MPIIO_HINTS``: ``pattern:key=value:...``, one entry per file pattern,
   comma-separated, so no value may hold ``:`` or ``,``;
 - Open MPI OMPIO: ``export OMPI_MCA_<name>=value``, from the ROMIO hints each parameter stands
-  for (the catalogue's ``ompio_from``).
+  for (the catalogue's ``ompio_from``);
+- Lustre: ``lfs setstripe`` with the flags of the catalogue's ``lfs`` rows.
 
-diagnose's fix files and tune's winner files both call these.
+diagnose's fix files, tune's trials and winner files and ``iolab bench --stripe-*`` all call
+these.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Union
 
 from iolab.settings.catalogue import (
     ROMIO_SWITCH,
@@ -21,6 +24,34 @@ from iolab.settings.catalogue import (
     ompio_parameters,
     setting,
 )
+
+# A value on a command line: a number, or a word the caller has already made shell-safe
+# (diagnose's scripts pass "1M" and '"$c"').
+Arg = Union[int, str]
+
+
+def _lfs_flag(row_name: str) -> str:
+    row = setting(row_name)
+    if row is None or not row.flag:
+        raise KeyError(f"the catalogue has no lfs row {row_name}")
+    return row.flag
+
+
+def lfs_setstripe(target: str, count: Arg | None = None, size: Arg | None = None,
+                  components: Sequence[tuple[Arg, Arg | None, Arg | None]] = ()
+                  ) -> list[str]:
+    """The words of ``lfs setstripe`` giving ``target`` (a file before it is written, or a
+    folder whose new files inherit it) ``count`` stripes of ``size`` bytes; a progressive
+    layout as ``components`` of (end, count, size), each written ``-E END -c N -S SIZE``
+    (end -1: to the end of the file), before the plain count and size if any."""
+    def layout(c: Arg | None, s: Arg | None) -> list[str]:
+        return ([_lfs_flag("lfs.stripe_count"), str(c)] if c is not None else []) + (
+            [_lfs_flag("lfs.stripe_size"), str(s)] if s is not None else [])
+    args: list[str] = []
+    for end, c, s in components:
+        args += [_lfs_flag("lfs.component_end"), str(end), *layout(c, s)]
+    return ["lfs", "setstripe", *args, *layout(count, size), target]
+
 
 # Characters MPICH_MPIIO_HINTS uses as separators: a value holding one cannot be carried.
 _CRAY_SEPARATORS = set(":,")

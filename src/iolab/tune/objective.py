@@ -31,6 +31,7 @@ from typing import Any, Protocol
 from iolab.errors import UsageError
 from iolab.launch import allocation_nodes, allocation_tasks_per_node
 from iolab.settings.apply import hints_file, mpich_mpiio_hints
+from iolab.settings.apply import lfs_setstripe as lfs_command
 from iolab.tune.knobs import LAUNCH, Knob, knob
 from iolab.tune.space import DEFAULT
 
@@ -90,13 +91,10 @@ def srun_env(params: Mapping[str, str],
 
 def lfs_setstripe(params: Mapping[str, str], directory: str | os.PathLike[str]) -> list[str] | None:
     """``lfs setstripe`` for the lfs knobs of a configuration, or None when none is set."""
-    args: list[str] = []
-    for k, v in set_params(params).items():
-        if k.name == "lfs.stripe_count":
-            args += ["-c", v]
-        elif k.name == "lfs.stripe_size":
-            args += ["-S", v]
-    return ["lfs", "setstripe", *args, str(directory)] if args else None
+    lfs = {k.name: v for k, v in set_params(params).items() if k.kind == "lfs"}
+    if not lfs:
+        return None
+    return lfs_command(str(directory), lfs.get("lfs.stripe_count"), lfs.get("lfs.stripe_size"))
 
 
 def _apply_lfs(params: Mapping[str, str], directory: Path) -> str | None:
