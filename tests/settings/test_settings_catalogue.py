@@ -1,6 +1,7 @@
 """The settings catalogue (iolab.settings) against the other places that know the same
 settings: the engine's value check (engine/src/hint_forms.def, generated from the rows and
-parsed here), tune's knobs and diagnose's hints writer. A disagreement fails here instead of in a user's run."""
+parsed here), tune's knobs and diagnose's hints writer. A disagreement fails here instead
+of in a user's run."""
 
 from __future__ import annotations
 
