@@ -217,11 +217,13 @@ OTHER_ROWS: tuple[Setting, ...] = (
     *(Setting(f"MPIO_DIRECT_{d.upper()}", ("cray",), "choice", f"O_DIRECT {d}s in MPI-IO "
               "(aligned requests only)", defaults={"cray": "FALSE"}, choices=("TRUE", "FALSE"),
               kind="env", env=f"MPIO_DIRECT_{d.upper()}") for d in ("read", "write")),
+    # More of Open MPI's MCA parameters (ompi_info --level 9, Open MPI 4.1).
     Setting("fs_ufs_lock_algorithm", _OMPIO, "choice", "OMPIO's file locking on ufs (0: "
             "auto, 1: never, 2: whole file, 3: ranges)", choices=("0", "1", "2", "3"),
             defaults={"ompio": "0"}),
     Setting("io_ompio_cycle_buffer_size", _OMPIO, "bytes",
-            "OMPIO's bytes per collective cycle"),
+            "OMPIO's bytes per call of an individual read/write (larger ones are split)",
+            defaults={"ompio": str(512 * MiB)}),
     # Slurm placement: srun/sbatch options, or srun's input environment (SLURM_*), which
     # the user's own srun line takes without a change.
     Setting("ntasks-per-node", _ANY, "count", "ranks per node", kind="srun",
