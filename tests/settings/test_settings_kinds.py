@@ -71,8 +71,10 @@ def test_one_name_for_lustres_64k_unit() -> None:
     (bench STRIPE_SIZE_UNIT, diagnose LUSTRE_STRIPE_UNIT, tune _KIB64) with their own
     literals."""
     unit = catalogue.LUSTRE_STRIPE_UNIT
-    assert striping.STRIPE_SIZE_UNIT == jobfacts.LUSTRE_STRIPE_UNIT == knobs._KIB64 == unit
+    for module in (striping, jobfacts, knobs):
+        assert not {"STRIPE_SIZE_UNIT", "LUSTRE_STRIPE_UNIT", "_KIB64"} & set(vars(module))
     assert knobs.knob("lfs.stripe_size").multiple_of == unit
+    assert knobs.knob("striping_unit").multiple_of == unit
     typed = [f"{p.relative_to(SRC)}:{n}" for p in SRC.rglob("*.py")
              if p.parent.name != "settings"
              for n, line in enumerate(p.read_text().splitlines(), 1)

@@ -25,7 +25,6 @@ from iolab.errors import UsageError
 from iolab.settings import apply as settings_apply
 from iolab.settings import catalogue
 
-STRIPE_SIZE_UNIT = catalogue.LUSTRE_STRIPE_UNIT  # Lustre stripe sizes are multiples of it
 _SIZE = re.compile(r"^(\d+)([kKmMgG]?)$")
 _MULT = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
 MPIIO_APIS = frozenset({"mpiio", "hdf5", "pnetcdf"})  # the backends that pass MPI-IO hints
@@ -49,7 +48,7 @@ def parse_size(text: str) -> int:
         raise UsageError(f"--stripe-size {text!r}: give bytes with an optional K, M or G "
                          "(e.g. 1M)")
     size = int(m.group(1)) * _MULT[m.group(2).lower()]
-    if size <= 0 or size % STRIPE_SIZE_UNIT:
+    if size <= 0 or size % catalogue.LUSTRE_STRIPE_UNIT:
         raise UsageError(f"--stripe-size {text}: Lustre stripe sizes are multiples of 64 KiB "
                          f"(e.g. 64K, 1M, 4M); {size} bytes is not")
     return size

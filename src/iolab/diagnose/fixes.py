@@ -25,13 +25,7 @@ import shlex
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from iolab.diagnose.jobfacts import (
-    LUSTRE_STRIPE_MAX,
-    LUSTRE_STRIPE_UNIT,
-    JobFacts,
-    job_facts,
-    own_file,
-)
+from iolab.diagnose.jobfacts import JobFacts, job_facts, own_file
 from iolab.diagnose.rules.base import Artifact
 from iolab.diagnose.snippets import CHANGES as SNIPPETS_CHANGES
 from iolab.diagnose.snippets import SNIPPETS
@@ -258,8 +252,9 @@ def _romio_files(io: str, kept: Mapping[str, str], head: list[str], stem: str,
 def stripe_size(n: int) -> int:
     """A valid Lustre stripe size near ``n``: a multiple of 64 KiB, 64 KiB to 4 GiB - 64 KiB
     (requests of 4 KiB never become a 4 KiB stripe)."""
-    n = max(int(n), LUSTRE_STRIPE_UNIT)
-    return min(n - n % LUSTRE_STRIPE_UNIT, LUSTRE_STRIPE_MAX)
+    unit = catalogue.LUSTRE_STRIPE_UNIT
+    n = max(int(n), unit)
+    return min(n - n % unit, catalogue.LUSTRE_STRIPE_MAX)
 
 
 def _size_arg(size: int) -> str:

@@ -16,16 +16,12 @@ from typing import TYPE_CHECKING
 
 from iolab.model.files import APP
 from iolab.model.mpilib import MpiLibrary, mpi_library
-from iolab.settings import catalogue
 
 if TYPE_CHECKING:
     from iolab.model.job import Model
 
 # Darshan keeps at most this many characters of the command line (DARSHAN_EXE_LEN - 1).
 _DARSHAN_EXE_MAX = 1023
-# Lustre: stripe sizes are multiples of 64 KiB, below 4 GiB (the settings catalogue's).
-LUSTRE_STRIPE_UNIT = catalogue.LUSTRE_STRIPE_UNIT
-LUSTRE_STRIPE_MAX = catalogue.LUSTRE_STRIPE_MAX
 
 
 @dataclass(frozen=True)

@@ -117,13 +117,12 @@ class Knob:
         return str(n)
 
 
-_KIB64 = catalogue.LUSTRE_STRIPE_UNIT
-
+_UNIT = catalogue.LUSTRE_STRIPE_UNIT
 # The knobs of the MPI library's settings and of Lustre's layout come from the catalogue
 # (iolab.settings): its rows with values to explore. Their value forms, as tune writes and
 # checks them: domain -> (value_type, minimum, multiple_of).
 _FORM = {"bytes": ("size", 4096, 1), "count": ("int", 1, 1), "osts": ("int", 1, 1),
-         "number": ("int", 0, 1), "stripe": ("size", _KIB64, _KIB64),
+         "number": ("int", 0, 1), "stripe": ("size", _UNIT, _UNIT),
          "lfs_count": ("int", -1, 1)}
 # The catalogue's kinds tune turns, and the knob kind of each.
 _ROW_KINDS = {"hint": "romio", "mca": "ompio", "lfs": "lfs"}
