@@ -366,8 +366,8 @@ def ompio_parameters() -> tuple[Setting, ...]:
 
 
 # The engine's option types (engine/src/options.h) as domains: its own parser reads sizes,
-# lists and numbers with a fraction, so those take "text" here.
-_ENGINE_DOMAINS = {"bool": "bool", "int": "number", "count": "number", "enum": "choice"}
+# lists, signed integers (-1 meaning "not set") and fractions, so those take "text" here.
+_ENGINE_DOMAINS = {"bool": "bool", "enum": "choice"}
 
 
 def engine_rows(table: Iterable[Mapping[str, Any]]) -> tuple[Setting, ...]:
