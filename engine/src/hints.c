@@ -75,29 +75,16 @@ static int read_file(iolab_hints_t *h, const char *path, const char *src, int mu
     return rc;
 }
 
-/* Hints whose values have a fixed form: ROMIO's, Cray MPICH's, PnetCDF's. The forms agree
- * with src/iolab/settings/catalogue.py (tests/settings/test_engine_hint_forms.py compares them). A wrong value is
- * not an error to the libraries (ROMIO's atoi reads "abc" as 0 and "1m" as 1), so it would
+/* Hints whose values have a fixed form: ROMIO's, Cray MPICH's, PnetCDF's, generated from the
+ * settings catalogue (hint_forms.def; src/iolab/settings/c_table.py writes it). A wrong value
+ * is not an error to the libraries (ROMIO's atoi reads "abc" as 0 and "1m" as 1), so it would
  * run, be stored and mislead; others pass unchecked (ROMIO reports unknown keys as ignored). */
-#define NUMBER NULL /* a whole number */
-#define SWITCH "enable|disable|automatic"
-#define BOOLEAN "true|false"
 static const struct {
-    const char *key, *form;
+    const char *key, *form; /* form NULL: a whole number */
 } value_forms[] = {
-    {"cb_buffer_size", NUMBER}, {"cb_nodes", NUMBER}, {"ind_rd_buffer_size", NUMBER},
-    {"ind_wr_buffer_size", NUMBER}, {"striping_factor", NUMBER}, {"striping_unit", NUMBER},
-    {"start_iodevice", NUMBER}, {"romio_lustre_co_ratio", NUMBER},
-    {"romio_lustre_coll_threshold", NUMBER}, {"cray_cb_nodes_multiplier", NUMBER},
-    {"cray_cb_write_lock_mode", NUMBER}, {"nc_header_align_size", NUMBER},
-    {"nc_var_align_size", NUMBER}, {"nc_record_align_size", NUMBER},
-    {"nc_header_read_chunk_size", NUMBER}, {"nc_ibuf_size", NUMBER},
-    {"romio_cb_read", SWITCH}, {"romio_cb_write", SWITCH}, {"romio_ds_read", SWITCH},
-    {"romio_ds_write", SWITCH}, {"romio_cb_fr_types", SWITCH}, {"romio_cb_pfr", SWITCH},
-    {"romio_cb_ds_threshold", NUMBER}, {"romio_lustre_ds_in_coll", SWITCH},
-    {"romio_cb_alltoall", SWITCH}, {"romio_min_fdomain_size", NUMBER},
-    {"romio_no_indep_rw", BOOLEAN}, {"direct_io", BOOLEAN}, {"nc_in_place_swap",
-    "enable|disable|auto"},
+#define IOLAB_HINT_FORM(key, form) {key, form},
+#include "hint_forms.def"
+#undef IOLAB_HINT_FORM
 };
 
 /* 1 when value is one of the '|'-separated choices (any case). */

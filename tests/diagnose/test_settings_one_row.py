@@ -35,6 +35,11 @@ def test_diagnose_writes_a_new_row_in_every_syntax(new_row: catalogue.Setting) -
     assert f"{new_row.name} 4194304\n" in by_kind["romio-hints"]
     assert f":{new_row.name}=4194304" in by_kind["mpich-hints"]
     assert f"{new_row.name}=4194304" in by_kind["ompio-mca"]  # no OMPIO equivalent: said so
+    # the fix carries it as data, in each library's syntax, with its tune knob: what
+    # tune --from-log reads
+    carried = {(c.library, c.value, c.knob) for a in arts for c in a.settings
+               if c.name == new_row.name}
+    assert carried == {("romio", "4194304", new_row.name), ("cray", "4194304", new_row.name)}
     arts = fixes.romio_hints(model, {new_row.name: "4M", "cb_nodes": "4"}, paths=[OUT])
     body = next(a for a in arts if a.kind == "romio-hints").content
     assert f"# left out: {new_row.name}=4M (not valid for this job)" in body

@@ -115,3 +115,13 @@ def test_a_new_catalogue_row_reaches_the_engine(engine: Engine, scratch: Path,
 NEW_ROW = catalogue.Setting("romio_example_buffer", ("romio", "cray"), "bytes",
                             "an example buffer size", defaults={"romio": str(1 << 20)},
                             explore=("2M", "8M"))
+
+
+def test_romios_own_file_realm_default_is_not_refused(engine: Engine, scratch: Path):
+    """expected: --hint romio_cb_fr_types=aar runs (ROMIO reports "aar", its default, and
+    reads its own forms) / was: refused, exit 2, by a hand-typed enable|disable|automatic
+    check in hints.c."""
+    r = run_engine(engine, 1, [*base(scratch), "--hint", "romio_cb_fr_types=aar"],
+                   scratch.parent)
+    assert r.rc == 0, r.why()
+    assert doc(r)["hints"]["requested"]["romio_cb_fr_types"] == "aar"

@@ -102,12 +102,11 @@ def test_quick_study_end_to_end_and_compare_of_two_studies(tmp_path: Path) -> No
 def _study_page_is_a_picture(db: str, tmp_path: Path) -> None:
     """The study's page (issue 28, item 9): every plot with data and labelled axes in its SVG,
     and a picture in headless Chromium, as every other kind of page (test_every_page.py)."""
+    import matplotlib.pyplot as plt
     from page_checks import assert_picture_in_chromium, check_figures
 
-    from iolab.report.cli import _stored_page
-    import matplotlib.pyplot as plt
-
     from iolab.pages.page import draw_all, render
+    from iolab.report.cli import _stored_page
 
     page = _stored_page("study", [1], db)
     figs = draw_all(page)

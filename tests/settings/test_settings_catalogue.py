@@ -1,6 +1,7 @@
 """The settings catalogue (iolab.settings) against the other places that know the same
-settings: the engine's value check (engine/src/hints.c, parsed here), tune's knobs and
-diagnose's hints writer. A disagreement fails here instead of in a user's run."""
+settings: the engine's value check (engine/src/hint_forms.def, generated from the rows and
+parsed here), tune's knobs and diagnose's hints writer. A disagreement fails here instead
+of in a user's run."""
 
 from __future__ import annotations
 
@@ -9,28 +10,30 @@ from pathlib import Path
 
 import pytest
 
-from iolab.settings import apply, catalogue
+from iolab.settings import apply, c_table, catalogue
 from iolab.tune.knobs import all_knobs, knob
 
-HINTS_C = Path(__file__).resolve().parents[2] / "engine" / "src" / "hints.c"
-# Keys the engine checks that belong to later slices of the catalogue (issue #30): PnetCDF's
-# nc_* hints, GPFS/Cray direct_io, and romio_cb_fr_types (ROMIO reports "aar", which the
-# engine's "switch" form refuses: to be settled with ROMIO's own reading of it).
-LATER = re.compile(r"^(nc_\w+|direct_io|romio_cb_fr_types)$")
+ROOT = Path(__file__).resolve().parents[2]
+FORMS_DEF = ROOT / c_table.DEF_PATH
 
 
 def engine_forms() -> dict[str, str]:
-    """engine/src/hints.c's value_forms table: key -> "number" or the '|'-separated words."""
-    text = HINTS_C.read_text()
-    macros = dict(re.findall(r'#define\s+(\w+)\s+"([^"]*)"', text))
-    macros["NUMBER"] = "number"
-    table = re.search(r"value_forms\[\]\s*=\s*\{(.*?)\n\};", text, re.S)
-    assert table, "value_forms table not found in hints.c"
+    """engine/src/hint_forms.def as hints.c includes it: key -> "number" or the words."""
+    text = FORMS_DEF.read_text()
+    assert '#include "hint_forms.def"' in (ROOT / "engine" / "src" / "hints.c").read_text()
     out = {}
-    for key, form in re.findall(r'\{\s*"(\w+)",\s*("[^"]*"|\w+)\s*\}', table.group(1)):
-        out[key] = form.strip('"') if form.startswith('"') else macros[form]
+    for key, form in re.findall(r'^IOLAB_HINT_FORM\("(\w+)", (NULL|"[^"]*")\)', text, re.M):
+        out[key] = "number" if form == "NULL" else form.strip('"')
     assert len(out) > 20, out  # the parse saw the table, not a fragment
     return out
+
+
+def test_the_engines_table_is_generated_from_the_rows() -> None:
+    """expected: engine/src/hint_forms.def is what the catalogue generates / was: a table
+    typed in hints.c, which drifted from the rows (romio_lustre_ds_in_coll, romio_cb_fr_types
+    refusing ROMIO's own "aar")."""
+    assert FORMS_DEF.read_text() == c_table.render(), (
+        "regenerate: python -m iolab.settings.c_table > engine/src/hint_forms.def")
 
 
 def _words(form: str | None) -> frozenset[str] | str | None:
@@ -43,10 +46,8 @@ def test_engine_checks_each_hint_as_the_catalogue_says() -> None:
     Lustre driver, which reads it with ADIOI_Info_check_and_install_enabled)."""
     wrong = {}
     for key, form in engine_forms().items():
-        if LATER.match(key):
-            continue
         row = catalogue.setting(key)
-        if row is None or not row.is_hint:
+        if row is None or row.kind not in c_table.ENGINE_KINDS:
             wrong[key] = f"engine checks {form!r}; not a hint in the catalogue"
         elif _words(form) != _words(row.engine_form()):
             wrong[key] = f"engine {form!r}, catalogue {row.engine_form()!r}"
@@ -58,7 +59,8 @@ def test_every_catalogue_hint_with_a_form_is_checked_by_the_engine() -> None:
     romio_cb_alltoall and romio_min_fdomain_size passed unchecked (ROMIO's atoi read "1m"
     as 1)."""
     forms = engine_forms()
-    missing = [r.name for r in catalogue.hints() if r.engine_form() and r.name not in forms]
+    missing = [r.name for r in catalogue.of_kind(*c_table.ENGINE_KINDS)
+               if r.engine_form() and r.name not in forms]
     assert missing == []
 
 
@@ -68,8 +70,9 @@ def test_rows_are_well_formed() -> None:
     for r in catalogue.settings():
         assert r.domain in catalogue.DOMAINS and set(r.libraries) <= set(catalogue.LIBRARIES)
         assert (r.domain == "choice") == bool(r.choices), r.name
+        assert r.kind in catalogue.KINDS, r.name
         for lib, value in r.defaults.items():
-            assert lib in r.libraries, (r.name, lib)
+            assert lib in r.libraries or lib == "*", (r.name, lib)
             # OMPIO's -1 ("OMPIO decides") is the one default outside its domain
             assert catalogue.parse(r, value) == value or value == "-1", (r.name, value)
         assert catalogue.applied_by(r) and catalogue.read_back(r)
@@ -92,12 +95,13 @@ def test_parse_takes_exactly_the_domain(domain: str, good: list[str], bad: list[
 
 
 def test_tune_knobs_of_the_library_are_the_catalogues_rows() -> None:
-    hint_knobs = {k.library_key: k for k in all_knobs() if k.kind in ("romio", "ompio")}
+    hint_knobs = {k.library_key: k for k in all_knobs() if k.kind in ("romio", "ompio", "lfs")}
     rows = {r.name: r for r in catalogue.settings() if r.explore}
     assert set(hint_knobs) == set(rows)
     for name, k in hint_knobs.items():
         row = rows[name]
-        assert k.collective_only == row.collective_only and k.doc == row.doc
+        doc = f"lfs setstripe {row.flag}" if row.kind == "lfs" else row.doc
+        assert k.collective_only == row.collective_only and k.doc == doc
         for v in row.explore:
             assert catalogue.parse(row, k.normalise(v)) is not None, (name, v)
         if k.default:

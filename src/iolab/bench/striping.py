@@ -23,6 +23,8 @@ from typing import Any
 
 from iolab import units
 from iolab.errors import UsageError
+from iolab.settings import apply as settings_apply
+from iolab.settings import catalogue
 from iolab.units import LUSTRE_STRIPE_UNIT
 
 
@@ -57,11 +59,17 @@ def from_options(count: int | None, size: str | None) -> Striping | None:
     if count is not None and (count == 0 or count < -1):
         raise UsageError(f"--stripe-count {count}: give 1 or more OSTs, or -1 for all of them")
     return Striping(count if count is not None else 1,
-                    parse_size(size) if size is not None else 1 << 20)
+                    parse_size(size) if size is not None else _default_stripe_size())
+
+
+def _default_stripe_size() -> int:
+    """Lustre's default stripe size (the catalogue's lfs.stripe_size row)."""
+    row = catalogue.setting("lfs.stripe_size")
+    return int(catalogue.default(row) or 0) if row else 1 << 20
 
 
 def setstripe_command(target: str, s: Striping) -> list[str]:
-    return ["lfs", "setstripe", "-c", str(s.count), "-S", str(s.size_bytes), target]
+    return settings_apply.lfs_setstripe(target, s.count, s.size_bytes)
 
 
 def getstripe_command(target: str, directory: bool = False) -> list[str]:

@@ -27,13 +27,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from iolab.diagnose.jobfacts import (
-    LUSTRE_STRIPE_MAX,
-    LUSTRE_STRIPE_UNIT,
-    JobFacts,
-    job_facts,
-    own_file,
-)
+from iolab.diagnose.jobfacts import JobFacts, job_facts, own_file
 from iolab.diagnose.rules.base import Artifact
 from iolab.diagnose.snippets import CHANGES as SNIPPETS_CHANGES
 from iolab.diagnose.snippets import SNIPPETS
@@ -45,7 +39,6 @@ from iolab.settings.apply import (  # noqa: F401 (cray_hints: diagnose's name fo
     cray_hints,
     cray_line,
     hints_file_of,
-    lfs_setstripe_args,
     lfs_size,
     mca_export,
     mca_lines,
@@ -54,7 +47,9 @@ from iolab.settings.apply import (  # noqa: F401 (cray_hints: diagnose's name fo
     romio_env_lines,
     romio_switch_line,
 )
+from iolab.settings.apply import lfs_setstripe as lfs_setstripe_words
 from iolab.settings.change import CodeChange, SettingChange, collective
+from iolab.units import LUSTRE_STRIPE_UNIT
 
 if TYPE_CHECKING:
     from iolab.diagnose.striping import StripeCount
@@ -374,8 +369,9 @@ def _romio_files(io: str, kept: Mapping[str, str], head: list[str], stem: str,
 def stripe_size(n: int) -> int:
     """A valid Lustre stripe size near ``n``: a multiple of 64 KiB, 64 KiB to 4 GiB - 64 KiB
     (requests of 4 KiB never become a 4 KiB stripe)."""
-    n = max(int(n), LUSTRE_STRIPE_UNIT)
-    return min(n - n % LUSTRE_STRIPE_UNIT, LUSTRE_STRIPE_MAX)
+    unit = LUSTRE_STRIPE_UNIT
+    n = max(int(n), unit)
+    return min(n - n % unit, catalogue.LUSTRE_STRIPE_MAX)
 
 
 def _size_arg(size: int) -> str:
@@ -436,8 +432,8 @@ def lfs_setstripe(model: Model, paths: Iterable[str], count: int | Mapping[str, 
             uses_df = True
             lines.append(f"c=$(stripes {c} {shlex.quote(os.path.dirname(p))})")
             c_arg = '"$c"'
-        lines.append(f"{' '.join(lfs_setstripe_args(tmp, c_arg, fsize))} && cp -p {q} {tmp} "
-                     f"&& mv {tmp} {q}")
+        lines.append(f"{' '.join(lfs_setstripe_words(tmp, c_arg, _size_arg(fsize)))} && "
+                     f"cp -p {q} {tmp} && mv {tmp} {q}")
         n += 1
         d = os.path.dirname(p)
         if not facts.is_mount_root(d):
@@ -462,7 +458,7 @@ def lfs_setstripe(model: Model, paths: Iterable[str], count: int | Mapping[str, 
         new = shlex.quote(os.path.join(d, "iolab-striped"))
         lines.append(f"# next run: write the output into a new directory with this layout "
                      f"(point the program's output path there): mkdir {new} && "
-                     f"{' '.join(lfs_setstripe_args(new, c, size))}"
+                     f"{' '.join(lfs_setstripe_words(new, c, _size_arg(size)))}"
                      + (" (fewer stripes if `lfs df` shows fewer OSTs)" if df else ""))
     return [Artifact("lfs", name, "\n".join(lines) + "\n", "Lustre striping commands")]
 
@@ -487,7 +483,8 @@ def lfs_new_dirs(model: Model, dirs: Iterable[str], size: int, name: str) -> lis
                 d.isprintable() and lustre):
             continue
         new = shlex.quote(os.path.join(d, "iolab-c1" if count == 1 else f"iolab-c{count}"))
-        lines.append(f"mkdir {new} && {' '.join(lfs_setstripe_args(new, count, size))}")
+        lines.append(f"mkdir {new} && "
+                     f"{' '.join(lfs_setstripe_words(new, count, _size_arg(size)))}")
         n += 1
         if n >= 20:
             break

@@ -16,15 +16,12 @@ from typing import TYPE_CHECKING
 
 from iolab.model.files import APP
 from iolab.model.mpilib import MpiLibrary, mpi_library
-from iolab.units import LUSTRE_STRIPE_UNIT
 
 if TYPE_CHECKING:
     from iolab.model.job import Model
 
 # Darshan keeps at most this many characters of the command line (DARSHAN_EXE_LEN - 1).
 _DARSHAN_EXE_MAX = 1023
-# Lustre: stripe sizes are multiples of 64 KiB, below 4 GiB.
-LUSTRE_STRIPE_MAX = (4 << 30) - LUSTRE_STRIPE_UNIT
 
 
 @dataclass(frozen=True)

@@ -4,18 +4,20 @@
 - Cray MPICH's ``MPICH_MPIIO_HINTS``: ``pattern:key=value:...``, one entry per file pattern,
   comma-separated, so no value may hold ``:`` or ``,``;
 - Open MPI OMPIO: ``export OMPI_MCA_<name>=value``, from the ROMIO hints each parameter stands
-  for (the catalogue's ``ompio_from``).
+  for (the catalogue's ``ompio_from``);
+- Lustre: ``lfs setstripe`` with the flags of the catalogue's ``lfs`` rows.
 
-diagnose's fix files and tune's winner files both call these, and both from the same data:
-the :class:`~iolab.settings.change.SettingChange` rows a fix or a winner sets
-(:func:`changes`, then :func:`hints_file_of`, :func:`cray_line`, :func:`mca_lines`,
-:func:`romio_env_lines`, :func:`lfs_setstripe_args`).
+diagnose's fix files, tune's trials and winner files and ``iolab bench --stripe-*`` all call
+these, diagnose and tune from the same data: the :class:`~iolab.settings.change.SettingChange`
+rows a fix or a winner sets (:func:`changes`, then :func:`hints_file_of`, :func:`cray_line`,
+:func:`mca_lines`, :func:`romio_env_lines`, :func:`lfs_setstripe`).
 """
 
 from __future__ import annotations
 
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Union
 
 from iolab.settings.catalogue import (
     ROMIO_SWITCH,
@@ -26,6 +28,42 @@ from iolab.settings.catalogue import (
     setting,
 )
 from iolab.settings.change import SettingChange
+
+# A value on a command line: a number, or a word the caller has already made shell-safe
+# (diagnose's scripts pass "1M" and '"$c"').
+Arg = Union[int, str]
+
+
+def _lfs_flag(row_name: str) -> str:
+    row = setting(row_name)
+    if row is None or not row.flag:
+        raise KeyError(f"the catalogue has no lfs row {row_name}")
+    return row.flag
+
+
+def _size_word(size: Arg) -> str:
+    """A stripe size as lfs takes it: a number of bytes as ``4M`` / ``64K`` (lfs_size), a word
+    the caller made (``1M``, ``"$s"``) as it is."""
+    if isinstance(size, int) or size.isdigit():
+        return lfs_size(int(size))
+    return size
+
+
+def lfs_setstripe(target: str, count: Arg | None = None, size: Arg | None = None,
+                  components: Sequence[tuple[Arg, Arg | None, Arg | None]] = ()
+                  ) -> list[str]:
+    """The words of ``lfs setstripe`` giving ``target`` (a file before it is written, or a
+    folder whose new files inherit it) ``count`` stripes of ``size`` bytes; a progressive
+    layout as ``components`` of (end, count, size), each written ``-E END -c N -S SIZE``
+    (end -1: to the end of the file), before the plain count and size if any."""
+    def layout(c: Arg | None, s: Arg | None) -> list[str]:
+        return ([_lfs_flag("lfs.stripe_count"), str(c)] if c is not None else []) + (
+            [_lfs_flag("lfs.stripe_size"), _size_word(s)] if s is not None else [])
+    args: list[str] = []
+    for end, c, s in components:
+        args += [_lfs_flag("lfs.component_end"), str(end), *layout(c, s)]
+    return ["lfs", "setstripe", *args, *layout(count, size), target]
+
 
 # Characters MPICH_MPIIO_HINTS uses as separators: a value holding one cannot be carried.
 _CRAY_SEPARATORS = set(":,")
@@ -232,15 +270,3 @@ def lfs_size(size: int) -> str:
     if size % (1 << 20) == 0:
         return f"{size >> 20}M"
     return f"{size >> 10}K" if size % (1 << 10) == 0 else str(size)
-
-
-def lfs_setstripe_args(target: str, count: str | int | None = None,
-                       size: str | int | None = None) -> list[str]:
-    """``lfs setstripe [-c COUNT] [-S SIZE] TARGET`` as words (COUNT may be a shell
-    expansion such as ``"$c"``, which the caller quotes)."""
-    args = ["lfs", "setstripe"]
-    if count is not None:
-        args += ["-c", str(count)]
-    if size is not None:
-        args += ["-S", lfs_size(int(size))]
-    return [*args, target]

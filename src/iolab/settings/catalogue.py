@@ -1,14 +1,25 @@
-"""Every MPI-IO setting iolab reads, recommends, tunes or applies, as rows of data.
+"""Every I/O setting iolab reads, recommends, tunes or applies, as rows of data.
 
-One row per setting the MPI library knows: ROMIO hints (MPICH, Intel MPI, Open MPI's ROMIO
-component), their Cray MPICH and Lustre-driver variants, Open MPI OMPIO's MCA parameters
-(with the ROMIO hints each one stands for) and Open MPI's switch to ROMIO. diagnose's hints
-writer, tune's knobs and the engine's value check (engine/src/hints.c, compared by
-tests/settings) all read these rows: adding a hint is adding a row.
+One row per setting, of one *kind* (KINDS: how it is applied):
+- ``hint``: MPI_Info hints: ROMIO's (MPICH, Intel MPI, Open MPI's ROMIO component), their
+  Cray MPICH and Lustre-driver variants;
+- ``mca``: Open MPI's MCA parameters (OMPIO's, with the ROMIO hints each one stands for, and
+  Open MPI's switch to ROMIO);
+- ``pnetcdf``: PnetCDF's hints (MPI_Info given to ncmpi_create/ncmpi_open, or PNETCDF_HINTS);
+- ``hdf5``: HDF5 file/dataset properties, set by H5P calls in the program (a code change);
+- ``lfs``: Lustre layouts (``lfs setstripe`` on a file or a folder);
+- ``env``: environment variables (iolab's IOLAB_BUFFER, MPICH/Cray MPICH's, ROMIO's);
+- ``srun``: Slurm placement (srun/sbatch options, or srun's input environment);
+- ``engine``: the engine's workload options, made at load time from the engine's own table
+  (:func:`engine_rows` of ``iolab-bench --list-options``), never typed here.
+
+diagnose's fix writers, tune's knobs, ``iolab bench`` and the engine's value check
+(engine/src/hint_forms.def, generated from these rows by :mod:`iolab.settings.c_table`) all
+read them: adding a hint is adding a row.
 
 A row says
 - where it exists: ``libraries`` ("romio", "cray", "ompio") and ``driver`` ("lustre": read
-  only by ROMIO's Lustre driver; "" every file system);
+  only by ROMIO's Lustre driver, or a Lustre layout; "" every file system);
 - its domain: ``domain`` (see DOMAINS) and, for "choice", the words (``choices``);
   :func:`parse` accepts exactly the values of the domain;
 - its default per library (``defaults``; a library missing from it: none recorded, or none
@@ -16,17 +27,21 @@ A row says
   ad_lustre_hints.c and OMPIO's MCA defaults;
 - how it is applied (:func:`applied_by`; :mod:`iolab.settings.apply` writes the lines) and
   how its effective value is read back (:func:`read_back`);
+- how a command line or the program writes it: ``flag`` (``lfs setstripe -c``, ``srun
+  --cpu-bind``), ``env`` (the environment variable that carries it: PNETCDF_HINTS,
+  SLURM_CPU_BIND...), ``calls`` (the H5P calls of an HDF5 property);
 - for tune: ``knob`` (the name ``iolab tune`` uses) and ``explore`` (what a preset tries;
   empty: not a knob), ``knob_choices`` (the values tune offers for a config list).
 
-Left for later slices (issue #30): Lustre layouts (``lfs``), PnetCDF/HDF5 settings,
-environment (IOBUF, Cray's MPIO_DIRECT_*), Slurm placement, engine options, GPFS hints.
+Defaults that do not depend on the MPI library (a Lustre stripe size, HDF5's) are keyed
+``"*"``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from iolab.units import LUSTRE_STRIPE_UNIT
 
@@ -44,10 +59,28 @@ DOMAINS = {
     "stripe": "a Lustre stripe size in bytes, a multiple of 64 KiB",
     "osts": "a Lustre stripe count, at least 1",
     "choice": "one of the row's words",
+    "lfs_count": "a Lustre stripe count: 1 or more, or -1 for every OST",
+    "pfl_end": "the end of a Lustre PFL component in bytes, a multiple of 64 KiB, or -1 "
+               "(to the end of the file)",
+    "text": "any value: its reader checks it (a path, a spec, a list)",
+}
+KINDS = {
+    "hint": "MPI_Info hint (ROMIO / Cray MPICH)",
+    "mca": "Open MPI MCA parameter",
+    "pnetcdf": "PnetCDF hint",
+    "hdf5": "HDF5 property (H5P call)",
+    "lfs": "Lustre layout (lfs setstripe)",
+    "env": "environment variable",
+    "srun": "Slurm placement (srun / sbatch option)",
+    "engine": "iolab-bench workload option",
 }
 MODE = ("automatic", "enable", "disable")
 BOOL = ("true", "false")
 NUMERIC = ("bytes", "count", "number", "stripe", "osts")
+# Lustre's layout unit (iolab.units.LUSTRE_STRIPE_UNIT, the one name for it, 64 KiB): stripe
+# sizes and PFL component ends are multiples of it. The largest stripe size Lustre takes
+# (below 4 GiB):
+LUSTRE_STRIPE_MAX = (4 << 30) - LUSTRE_STRIPE_UNIT
 
 KiB, MiB = 1 << 10, 1 << 20
 
@@ -79,11 +112,20 @@ class Setting:
     knob_choices: tuple[str, ...] = ()
     collective_only: bool = False  # read only inside collective calls
     ompio_from: tuple[OmpioFrom, ...] = ()
+    # one of KINDS; "" for the MPI library's own rows: "mca" with "ompio", else "hint"
+    kind: str = ""
+    flag: str = ""  # the command-line option that sets it (lfs, srun, the engine)
+    env: str = ""  # the environment variable that carries it, where one does
+    calls: tuple[str, ...] = ()  # the library calls that set it in a program (HDF5)
+
+    def __post_init__(self) -> None:
+        if not self.kind:
+            object.__setattr__(self, "kind", "mca" if "ompio" in self.libraries else "hint")
 
     @property
     def is_hint(self) -> bool:
-        """An MPI_Info hint (ROMIO or Cray MPICH), not an MCA parameter."""
-        return "ompio" not in self.libraries
+        """An MPI_Info hint of the MPI library (ROMIO or Cray MPICH)."""
+        return self.kind == "hint"
 
     @property
     def knob_name(self) -> str:
@@ -94,17 +136,110 @@ class Setting:
         return {"mode": MODE, "bool": BOOL, "choice": self.choices}.get(self.domain, ())
 
     def engine_form(self) -> str | None:
-        """What engine/src/hints.c checks for this hint: "number", the '|'-separated words,
-        or None when it takes anything (a config list)."""
+        """What the engine checks for this hint (engine/src/hint_forms.def): "number", the
+        '|'-separated words, or None when it takes anything (a config list)."""
         if self.domain in NUMERIC:
             return "number"
-        words = self.accepted()
+        # the engine's message has always listed a switch's words in this order
+        words = ("enable", "disable", "automatic") if self.domain == "mode" else self.accepted()
         return "|".join(words) if words else None
 
 
 _TRI = MODE
 _HINT = ("romio", "cray")
 _OMPIO = ("ompio",)
+_ANY = LIBRARIES
+_LUSTRE_DEFAULT_SIZE = str(1 << 20)  # Lustre's default stripe size (lustre/include)
+
+# The settings outside the MPI library: PnetCDF, HDF5, Lustre layouts, environment, Slurm.
+OTHER_ROWS: tuple[Setting, ...] = (
+    # PnetCDF's hints (PnetCDF's own docs; mpinetcdf.c reads them from the MPI_Info given to
+    # ncmpi_create/ncmpi_open, then from PNETCDF_HINTS="key=value;key=value", which wins).
+    *(Setting(name, _ANY, domain, doc, defaults=dict(defaults), kind="pnetcdf",
+              env="PNETCDF_HINTS", choices=choices)
+      for name, domain, doc, defaults, choices in (
+          ("nc_header_align_size", "bytes", "alignment of the file header's extent "
+           "(room to add metadata later without moving data)", {}, ()),
+          ("nc_var_align_size", "bytes", "alignment of the first fixed-size variable (set it "
+           "to the file system's block or stripe size)", {"*": "512"}, ()),
+          ("nc_record_align_size", "bytes", "alignment of the record variables' section",
+           {}, ()),
+          ("nc_header_read_chunk_size", "bytes", "bytes read at a time when the header is read",
+           {"*": str(256 * KiB)}, ()),
+          ("nc_ibuf_size", "bytes", "buffer for nonblocking requests' type conversion",
+           {"*": str(16 * MiB)}, ()),
+          ("nc_in_place_swap", "choice", "byte swap in the user's buffer (no copy)",
+           {"*": "auto"}, ("enable", "disable", "auto")))),
+    # HDF5 properties: H5P calls in the program (a code change); the engine's option stands
+    # for one on a proxy workload (knob).
+    Setting("hdf5.alignment", _ANY, "bytes", "objects above the threshold start at a "
+            "multiple of this (file access property)", defaults={"*": "1"}, kind="hdf5",
+            calls=("H5Pset_alignment",), knob="hdf5.align"),
+    Setting("hdf5.meta_block_size", _ANY, "bytes", "metadata aggregation block (file access "
+            "property)", defaults={"*": "2048"}, kind="hdf5", calls=("H5Pset_meta_block_size",)),
+    Setting("hdf5.coll_metadata_ops", _ANY, "bool", "metadata reads done collectively (one "
+            "rank reads, broadcasts)", defaults={"*": "false"}, kind="hdf5",
+            calls=("H5Pset_all_coll_metadata_ops",), knob="hdf5.coll-metadata"),
+    Setting("hdf5.coll_metadata_write", _ANY, "bool", "metadata writes done collectively",
+            defaults={"*": "false"}, kind="hdf5", calls=("H5Pset_coll_metadata_write",),
+            knob="hdf5.coll-metadata"),
+    Setting("hdf5.chunk_cache", _ANY, "bytes", "raw-data chunk cache per dataset (rdcc_nbytes)",
+            defaults={"*": str(1 * MiB)}, kind="hdf5",
+            calls=("H5Pset_chunk_cache", "H5Pset_cache")),
+    Setting("hdf5.fill_time", _ANY, "choice", "when a dataset's fill value is written "
+            "(never: the program writes every element)", defaults={"*": "ifset"},
+            choices=("ifset", "alloc", "never"), kind="hdf5", calls=("H5Pset_fill_time",)),
+    # Lustre layouts: lfs setstripe on a file (before it is written) or a folder (its new
+    # files inherit it); PFL components with -E END before each component's -c/-S.
+    Setting("lfs.stripe_count", _ANY, "lfs_count", "Lustre stripe count (OSTs per file)",
+            driver="lustre", kind="lfs", flag="-c",
+            explore=("1", "2", "4", "8")),
+    Setting("lfs.stripe_size", _ANY, "stripe", "Lustre stripe size, a multiple of 64 KiB",
+            defaults={"*": _LUSTRE_DEFAULT_SIZE}, driver="lustre", kind="lfs", flag="-S",
+            explore=("1M", "4M", "16M")),
+    Setting("lfs.component_end", _ANY, "pfl_end", "end of a progressive file layout "
+            "component (the next one starts there)", driver="lustre", kind="lfs", flag="-E"),
+    # Environment variables.
+    Setting("IOLAB_BUFFER", _ANY, "text", "iolab's buffering of small POSIX/stdio requests "
+            "(PATTERN:size=...:count=..., docs/buffer.md; the library checks it)",
+            kind="env", env="IOLAB_BUFFER"),
+    Setting("ROMIO_HINTS", ("romio",), "text", "the hints file ROMIO reads at each open",
+            kind="env", env="ROMIO_HINTS"),
+    Setting("ROMIO_PRINT_HINTS", ("romio",), "choice", "ROMIO prints the hints of each open",
+            choices=("0", "1"), kind="env", env="ROMIO_PRINT_HINTS"),
+    Setting("MPICH_MPIIO_HINTS", ("cray",), "text", "Cray MPICH's hints per file pattern "
+            "(PATTERN:key=value:..., comma-separated)", kind="env", env="MPICH_MPIIO_HINTS"),
+    Setting("MPICH_MPIIO_HINTS_DISPLAY", ("cray",), "choice",
+            "Cray MPICH prints the hints of each open", defaults={"cray": "0"},
+            choices=("0", "1"), kind="env", env="MPICH_MPIIO_HINTS_DISPLAY"),
+    Setting("MPICH_MPIIO_STATS", ("cray",), "choice", "Cray MPICH's MPI-IO statistics at "
+            "close (1: summary, 2: per-rank files too)", defaults={"cray": "0"},
+            choices=("0", "1", "2"), kind="env", env="MPICH_MPIIO_STATS"),
+    *(Setting(f"MPIO_DIRECT_{d.upper()}", ("cray",), "choice", f"O_DIRECT {d}s in MPI-IO "
+              "(aligned requests only)", defaults={"cray": "FALSE"}, choices=("TRUE", "FALSE"),
+              kind="env", env=f"MPIO_DIRECT_{d.upper()}") for d in ("read", "write")),
+    # More of Open MPI's MCA parameters (ompi_info --level 9, Open MPI 4.1).
+    Setting("fs_ufs_lock_algorithm", _OMPIO, "choice", "OMPIO's file locking on ufs (0: "
+            "auto, 1: never, 2: whole file, 3: ranges)", choices=("0", "1", "2", "3"),
+            defaults={"ompio": "0"}),
+    Setting("io_ompio_cycle_buffer_size", _OMPIO, "bytes",
+            "OMPIO's bytes per call of an individual read/write (larger ones are split)",
+            defaults={"ompio": str(512 * MiB)}),
+    # Slurm placement: srun/sbatch options, or srun's input environment (SLURM_*), which
+    # the user's own srun line takes without a change.
+    Setting("ntasks-per-node", _ANY, "count", "ranks per node", kind="srun",
+            flag="--ntasks-per-node", env="SLURM_NTASKS_PER_NODE"),
+    Setting("cpus-per-task", _ANY, "count", "CPUs for each rank", kind="srun",
+            flag="--cpus-per-task", env="SLURM_CPUS_PER_TASK"),
+    Setting("cpu-bind", _ANY, "choice", "binding of ranks to CPUs", kind="srun",
+            choices=("cores", "threads", "sockets", "none", "rank"), flag="--cpu-bind",
+            env="SLURM_CPU_BIND"),
+    Setting("core-spec", _ANY, "number", "cores per node kept for the OS (-S; asked when "
+            "the allocation is made)", kind="srun", flag="--core-spec"),
+    Setting("hint", _ANY, "choice", "one task per core, or per hardware thread", kind="srun",
+            choices=("nomultithread", "multithread", "compute_bound", "memory_bound"),
+            flag="--hint", env="SLURM_HINT"),
+)
 
 SETTINGS: tuple[Setting, ...] = (
     # ROMIO hints (ROMIO's users guide, MPICH adio/common/ad_hints.c; Cray's intro_mpi lists
@@ -162,7 +297,13 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("romio_lustre_ds_in_coll", _HINT, "mode",
             "data sieving (read-modify-write of holes) inside collective writes",
             defaults={"romio": "enable"}, driver="lustre", collective_only=True),
+    # ROMIO reports "aar" (and a realm size once realms persist); it reads its own forms
+    Setting("romio_cb_fr_types", _HINT, "text",
+            "how persistent file realms are assigned (aar, or a realm size)",
+            defaults={"romio": "aar"}, collective_only=True),
     # Cray MPICH only (intro_mpi).
+    Setting("direct_io", ("cray",), "bool", "O_DIRECT for the file (Cray MPICH)",
+            defaults={"cray": "false"}),
     Setting("cray_cb_nodes_multiplier", ("cray",), "count",
             "aggregators per OST (Cray's Lustre collective buffering)", driver="lustre",
             collective_only=True),
@@ -200,6 +341,7 @@ SETTINGS: tuple[Setting, ...] = (
     # makes ROMIO read the hints above.
     Setting("io", _OMPIO, "choice", "Open MPI's MPI-IO component (ROMIO instead of OMPIO)",
             choices=("ompio", "^ompio", "romio321", "romio341")),
+    *OTHER_ROWS,
 )
 
 ROMIO_SWITCH = "io"
@@ -221,12 +363,43 @@ def hints() -> tuple[Setting, ...]:
 
 
 def ompio_parameters() -> tuple[Setting, ...]:
-    return tuple(s for s in settings() if not s.is_hint)
+    return tuple(s for s in settings() if s.kind == "mca")
+
+
+# The engine's option types (engine/src/options.h) as domains: its own parser reads sizes,
+# lists, signed integers (-1 meaning "not set") and fractions, so those take "text" here.
+_ENGINE_DOMAINS = {"bool": "bool", "enum": "choice"}
+
+
+def engine_rows(table: Iterable[Mapping[str, Any]]) -> tuple[Setting, ...]:
+    """The engine's workload options as rows (kind "engine"), made from its own option table
+    (``iolab-bench --list-options``: ``{name, key, type, owner, default, unit, choices,
+    help}``), never typed here. Actions (``--help``) are not settings."""
+    rows = []
+    for opt in table:
+        if opt["type"] == "action":
+            continue
+        choices = tuple(map(str, opt.get("choices") or ()))
+        domain = _ENGINE_DOMAINS.get(str(opt["type"]), "text")
+        if domain == "choice" and not choices:
+            domain = "text"
+        default = opt.get("default")
+        rows.append(Setting(str(opt["name"]), LIBRARIES, domain, str(opt.get("help") or ""),
+                            defaults={"*": str(default)} if default is not None else {},
+                            choices=choices if domain == "choice" else (), kind="engine",
+                            flag=f"--{opt['name']}"))
+    return tuple(rows)
+
+
+def of_kind(*kinds: str) -> tuple[Setting, ...]:
+    """The rows of these kinds (KINDS)."""
+    return tuple(s for s in settings() if s.kind in kinds)
 
 
 def default(row: Setting, library: str = "romio") -> str | None:
-    """The library's own value when nothing sets it (None: none recorded)."""
-    return row.defaults.get(library)
+    """The library's own value when nothing sets it (None: none recorded); ``"*"`` keys a
+    default that is the same under every MPI library (Lustre's, HDF5's, PnetCDF's)."""
+    return row.defaults.get(library, row.defaults.get("*"))
 
 
 def parse(row: Setting, value: str) -> str | None:
@@ -240,6 +413,15 @@ def parse(row: Setting, value: str) -> str | None:
         host, sep, per = v.partition(":")
         ok = host == "*" and sep and (per == "*" or (per.isdigit() and int(per) >= 1))
         return v if ok else None
+    if row.domain == "text":
+        return v or None
+    if row.domain in ("lfs_count", "pfl_end") and v == "-1":
+        return v
+    if row.domain == "lfs_count":
+        return str(int(v)) if v.isdigit() and int(v) >= 1 else None
+    if row.domain == "pfl_end":
+        ok = v.isdigit() and int(v) >= 1 and int(v) % LUSTRE_STRIPE_UNIT == 0
+        return str(int(v)) if ok else None
     if row.domain in NUMERIC and v.isdigit():
         n = int(v)
         if row.domain == "number" or (n >= 1 and (
@@ -253,9 +435,33 @@ def mca_env(row: Setting) -> str:
     return f"OMPI_MCA_{row.name}"
 
 
+_APPLIED_OTHER = {
+    "pnetcdf": lambda r: (f"MPI_Info_set(info, \"{r.name}\", VALUE) before ncmpi_create/"
+                          "ncmpi_open", f"{r.env}='{r.name}=VALUE;...' (wins over the code)"),
+    "hdf5": lambda r: (f"{' / '.join(r.calls)} on the property list (a code change)",),
+    "lfs": lambda r: (f"lfs setstripe {r.flag} VALUE FILE_OR_FOLDER (a file before it is "
+                      "written; a folder's new files inherit it)",),
+    "env": lambda r: (f"export {r.env}=VALUE before the launch",),
+    "srun": lambda r: (f"srun/sbatch {r.flag}=VALUE",
+                       *([f"export {r.env}=VALUE (srun's input environment)"] if r.env
+                         else [])),
+    "engine": lambda r: (f"iolab bench / iolab-bench {r.flag} VALUE",),
+}
+_READ_BACK_OTHER = {
+    "pnetcdf": "ncmpi_inq_file_info (the hints PnetCDF uses)",
+    "hdf5": "the H5Pget_ call of the property, on the file's own property list",
+    "lfs": "lfs getstripe -y (engine JSON environment.striping for iolab bench)",
+    "env": "the launch environment (engine JSON environment; iolab hints for the MPI's)",
+    "srun": "SLURM_* variables inside the job (scontrol show job)",
+    "engine": "engine JSON config",
+}
+
+
 def applied_by(row: Setting) -> tuple[str, ...]:
     """How a user applies the setting, per library (what :mod:`iolab.settings.apply`
     writes)."""
+    if row.kind in _APPLIED_OTHER:
+        return tuple(_APPLIED_OTHER[row.kind](row))
     out = []
     if "romio" in row.libraries:
         out += [f"hints file line '{row.name} VALUE' named by ROMIO_HINTS",
@@ -271,6 +477,8 @@ def read_back(row: Setting) -> str:
     """Where the effective value is read: MPI_File_get_info for hints (the engine's
     ``hints.effective``, shown by ``iolab hints``), ompi_info for MCA parameters (Open MPI
     echoes hints, so ``iolab hints`` lists these instead)."""
+    if row.kind in _READ_BACK_OTHER:
+        return _READ_BACK_OTHER[row.kind]
     if row.is_hint:
         return "MPI_File_get_info (engine JSON hints.effective; iolab hints)"
     return f"ompi_info --param all all --level 9 --parsable: {row.name} (iolab hints)"

@@ -35,7 +35,7 @@ from iolab.settings.apply import (
     cray_carried,
     cray_line,
     hints_file_of,
-    lfs_setstripe_args,
+    lfs_setstripe,
     mca_lines,
     romio_env_lines,
 )
@@ -138,7 +138,7 @@ def render(data: WinnerChanges, directory: Path, output_dir: str | None = None
         files[ENV] = "# source this before the run: . ./env.sh\n" + "\n".join(env) + "\n"
     lfs = {s.name: s.value for s in settings if s.library == "lfs"}
     if lfs:
-        cmd = lfs_setstripe_args(output_dir or "OUTPUT_DIR", lfs.get("lfs.stripe_count"),
+        cmd = lfs_setstripe(output_dir or "OUTPUT_DIR", lfs.get("lfs.stripe_count"),
                                  lfs.get("lfs.stripe_size"))
         files[LFS] = ("# run once on the job's own, still empty, output directory\n"
                       + shlex.join(cmd) + "\n")

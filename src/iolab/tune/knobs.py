@@ -106,21 +106,26 @@ class Knob:
         return str(n)
 
 
-
-# The knobs of the MPI library's settings come from the catalogue (iolab.settings): its rows
-# with values to explore. Their value forms, as tune writes and checks them:
-# domain -> (value_type, minimum, multiple_of).
+_UNIT = LUSTRE_STRIPE_UNIT
+# The knobs of the MPI library's settings and of Lustre's layout come from the catalogue
+# (iolab.settings): its rows with values to explore. Their value forms, as tune writes and
+# checks them: domain -> (value_type, minimum, multiple_of).
 _FORM = {"bytes": ("size", 4096, 1), "count": ("int", 1, 1), "osts": ("int", 1, 1),
-         "number": ("int", 0, 1), "stripe": ("size", LUSTRE_STRIPE_UNIT, LUSTRE_STRIPE_UNIT)}
+         "number": ("int", 0, 1), "stripe": ("size", _UNIT, _UNIT),
+         "lfs_count": ("int", -1, 1)}
+# The catalogue's kinds tune turns, and the knob kind of each.
+_ROW_KINDS = {"hint": "romio", "mca": "ompio", "lfs": "lfs"}
 
 
 def _knob_of(row: catalogue.Setting) -> Knob:
     """The knob of a catalogue row (``row.explore`` not empty)."""
     value_type, minimum, multiple = _FORM.get(row.domain, ("enum", 0, 1))
     choices = (row.knob_choices or row.accepted()) if value_type == "enum" else ()
-    kind = "romio" if row.is_hint else "ompio"
-    plain = catalogue.default(row, kind) or ""
-    knob = Knob(row.knob_name, kind, value_type, row.explore, row.doc,
+    kind = _ROW_KINDS[row.kind]
+    plain = catalogue.default(row, kind) or "" if kind != "lfs" else ""
+    # an lfs knob says the command that applies it, as its help always did
+    doc = f"lfs setstripe {row.flag}" if kind == "lfs" else row.doc
+    knob = Knob(row.knob_name, kind, value_type, row.explore, doc,
                 key=row.name if row.knob else "", choices=choices, minimum=minimum,
                 multiple_of=multiple, collective_only=row.collective_only)
     try:  # a default outside the knob's range (OMPIO's -1: "OMPIO decides") is not a value
@@ -130,7 +135,7 @@ def _knob_of(row: catalogue.Setting) -> Knob:
     return dataclasses.replace(knob, default=plain)
 
 
-_OTHER_KNOBS: tuple[Knob, ...] = (
+_ENGINE_KNOBS: tuple[Knob, ...] = (
     # The workload's own settings (engine options).
     Knob("posix.mode", "engine", "enum", ("buffered", "sync", "direct"),
          "POSIX I/O mode: page cache, O_DSYNC, O_DIRECT",
@@ -152,11 +157,8 @@ _OTHER_KNOBS: tuple[Knob, ...] = (
     Knob("hdf5.coll-metadata", "engine", "bool", ("false", "true"),
          "collective metadata reads and writes (H5Pset_all_coll_metadata_ops, "
          "H5Pset_coll_metadata_write)"),
-    # Lustre striping of the output directory, where lfs exists.
-    Knob("lfs.stripe_count", "lfs", "int", ("1", "2", "4", "8"), "lfs setstripe -c",
-         minimum=-1),
-    Knob("lfs.stripe_size", "lfs", "size", ("1M", "4M", "16M"), "lfs setstripe -S",
-         minimum=LUSTRE_STRIPE_UNIT, multiple_of=LUSTRE_STRIPE_UNIT),
+)
+_LAUNCH_KNOBS: tuple[Knob, ...] = (
     # Placement under Slurm: bench workloads through iolab bench's own launch options, a
     # command through srun's input environment (see LAUNCH).
     Knob("slurm.cpu_bind", "launch", "enum", ("cores", "threads", "none"), "srun --cpu-bind",
@@ -168,21 +170,32 @@ _OTHER_KNOBS: tuple[Knob, ...] = (
          "srun --cpus-per-task (CPUs for each rank)", minimum=1),
 )
 
+# The catalogue's Slurm row of each launch knob, and iolab bench's own option for it.
+LAUNCH_ROWS = {"slurm.cpu_bind": ("cpu-bind", "--cpu-bind"),
+               "slurm.ranks_per_node": ("ntasks-per-node", "--ppn"),
+               "slurm.cpus_per_rank": ("cpus-per-task", "--cpus-per-rank")}
+
+
+def _launch(row_name: str, bench_option: str) -> tuple[str, str, str]:
+    row = catalogue.setting(row_name)
+    assert row is not None and row.kind == "srun", row_name
+    return bench_option, row.env, row.flag
+
+
 # How a launch knob is applied: (iolab bench option, srun input environment variable, srun
-# option for the user's job script).
+# option for the user's job script), the last two from the catalogue's Slurm rows.
 LAUNCH: dict[str, tuple[str, str, str]] = {
-    "slurm.cpu_bind": ("--cpu-bind", "SLURM_CPU_BIND", "--cpu-bind"),
-    "slurm.ranks_per_node": ("--ppn", "SLURM_NTASKS_PER_NODE", "--ntasks-per-node"),
-    "slurm.cpus_per_rank": ("--cpus-per-rank", "SLURM_CPUS_PER_TASK", "--cpus-per-task"),
-}
+    knob: _launch(*how) for knob, how in LAUNCH_ROWS.items()}
 
 
 
 def all_knobs() -> tuple[Knob, ...]:
-    """Every knob: the catalogue's settings (read now, so a row added there is tunable),
-    then the workload's, Lustre's and the launch's."""
-    hint_knobs = tuple(_knob_of(r) for r in catalogue.settings() if r.explore)
-    return hint_knobs + _OTHER_KNOBS
+    """Every knob: the catalogue's MPI settings (read now, so a row added there is
+    tunable), then the workload's, Lustre's (catalogue rows too) and the launch's."""
+    rows = [r for r in catalogue.settings() if r.explore and r.kind in _ROW_KINDS]
+    hint_knobs = tuple(_knob_of(r) for r in rows if r.kind != "lfs")
+    lfs_knobs = tuple(_knob_of(r) for r in rows if r.kind == "lfs")
+    return hint_knobs + _ENGINE_KNOBS + lfs_knobs + _LAUNCH_KNOBS
 
 # What ``--preset`` explores, per workload family (MPI-IO presets by implementation).
 PRESETS: dict[str, tuple[str, ...]] = {

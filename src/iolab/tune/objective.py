@@ -33,7 +33,8 @@ from iolab import backends
 from iolab.bench.subrun import run_bench
 from iolab.errors import UsageError
 from iolab.launch import allocation_nodes, allocation_tasks_per_node, sbatch_command
-from iolab.settings.apply import hints_file, lfs_setstripe_args, mpich_mpiio_hints
+from iolab.settings.apply import hints_file, mpich_mpiio_hints
+from iolab.settings.apply import lfs_setstripe as lfs_command
 from iolab.tune.knobs import LAUNCH, Knob, all_knobs, knob
 from iolab.tune.space import DEFAULT
 
@@ -96,9 +97,8 @@ def lfs_setstripe(params: Mapping[str, str], directory: str | os.PathLike[str]) 
     lfs = {k.name: v for k, v in set_params(params).items() if k.kind == "lfs"}
     if not lfs:
         return None
-    # one lfs writer with diagnose's fix files and the winner's lfs.sh
-    return lfs_setstripe_args(str(directory), lfs.get("lfs.stripe_count"),
-                              lfs.get("lfs.stripe_size"))
+    # one lfs writer with diagnose's fix files, bench's striping and the winner's lfs.sh
+    return lfs_command(str(directory), lfs.get("lfs.stripe_count"), lfs.get("lfs.stripe_size"))
 
 
 def _apply_lfs(params: Mapping[str, str], directory: Path) -> str | None:
