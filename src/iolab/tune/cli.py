@@ -206,7 +206,8 @@ def _check_bench_workload(argv: list[str]) -> argparse.Namespace:
 def _from_log(args: argparse.Namespace) -> dict[str, Any]:
     """The proxy and the predictions; the space gains the predicted knobs and values, and
     the proxy's interface preset when the user named none."""
-    from iolab.tune.fromlog import from_log
+    from iolab.diagnose.proof import log_identity
+    from iolab.tune.fromlog import from_model, load_log
     from iolab.tune.knobs import parse_size
 
     if args.proxy_ranks < 1:
@@ -216,7 +217,8 @@ def _from_log(args: argparse.Namespace) -> dict[str, Any]:
     except ValueError:
         raise UsageError(f"--proxy-bytes {args.proxy_bytes!r}: expected a size like 64M"
                          ) from None
-    proxy, preds = from_log(args.from_log, args.proxy_ranks, max_bytes)
+    model = load_log(args.from_log)
+    proxy, preds = from_model(model, args.proxy_ranks, max_bytes)
     if not args.preset and not args.knob and not args.space:
         args.preset = [proxy.api]
     named = {a.partition("=")[0] for a in args.knob}
@@ -235,7 +237,9 @@ def _from_log(args: argparse.Namespace) -> dict[str, Any]:
         args.target = "read"
     for line in proxy.description:
         print(f"iolab tune: {line}", file=sys.stderr)
-    return {"log": str(args.from_log), "proxy": proxy.description,
+    # the job the log recorded, so that diagnose --proof shows this tune for that log only
+    return {"log": str(args.from_log), "log_identity": log_identity(model),
+            "proxy": proxy.description,
             "bench_args": proxy.bench_args, "predictions": [p.to_json() for p in preds]}
 
 
