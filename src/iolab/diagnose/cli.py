@@ -56,10 +56,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="number of nodes of the job (iolab profiles know it)")
     p.add_argument("--cores-per-node", type=int, metavar="N",
                    help="cores per node, for the one-I/O-stream-per-node rule")
-    p.add_argument("--proof", type=int, metavar="TUNE_ID",
+    p.add_argument("--proof", type=int, metavar="TUNE_ID", action="append",
                    help="show next to each fix the verdict measured on the real command by "
                         "iolab tune --from-log LOG -- COMMAND (tune TUNE_ID, of this log); "
-                        "without it each fix is 'predicted, not proven here'")
+                        "a proxy tune of this log (iolab tune --from-log LOG) adds the "
+                        "proxy's evidence beside the code changes; give one of each "
+                        "(--proof A --proof B); without it each fix is 'predicted, not "
+                        "proven here'")
     cli_common.add_db(p)
     p.add_argument("--list-thresholds", action="store_true", help="print thresholds and exit")
     p.add_argument("--list-rules", action="store_true", help="print the rules and exit")
@@ -128,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
                             cores_per_node=args.cores_per_node)
         model.job.notes += [note] if note else []  # in each report's JSON too
         reports.append(diagnose(model, th))
-    if args.proof is not None:
+    if args.proof:
         _attach_proof(args, reports)
     _render(args, reports)
     if args.fail_on:
@@ -139,16 +142,30 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _attach_proof(args: argparse.Namespace, reports: list) -> None:
-    """The stored proof (a tune of this log), checked before anything is written."""
+    """The stored proof and/or proxy tune (tunes of this log, one of each kind at most),
+    checked before anything is written."""
+    given = " ".join(f"--proof {i}" for i in args.proof)
     if len(reports) != 1:
-        raise UsageError(f"--proof {args.proof}: give the one log the proof was made from "
+        raise UsageError(f"{given}: give the one log the proof was made from "
                          f"(these logs make {len(reports)} reports)")
+    if len(args.proof) > 2:
+        raise UsageError(f"{given}: give at most one proof on the command and one proxy "
+                         "tune")
     conn = db.connect(args.db, must_exist=True, read_only=True)
     try:
-        row = tunes.get_tune(conn, args.proof)
+        rows = [(i, tunes.get_tune(conn, i)) for i in args.proof]
     finally:
         conn.close()
-    reports[0].proof = proof.load(row, args.proof, reports[0].model)
+    rep = reports[0]
+    for tune_id, row in rows:
+        got = proof.load(row, tune_id, rep.model)
+        attr = "proof" if isinstance(got, proof.Proof) else "proxy"
+        if getattr(rep, attr) is not None:
+            what = "proofs on the command" if attr == "proof" else "proxy tunes"
+            raise UsageError(f"{given}: tunes {getattr(rep, attr).tune_id} and {tune_id} are "
+                             f"both {what}; give one proof on the command and/or one proxy "
+                             "tune")
+        setattr(rep, attr, got)
 
 
 def _output_format(args: argparse.Namespace) -> str:

@@ -29,7 +29,7 @@ def _e(x: object) -> str:
     return escape(str(x), quote=True)
 
 
-def _finding(f: Finding, proof: list[str]) -> str:
+def _finding(f: Finding, proof: list[tuple[str, str]]) -> str:
     sev = f.severity
     d = f" ({_e(f.hit.direction)})" if f.hit.direction else ""
     out = [f'<div class="finding"><h3><span class="sev {sev}">{sev.upper()}</span> '
@@ -57,7 +57,8 @@ def _finding(f: Finding, proof: list[str]) -> str:
     if changes:
         out.append("<p><b>Changes:</b></p><ul>" + "".join(f"<li>{_e(c)}</li>" for c in changes)
                    + "</ul>")
-    out.extend(f"<p><b>Proof:</b> {_e(line)}</p>" for line in proof)  # or: predicted
+    out.extend(f"<p><b>{head.capitalize()}:</b> {_e(line)}</p>"  # or: predicted
+               for head, line in proof)
     for a in f.fix.artifacts:
         out.append(f"<details><summary>{_e(a.name)} — {_e(a.note or a.kind)}</summary>"
                    f"<pre>{_e(a.content)}</pre></details>")

@@ -104,8 +104,8 @@ def render_text(rep: Report, out: TextIO, *, color: bool | None = None,
             wr.para(", ".join(a.name for a in f.fix.artifacts)
                     + "  (write them with --emit-fixes DIR)", indent=_BODY, hang=11,
                     head="artifacts: ")
-        for line in status_lines(rep, f):  # predicted, or the verdict measured (--proof)
-            wr.para(line, indent=_BODY, hang=7, head="proof: ")
+        for head, line in status_lines(rep, f):  # predicted, proven, a proxy's evidence
+            wr.para(line, indent=_BODY, hang=len(head) + 2, head=f"{head}: ")
         if verbose:
             wr.para(f.rule.why, indent=_BODY, hang=5, head="why: ")
             for src in f.rule.sources:

@@ -134,6 +134,7 @@ class Report:
     summary: Summary
     not_judged: list[tuple[str, str]] = field(default_factory=list)  # (rule id, what is missing)
     proof: Any = None  # iolab.diagnose.proof.Proof: verdicts measured on the command (--proof)
+    proxy: Any = None  # iolab.diagnose.proof.ProxyEvidence: a proxy tune's judgements (--proof)
 
     def worst(self) -> str | None:
         return min((f.severity for f in self.findings), key=lambda s: SEVERITY_RANK[s],

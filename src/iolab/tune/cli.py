@@ -27,6 +27,7 @@ from typing import Any
 from iolab import backends, cli_common
 from iolab.bench import options
 from iolab.bench.subrun import check_args, mpiio_implementation
+from iolab.diagnose.proof import log_identity
 from iolab.errors import UsageError
 from iolab.launch import in_slurm_allocation, mpi_flavour, mpirun_program, parse_launcher_args
 from iolab.results import db
@@ -35,7 +36,7 @@ from iolab.results.tunes import tunes_json, tunes_table
 from iolab.stats import fewest_to_judge
 from iolab.tune import proof
 from iolab.tune.artifacts import write_artifacts
-from iolab.tune.fromlog import judge
+from iolab.tune.fromlog import from_model, judge, load_log
 from iolab.tune.knobs import PRESET_NAMES, all_knobs, knob, parse_size
 from iolab.tune.objective import BenchObjective, CommandObjective
 from iolab.tune.render import TrialPrinter, render_result
@@ -219,7 +220,6 @@ def _check_bench_workload(argv: list[str]) -> argparse.Namespace:
 def _from_log(args: argparse.Namespace) -> dict[str, Any]:
     """The proxy and the predictions; the space gains the predicted knobs and values, and
     the proxy's interface preset when the user named none."""
-    from iolab.tune.fromlog import from_log
 
     if args.proxy_ranks < 1:
         raise UsageError(f"--proxy-ranks {args.proxy_ranks}: at least 1")
@@ -228,7 +228,8 @@ def _from_log(args: argparse.Namespace) -> dict[str, Any]:
     except ValueError:
         raise UsageError(f"--proxy-bytes {args.proxy_bytes!r}: expected a size like 64M"
                          ) from None
-    proxy, preds = from_log(args.from_log, args.proxy_ranks, max_bytes)
+    model = load_log(args.from_log)
+    proxy, preds = from_model(model, args.proxy_ranks, max_bytes)
     if not args.preset and not args.knob and not args.space:
         args.preset = [proxy.api]
     named = {a.partition("=")[0] for a in args.knob}
@@ -245,7 +246,9 @@ def _from_log(args: argparse.Namespace) -> dict[str, Any]:
         args.target = "read"
     for line in proxy.description:
         print(f"iolab tune: {line}", file=sys.stderr)
-    return {"log": str(args.from_log), "proxy": proxy.description,
+    # the job the log recorded, so that diagnose --proof shows this tune for that log only
+    return {"log": str(args.from_log), "log_identity": log_identity(model),
+            "proxy": proxy.description,
             "bench_args": proxy.bench_args, "predictions": [p.to_json() for p in preds]}
 
 

@@ -22,6 +22,7 @@ from iolab.tune.space import DEFAULT
 
 if TYPE_CHECKING:
     from iolab.diagnose.report import Report
+    from iolab.model.job import Model
 
 
 @dataclass(frozen=True)
@@ -64,12 +65,22 @@ def predictions(report: Report) -> list[Prediction]:
 def from_log(path: str, max_ranks: int, max_rank_bytes: int
              ) -> tuple[Proxy, list[Prediction]]:
     """Load a Darshan log or iolab profile, diagnose it, and build the proxy."""
-    from iolab.diagnose.config import Thresholds
-    from iolab.diagnose.report import diagnose
+    return from_model(load_log(path), max_ranks, max_rank_bytes)
+
+
+def load_log(path: str) -> Model:
     from iolab.model.job import build_model
     from iolab.sources import load_source
 
-    model = build_model([load_source(path)])
+    return build_model([load_source(path)])
+
+
+def from_model(model: Model, max_ranks: int, max_rank_bytes: int
+               ) -> tuple[Proxy, list[Prediction]]:
+    """The proxy of a log's model and the diagnosis's predictions for it."""
+    from iolab.diagnose.config import Thresholds
+    from iolab.diagnose.report import diagnose
+
     proxy = build_proxy(model, max_ranks, max_rank_bytes)
     preds = predictions(diagnose(model, Thresholds()))
     # an HDF5 property means nothing to a proxy of another interface
