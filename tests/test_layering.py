@@ -28,7 +28,7 @@ ALLOWED: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in {
     "buffer": (),
     "profile": ("model", "sources"),
     "diagnose": ("model", "sources", "settings", "results", "pages"),
-    "bench": ("results",),
+    "bench": ("results", "settings"),  # striping: the catalogue's Lustre rows and lfs writer
     "hints": ("bench",),
     "ior": ("bench",),
     "mdtest": ("bench", "ior"),

@@ -41,7 +41,7 @@ def test_options_commands_and_hints() -> None:
         with pytest.raises(UsageError, match="--stripe-count"):
             striping.from_options(bad, "1M")
     assert striping.setstripe_command("/lus/x/f", s) == \
-        ["lfs", "setstripe", "-c", "4", "-S", "1048576", "/lus/x/f"]
+        ["lfs", "setstripe", "-c", "4", "-S", "1M", "/lus/x/f"]
     assert striping.getstripe_command("/lus/x/f") == ["lfs", "getstripe", "-y", "/lus/x/f"]
     assert striping.getstripe_command("/lus/d", directory=True) == \
         ["lfs", "getstripe", "-d", "-y", "/lus/d"]

@@ -52,10 +52,12 @@ def test_parse_takes_each_rows_domain(name: str, good: list[str], bad: list[str]
 
 
 def test_one_lfs_setstripe_builder() -> None:
-    """bench, tune and diagnose write the command with the catalogue's flags; a progressive
-    layout puts -E END before each component's count and size."""
+    """bench, tune and diagnose write the command with the catalogue's flags (a size in bytes
+    as lfs's own suffixes, as diagnose's scripts write it); a progressive layout puts -E END
+    before each component's count and size."""
     assert apply.lfs_setstripe("d", 4, 1 << 20) == ["lfs", "setstripe", "-c", "4", "-S",
-                                                     "1048576", "d"]
+                                                     "1M", "d"]
+    assert apply.lfs_setstripe("d", None, 96 << 10) == ["lfs", "setstripe", "-S", "96K", "d"]
     assert apply.lfs_setstripe("f", components=[(64 << 20, 1, "1M"), (-1, 8, "4M")]) == [
         "lfs", "setstripe", "-E", "67108864", "-c", "1", "-S", "1M", "-E", "-1", "-c", "8",
         "-S", "4M", "f"]
