@@ -5,10 +5,12 @@ or job ids, and the rankings are the readable run's under the key's hash mapping
 
 from __future__ import annotations
 
+import csv
 import html
 import io
 import json
 import os
+import re
 import stat
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
@@ -373,3 +375,34 @@ def test_a_store_whose_own_key_is_gone_is_refused_once_it_holds_jobs(
     code, out, err = triage(str(new_climate_log(tmp_path / "more")), "--store", str(where))
     assert code == 2 and "is gone" in err and len(err.strip().splitlines()) == 1
     assert sorted(str(p) for p in where.rglob("*")) == before
+
+
+def test_every_output_of_an_anonymised_store_says_so_with_the_key_id_never_the_key(
+        plain: dict, anon: dict, key: Path) -> None:
+    """Expected: the JSON (anonymized true, the key id and where the key is), the text
+    header, every CSV table (a last column, anonymized_key_id, in every row) and a visible
+    line of the dashboard say the store's names are hashes; a readable store's say nothing /
+    was: nothing in any output told a reader the names were hashes."""
+    key_id = Anonymizer(key.read_bytes(), "file").key_id
+    a, p = anon["report"], plain["report"]
+    assert a["anonymized"] is True and a["anonymization"]["key_id"] == key_id
+    assert a["anonymization"]["key_source"] == "file" and "HMAC" in a["anonymization"]["hash"]
+    assert p["anonymized"] is False and p["anonymization"] is None
+    first = anon["outputs"]["text"].splitlines()[0]
+    assert first.startswith("iolab triage: ") and "anonymised store" in first and key_id in first
+    assert "anonymised" not in plain["outputs"]["text"]
+    tables = [name for name in anon["outputs"] if name.startswith("csv")]
+    assert len(tables) == len(CSV_TABLES) + 1  # the jobs table and every --table
+    for name in tables:
+        for outs, want in ((anon["outputs"], key_id), (plain["outputs"], "")):
+            rows = list(csv.reader(io.StringIO(outs[name])))
+            assert rows[0][-1] == "anonymized_key_id", name
+            assert all(len(r) == len(rows[0]) and r[-1] == want for r in rows[1:]), name
+        assert len(list(csv.reader(io.StringIO(anon["outputs"][name])))) > 1 or \
+            name == "csv:fs-slowdowns", name  # rows to check (no file system slows here)
+    shown = re.findall(r'<p class="sub">([^<]*)</p>', anon["outputs"]["html"])
+    assert any("Anonymised store" in s and key_id in s for s in shown), shown
+    assert "nonymised store" not in plain["outputs"]["html"]
+    secret = key.read_bytes()
+    for text in anon["outputs"].values():
+        assert secret.hex() not in text and str(key) not in text

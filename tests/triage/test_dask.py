@@ -125,15 +125,23 @@ def test_a_worker_killed_mid_run_loses_nothing(tmp_path: Path) -> None:
 
 def test_a_cluster_lost_mid_run_leaves_a_store_the_next_run_completes(tmp_path: Path) -> None:
     """Expected: the scheduler SIGKILLed mid-run: one line saying what is stored, exit 1, no
-    traceback; the next run (here on the pool) reads only the rest and the report is the
-    uninterrupted run's."""
-    centre = make_centre(tmp_path / "logs", scale=3)
+    traceback; every job stored has its files rows (the batch in hand when the cluster went
+    is written whole / was: written without its files rows); the next run (here on the pool)
+    reads only the rest and the store and report are the uninterrupted run's."""
+    from iolab.triage.dask_reader import TASK_LOGS
+
+    centre = make_centre(tmp_path / "logs", scale=4)  # 43 logs: fewer than 9 tasks
+    # A batch one log longer than a task: results come back a task (8 logs) at a time, so
+    # when the cluster goes after k < 9 tasks, 8k mod 9 logs are in hand, never 0.
+    batch = TASK_LOGS + 1
+    clean = tmp_path / "clean"
+    assert triage(str(centre.root), "--store", str(clean), "-j", "1", "-q").returncode == 0
     cluster = start_cluster(tmp_path / "cluster", workers=1)
     where = tmp_path / "store"
     try:
         proc = _run_until_stored(
             [sys.executable, "-m", "iolab", "triage", str(centre.root), "--store", str(where),
-             "--dask", cluster.address, "--batch", "2"], where, batches=1,
+             "--dask", cluster.address, "--batch", str(batch)], where, batches=1,
             env={"DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "5s"})  # reconnection tried
         assert cluster.scheduler is not None
         cluster.scheduler.send_signal(signal.SIGKILL)
@@ -144,13 +152,16 @@ def test_a_cluster_lost_mid_run_leaves_a_store_the_next_run_completes(tmp_path: 
     assert proc.returncode == 1, err
     assert "Traceback" not in err and lines[-1].startswith("iolab triage: reading stopped")
     assert "run the same command again" in lines[-1]
-    stored = len(store.files(where, "jobs"))
-    assert stored >= 1
+    lost_run, whole = stored_rows(where), stored_rows(clean)
+    stored = {j["job_key"] for j in lost_run["jobs"]}
+    assert 0 < len(stored) < len(whole["jobs"]) and len(stored) % batch != 0, \
+        "the batch in hand when the cluster went was not written"
+    assert lost_run["files"] == [f for f in whole["files"] if f["job_key"] in stored]
+    assert lost_run["findings"] == [f for f in whole["findings"] if f["job_key"] in stored]
     p = triage(str(centre.root), "--store", str(where), "-j", "1")
     assert p.returncode == 0 and " 0 already stored" not in p.stderr, p.stderr
-    clean = tmp_path / "clean"
-    assert triage(str(centre.root), "--store", str(clean), "-j", "1", "-q").returncode == 0
     assert report(where) == report(clean)
+    assert stored_rows(where) == whole
 
 
 @pytest.mark.parametrize("args,message", [

@@ -252,6 +252,15 @@ def stored_record(where: Path) -> dict[str, Any] | None:
     return rec if isinstance(rec, dict) else None
 
 
+def report_record(where: Path) -> dict[str, Any] | None:
+    """What every report of an anonymised store says of it (None: readable names): the key's
+    id and where the key is kept, never the key."""
+    rec = stored_record(where)
+    if rec is None:
+        return None
+    return {"key_id": rec.get("key_id"), "key_source": rec.get("key"), "hash": rec.get("hash")}
+
+
 def plan(args: argparse.Namespace, where: Path, reading: bool) -> Plan | None:
     """The anonymiser this run writes with (None: names stored as they are). Bad keys and a
     store of readable names asked to be anonymised are refused here, before anything is read

@@ -169,19 +169,21 @@ def run(args: argparse.Namespace) -> int:
 
 def _report(args: argparse.Namespace, where: Path, html_out: Path | None) -> None:
     from iolab.triage import render, store
+    from iolab.triage.anonymize import report_record
     from iolab.triage.rank import Options, build_report, prepare, ranked_jobs
     from iolab.triage.render_views import to_csv_table
 
     opts = Options(top=args.top, ranks_per_node=args.ranks_per_node,
                    slowdown_factor=args.slowdown_factor, slowdown_p=args.slowdown_p)
+    anonymization = report_record(where)  # said in every output, never the key
     con = store.connect(where)
     try:
         if args.format == "csv" and args.table in (None, "jobs") and html_out is None:
             prepare(con, opts)
-            sys.stdout.write(render.to_csv(ranked_jobs(con, None)))
+            sys.stdout.write(render.to_csv(ranked_jobs(con, None), anonymization))
             return
-        report = build_report(con, opts)
-        jobs_csv = (render.to_csv(ranked_jobs(con, None))
+        report = build_report(con, opts, anonymization)
+        jobs_csv = (render.to_csv(ranked_jobs(con, None), anonymization)
                     if args.format == "csv" and args.table in (None, "jobs") else "")
     finally:
         con.close()

@@ -10,7 +10,7 @@ from typing import Any
 from iolab.pages.fmt import human_bytes, human_rate
 from iolab.pages.page import Page, Plot, Section, Table, Text
 from iolab.triage.charts import TrendLine, WeekBars, trend_lines, week_bars
-from iolab.triage.textfmt import hours, pct
+from iolab.triage.textfmt import anonymized_note, hours, pct
 
 _NO_SLOWDOWN = "no slowdown flagged"
 
@@ -177,10 +177,11 @@ def _rest(r: dict[str, Any]) -> list[Section]:
 
 def dashboard_page(r: dict[str, Any]) -> Page:
     logs = r["logs"]
+    note = anonymized_note(r)
     return Page(
         title="iolab triage: the centre's I/O, ranked by the node-hours it wastes",
         subtitle=[f"{logs['stored']} logs stored, {logs['read']} read, "
                   f"{logs['unreadable']} could not be read; {r['tool']['name']} "
-                  f"{r['tool']['version']}"],
+                  f"{r['tool']['version']}", *([note[0].upper() + note[1:]] if note else [])],
         sections=[_centre(r), _applications(r), _savings(r), _trends(r), _file_systems(r),
                   _jobs(r), *_rest(r)])

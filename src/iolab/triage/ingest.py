@@ -77,6 +77,14 @@ def ingest(found: Found, where: Path, reader: Reader | int,
     batch_jobs: list[dict[str, Any]] = []
     batch_findings: list[dict[str, Any]] = []
     batch_files: list[dict[str, Any]] = []
+
+    def flush() -> None:
+        # the one place a batch is written: its three tables together, whatever ended it
+        if batch_jobs:
+            store.write_batch(where, batch_jobs, batch_findings, batch_files)
+        batch_jobs.clear()
+        batch_findings.clear()
+        batch_files.clear()
     last_note = time.monotonic()
     results = enumerate(reader.results(todo, keys), 1)
     while True:
@@ -85,8 +93,7 @@ def ingest(found: Found, where: Path, reader: Reader | int,
         except StopIteration:
             break
         except ReaderLost as exc:
-            if batch_jobs:  # read and returned: never lost
-                store.write_batch(where, batch_jobs, batch_findings)
+            flush()  # read and returned: never lost (files rows too: they were once left out)
             out.seconds = time.monotonic() - t0
             exc.done = out
             raise
@@ -104,13 +111,11 @@ def ingest(found: Found, where: Path, reader: Reader | int,
             else:
                 out.unreadable += 1
         if len(batch_jobs) >= batch_logs:
-            store.write_batch(where, batch_jobs, batch_findings, batch_files)
-            batch_jobs, batch_findings, batch_files = [], [], []
+            flush()
         if progress is not None and (time.monotonic() - last_note >= 2 or n == len(todo)):
             last_note = time.monotonic()
             progress(_progress_line(n, len(todo), time.monotonic() - t0))
-    if batch_jobs:
-        store.write_batch(where, batch_jobs, batch_findings, batch_files)
+    flush()
     out.seconds = time.monotonic() - t0
     return out
 

@@ -68,12 +68,15 @@ def prepare(con: Any, opts: Options) -> None:
     prepare_trends(con)
 
 
-def build_report(con: Any, opts: Options) -> dict[str, Any]:
-    """The report tree every renderer walks (text, JSON, CSV)."""
+def build_report(con: Any, opts: Options,
+                 anonymization: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The report tree every renderer walks (text, JSON, CSV). ``anonymization``: the store's
+    record (anonymize.report_record), said in every output; None: readable names."""
     prepare(con, opts)
     report = {
         "schema_version": REPORT_SCHEMA_VERSION, "kind": REPORT_KIND,
         "tool": {"name": "iolab triage", "version": __version__},
+        "anonymized": anonymization is not None, "anonymization": anonymization,
         "assumptions": {"ranks_per_node": opts.ranks_per_node, "top": opts.top,
                         "node_hours": "nodes x run time", "io_node_hours": "nodes x the "
                         "slowest rank's I/O time", "wasted_node_hours": "nodes x the net "

@@ -8,7 +8,8 @@ import io
 import json
 from typing import Any
 
-from iolab.triage.render_views import views_lines
+from iolab.triage.render_views import ANON_COLUMN, views_lines
+from iolab.triage.textfmt import anonymized_note
 from iolab.triage.textfmt import cut as _cut
 from iolab.triage.textfmt import hours as _h
 from iolab.triage.textfmt import pct as _pct
@@ -21,11 +22,14 @@ def to_json(report: dict[str, Any]) -> str:
 
 CSV_COLUMNS = ("rank", "job_key", "job_id", "application", "uid", "nprocs", "nodes",
                "nodes_estimated", "run_time_s", "io_time_s", "waste_s", "node_hours",
-               "io_node_hours", "wasted_node_hours", "top_rule", "top_fix", "source_path")
+               "io_node_hours", "wasted_node_hours", "top_rule", "top_fix", "source_path",
+               ANON_COLUMN)
 
 
-def to_csv(jobs: list[dict[str, Any]]) -> str:
-    """One row per read job, by wasted node-hours, with its costliest finding and fix."""
+def to_csv(jobs: list[dict[str, Any]], anonymization: dict[str, Any] | None = None) -> str:
+    """One row per read job, by wasted node-hours, with its costliest finding and fix; the
+    last column, the key id of an anonymised store (render_views.ANON_COLUMN)."""
+    key_id = None if anonymization is None else anonymization["key_id"]
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(CSV_COLUMNS)
@@ -33,7 +37,8 @@ def to_csv(jobs: list[dict[str, Any]]) -> str:
         top = j["findings"][0] if j["findings"] else None
         rule = None if top is None else top["rule_id"] + (
             f"/{top['direction']}" if top["direction"] else "")
-        row = {**j, "rank": i, "top_rule": rule, "top_fix": None if top is None else top["fix"]}
+        row = {**j, "rank": i, "top_rule": rule, "top_fix": None if top is None else top["fix"],
+               ANON_COLUMN: key_id}
         w.writerow(["" if row[c] is None else row[c] for c in CSV_COLUMNS])
     return buf.getvalue()
 
@@ -50,8 +55,9 @@ def _findings_lines(findings: list[dict[str, Any]]) -> list[str]:
 def to_text(r: dict[str, Any]) -> str:
     c, logs = r["centre"], r["logs"]
     est = r["assumptions"]["ranks_per_node"]
+    note = anonymized_note(r)
     lines = [f"iolab triage: {logs['stored']} logs stored, {logs['read']} read, "
-             f"{logs['unreadable']} could not be read",
+             f"{logs['unreadable']} could not be read" + (f"; {note}" if note else ""),
              f"centre: {_h(c['node_hours'])} node-hours in {c['jobs']} jobs; I/O "
              f"{_h(c['io_node_hours'])} node-h ({_pct(c['io_share'])}); wasted by I/O "
              f"problems with a fix {_h(c['wasted_node_hours'])} node-h "

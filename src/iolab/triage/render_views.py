@@ -70,12 +70,18 @@ def views_lines(r: dict[str, Any]) -> list[str]:
     return out + _slow_lines(r)
 
 
-def _csv(columns: tuple[str, ...], rows: list[dict[str, Any]]) -> str:
+# Every CSV table's last column: the key id of an anonymised store, empty for readable names.
+# A column, not a comment line: a CSV reader takes a '#' line for a row; a row copied out of
+# the file keeps saying its names are hashes (docs/triage.md).
+ANON_COLUMN = "anonymized_key_id"
+
+
+def _csv(columns: tuple[str, ...], rows: list[dict[str, Any]], key_id: str | None) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(columns)
+    w.writerow((*columns, ANON_COLUMN))
     for row in rows:
-        w.writerow(["" if row.get(c) is None else row[c] for c in columns])
+        w.writerow(["" if row.get(c) is None else row[c] for c in columns] + [key_id or ""])
     return buf.getvalue()
 
 
@@ -119,4 +125,5 @@ CSV_TABLES: dict[str, tuple[tuple[str, ...], Callable[[dict[str, Any]], list[dic
 
 def to_csv_table(report: dict[str, Any], name: str) -> str:
     columns, rows = CSV_TABLES[name]
-    return _csv(columns, rows(report))
+    anon = report.get("anonymization")
+    return _csv(columns, rows(report), None if not anon else anon["key_id"])

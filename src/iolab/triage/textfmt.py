@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 _FIX_CHARS = 110  # the text table cuts a fix here; --json has it whole
 
 
@@ -11,6 +13,16 @@ def hours(x: float) -> str:
 
 def pct(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:.1f}%"
+
+
+def anonymized_note(report: dict[str, Any]) -> str:
+    """The sentence the text report's header and the dashboard carry for an anonymised store
+    ("" for readable names)."""
+    a = report.get("anonymization")
+    if not a:
+        return ""
+    return (f"anonymised store: user ids, job ids, programs and paths are keyed hashes "
+            f"(key id {a['key_id']}); mount points readable")
 
 
 def cut(text: str, n: int = _FIX_CHARS) -> str:
