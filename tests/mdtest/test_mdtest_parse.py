@@ -107,7 +107,10 @@ def test_mdtest_lines_become_engine_options(words: list[str], expected: list[str
     (["-F", "-n", "5", "-k", "-w", "4", "-e", "4"], "-k not compatible with -w"),
     (["-F", "-n", "6", "-I", "2", "-u"], "only specify the number of items"),
     (["-F", "-n", "5", "-I", "2"], "multiple of items per directory"),
-    (["-F", "-n", "5", "-C"], "nearest in iolab: -C -T -E -r"),
+    (["-F", "-n", "5", "-C", "-T"], "one 'iolab mdtest -F' line per letter"),
+    (["-n", "5", "-C"], "nearest in iolab: -F -C"),
+    (["-F", "-n", "5", "-i", "2", "-T"], "nearest in iolab: -i 1 -T"),
+    (["-F", "-n", "5", "-W", "2", "-E"], "drop -W"),
     (["-n", "5", "-C", "-T", "-E", "-r"], "add -U"),
     (["-n", "5", "-U"], "only the directory rename phase"),
     (["-F", "-n", "5", "-w", "10"], "nearest in iolab: -w 10 -e 10"),
@@ -124,6 +127,16 @@ def test_mdtest_lines_become_engine_options(words: list[str], expected: list[str
 def test_refused_lines_name_the_nearest_iolab_equivalent(words: list[str], says: str) -> None:
     with pytest.raises(UsageError, match=says):
         args_of(words)
+
+
+@pytest.mark.parametrize("letter,step", [("-C", "create"), ("-T", "stat"), ("-E", "read"),
+                                         ("-r", "remove")])
+def test_one_phase_letter_alone_is_one_engine_step(letter: str, step: str) -> None:
+    """expected mdtest -F with one of -C/-T/-E/-r alone to run that file phase only
+    (--md-step) / was refused ('the engine runs create, stat, read and remove together')."""
+    got = args_of(["-F", "-n", "5", "-u", letter])
+    assert got[got.index("--md-step") + 1] == step
+    assert "--md-step" not in args_of(["-F", "-n", "5", "-C", "-T", "-E", "-r"])
 
 
 def test_summary_stddev_divides_by_n_minus_1_as_mdtest() -> None:

@@ -4,9 +4,11 @@ meaning, or one line saying why not and what is nearest.
 What each option becomes is in :mod:`iolab.mdtest.table`; this module applies it, with the
 checks mdtest makes itself (``md_validate_tests``) and the ones the engine needs: one
 test directory per iteration (no ``-n`` beyond ``-I``'s directory loops), every phase of a
-kind together, reading back what was written. The engine lays the items out with mdtest's
-names (``--md-layout mdtest``: ``DIR/test-dir.0-0/mdtest_tree.0/...``), trees included, so
-scripts and find see what mdtest makes. Everything is checked before anything runs, is
+kind together, or one file phase alone (``-F`` with one of ``-C -T -E -r``: the engine's
+``--md-step``, on the files an earlier line left), reading back what was written. The
+engine lays the items out with mdtest's names (``--md-layout mdtest``:
+``DIR/test-dir.0-0/mdtest_tree.0/...``), trees included, so scripts and find see what mdtest
+makes. Everything is checked before anything runs, is
 created or stored.
 """
 
@@ -26,6 +28,8 @@ FILE_PHASES = (("create", "File creation"), ("stat", "File stat"),
                ("open_read", "File read"), ("remove", "File removal"))
 _PHASE_LETTERS = (("create_only", "-C"), ("stat_only", "-T"), ("read_only", "-E"),
                   ("remove_only", "-r"))
+# mdtest's phase letter -> the engine's --md-step (one file phase, the files left for the next)
+_STEPS = {"-C": "create", "-T": "stat", "-E": "read", "-r": "remove"}
 TREE_PHASES = (("tree_create", "Tree creation"), ("tree_remove", "Tree removal"))
 
 
@@ -74,6 +78,7 @@ class MdtestRun:
     phases: str = "files"
     tree: Tree = Tree()
     per_item: PerItem = PerItem()
+    step: str = "all"  # --md-step: one file phase of -C/-T/-E/-r alone
 
     def summary_phases(self) -> tuple[tuple[str, str], ...]:
         """The rows of mdtest's SUMMARY table, in its order (the tree rows after them)."""
@@ -106,6 +111,9 @@ class MdtestRun:
         if e.random_seed:
             args += ["--md-random-seed", str(e.random_seed)]
             args += ["--md-seed-per-rank"] if e.seed_per_rank else []
+        args += ["--md-step", self.step] if self.step != "all" else []
+        # -C alone writes the pattern a later -E -X line checks (mdtest's data is always its)
+        verify = verify or (self.step == "create" and self.write_bytes > 0)
         return args + (["--verify"] if verify else [])
 
 
@@ -133,8 +141,13 @@ def plan(test: IorTest, ranks: int) -> MdtestRun:
     tree = _tree(test)
     items = _items(test, tree)
     tree = Tree(tree.depth, tree.branch, items // tree.holders, tree.leaf_only)
-    _check_phases(test, phases, items)
+    step = _check_phases(test, phases, items)
     per_item = _per_item(test, tree)
+    if step not in ("all", "create") and per_item.stonewall_s:
+        raise UsageError(f"mdtest -W {per_item.stonewall_s} with {_said(test, step + '_only')}"
+                         ": the stonewall bounds the creation; a later phase alone runs on "
+                         "-n items (mdtest's count from -x is not read); nearest in iolab: "
+                         "drop -W, give -n the count the creation reached")
     write, read = int(p["write_bytes"]), int(p["read_bytes"])
     if write < 0 or read < 0:
         raise UsageError(f"mdtest -w {write} -e {read}: byte counts cannot be negative")
@@ -157,7 +170,7 @@ def plan(test: IorTest, ranks: int) -> MdtestRun:
         raise UsageError(f"mdtest -k -w {write}: mknod makes empty files (mdtest refuses it "
                          "too: '-k not compatible with -w'); give -w 0")
     return MdtestRun(items, write, bool(p["unique_dir_per_task"]), path, int(p["iterations"]),
-                     phases, tree, per_item)
+                     phases, tree, per_item, step)
 
 
 def _check_api(api: str) -> None:
@@ -220,24 +233,42 @@ def _per_item(test: IorTest, tree: Tree) -> PerItem:
                    randomize)
 
 
-def _check_phases(test: IorTest, phases: str, items: int) -> None:
+def _check_phases(test: IorTest, phases: str, items: int) -> str:
     """mdtest runs every phase unless -C/-T/-E/-r/-U pick some; the engine runs all the
-    phases of a kind together (with directories, the rename too: -U)."""
+    phases of a kind together (with directories, the rename too: -U), or one file phase
+    alone (-F with one letter): the engine's --md-step, returned ("all" otherwise)."""
     p = test.params
     chosen = [letter for key, letter in _PHASE_LETTERS if p[key]]
     if not chosen and p["rename_dirs"]:
         raise UsageError("mdtest -U alone runs only the directory rename phase; the engine "
                          "renames between the directory stat and removal of the same run; "
                          "nearest in iolab: mdtest -D without -U (every directory phase)")
+    if len(chosen) == 1:
+        return _one_step(test, chosen[0], phases)
     if chosen and len(chosen) < len(_PHASE_LETTERS):
         raise UsageError(
-            f"mdtest {' '.join(chosen)}: the engine runs create, stat, read and remove "
-            "together (items are never left behind between runs); nearest in iolab: "
-            "-C -T -E -r (all four, as without any of them)")
+            f"mdtest {' '.join(chosen)}: the engine runs one phase alone or all four "
+            "together; nearest in iolab: one 'iolab mdtest -F' line per letter, in mdtest's "
+            "order (create, stat, read, remove), or -C -T -E -r")
     if chosen and phases != "files" and not p["rename_dirs"] and items > 1:
         raise UsageError(
             "mdtest -C -T -E -r without -U skips the directory rename phase; the engine "
             "renames whenever it runs directory phases; nearest in iolab: add -U (or -F)")
+    return "all"
+
+
+def _one_step(test: IorTest, letter: str, phases: str) -> str:
+    """-C, -T, -E or -r alone: that file phase on the files an earlier line left (mdtest
+    -C leaves its test directory and tree, -r removes them)."""
+    if phases != "files":
+        raise UsageError(f"mdtest {letter} without -F: the engine runs one phase alone only "
+                         "for files (directory phases run together); nearest in iolab: "
+                         f"-F {letter} (files), or -C -T -E -r")
+    if int(test.params["iterations"]) != 1:
+        raise UsageError(f"mdtest {letter} -i {test.params['iterations']}: one phase alone "
+                         "runs once (each iteration would leave its own test-dir.K-0); "
+                         f"nearest in iolab: -i 1 {letter}")
+    return _STEPS[letter]
 
 
 def _check_task_counts(test: IorTest, ranks: int) -> None:

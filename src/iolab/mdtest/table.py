@@ -52,8 +52,10 @@ OPTIONS: tuple[IorOption, ...] = (
     _O("B", None, "no_barriers", "size", 0, "refused",
        "the engine starts every phase with a barrier", "mdtest without -B"),
     _O("C", None, "create_only", "flag", 0, "engine",
-       "phase selection: the engine runs every phase of a kind together, so only -C -T -E -r "
-       "all four (or none) run; a subset is refused"),
+       "phase selection: one letter alone with -F and -i 1 runs that file phase only "
+       "(--md-step create|stat|read|remove), on the files an earlier line left, and leaves "
+       "them (-C) or removes them with the tree (-r); all four (or none) run every phase; "
+       "other subsets are refused (one line per letter)"),
     _O("T", None, "stat_only", "flag", 0, "engine", "see -C"),
     _O("E", None, "read_only", "flag", 0, "engine", "see -C"),
     _O("r", None, "remove_only", "flag", 0, "engine", "see -C"),

@@ -1,0 +1,82 @@
+"""``iolab mdtest -F`` with one of -C, -T, -E, -r alone, line after line on the same -d
+folder, against a real mdtest (IOLAB_MDTEST) doing the same: under strace on 2 ranks each
+step makes the same calls on the same names as mdtest's, -C leaves the same files for the
+next line, -r removes them with the tree, and an -E -X line checks what the -C line wrote
+(mdtest's own -X reports errors there when -N shifts the reader, so only iolab's is run). Skipped,
+with the reason, without a real mdtest."""
+
+from __future__ import annotations
+
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+from mdtest_helpers import mpirun_env, run_iolab, summary_rows
+from mdtest_trace import TRACED, calls_by_rank
+
+BASE = ["-F", "-z", "1", "-b", "2", "-I", "2", "-w", "12", "-e", "12", "-N", "1"]
+STEPS = ("-C", "-T", "-E", "-r")
+TOUCHED = ("create", "stat", "open", "unlink")  # what names an item in each step
+
+
+def traced(tmp_path: Path, real: Path, name: str) -> tuple[Path, Path]:
+    trace_dir = tmp_path / f"t-{name}"
+    trace_dir.mkdir()
+    script = tmp_path / f"traced-{name}"
+    script.write_text(f'#!/bin/sh\nexec strace -ff -qq -e {TRACED} -o "{trace_dir}/t" '
+                      f'"{real}" "$@"\n')
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    return script, trace_dir
+
+
+def left(folder: Path) -> list[tuple[str, int]]:
+    """What a line left below the -d folder: relative names and file sizes."""
+    if not folder.exists():
+        return []
+    return sorted((str(p.relative_to(folder)), p.stat().st_size if p.is_file() else -1)
+                  for p in folder.rglob("*"))
+
+
+def test_phase_letters_alone_run_mdtests_steps_on_what_the_last_line_left(
+        real_mdtest: Path, engine: Path, tmp_path: Path) -> None:
+    """expected -C, -T, -E, -r alone (with -F) to each run that phase on the files the
+    previous line left, call for call as mdtest / was refused ('the engine runs create,
+    stat, read and remove together')."""
+    theirs_dir, ours_dir = tmp_path / "mdtest-out", tmp_path / "iolab-out"
+    for letter in STEPS:
+        name = letter.strip("-")
+        words = [*BASE, letter]
+        theirs_wrap, theirs_trace = traced(tmp_path, real_mdtest, f"mdtest-{name}")
+        p = subprocess.run(["mpirun", "--oversubscribe", "-np", "2", str(theirs_wrap),
+                            *words, "-d", str(theirs_dir)], cwd=tmp_path, env=mpirun_env(),
+                           capture_output=True, text=True, timeout=300)
+        assert p.returncode == 0, p.stdout + p.stderr
+        ours_wrap, ours_trace = traced(tmp_path, engine, f"iolab-{name}")
+        out = run_iolab("mdtest", "--np", "2", "--db", str(tmp_path / "r.db"), *words, "-d",
+                        str(ours_dir), env={"IOLAB_BENCH": str(ours_wrap)})
+        assert out.returncode == 0, (letter, out.stderr)
+        theirs = calls_by_rank(theirs_trace, str(theirs_dir), made=TOUCHED)
+        ours = calls_by_rank(ours_trace, str(ours_dir), made=TOUCHED)
+        assert set(theirs) == {0, 1}
+        for rank in (0, 1):
+            assert ours[rank] == theirs[rank], (letter, rank)
+        assert [r[0] for r in summary_rows(out.stdout)] == \
+            [r[0] for r in summary_rows(p.stdout)]
+        assert left(ours_dir) == left(theirs_dir), letter
+        if letter == "-E":  # the -C line wrote the pattern -X checks (each reader a neighbour's)
+            check = run_iolab("mdtest", "--np", "2", "--db", str(tmp_path / "r.db"), *BASE,
+                              "-E", "-X", "-d", str(ours_dir))
+            assert check.returncode == 0, check.stdout + check.stderr
+    assert left(ours_dir) == []
+
+
+@pytest.mark.parametrize("letter", ["-T", "-E", "-r"])
+def test_a_later_phase_alone_on_no_files_fails_and_says_so(engine: Path, tmp_path: Path,
+                                                          letter: str) -> None:
+    """expected a stat, read or remove line with nothing created before it to fail (exit 1,
+    stored as failed), as mdtest's does / was refused without running."""
+    out = run_iolab("mdtest", "--np", "2", "--db", str(tmp_path / "r.db"), "-F", "-n", "3",
+                    letter, "-d", str(tmp_path / "md"))
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "No such file" in out.stderr or "ENOENT" in out.stderr, out.stderr
