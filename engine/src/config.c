@@ -187,6 +187,10 @@ const iolab_option_t iolab_config_options[] = {
     {"md-mknod", "md_mknod", IOLAB_OPT_BOOL, "false", NULL, NULL,
      "metadata: create files with mknod instead of open+close; --md-size 0 (mdtest -k)",
      O(md_mknod)},
+    {"md-sync", "md_sync", IOLAB_OPT_BOOL, "false", NULL, NULL,
+     "metadata: each rank calls sync() after its loop of every create, stat, read, remove and "
+     "directory phase, inside the phase's time (mdtest -Y, its POSIX backend's sync command)",
+     O(md_sync)},
     /* --- end of metadata block --- */
     {"group", "group", IOLAB_OPT_INT, "0", "count", NULL,
      "subset layout: ranks per aggregator (0 = ranks per host)", O(group)},

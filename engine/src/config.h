@@ -96,6 +96,7 @@ typedef struct iolab_cfg {
     int64_t md_random_seed;    /* stat and read in mdtest's shuffled order (mdtest -R) */
     bool md_seed_per_rank;     /* the seed plus the rank, as mdtest -R (not --random-seed) */
     bool md_mknod;             /* create with mknod, no data (mdtest -k) */
+    bool md_sync;              /* sync() after each phase's loop, timed (mdtest -Y) */
     /* --- end of metadata block --- */
     char *json;                /* JSON output file; NULL/"-" = stdout */
     bool quiet, progress;

@@ -17,6 +17,7 @@
  * i / --md-items-per-dir, --md-leaf-only puts items in the deepest level only); making and
  * removing the trees are timed phases, as mdtest's "Tree creation" and "Tree removal".
  * --md-stride N (mdtest -N): rank r stats rank r+N's items, reads r+2N's, removes r+3N's.
+ * --md-sync (mdtest -Y): sync() after each item phase's loop, inside its time.
  * The calls are POSIX's: this is what the file
  * system's metadata path costs, whatever the I/O library above it.
  * --md-phases dirs|both adds mdtest's directory phases before the file phases, on --md-files
@@ -489,6 +490,10 @@ static int md_phase(iolab_run_t *run, md_plan_t *p, int op, int rep, unsigned ch
     }
     if (deadline > 0)
         p->files = last;  /* mdtest: the later phases work on the items made */
+    /* mdtest -Y: phase_end's sync on every rank, before its closing barrier and so timed;
+     * not after the tree phases (mdtest calls phase_end only in the item phases) */
+    if (run->cfg.md_sync && op != IOLAB_MD_TREE_CREATE && op != IOLAB_MD_TREE_REMOVE)
+        sync();
     double t1 = MPI_Wtime() - t0;
     int moves = op == IOLAB_MD_CREATE || op == IOLAB_MD_READ;
     iolab_rank_stat_t me = {moves ? done * p->size : 0, done, 0, t1, 0, 0, t1};
@@ -502,6 +507,8 @@ static int md_phase(iolab_run_t *run, md_plan_t *p, int op, int rep, unsigned ch
         iolab_interrupted = 1;
     iolab_phase_collect(run, &ph, &me);
     iolab_phase_append(run, &ph);
+    if (run->cfg.md_sync && op == IOLAB_MD_DIR_STAT && !any[0] && !any[1])
+        sync();  /* mdtest -Y: its (empty, unreported) directory read phase syncs too */
     if (op == IOLAB_MD_TREE_REMOVE && !any[0] && p->rank == 0)
         rmdir(p->testdir);  /* every rank's tree is gone (the phase ended collectively) */
     return any[0] || any[1] || run->verify.bad;

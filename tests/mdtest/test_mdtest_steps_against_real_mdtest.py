@@ -7,6 +7,7 @@ with the reason, without a real mdtest."""
 
 from __future__ import annotations
 
+import re
 import stat
 import subprocess
 from pathlib import Path
@@ -80,3 +81,41 @@ def test_a_later_phase_alone_on_no_files_fails_and_says_so(engine: Path, tmp_pat
                     letter, "-d", str(tmp_path / "md"))
     assert out.returncode == 1, out.stdout + out.stderr
     assert "No such file" in out.stderr or "ENOENT" in out.stderr, out.stderr
+
+
+def sync_calls(trace_dir: Path) -> int:
+    """sync() calls in every traced process (mdtest's run in the sync command it starts)."""
+    return sum(len(re.findall(r"^(?:\d+ +)?sync\(\) += 0", f.read_text(), re.M))
+               for f in trace_dir.iterdir())
+
+
+@pytest.mark.parametrize("words,phases", [
+    (["-F", "-n", "3", "-Y"], 4),
+    (["-n", "3", "-u", "-Y"], 9),  # mdtest's empty directory read phase syncs too
+    (["-F", "-z", "1", "-b", "2", "-I", "1", "-Y"], 4),  # none after the tree phases
+])
+def test_call_sync_after_each_phase_as_real_mdtest(real_mdtest: Path, engine: Path,
+                                                   tmp_path: Path, words: list[str],
+                                                   phases: int) -> None:
+    """expected -Y to sync after each phase on every rank, as many times as mdtest / was
+    refused ('the engine does not call sync after each phase')."""
+    counts = []
+    for name, binary in (("mdtest", real_mdtest), ("iolab", engine)):
+        trace_dir = tmp_path / f"t-{name}"
+        trace_dir.mkdir()
+        script = tmp_path / f"traced-{name}"
+        script.write_text(f'#!/bin/sh\nexec strace -f -ff -qq -e trace=sync -o '
+                          f'"{trace_dir}/t" "{binary}" "$@"\n')
+        script.chmod(script.stat().st_mode | stat.S_IXUSR)
+        folder = str(tmp_path / f"{name}-out")
+        if name == "mdtest":
+            p = subprocess.run(["mpirun", "--oversubscribe", "-np", "2", str(script), *words,
+                                "-d", folder], cwd=tmp_path, env=mpirun_env(),
+                               capture_output=True, text=True, timeout=300)
+            assert p.returncode == 0, p.stdout + p.stderr
+        else:
+            out = run_iolab("mdtest", "--np", "2", "--db", str(tmp_path / "r.db"), *words,
+                            "-d", folder, env={"IOLAB_BENCH": str(script)})
+            assert out.returncode == 0, out.stderr
+        counts.append(sync_calls(trace_dir))
+    assert counts == [2 * phases, 2 * phases]

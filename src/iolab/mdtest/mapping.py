@@ -63,6 +63,7 @@ class PerItem:
     mknod: bool = False  # -k
     random_seed: int = 0  # -R / --random-seed: mdtest's shuffled stat and read order
     seed_per_rank: bool = False  # -R adds the rank to the seed
+    call_sync: bool = False  # -Y: sync after each phase's loop, timed
 
 
 @dataclass(frozen=True)
@@ -108,6 +109,7 @@ class MdtestRun:
         args += ["--stonewall", str(e.stonewall_s)] if e.stonewall_s else []
         args += ["--fsync"] if e.sync else []
         args += ["--md-mknod"] if e.mknod else []
+        args += ["--md-sync"] if e.call_sync else []
         if e.random_seed:
             args += ["--md-random-seed", str(e.random_seed)]
             args += ["--md-seed-per-rank"] if e.seed_per_rank else []
@@ -209,7 +211,7 @@ def _tree(test: IorTest) -> Tree:
 
 
 def _per_item(test: IorTest, tree: Tree) -> PerItem:
-    """-N, -W, -y, -k, -R/--random-seed with mdtest's meaning and checks."""
+    """-N, -W, -y, -k, -R/--random-seed, -Y with mdtest's meaning and checks."""
     p = test.params
     stride, wall = int(p["nstride"]), int(p["stone_wall_timer_seconds"])
     seed, randomize = int(p["random_seed"]), bool(p["randomize"])
@@ -230,7 +232,7 @@ def _per_item(test: IorTest, tree: Tree) -> PerItem:
     if randomize and not seed:
         seed = int(time.time())  # mdtest: rank 0's time(NULL), then each rank adds its rank
     return PerItem(stride, wall, bool(p["sync_file"]), bool(p["make_node"]), seed,
-                   randomize)
+                   randomize, bool(p["call_sync"]))
 
 
 def _check_phases(test: IorTest, phases: str, items: int) -> str:

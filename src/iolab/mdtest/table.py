@@ -131,8 +131,10 @@ OPTIONS: tuple[IorOption, ...] = (
        "-X (iolab bench --verify: checked in the read phase)"),
     _O("y", None, "sync_file", "flag", 0, "engine",
        "--fsync: fsync after writing each file (with -w > 0, as mdtest's POSIX write)"),
-    _O("Y", None, "call_sync", "flag", 0, "refused",
-       "the engine does not call sync after each phase", "mdtest without -Y"),
+    _O("Y", None, "call_sync", "flag", 0, "engine",
+       "--md-sync: every rank calls sync() after its loop of each item phase, inside the "
+       "phase's time (mdtest runs the sync command there); none after the tree phases, as "
+       "mdtest"),
     _O("z", None, "depth", "size", 0, "engine",
        "--md-depth: mdtest's tree (mdtest_tree.0/mdtest_tree.1/...), its creation and "
        "removal timed as the Tree rows"),
