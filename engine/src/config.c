@@ -191,6 +191,10 @@ const iolab_option_t iolab_config_options[] = {
      "metadata: each rank calls sync() after its loop of every create, stat, read, remove and "
      "directory phase, inside the phase's time (mdtest -Y, its POSIX backend's sync command)",
      O(md_sync)},
+    {"md-pre-delay", "md_pre_delay_s", IOLAB_OPT_DOUBLE, "0", "s", NULL,
+     "metadata: rank 0 sleeps this long before the directory phases and before the file "
+     "phases of each repetition, untimed; the others wait at the phase's barrier (mdtest -p)",
+     O(md_pre_delay)},
     /* --- end of metadata block --- */
     {"group", "group", IOLAB_OPT_INT, "0", "count", NULL,
      "subset layout: ranks per aggregator (0 = ranks per host)", O(group)},

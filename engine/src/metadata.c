@@ -18,6 +18,8 @@
  * removing the trees are timed phases, as mdtest's "Tree creation" and "Tree removal".
  * --md-stride N (mdtest -N): rank r stats rank r+N's items, reads r+2N's, removes r+3N's.
  * --md-sync (mdtest -Y): sync() after each item phase's loop, inside its time.
+ * --md-pre-delay S (mdtest -p): rank 0 sleeps S seconds before the directory phases and
+ * before the file phases of each repetition, outside the timing (mdtest's DelaySecs).
  * The calls are POSIX's: this is what the file
  * system's metadata path costs, whatever the I/O library above it.
  * --md-phases dirs|both adds mdtest's directory phases before the file phases, on --md-files
@@ -32,10 +34,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "pattern.h"
@@ -87,8 +91,9 @@ int iolab_metadata_check(const iolab_run_t *run, char *err, size_t len)
     uint64_t branch = c->md_branch < 1 ? 1 : (uint64_t)c->md_branch;
     uint64_t holders = c->md_depth >= 0 && c->md_depth <= MD_MAX_DEPTH
                            ? tree_dirs(branch, (int)c->md_depth, c->md_leaf_only) : 1;
-    if (c->md_stride < 0 || c->md_random_seed < 0)
-        snprintf(err, len, "--md-stride and --md-random-seed cannot be negative");
+    if (c->md_stride < 0 || c->md_random_seed < 0 || c->md_pre_delay < 0)
+        snprintf(err, len, "--md-stride, --md-random-seed and --md-pre-delay cannot be "
+                 "negative");
     else if (c->md_depth < 0 || c->md_depth > MD_MAX_DEPTH)
         snprintf(err, len, "--md-depth %lld: give 0 to %d", (long long)c->md_depth,
                  MD_MAX_DEPTH);
@@ -586,6 +591,31 @@ static void remove_all(iolab_run_t *run, const md_plan_t *p, int items_left)
         rmdir(p->root);  /* fails, as it should, when it held files of someone else */
 }
 
+static int starts_block_kind_is(int op, int kind)
+{
+    return kind == 1 ? op >= IOLAB_MD_DIR_CREATE && op <= IOLAB_MD_DIR_REMOVE
+                     : op >= IOLAB_MD_CREATE && op <= IOLAB_MD_REMOVE;
+}
+
+/* Whether ops[k] starts mdtest's directory or file block (where mdtest -p delays). */
+static int starts_block(const int *ops, int k)
+{
+    int kind = ops[k] >= IOLAB_MD_DIR_CREATE && ops[k] <= IOLAB_MD_DIR_REMOVE ? 1
+             : ops[k] >= IOLAB_MD_CREATE && ops[k] <= IOLAB_MD_REMOVE ? 2 : 0;
+    return kind && (k == 0 || !starts_block_kind_is(ops[k - 1], kind));
+}
+
+/* mdtest -p: DelaySecs, rank 0 only; the others wait at the next phase's barrier. */
+static void pre_delay(const iolab_run_t *run)
+{
+    if (run->rank != 0 || run->cfg.md_pre_delay <= 0)
+        return;
+    double ns = run->cfg.md_pre_delay * 1e9;
+    struct timespec d = {(time_t)(ns / 1e9), (long)fmod(ns, 1e9)};
+    while (nanosleep(&d, &d) != 0 && errno == EINTR && !iolab_interrupted)
+        ;
+}
+
 void iolab_metadata_run(iolab_run_t *run)
 {
     md_plan_t p;
@@ -606,6 +636,8 @@ void iolab_metadata_run(iolab_run_t *run)
             snprintf(p.testdir, sizeof p.testdir, "%.4000s/test-dir.%d-0", p.root, rep);
         for (int k = 0; k < nops; k++) {
             int op = ops[k];
+            if (starts_block(ops, k))
+                pre_delay(run);
             int stop = md_phase(run, &p, op, rep, buf);  /* the same on every rank */
             items_left = k + 1 < nops || stop;
             done++;

@@ -83,6 +83,7 @@ def args_of(words: list[str], ranks: int = 2) -> list[str]:
     (["-F", "-n", "5", "-w", "9", "-e", "9", "-y"], ["--md-size", "9", "--fsync"]),
     (["-F", "-n", "5", "-k"], ["--md-mknod"]),
     (["-F", "-n", "5", "-Y"], ["--md-sync"]),
+    (["-F", "-n", "5", "-p", "2"], ["--md-pre-delay", "2"]),
     (["-F", "-n", "5", "-R", "--random-seed=11"], ["--md-random-seed", "11",
                                                    "--md-seed-per-rank"]),
     (["-F", "-n", "5", "--random-seed=11"], ["--md-random-seed", "11"]),

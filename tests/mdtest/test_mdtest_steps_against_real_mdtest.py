@@ -119,3 +119,43 @@ def test_call_sync_after_each_phase_as_real_mdtest(real_mdtest: Path, engine: Pa
             assert out.returncode == 0, out.stderr
         counts.append(sync_calls(trace_dir))
     assert counts == [2 * phases, 2 * phases]
+
+
+def two_second_sleeps(trace_dir: Path) -> list[int]:
+    """Per traced thread, its sleeps of exactly two seconds (mdtest's sleep(2), the
+    engine's nanosleep), the threads with none left out (Open MPI's own are of one second)."""
+    pattern = re.compile(r"^(?:\d+ +)?(?:clock_)?nanosleep\((?:CLOCK_REALTIME, 0, )?"
+                         r"\{tv_sec=2, tv_nsec=0\}", re.M)
+    counts = [len(pattern.findall(f.read_text())) for f in trace_dir.iterdir()]
+    return [c for c in counts if c]
+
+
+@pytest.mark.parametrize("words,sleeps", [
+    (["-F", "-n", "2", "-p", "2"], 1),
+    (["-n", "2", "-p", "2"], 2),  # before the directory block and before the file block
+])
+def test_pre_delay_sleeps_on_rank_0_before_each_block_as_real_mdtest(
+        real_mdtest: Path, engine: Path, tmp_path: Path, words: list[str],
+        sleeps: int) -> None:
+    """expected -p N to sleep N seconds in one process (rank 0) before each block of phases,
+    as many times as mdtest / was refused ('no delay before an iteration in the engine')."""
+    found = []
+    for name, binary in (("mdtest", real_mdtest), ("iolab", engine)):
+        trace_dir = tmp_path / f"t-{name}"
+        trace_dir.mkdir()
+        script = tmp_path / f"traced-{name}"
+        script.write_text(f'#!/bin/sh\nexec strace -f -ff -qq -e trace=nanosleep,'
+                          f'clock_nanosleep -o "{trace_dir}/t" "{binary}" "$@"\n')
+        script.chmod(script.stat().st_mode | stat.S_IXUSR)
+        folder = str(tmp_path / f"{name}-out")
+        if name == "mdtest":
+            p = subprocess.run(["mpirun", "--oversubscribe", "-np", "2", str(script), *words,
+                                "-d", folder], cwd=tmp_path, env=mpirun_env(),
+                               capture_output=True, text=True, timeout=300)
+            assert p.returncode == 0, p.stdout + p.stderr
+        else:
+            out = run_iolab("mdtest", "--np", "2", "--db", str(tmp_path / "r.db"), *words,
+                            "-d", folder, env={"IOLAB_BENCH": str(script)})
+            assert out.returncode == 0, out.stderr
+        found.append(two_second_sleeps(trace_dir))
+    assert found == [[sleeps], [sleeps]]

@@ -64,6 +64,7 @@ class PerItem:
     random_seed: int = 0  # -R / --random-seed: mdtest's shuffled stat and read order
     seed_per_rank: bool = False  # -R adds the rank to the seed
     call_sync: bool = False  # -Y: sync after each phase's loop, timed
+    pre_delay_s: int = 0  # -p: rank 0 sleeps before each block of phases
 
 
 @dataclass(frozen=True)
@@ -110,6 +111,7 @@ class MdtestRun:
         args += ["--fsync"] if e.sync else []
         args += ["--md-mknod"] if e.mknod else []
         args += ["--md-sync"] if e.call_sync else []
+        args += ["--md-pre-delay", str(e.pre_delay_s)] if e.pre_delay_s else []
         if e.random_seed:
             args += ["--md-random-seed", str(e.random_seed)]
             args += ["--md-seed-per-rank"] if e.seed_per_rank else []
@@ -211,12 +213,13 @@ def _tree(test: IorTest) -> Tree:
 
 
 def _per_item(test: IorTest, tree: Tree) -> PerItem:
-    """-N, -W, -y, -k, -R/--random-seed, -Y with mdtest's meaning and checks."""
+    """-N, -W, -y, -k, -R/--random-seed, -Y, -p with mdtest's meaning and checks."""
     p = test.params
     stride, wall = int(p["nstride"]), int(p["stone_wall_timer_seconds"])
     seed, randomize = int(p["random_seed"]), bool(p["randomize"])
-    if stride < 0 or wall < 0 or seed < 0:
-        raise UsageError("mdtest -N, -W and --random-seed cannot be negative")
+    delay = int(p["pre_delay"])
+    if stride < 0 or wall < 0 or seed < 0 or delay < 0:
+        raise UsageError("mdtest -N, -W, -p and --random-seed cannot be negative")
     if stride and tree.depth and p["unique_dir_per_task"]:
         raise UsageError(f"mdtest -N {stride} -u -z {tree.depth}: mdtest names a rank's "
                          "subdirectories after itself inside its neighbour's tree, which does "
@@ -232,7 +235,7 @@ def _per_item(test: IorTest, tree: Tree) -> PerItem:
     if randomize and not seed:
         seed = int(time.time())  # mdtest: rank 0's time(NULL), then each rank adds its rank
     return PerItem(stride, wall, bool(p["sync_file"]), bool(p["make_node"]), seed,
-                   randomize, bool(p["call_sync"]))
+                   randomize, bool(p["call_sync"]), delay)
 
 
 def _check_phases(test: IorTest, phases: str, items: int) -> str:

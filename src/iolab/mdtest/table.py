@@ -89,9 +89,10 @@ OPTIONS: tuple[IorOption, ...] = (
     _O("N", None, "nstride", "size", 0, "engine",
        "--md-stride: rank r stats rank r+N's items, reads r+2N's, removes r+3N's (mod ranks); "
        "with -u and -z > 0 refused (mdtest's own names break)"),
-    _O("p", None, "pre_delay", "size", 0, "refused",
-       "no delay before an iteration in the engine",
-       "separate 'iolab mdtest' runs with a sleep between them"),
+    _O("p", None, "pre_delay", "size", 0, "engine",
+       "--md-pre-delay: rank 0 sleeps N seconds before the directory phases and before the "
+       "file phases of each iteration, untimed (the others wait at the next barrier), as "
+       "mdtest"),
     _O("P", None, "print_rate_and_time", "flag", 0, "output",
        "prints the SUMMARY rate and the SUMMARY time tables"),
     _O(None, "print-all-procs", "print_all_proc", "flag", 0, "refused",
