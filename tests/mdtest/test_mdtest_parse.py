@@ -3,6 +3,7 @@ values, k/m suffixes), what each line becomes in the engine, and the refusals.""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -146,3 +147,19 @@ def test_summary_stddev_divides_by_n_minus_1_as_mdtest() -> None:
     IOR's N (what iolab ior prints)."""
     assert sample_stats([1.0, 3.0]) == (3.0, 1.0, 2.0, pytest.approx(2 ** 0.5))
     assert sample_stats([5.0]) == (5.0, 5.0, 5.0, 0.0)
+
+
+def test_status_file_count_becomes_n_of_a_later_phase(tmp_path: Path) -> None:
+    """expected -x FILE's number as the items of a -T line alone (0 refused, a tree refused)
+    / was refused ('the engine runs every phase in one run')."""
+    status = tmp_path / "sw"
+    status.write_text("7")
+    got = args_of(["-F", "-n", "100", "-x", str(status), "-T"])
+    assert got[got.index("--md-files") + 1] == "7"
+    got = args_of(["-F", "-n", "100", "-x", str(status), "-C"])  # the creation writes it
+    assert got[got.index("--md-files") + 1] == "100"
+    status.write_text("0")
+    with pytest.raises(UsageError, match="holds 0 items"):
+        args_of(["-F", "-n", "100", "-x", str(status), "-T"])
+    with pytest.raises(UsageError, match="-x without -z"):
+        args_of(["-F", "-z", "1", "-I", "2", "-x", str(status), "-T"])

@@ -16,9 +16,15 @@ import pytest
 from mdtest_helpers import mpirun_env, run_iolab, summary_rows
 from mdtest_trace import TRACED, calls_by_rank
 
+from iolab.paths import engine_binary
+
 BASE = ["-F", "-z", "1", "-b", "2", "-I", "2", "-w", "12", "-e", "12", "-N", "1"]
 STEPS = ("-C", "-T", "-E", "-r")
 TOUCHED = ("create", "stat", "open", "unlink")  # what names an item in each step
+
+
+def engine_path() -> str:
+    return str(engine_binary("default"))
 
 
 def traced(tmp_path: Path, real: Path, name: str) -> tuple[Path, Path]:
@@ -39,37 +45,73 @@ def left(folder: Path) -> list[tuple[str, int]]:
                   for p in folder.rglob("*"))
 
 
+def same_steps(real_mdtest: Path, tmp_path: Path, lines: list[list[str]]) -> tuple[Path, Path]:
+    """Each line by mdtest then by iolab, each tool on its own -d folder kept across the
+    lines: the same calls per rank, the same SUMMARY rows, the same files left after each."""
+    theirs_dir, ours_dir = tmp_path / "mdtest-out", tmp_path / "iolab-out"
+    for words in lines:
+        k = len(list(tmp_path.glob("t-mdtest-*")))  # traces of earlier calls stay apart
+        theirs_wrap, theirs_trace = traced(tmp_path, real_mdtest, f"mdtest-{k}")
+        p = subprocess.run(["mpirun", "--oversubscribe", "-np", "2", str(theirs_wrap),
+                            *[w.replace("{tool}", "mdtest") for w in words], "-d",
+                            str(theirs_dir)], cwd=tmp_path, env=mpirun_env(),
+                           capture_output=True, text=True, timeout=300)
+        assert p.returncode == 0, p.stdout + p.stderr
+        ours_wrap, ours_trace = traced(tmp_path, Path(engine_path()), f"iolab-{k}")
+        out = run_iolab("mdtest", "--np", "2", "--db", str(tmp_path / "r.db"),
+                        *[w.replace("{tool}", "iolab") for w in words], "-d", str(ours_dir),
+                        env={"IOLAB_BENCH": str(ours_wrap)})
+        assert out.returncode == 0, (words, out.stderr)
+        theirs = calls_by_rank(theirs_trace, str(theirs_dir), made=TOUCHED)
+        ours = calls_by_rank(ours_trace, str(ours_dir), made=TOUCHED)
+        assert set(theirs) == {0, 1}
+        for rank in (0, 1):
+            assert ours[rank] == theirs[rank], (words, rank)
+        assert [r[0] for r in summary_rows(out.stdout)] == \
+            [r[0] for r in summary_rows(p.stdout)]
+        assert left(ours_dir) == left(theirs_dir), words
+    return theirs_dir, ours_dir
+
+
 def test_phase_letters_alone_run_mdtests_steps_on_what_the_last_line_left(
         real_mdtest: Path, engine: Path, tmp_path: Path) -> None:
     """expected -C, -T, -E, -r alone (with -F) to each run that phase on the files the
     previous line left, call for call as mdtest / was refused ('the engine runs create,
     stat, read and remove together')."""
-    theirs_dir, ours_dir = tmp_path / "mdtest-out", tmp_path / "iolab-out"
-    for letter in STEPS:
-        name = letter.strip("-")
-        words = [*BASE, letter]
-        theirs_wrap, theirs_trace = traced(tmp_path, real_mdtest, f"mdtest-{name}")
-        p = subprocess.run(["mpirun", "--oversubscribe", "-np", "2", str(theirs_wrap),
-                            *words, "-d", str(theirs_dir)], cwd=tmp_path, env=mpirun_env(),
-                           capture_output=True, text=True, timeout=300)
-        assert p.returncode == 0, p.stdout + p.stderr
-        ours_wrap, ours_trace = traced(tmp_path, engine, f"iolab-{name}")
-        out = run_iolab("mdtest", "--np", "2", "--db", str(tmp_path / "r.db"), *words, "-d",
-                        str(ours_dir), env={"IOLAB_BENCH": str(ours_wrap)})
-        assert out.returncode == 0, (letter, out.stderr)
-        theirs = calls_by_rank(theirs_trace, str(theirs_dir), made=TOUCHED)
-        ours = calls_by_rank(ours_trace, str(ours_dir), made=TOUCHED)
-        assert set(theirs) == {0, 1}
-        for rank in (0, 1):
-            assert ours[rank] == theirs[rank], (letter, rank)
-        assert [r[0] for r in summary_rows(out.stdout)] == \
-            [r[0] for r in summary_rows(p.stdout)]
-        assert left(ours_dir) == left(theirs_dir), letter
-        if letter == "-E":  # the -C line wrote the pattern -X checks (each reader a neighbour's)
-            check = run_iolab("mdtest", "--np", "2", "--db", str(tmp_path / "r.db"), *BASE,
-                              "-E", "-X", "-d", str(ours_dir))
-            assert check.returncode == 0, check.stdout + check.stderr
+    same_steps(real_mdtest, tmp_path, [[*BASE, letter] for letter in STEPS[:3]])
+    # the -C line wrote the pattern -X checks (each reader a neighbour's)
+    check = run_iolab("mdtest", "--np", "2", "--db", str(tmp_path / "r.db"), *BASE, "-E",
+                      "-X", "-d", str(tmp_path / "iolab-out"))
+    assert check.returncode == 0, check.stdout + check.stderr
+    _, ours_dir = same_steps(real_mdtest, tmp_path, [[*BASE, "-r"]])
     assert left(ours_dir) == []
+
+
+def test_status_file_carries_the_creations_count_to_later_lines(
+        real_mdtest: Path, engine: Path, tmp_path: Path) -> None:
+    """expected -x FILE written by a -W creation (its count) and read by later -T and -r
+    lines as their -n, as mdtest / was refused ('the engine runs every phase in one
+    run')."""
+    status = str(tmp_path / "{tool}.stonewall")
+    same_steps(real_mdtest, tmp_path, [
+        ["-F", "-u", "-n", "4", "-W", "100", "-x", status, "-C"],
+        ["-F", "-u", "-n", "50", "-x", status, "-T"],
+        ["-F", "-u", "-n", "50", "-x", status, "-r"]])
+    assert (tmp_path / "iolab.stonewall").read_text() == \
+        (tmp_path / "mdtest.stonewall").read_text() == "4"
+
+
+def test_unreadable_status_file_warns_and_keeps_n(engine: Path, tmp_path: Path) -> None:
+    """expected mdtest's warning and -n when -x names no readable count / was refused."""
+    md = tmp_path / "md"
+    made = run_iolab("mdtest", "--np", "2", "--db", str(tmp_path / "r.db"), "-F", "-n", "3",
+                     "-C", "-d", str(md))
+    assert made.returncode == 0, made.stderr
+    out = run_iolab("mdtest", "--np", "2", "--db", str(tmp_path / "r.db"), "-F", "-n", "3",
+                    "-x", str(tmp_path / "none"), "-r", "-d", str(md))
+    assert out.returncode == 0, out.stderr
+    assert "Could not read stonewall status file" in out.stderr
+    assert not md.exists()
 
 
 @pytest.mark.parametrize("letter", ["-T", "-E", "-r"])

@@ -81,6 +81,8 @@ class MdtestRun:
     tree: Tree = Tree()
     per_item: PerItem = PerItem()
     step: str = "all"  # --md-step: one file phase of -C/-T/-E/-r alone
+    status_file: str = ""  # -x: the stonewall count, written by -W creations, read after
+    warnings: tuple[str, ...] = ()  # mdtest's warnings, printed before the run
 
     def summary_phases(self) -> tuple[tuple[str, str], ...]:
         """The rows of mdtest's SUMMARY table, in its order (the tree rows after them)."""
@@ -146,6 +148,23 @@ def plan(test: IorTest, ranks: int) -> MdtestRun:
     items = _items(test, tree)
     tree = Tree(tree.depth, tree.branch, items // tree.holders, tree.leaf_only)
     step = _check_phases(test, phases, items)
+    status_file = str(p["stoneWallingStatusFile"])
+    if status_file and tree.dirs > 1:
+        raise UsageError(f"mdtest -x {status_file} with a tree (-z {tree.depth}): the count "
+                         "it holds comes from a stonewalled creation, which runs in one "
+                         "directory; nearest in iolab: -x without -z")
+    warnings: tuple[str, ...] = ()
+    if status_file and step in ("stat", "read", "remove"):
+        count = read_status_file(status_file)
+        if count is None:  # mdtest warns and keeps -n
+            warnings = (STATUS_WARNING,)
+        elif count < 1:
+            raise UsageError(f"mdtest -x {status_file}: it holds {count} items per rank; "
+                             "nothing to stat, read or remove; nearest in iolab: the -x file "
+                             "of a creation that made items")
+        else:
+            items = count
+            tree = Tree(tree.depth, tree.branch, items, tree.leaf_only)
     per_item = _per_item(test, tree)
     if step not in ("all", "create") and per_item.stonewall_s:
         raise UsageError(f"mdtest -W {per_item.stonewall_s} with {_said(test, step + '_only')}"
@@ -174,7 +193,22 @@ def plan(test: IorTest, ranks: int) -> MdtestRun:
         raise UsageError(f"mdtest -k -w {write}: mknod makes empty files (mdtest refuses it "
                          "too: '-k not compatible with -w'); give -w 0")
     return MdtestRun(items, write, bool(p["unique_dir_per_task"]), path, int(p["iterations"]),
-                     phases, tree, per_item, step)
+                     phases, tree, per_item, step, status_file, warnings)
+
+
+# mdtest's warning when -x names nothing readable (ReadStoneWallingIterations gave -1)
+STATUS_WARNING = "WARNING: Could not read stonewall status file"
+
+
+def read_status_file(path: str) -> int | None:
+    """mdtest's ReadStoneWallingIterations: the first integer of the file (None when there
+    is none to read)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            words = f.read().split(maxsplit=1)
+        return int(words[0]) if words else None
+    except (OSError, ValueError):
+        return None
 
 
 def _check_api(api: str) -> None:

@@ -123,8 +123,10 @@ OPTIONS: tuple[IorOption, ...] = (
     _O("W", None, "stone_wall_timer_seconds", "size", 0, "engine",
        "--stonewall: each rank stops creating files after N seconds, all create on to the "
        "furthest rank's count, later phases use that count; with -z/-R refused"),
-    _O("x", None, "stoneWallingStatusFile", "str", "", "refused",
-       "the engine runs every phase in one run", "-C -T -E -r together in one line"),
+    _O("x", None, "stoneWallingStatusFile", "str", "", "engine",
+       "mdtest's stonewall status file: a line with -W that creates writes the count every "
+       "rank created to (the furthest rank's), a -T, -E or -r line alone reads it as its -n "
+       "(unreadable: mdtest's warning, -n stays); not with a tree"),
     _O("X", "verify-read", "verify_read", "flag", 0, "engine",
        "--verify (the engine's own pattern, checked on read; needs -e > 0 as in mdtest)"),
     _O(None, "verify-write", "verify_write", "flag", 0, "refused",
