@@ -114,6 +114,15 @@ def test_unreadable_status_file_warns_and_keeps_n(engine: Path, tmp_path: Path) 
     assert not md.exists()
 
 
+def test_time_unique_dir_overhead_makes_mdtests_calls(real_mdtest: Path, engine: Path,
+                                                      tmp_path: Path) -> None:
+    """expected -t (IO500's mdtest-hard line has it) to run, with the calls mdtest makes /
+    was refused ('the engine makes its directories outside the timing')."""
+    _, ours_dir = same_steps(real_mdtest, tmp_path, [["-u", "-n", "3", "-t"],
+                                                     ["-F", "-n", "3", "-t"]])
+    assert left(ours_dir) == []
+
+
 @pytest.mark.parametrize("letter", ["-T", "-E", "-r"])
 def test_a_later_phase_alone_on_no_files_fails_and_says_so(engine: Path, tmp_path: Path,
                                                           letter: str) -> None:
