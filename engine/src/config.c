@@ -195,6 +195,10 @@ const iolab_option_t iolab_config_options[] = {
      "metadata: rank 0 sleeps this long before the directory phases and before the file "
      "phases of each repetition, untimed; the others wait at the phase's barrier (mdtest -p)",
      O(md_pre_delay)},
+    {"md-dir-loops", "md_dir_loops", IOLAB_OPT_INT, "1", "count", NULL,
+     "metadata, --md-layout mdtest: each phase runs over this many test directories "
+     "(test-dir.<rep>-0 .. -<K-1>), --md-files items per rank in each (mdtest -n beyond -I)",
+     O(md_dir_loops)},
     /* --- end of metadata block --- */
     {"group", "group", IOLAB_OPT_INT, "0", "count", NULL,
      "subset layout: ranks per aggregator (0 = ranks per host)", O(group)},

@@ -18,6 +18,8 @@
  * removing the trees are timed phases, as mdtest's "Tree creation" and "Tree removal".
  * --md-stride N (mdtest -N): rank r stats rank r+N's items, reads r+2N's, removes r+3N's.
  * --md-sync (mdtest -Y): sync() after each item phase's loop, inside its time.
+ * --md-dir-loops K (mdtest -n N -I M, K = N / M): each phase, the tree phases too, runs its
+ * loop in test-dir.<rep>-0, then -1, ... -<K-1>, each holding --md-files items per rank.
  * --md-pre-delay S (mdtest -p): rank 0 sleeps S seconds before the directory phases and
  * before the file phases of each repetition, outside the timing (mdtest's DelaySecs).
  * The calls are POSIX's: this is what the file
@@ -52,7 +54,7 @@
 typedef struct md_plan {
     char root[4096];     /* iolab layout: <path>.md; mdtest layout: <path> (mdtest's -d) */
     char testdir[4200];  /* mdtest layout: <root>/test-dir.<rep>-0 (mdtest's testdir) */
-    int unique, mdtest, rank, ranks, depth, leaf_only, made_root;
+    int unique, mdtest, rank, ranks, depth, leaf_only, made_root, rep, loops;
     uint64_t files, size;        /* items per rank (after a stonewall: the worn-out count) */
     uint64_t per_dir, branch;    /* items per tree directory, subdirectories per directory */
     uint64_t tree_dirs;          /* directories of one tree (1 without a tree) */
@@ -124,6 +126,12 @@ int iolab_metadata_check(const iolab_run_t *run, char *err, size_t len)
         snprintf(err, len, "--stonewall with --metadata runs one directory in creation order "
                  "(mdtest's stonewall needs -b 1 and stats beyond the worn-out count with "
                  "-R): drop --md-depth / --md-random-seed");
+    else if (c->md_dir_loops < 1 || (c->md_dir_loops > 1 &&
+             (c->md_layout != IOLAB_MD_LAYOUT_MDTEST || c->stonewall > 0 ||
+              c->md_step != IOLAB_MD_STEP_ALL || c->md_random_seed > 0)))
+        snprintf(err, len, "--md-dir-loops %lld: give 1 or more; more than 1 needs "
+                 "--md-layout mdtest and runs every phase (no --stonewall, --md-step or "
+                 "--md-random-seed)", (long long)c->md_dir_loops);
     else if (c->md_mknod && c->md_size)
         snprintf(err, len, "--md-mknod makes empty files: give --md-size 0 (mdtest refuses "
                  "-k with -w too)");
@@ -174,6 +182,7 @@ static int make_plan(const iolab_run_t *run, md_plan_t *p)
     p->rank = run->rank;
     p->ranks = run->ranks;
     p->mdtest = c->md_layout == IOLAB_MD_LAYOUT_MDTEST;
+    p->loops = p->mdtest && c->md_dir_loops > 1 ? (int)c->md_dir_loops : 1;
     p->stride = (uint64_t)c->md_stride;
     p->depth = (int)c->md_depth;
     p->branch = c->md_branch < 1 ? 1 : (uint64_t)c->md_branch;
@@ -462,6 +471,14 @@ static uint64_t phase_calls(const md_plan_t *p, int op)
 }
 
 /* One timed phase. Returns 1 when the run must stop (failure, interrupt, mismatch). */
+/* mdtest's prep_testdir: <root>/test-dir.<repetition>-<directory loop>. */
+static void set_testdir(md_plan_t *p, int loop)
+{
+    if (p->mdtest)
+        snprintf(p->testdir, sizeof p->testdir, "%.4000s/test-dir.%d-%d", p->root, p->rep,
+                 loop);
+}
+
 static int md_phase(iolab_run_t *run, md_plan_t *p, int op, int rep, unsigned char *buf)
 {
     iolab_phase_t ph = {.op = op, .rep = rep, .cache = "n/a", .resident_fraction = -1};
@@ -471,27 +488,34 @@ static int md_phase(iolab_run_t *run, md_plan_t *p, int op, int rep, unsigned ch
     double deadline = op == IOLAB_MD_CREATE ? run->cfg.stonewall : 0;
     uint64_t last = phase_calls(p, op), i = 0;
     int hit = 0;
-    if (op == IOLAB_MD_TREE_CREATE && p->rank == 0)  /* mdtest makes test-dir untimed */
+    for (int k = 0; op == IOLAB_MD_TREE_CREATE && p->rank == 0 && k < p->loops; k++) {
+        set_testdir(p, k);  /* mdtest makes every test-dir first, untimed */
         mkdir(p->testdir, 0755);
+    }
     MPI_Barrier(run->world);
     double t0 = MPI_Wtime();
-    for (int pass = 0; pass < (deadline > 0 ? 2 : 1); pass++) {
-        for (; i < last && !err && !iolab_interrupted; i++) {
-            if (deadline > 0 && pass == 0 && MPI_Wtime() - t0 >= deadline) {
-                hit = 1;
-                break;
+    for (int loop = 0; loop < p->loops && !err && !iolab_interrupted; loop++) {
+        set_testdir(p, loop);
+        if (loop > 0)
+            i = 0;
+        for (int pass = 0; pass < (deadline > 0 ? 2 : 1); pass++) {
+            for (; i < last && !err && !iolab_interrupted; i++) {
+                if (deadline > 0 && pass == 0 && MPI_Wtime() - t0 >= deadline) {
+                    hit = 1;
+                    break;
+                }
+                int bad = 0;
+                uint64_t n = item_at(p, op, i);
+                err = md_op(run, p, op, owner, i, n, rep, buf, &bad);
+                if (err)
+                    md_failure_text(p, owner, op, n, err, why, sizeof why);
+                done += err ? 0 : 1;
+                if (bad && !nbad++)
+                    first_bad = n;
             }
-            int bad = 0;
-            uint64_t n = item_at(p, op, i);
-            err = md_op(run, p, op, owner, i, n, rep, buf, &bad);
-            if (err)
-                md_failure_text(p, owner, op, n, err, why, sizeof why);
-            done += err ? 0 : 1;
-            if (bad && !nbad++)
-                first_bad = n;
+            if (deadline > 0 && pass == 0)  /* mdtest -W: all wear out to the furthest count */
+                md_wear_out(run, &ph, i, hit, &last);
         }
-        if (deadline > 0 && pass == 0)  /* mdtest -W: all wear out to the furthest count */
-            md_wear_out(run, &ph, i, hit, &last);
     }
     if (deadline > 0)
         p->files = last;  /* mdtest: the later phases work on the items made */
@@ -514,8 +538,11 @@ static int md_phase(iolab_run_t *run, md_plan_t *p, int op, int rep, unsigned ch
     iolab_phase_append(run, &ph);
     if (run->cfg.md_sync && op == IOLAB_MD_DIR_STAT && !any[0] && !any[1])
         sync();  /* mdtest -Y: its (empty, unreported) directory read phase syncs too */
-    if (op == IOLAB_MD_TREE_REMOVE && !any[0] && p->rank == 0)
+    for (int k = 0; op == IOLAB_MD_TREE_REMOVE && !any[0] && p->rank == 0 && k < p->loops;
+         k++) {
+        set_testdir(p, k);
         rmdir(p->testdir);  /* every rank's tree is gone (the phase ended collectively) */
+    }
     return any[0] || any[1] || run->verify.bad;
 }
 
@@ -632,8 +659,8 @@ void iolab_metadata_run(iolab_run_t *run)
     uint64_t files = p.files;
     for (int rep = 0; !any && rep < run->cfg.reps; rep++) {
         p.files = files;  /* a stonewalled create sets the count for its own repetition */
-        if (p.mdtest)
-            snprintf(p.testdir, sizeof p.testdir, "%.4000s/test-dir.%d-0", p.root, rep);
+        p.rep = rep;
+        set_testdir(&p, 0);
         for (int k = 0; k < nops; k++) {
             int op = ops[k];
             if (starts_block(ops, k))

@@ -84,6 +84,7 @@ def args_of(words: list[str], ranks: int = 2) -> list[str]:
     (["-F", "-n", "5", "-w", "9", "-e", "9", "-y"], ["--md-size", "9", "--fsync"]),
     (["-F", "-n", "5", "-k"], ["--md-mknod"]),
     (["-F", "-n", "5", "-Y"], ["--md-sync"]),
+    (["-F", "-n", "6", "-I", "3"], ["--md-files", "3", "--md-dir-loops", "2"]),
     (["-F", "-n", "5", "-p", "2"], ["--md-pre-delay", "2"]),
     (["-F", "-n", "5", "-R", "--random-seed=11"], ["--md-random-seed", "11",
                                                    "--md-seed-per-rank"]),
@@ -123,7 +124,7 @@ def test_mdtest_lines_become_engine_options(words: list[str], expected: list[str
     (["-F", "-n", "5", "-d", "a@b"], "one -d DIR"),
     (["-F", "-n", "5", "-l", "2"], "one 'iolab mdtest --np N' per count"),
     (["-F", "-n", "5", "-l", "4"], "mdtest refuses it too"),
-    (["-F", "-n", "6", "-I", "3"], "-I 3 alone"),
+    (["-F", "-n", "6", "-I", "3", "-z", "1"], "-I 3 alone"),
     (["-F", "-n", "5", "--posix.odirect"], "buffered"),
     (["-F", "-n", "5", "--print-all-procs"], "iolab results show ID"),
 ])

@@ -123,6 +123,18 @@ def test_time_unique_dir_overhead_makes_mdtests_calls(real_mdtest: Path, engine:
     assert left(ours_dir) == []
 
 
+def test_n_beyond_i_loops_over_test_directories_as_real_mdtest(real_mdtest: Path,
+                                                               engine: Path,
+                                                               tmp_path: Path) -> None:
+    """expected -n a multiple of -I (no tree) to run each phase over n / I test directories
+    (test-dir.0-0, test-dir.0-1, ...), I items in each, call for call as mdtest / was
+    refused ('mdtest then loops over ... test directories, not in the engine')."""
+    _, ours_dir = same_steps(real_mdtest, tmp_path, [
+        ["-n", "6", "-I", "2"],
+        ["-F", "-n", "6", "-I", "3", "-N", "1", "-w", "5", "-e", "5", "-i", "2"]])
+    assert left(ours_dir) == []
+
+
 @pytest.mark.parametrize("letter", ["-T", "-E", "-r"])
 def test_a_later_phase_alone_on_no_files_fails_and_says_so(engine: Path, tmp_path: Path,
                                                           letter: str) -> None:

@@ -2,14 +2,13 @@
 meaning, or one line saying why not and what is nearest.
 
 What each option becomes is in :mod:`iolab.mdtest.table`; this module applies it, with the
-checks mdtest makes itself (``md_validate_tests``) and the ones the engine needs: one
-test directory per iteration (no ``-n`` beyond ``-I``'s directory loops), every phase of a
-kind together, or one file phase alone (``-F`` with one of ``-C -T -E -r``: the engine's
-``--md-step``, on the files an earlier line left), reading back what was written. The
-engine lays the items out with mdtest's names (``--md-layout mdtest``:
+checks mdtest makes itself (``md_validate_tests``) and the ones the engine needs: one test
+directory per iteration (or, -n beyond -I without a tree, mdtest's directory loops), every
+phase of a kind together, or one file phase alone (``-F`` with one of ``-C -T -E -r``: the
+engine's ``--md-step``, on the files an earlier line left), reading back what was written.
+The engine lays the items out with mdtest's names (``--md-layout mdtest``:
 ``DIR/test-dir.0-0/mdtest_tree.0/...``), trees included, so scripts and find see what mdtest
-makes. Everything is checked before anything runs, is
-created or stored.
+makes. Everything is checked before anything runs, is created or stored.
 """
 
 from __future__ import annotations
@@ -83,6 +82,7 @@ class MdtestRun:
     step: str = "all"  # --md-step: one file phase of -C/-T/-E/-r alone
     status_file: str = ""  # -x: the stonewall count, written by -W creations, read after
     warnings: tuple[str, ...] = ()  # mdtest's warnings, printed before the run
+    dir_loops: int = 1  # -n beyond -I: test-dir.<i>-0 .. -<K-1>, ``items`` in each
 
     def summary_phases(self) -> tuple[tuple[str, str], ...]:
         """The rows of mdtest's SUMMARY table, in its order (the tree rows after them)."""
@@ -118,6 +118,7 @@ class MdtestRun:
             args += ["--md-random-seed", str(e.random_seed)]
             args += ["--md-seed-per-rank"] if e.seed_per_rank else []
         args += ["--md-step", self.step] if self.step != "all" else []
+        args += ["--md-dir-loops", str(self.dir_loops)] if self.dir_loops > 1 else []
         # -C alone writes the pattern a later -E -X line checks (mdtest's data is always its)
         verify = verify or (self.step == "create" and self.write_bytes > 0)
         return args + (["--verify"] if verify else [])
@@ -145,7 +146,7 @@ def plan(test: IorTest, ranks: int) -> MdtestRun:
     phases = _phase_kinds(test)
     _check_task_counts(test, ranks)
     tree = _tree(test)
-    items = _items(test, tree)
+    items, loops = _items(test, tree)
     tree = Tree(tree.depth, tree.branch, items // tree.holders, tree.leaf_only)
     step = _check_phases(test, phases, items)
     status_file = str(p["stoneWallingStatusFile"])
@@ -193,7 +194,7 @@ def plan(test: IorTest, ranks: int) -> MdtestRun:
         raise UsageError(f"mdtest -k -w {write}: mknod makes empty files (mdtest refuses it "
                          "too: '-k not compatible with -w'); give -w 0")
     return MdtestRun(items, write, bool(p["unique_dir_per_task"]), path, int(p["iterations"]),
-                     phases, tree, per_item, step, status_file, warnings)
+                     phases, tree, per_item, step, status_file, warnings, loops)
 
 
 # mdtest's warning when -x names nothing readable (ReadStoneWallingIterations gave -1)
@@ -329,11 +330,14 @@ def _check_task_counts(test: IorTest, ranks: int) -> None:
             "iolab: one 'iolab mdtest --np N' per count")
 
 
-def _items(test: IorTest, tree: Tree) -> int:
-    """Items per rank as mdtest resolves -n and -I over the tree (rounded down to a whole
-    number per directory, as mdtest does)."""
+def _items(test: IorTest, tree: Tree) -> tuple[int, int]:
+    """(items per rank in each test directory, test directories) as mdtest resolves -n and
+    -I over the tree (rounded down to a whole number per directory, as mdtest does); -n a
+    multiple of -I without a tree loops over n / I test directories, as mdtest's
+    directory_loops."""
     p = test.params
     items, per_dir = int(p["items"]), int(p["items_per_dir"])
+    loops = 1
     if per_dir > 0:
         if items == 0:
             items = per_dir * tree.holders
@@ -344,14 +348,17 @@ def _items(test: IorTest, tree: Tree) -> int:
         elif items % per_dir:
             raise UsageError(f"mdtest -n {items} -I {per_dir}: items must be a multiple of "
                              "items per directory (mdtest refuses it too)")
-        elif items != per_dir or tree.depth:
-            raise UsageError(f"mdtest -n {items} -I {per_dir}: mdtest then loops over "
-                             f"{items // per_dir} test directories (test-dir.0-K), not in the "
-                             f"engine; nearest in iolab: -I {per_dir} alone (-n is then "
-                             "-I times the tree's directories)")
+        elif items != per_dir and tree.depth:
+            raise UsageError(f"mdtest -n {items} -I {per_dir} -z {tree.depth}: mdtest then "
+                             f"loops over {items // per_dir} test directories (test-dir.0-K), "
+                             "each with a tree, not in the engine; nearest in iolab: "
+                             f"-I {per_dir} alone (-n is then -I times the tree's "
+                             "directories), or -z 0")
+        elif items != per_dir:
+            loops, items = items // per_dir, per_dir
     else:
         items -= items % tree.holders  # mdtest: items_per_dir = items / dirs, items = that x dirs
     if items <= 0:
         raise UsageError("mdtest: no items to create; give -n N (items per rank, at least one "
                          "per tree directory) or -I N")
-    return items
+    return items, loops

@@ -77,8 +77,8 @@ OPTIONS: tuple[IorOption, ...] = (
     _O("i", None, "iterations", "size", 1, "engine", "--reps"),
     _O("I", None, "items_per_dir", "size", 0, "engine",
        "--md-items-per-dir: items in each tree directory (-n is then -I times the directories "
-       "holding items); -n beyond -I (mdtest's loop over several test directories) is "
-       "refused"),
+       "holding items); -n a multiple of -I without a tree: --md-dir-loops n/I (mdtest's loop "
+       "over test-dir.<i>-0 .. -<K-1>, -I items in each); with a tree refused"),
     _O("k", None, "make_node", "flag", 0, "engine",
        "--md-mknod: files made with mknod, no open (with -w 0, as mdtest requires)"),
     _O("l", None, "last", "size", 0, "engine", "see -f"),
