@@ -125,6 +125,8 @@ def test_mdtest_lines_become_engine_options(words: list[str], expected: list[str
     (["-F", "-n", "5", "-l", "2"], "one 'iolab mdtest --np N' per count"),
     (["-F", "-n", "5", "-l", "4"], "mdtest refuses it too"),
     (["-F", "-n", "6", "-I", "3", "-z", "1"], "-I 3 alone"),
+    (["-F", "-n", "6", "-I", "3", "-W", "2"], "nearest in iolab: -n 3 -I 3"),
+    (["-F", "-n", "6", "-I", "3", "-C"], "one phase alone"),
     (["-F", "-n", "5", "--posix.odirect"], "buffered"),
     (["-F", "-n", "5", "--print-all-procs"], "iolab results show ID"),
 ])

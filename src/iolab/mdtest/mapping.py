@@ -167,6 +167,11 @@ def plan(test: IorTest, ranks: int) -> MdtestRun:
             items = count
             tree = Tree(tree.depth, tree.branch, items, tree.leaf_only)
     per_item = _per_item(test, tree)
+    if loops > 1 and (per_item.stonewall_s or per_item.random_seed or step != "all"):
+        raise UsageError(f"mdtest -n {items * loops} -I {items}: the engine's loop over "
+                         f"{loops} test directories runs every phase in creation order; with "
+                         "-W, -R/--random-seed or one phase alone it is not in the engine; "
+                         f"nearest in iolab: -n {items} -I {items} (one test directory)")
     if step not in ("all", "create") and per_item.stonewall_s:
         raise UsageError(f"mdtest -W {per_item.stonewall_s} with {_said(test, step + '_only')}"
                          ": the stonewall bounds the creation; a later phase alone runs on "
