@@ -187,6 +187,18 @@ const iolab_option_t iolab_config_options[] = {
     {"md-mknod", "md_mknod", IOLAB_OPT_BOOL, "false", NULL, NULL,
      "metadata: create files with mknod instead of open+close; --md-size 0 (mdtest -k)",
      O(md_mknod)},
+    {"md-sync", "md_sync", IOLAB_OPT_BOOL, "false", NULL, NULL,
+     "metadata: each rank calls sync() after its loop of every create, stat, read, remove and "
+     "directory phase, inside the phase's time (mdtest -Y, its POSIX backend's sync command)",
+     O(md_sync)},
+    {"md-pre-delay", "md_pre_delay_s", IOLAB_OPT_DOUBLE, "0", "s", NULL,
+     "metadata: rank 0 sleeps this long before the directory phases and before the file "
+     "phases of each repetition, untimed; the others wait at the phase's barrier (mdtest -p)",
+     O(md_pre_delay)},
+    {"md-dir-loops", "md_dir_loops", IOLAB_OPT_INT, "1", "count", NULL,
+     "metadata, --md-layout mdtest: each phase runs over this many test directories "
+     "(test-dir.<rep>-0 .. -<K-1>), --md-files items per rank in each (mdtest -n beyond -I)",
+     O(md_dir_loops)},
     /* --- end of metadata block --- */
     {"group", "group", IOLAB_OPT_INT, "0", "count", NULL,
      "subset layout: ranks per aggregator (0 = ranks per host)", O(group)},

@@ -96,6 +96,9 @@ typedef struct iolab_cfg {
     int64_t md_random_seed;    /* stat and read in mdtest's shuffled order (mdtest -R) */
     bool md_seed_per_rank;     /* the seed plus the rank, as mdtest -R (not --random-seed) */
     bool md_mknod;             /* create with mknod, no data (mdtest -k) */
+    bool md_sync;              /* sync() after each phase's loop, timed (mdtest -Y) */
+    double md_pre_delay;       /* rank 0 sleeps before each block of phases (mdtest -p) */
+    int64_t md_dir_loops;      /* test directories each phase runs over (mdtest -n / -I) */
     /* --- end of metadata block --- */
     char *json;                /* JSON output file; NULL/"-" = stdout */
     bool quiet, progress;

@@ -17,6 +17,11 @@
  * i / --md-items-per-dir, --md-leaf-only puts items in the deepest level only); making and
  * removing the trees are timed phases, as mdtest's "Tree creation" and "Tree removal".
  * --md-stride N (mdtest -N): rank r stats rank r+N's items, reads r+2N's, removes r+3N's.
+ * --md-sync (mdtest -Y): sync() after each item phase's loop, inside its time.
+ * --md-dir-loops K (mdtest -n N -I M, K = N / M): each phase, the tree phases too, runs its
+ * loop in test-dir.<rep>-0, then -1, ... -<K-1>, each holding --md-files items per rank.
+ * --md-pre-delay S (mdtest -p): rank 0 sleeps S seconds before the directory phases and
+ * before the file phases of each repetition, outside the timing (mdtest's DelaySecs).
  * The calls are POSIX's: this is what the file
  * system's metadata path costs, whatever the I/O library above it.
  * --md-phases dirs|both adds mdtest's directory phases before the file phases, on --md-files
@@ -31,10 +36,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "pattern.h"
@@ -47,7 +54,7 @@
 typedef struct md_plan {
     char root[4096];     /* iolab layout: <path>.md; mdtest layout: <path> (mdtest's -d) */
     char testdir[4200];  /* mdtest layout: <root>/test-dir.<rep>-0 (mdtest's testdir) */
-    int unique, mdtest, rank, ranks, depth, leaf_only, made_root;
+    int unique, mdtest, rank, ranks, depth, leaf_only, made_root, rep, loops;
     uint64_t files, size;        /* items per rank (after a stonewall: the worn-out count) */
     uint64_t per_dir, branch;    /* items per tree directory, subdirectories per directory */
     uint64_t tree_dirs;          /* directories of one tree (1 without a tree) */
@@ -86,8 +93,9 @@ int iolab_metadata_check(const iolab_run_t *run, char *err, size_t len)
     uint64_t branch = c->md_branch < 1 ? 1 : (uint64_t)c->md_branch;
     uint64_t holders = c->md_depth >= 0 && c->md_depth <= MD_MAX_DEPTH
                            ? tree_dirs(branch, (int)c->md_depth, c->md_leaf_only) : 1;
-    if (c->md_stride < 0 || c->md_random_seed < 0)
-        snprintf(err, len, "--md-stride and --md-random-seed cannot be negative");
+    if (c->md_stride < 0 || c->md_random_seed < 0 || c->md_pre_delay < 0)
+        snprintf(err, len, "--md-stride, --md-random-seed and --md-pre-delay cannot be "
+                 "negative");
     else if (c->md_depth < 0 || c->md_depth > MD_MAX_DEPTH)
         snprintf(err, len, "--md-depth %lld: give 0 to %d", (long long)c->md_depth,
                  MD_MAX_DEPTH);
@@ -118,6 +126,12 @@ int iolab_metadata_check(const iolab_run_t *run, char *err, size_t len)
         snprintf(err, len, "--stonewall with --metadata runs one directory in creation order "
                  "(mdtest's stonewall needs -b 1 and stats beyond the worn-out count with "
                  "-R): drop --md-depth / --md-random-seed");
+    else if (c->md_dir_loops < 1 || (c->md_dir_loops > 1 &&
+             (c->md_layout != IOLAB_MD_LAYOUT_MDTEST || c->stonewall > 0 ||
+              c->md_step != IOLAB_MD_STEP_ALL || c->md_random_seed > 0)))
+        snprintf(err, len, "--md-dir-loops %lld: give 1 or more; more than 1 needs "
+                 "--md-layout mdtest and runs every phase (no --stonewall, --md-step or "
+                 "--md-random-seed)", (long long)c->md_dir_loops);
     else if (c->md_mknod && c->md_size)
         snprintf(err, len, "--md-mknod makes empty files: give --md-size 0 (mdtest refuses "
                  "-k with -w too)");
@@ -168,6 +182,7 @@ static int make_plan(const iolab_run_t *run, md_plan_t *p)
     p->rank = run->rank;
     p->ranks = run->ranks;
     p->mdtest = c->md_layout == IOLAB_MD_LAYOUT_MDTEST;
+    p->loops = p->mdtest && c->md_dir_loops > 1 ? (int)c->md_dir_loops : 1;
     p->stride = (uint64_t)c->md_stride;
     p->depth = (int)c->md_depth;
     p->branch = c->md_branch < 1 ? 1 : (uint64_t)c->md_branch;
@@ -456,6 +471,14 @@ static uint64_t phase_calls(const md_plan_t *p, int op)
 }
 
 /* One timed phase. Returns 1 when the run must stop (failure, interrupt, mismatch). */
+/* mdtest's prep_testdir: <root>/test-dir.<repetition>-<directory loop>. */
+static void set_testdir(md_plan_t *p, int loop)
+{
+    if (p->mdtest)
+        snprintf(p->testdir, sizeof p->testdir, "%.4000s/test-dir.%d-%d", p->root, p->rep,
+                 loop);
+}
+
 static int md_phase(iolab_run_t *run, md_plan_t *p, int op, int rep, unsigned char *buf)
 {
     iolab_phase_t ph = {.op = op, .rep = rep, .cache = "n/a", .resident_fraction = -1};
@@ -465,30 +488,41 @@ static int md_phase(iolab_run_t *run, md_plan_t *p, int op, int rep, unsigned ch
     double deadline = op == IOLAB_MD_CREATE ? run->cfg.stonewall : 0;
     uint64_t last = phase_calls(p, op), i = 0;
     int hit = 0;
-    if (op == IOLAB_MD_TREE_CREATE && p->rank == 0)  /* mdtest makes test-dir untimed */
+    for (int k = 0; op == IOLAB_MD_TREE_CREATE && p->rank == 0 && k < p->loops; k++) {
+        set_testdir(p, k);  /* mdtest makes every test-dir first, untimed */
         mkdir(p->testdir, 0755);
+    }
     MPI_Barrier(run->world);
     double t0 = MPI_Wtime();
-    for (int pass = 0; pass < (deadline > 0 ? 2 : 1); pass++) {
-        for (; i < last && !err && !iolab_interrupted; i++) {
-            if (deadline > 0 && pass == 0 && MPI_Wtime() - t0 >= deadline) {
-                hit = 1;
-                break;
+    for (int loop = 0; loop < p->loops && !err && !iolab_interrupted; loop++) {
+        set_testdir(p, loop);
+        if (loop > 0)
+            i = 0;
+        for (int pass = 0; pass < (deadline > 0 ? 2 : 1); pass++) {
+            for (; i < last && !err && !iolab_interrupted; i++) {
+                if (deadline > 0 && pass == 0 && MPI_Wtime() - t0 >= deadline) {
+                    hit = 1;
+                    break;
+                }
+                int bad = 0;
+                uint64_t n = item_at(p, op, i);
+                err = md_op(run, p, op, owner, i, n, rep, buf, &bad);
+                if (err)
+                    md_failure_text(p, owner, op, n, err, why, sizeof why);
+                done += err ? 0 : 1;
+                if (bad && !nbad++)
+                    first_bad = n;
             }
-            int bad = 0;
-            uint64_t n = item_at(p, op, i);
-            err = md_op(run, p, op, owner, i, n, rep, buf, &bad);
-            if (err)
-                md_failure_text(p, owner, op, n, err, why, sizeof why);
-            done += err ? 0 : 1;
-            if (bad && !nbad++)
-                first_bad = n;
+            if (deadline > 0 && pass == 0)  /* mdtest -W: all wear out to the furthest count */
+                md_wear_out(run, &ph, i, hit, &last);
         }
-        if (deadline > 0 && pass == 0)  /* mdtest -W: all wear out to the furthest count */
-            md_wear_out(run, &ph, i, hit, &last);
     }
     if (deadline > 0)
         p->files = last;  /* mdtest: the later phases work on the items made */
+    /* mdtest -Y: phase_end's sync on every rank, before its closing barrier and so timed;
+     * not after the tree phases (mdtest calls phase_end only in the item phases) */
+    if (run->cfg.md_sync && op != IOLAB_MD_TREE_CREATE && op != IOLAB_MD_TREE_REMOVE)
+        sync();
     double t1 = MPI_Wtime() - t0;
     int moves = op == IOLAB_MD_CREATE || op == IOLAB_MD_READ;
     iolab_rank_stat_t me = {moves ? done * p->size : 0, done, 0, t1, 0, 0, t1};
@@ -502,8 +536,13 @@ static int md_phase(iolab_run_t *run, md_plan_t *p, int op, int rep, unsigned ch
         iolab_interrupted = 1;
     iolab_phase_collect(run, &ph, &me);
     iolab_phase_append(run, &ph);
-    if (op == IOLAB_MD_TREE_REMOVE && !any[0] && p->rank == 0)
+    if (run->cfg.md_sync && op == IOLAB_MD_DIR_STAT && !any[0] && !any[1])
+        sync();  /* mdtest -Y: its (empty, unreported) directory read phase syncs too */
+    for (int k = 0; op == IOLAB_MD_TREE_REMOVE && !any[0] && p->rank == 0 && k < p->loops;
+         k++) {
+        set_testdir(p, k);
         rmdir(p->testdir);  /* every rank's tree is gone (the phase ended collectively) */
+    }
     return any[0] || any[1] || run->verify.bad;
 }
 
@@ -579,6 +618,31 @@ static void remove_all(iolab_run_t *run, const md_plan_t *p, int items_left)
         rmdir(p->root);  /* fails, as it should, when it held files of someone else */
 }
 
+static int starts_block_kind_is(int op, int kind)
+{
+    return kind == 1 ? op >= IOLAB_MD_DIR_CREATE && op <= IOLAB_MD_DIR_REMOVE
+                     : op >= IOLAB_MD_CREATE && op <= IOLAB_MD_REMOVE;
+}
+
+/* Whether ops[k] starts mdtest's directory or file block (where mdtest -p delays). */
+static int starts_block(const int *ops, int k)
+{
+    int kind = ops[k] >= IOLAB_MD_DIR_CREATE && ops[k] <= IOLAB_MD_DIR_REMOVE ? 1
+             : ops[k] >= IOLAB_MD_CREATE && ops[k] <= IOLAB_MD_REMOVE ? 2 : 0;
+    return kind && (k == 0 || !starts_block_kind_is(ops[k - 1], kind));
+}
+
+/* mdtest -p: DelaySecs, rank 0 only; the others wait at the next phase's barrier. */
+static void pre_delay(const iolab_run_t *run)
+{
+    if (run->rank != 0 || run->cfg.md_pre_delay <= 0)
+        return;
+    double ns = run->cfg.md_pre_delay * 1e9;
+    struct timespec d = {(time_t)(ns / 1e9), (long)fmod(ns, 1e9)};
+    while (nanosleep(&d, &d) != 0 && errno == EINTR && !iolab_interrupted)
+        ;
+}
+
 void iolab_metadata_run(iolab_run_t *run)
 {
     md_plan_t p;
@@ -595,10 +659,12 @@ void iolab_metadata_run(iolab_run_t *run)
     uint64_t files = p.files;
     for (int rep = 0; !any && rep < run->cfg.reps; rep++) {
         p.files = files;  /* a stonewalled create sets the count for its own repetition */
-        if (p.mdtest)
-            snprintf(p.testdir, sizeof p.testdir, "%.4000s/test-dir.%d-0", p.root, rep);
+        p.rep = rep;
+        set_testdir(&p, 0);
         for (int k = 0; k < nops; k++) {
             int op = ops[k];
+            if (starts_block(ops, k))
+                pre_delay(run);
             int stop = md_phase(run, &p, op, rep, buf);  /* the same on every rank */
             items_left = k + 1 < nops || stop;
             done++;

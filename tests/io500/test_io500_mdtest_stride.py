@@ -27,3 +27,13 @@ def test_io500_mdtest_phases_pass_its_neighbour_stride() -> None:
         assert args[args.index("--md-stride") + 1] == "1", name
         assert args[args.index("--md-layout") + 1] == "mdtest", name
     assert not any("-N" in key for key in phases.MDTEST_NOT_PASSED)
+
+
+def test_io500_mdtest_write_phases_sync_as_its_minus_y() -> None:
+    """expected --md-sync on the mdtest write phases only, as IO500's -Y on its -C lines /
+    was no sync (-Y passed over)."""
+    for name in ("mdtest-easy-write", "mdtest-hard-write"):
+        assert "--md-sync" in _args(name), name
+    for name in ("mdtest-easy-stat", "mdtest-hard-read", "mdtest-hard-delete"):
+        assert "--md-sync" not in _args(name), name
+    assert "-Y" not in phases.MDTEST_NOT_PASSED

@@ -50,15 +50,18 @@ def _calls_of(path: Path, folder: str) -> list[tuple[str, ...]]:
     return out
 
 
-def calls_by_rank(trace_dir: Path, folder: str) -> dict[int, list[tuple[str, ...]]]:
+def calls_by_rank(trace_dir: Path, folder: str, *, made: tuple[str, ...] = (
+        "create", "mkdir", "mknod")) -> dict[int, list[tuple[str, ...]]]:
     """rank -> its calls, in order. A trace's rank is the owner of the first item it made
     (mdtest names each item after its creator); a process that made none (the launcher, a
-    helper) is left out, as a rank with no items has nothing to compare."""
+    helper) is left out, as a rank with no items has nothing to compare. A phase that makes
+    nothing (-T, -E, -r alone) gives the calls that name items in ``made`` instead: the key
+    is then the owner of the first item the trace touched (the same for both tools)."""
     out: dict[int, list[tuple[str, ...]]] = {}
     for f in sorted(trace_dir.iterdir()):
         calls = _calls_of(f, folder)
-        made = [_OWN.search(c[1]) for c in calls if c[0] in ("create", "mkdir", "mknod")]
-        owners = [int(m.group(1)) for m in made if m]
+        made_items = [_OWN.search(c[1]) for c in calls if c[0] in made]
+        owners = [int(m.group(1)) for m in made_items if m]
         if owners:
             out[owners[0]] = calls
     return out

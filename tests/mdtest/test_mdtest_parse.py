@@ -3,6 +3,7 @@ values, k/m suffixes), what each line becomes in the engine, and the refusals.""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -82,6 +83,9 @@ def args_of(words: list[str], ranks: int = 2) -> list[str]:
     (["-F", "-n", "5", "-W", "3"], ["--stonewall", "3"]),
     (["-F", "-n", "5", "-w", "9", "-e", "9", "-y"], ["--md-size", "9", "--fsync"]),
     (["-F", "-n", "5", "-k"], ["--md-mknod"]),
+    (["-F", "-n", "5", "-Y"], ["--md-sync"]),
+    (["-F", "-n", "6", "-I", "3"], ["--md-files", "3", "--md-dir-loops", "2"]),
+    (["-F", "-n", "5", "-p", "2"], ["--md-pre-delay", "2"]),
     (["-F", "-n", "5", "-R", "--random-seed=11"], ["--md-random-seed", "11",
                                                    "--md-seed-per-rank"]),
     (["-F", "-n", "5", "--random-seed=11"], ["--md-random-seed", "11"]),
@@ -107,7 +111,10 @@ def test_mdtest_lines_become_engine_options(words: list[str], expected: list[str
     (["-F", "-n", "5", "-k", "-w", "4", "-e", "4"], "-k not compatible with -w"),
     (["-F", "-n", "6", "-I", "2", "-u"], "only specify the number of items"),
     (["-F", "-n", "5", "-I", "2"], "multiple of items per directory"),
-    (["-F", "-n", "5", "-C"], "nearest in iolab: -C -T -E -r"),
+    (["-F", "-n", "5", "-C", "-T"], "one 'iolab mdtest -F' line per letter"),
+    (["-n", "5", "-C"], "nearest in iolab: -F -C"),
+    (["-F", "-n", "5", "-i", "2", "-T"], "nearest in iolab: -i 1 -T"),
+    (["-F", "-n", "5", "-W", "2", "-E"], "drop -W"),
     (["-n", "5", "-C", "-T", "-E", "-r"], "add -U"),
     (["-n", "5", "-U"], "only the directory rename phase"),
     (["-F", "-n", "5", "-w", "10"], "nearest in iolab: -w 10 -e 10"),
@@ -117,7 +124,9 @@ def test_mdtest_lines_become_engine_options(words: list[str], expected: list[str
     (["-F", "-n", "5", "-d", "a@b"], "one -d DIR"),
     (["-F", "-n", "5", "-l", "2"], "one 'iolab mdtest --np N' per count"),
     (["-F", "-n", "5", "-l", "4"], "mdtest refuses it too"),
-    (["-F", "-n", "6", "-I", "3"], "-I 3 alone"),
+    (["-F", "-n", "6", "-I", "3", "-z", "1"], "-I 3 alone"),
+    (["-F", "-n", "6", "-I", "3", "-W", "2"], "nearest in iolab: -n 3 -I 3"),
+    (["-F", "-n", "6", "-I", "3", "-C"], "one phase alone"),
     (["-F", "-n", "5", "--posix.odirect"], "buffered"),
     (["-F", "-n", "5", "--print-all-procs"], "iolab results show ID"),
 ])
@@ -126,8 +135,34 @@ def test_refused_lines_name_the_nearest_iolab_equivalent(words: list[str], says:
         args_of(words)
 
 
+@pytest.mark.parametrize("letter,step", [("-C", "create"), ("-T", "stat"), ("-E", "read"),
+                                         ("-r", "remove")])
+def test_one_phase_letter_alone_is_one_engine_step(letter: str, step: str) -> None:
+    """expected mdtest -F with one of -C/-T/-E/-r alone to run that file phase only
+    (--md-step) / was refused ('the engine runs create, stat, read and remove together')."""
+    got = args_of(["-F", "-n", "5", "-u", letter])
+    assert got[got.index("--md-step") + 1] == step
+    assert "--md-step" not in args_of(["-F", "-n", "5", "-C", "-T", "-E", "-r"])
+
+
 def test_summary_stddev_divides_by_n_minus_1_as_mdtest() -> None:
     """expected mdtest's standard deviation over iterations (divisor N-1, 0 for one) / was
     IOR's N (what iolab ior prints)."""
     assert sample_stats([1.0, 3.0]) == (3.0, 1.0, 2.0, pytest.approx(2 ** 0.5))
     assert sample_stats([5.0]) == (5.0, 5.0, 5.0, 0.0)
+
+
+def test_status_file_count_becomes_n_of_a_later_phase(tmp_path: Path) -> None:
+    """expected -x FILE's number as the items of a -T line alone (0 refused, a tree refused)
+    / was refused ('the engine runs every phase in one run')."""
+    status = tmp_path / "sw"
+    status.write_text("7")
+    got = args_of(["-F", "-n", "100", "-x", str(status), "-T"])
+    assert got[got.index("--md-files") + 1] == "7"
+    got = args_of(["-F", "-n", "100", "-x", str(status), "-C"])  # the creation writes it
+    assert got[got.index("--md-files") + 1] == "100"
+    status.write_text("0")
+    with pytest.raises(UsageError, match="holds 0 items"):
+        args_of(["-F", "-n", "100", "-x", str(status), "-T"])
+    with pytest.raises(UsageError, match="-x without -z"):
+        args_of(["-F", "-z", "1", "-I", "2", "-x", str(status), "-T"])

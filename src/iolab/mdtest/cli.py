@@ -14,6 +14,7 @@ import argparse
 import os
 import shlex
 import sys
+from typing import Any
 
 from iolab.bench import subrun
 from iolab.errors import EXIT_USAGE, UsageError
@@ -82,6 +83,9 @@ def _run(args: argparse.Namespace) -> int:
         raise UsageError(f"mdtest -d {plan.directory}: its parent folder {parent} does not "
                          "exist (mdtest makes only the last folder); create it first")
     subrun.check_args(bench_args)  # the engine's own judgement, before anything is made
+    for warning in plan.warnings:
+        print(f"iolab mdtest: {warning} {plan.status_file}; -n {plan.items} is used, as "
+              "mdtest does", file=sys.stderr)
     began = output.now_text()
     made_dir = not os.path.isdir(plan.directory)
     if made_dir:
@@ -95,6 +99,8 @@ def _run(args: argparse.Namespace) -> int:
             _remove_if_empty(plan.directory)
     if done.status == "refused":
         raise UsageError(done.error or "iolab bench refused the run")
+    if done.status == "ok" and done.doc is not None:
+        _store_status_file(plan, done.doc)
     if done.doc is not None:
         sys.stdout.write(output.render_text(done.doc, line.test, plan,
                                             output.command_line_text(words), began,
@@ -104,6 +110,22 @@ def _run(args: argparse.Namespace) -> int:
               f"{done.run_id})", file=sys.stderr)
         return EXIT_FAILED_RUN
     return 0
+
+
+def _store_status_file(plan: mapping.MdtestRun, doc: dict[str, Any]) -> None:
+    """mdtest's StoreStoneWallingIterations: after a stonewalled creation (-W) with -x,
+    the count every rank created (the furthest rank's at the deadline, all worn out to it)
+    as one number, for a later -T/-E/-r line's -x."""
+    if not plan.status_file or not plan.per_item.stonewall_s or \
+            plan.step not in ("all", "create"):
+        return
+    count = plan.items
+    for rep in doc.get("repetitions") or []:
+        for ph in rep.get("phases") or []:
+            if ph.get("op") == "create" and ph.get("stonewall"):
+                count = int(ph["stonewall"]["xfers_max"])
+    with open(plan.status_file, "w", encoding="utf-8") as f:
+        f.write(str(count))
 
 
 def _remove_if_empty(folder: str) -> None:

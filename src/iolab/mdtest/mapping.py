@@ -2,12 +2,13 @@
 meaning, or one line saying why not and what is nearest.
 
 What each option becomes is in :mod:`iolab.mdtest.table`; this module applies it, with the
-checks mdtest makes itself (``md_validate_tests``) and the ones the engine needs: one
-test directory per iteration (no ``-n`` beyond ``-I``'s directory loops), every phase of a
-kind together, reading back what was written. The engine lays the items out with mdtest's
-names (``--md-layout mdtest``: ``DIR/test-dir.0-0/mdtest_tree.0/...``), trees included, so
-scripts and find see what mdtest makes. Everything is checked before anything runs, is
-created or stored.
+checks mdtest makes itself (``md_validate_tests``) and the ones the engine needs: one test
+directory per iteration (or, -n beyond -I without a tree, mdtest's directory loops), every
+phase of a kind together, or one file phase alone (``-F`` with one of ``-C -T -E -r``: the
+engine's ``--md-step``, on the files an earlier line left), reading back what was written.
+The engine lays the items out with mdtest's names (``--md-layout mdtest``:
+``DIR/test-dir.0-0/mdtest_tree.0/...``), trees included, so scripts and find see what mdtest
+makes. Everything is checked before anything runs, is created or stored.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ FILE_PHASES = (("create", "File creation"), ("stat", "File stat"),
                ("open_read", "File read"), ("remove", "File removal"))
 _PHASE_LETTERS = (("create_only", "-C"), ("stat_only", "-T"), ("read_only", "-E"),
                   ("remove_only", "-r"))
+# mdtest's phase letter -> the engine's --md-step (one file phase, the files left for the next)
+_STEPS = {"-C": "create", "-T": "stat", "-E": "read", "-r": "remove"}
 TREE_PHASES = (("tree_create", "Tree creation"), ("tree_remove", "Tree removal"))
 
 
@@ -59,6 +62,8 @@ class PerItem:
     mknod: bool = False  # -k
     random_seed: int = 0  # -R / --random-seed: mdtest's shuffled stat and read order
     seed_per_rank: bool = False  # -R adds the rank to the seed
+    call_sync: bool = False  # -Y: sync after each phase's loop, timed
+    pre_delay_s: int = 0  # -p: rank 0 sleeps before each block of phases
 
 
 @dataclass(frozen=True)
@@ -74,6 +79,10 @@ class MdtestRun:
     phases: str = "files"
     tree: Tree = Tree()
     per_item: PerItem = PerItem()
+    step: str = "all"  # --md-step: one file phase of -C/-T/-E/-r alone
+    status_file: str = ""  # -x: the stonewall count, written by -W creations, read after
+    warnings: tuple[str, ...] = ()  # mdtest's warnings, printed before the run
+    dir_loops: int = 1  # -n beyond -I: test-dir.<i>-0 .. -<K-1>, ``items`` in each
 
     def summary_phases(self) -> tuple[tuple[str, str], ...]:
         """The rows of mdtest's SUMMARY table, in its order (the tree rows after them)."""
@@ -103,9 +112,15 @@ class MdtestRun:
         args += ["--stonewall", str(e.stonewall_s)] if e.stonewall_s else []
         args += ["--fsync"] if e.sync else []
         args += ["--md-mknod"] if e.mknod else []
+        args += ["--md-sync"] if e.call_sync else []
+        args += ["--md-pre-delay", str(e.pre_delay_s)] if e.pre_delay_s else []
         if e.random_seed:
             args += ["--md-random-seed", str(e.random_seed)]
             args += ["--md-seed-per-rank"] if e.seed_per_rank else []
+        args += ["--md-step", self.step] if self.step != "all" else []
+        args += ["--md-dir-loops", str(self.dir_loops)] if self.dir_loops > 1 else []
+        # -C alone writes the pattern a later -E -X line checks (mdtest's data is always its)
+        verify = verify or (self.step == "create" and self.write_bytes > 0)
         return args + (["--verify"] if verify else [])
 
 
@@ -131,10 +146,37 @@ def plan(test: IorTest, ranks: int) -> MdtestRun:
     phases = _phase_kinds(test)
     _check_task_counts(test, ranks)
     tree = _tree(test)
-    items = _items(test, tree)
+    items, loops = _items(test, tree)
     tree = Tree(tree.depth, tree.branch, items // tree.holders, tree.leaf_only)
-    _check_phases(test, phases, items)
+    step = _check_phases(test, phases, items)
+    status_file = str(p["stoneWallingStatusFile"])
+    if status_file and tree.dirs > 1:
+        raise UsageError(f"mdtest -x {status_file} with a tree (-z {tree.depth}): the count "
+                         "it holds comes from a stonewalled creation, which runs in one "
+                         "directory; nearest in iolab: -x without -z")
+    warnings: tuple[str, ...] = ()
+    if status_file and step in ("stat", "read", "remove"):
+        count = read_status_file(status_file)
+        if count is None:  # mdtest warns and keeps -n
+            warnings = (STATUS_WARNING,)
+        elif count < 1:
+            raise UsageError(f"mdtest -x {status_file}: it holds {count} items per rank; "
+                             "nothing to stat, read or remove; nearest in iolab: the -x file "
+                             "of a creation that made items")
+        else:
+            items = count
+            tree = Tree(tree.depth, tree.branch, items, tree.leaf_only)
     per_item = _per_item(test, tree)
+    if loops > 1 and (per_item.stonewall_s or per_item.random_seed or step != "all"):
+        raise UsageError(f"mdtest -n {items * loops} -I {items}: the engine's loop over "
+                         f"{loops} test directories runs every phase in creation order; with "
+                         "-W, -R/--random-seed or one phase alone it is not in the engine; "
+                         f"nearest in iolab: -n {items} -I {items} (one test directory)")
+    if step not in ("all", "create") and per_item.stonewall_s:
+        raise UsageError(f"mdtest -W {per_item.stonewall_s} with {_said(test, step + '_only')}"
+                         ": the stonewall bounds the creation; a later phase alone runs on "
+                         "-n items (mdtest's count from -x is not read); nearest in iolab: "
+                         "drop -W, give -n the count the creation reached")
     write, read = int(p["write_bytes"]), int(p["read_bytes"])
     if write < 0 or read < 0:
         raise UsageError(f"mdtest -w {write} -e {read}: byte counts cannot be negative")
@@ -157,7 +199,22 @@ def plan(test: IorTest, ranks: int) -> MdtestRun:
         raise UsageError(f"mdtest -k -w {write}: mknod makes empty files (mdtest refuses it "
                          "too: '-k not compatible with -w'); give -w 0")
     return MdtestRun(items, write, bool(p["unique_dir_per_task"]), path, int(p["iterations"]),
-                     phases, tree, per_item)
+                     phases, tree, per_item, step, status_file, warnings, loops)
+
+
+# mdtest's warning when -x names nothing readable (ReadStoneWallingIterations gave -1)
+STATUS_WARNING = "WARNING: Could not read stonewall status file"
+
+
+def read_status_file(path: str) -> int | None:
+    """mdtest's ReadStoneWallingIterations: the first integer of the file (None when there
+    is none to read)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            words = f.read().split(maxsplit=1)
+        return int(words[0]) if words else None
+    except (OSError, ValueError):
+        return None
 
 
 def _check_api(api: str) -> None:
@@ -196,12 +253,13 @@ def _tree(test: IorTest) -> Tree:
 
 
 def _per_item(test: IorTest, tree: Tree) -> PerItem:
-    """-N, -W, -y, -k, -R/--random-seed with mdtest's meaning and checks."""
+    """-N, -W, -y, -k, -R/--random-seed, -Y, -p with mdtest's meaning and checks."""
     p = test.params
     stride, wall = int(p["nstride"]), int(p["stone_wall_timer_seconds"])
     seed, randomize = int(p["random_seed"]), bool(p["randomize"])
-    if stride < 0 or wall < 0 or seed < 0:
-        raise UsageError("mdtest -N, -W and --random-seed cannot be negative")
+    delay = int(p["pre_delay"])
+    if stride < 0 or wall < 0 or seed < 0 or delay < 0:
+        raise UsageError("mdtest -N, -W, -p and --random-seed cannot be negative")
     if stride and tree.depth and p["unique_dir_per_task"]:
         raise UsageError(f"mdtest -N {stride} -u -z {tree.depth}: mdtest names a rank's "
                          "subdirectories after itself inside its neighbour's tree, which does "
@@ -217,27 +275,45 @@ def _per_item(test: IorTest, tree: Tree) -> PerItem:
     if randomize and not seed:
         seed = int(time.time())  # mdtest: rank 0's time(NULL), then each rank adds its rank
     return PerItem(stride, wall, bool(p["sync_file"]), bool(p["make_node"]), seed,
-                   randomize)
+                   randomize, bool(p["call_sync"]), delay)
 
 
-def _check_phases(test: IorTest, phases: str, items: int) -> None:
+def _check_phases(test: IorTest, phases: str, items: int) -> str:
     """mdtest runs every phase unless -C/-T/-E/-r/-U pick some; the engine runs all the
-    phases of a kind together (with directories, the rename too: -U)."""
+    phases of a kind together (with directories, the rename too: -U), or one file phase
+    alone (-F with one letter): the engine's --md-step, returned ("all" otherwise)."""
     p = test.params
     chosen = [letter for key, letter in _PHASE_LETTERS if p[key]]
     if not chosen and p["rename_dirs"]:
         raise UsageError("mdtest -U alone runs only the directory rename phase; the engine "
                          "renames between the directory stat and removal of the same run; "
                          "nearest in iolab: mdtest -D without -U (every directory phase)")
+    if len(chosen) == 1:
+        return _one_step(test, chosen[0], phases)
     if chosen and len(chosen) < len(_PHASE_LETTERS):
         raise UsageError(
-            f"mdtest {' '.join(chosen)}: the engine runs create, stat, read and remove "
-            "together (items are never left behind between runs); nearest in iolab: "
-            "-C -T -E -r (all four, as without any of them)")
+            f"mdtest {' '.join(chosen)}: the engine runs one phase alone or all four "
+            "together; nearest in iolab: one 'iolab mdtest -F' line per letter, in mdtest's "
+            "order (create, stat, read, remove), or -C -T -E -r")
     if chosen and phases != "files" and not p["rename_dirs"] and items > 1:
         raise UsageError(
             "mdtest -C -T -E -r without -U skips the directory rename phase; the engine "
             "renames whenever it runs directory phases; nearest in iolab: add -U (or -F)")
+    return "all"
+
+
+def _one_step(test: IorTest, letter: str, phases: str) -> str:
+    """-C, -T, -E or -r alone: that file phase on the files an earlier line left (mdtest
+    -C leaves its test directory and tree, -r removes them)."""
+    if phases != "files":
+        raise UsageError(f"mdtest {letter} without -F: the engine runs one phase alone only "
+                         "for files (directory phases run together); nearest in iolab: "
+                         f"-F {letter} (files), or -C -T -E -r")
+    if int(test.params["iterations"]) != 1:
+        raise UsageError(f"mdtest {letter} -i {test.params['iterations']}: one phase alone "
+                         "runs once (each iteration would leave its own test-dir.K-0); "
+                         f"nearest in iolab: -i 1 {letter}")
+    return _STEPS[letter]
 
 
 def _check_task_counts(test: IorTest, ranks: int) -> None:
@@ -259,11 +335,14 @@ def _check_task_counts(test: IorTest, ranks: int) -> None:
             "iolab: one 'iolab mdtest --np N' per count")
 
 
-def _items(test: IorTest, tree: Tree) -> int:
-    """Items per rank as mdtest resolves -n and -I over the tree (rounded down to a whole
-    number per directory, as mdtest does)."""
+def _items(test: IorTest, tree: Tree) -> tuple[int, int]:
+    """(items per rank in each test directory, test directories) as mdtest resolves -n and
+    -I over the tree (rounded down to a whole number per directory, as mdtest does); -n a
+    multiple of -I without a tree loops over n / I test directories, as mdtest's
+    directory_loops."""
     p = test.params
     items, per_dir = int(p["items"]), int(p["items_per_dir"])
+    loops = 1
     if per_dir > 0:
         if items == 0:
             items = per_dir * tree.holders
@@ -274,14 +353,17 @@ def _items(test: IorTest, tree: Tree) -> int:
         elif items % per_dir:
             raise UsageError(f"mdtest -n {items} -I {per_dir}: items must be a multiple of "
                              "items per directory (mdtest refuses it too)")
-        elif items != per_dir or tree.depth:
-            raise UsageError(f"mdtest -n {items} -I {per_dir}: mdtest then loops over "
-                             f"{items // per_dir} test directories (test-dir.0-K), not in the "
-                             f"engine; nearest in iolab: -I {per_dir} alone (-n is then "
-                             "-I times the tree's directories)")
+        elif items != per_dir and tree.depth:
+            raise UsageError(f"mdtest -n {items} -I {per_dir} -z {tree.depth}: mdtest then "
+                             f"loops over {items // per_dir} test directories (test-dir.0-K), "
+                             "each with a tree, not in the engine; nearest in iolab: "
+                             f"-I {per_dir} alone (-n is then -I times the tree's "
+                             "directories), or -z 0")
+        elif items != per_dir:
+            loops, items = items // per_dir, per_dir
     else:
         items -= items % tree.holders  # mdtest: items_per_dir = items / dirs, items = that x dirs
     if items <= 0:
         raise UsageError("mdtest: no items to create; give -n N (items per rank, at least one "
                          "per tree directory) or -I N")
-    return items
+    return items, loops

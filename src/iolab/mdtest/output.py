@@ -146,7 +146,7 @@ def render_text(doc: dict[str, Any], test: IorTest, run: MdtestRun, command_line
     out.append(f"{'Path':<20}: {run.directory}")  # mdtest names the -d directory
     if fs_text:
         out.append(f"{'FS':<20}: {fs_text}")
-    out.append(f"{ranks} tasks, {ranks * run.items} {run.items_text()}")
+    out.append(f"{ranks} tasks, {ranks * run.items * run.dir_loops} {run.items_text()}")
     rank_stats = bool(p["show_perrank_statistics"])
     if p["print_rate_and_time"]:
         out += _table(doc, run, False, rank_stats)

@@ -52,8 +52,10 @@ OPTIONS: tuple[IorOption, ...] = (
     _O("B", None, "no_barriers", "size", 0, "refused",
        "the engine starts every phase with a barrier", "mdtest without -B"),
     _O("C", None, "create_only", "flag", 0, "engine",
-       "phase selection: the engine runs every phase of a kind together, so only -C -T -E -r "
-       "all four (or none) run; a subset is refused"),
+       "phase selection: one letter alone with -F and -i 1 runs that file phase only "
+       "(--md-step create|stat|read|remove), on the files an earlier line left, and leaves "
+       "them (-C) or removes them with the tree (-r); all four (or none) run every phase; "
+       "other subsets are refused (one line per letter)"),
     _O("T", None, "stat_only", "flag", 0, "engine", "see -C"),
     _O("E", None, "read_only", "flag", 0, "engine", "see -C"),
     _O("r", None, "remove_only", "flag", 0, "engine", "see -C"),
@@ -75,8 +77,8 @@ OPTIONS: tuple[IorOption, ...] = (
     _O("i", None, "iterations", "size", 1, "engine", "--reps"),
     _O("I", None, "items_per_dir", "size", 0, "engine",
        "--md-items-per-dir: items in each tree directory (-n is then -I times the directories "
-       "holding items); -n beyond -I (mdtest's loop over several test directories) is "
-       "refused"),
+       "holding items); -n a multiple of -I without a tree: --md-dir-loops n/I (mdtest's loop "
+       "over test-dir.<i>-0 .. -<K-1>, -I items in each); with a tree refused"),
     _O("k", None, "make_node", "flag", 0, "engine",
        "--md-mknod: files made with mknod, no open (with -w 0, as mdtest requires)"),
     _O("l", None, "last", "size", 0, "engine", "see -f"),
@@ -87,9 +89,10 @@ OPTIONS: tuple[IorOption, ...] = (
     _O("N", None, "nstride", "size", 0, "engine",
        "--md-stride: rank r stats rank r+N's items, reads r+2N's, removes r+3N's (mod ranks); "
        "with -u and -z > 0 refused (mdtest's own names break)"),
-    _O("p", None, "pre_delay", "size", 0, "refused",
-       "no delay before an iteration in the engine",
-       "separate 'iolab mdtest' runs with a sleep between them"),
+    _O("p", None, "pre_delay", "size", 0, "engine",
+       "--md-pre-delay: rank 0 sleeps N seconds before the directory phases and before the "
+       "file phases of each iteration, untimed (the others wait at the next barrier), as "
+       "mdtest"),
     _O("P", None, "print_rate_and_time", "flag", 0, "output",
        "prints the SUMMARY rate and the SUMMARY time tables"),
     _O(None, "print-all-procs", "print_all_proc", "flag", 0, "refused",
@@ -107,9 +110,10 @@ OPTIONS: tuple[IorOption, ...] = (
     _O("c", None, "collective_creates", "flag", 0, "refused",
        "every rank creates its own files in the engine (no rank 0 creating for all)",
        "mdtest without -c"),
-    _O("t", None, "time_unique_dir_overhead", "flag", 0, "refused",
-       "the engine makes its directories outside the timing",
-       "mdtest without -t (the directories are not timed)"),
+    _O("t", None, "time_unique_dir_overhead", "flag", 0, "engine",
+       "no effect on the calls: mdtest 4's unique-directory access (with -u) makes no file "
+       "system call, only a name and, before creating, a barrier, which -t puts inside "
+       "mdtest's timing; the engine's phase time starts after its barrier, as without -t"),
     _O("u", None, "unique_dir_per_task", "flag", 0, "engine",
        "--md-dir unique (a directory per rank; without -u one shared directory)"),
     _O("v", None, "verbose", "flag", 0, "output",
@@ -120,8 +124,10 @@ OPTIONS: tuple[IorOption, ...] = (
     _O("W", None, "stone_wall_timer_seconds", "size", 0, "engine",
        "--stonewall: each rank stops creating files after N seconds, all create on to the "
        "furthest rank's count, later phases use that count; with -z/-R refused"),
-    _O("x", None, "stoneWallingStatusFile", "str", "", "refused",
-       "the engine runs every phase in one run", "-C -T -E -r together in one line"),
+    _O("x", None, "stoneWallingStatusFile", "str", "", "engine",
+       "mdtest's stonewall status file: a line with -W that creates writes the count every "
+       "rank created to (the furthest rank's), a -T, -E or -r line alone reads it as its -n "
+       "(unreadable: mdtest's warning, -n stays); not with a tree"),
     _O("X", "verify-read", "verify_read", "flag", 0, "engine",
        "--verify (the engine's own pattern, checked on read; needs -e > 0 as in mdtest)"),
     _O(None, "verify-write", "verify_write", "flag", 0, "refused",
@@ -129,8 +135,10 @@ OPTIONS: tuple[IorOption, ...] = (
        "-X (iolab bench --verify: checked in the read phase)"),
     _O("y", None, "sync_file", "flag", 0, "engine",
        "--fsync: fsync after writing each file (with -w > 0, as mdtest's POSIX write)"),
-    _O("Y", None, "call_sync", "flag", 0, "refused",
-       "the engine does not call sync after each phase", "mdtest without -Y"),
+    _O("Y", None, "call_sync", "flag", 0, "engine",
+       "--md-sync: every rank calls sync() after its loop of each item phase, inside the "
+       "phase's time (mdtest runs the sync command there); none after the tree phases, as "
+       "mdtest"),
     _O("z", None, "depth", "size", 0, "engine",
        "--md-depth: mdtest's tree (mdtest_tree.0/mdtest_tree.1/...), its creation and "
        "removal timed as the Tree rows"),

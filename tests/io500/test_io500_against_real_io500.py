@@ -1,0 +1,107 @@
+"""``iolab io500`` against the real IO500 (IO500/io500 built in a scratch folder, named by
+IOLAB_IO500) on the same tiny ini and 2 ranks: the same scored phases in the same order, the
+same line formats of the report and result_summary.txt, the same score line, the same core
+result files. Skipped, with the reason, without a real io500."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+from tool_helpers import mpirun_env, run_iolab
+
+TINY = ("[global]\ndatadir = {dir}/data\nresultdir = {dir}/res\ntimestamp-resultdir = FALSE\n\n"
+        "[debug]\nstonewall-time = 1\n\n[ior-easy]\ntransferSize = 64k\nblockSize = 4m\n\n"
+        "[mdtest-easy]\nn = 200\n\n[ior-hard]\nsegmentCount = 100\n\n[mdtest-hard]\nn = 200\n")
+# IO500's phase line (print_result in main.c) and its score line
+PHASE_LINE = re.compile(r"^\[(RESULT|      )\] +(\S+) +\d+\.\d{6} (GiB/s|kIOPS) : time "
+                        r"\d+\.\d{3} seconds( \[INVALID\])?$")
+SCORE_LINE = re.compile(r"^\[SCORE \] Bandwidth \d+\.\d{6} GiB/s : IOPS \d+\.\d{6} kiops : "
+                        r"TOTAL \d+\.\d{6}( \[INVALID\])?$")
+
+
+@pytest.fixture(scope="module")
+def real_io500() -> Path:
+    path = os.environ.get("IOLAB_IO500")
+    if not path:
+        pytest.skip("no real IO500 to compare with: build IO500/io500 outside the repository "
+                    "and set IOLAB_IO500 to its io500 binary")
+    if not os.access(path, os.X_OK):
+        pytest.skip(f"IOLAB_IO500={path} is not an executable")
+    return Path(path)
+
+
+def phase_lines(text: str) -> list[tuple[str, str, str, bool]]:
+    """(mark, phase, unit, invalid) of every phase line; any line that looks like one but
+    does not match IO500's format fails."""
+    out = []
+    for line in text.splitlines():
+        if line.startswith("[RESULT]") or line.startswith("[      ]"):
+            m = PHASE_LINE.match(line)
+            assert m, f"not IO500's phase line format: {line!r}"
+            out.append((m[1], m[2], m[3], bool(m[4])))
+    return out
+
+
+@pytest.fixture(scope="module")
+def both(real_io500: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Each tool's run on the tiny ini in its own folder (the ini, data and results)."""
+    out = {}
+    for tool in ("io500", "iolab"):
+        d = tmp_path_factory.mktemp(tool)
+        ini = d / "config.ini"
+        ini.write_text(TINY.format(dir=d))
+        if tool == "io500":
+            p = subprocess.run(["mpirun", "--oversubscribe", "-np", "2", str(real_io500),
+                                str(ini)], cwd=d, env=mpirun_env(), capture_output=True,
+                               text=True, timeout=600)
+            code, stdout = p.returncode, p.stdout
+        else:
+            r = run_iolab("io500", "--np", "2", "--db", str(d / "r.db"), str(ini), cwd=d,
+                          env=mpirun_env(), timeout=600)
+            code, stdout = r.returncode, r.stdout
+        assert code == 0, stdout[-2000:]
+        (d / "stdout.txt").write_text(stdout)
+        out[tool] = d
+    return out
+
+
+def test_scored_phases_and_their_lines_are_io500s(both: dict[str, Path]) -> None:
+    """expected the same [RESULT] phases, order, units and [INVALID] marks as IO500 in the
+    report and in result_summary.txt, and IO500's score line."""
+    for name in ("stdout.txt", "res/result_summary.txt"):
+        theirs = [p for p in phase_lines((both["io500"] / name).read_text()) if p[0] == "RESULT"]
+        ours = [p for p in phase_lines((both["iolab"] / name).read_text()) if p[0] == "RESULT"]
+        assert ours == theirs, name
+        for tool in both:
+            scores = [ln for ln in (both[tool] / name).read_text().splitlines()
+                      if ln.startswith("[SCORE ]")]
+            assert len(scores) == 1 and SCORE_LINE.match(scores[0]), (tool, name, scores)
+
+
+def test_core_result_files_are_io500s(both: dict[str, Path]) -> None:
+    """expected result.txt, result_summary.txt, config-orig.ini, config.ini and timestampfile
+    in the resultdir, as IO500 writes them."""
+    core = {"result.txt", "result_summary.txt", "config-orig.ini", "config.ini",
+            "timestampfile"}
+    for tool in both:
+        assert core <= {p.name for p in (both[tool] / "res").iterdir()}, tool
+
+
+@pytest.mark.xfail(strict=True, reason="iolab io500 in standard mode does not run IO500's "
+                   "unscored ior-rnd4K-easy-read phase (IO500 prints it as '[      ]')")
+def test_unscored_phases_are_io500s(both: dict[str, Path]) -> None:
+    theirs = [p[1] for p in phase_lines((both["io500"] / "stdout.txt").read_text())]
+    ours = [p[1] for p in phase_lines((both["iolab"] / "stdout.txt").read_text())]
+    assert ours == theirs
+
+
+@pytest.mark.xfail(strict=True, reason="iolab io500 writes no per-phase <phase>.txt/.csv "
+                   "(IO500 keeps each IOR/mdtest phase's output and per-rank CSV)")
+def test_per_phase_files_are_io500s(both: dict[str, Path]) -> None:
+    theirs = {p.name for p in (both["io500"] / "res").iterdir()}
+    ours = {p.name for p in (both["iolab"] / "res").iterdir()}
+    assert theirs <= ours
