@@ -73,3 +73,22 @@ def test_dry_run_uses_the_real_runs_test_folder(engine: Path, workdir: Path, db:
         assert PRIVATE_PATH.search(path), path
     assert Path(real_path).parent.parent == workdir
     assert not list(workdir.iterdir())
+
+
+def test_bad_input_only_the_ranks_see_creates_no_database(engine: Path, workdir: Path) -> None:
+    """Expected: a block that is not a whole number of transfers (judged by the engine's
+    ranks, after bench's own checks) is one line, exit 2, and no database or folder is left
+    / was: the run refused but the --db file (and its folder) created."""
+    for db in (workdir / "r.db", workdir / "new" / "r.db"):
+        r = run_iolab("bench", "-a", "posix", "-t", "3k", "-b", "4k", "--np", "2",
+                      "--db", str(db), cwd=workdir)
+        assert r.returncode == 2, r.stderr
+        (line,) = r.err_lines()
+        assert "not a multiple of --transfer" in line, line
+        assert not list(workdir.iterdir()), list(workdir.iterdir())
+    kept = workdir / "kept.db"  # a database that was there stays, with what it held
+    assert run_iolab("bench", *NULL, "--db", str(kept), "-q", cwd=workdir).returncode == 0
+    before = db_rows(kept)
+    r = run_iolab("bench", "-a", "posix", "-t", "3k", "-b", "4k", "--np", "2", "--db",
+                  str(kept), cwd=workdir)
+    assert r.returncode == 2 and kept.exists() and db_rows(kept) == before

@@ -229,6 +229,8 @@ def run(args: argparse.Namespace) -> int:
     launch.prepare(spec, [str(engine)])  # no mpirun / srun: one line, before any scratch
     for engine_args in dict.fromkeys(tuple(c.engine_args) for _, c in runs):
         engine_refusal(engine, engine_args)  # -t 3x: one line, no database made
+    where = db.db_path(args.db)
+    new_db, new_folder = not where.exists(), not where.parent.exists()
     conn = db.connect(args.db)
     scratch: jobs.Scratch | None = None
     stored: list[dict[str, Any]] = []
@@ -248,6 +250,11 @@ def run(args: argparse.Namespace) -> int:
                 stored.append(row)
             if result.status == "interrupted":
                 break
+    except UsageError:  # the engine refused the first case as bad input: nothing created
+        if new_db and not stored:
+            conn.close()
+            db.remove_unused(where, new_folder)
+        raise
     finally:
         if scratch is not None and not _keeps(args):
             scratch.remove()

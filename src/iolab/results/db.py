@@ -15,6 +15,7 @@ released, so every database upgrades step by step to the newest schema.
 
 from __future__ import annotations
 
+import contextlib
 import getpass
 import json
 import os
@@ -277,6 +278,24 @@ def _is_sqlite(path: Path) -> bool:
         return True  # unreadable: let SQLite say why
 
 
+def db_path(path: Path | str | None = None) -> Path:
+    """The database a ``--db`` value (None: the default) names; an empty one is refused."""
+    if path is not None and not str(path).strip():
+        raise UsageError("--db: empty path; give the results database's path (or leave "
+                         "--db out for the default)")
+    return Path(path).expanduser() if path is not None else default_db_path()
+
+
+def remove_unused(db: Path, folder_made: bool) -> None:
+    """Remove a database this command created and stored nothing in (a run refused as bad
+    input: nothing is created), with its WAL files and the folder made for it."""
+    for f in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
+        f.unlink(missing_ok=True)
+    if folder_made:
+        with contextlib.suppress(OSError):
+            db.parent.rmdir()
+
+
 def connect(path: Path | str | None = None,
             migrations: Sequence[Migration] = MIGRATIONS,
             must_exist: bool = False, read_only: bool = False) -> sqlite3.Connection:
@@ -288,10 +307,7 @@ def connect(path: Path | str | None = None,
     autocommit mode; writes go through :func:`transaction`. ``read_only`` (implies
     ``must_exist``): :func:`connect_read_only`, for commands that never write.
     """
-    if path is not None and not str(path).strip():
-        raise UsageError("--db: empty path; give the results database's path (or leave "
-                         "--db out for the default)")
-    db = Path(path).expanduser() if path is not None else default_db_path()
+    db = db_path(path)
     if read_only:
         return connect_read_only(db, path is not None, migrations)
     if must_exist and not db.is_file():
