@@ -121,7 +121,8 @@ def test_collective_writes_with_holes_at_64_ranks(tmp_path: Path) -> None:
     one past the end of the new file (0 bytes, microseconds from the page cache), while the
     64 oversubscribed ranks spend seconds synchronising in the exchange.
 
-    Expected: the exchange first (mpiio-time-skew, every rank alike: no late rank), costing
+    Expected: the exchange first when it is worth reporting (mpiio-time-skew, every rank
+    alike: no late rank), costing
     the MPI-IO time beyond the POSIX time, and read-modify-write found with its 16 zero-byte
     reads, costing what those reads took, after it; was: left out (MPICH's busy-polling ranks
     took 83 s at 64 calls; Open MPI's ranks yield when oversubscribed: ~13 s here)."""
@@ -139,10 +140,17 @@ def test_collective_writes_with_holes_at_64_ranks(tmp_path: Path) -> None:
     i = rep.model.files.paths.index(str(tmp_path / "holes.dat"))
     reads_s = float(L.posix.time_s["read"][i])
     assert rmw.cost_s is not None and 0 < rmw.cost_s <= reads_s * (1 + 1e-9)
-    # the seconds are the exchange's: it comes first, as itself, not as a late rank
-    first = problems[0]
-    assert first.rule.id == "mpiio-time-skew" and first.hit.data["together"]
+    # the seconds are the exchange's: when it is worth reporting (exchange_share of the run:
+    # seconds on a loaded machine, a tenth of a second on an idle one), it comes first, as
+    # itself, not as a late rank; when it is not, nothing stands for it
     exchange = float(L.mpiio.slowest_rank_time_s[i] - L.posix.slowest_rank_time_s[i])
-    assert first.cost_s == pytest.approx(exchange, rel=1e-6)
-    assert first.cost_s > 100 * rmw.cost_s
-    assert problems.index(rmw) > 0
+    skew = [f for f in problems if f.rule.id == "mpiio-time-skew"]
+    if exchange >= Thresholds().exchange_share * rep.model.metrics.run_time_s:
+        first = problems[0]
+        assert first.rule.id == "mpiio-time-skew" and first.hit.data["together"]
+        assert first.cost_s == pytest.approx(exchange, rel=1e-6)
+        assert first.cost_s > 100 * rmw.cost_s
+        assert problems.index(rmw) > 0
+    else:
+        assert not skew, (exchange, rep.model.metrics.run_time_s)
+    assert not any(f.rule.id == "shared-file-stragglers" for f in problems)  # no late rank

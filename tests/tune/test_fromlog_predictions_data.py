@@ -80,7 +80,6 @@ FIXED = {
         {("collective", "true")}, set()),  # hdf5-metadata-alignment: data not collective
     "treddy_mpi-io-test_id4373053_6-2-60198-9815401321915095332_1.darshan": (
         {("collective", "true")}, set()),  # mpiio-time-skew
-    "rank0read-mpich.darshan": ({("collective", "true")}, set()),  # single-io-stream
     "stepfiles-mpich.darshan": ({("collective", "true")}, set()),  # file-per-process
     # the regex dropped every export followed by a comment
     "blocks2nodes-mpich.darshan": ({("ompio.fcoll", "individual")}, set()),
