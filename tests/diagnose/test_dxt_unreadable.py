@@ -12,6 +12,7 @@ from pathlib import Path
 
 import darshan_writer
 import pytest
+from corpus import GENERATED_DIR, GENERATED_MISSING, REAL_LOGS_DIR, REAL_MISSING
 from darshan_writer import Dxt, Rec, write_log
 
 from iolab.cli import main
@@ -22,9 +23,11 @@ from iolab.sources.darshan import load_darshan_log
 
 pytestmark = pytest.mark.usefixtures("darshan_available")
 DXT_UNREADABLE = "DXT trace present but unreadable"
-SHARED = Path(__file__).resolve().parents[3] / "shared"
-MPI_IO_TEST = next((SHARED / "darshan-logs" / "mpi_io_test_with_dxt").glob("*.darshan"), None)
-GENERATED = SHARED / "darshan-generated" / "posix_mixed_rw_random_reads_dxt.darshan"
+# the corpora where tests/corpus.py finds them (IOLAB_TEST_LOGS / IOLAB_TEST_GENERATED, else
+# ../shared); without them these tests skip, saying so, as every corpus test does
+MPI_IO_TEST = next((REAL_LOGS_DIR / "mpi_io_test_with_dxt").glob("*.darshan"), None)
+GENERATED = GENERATED_DIR / "posix_mixed_rw_random_reads_dxt.darshan"
+needs_generated = pytest.mark.skipif(not GENERATED.is_file(), reason=GENERATED_MISSING)
 
 
 def _cut(src: Path, share: float, out: Path) -> Path:
@@ -37,6 +40,7 @@ def _unreadable(notes: list[str]) -> list[str]:
     return [n for n in notes if n.startswith(DXT_UNREADABLE)]
 
 
+@needs_generated
 def test_cut_dxt_of_a_341_log_is_a_note_not_a_refusal(tmp_path: Path, capsys) -> None:
     """Expected: the log is diagnosed from its counters, one note says the DXT section is cut
     / was: exit 2, "the log is incomplete", for a cut in the trace alone."""
@@ -57,13 +61,14 @@ def test_cut_dxt_of_a_341_log_is_a_note_not_a_refusal(tmp_path: Path, capsys) ->
                                                            for g in doc["findings"]}]
 
 
+@needs_generated
 def test_cut_in_the_counters_is_still_refused(tmp_path: Path, capsys) -> None:
     log = _cut(GENERATED, 0.02, tmp_path / "head.darshan")
     assert main(["diagnose", str(log)]) == 2
     assert "truncated" in capsys.readouterr().err
 
 
-@pytest.mark.skipif(MPI_IO_TEST is None, reason="shared/darshan-logs is not here")
+@pytest.mark.skipif(MPI_IO_TEST is None, reason=REAL_MISSING)
 def test_cut_dxt_of_a_real_321_log_is_one_note(tmp_path: Path) -> None:
     """Expected: both DXT sections unreadable: one note naming both, and the I/O-bound advice
     without "record DXT" / was: the trace dropped silently, "record Darshan's DXT" advised."""
@@ -80,7 +85,7 @@ def test_cut_dxt_of_a_real_321_log_is_one_note(tmp_path: Path) -> None:
                                    if f.rule.id == "io-bound").fix.text
 
 
-@pytest.mark.skipif(MPI_IO_TEST is None, reason="shared/darshan-logs is not here")
+@pytest.mark.skipif(MPI_IO_TEST is None, reason=REAL_MISSING)
 def test_dxt_read_before_the_cut_is_kept_and_marked_partial(tmp_path: Path) -> None:
     """Expected: DXT_POSIX whole, DXT_MPIIO cut: the POSIX trace kept, the trace partial,
     one note / was: the POSIX trace kept as if complete, nothing said."""

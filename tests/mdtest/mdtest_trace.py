@@ -5,6 +5,7 @@ different folders compare call for call, name for name."""
 from __future__ import annotations
 
 import re
+import stat
 from pathlib import Path
 
 TRACED = ("trace=mkdir,rmdir,rename,openat,newfstatat,stat,unlink,mknod,mknodat,fsync,read,"
@@ -65,3 +66,17 @@ def calls_by_rank(trace_dir: Path, folder: str, *, made: tuple[str, ...] = (
         if owners:
             out[owners[0]] = calls
     return out
+
+
+def traced(tmp_path: Path, binary: Path, name: str, what: str = TRACED,
+           follow: str = "-ff") -> tuple[Path, Path]:
+    """A script that runs ``binary`` under strace (``what``: strace's -e), one trace file per
+    process in the returned folder; the script goes where the binary went (mpirun's
+    command, or IOLAB_BENCH)."""
+    trace_dir = tmp_path / f"t-{name}"
+    trace_dir.mkdir()
+    script = tmp_path / f"traced-{name}"
+    script.write_text(f'#!/bin/sh\nexec strace {follow} -qq -e {what} -o "{trace_dir}/t" '
+                      f'"{binary}" "$@"\n')
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    return script, trace_dir

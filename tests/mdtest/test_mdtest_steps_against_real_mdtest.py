@@ -8,13 +8,12 @@ with the reason, without a real mdtest."""
 from __future__ import annotations
 
 import re
-import stat
 import subprocess
 from pathlib import Path
 
 import pytest
 from mdtest_helpers import mpirun_env, run_iolab, summary_rows
-from mdtest_trace import TRACED, calls_by_rank
+from mdtest_trace import calls_by_rank, traced
 
 from iolab.paths import engine_binary
 
@@ -25,16 +24,6 @@ TOUCHED = ("create", "stat", "open", "unlink")  # what names an item in each ste
 
 def engine_path() -> str:
     return str(engine_binary("default"))
-
-
-def traced(tmp_path: Path, real: Path, name: str) -> tuple[Path, Path]:
-    trace_dir = tmp_path / f"t-{name}"
-    trace_dir.mkdir()
-    script = tmp_path / f"traced-{name}"
-    script.write_text(f'#!/bin/sh\nexec strace -ff -qq -e {TRACED} -o "{trace_dir}/t" '
-                      f'"{real}" "$@"\n')
-    script.chmod(script.stat().st_mode | stat.S_IXUSR)
-    return script, trace_dir
 
 
 def left(folder: Path) -> list[tuple[str, int]]:
@@ -152,24 +141,13 @@ def sync_calls(trace_dir: Path) -> int:
                for f in trace_dir.iterdir())
 
 
-@pytest.mark.parametrize("words,phases", [
-    (["-F", "-n", "3", "-Y"], 4),
-    (["-n", "3", "-u", "-Y"], 9),  # mdtest's empty directory read phase syncs too
-    (["-F", "-z", "1", "-b", "2", "-I", "1", "-Y"], 4),  # none after the tree phases
-])
-def test_call_sync_after_each_phase_as_real_mdtest(real_mdtest: Path, engine: Path,
-                                                   tmp_path: Path, words: list[str],
-                                                   phases: int) -> None:
-    """expected -Y to sync after each phase on every rank, as many times as mdtest / was
-    refused ('the engine does not call sync after each phase')."""
-    counts = []
+def _both_traced(real_mdtest: Path, engine: Path, tmp_path: Path, words: list[str],
+                 what: str) -> list[Path]:
+    """The same mdtest line by real mdtest and by iolab mdtest, 2 ranks, each under strace
+    -f -ff -e ``what``: the two trace folders (mdtest's first)."""
+    dirs = []
     for name, binary in (("mdtest", real_mdtest), ("iolab", engine)):
-        trace_dir = tmp_path / f"t-{name}"
-        trace_dir.mkdir()
-        script = tmp_path / f"traced-{name}"
-        script.write_text(f'#!/bin/sh\nexec strace -f -ff -qq -e trace=sync -o '
-                          f'"{trace_dir}/t" "{binary}" "$@"\n')
-        script.chmod(script.stat().st_mode | stat.S_IXUSR)
+        script, trace_dir = traced(tmp_path, binary, name, what, follow="-f -ff")
         folder = str(tmp_path / f"{name}-out")
         if name == "mdtest":
             p = subprocess.run(["mpirun", "--oversubscribe", "-np", "2", str(script), *words,
@@ -180,7 +158,22 @@ def test_call_sync_after_each_phase_as_real_mdtest(real_mdtest: Path, engine: Pa
             out = run_iolab("mdtest", "--np", "2", "--db", str(tmp_path / "r.db"), *words,
                             "-d", folder, env={"IOLAB_BENCH": str(script)})
             assert out.returncode == 0, out.stderr
-        counts.append(sync_calls(trace_dir))
+        dirs.append(trace_dir)
+    return dirs
+
+
+@pytest.mark.parametrize("words,phases", [
+    (["-F", "-n", "3", "-Y"], 4),
+    (["-n", "3", "-u", "-Y"], 9),  # mdtest's empty directory read phase syncs too
+    (["-F", "-z", "1", "-b", "2", "-I", "1", "-Y"], 4),  # none after the tree phases
+])
+def test_call_sync_after_each_phase_as_real_mdtest(real_mdtest: Path, engine: Path,
+                                                   tmp_path: Path, words: list[str],
+                                                   phases: int) -> None:
+    """expected -Y to sync after each phase on every rank, as many times as mdtest / was
+    refused ('the engine does not call sync after each phase')."""
+    counts = [sync_calls(d) for d in _both_traced(real_mdtest, engine, tmp_path, words,
+                                                    "trace=sync")]
     assert counts == [2 * phases, 2 * phases]
 
 
@@ -202,23 +195,6 @@ def test_pre_delay_sleeps_on_rank_0_before_each_block_as_real_mdtest(
         sleeps: int) -> None:
     """expected -p N to sleep N seconds in one process (rank 0) before each block of phases,
     as many times as mdtest / was refused ('no delay before an iteration in the engine')."""
-    found = []
-    for name, binary in (("mdtest", real_mdtest), ("iolab", engine)):
-        trace_dir = tmp_path / f"t-{name}"
-        trace_dir.mkdir()
-        script = tmp_path / f"traced-{name}"
-        script.write_text(f'#!/bin/sh\nexec strace -f -ff -qq -e trace=nanosleep,'
-                          f'clock_nanosleep -o "{trace_dir}/t" "{binary}" "$@"\n')
-        script.chmod(script.stat().st_mode | stat.S_IXUSR)
-        folder = str(tmp_path / f"{name}-out")
-        if name == "mdtest":
-            p = subprocess.run(["mpirun", "--oversubscribe", "-np", "2", str(script), *words,
-                                "-d", folder], cwd=tmp_path, env=mpirun_env(),
-                               capture_output=True, text=True, timeout=300)
-            assert p.returncode == 0, p.stdout + p.stderr
-        else:
-            out = run_iolab("mdtest", "--np", "2", "--db", str(tmp_path / "r.db"), *words,
-                            "-d", folder, env={"IOLAB_BENCH": str(script)})
-            assert out.returncode == 0, out.stderr
-        found.append(two_second_sleeps(trace_dir))
+    found = [two_second_sleeps(d) for d in _both_traced(
+        real_mdtest, engine, tmp_path, words, "trace=nanosleep,clock_nanosleep")]
     assert found == [[sleeps], [sleeps]]

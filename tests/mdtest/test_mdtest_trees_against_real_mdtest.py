@@ -9,13 +9,12 @@ Skipped, with the reason, without a real mdtest."""
 from __future__ import annotations
 
 import os
-import stat
 import subprocess
 from pathlib import Path
 
 import pytest
 from mdtest_helpers import mpirun_env, run_iolab, summary_rows
-from mdtest_trace import TRACED, calls_by_rank
+from mdtest_trace import calls_by_rank, traced
 
 LINES = [
     ["-z", "2", "-b", "2", "-I", "2", "-N", "1", "-L"],
@@ -27,16 +26,6 @@ LINES = [
     ["-D", "-z", "1", "-b", "2", "-n", "7", "-N", "1"],
     ["-F", "-z", "3", "-b", "1", "-n", "9"],
 ]
-
-
-def traced(tmp_path: Path, real: Path, name: str) -> tuple[Path, Path]:
-    trace_dir = tmp_path / f"t-{name}"
-    trace_dir.mkdir()
-    script = tmp_path / f"traced-{name}"
-    script.write_text(f'#!/bin/sh\nexec strace -ff -qq -e {TRACED} -o "{trace_dir}/t" '
-                      f'"{real}" "$@"\n')
-    script.chmod(script.stat().st_mode | stat.S_IXUSR)
-    return script, trace_dir
 
 
 @pytest.mark.parametrize("words", LINES, ids=[" ".join(w) for w in LINES])

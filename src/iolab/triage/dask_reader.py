@@ -176,6 +176,9 @@ def _quiet_dask_logs(stack: contextlib.ExitStack) -> None:
         log.setLevel(logging.CRITICAL + 1)
 
 
+CONNECT_S = 10.0  # the first connection to an existing scheduler
+
+
 @contextlib.contextmanager
 def open_dask(args: argparse.Namespace) -> Iterator[DaskReader]:
     """Connect to or start the cluster the options name, wait for a first worker, and stop
@@ -190,10 +193,13 @@ def open_dask(args: argparse.Namespace) -> Iterator[DaskReader]:
             target: Any = args.dask
             if os.path.isfile(args.dask):  # a scheduler file
                 target = None
-            try:  # the connect timeout of the dask config (30 s): also how long a lost
-                # scheduler is waited for mid-run before the run stops
-                client = (Client(scheduler_file=args.dask) if target is None
-                          else Client(target))
+            # A running scheduler answers in milliseconds: a wrong address is said within
+            # CONNECT_S (or --dask-wait if shorter), not after the config's connect timeout
+            # (30 s), which stays how long a lost scheduler is waited for mid-run.
+            first = min(args.dask_wait, CONNECT_S)
+            try:
+                client = (Client(scheduler_file=args.dask, timeout=first) if target is None
+                          else Client(target, timeout=first))
             except (OSError, TimeoutError, ValueError) as exc:
                 raise UsageError(f"--dask {args.dask}: no Dask scheduler answers there "
                                  f"({exc}); start one (dask scheduler) or give its "
