@@ -169,16 +169,6 @@ def test_interrupted_tune_says_how_to_resume(tmp_path: Path, engine_ok: None) ->
     assert rows(db, "SELECT status FROM tunes")[0]["status"] == "interrupted"
 
 
-@pytest.fixture(scope="module")
-def hinted(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if shutil.which("mpicc.mpich") is None or shutil.which("mpirun.mpich") is None:
-        pytest.skip("MPICH is not installed (./setup installs it)")
-    exe = tmp_path_factory.mktemp("prog") / "hinted"
-    subprocess.run(["mpicc.mpich", "-O1", "-o", str(exe), str(HERE / "progs" / "hinted.c")],
-                   check=True)
-    return exe
-
-
 def test_command_objective_applies_hints_through_romio_hints(tmp_path: Path,
                                                              hinted: Path) -> None:
     """A real MPICH program reads its effective cb_buffer_size back and prints it as its

@@ -42,16 +42,6 @@ def _key(s: dict[str, object]) -> tuple[object, object, object]:
     return s["setting"], s["value"], s["library"]
 
 
-@pytest.fixture(scope="module")
-def hinted(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if shutil.which("mpicc.mpich") is None or shutil.which("mpirun.mpich") is None:
-        pytest.skip("MPICH is not installed (./setup installs it)")
-    exe = tmp_path_factory.mktemp("prog") / "hinted"
-    subprocess.run(["mpicc.mpich", "-O1", "-o", str(exe), str(HERE / "progs" / "hinted.c")],
-                   check=True)
-    return exe
-
-
 def test_real_tune_winner_files_are_what_diagnose_writes_for_the_same_settings(
         tmp_path: Path, hinted: Path) -> None:
     """expected: a real tune's winner (cb_buffer_size 32 MiB, read back by an MPICH program)

@@ -1,0 +1,23 @@
+"""Fixtures of the tune tests."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).parent
+
+
+@pytest.fixture(scope="module")
+def hinted(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """progs/hinted.c built with MPICH: a program that reads its hints back (ROMIO reports
+    them), for tunes whose knobs must reach a real command."""
+    if shutil.which("mpicc.mpich") is None or shutil.which("mpirun.mpich") is None:
+        pytest.skip("MPICH is not installed (./setup installs it)")
+    exe = tmp_path_factory.mktemp("prog") / "hinted"
+    subprocess.run(["mpicc.mpich", "-O1", "-o", str(exe), str(HERE / "progs" / "hinted.c")],
+                   check=True)
+    return exe
