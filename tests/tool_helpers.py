@@ -32,3 +32,17 @@ def mpirun_env() -> dict[str, str]:
         env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
         env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
     return env
+
+
+def real_tool(env: str, what: str) -> Path:
+    """The peer tool a comparison test runs (IOR, mdtest, IO500 built outside the
+    repository), named by ``env``; the test skips, saying how to get it, without it."""
+    import pytest
+
+    path = os.environ.get(env)
+    if not path:
+        pytest.skip(f"no real {what.split()[0]} to compare with: build {what} outside the "
+                    f"repository and set {env}")
+    if not os.access(path, os.X_OK):
+        pytest.skip(f"{env}={path} is not an executable")
+    return Path(path)

@@ -5,13 +5,12 @@ result files. Skipped, with the reason, without a real io500."""
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 from pathlib import Path
 
 import pytest
-from tool_helpers import mpirun_env, run_iolab
+from tool_helpers import mpirun_env, real_tool, run_iolab
 
 TINY = ("[global]\ndatadir = {dir}/data\nresultdir = {dir}/res\ntimestamp-resultdir = FALSE\n\n"
         "[debug]\nstonewall-time = 1\n\n[ior-easy]\ntransferSize = 64k\nblockSize = 4m\n\n"
@@ -25,13 +24,7 @@ SCORE_LINE = re.compile(r"^\[SCORE \] Bandwidth \d+\.\d{6} GiB/s : IOPS \d+\.\d{
 
 @pytest.fixture(scope="module")
 def real_io500() -> Path:
-    path = os.environ.get("IOLAB_IO500")
-    if not path:
-        pytest.skip("no real IO500 to compare with: build IO500/io500 outside the repository "
-                    "and set IOLAB_IO500 to its io500 binary")
-    if not os.access(path, os.X_OK):
-        pytest.skip(f"IOLAB_IO500={path} is not an executable")
-    return Path(path)
+    return real_tool("IOLAB_IO500", "IO500 (IO500/io500; IOLAB_IO500: its io500 binary)")
 
 
 def phase_lines(text: str) -> list[tuple[str, str, str, bool]]:

@@ -3,11 +3,11 @@ IOLAB_IOR names it) a real IOR 4 binary built in a scratch folder."""
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
 import pytest
+from tool_helpers import real_tool
 
 from iolab.errors import UsageError
 from iolab.paths import engine_binary
@@ -27,10 +27,5 @@ def engine() -> Path:
 @pytest.fixture(scope="session")
 def real_ior() -> Path:
     """IOR 4 built from hpc/ior in a scratch folder, named by IOLAB_IOR."""
-    path = os.environ.get("IOLAB_IOR")
-    if not path:
-        pytest.skip("no real IOR to compare with: build hpc/ior outside the repository and "
-                    "set IOLAB_IOR to its src/ior")
-    if not os.access(path, os.X_OK):
-        pytest.skip(f"IOLAB_IOR={path} is not an executable")
-    return Path(path)
+    path = real_tool("IOLAB_IOR", "IOR (hpc/ior; IOLAB_IOR: its src/ior)")
+    return path

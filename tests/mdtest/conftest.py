@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
 import pytest
+from tool_helpers import real_tool
 
 from iolab.errors import UsageError
 from iolab.paths import engine_binary
@@ -27,12 +27,7 @@ def engine() -> Path:
 @pytest.fixture(scope="session")
 def real_mdtest() -> Path:
     """mdtest (IOR 4) built from hpc/ior in a scratch folder, named by IOLAB_MDTEST."""
-    path = os.environ.get("IOLAB_MDTEST")
-    if not path:
-        pytest.skip("no real mdtest to compare with: build hpc/ior outside the repository "
-                    "and set IOLAB_MDTEST to its src/mdtest")
-    if not os.access(path, os.X_OK):
-        pytest.skip(f"IOLAB_MDTEST={path} is not an executable")
+    path = real_tool("IOLAB_MDTEST", "mdtest (hpc/ior; IOLAB_MDTEST: its src/mdtest)")
     if shutil.which("strace") is None:
         pytest.skip("strace is not installed (the comparison reads both runs' calls)")
-    return Path(path)
+    return path
