@@ -29,6 +29,9 @@ static void install_signals(void)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    /* Open MPI's mpirun forwards SIGUSR2 as it is: iolab's way to interrupt the ranks there
+     * (iolab.launch.interrupt); its SIGINT tears the job down while output is in flight. */
+    sigaction(SIGUSR2, &sa, NULL);
 }
 
 /* Core option table + one per built backend, each bound to the struct it fills. */

@@ -41,12 +41,17 @@ def one_line_exit_2(r: subprocess.CompletedProcess[str]) -> str:
 
 def _interrupted_bench(db: Path, cwd: Path) -> None:
     """A bench Ctrl-C'd in its third repetition or so: stored 'interrupted', with the
-    repetitions that finished."""
-    p = subprocess.Popen([sys.executable, "-m", "iolab", "bench", *NULL, "-i", "8",
+    repetitions that finished. The wait is the start-up of a bench measured just before
+    (seconds on a loaded machine) plus about two repetitions, so one has finished."""
+    began = time.monotonic()
+    r = iolab("bench", *NULL, "-i", "1", "--db", str(cwd / "startup.db"), "-q", cwd=cwd)
+    assert r.returncode == 0, r.stderr
+    startup = time.monotonic() - began
+    p = subprocess.Popen([sys.executable, "-m", "iolab", "bench", *NULL, "-i", "40",
                           "--null.delay-us", "100000", "--db", str(db), "-q"], cwd=cwd,
                          env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          start_new_session=True)
-    time.sleep(3.5)  # 8 calls of 0.1 s a repetition
+    time.sleep(1.5 * startup + 3.5)  # 8 calls of 0.1 s a repetition, written then read
     os.killpg(p.pid, signal.SIGINT)
     _, err = p.communicate(timeout=60)
     assert p.returncode == 130, err

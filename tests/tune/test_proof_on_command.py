@@ -20,8 +20,9 @@ from statistics import median
 import corpus
 import pytest
 
+from iolab.stats import fewest_to_judge
 from iolab.tune.fromlog import Prediction
-from iolab.tune.proof import ROMIO_SWITCH, plan, verdict
+from iolab.tune.proof import ROMIO_SWITCH, family_confidence, plan, verdict
 
 pytest.importorskip("darshan", reason="pydarshan (PyPI darshan) is not installed")
 LOGS = corpus.GENERATED_DIR
@@ -185,3 +186,18 @@ def test_verdicts_read_the_interval() -> None:
     assert few["verdict"] == "no-effect" and "too few runs" in few["text"]
     failed = verdict(fast, slow[:2], ["exit code 3: boom"], maximize=False)
     assert failed["verdict"] == "failed" and "do not apply" in failed["text"]
+
+
+def test_many_candidates_are_judged_family_wise() -> None:
+    """expected: with 8 candidates each interval is a 1 - 0.05/8 one, so 4 runs a side (a
+    1-in-70 chance of a clean split) cannot prove a setting and 5 can / was: each at 95%,
+    a 1-in-3 chance that one of 8 settings that change nothing was "proven faster"."""
+    level = family_confidence(8)
+    assert level == pytest.approx(1 - 0.05 / 8)
+    base, lucky = [2.0, 2.1, 1.9, 2.05], [1.0, 1.02, 0.98, 1.01]
+    assert verdict(base, lucky, [], maximize=False)["verdict"] == "faster"
+    four = verdict(base, lucky, [], maximize=False, confidence=level)
+    assert four["verdict"] == "no-effect" and "5 a side are needed" in four["text"]
+    five = verdict([*base, 2.02], [*lucky, 0.99], [], maximize=False, confidence=level)
+    assert five["verdict"] == "faster" and "99.4% CI" in five["text"]
+    assert fewest_to_judge(level) == 5 and fewest_to_judge(family_confidence(1)) == 4

@@ -437,8 +437,9 @@ def run(args: argparse.Namespace) -> int:
 
 def _prove(args: argparse.Namespace, argv: list[str]) -> int:
     """``--from-log LOG -- COMMAND``: diagnose's fixes proven on the command
-    (iolab.tune.proof); ``--repeats`` runs a side, else as few as can be judged (4)."""
-    rounds = args.repeats if "repeats" in _given_options(args) else fewest_to_judge()
+    (iolab.tune.proof); ``--repeats`` runs a side, else as few as can be judged at the
+    family-wise level of its candidates (4 for up to 3, 5 for up to 12, 6 for up to 46)."""
+    rounds = args.repeats if "repeats" in _given_options(args) else None
     return proof.run(args, argv, _objective("command", argv, args),
                      predict_implementation("command", argv, args.mpi), rounds)
 

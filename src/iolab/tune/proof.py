@@ -10,11 +10,14 @@ pair them: alone, all the settings of one finding together, and all of them toge
 The runs come in rounds: in each, the unchanged command and every candidate once, the order
 turned from round to round, so drift on a shared machine touches all alike. Each candidate
 is compared with all the unchanged runs by the one decision of :mod:`iolab.stats`: "proven
-faster" when the 95% interval of the speed-up is above 1, "slower — do not apply" when it
-is below, else "no effect" (the interval holds 1, or too few runs to judge: which one is
-said). A setting a command cannot receive (a change in the program's own calls, an OMPIO
-parameter under ROMIO, striping without --output-dir) stays "predicted, not proven here",
-with the reason.
+faster" when the interval of the speed-up is above 1, "slower — do not apply" when it is
+below, else "no effect" (the interval holds 1, or too few runs to judge: which one is said).
+The intervals are family-wise: with k candidates each is a 1 - 0.05/k interval (Bonferroni,
+as tune's confirmation does), so that settings which change nothing are all called "no
+effect" 95% of the time, not each one 95% of the time (with 8 candidates that was a 1 in 3
+chance of one "proven faster" setting that does nothing). A setting a command cannot
+receive (a change in the program's own calls, an OMPIO parameter under ROMIO, striping
+without --output-dir) stays "predicted, not proven here", with the reason.
 """
 
 from __future__ import annotations
@@ -151,11 +154,16 @@ def plan(preds: list[Any], implementation: str | None, argv: list[str],
     return list(seen.values()), unproven
 
 
+def family_confidence(candidates: int) -> float:
+    """Each candidate's interval level so that all ``candidates`` together hold CONFIDENCE."""
+    return 1 - (1 - CONFIDENCE) / max(candidates, 1)
+
+
 def verdict(baseline: list[float], values: list[float], errors: list[str], maximize: bool,
-            seed: int = 0) -> dict[str, Any]:
+            seed: int = 0, confidence: float = CONFIDENCE) -> dict[str, Any]:
     """One candidate's verdict against the unchanged runs (see the module doc)."""
     out: dict[str, Any] = {"values": values, "errors": errors, "speedup": None,
-                           "ci_low": None, "ci_high": None, "confidence": CONFIDENCE}
+                           "ci_low": None, "ci_high": None, "confidence": confidence}
     runs = len(values) + len(errors)
     if errors:
         out.update(verdict="failed", text=f"fails — do not apply ({len(errors)} of {runs} "
@@ -164,14 +172,14 @@ def verdict(baseline: list[float], values: list[float], errors: list[str], maxim
     if not values or not baseline:
         out.update(verdict="no-effect", text="no effect shown (no run to compare)")
         return out
-    est = estimate(baseline, values, maximize, seed=seed)
+    est = estimate(baseline, values, maximize, seed=seed, confidence=confidence)
     out.update(speedup=est.ratio, ci_low=est.low, ci_high=est.high)
     sides = f"{len(values)} vs {len(baseline)} interleaved runs"
     if est.low is None or est.high is None:
         out.update(verdict="no-effect", text=f"no effect shown: too few runs to judge "
-                   f"({est.ratio:.2f}x, {sides}; {fewest_to_judge()} a side are needed)")
+                   f"({est.ratio:.2f}x, {sides}; {fewest_to_judge(confidence)} a side are needed)")
         return out
-    ci = f"{CONFIDENCE * 100:.3g}% CI {est.low:.2f}-{est.high:.2f}"
+    ci = f"{confidence * 100:.3g}% CI {est.low:.2f}-{est.high:.2f}"
     text = {1: f"proven faster ({est.ratio:.2f}x, {ci}, {sides})",
             -1: f"slower — do not apply ({est.ratio:.2f}x, {ci}, {sides})",
             0: f"no effect ({est.ratio:.2f}x, {ci} holds 1, {sides})"}[est.direction]
@@ -267,11 +275,12 @@ def result_doc(log: str, identity: str, implementation: str | None, rounds: int,
                outcomes: list[list[Any]], maximize: bool, seed: int) -> dict[str, Any]:
     """The stored result: a verdict per candidate, the settings left predictions."""
     fixes = []
+    level = family_confidence(len(cands))
     for c, outs in zip(cands, outcomes):
         values = [float(o.value) for o in outs if o.status == "ok" and o.value is not None]
         errors = [o.error or o.status for o in outs if o.status != "ok"]
         fixes.append({**asdict(c), "rules": list(c.rules),
-                      **verdict(baseline, values, errors, maximize, seed)})
+                      **verdict(baseline, values, errors, maximize, seed, level)})
     proven = [f for f in fixes if f["verdict"] == "faster"]
     best = max(proven, key=lambda f: f["speedup"], default=None)
     return {"kind": "proof", "log": log, "log_identity": identity,
@@ -307,11 +316,14 @@ def render(tune_id: int, doc: Mapping[str, Any], unit: str, status: str) -> str:
 
 
 def run(args: argparse.Namespace, argv: list[str], objective: Any,
-        implementation: str | None, rounds: int) -> int:
-    """The proof of ``args.from_log``'s predicted fixes on ``argv`` (stored as a tune)."""
+        implementation: str | None, rounds: int | None) -> int:
+    """The proof of ``args.from_log``'s predicted fixes on ``argv`` (stored as a tune);
+    ``rounds`` None: as few as can be judged at the candidates' family-wise level."""
     _refuse_search_options(args)
     model, preds = _diagnosis(args.from_log)
     cands, unproven = plan(preds, implementation, argv, getattr(objective, "output_dir", None))
+    if rounds is None:
+        rounds = fewest_to_judge(family_confidence(len(cands)))
     conn: Any = None  # opened after the first unchanged run: a failing command creates nothing
     tune_id: int | None = None
     total = rounds * (len(cands) + 1) if cands else 0
