@@ -4,7 +4,6 @@ the report are the process pool's. Skipped, with the reason, where that Slurm ca
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import shutil
 from pathlib import Path
@@ -14,13 +13,6 @@ from dask_helpers import report, stored_rows, triage
 from logfarm import make_centre
 
 pytest.importorskip("dask_jobqueue", reason="dask-jobqueue is not installed (pip install -e .)")
-
-_spec = importlib.util.spec_from_file_location(
-    "slurm_conftest", Path(__file__).resolve().parents[1] / "slurm" / "conftest.py")
-assert _spec is not None and _spec.loader is not None
-_slurm = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_slurm)
-slurm_env = _slurm.slurm_env  # the session fixture that starts (or reuses) the one-node Slurm
 
 pytestmark = pytest.mark.slurm
 

@@ -6,7 +6,6 @@ are the process pool's. Skipped, with the reason, where the two-node Slurm canno
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from pathlib import Path
 
@@ -15,13 +14,6 @@ from dask_helpers import report, stored_rows, triage
 from logfarm import make_centre
 
 pytest.importorskip("dask_jobqueue", reason="dask-jobqueue is not installed (pip install -e .)")
-
-_spec = importlib.util.spec_from_file_location(
-    "multinode_conftest", Path(__file__).resolve().parents[1] / "multinode" / "conftest.py")
-assert _spec is not None and _spec.loader is not None
-_multinode = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_multinode)
-twonode_env = _multinode.twonode_env  # the session fixture: starts (or reuses) the cluster
 
 pytestmark = pytest.mark.slurm
 
