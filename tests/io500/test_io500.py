@@ -4,7 +4,6 @@ numbers it printed (IO500's calc_score)."""
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import subprocess
@@ -15,6 +14,7 @@ from tool_helpers import run_iolab
 
 from iolab.errors import UsageError
 from iolab.io500 import config, output, phases
+from iolab.io500.cli import QUICK_INI
 from iolab.paths import engine_binary
 
 STANDARD = [p.name for p in phases.PHASES if not p.optional]
@@ -99,19 +99,19 @@ def md_step_engine() -> Path:
     return engine
 
 
-def test_small_run_runs_every_phase_and_scores_what_it_printed(
+def test_quick_run_runs_every_phase_and_scores_what_it_printed(
         tmp_path: Path, md_step_engine: Path) -> None:
+    """``--quick`` on 2 ranks: every standard phase in IO500's order, the score IO500's
+    calc_score of the numbers it printed, IO500's result files, said and marked not valid."""
     from tool_helpers import mpirun_env
-    ini = _ini(tmp_path)
-    r = run_iolab("io500", "--np", "2", "--json", "--timestamp", "t1", "--db",
-                  str(tmp_path / "r.db"), str(ini), cwd=tmp_path, env=mpirun_env(),
-                  timeout=600)
+    r = run_iolab("io500", "--quick", "--np", "2", "--timestamp", "t1", "--db",
+                  str(tmp_path / "r.db"), cwd=tmp_path, env=mpirun_env(), timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
-    doc = json.loads(r.stdout)
-    assert doc["schema_version"] == 1 and doc["kind"] == "io500"
-    assert [p["name"] for p in doc["phases"]] == ["ior-easy-write", "mdtest-easy-write",
-                                                  "timestamp", *STANDARD[3:]]
-    summary = (tmp_path / "res" / "result_summary.txt").read_text()
+    assert "NOT valid for submission" in r.stdout.splitlines()[0]
+    res = tmp_path / "io500-quick" / "results" / "t1"
+    summary = (res / "result_summary.txt").read_text()
+    assert [ln[8:].split()[0] for ln in summary.splitlines() if ln.startswith("[")][:-1] == \
+        ["ior-easy-write", "mdtest-easy-write", "timestamp", *STANDARD[3:]]
     printed = {m[0]: float(m[1]) for m in
                re.findall(r"^\[RESULT\]\s+(\S+)\s+([\d.]+) (?:GiB/s|kIOPS)", summary, re.M)}
     assert list(printed) == [n for n in STANDARD if n != "timestamp"]
@@ -124,11 +124,19 @@ def test_small_run_runs_every_phase_and_scores_what_it_printed(
     assert float(score[1]) == pytest.approx(bw, rel=1e-5)
     assert float(score[2]) == pytest.approx(md, rel=1e-5)
     assert float(score[3]) == pytest.approx(math.sqrt(bw * md), rel=1e-5)
-    # stonewall 1 s is not IO500's 300 s: the run is marked as IO500 marks it
-    result = (tmp_path / "res" / "result.txt").read_text()
-    assert "; ERROR INVALID stonewall-time 1s != 300s" in result
-    assert (tmp_path / "res" / "config-orig.ini").read_text() == ini.read_text()
+    # a 2 s stonewall is not IO500's 300 s: the run is marked as IO500 marks it
+    result = (res / "result.txt").read_text()
+    assert "; ERROR INVALID stonewall-time 2s != 300s" in result
+    assert (res / "config-orig.ini").read_text() == QUICK_INI
     found = int(re.search(r"^found\s+= (\d+)", result, re.M)[1])  # type: ignore[index]
     assert found > 0
     # the files are gone, as IO500's cleanup leaves them: only the datadir's base remains
-    assert list((tmp_path / "data").iterdir()) == []
+    assert list((tmp_path / "io500-quick" / "datafiles").iterdir()) == []
+
+
+def test_quick_with_an_ini_is_one_line_exit_2(tmp_path: Path) -> None:
+    ini = _ini(tmp_path)
+    r = run_iolab("io500", "--quick", str(ini), cwd=tmp_path)
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert r.returncode == 2 and len(lines) == 1 and "either --quick or" in lines[0], r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["config.ini"]
