@@ -380,3 +380,24 @@ def test_tune_ranks_per_node_reaches_the_users_own_srun(twonode_env: dict[str, s
     # the step's tasks on the 2 nodes: "(default)" is the allocation's 2 a node, so "2" is
     # dropped from the space and the one trial measures "1" (was: by the seed's pick)
     assert got == {"(default)": 4, "1": 2}, trials
+
+
+def test_io500_quick_runs_every_phase_across_both_hosts(twonode_env: dict[str, str],
+                                                         tmp_path: Path) -> None:
+    """Expected: ``iolab io500 --quick --nodes 2 --ppn 1`` inside ``salloc -N 2`` launches each
+    IOR and mdtest phase with srun over both hosts (each stored run records n1 and n2, one
+    rank a host) and writes IO500's result files."""
+    db = tmp_path / "r.db"
+    in_allocation(twonode_env, tmp_path, [sys.executable, "-m", "iolab", "io500", "--quick",
+                                          "--nodes", "2", "--ppn", "1", "--timestamp", "t",
+                                          "--db", str(db)], ppn=1)
+    stored = runs(db)
+    assert len(stored) == 11, [r["label"] for r in stored]  # the 12 phases less find, timestamp
+    for run in stored:
+        env = run["engine_json"]["environment"]
+        assert env["hosts"] == ["n1", "n2"] and env["ranks_per_host"] == {"n1": 1, "n2": 1}, \
+            (run["label"], env)
+    result = (tmp_path / "io500-quick" / "results" / "t" / "result.txt").read_text()
+    assert "[SCORE ]" in (tmp_path / "io500-quick" / "results" / "t" /
+                          "result_summary.txt").read_text()
+    assert "ERROR INVALID stonewall-time 2s != 300s" in result
