@@ -5,6 +5,7 @@ stands for lines left out)."""
 
 from __future__ import annotations
 
+import os
 import re
 
 import corpus
@@ -25,7 +26,9 @@ def test_the_readme_diagnose_example_is_the_real_output() -> None:
     log = corpus.GENERATED_DIR / name
     if not log.is_file():
         pytest.skip(corpus.GENERATED_MISSING)
-    out = iolab("diagnose", str(log))
+    # the width of a pipe, as in the README (pytest may run under a terminal's $COLUMNS)
+    out = iolab("diagnose", str(log), env={k: v for k, v in os.environ.items()
+                                           if k != "COLUMNS"})
     assert out.returncode == 0, out.stderr
     real = out.stdout.splitlines()
     at = 0
