@@ -93,16 +93,28 @@ def _iolab(*args: str) -> subprocess.CompletedProcess[str]:
         bt.ROOT / "src")})
 
 
-def _top_fix(log: Path) -> Any:
-    """diagnose's costliest finding's first predicted setting (None: no setting)."""
+def _top_fix(log: Path) -> tuple[Any, str]:
+    """diagnose's first predicted setting (None: no setting), and how diagnose presents it:
+    "fix" (a waste finding's), or "experiment" with the reason (its rule's kind, or the
+    oversubscribed node that turned it into one)."""
     from iolab.diagnose.config import Thresholds
     from iolab.diagnose.report import diagnose
+    from iolab.diagnose.rules.cores import SYNCHRONISING
     from iolab.model.job import build_model
     from iolab.sources import load_source
     from iolab.tune.fromlog import predictions
 
-    preds = predictions(diagnose(build_model([load_source(str(log))]), Thresholds()))
-    return preds[0] if preds else None
+    report = diagnose(build_model([load_source(str(log))]), Thresholds())
+    preds = predictions(report)
+    if not preds:
+        return None, ""
+    f = next(f for f in report.findings if f.rule.id == preds[0].rule)
+    if not f.rule.experiment:
+        return preds[0], "fix"
+    over = report.model.job.oversubscribed()
+    why = (f"{over[0][1]} ranks on {over[0][2]} CPUs" if over and f.rule.id in SYNCHRONISING
+           else f"gain at most {f.estimate_s or 0.0:.3g} s, to be proven")
+    return preds[0], f"experiment ({why})"
 
 
 def _apply(pred: Any, mpi: str, tmp: Path) -> tuple[list[str], dict[str, str], str] | None:
@@ -158,10 +170,10 @@ def _row(case: Case, args: argparse.Namespace, tmp: Path) -> tuple[str, bool]:
     if prof.returncode != 0:
         return f"{head} profile failed: {prof.stderr.strip()[-120:]} |" + " |" * 7, False
     log = tmp / "prof" / f"{name}.iolab"
-    pred = _top_fix(log)
+    pred, shown_as = _top_fix(log)
     if pred is None:
         return f"{head} none predicted |" + " – |" * 6 + " nothing to prove |", False
-    fix = f"{pred.knob}={pred.value} [{pred.rule}]"
+    fix = f"{pred.knob}={pred.value} [{pred.rule}], {shown_as}"
     how = _apply(pred, case.mpi, tmp)
     verdict = _proof_verdict(log, [*launch, str(case.exe), *case.argv], tmp, pred,
                              args.proof_rounds)
@@ -184,7 +196,10 @@ def _row(case: Case, args: argparse.Namespace, tmp: Path) -> tuple[str, bool]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--np", type=int, default=4)
+    ap.add_argument("--np", type=int, default=4,
+                    help="ranks; more than the cores oversubscribes the machine (collective "
+                    "calls wait for descheduled ranks: diagnose then presents collective "
+                    "advice as experiments)")
     ap.add_argument("--n", type=int, default=262144, help="doubles a rank (HDF5)")
     ap.add_argument("--block", type=int, default=8, help="doubles a strided piece (HDF5)")
     ap.add_argument("--pnc-nx", type=int, default=64, help="x values a rank (PnetCDF)")
@@ -209,7 +224,11 @@ def main() -> int:
         "",
         f"{args.np} ranks; HDF5: {args.n} doubles a rank, strided pieces of {args.block} "
         f"doubles; PnetCDF: {args.pnc_nx} x {args.pnc_ny} doubles a rank and field, "
-        f"{args.steps} checkpoint(s); {args.rounds} interleaved rounds; scores: the "
+        f"{args.steps} checkpoint(s); {args.rounds} interleaved rounds. --np above the "
+        "machine's cores oversubscribes it: collective calls then wait for descheduled "
+        "ranks, and diagnose (which reads the CPUs from the profile) turns advice that adds "
+        "synchronisation into experiments; the column says whether diagnose presents the "
+        "setting as a fix or an experiment. Scores: the "
         "program's own MiB/s (median [min–max]); ratio: with the fix / unchanged. "
         + bt.CI_NOTE + ". Proof: `iolab tune --from-log LOG --metric ... -- COMMAND` with "
         f"--repeats {args.proof_rounds}.",

@@ -26,6 +26,7 @@ from iolab.diagnose.rules.base import (
     fmt_seconds,
     pct,
 )
+from iolab.diagnose.rules.cores import SYNCHRONISING, oversubscription_note
 from iolab.model.files import APP
 from iolab.model.job import Model
 from iolab.model.workflow import log_io_times
@@ -205,6 +206,7 @@ def diagnose(model: Model, th: Thresholds, rules: list[Rule] | None = None) -> R
     not_judged = []
     order = {r.id: i for i, r in enumerate(rules)}
     run = model.metrics.run_time_s
+    oversubscribed = oversubscription_note(model)
     for rule in rules:
         reason = rule.requires(model, th) if rule.requires is not None else None
         if reason:
@@ -218,10 +220,16 @@ def diagnose(model: Model, th: Thresholds, rules: list[Rule] | None = None) -> R
                 # Sums of per-file bounds (a reduced record's slowest rank may differ from
                 # file to file) can exceed the run: nothing costs more than the run itself.
                 hit.cost_s = min(max(hit.cost_s, 0.0), run)
+            if oversubscribed and rule.id in SYNCHRONISING:
+                # on an oversubscribed node a change that adds synchronisation may slow the
+                # job down (measured 0.4x-0.7x): an experiment, never a fix
+                hit.experiment = True
             # a hit may be of another kind than its rule (waste or an experiment)
             kind = rule if hit.experiment in (None, rule.experiment) else replace(
                 rule, experiment=bool(hit.experiment))
             f = Finding(rule=kind, hit=hit, fix=rule.fix(model, hit, th), run_time_s=run)
+            if oversubscribed and rule.id in SYNCHRONISING:
+                f.fix.text = f.fix.text.rstrip() + oversubscribed
             if (model.job.mpiio_implementation == "OMPIO"
                     and any(a.kind == "romio-hints" for a in f.fix.artifacts)):
                 mca = any(a.kind == "ompio-mca" for a in f.fix.artifacts)

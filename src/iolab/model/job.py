@@ -78,6 +78,28 @@ class Job:
     unread_io_modules: list[str] = field(default_factory=list)
     # Why each partial module is partial (RawJob.partial_why), for the words of a report.
     partial_why: dict[str, str] = field(default_factory=dict)
+    # CPUs the job could use per host (RawJob.host_cpus; --cores-per-node sets every host).
+    host_cpus: dict[str, int] = field(default_factory=dict)
+
+    def oversubscribed(self) -> list[tuple[str, int, int]]:
+        """(host, ranks, CPUs) of each node that ran more ranks than it had CPUs, when both
+        are known (ranks per host from rank_hosts, CPUs from host_cpus or --cores-per-node);
+        empty when not, or when either is unknown (a Darshan log: never guessed)."""
+        per_host: dict[str, int] = {}
+        for host in self.rank_hosts.values():
+            per_host[host] = per_host.get(host, 0) + 1
+        out = []
+        for host, ranks in sorted(per_host.items()):
+            cpus = self.cores_per_node or self.host_cpus.get(host)
+            if cpus and ranks > cpus:
+                out.append((host, ranks, cpus))
+        return out
+
+    def cpus_known(self) -> bool:
+        """Whether every rank's host and its CPU count are known."""
+        hosts = set(self.rank_hosts.values())
+        return bool(hosts) and len(self.rank_hosts) >= self.nprocs and (
+            bool(self.cores_per_node) or hosts <= set(self.host_cpus))
 
 
 @dataclass
@@ -272,6 +294,7 @@ def build_model(
         logs=logs,
         unread_io_modules=_unread_io(raws),
         partial_why={m: w for r in raws for m, w in r.partial_why.items()},
+        host_cpus={h: n for r in raws for h, n in r.host_cpus.items()},
     )
     model = Model(job=job, files=files, mods=mods, stripes=stripes,
                   trace=build_trace(raws, offsets, files),

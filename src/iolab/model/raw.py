@@ -212,6 +212,10 @@ class RawJob:
     trace_table: TraceTable | None = None
     # Host name of each rank, when the source knows it (iolab profiles; DXT records).
     rank_hosts: dict[int, str] = field(default_factory=dict)
+    # CPUs the job could use on a host (host -> count), when the source knows it: iolab
+    # profile records its own CPU set (the cpuset its ranks on that host inherit); Darshan
+    # logs do not record it.
+    host_cpus: dict[str, int] = field(default_factory=dict)
     # Lustre OST indices each file is striped over (record id -> OST indices), when known
     # (Darshan's LUSTRE module): what the job saw of the file system's OSTs.
     lustre_osts: dict[int, tuple[int, ...]] = field(default_factory=dict)

@@ -16,6 +16,7 @@ import os
 import shlex
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -137,6 +138,15 @@ def _job_np(parts_dir: Path) -> int | None:
         if isinstance(head, dict) and head.get("type") == "process" and head.get("mpi"):
             sizes.append(int(head.get("nprocs") or 0))
     return max(sizes) if sizes and max(sizes) > 0 else None
+
+
+def _host_cpus() -> dict[str, object]:
+    """This host's name and the CPUs this process may run on (its affinity: the cpuset of
+    the job step, or taskset's): what ranks launched from here share on this host."""
+    try:
+        return {"host": socket.gethostname(), "host_cpus": len(os.sched_getaffinity(0))}
+    except (AttributeError, OSError):  # no affinity call on this platform: unknown
+        return {}
 
 
 def _merge(parts_dir: Path, target: Path, job: dict[str, object]) -> int:
@@ -281,6 +291,9 @@ def _run_program(args: argparse.Namespace, argv: list[str]) -> int:
             else (line.np if line is not None else args.np),
             "launch": launch_words,
             "trace": bool(args.trace),
+            # the CPUs usable here: ranks started on this host inherit this CPU set (a
+            # batch job's ranks run elsewhere: not known there)
+            **({} if line is not None and line.kind == "sbatch" else _host_cpus()),
         }
         batch_job = line is not None and line.kind == "sbatch"
         n = len(list(parts_dir.glob("*" + fmt.PART_SUFFIX)))

@@ -203,6 +203,8 @@ def to_raw_job(data: ProfileData) -> RawJob:
         hosts=hosts,
         rank_hosts={ranks[i]: str(p.header["host"]) for i, p in enumerate(parts)
                     if p.header.get("host")},
+        host_cpus=({str(job["host"]): int(job["host_cpus"])}
+                   if job.get("host") and job.get("host_cpus") else {}),
         format_version=FORMAT_VERSION,
         metadata=_metadata(job, parts),
         notes=list(data.notes) + ([outside_note] if outside_note else []),

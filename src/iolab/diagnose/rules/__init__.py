@@ -40,10 +40,10 @@ ATTRIBUTION: dict[str, tuple[str, bool]] = {
 
 def registry() -> list[Rule]:
     """All rules, built on each call (no module-level state)."""
-    from iolab.diagnose.rules import access, files, layers, lustre, mpiio, streams, time
+    from iolab.diagnose.rules import access, cores, files, layers, lustre, mpiio, streams, time
 
     rules: list[Rule] = []
-    for family in (time, layers, access, files, mpiio, lustre, streams):
+    for family in (time, layers, access, files, mpiio, lustre, streams, cores):
         rules.extend(family.rules())
     ids = [r.id for r in rules]
     assert len(ids) == len(set(ids)), "duplicate rule id"
