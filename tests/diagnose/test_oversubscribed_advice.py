@@ -21,7 +21,7 @@ import pytest
 
 from iolab.diagnose.config import Thresholds
 from iolab.diagnose.report import Report, diagnose
-from iolab.diagnose.rules.cores import SYNCHRONISING
+from iolab.diagnose.rules.cores import adds_synchronisation
 from iolab.model.job import build_model
 from iolab.sources import load_source
 from iolab.tune.fromlog import predictions
@@ -66,7 +66,7 @@ def test_oversubscribed_node_turns_collective_advice_into_experiments(tmp_path: 
     node = next(f for f in over.findings if f.rule.id == "oversubscribed-node")
     assert (node.hit.values["ranks_per_node"], node.hit.values["cpus_per_node"]) == (
         2 * CPUS, CPUS)
-    sync = [f for f in over.findings if f.rule.id in SYNCHRONISING]
+    sync = [f for f in over.findings if adds_synchronisation(f.rule.id, f.hit)]
     assert any(f.rule.id == "collective-buffering" for f in sync), over.findings
     for f in sync:
         assert f.rule.experiment and "oversubscribed" in f.fix.text, f.key

@@ -182,6 +182,16 @@ EXAMPLES: dict[str, str] = {
         "`--node-memory 256M` (a small node standing in for more data than a real node's "
         "memory): \"160 MiB written per node, more than 40.0% of the 256 MiB node "
         "memory\"; cost 12.3 ms (a tenth of the write time)."),
+    "oversubscribed-node": (
+        "test program tests/tune/progs/h5_slab.c strided-write under `iolab profile --np 4 "
+        "--mpi mpich` on this "
+        "2-CPU machine (tests/diagnose/test_oversubscribed_advice.py): \"4 ranks ran on 2 "
+        "CPUs of vm: ranks take turns on the cores, and every collective call waits for the "
+        "descheduled ones\"; cost unknown from the counters (its transfers are independent: "
+        "no collective wait to count; it never owns seconds: a late rank leaves the same "
+        "trace); fix: at most 2 ranks a node, then measure the advice "
+        "again - its collective-buffering finding (collective transfers) is an experiment "
+        "here, saying why. A Darshan log records no CPUs: not judged, --cores-per-node."),
     "single-io-stream": (
         f"{_D35}rank0read-mpich.darshan (the same run, 4 MPICH ranks, 0.66 s; three ranks "
         "wait in a barrier): \"rank 0 read 100.0% of the job's 1 GiB ... in 626.5 ms of I/O "

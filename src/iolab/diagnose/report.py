@@ -26,7 +26,7 @@ from iolab.diagnose.rules.base import (
     fmt_seconds,
     pct,
 )
-from iolab.diagnose.rules.cores import SYNCHRONISING, oversubscription_note
+from iolab.diagnose.rules.cores import adds_synchronisation, oversubscription_note
 from iolab.model.files import APP
 from iolab.model.job import Model
 from iolab.model.workflow import log_io_times
@@ -220,7 +220,8 @@ def diagnose(model: Model, th: Thresholds, rules: list[Rule] | None = None) -> R
                 # Sums of per-file bounds (a reduced record's slowest rank may differ from
                 # file to file) can exceed the run: nothing costs more than the run itself.
                 hit.cost_s = min(max(hit.cost_s, 0.0), run)
-            if oversubscribed and rule.id in SYNCHRONISING:
+            syncs = bool(oversubscribed) and adds_synchronisation(rule.id, hit)
+            if syncs:
                 # on an oversubscribed node a change that adds synchronisation may slow the
                 # job down (measured 0.4x-0.7x): an experiment, never a fix
                 hit.experiment = True
@@ -228,7 +229,7 @@ def diagnose(model: Model, th: Thresholds, rules: list[Rule] | None = None) -> R
             kind = rule if hit.experiment in (None, rule.experiment) else replace(
                 rule, experiment=bool(hit.experiment))
             f = Finding(rule=kind, hit=hit, fix=rule.fix(model, hit, th), run_time_s=run)
-            if oversubscribed and rule.id in SYNCHRONISING:
+            if syncs:
                 f.fix.text = f.fix.text.rstrip() + oversubscribed
             if (model.job.mpiio_implementation == "OMPIO"
                     and any(a.kind == "romio-hints" for a in f.fix.artifacts)):
