@@ -114,7 +114,10 @@ def test_small_run_runs_every_phase_and_scores_what_it_printed(
     summary = (tmp_path / "res" / "result_summary.txt").read_text()
     printed = {m[0]: float(m[1]) for m in
                re.findall(r"^\[RESULT\]\s+(\S+)\s+([\d.]+) (?:GiB/s|kIOPS)", summary, re.M)}
-    assert list(printed) == [n for n in STANDARD if n != "timestamp"]
+    scored = [p.name for p in phases.PHASES if not p.optional and p.group]
+    assert list(printed) == scored
+    assert doc["phases"][-1]["name"] == "ior-rnd4K-easy-read"  # IO500 02091cf: unscored, last
+    assert re.search(r"^\[      \]  ior-rnd4K-easy-read ", summary, re.M), summary
     assert all(v > 0 for v in printed.values()), printed
     bw = math.prod(v for k, v in printed.items() if k.startswith("ior")) ** (1 / 4)
     md = math.prod(v for k, v in printed.items() if not k.startswith("ior")) ** (1 / 8)
@@ -128,6 +131,12 @@ def test_small_run_runs_every_phase_and_scores_what_it_printed(
     result = (tmp_path / "res" / "result.txt").read_text()
     assert "; ERROR INVALID stonewall-time 1s != 300s" in result
     assert (tmp_path / "res" / "config-orig.ini").read_text() == ini.read_text()
+    # IO500's per-phase files: the tool's report and a per-rank CSV of every IOR/mdtest phase
+    for name in [p["name"] for p in doc["phases"] if p["name"][:3] in ("ior", "mdt")]:
+        csv_rows = (tmp_path / "res" / f"{name}.csv").read_text().splitlines()
+        assert len(csv_rows) == 1 + 2 + (name.startswith("mdtest")), name  # head, ranks, all
+        assert "Command line" in (tmp_path / "res" / f"{name}.txt").read_text(), name
+    assert (tmp_path / "res" / "find.csv").read_text().startswith("runtime: ")
     found = int(re.search(r"^found\s+= (\d+)", result, re.M)[1])  # type: ignore[index]
     assert found > 0
     # the files are gone, as IO500's cleanup leaves them: only the datadir's base remains

@@ -24,9 +24,10 @@ from iolab import cli_common
 from iolab import launch as launchers
 from iolab.bench import subrun
 from iolab.errors import EXIT_USAGE, UsageError
-from iolab.io500 import config, find, output, phases
+from iolab.io500 import config, find, output, phase_files, phases
 from iolab.io500.phases import Phase, Settings
 from iolab.ior import front
+from iolab.ior import output as ior_output
 
 EXIT_FAILED_RUN = 1
 GIB = float(1 << 30)
@@ -191,7 +192,10 @@ def _one_phase(cfg: config.Io500Config, args: argparse.Namespace, s: Settings, p
         return _find_phase(cfg, s, ph)
     io500, words = phases.engine_args(cfg, ph, s)
     label = f"{args.label or 'io500'} {ph.name}"
+    began = ior_output.now_text()
     done = subrun.run_bench([*launch, *words], label, args.db)
+    if done.doc is not None:
+        _phase_files(cfg, s, ph, done.doc, began)
     res = output.PhaseResult(ph, 0.0, done.wall_time_s, shlex.join(io500),
                              shlex.join(["iolab", "bench", *words]), done.run_id)
     if done.status != "ok" or done.doc is None:
@@ -204,6 +208,20 @@ def _one_phase(cfg: config.Io500Config, args: argparse.Namespace, s: Settings, p
     if count is not None:
         s.written["-".join(ph.name.split("-")[:2])] = count
     return res
+
+
+def _phase_files(cfg: config.Io500Config, s: Settings, ph: Phase, doc: dict[str, Any],
+                 began: str) -> None:
+    """IO500's <phase>.txt and <phase>.csv, from the tool's words and the stored run."""
+    if ph.kind == "ior":
+        io500, words = phases.ior_words(cfg, ph.name, s)
+        phase_files.write_ior(s.resdir, ph.name, io500, words, doc, began)
+    else:
+        io500, words = phases.mdtest_words(cfg, ph.name, s)
+        family = ph.name.rsplit("-", 1)[0]
+        items = phases.written_count(doc) if ph.name.endswith("-write") else \
+            s.written.get(family)
+        phase_files.write_mdtest(s.resdir, ph.name, io500, words, doc, began, items)
 
 
 def _score(res: output.PhaseResult, doc: dict[str, Any], s: Settings, minwrite: int) -> None:
@@ -245,6 +263,7 @@ def _find_phase(cfg: config.Io500Config, s: Settings, ph: Phase) -> output.Phase
     nproc = cfg.get(ph.name, "nproc")
     workers = int(nproc) if nproc else s.ranks
     found = find.parallel_find(root, crit, workers)
+    Path(s.resdir, f"{ph.name}.csv").write_text(phase_files.find_csv(found, workers))
     res = output.PhaseResult(ph, found.kiops, found.runtime_s, exe,
                              f"iolab parallel walk, {workers} processes")
     res.pairs += [("nproc", str(workers)), ("found", str(found.found)),
