@@ -51,6 +51,21 @@ def test_bad_ini_is_one_line_exit_2_nothing_created(tmp_path: Path, extra: str,
     assert sorted(p.name for p in tmp_path.iterdir()) == ["config.ini"]
 
 
+@pytest.mark.parametrize("debug,expected", [("", 5), ("[debug]\nstonewall-time = 2\n", 2)])
+def test_quick_caps_the_stonewall_and_creates_nothing_on_a_dry_run(tmp_path: Path, debug: str,
+                                                                   expected: int) -> None:
+    """expected --quick to hold every stonewalled phase to at most 5 s (the ini's shorter
+    one kept) / was no --quick: IO500's 300 s unless the ini's [debug] said less."""
+    ini = tmp_path / "c.ini"
+    ini.write_text(f"[global]\ndatadir = {tmp_path}/data\nresultdir = {tmp_path}/res\n"
+                   + debug)
+    r = run_iolab("io500", "--quick", "--np", "2", "--dry-run", str(ini), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    walls = re.findall(r"--stonewall (\d+)", r.stdout)
+    assert walls and set(walls) == {str(expected)}, r.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.ini"]
+
+
 def test_missing_datadir_is_one_line_exit_2(tmp_path: Path) -> None:
     """expected a refusal naming datadir / was IO500's fallback to ./datafiles."""
     ini = _ini(tmp_path, datadir=False)
@@ -103,7 +118,7 @@ def test_small_run_runs_every_phase_and_scores_what_it_printed(
         tmp_path: Path, md_step_engine: Path) -> None:
     from tool_helpers import mpirun_env
     ini = _ini(tmp_path)
-    r = run_iolab("io500", "--np", "2", "--json", "--timestamp", "t1", "--db",
+    r = run_iolab("io500", "--quick", "--np", "2", "--json", "--timestamp", "t1", "--db",
                   str(tmp_path / "r.db"), str(ini), cwd=tmp_path, env=mpirun_env(),
                   timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
@@ -130,6 +145,7 @@ def test_small_run_runs_every_phase_and_scores_what_it_printed(
     # stonewall 1 s is not IO500's 300 s: the run is marked as IO500 marks it
     result = (tmp_path / "res" / "result.txt").read_text()
     assert "; ERROR INVALID stonewall-time 1s != 300s" in result
+    assert "not valid for submission" in result and "not valid for submission" in r.stderr
     assert (tmp_path / "res" / "config-orig.ini").read_text() == ini.read_text()
     # IO500's per-phase files: the tool's report and a per-rank CSV of every IOR/mdtest phase
     for name in [p["name"] for p in doc["phases"] if p["name"][:3] in ("ior", "mdt")]:

@@ -30,6 +30,7 @@ from iolab.ior import front
 from iolab.ior import output as ior_output
 
 EXIT_FAILED_RUN = 1
+QUICK_STONEWALL_S = 5  # --quick: the longest stonewall, far below a valid run's 300 s
 GIB = float(1 << 30)
 
 
@@ -41,6 +42,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="list the ini file's sections and options (io500 --list)")
     parser.add_argument("--mode", choices=("standard", "extended"), default="standard",
                         help="IO500's mode: extended adds the optional phases")
+    parser.add_argument("--quick", action="store_true",
+                        help=f"a short run for laptops and tests: stonewall at most "
+                        f"{QUICK_STONEWALL_S} s (the ini's [debug] stonewall-time when "
+                        "shorter); the result is marked not valid for submission")
     parser.add_argument("--timestamp", metavar="TEXT",
                         help="the name of the timestamped folders (default: the start time)")
     parser.add_argument("--np", type=int, metavar="N", help="ranks (default as iolab bench)")
@@ -95,8 +100,11 @@ def _settings(cfg: config.Io500Config, args: argparse.Namespace, stamp: str) -> 
         datadir = os.path.join(datadir, stamp)
     if cfg.flag("global", "timestamp-resultdir"):
         resdir = os.path.join(resdir, stamp)
-    return Settings(datadir, resdir, int(cfg.get("debug", "stonewall-time") or 0),
-                    front.ranks(args), front.nodes(args), cfg.get("global", "api") or "POSIX")
+    stonewall = int(cfg.get("debug", "stonewall-time") or 0)
+    if args.quick:
+        stonewall = min(stonewall, QUICK_STONEWALL_S) if stonewall > 0 else QUICK_STONEWALL_S
+    return Settings(datadir, resdir, stonewall, front.ranks(args), front.nodes(args),
+                    cfg.get("global", "api") or "POSIX")
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -142,6 +150,10 @@ def _benchmark(cfg: config.Io500Config, args: argparse.Namespace, s: Settings,
     minwrite = 30 if cfg.flag("global", "scc") else 300
     run_invalid = [] if s.stonewall == minwrite else \
         [f"stonewall-time {s.stonewall}s != {minwrite}s"]
+    if args.quick:
+        run_invalid.append(f"--quick (stonewall {s.stonewall} s): not valid for submission")
+        print(f"iolab io500 --quick: stonewall {s.stonewall} s; the result is not valid for "
+              "submission", file=sys.stderr)
     summary = open(Path(s.resdir, "result_summary.txt"), "w")  # noqa: SIM115 - kept open
     _say(summary, f"IO500 version {output.VERSION} ({args.mode})", args.format != "json")
     results: list[output.PhaseResult] = []
