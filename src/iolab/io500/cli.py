@@ -24,7 +24,7 @@ from iolab import cli_common
 from iolab import launch as launchers
 from iolab.bench import subrun
 from iolab.errors import EXIT_USAGE, UsageError
-from iolab.io500 import config, find, output, phase_files, phases
+from iolab.io500 import config, find, find_ranks, output, phase_files, phases
 from iolab.io500.phases import Phase, Settings
 from iolab.ior import front
 from iolab.ior import output as ior_output
@@ -201,7 +201,7 @@ def _one_phase(cfg: config.Io500Config, args: argparse.Namespace, s: Settings, p
         Path(s.resdir, "timestampfile").touch()
         return output.PhaseResult(ph, 0.0, time.perf_counter() - start, "", "")
     if ph.kind == "find":
-        return _find_phase(cfg, s, ph)
+        return _find_phase(cfg, args, s, ph)
     io500, words = phases.engine_args(cfg, ph, s)
     label = f"{args.label or 'io500'} {ph.name}"
     began = ior_output.now_text()
@@ -262,7 +262,18 @@ def _score(res: output.PhaseResult, doc: dict[str, Any], s: Settings, minwrite: 
         res.invalid.append("Runtime is smaller than expected minimum runtime")
 
 
-def _find_phase(cfg: config.Io500Config, s: Settings, ph: Phase) -> output.PhaseResult:
+def _find_spec(args: argparse.Namespace, s: Settings, workers: int) -> launchers.LaunchSpec:
+    """The find's walkers launched as the run's ranks are (its nodes and ranks per node when
+    [find] nproc keeps the run's rank count)."""
+    same = workers == s.ranks
+    return launchers.LaunchSpec(
+        np=workers, nodes=args.nodes if same else None, ppn=args.ppn if same else None,
+        launcher=args.launcher, mpi=args.mpi,
+        extra=launchers.parse_launcher_args(args.launcher_args))
+
+
+def _find_phase(cfg: config.Io500Config, args: argparse.Namespace, s: Settings, ph: Phase
+                ) -> output.PhaseResult:
     newer = Path(s.resdir, "timestampfile").stat().st_mtime_ns
     root, crit = s.datadir, find.Criteria(size=phases.HARD_FILE, newer_than_ns=newer)
     exe = f"pfind {s.datadir} -newer {s.resdir}/timestampfile -size 3901c -name *01*"
@@ -274,10 +285,16 @@ def _find_phase(cfg: config.Io500Config, s: Settings, ph: Phase) -> output.Phase
         exe = f"pfind {root}/ -newer {s.resdir}/timestampfile -size 3901c -name *01*"
     nproc = cfg.get(ph.name, "nproc")
     workers = int(nproc) if nproc else s.ranks
-    found = find.parallel_find(root, crit, workers)
-    Path(s.resdir, f"{ph.name}.csv").write_text(phase_files.find_csv(found, workers))
+    try:
+        found, ranks = find_ranks.rank_find(root, crit, _find_spec(args, s, workers), s.resdir)
+    except RuntimeError as exc:
+        res = output.PhaseResult(ph, 0.0, 0.0, exe, f"iolab walk over {workers} ranks")
+        res.invalid.append(str(exc))
+        return res
+    Path(s.resdir, f"{ph.name}.csv").write_text(phase_files.find_csv(found, ranks))
     res = output.PhaseResult(ph, found.kiops, found.runtime_s, exe,
-                             f"iolab parallel walk, {workers} processes")
+                             f"iolab walk over {workers} ranks (python -m "
+                             "iolab.io500.find_ranks)")
     res.pairs += [("nproc", str(workers)), ("found", str(found.found)),
                   ("total-files", str(found.total))]
     if found.found == 0:

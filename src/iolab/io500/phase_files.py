@@ -81,14 +81,14 @@ def mdtest_csv(doc: dict[str, Any], items: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def find_csv(found: FindResult, workers: int) -> str:
-    """pfind's file: its runtime and rate line, then the run's counters (iolab's walk has
-    one pool, so one row of totals where pfind has one per rank)."""
+def find_csv(found: FindResult, ranks: list[dict[str, Any]]) -> str:
+    """pfind's file: its runtime and rate line, then each rank's counters (pfind's first
+    columns: the work-stealing ones are not in iolab's split)."""
     rate = found.total / found.runtime_s if found.runtime_s > 0 else 0.0
-    return (f"runtime: {found.runtime_s:f} rate: {rate:f}\n"
-            "rank, errors, unknown, found, total, checked\n"
-            f"all ({workers} processes), {found.errors}, 0, {found.found}, {found.total}, "
-            f"{found.total}\n")
+    rows = [f"{r['rank']}, {r['errors']}, 0, {r['found']}, {r['checked']}, {r['checked']}"
+            for r in sorted(ranks, key=lambda r: int(r["rank"]))]
+    return "\n".join([f"runtime: {found.runtime_s:f} rate: {rate:f}",
+                      "rank, errors, unknown, found, total, checked", *rows]) + "\n"
 
 
 def write_ior(resdir: str, phase: str, io500: list[str], words: list[str],
