@@ -199,6 +199,10 @@ const iolab_option_t iolab_config_options[] = {
      "metadata, --md-layout mdtest: each phase runs over this many test directories "
      "(test-dir.<rep>-0 .. -<K-1>), --md-files items per rank in each (mdtest -n beyond -I)",
      O(md_dir_loops)},
+    {"md-collective", "md_collective", IOLAB_OPT_BOOL, "false", NULL, NULL,
+     "metadata, --md-layout mdtest: rank 0 makes and removes every rank's items and trees "
+     "(creates each file empty, then every rank opens its own and writes it), as mdtest -c",
+     O(md_collective)},
     /* --- end of metadata block --- */
     {"group", "group", IOLAB_OPT_INT, "0", "count", NULL,
      "subset layout: ranks per aggregator (0 = ranks per host)", O(group)},

@@ -99,6 +99,7 @@ typedef struct iolab_cfg {
     bool md_sync;              /* sync() after each phase's loop, timed (mdtest -Y) */
     double md_pre_delay;       /* rank 0 sleeps before each block of phases (mdtest -p) */
     int64_t md_dir_loops;      /* test directories each phase runs over (mdtest -n / -I) */
+    bool md_collective;        /* rank 0 creates and removes for all (mdtest -c) */
     /* --- end of metadata block --- */
     char *json;                /* JSON output file; NULL/"-" = stdout */
     bool quiet, progress;

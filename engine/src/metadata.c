@@ -55,6 +55,7 @@ typedef struct md_plan {
     char root[4096];     /* iolab layout: <path>.md; mdtest layout: <path> (mdtest's -d) */
     char testdir[4200];  /* mdtest layout: <root>/test-dir.<rep>-0 (mdtest's testdir) */
     int unique, mdtest, rank, ranks, depth, leaf_only, made_root, rep, loops;
+    int collective;              /* mdtest -c: rank 0 makes and removes for every rank */
     uint64_t files, size;        /* items per rank (after a stonewall: the worn-out count) */
     uint64_t per_dir, branch;    /* items per tree directory, subdirectories per directory */
     uint64_t tree_dirs;          /* directories of one tree (1 without a tree) */
@@ -132,6 +133,11 @@ int iolab_metadata_check(const iolab_run_t *run, char *err, size_t len)
         snprintf(err, len, "--md-dir-loops %lld: give 1 or more; more than 1 needs "
                  "--md-layout mdtest and runs every phase (no --stonewall, --md-step or "
                  "--md-random-seed)", (long long)c->md_dir_loops);
+    else if (c->md_collective && (c->md_layout != IOLAB_MD_LAYOUT_MDTEST || c->md_stride ||
+                                  c->stonewall > 0 || c->md_mknod || c->md_dir_loops > 1))
+        snprintf(err, len, "--md-collective is mdtest -c: it needs --md-layout mdtest, and "
+                 "not --md-stride, --stonewall, --md-mknod or --md-dir-loops (mdtest's own "
+                 "collective pass names, stops or makes those items differently)");
     else if (c->md_mknod && c->md_size)
         snprintf(err, len, "--md-mknod makes empty files: give --md-size 0 (mdtest refuses "
                  "-k with -w too)");
@@ -183,6 +189,7 @@ static int make_plan(const iolab_run_t *run, md_plan_t *p)
     p->ranks = run->ranks;
     p->mdtest = c->md_layout == IOLAB_MD_LAYOUT_MDTEST;
     p->loops = p->mdtest && c->md_dir_loops > 1 ? (int)c->md_dir_loops : 1;
+    p->collective = c->md_collective;
     p->stride = (uint64_t)c->md_stride;
     p->depth = (int)c->md_depth;
     p->branch = c->md_branch < 1 ? 1 : (uint64_t)c->md_branch;
@@ -375,7 +382,7 @@ static int md_op(const iolab_run_t *run, const md_plan_t *p, int op, int owner, 
     int fd, e = 0;
     struct stat st;
     if (op == IOLAB_MD_TREE_CREATE || op == IOLAB_MD_TREE_REMOVE) {
-        tree_dir_path(p, p->rank, n, path, sizeof path);
+        tree_dir_path(p, owner, n, path, sizeof path);  /* owner: the rank, or -c's */
         if (op == IOLAB_MD_TREE_CREATE)
             return mkdir(path, 0755) != 0 ? errno : 0;
         return rmdir(path) != 0 ? errno : 0;
@@ -387,7 +394,9 @@ static int md_op(const iolab_run_t *run, const md_plan_t *p, int op, int owner, 
     case IOLAB_MD_CREATE:
         if (run->cfg.md_mknod)  /* mdtest -k: POSIX_Mknod's mode, no open */
             return mknod(path, S_IFREG | S_IRUSR, 0) != 0 ? errno : 0;
-        if ((fd = open(path, O_CREAT | O_EXCL | O_WRONLY, 0644)) < 0)
+        /* mdtest -c: rank 0 made the file already; each rank opens its own to write */
+        if ((fd = open(path, p->collective ? O_WRONLY : O_CREAT | O_EXCL | O_WRONLY,
+                       0644)) < 0)
             return errno;
         if (p->size && run->cfg.verify)
             iolab_pattern_fill(buf, p->size, owner, n * p->size, rep);
@@ -438,7 +447,7 @@ static void md_failure_text(const md_plan_t *p, int owner, int op, uint64_t n, i
 {
     char path[4400];
     if (op == IOLAB_MD_TREE_CREATE || op == IOLAB_MD_TREE_REMOVE)
-        tree_dir_path(p, p->rank, n, path, sizeof path);
+        tree_dir_path(p, owner, n, path, sizeof path);
     else
         item_path(p, owner, n, op >= IOLAB_MD_DIR_CREATE, "", path, sizeof path);
     snprintf(why, len, "%s %.900s: %s", iolab_op_name(op), path,
@@ -470,6 +479,46 @@ static uint64_t phase_calls(const md_plan_t *p, int op)
     return p->files;
 }
 
+/* Whether rank 0 makes a phase's calls for every rank (mdtest -c: its collective_helper for
+ * items, its per-rank tree loop with -u; the shared tree is rank 0's anyway). */
+static int collective_op(const md_plan_t *p, int op)
+{
+    if (!p->collective)
+        return 0;
+    if (op == IOLAB_MD_TREE_CREATE || op == IOLAB_MD_TREE_REMOVE)
+        return p->unique;
+    return op == IOLAB_MD_DIR_CREATE || op == IOLAB_MD_DIR_REMOVE || op == IOLAB_MD_CREATE ||
+           op == IOLAB_MD_REMOVE;
+}
+
+/* mdtest -c on rank 0: every rank's items (or trees), rank after rank, in the creation walk.
+ * A file is only created (O_CREAT and close, mdtest's collective_helper); its data comes in
+ * each rank's own pass. Returns the calls made; the first failure goes to *err and why. */
+static uint64_t collective_pass(const iolab_run_t *run, const md_plan_t *p, int op, int rep,
+                                unsigned char *buf, int *err, char *why, size_t len)
+{
+    uint64_t made = 0, count = op == IOLAB_MD_TREE_CREATE || op == IOLAB_MD_TREE_REMOVE
+                                   ? p->tree_dirs : p->files;
+    char path[4400];
+    for (int owner = 0; owner < p->ranks && !*err; owner++) {
+        for (uint64_t i = 0; i < count && !*err && !iolab_interrupted; i++) {
+            uint64_t n = item_at(p, op, i);
+            int bad = 0, fd;
+            if (op == IOLAB_MD_CREATE) {
+                item_path(p, owner, n, 0, "", path, sizeof path);
+                fd = open(path, O_CREAT | O_RDWR, 0664);
+                *err = fd < 0 ? errno : close(fd) != 0 ? errno : 0;
+            } else {
+                *err = md_op(run, p, op, owner, i, n, rep, buf, &bad);
+            }
+            if (*err)
+                md_failure_text(p, owner, op, n, *err, why, len);
+            made += *err ? 0 : 1;
+        }
+    }
+    return made;
+}
+
 /* One timed phase. Returns 1 when the run must stop (failure, interrupt, mismatch). */
 /* mdtest's prep_testdir: <root>/test-dir.<repetition>-<directory loop>. */
 static void set_testdir(md_plan_t *p, int loop)
@@ -486,7 +535,8 @@ static int md_phase(iolab_run_t *run, md_plan_t *p, int op, int rep, unsigned ch
     int err = 0, owner = owner_of(p, op);
     char why[IOLAB_ERRLEN] = "";
     double deadline = op == IOLAB_MD_CREATE ? run->cfg.stonewall : 0;
-    uint64_t last = phase_calls(p, op), i = 0;
+    int coll = collective_op(p, op);
+    uint64_t last = coll && op != IOLAB_MD_CREATE ? 0 : phase_calls(p, op), i = 0;
     int hit = 0;
     for (int k = 0; op == IOLAB_MD_TREE_CREATE && p->rank == 0 && k < p->loops; k++) {
         set_testdir(p, k);  /* mdtest makes every test-dir first, untimed */
@@ -494,6 +544,15 @@ static int md_phase(iolab_run_t *run, md_plan_t *p, int op, int rep, unsigned ch
     }
     MPI_Barrier(run->world);
     double t0 = MPI_Wtime();
+    if (coll && p->rank == 0) {
+        uint64_t made = collective_pass(run, p, op, rep, buf, &err, why, sizeof why);
+        done += op == IOLAB_MD_CREATE ? 0 : made;  /* a create counts once, in its own pass */
+    }
+    if (coll && op == IOLAB_MD_CREATE) {
+        int root_err = err;  /* mdtest's barrier, before the writes; none after a failure */
+        MPI_Bcast(&root_err, 1, MPI_INT, 0, run->world);
+        last = root_err ? 0 : last;
+    }
     for (int loop = 0; loop < p->loops && !err && !iolab_interrupted; loop++) {
         set_testdir(p, loop);
         if (loop > 0)

@@ -4,6 +4,7 @@ numbers it printed (IO500's calc_score)."""
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import subprocess
@@ -49,6 +50,21 @@ def test_bad_ini_is_one_line_exit_2_nothing_created(tmp_path: Path, extra: str,
     assert r.returncode == 2 and len(lines) == 1, r.stderr
     assert lines[0].startswith("iolab io500: ") and said in lines[0] and " line " in lines[0]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["config.ini"]
+
+
+@pytest.mark.parametrize("debug,expected", [("", 5), ("[debug]\nstonewall-time = 2\n", 2)])
+def test_quick_caps_the_stonewall_and_creates_nothing_on_a_dry_run(tmp_path: Path, debug: str,
+                                                                   expected: int) -> None:
+    """expected --quick to hold every stonewalled phase to at most 5 s (the ini's shorter
+    one kept) / was no --quick: IO500's 300 s unless the ini's [debug] said less."""
+    ini = tmp_path / "c.ini"
+    ini.write_text(f"[global]\ndatadir = {tmp_path}/data\nresultdir = {tmp_path}/res\n"
+                   + debug)
+    r = run_iolab("io500", "--quick", "--np", "2", "--dry-run", str(ini), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    walls = re.findall(r"--stonewall (\d+)", r.stdout)
+    assert walls and set(walls) == {str(expected)}, r.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.ini"]
 
 
 def test_missing_datadir_is_one_line_exit_2(tmp_path: Path) -> None:
@@ -104,17 +120,21 @@ def test_quick_run_runs_every_phase_and_scores_what_it_printed(
     """``--quick`` on 2 ranks: every standard phase in IO500's order, the score IO500's
     calc_score of the numbers it printed, IO500's result files, said and marked not valid."""
     from tool_helpers import mpirun_env
-    r = run_iolab("io500", "--quick", "--np", "2", "--timestamp", "t1", "--db",
+    r = run_iolab("io500", "--quick", "--np", "2", "--json", "--timestamp", "t1", "--db",
                   str(tmp_path / "r.db"), cwd=tmp_path, env=mpirun_env(), timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
-    assert "NOT valid for submission" in r.stdout.splitlines()[0]
+    doc = json.loads(r.stdout)
+    assert doc["schema_version"] == 1 and doc["kind"] == "io500"
     res = tmp_path / "io500-quick" / "results" / "t1"
     summary = (res / "result_summary.txt").read_text()
     assert [ln[8:].split()[0] for ln in summary.splitlines() if ln.startswith("[")][:-1] == \
         ["ior-easy-write", "mdtest-easy-write", "timestamp", *STANDARD[3:]]
     printed = {m[0]: float(m[1]) for m in
                re.findall(r"^\[RESULT\]\s+(\S+)\s+([\d.]+) (?:GiB/s|kIOPS)", summary, re.M)}
-    assert list(printed) == [n for n in STANDARD if n != "timestamp"]
+    scored = [p.name for p in phases.PHASES if not p.optional and p.group]
+    assert list(printed) == scored
+    assert doc["phases"][-1]["name"] == "ior-rnd4K-easy-read"  # IO500 02091cf: unscored, last
+    assert re.search(r"^\[      \]  ior-rnd4K-easy-read ", summary, re.M), summary
     assert all(v > 0 for v in printed.values()), printed
     bw = math.prod(v for k, v in printed.items() if k.startswith("ior")) ** (1 / 4)
     md = math.prod(v for k, v in printed.items() if not k.startswith("ior")) ** (1 / 8)
@@ -127,16 +147,15 @@ def test_quick_run_runs_every_phase_and_scores_what_it_printed(
     # a 2 s stonewall is not IO500's 300 s: the run is marked as IO500 marks it
     result = (res / "result.txt").read_text()
     assert "; ERROR INVALID stonewall-time 2s != 300s" in result
+    assert "not valid for submission" in result and "not valid for submission" in r.stderr
     assert (res / "config-orig.ini").read_text() == QUICK_INI
+    # IO500's per-phase files: the tool's report and a per-rank CSV of every IOR/mdtest phase
+    for name in [p["name"] for p in doc["phases"] if p["name"][:3] in ("ior", "mdt")]:
+        csv_rows = (res / f"{name}.csv").read_text().splitlines()
+        assert len(csv_rows) == 1 + 2 + (name.startswith("mdtest")), name  # head, ranks, all
+        assert "Command line" in (res / f"{name}.txt").read_text(), name
+    assert (res / "find.csv").read_text().startswith("runtime: ")
     found = int(re.search(r"^found\s+= (\d+)", result, re.M)[1])  # type: ignore[index]
     assert found > 0
     # the files are gone, as IO500's cleanup leaves them: only the datadir's base remains
     assert list((tmp_path / "io500-quick" / "datafiles").iterdir()) == []
-
-
-def test_quick_with_an_ini_is_one_line_exit_2(tmp_path: Path) -> None:
-    ini = _ini(tmp_path)
-    r = run_iolab("io500", "--quick", str(ini), cwd=tmp_path)
-    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
-    assert r.returncode == 2 and len(lines) == 1 and "either --quick or" in lines[0], r.stderr
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["config.ini"]

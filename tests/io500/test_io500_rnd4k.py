@@ -33,7 +33,7 @@ def test_rnd4k_easy_read_runs_iors_random_with_repetition(tmp_path: Path, fpp: s
     phases = {p["name"]: p for p in json.loads(r.stdout)["phases"]}
     rnd = phases["ior-rnd4K-easy-read"]
     assert rnd["valid"] and rnd["run_id"] is not None, rnd
-    assert "-z -z -z" in rnd["io500_exe"]
+    assert "-z -z -a" in rnd["io500_exe"] and "-s=10000000" in rnd["io500_exe"]
     words = rnd["iolab_exe"].split()
     assert "--random-repeat" in words and words[words.index("--transfer") + 1] == "4096"
     assert words[words.index("--layout") + 1] == ("fpp" if fpp == "TRUE" else "segmented")

@@ -89,6 +89,8 @@ def args_of(words: list[str], ranks: int = 2) -> list[str]:
     (["-F", "-n", "5", "-R", "--random-seed=11"], ["--md-random-seed", "11",
                                                    "--md-seed-per-rank"]),
     (["-F", "-n", "5", "--random-seed=11"], ["--md-random-seed", "11"]),
+    (["-F", "-n", "5", "-c"], ["--md-collective"]),
+    (["-F", "-n", "5", "-B=0"], ["--md-files", "5"]),  # mdtest 4 runs -B 0 with barriers
 ])
 def test_mdtest_lines_become_engine_options(words: list[str], expected: list[str]) -> None:
     got = args_of(words)
@@ -129,6 +131,12 @@ def test_mdtest_lines_become_engine_options(words: list[str], expected: list[str
     (["-F", "-n", "6", "-I", "3", "-C"], "one phase alone"),
     (["-F", "-n", "5", "--posix.odirect"], "buffered"),
     (["-F", "-n", "5", "--print-all-procs"], "iolab results show ID"),
+    (["-F", "-n", "5", "-B", "1"], "with barriers"),
+    (["-F", "-n", "5", "-c", "-u"], "nearest in iolab: -c without -u"),
+    (["-F", "-n", "5", "-c", "-N", "1"], "nearest in iolab: -c without -N"),
+    (["-F", "-n", "5", "-c", "-W", "2"], "nearest in iolab: -c without -W"),
+    (["-F", "-n", "5", "-c", "-k"], "nearest in iolab: -c without -k"),
+    (["-F", "-n", "6", "-I", "3", "-c"], "nearest in iolab: -n 3 -I 3"),
 ])
 def test_refused_lines_name_the_nearest_iolab_equivalent(words: list[str], says: str) -> None:
     with pytest.raises(UsageError, match=says):

@@ -62,7 +62,8 @@ def test_files_only_with_rank_statistics_and_both_tables(engine: Path, tmp_path:
 
 
 @pytest.mark.parametrize("words,says", [
-    (["-F", "-n", "5", "-c"], "collective_creates"),
+    (["-F", "-n", "5", "-c", "-u"], "nearest in iolab: -c without -u"),
+    (["-F", "-n", "5", "-B", "1"], "nearest in iolab: mdtest without -B"),
     (["-n", "5", "-z", "1", "-u", "-N", "1"], "neighbour's tree"),
     (["-F", "-n", "5", "-R", "-W", "2"], "-W without -z/-R"), (["-F", "-n", "x"], "not a number"),
     (["-F"], "-n N"),

@@ -24,15 +24,18 @@ from iolab import cli_common
 from iolab import launch as launchers
 from iolab.bench import subrun
 from iolab.errors import EXIT_USAGE, UsageError
-from iolab.io500 import config, find, output, phases
+from iolab.io500 import config, find, find_ranks, output, phase_files, phases
 from iolab.io500.phases import Phase, Settings
 from iolab.ior import front
+from iolab.ior import output as ior_output
 
 EXIT_FAILED_RUN = 1
+QUICK_STONEWALL_S = 5  # --quick: the longest stonewall, far below a valid run's 300 s
 GIB = float(1 << 30)
 
-# --quick: every standard phase at a size a laptop runs in seconds, in ./io500-quick; the
-# stonewall other than IO500's 300 s marks the run [INVALID] as IO500 itself would
+# --quick without an ini file: every standard phase at a size a laptop runs in seconds, in
+# ./io500-quick; the stonewall other than IO500's 300 s marks the run [INVALID] as IO500
+# itself would
 QUICK_INI = """[global]
 datadir = ./io500-quick/datafiles
 resultdir = ./io500-quick/results
@@ -63,6 +66,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="list the ini file's sections and options (io500 --list)")
     parser.add_argument("--mode", choices=("standard", "extended"), default="standard",
                         help="IO500's mode: extended adds the optional phases")
+    parser.add_argument("--quick", action="store_true",
+                        help=f"a short run for laptops and tests: stonewall at most "
+                        f"{QUICK_STONEWALL_S} s (the ini's [debug] stonewall-time when "
+                        "shorter); without CONFIG.ini, every phase at a size of seconds "
+                        "under ./io500-quick; the result is marked not valid for submission")
     parser.add_argument("--timestamp", metavar="TEXT",
                         help="the name of the timestamped folders (default: the start time)")
     parser.add_argument("--np", type=int, metavar="N", help="ranks (default as iolab bench)")
@@ -77,10 +85,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           json_help="the result as JSON on stdout instead of IO500's summary")
     parser.add_argument("--dry-run", action="store_true",
                         help="print each phase's iolab bench line; runs and creates nothing")
-    parser.add_argument("--quick", action="store_true",
-                        help="a run of seconds instead of an ini file, for a laptop or a "
-                             "test: small phases, a 2 s stonewall, data and results under "
-                             "./io500-quick; not valid for submission")
     cli_common.add_examples(parser, [
         ("iolab io500 --np 8 config.ini", "IO500 on 8 ranks, result files in resultdir"),
         ("iolab io500 --list", "the ini file's sections and options"),
@@ -122,25 +126,22 @@ def _settings(cfg: config.Io500Config, args: argparse.Namespace, stamp: str) -> 
         datadir = os.path.join(datadir, stamp)
     if cfg.flag("global", "timestamp-resultdir"):
         resdir = os.path.join(resdir, stamp)
-    return Settings(datadir, resdir, int(cfg.get("debug", "stonewall-time") or 0),
-                    front.ranks(args), front.nodes(args), cfg.get("global", "api") or "POSIX")
+    stonewall = int(cfg.get("debug", "stonewall-time") or 0)
+    if args.quick:
+        stonewall = min(stonewall, QUICK_STONEWALL_S) if stonewall > 0 else QUICK_STONEWALL_S
+    return Settings(datadir, resdir, stonewall, front.ranks(args), front.nodes(args),
+                    cfg.get("global", "api") or "POSIX")
 
 
 def _run(args: argparse.Namespace) -> int:
     if args.list:
         sys.stdout.write(config.list_text())
         return 0
-    if args.quick and args.config:
-        raise UsageError(f"--quick runs its own small phases without an ini file; give "
-                         f"either --quick or {args.config}")
     if not args.config and not args.quick:
         raise UsageError("give IO500's ini file: iolab io500 CONFIG.ini (--list: its options; "
                          "--quick: a run of seconds)")
-    cfg = config.parse_text(QUICK_INI, "--quick") if args.quick \
-        else config.read_config(args.config)
-    if args.quick and args.format != "json":
-        print("iolab io500: --quick: small phases and a 2 s stonewall; the score is NOT "
-              "valid for submission", flush=True)
+    cfg = config.read_config(args.config) if args.config \
+        else config.parse_text(QUICK_INI, "--quick")
     todo = [p for p in phases.PHASES if phases.enabled(cfg, p, args.mode == "extended")]
     _refuse_what_iolab_lacks(cfg, todo)
     stamp = args.timestamp or time.strftime("%Y.%m.%d-%H.%M.%S")
@@ -179,6 +180,10 @@ def _benchmark(cfg: config.Io500Config, args: argparse.Namespace, s: Settings,
     minwrite = 30 if cfg.flag("global", "scc") else 300
     run_invalid = [] if s.stonewall == minwrite else \
         [f"stonewall-time {s.stonewall}s != {minwrite}s"]
+    if args.quick:
+        run_invalid.append(f"--quick (stonewall {s.stonewall} s): not valid for submission")
+        print(f"iolab io500 --quick: stonewall {s.stonewall} s; the result is not valid for "
+              "submission", file=sys.stderr)
     summary = open(Path(s.resdir, "result_summary.txt"), "w")  # noqa: SIM115 - kept open
     _say(summary, f"IO500 version {output.VERSION} ({args.mode})", args.format != "json")
     results: list[output.PhaseResult] = []
@@ -226,10 +231,13 @@ def _one_phase(cfg: config.Io500Config, args: argparse.Namespace, s: Settings, p
         Path(s.resdir, "timestampfile").touch()
         return output.PhaseResult(ph, 0.0, time.perf_counter() - start, "", "")
     if ph.kind == "find":
-        return _find_phase(cfg, s, ph)
+        return _find_phase(cfg, args, s, ph)
     io500, words = phases.engine_args(cfg, ph, s)
     label = f"{args.label or 'io500'} {ph.name}"
+    began = ior_output.now_text()
     done = subrun.run_bench([*launch, *words], label, args.db)
+    if done.doc is not None:
+        _phase_files(cfg, s, ph, done.doc, began)
     res = output.PhaseResult(ph, 0.0, done.wall_time_s, shlex.join(io500),
                              shlex.join(["iolab", "bench", *words]), done.run_id)
     if done.status != "ok" or done.doc is None:
@@ -242,6 +250,20 @@ def _one_phase(cfg: config.Io500Config, args: argparse.Namespace, s: Settings, p
     if count is not None:
         s.written["-".join(ph.name.split("-")[:2])] = count
     return res
+
+
+def _phase_files(cfg: config.Io500Config, s: Settings, ph: Phase, doc: dict[str, Any],
+                 began: str) -> None:
+    """IO500's <phase>.txt and <phase>.csv, from the tool's words and the stored run."""
+    if ph.kind == "ior":
+        io500, words = phases.ior_words(cfg, ph.name, s)
+        phase_files.write_ior(s.resdir, ph.name, io500, words, doc, began)
+    else:
+        io500, words = phases.mdtest_words(cfg, ph.name, s)
+        family = ph.name.rsplit("-", 1)[0]
+        items = phases.written_count(doc) if ph.name.endswith("-write") else \
+            s.written.get(family)
+        phase_files.write_mdtest(s.resdir, ph.name, io500, words, doc, began, items)
 
 
 def _score(res: output.PhaseResult, doc: dict[str, Any], s: Settings, minwrite: int) -> None:
@@ -270,7 +292,18 @@ def _score(res: output.PhaseResult, doc: dict[str, Any], s: Settings, minwrite: 
         res.invalid.append("Runtime is smaller than expected minimum runtime")
 
 
-def _find_phase(cfg: config.Io500Config, s: Settings, ph: Phase) -> output.PhaseResult:
+def _find_spec(args: argparse.Namespace, s: Settings, workers: int) -> launchers.LaunchSpec:
+    """The find's walkers launched as the run's ranks are (its nodes and ranks per node when
+    [find] nproc keeps the run's rank count)."""
+    same = workers == s.ranks
+    return launchers.LaunchSpec(
+        np=workers, nodes=args.nodes if same else None, ppn=args.ppn if same else None,
+        launcher=args.launcher, mpi=args.mpi,
+        extra=launchers.parse_launcher_args(args.launcher_args))
+
+
+def _find_phase(cfg: config.Io500Config, args: argparse.Namespace, s: Settings, ph: Phase
+                ) -> output.PhaseResult:
     newer = Path(s.resdir, "timestampfile").stat().st_mtime_ns
     root, crit = s.datadir, find.Criteria(size=phases.HARD_FILE, newer_than_ns=newer)
     exe = f"pfind {s.datadir} -newer {s.resdir}/timestampfile -size 3901c -name *01*"
@@ -282,9 +315,16 @@ def _find_phase(cfg: config.Io500Config, s: Settings, ph: Phase) -> output.Phase
         exe = f"pfind {root}/ -newer {s.resdir}/timestampfile -size 3901c -name *01*"
     nproc = cfg.get(ph.name, "nproc")
     workers = int(nproc) if nproc else s.ranks
-    found = find.parallel_find(root, crit, workers)
+    try:
+        found, ranks = find_ranks.rank_find(root, crit, _find_spec(args, s, workers), s.resdir)
+    except RuntimeError as exc:
+        res = output.PhaseResult(ph, 0.0, 0.0, exe, f"iolab walk over {workers} ranks")
+        res.invalid.append(str(exc))
+        return res
+    Path(s.resdir, f"{ph.name}.csv").write_text(phase_files.find_csv(found, ranks))
     res = output.PhaseResult(ph, found.kiops, found.runtime_s, exe,
-                             f"iolab parallel walk, {workers} processes")
+                             f"iolab walk over {workers} ranks (python -m "
+                             "iolab.io500.find_ranks)")
     res.pairs += [("nproc", str(workers)), ("found", str(found.found)),
                   ("total-files", str(found.total))]
     if found.found == 0:

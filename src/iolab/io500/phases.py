@@ -32,8 +32,8 @@ IOR_NOT_PASSED = {
     "saveRankPerformanceDetailsCSV": "each rank's figures are in the stored run "
                                      "(iolab results show ID)",
     "-Q 2": "ior-rnd4K-easy-read: -C shifts the reads by one node's ranks, not two",
-    "-s -1": "ior-rnd4K-easy-read: as many 4 KiB reads per rank as ior-easy wrote 4 KiB "
-             "pieces, cut by the stonewall as IOR's endless -s -1 is",
+    "-s=10000000": "ior-rnd4K-easy-read: as many 4 KiB reads per rank as ior-easy wrote "
+                   "4 KiB pieces, cut by the stonewall as IOR's 10000000 segments are",
 }
 MDTEST_NOT_PASSED = {
     "--dataPacketType": "the engine writes its own pattern",
@@ -85,7 +85,8 @@ PHASES = (
     Phase("mdtest-easy-delete", "mdtest", "MD"),
     Phase("mdtest-hard-read", "mdtest", "MD"),
     Phase("mdtest-hard-delete", "mdtest", "MD"),
-    Phase("ior-rnd4K-easy-read", "ior", None, optional=True),
+    # IO500 02091cf runs it in standard mode too, unscored, after the last scored phase
+    Phase("ior-rnd4K-easy-read", "ior", None),
 )
 
 
@@ -97,6 +98,8 @@ def enabled(cfg: Io500Config, phase: Phase, extended: bool) -> bool:
     family = "-".join(phase.name.split("-")[:2])
     sections = [phase.name] + ([family] if family in ("ior-easy", "ior-hard", "mdtest-easy",
                                                       "mdtest-hard") else [])
+    if phase.name == "ior-rnd4K-easy-read":
+        sections.append("ior-easy")  # it reads ior-easy's files (IO500: d.run == 0)
     if phase.kind == "timestamp":
         return True
     return all(cfg.flag(s, "run") is not False for s in sections)
@@ -120,11 +123,11 @@ def _api(cfg: Io500Config, family: str, phase: str, s: Settings) -> str:
 
 
 def rnd4k_words(cfg: Io500Config, s: Settings) -> tuple[list[str], list[str]]:
-    """(IO500's IOR line, the line iolab runs) for ior-rnd4K-easy-read: IOR -z -z (IO500
-    passes it three times: random with repetition) reads of 4 KiB at random 4 KiB-aligned
-    offsets of ior-easy's files until the stonewall, then worn out to the furthest rank.
-    IO500 gives -s -1 (no end but the deadline); iolab gives as many reads per rank as
-    ior-easy wrote 4 KiB pieces per rank, which the deadline cuts short on a real run."""
+    """(IO500's IOR line, the line iolab runs) for ior-rnd4K-easy-read: IOR -z -z (random
+    with repetition) reads of 4 KiB at random 4 KiB-aligned offsets of ior-easy's files
+    until the stonewall, then worn out to the furthest rank. IO500 gives -s=10000000 (no end
+    but the deadline); iolab gives as many reads per rank as ior-easy wrote 4 KiB pieces per
+    rank, which the deadline cuts short on a real run."""
     t = parse_ior(["-t", cfg.get("ior-easy", "transferSize") or "2m"]).tests[0]
     b = parse_ior(["-b", cfg.get("ior-easy", "blockSize") or "1m"]).tests[0]
     done = s.written.get("ior-easy")
@@ -137,16 +140,14 @@ def rnd4k_words(cfg: Io500Config, s: Settings) -> tuple[list[str], list[str]]:
     fpp = cfg.flag("ior-easy", "filePerProc")  # IOR refuses -z with -C on a shared file
     words = [*(["-C"] if fpp else []), "-k", "-o", f"{s.datadir}/ior-easy/ior_file_easy",
              *easy, "-r", *deadline,
-             "-z", "-z", "-z", "-a", api, "-t", str(RND4K), "-b", str(RND4K), "-s",
+             "-z", "-z", "-a", api, "-t", str(RND4K), "-b", str(RND4K), "-s",
              str(max(1, per_rank // RND4K))]
-    io500 = ["ior", "-C", "-Q", "1", "-g", "-G", "271", "-k", "-e", "-o",
-             f"{s.datadir}/ior-easy/ior_file_easy", "-O",
-             f"stoneWallingStatusFile={s.datadir}/ior-easy/stonewall", "-O",
-             "stoneWallingWearOut=1", "-t", cfg.get("ior-easy", "transferSize") or "",
-             "-b", cfg.get("ior-easy", "blockSize") or "", *easy, "-r", "-D",
-             str(s.stonewall), "-z", "-z", "-z", "-a", api, "-O",
+    # IO500 02091cf's line (phase_ior_rnd4k_easy_read.c: ior_easy_add_params(argv, 0))
+    io500 = ["ior", f"--dataPacketType={cfg.get('global', 'dataPacketType')}", "-g", "-G",
+             "<hash>", "-k", "-e", "-o", f"{s.datadir}/ior-easy/ior_file_easy", *easy, "-r",
+             "-D", str(s.stonewall), "-z", "-z", "-a", api, "-O",
              f"saveRankPerformanceDetailsCSV={s.resdir}/ior-rnd4K-easy-read.csv",
-             "-t=4096", "-b=4096", "-s=-1", "-O", "stoneWallingWearOut=1",
+             "-t=4096", "-b=4096", "-s=10000000", "-O", "stoneWallingWearOut=1",
              *(["-C", "-Q", "2"] if fpp else [])]
     return io500, words
 

@@ -64,6 +64,7 @@ class PerItem:
     seed_per_rank: bool = False  # -R adds the rank to the seed
     call_sync: bool = False  # -Y: sync after each phase's loop, timed
     pre_delay_s: int = 0  # -p: rank 0 sleeps before each block of phases
+    collective: bool = False  # -c: rank 0 makes and removes every rank's items
 
 
 @dataclass(frozen=True)
@@ -114,6 +115,7 @@ class MdtestRun:
         args += ["--md-mknod"] if e.mknod else []
         args += ["--md-sync"] if e.call_sync else []
         args += ["--md-pre-delay", str(e.pre_delay_s)] if e.pre_delay_s else []
+        args += ["--md-collective"] if e.collective else []
         if e.random_seed:
             args += ["--md-random-seed", str(e.random_seed)]
             args += ["--md-seed-per-rank"] if e.seed_per_rank else []
@@ -167,10 +169,11 @@ def plan(test: IorTest, ranks: int) -> MdtestRun:
             items = count
             tree = Tree(tree.depth, tree.branch, items, tree.leaf_only)
     per_item = _per_item(test, tree)
-    if loops > 1 and (per_item.stonewall_s or per_item.random_seed or step != "all"):
+    if loops > 1 and (per_item.stonewall_s or per_item.random_seed or step != "all"
+                      or per_item.collective):
         raise UsageError(f"mdtest -n {items * loops} -I {items}: the engine's loop over "
                          f"{loops} test directories runs every phase in creation order; with "
-                         "-W, -R/--random-seed or one phase alone it is not in the engine; "
+                         "-W, -R/--random-seed, -c or one phase alone it is not in the engine; "
                          f"nearest in iolab: -n {items} -I {items} (one test directory)")
     if step not in ("all", "create") and per_item.stonewall_s:
         raise UsageError(f"mdtest -W {per_item.stonewall_s} with {_said(test, step + '_only')}"
@@ -272,10 +275,38 @@ def _per_item(test: IorTest, tree: Tree) -> PerItem:
         raise UsageError(f"mdtest -W {wall}: the engine's stonewall runs one directory in "
                          "creation order (mdtest -W in a tree or with -R stats items it never "
                          "made); nearest in iolab: -W without -z/-R")
+    collective = bool(p["collective_creates"])
+    if collective:
+        _check_collective(test, stride, wall)
     if randomize and not seed:
         seed = int(time.time())  # mdtest: rank 0's time(NULL), then each rank adds its rank
     return PerItem(stride, wall, bool(p["sync_file"]), bool(p["make_node"]), seed,
-                   randomize, bool(p["call_sync"]), delay)
+                   randomize, bool(p["call_sync"]), delay, collective)
+
+
+def _check_collective(test: IorTest, stride: int, wall: int) -> None:
+    """-c runs as mdtest's (rank 0 makes and removes every rank's items, then each rank
+    writes its own files), except where mdtest's collective pass breaks its own names or
+    counts: -u (its stat phase aborts on a doubled path), -N (rank 0 creates rank i's items
+    in tree i, the others look in tree i+N), -W (the pass stops at the deadline on rank 0's
+    clock only, and -x/the wear-out never see it), -k (each rank's own pass mknods the file
+    again: EEXIST warnings)."""
+    said = _said(test, "collective_creates")
+    if test.params["unique_dir_per_task"]:
+        raise UsageError(f"mdtest {said} -u: mdtest's collective pass leaves its per-rank "
+                         "directory names as full paths, so its stat phase looks in "
+                         "DIR/test-dir.0-0//DIR/... and aborts (mdtest 4); nearest in iolab: "
+                         "-c without -u")
+    if stride:
+        raise UsageError(f"mdtest {said} -N {stride}: mdtest's collective pass puts rank i's "
+                         "items where its -N readers do not look; nearest in iolab: -c "
+                         "without -N")
+    if wall:
+        raise UsageError(f"mdtest {said} -W {wall}: mdtest stonewalls the collective pass "
+                         "on rank 0 alone; nearest in iolab: -c without -W, or -W without -c")
+    if test.params["make_node"]:
+        raise UsageError(f"mdtest {said} -k: mdtest mknods each file twice (rank 0, then "
+                         "its owner: EEXIST); nearest in iolab: -c without -k")
 
 
 def _check_phases(test: IorTest, phases: str, items: int) -> str:

@@ -50,7 +50,9 @@ OPTIONS: tuple[IorOption, ...] = (
        "have mdtest's names and places (DIR/test-dir.<iteration>-0/mdtest_tree.0/, -u: "
        "mdtest_tree.<rank>.0/); 'dir1@dir2' is refused"),
     _O("B", None, "no_barriers", "size", 0, "refused",
-       "the engine starts every phase with a barrier", "mdtest without -B"),
+       "mdtest 4 itself stops every run with -B other than 0 (md_validate_tests: 'stone wall "
+       "timer does only work with a branch factor <= 1 ... and with barriers'); -B 0 keeps "
+       "the barriers and runs", "mdtest without -B"),
     _O("C", None, "create_only", "flag", 0, "engine",
        "phase selection: one letter alone with -F and -i 1 runs that file phase only "
        "(--md-step create|stat|read|remove), on the files an earlier line left, and leaves "
@@ -107,9 +109,10 @@ OPTIONS: tuple[IorOption, ...] = (
     _O("S", None, "shared_file", "flag", 0, "refused",
        "the engine's metadata phases make one file per item, not one shared file",
        "iolab ior (IOR's shared file) or mdtest -F -n N"),
-    _O("c", None, "collective_creates", "flag", 0, "refused",
-       "every rank creates its own files in the engine (no rank 0 creating for all)",
-       "mdtest without -c"),
+    _O("c", None, "collective_creates", "flag", 0, "engine",
+       "--md-collective: rank 0 makes every rank's directories and files (empty, then each "
+       "rank opens its own and writes it) and removes them all, as mdtest; with -u, -N, -W, "
+       "-k or directory loops refused (mdtest's own pass breaks there)"),
     _O("t", None, "time_unique_dir_overhead", "flag", 0, "engine",
        "no effect on the calls: mdtest 4's unique-directory access (with -u) makes no file "
        "system call, only a name and, before creating, a barrier, which -t puts inside "
