@@ -39,7 +39,9 @@ from iolab.settings.apply import (  # noqa: F401 (cray_hints: diagnose's name fo
     cray_hints,
     cray_line,
     hints_file_of,
+    lfs_changes,
     lfs_size,
+    lfs_words_of,
     mca_export,
     mca_lines,
     mpich_mpiio_hints,
@@ -47,7 +49,6 @@ from iolab.settings.apply import (  # noqa: F401 (cray_hints: diagnose's name fo
     romio_env_lines,
     romio_switch_line,
 )
-from iolab.settings.apply import lfs_setstripe as lfs_setstripe_words
 from iolab.settings.change import CodeChange, SettingChange, collective
 from iolab.units import LUSTRE_STRIPE_UNIT
 
@@ -402,6 +403,7 @@ def lfs_setstripe(model: Model, paths: Iterable[str], count: int | Mapping[str, 
     n = 0
     dirs: dict[str, tuple[int, bool]] = {}
     uses_df = False
+    layouts: list[SettingChange] = []  # the data the script renders: each file's layout
     for p in dict.fromkeys(paths):
         if not (own_file(facts, p) and facts.on_lustre(p)):
             continue
@@ -427,12 +429,14 @@ def lfs_setstripe(model: Model, paths: Iterable[str], count: int | Mapping[str, 
                + ("its own" if cur else f"{_size_arg(size)}, CSC's and KAUST's examples")
                + ")" if plan else " (keeps its stripe count)" if keep_count else "")
         lines.append(f"# {p}: {now} -> {c} x {_size_arg(fsize)}{why}")
-        c_arg = str(c)
+        layout = lfs_changes(c, fsize, paths=(p,), file=name)
+        layouts += layout
+        c_word = None
         if plan and plan.ask_lfs_df:
             uses_df = True
             lines.append(f"c=$(stripes {c} {shlex.quote(os.path.dirname(p))})")
-            c_arg = '"$c"'
-        lines.append(f"{' '.join(lfs_setstripe_words(tmp, c_arg, _size_arg(fsize)))} && "
+            c_word = '"$c"'  # the planned count, or fewer when `lfs df` shows fewer OSTs
+        lines.append(f"{' '.join(lfs_words_of(layout, tmp, c_word))} && "
                      f"cp -p {q} {tmp} && mv {tmp} {q}")
         n += 1
         d = os.path.dirname(p)
@@ -455,12 +459,16 @@ def lfs_setstripe(model: Model, paths: Iterable[str], count: int | Mapping[str, 
             "    echo $(( $1 < osts ? $1 : osts ))",
             "}"]
     for d, (c, df) in ([] if keep_count else list(dirs.items())[:5]):
-        new = shlex.quote(os.path.join(d, "iolab-striped"))
+        new_dir = os.path.join(d, "iolab-striped")
+        layout = lfs_changes(c, size, paths=(new_dir,), file=name)
+        layouts += layout
+        new = shlex.quote(new_dir)
         lines.append(f"# next run: write the output into a new directory with this layout "
                      f"(point the program's output path there): mkdir {new} && "
-                     f"{' '.join(lfs_setstripe_words(new, c, _size_arg(size)))}"
+                     f"{' '.join(lfs_words_of(layout, new))}"
                      + (" (fewer stripes if `lfs df` shows fewer OSTs)" if df else ""))
-    return [Artifact("lfs", name, "\n".join(lines) + "\n", "Lustre striping commands")]
+    return [Artifact("lfs", name, "\n".join(lines) + "\n", "Lustre striping commands",
+                     settings=tuple(layouts))]
 
 
 def lfs_new_dirs(model: Model, dirs: Iterable[str], size: int, name: str) -> list[Artifact]:
@@ -477,20 +485,24 @@ def lfs_new_dirs(model: Model, dirs: Iterable[str], size: int, name: str) -> lis
              f"# with {count} stripe(s) for the files created in it; point the program there.",
              "set -e"]
     n = 0
+    layouts: list[SettingChange] = []
     for d in dict.fromkeys(dirs):
         lustre = any(facts.on_lustre(p) for p in facts.app_paths if os.path.dirname(p) == d)
         if d not in own_dirs or facts.is_mount_root(d) or not d.startswith("/") or not (
                 d.isprintable() and lustre):
             continue
-        new = shlex.quote(os.path.join(d, "iolab-c1" if count == 1 else f"iolab-c{count}"))
-        lines.append(f"mkdir {new} && "
-                     f"{' '.join(lfs_setstripe_words(new, count, _size_arg(size)))}")
+        new_dir = os.path.join(d, "iolab-c1" if count == 1 else f"iolab-c{count}")
+        layout = lfs_changes(count, size, paths=(new_dir,), file=name)
+        layouts += layout
+        lines.append(f"mkdir {shlex.quote(new_dir)} && "
+                     f"{' '.join(lfs_words_of(layout, shlex.quote(new_dir)))}")
         n += 1
         if n >= 20:
             break
     if n == 0:
         return []
-    return [Artifact("lfs", name, "\n".join(lines) + "\n", "Lustre directory layouts")]
+    return [Artifact("lfs", name, "\n".join(lines) + "\n", "Lustre directory layouts",
+                     settings=tuple(layouts))]
 
 
 # ---- Slurm ---------------------------------------------------------------------------------
