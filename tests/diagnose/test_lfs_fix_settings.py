@@ -14,6 +14,10 @@ libdarshan-util (Lustre records) and on the corpus logs that get a striping find
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import corpus
@@ -23,6 +27,7 @@ from artifact_check import lfs_run
 from darshan_writer import Lustre, Rec, write_log
 from diagnose_logs import ALL_LOGS
 
+import iolab
 from iolab.diagnose.config import Thresholds
 from iolab.diagnose.report import Report, diagnose, to_dict
 from iolab.model.job import build_model
@@ -151,3 +156,39 @@ def test_corpus_has_striped_logs() -> None:
     if not corpus.REAL_LOGS:
         pytest.skip(corpus.REAL_MISSING)
     assert len(STRIPED_CORPUS) >= 8
+
+
+def test_tune_from_log_predicts_the_lfs_layout(tmp_path: Path) -> None:
+    """expected: `iolab tune --from-log LOG` runs (exit 0) and lists diagnose's lfs layout as
+    predictions, the values `iolab diagnose --json` carries; without `lfs` here they are
+    judged "not measured here" / was: no lfs prediction (and once predicted, a tune without
+    `lfs` on PATH would have refused its own predicted knob)."""
+    size, ranks, coll, *_ = stripe_cases.CASES["4GB-64-independent"]
+    log = write_log(tmp_path / "shared.darshan", nprocs=ranks, run_time_s=600.0,
+                    exe="/home/u/sim -i in.nml",
+                    records=stripe_cases._shared_file(size, ranks, coll),
+                    lustre=[Lustre(stripe_cases.OUT, MiB, 1)])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        filter(None, [str(Path(iolab.__file__).parents[1]), os.environ.get("PYTHONPATH")]))}
+    if os.geteuid() == 0:
+        env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    env.setdefault("OMPI_MCA_btl", "self,vader")
+    diag = subprocess.run([sys.executable, "-m", "iolab", "diagnose", "--json", str(log)],
+                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert diag.returncode == 0, diag.stderr
+    (stripe,) = [f for f in json.loads(diag.stdout)["findings"]
+                 if f["rule_id"] == "stripe-shared-file"]
+    want = {s["setting"]: s["value"] for s in stripe["fix"]["settings"]
+            if s["paths"] == [stripe_cases.OUT]}
+    assert want == {"lfs.stripe_count": "8", "lfs.stripe_size": str(MiB)}
+    tune = subprocess.run(
+        [sys.executable, "-m", "iolab", "tune", "--db", str(tmp_path / "r.db"), "--from-log",
+         str(log), "--proxy-ranks", "2", "--proxy-bytes", "256k", "--trials", "3",
+         "--confirm", "2", "--json"],
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
+    assert tune.returncode == 0, tune.stderr
+    preds = {p["knob"]: p for p in json.loads(tune.stdout)["predictions"]}
+    assert {k: preds[k]["value"] for k in want} == want
+    assert all(preds[k]["rule"] == "stripe-shared-file" for k in want)
+    if shutil.which("lfs") is None:
+        assert all("'lfs' command is not on PATH" in preds[k]["why"] for k in want)
