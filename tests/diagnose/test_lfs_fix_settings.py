@@ -85,8 +85,9 @@ def _check_agree(rep: Report) -> int:
             calls, err, rc = lfs_run(art, 2000)  # every planned count fits: "$c" is it
             assert rc == 0, err
             ran = [c for c in calls if c[:2] == ["lfs", "setstripe"]]
-            assert len(ran) == len(_layouts(art.settings)) - sum(
-                p.endswith(("iolab-striped", "iolab-c1")) for p in _layouts(art.settings))
+            # every layout is run, but the next run's directory (a comment to follow)
+            assert {c[-1].removesuffix(RESTRIPE) for c in ran} == {
+                p for p in _layouts(art.settings) if not p.endswith("/iolab-striped")}
             for cmd in ran:
                 target = cmd[-1].removesuffix(RESTRIPE)
                 opts = dict(zip(cmd[2:-1:2], cmd[3:-1:2]))
@@ -122,6 +123,26 @@ def test_stripe_size_fix_keeps_count_as_data(tmp_path: Path) -> None:
     (art,) = [a for a in f.fix.artifacts if a.kind == "lfs"]
     assert ("lfs setstripe -c 4 -S 768K /scratch/run/mis.dat.iolab-restripe && cp -p "
             "/scratch/run/mis.dat /scratch/run/mis.dat.iolab-restripe" in art.content)
+    assert _check_agree(rep) == 1
+
+
+def test_new_directories_for_many_files_carry_their_layout(tmp_path: Path) -> None:
+    """expected: files-per-directory's small_files_dirs.lfs.sh (a new directory with one 1 MiB
+    stripe) is data too: lfs.stripe_count 1 and lfs.stripe_size 1 MiB for that directory,
+    which its mkdir + lfs setstripe line runs / was: the line only."""
+    many = "/scratch/run/many"
+    recs = [Rec("POSIX", f"{many}/f{i}.dat", i % 16, {
+        "POSIX_OPENS": 1, "POSIX_WRITES": 1, "POSIX_BYTES_WRITTEN": 4096,
+        "POSIX_MAX_BYTE_WRITTEN": 4095, "POSIX_F_META_TIME": 0.05,
+        "POSIX_F_WRITE_TIME": 0.001}) for i in range(1200)]
+    log = write_log(tmp_path / "many.darshan", nprocs=16, run_time_s=100.0, exe="/home/u/sim",
+                    records=recs, lustre=[Lustre(f"{many}/f{i}.dat", MiB, 1) for i in range(1200)])
+    rep = diagnose(build_model([load_darshan_log(log)]), Thresholds())
+    (f,) = [f for f in rep.findings if f.rule.id == "files-per-directory"]
+    assert _layouts(f.fix.settings) == {f"{many}/iolab-c1": {
+        "lfs.stripe_count": "1", "lfs.stripe_size": str(MiB)}}
+    (art,) = [a for a in f.fix.artifacts if a.kind == "lfs"]
+    assert f"mkdir {many}/iolab-c1 && lfs setstripe -c 1 -S 1M {many}/iolab-c1" in art.content
     assert _check_agree(rep) == 1
 
 

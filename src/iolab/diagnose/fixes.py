@@ -375,8 +375,15 @@ def stripe_size(n: int) -> int:
     return min(n - n % unit, catalogue.LUSTRE_STRIPE_MAX)
 
 
-def _size_arg(size: int) -> str:
-    return lfs_size(size)
+# The script's shell function for a count above the OSTs the log proves: asks `lfs df`.
+_STRIPES_FUNCTION = [
+    "# stripes N DIR: N, or the OSTs of DIR's file system when it has fewer (lfs df)",
+    "stripes() {",
+    "    local osts",
+    "    osts=$(lfs df \"$2\" | grep -c '\\[OST:' || true)",
+    "    if [ \"${osts:-0}\" -lt 1 ]; then echo \"lfs df $2: no OST listed\" >&2; return 1; fi",
+    "    echo $(( $1 < osts ? $1 : osts ))",
+    "}"]
 
 
 def lfs_setstripe(model: Model, paths: Iterable[str], count: int | Mapping[str, StripeCount],
@@ -422,22 +429,15 @@ def lfs_setstripe(model: Model, paths: Iterable[str], count: int | Mapping[str, 
         fsize = stripe_size(cur[0]) if plan and cur else size
         if cur and ((more_stripes and cur[1] >= c) or (cur[1] == c and cur[0] == fsize)):
             continue  # already as wide, or already this layout
-        tmp = shlex.quote(p + ".iolab-restripe")
-        q = shlex.quote(p)
-        now = f"now {cur[1]} x {_size_arg(cur[0])}" if cur else "layout not in the log"
+        now = f"now {cur[1]} x {lfs_size(cur[0])}" if cur else "layout not in the log"
         why = (f" ({plan.comment}; stripe size "
-               + ("its own" if cur else f"{_size_arg(size)}, CSC's and KAUST's examples")
+               + ("its own" if cur else f"{lfs_size(size)}, CSC's and KAUST's examples")
                + ")" if plan else " (keeps its stripe count)" if keep_count else "")
-        lines.append(f"# {p}: {now} -> {c} x {_size_arg(fsize)}{why}")
+        lines.append(f"# {p}: {now} -> {c} x {lfs_size(fsize)}{why}")
         layout = lfs_changes(c, fsize, paths=(p,), file=name)
         layouts += layout
-        c_word = None
-        if plan and plan.ask_lfs_df:
-            uses_df = True
-            lines.append(f"c=$(stripes {c} {shlex.quote(os.path.dirname(p))})")
-            c_word = '"$c"'  # the planned count, or fewer when `lfs df` shows fewer OSTs
-        lines.append(f"{' '.join(lfs_words_of(layout, tmp, c_word))} && "
-                     f"cp -p {q} {tmp} && mv {tmp} {q}")
+        lines += _restripe_lines(p, layout, c, bool(plan and plan.ask_lfs_df))
+        uses_df = uses_df or bool(plan and plan.ask_lfs_df)
         n += 1
         d = os.path.dirname(p)
         if not facts.is_mount_root(d):
@@ -449,15 +449,7 @@ def lfs_setstripe(model: Model, paths: Iterable[str], count: int | Mapping[str, 
     if n == 0:
         return []
     if uses_df:
-        lines[5:5] = [
-            "# stripes N DIR: N, or the OSTs of DIR's file system when it has fewer (lfs df)",
-            "stripes() {",
-            "    local osts",
-            "    osts=$(lfs df \"$2\" | grep -c '\\[OST:' || true)",
-            "    if [ \"${osts:-0}\" -lt 1 ]; then echo \"lfs df $2: no OST listed\" >&2; "
-            "return 1; fi",
-            "    echo $(( $1 < osts ? $1 : osts ))",
-            "}"]
+        lines[5:5] = _STRIPES_FUNCTION
     for d, (c, df) in ([] if keep_count else list(dirs.items())[:5]):
         new_dir = os.path.join(d, "iolab-striped")
         layout = lfs_changes(c, size, paths=(new_dir,), file=name)
@@ -469,6 +461,17 @@ def lfs_setstripe(model: Model, paths: Iterable[str], count: int | Mapping[str, 
                      + (" (fewer stripes if `lfs df` shows fewer OSTs)" if df else ""))
     return [Artifact("lfs", name, "\n".join(lines) + "\n", "Lustre striping commands",
                      settings=tuple(layouts))]
+
+
+def _restripe_lines(path: str, layout: tuple[SettingChange, ...], count: int,
+                    ask_lfs_df: bool) -> list[str]:
+    """Re-create ``path`` with ``layout`` (its lfs settings): a new file with the layout, a
+    copy, a rename; ``ask_lfs_df``: ``count`` is above the OSTs the log proves, so the script
+    takes fewer when `lfs df` shows fewer (``stripes``, _STRIPES_FUNCTION)."""
+    tmp, q = shlex.quote(path + ".iolab-restripe"), shlex.quote(path)
+    ask = [f"c=$(stripes {count} {shlex.quote(os.path.dirname(path))})"] if ask_lfs_df else []
+    words = lfs_words_of(layout, tmp, '"$c"' if ask_lfs_df else None)
+    return [*ask, f"{' '.join(words)} && cp -p {q} {tmp} && mv {tmp} {q}"]
 
 
 def lfs_new_dirs(model: Model, dirs: Iterable[str], size: int, name: str) -> list[Artifact]:
