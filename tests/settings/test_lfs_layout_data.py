@@ -55,3 +55,18 @@ def test_layout_outside_the_domains_is_refused(count, size, comps) -> None:
     forms at once) / was: nothing to check."""
     with pytest.raises(ValueError):
         lfs_changes(count, size, comps)
+
+
+def test_reports_show_each_layout_once() -> None:
+    """expected: the text/HTML "changes" name each distinct layout once, with its number of
+    paths, sizes in binary units / was: nothing for a Lustre fix (no lfs data), and one
+    entry per row and value if listed as hints are."""
+    from iolab.settings.change import describe
+
+    rows = [*lfs_changes(8, MiB, paths=("/s/a",)), *lfs_changes(8, MiB, paths=("/s/new",)),
+            *lfs_changes(24, 4 * MiB, paths=("/s/b",)),
+            *lfs_changes(None, None, [(-1, 4, None)], paths=("/s/pfl",))]
+    assert describe(rows, []) == [
+        "Lustre stripe count 8, stripe size 1 MiB (2 paths)",
+        "Lustre stripe count 24, stripe size 4 MiB (1 path)",
+        "Lustre component to the end of the file, stripe count 4 (1 path)"]
