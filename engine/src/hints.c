@@ -80,9 +80,11 @@ static int read_file(iolab_hints_t *h, const char *path, const char *src, int mu
  * is not an error to the libraries (ROMIO's atoi reads "abc" as 0 and "1m" as 1), so it would
  * run, be stored and mislead; others pass unchecked (ROMIO reports unknown keys as ignored). */
 static const struct {
-    const char *key, *form; /* form NULL: a whole number */
+    const char *key, *form;  /* form NULL: a whole number ... */
+    unsigned long long least, multiple; /* ... of at least `least`, a multiple of `multiple` */
+    const char *domain;      /* ... as the catalogue says it (NULL for words) */
 } value_forms[] = {
-#define IOLAB_HINT_FORM(key, form) {key, form},
+#define IOLAB_HINT_FORM(key, form, least, multiple, domain) {key, form, least, multiple, domain},
 #include "hint_forms.def"
 #undef IOLAB_HINT_FORM
 };
@@ -101,7 +103,18 @@ static int one_of(const char *value, const char *choices)
     return 0;
 }
 
-/* Each requested hint of a known key has a value of its form. Returns 0, or -1 with err. */
+/* 1 when the digits of v are a number in the domain (at least `least`, a multiple of
+ * `multiple`); a number too large for 64 bits is not (no library reads it whole). */
+static int in_domain(const char *v, unsigned long long least, unsigned long long multiple)
+{
+    errno = 0;
+    unsigned long long n = strtoull(v, NULL, 10);
+    return errno != ERANGE && n >= least && (multiple <= 1 || n % multiple == 0);
+}
+
+/* Each requested hint of a known key has a value of its form, and a number one of its
+ * domain (cb_nodes=0, striping_unit=1000: the library ignores or misreads it). Returns 0, or
+ * -1 with err. */
 static int check_values(const iolab_hints_t *h, char *err, size_t errlen)
 {
     for (size_t i = 0; i < h->nreq; i++)
@@ -109,13 +122,20 @@ static int check_values(const iolab_hints_t *h, char *err, size_t errlen)
             const char *v = h->req[i].value, *form = value_forms[k].form;
             if (strcmp(h->req[i].key, value_forms[k].key) != 0)
                 continue;
-            int ok = !form ? v[0] && strspn(v, "0123456789") == strlen(v) : one_of(v, form);
-            if (ok)
+            int number = !form && v[0] && strspn(v, "0123456789") == strlen(v);
+            if (form ? one_of(v, form)
+                     : number && in_domain(v, value_forms[k].least, value_forms[k].multiple))
                 break;
-            snprintf(err, errlen, "hint %s=%s (from the %s): %s takes %s%s; the library would "
+            char what[256];
+            if (form)
+                snprintf(what, sizeof what, "one of %s", form);
+            else if (number)
+                snprintf(what, sizeof what, "%s (no suffix)", value_forms[k].domain);
+            else
+                snprintf(what, sizeof what, "a whole number (bytes or a count, no suffix)");
+            snprintf(err, errlen, "hint %s=%s (from the %s): %s takes %s; the library would "
                      "take it silently and measure something else", h->req[i].key, v,
-                     h->req[i].source, h->req[i].key, form ? "one of " : "",
-                     form ? form : "a whole number (bytes or a count, no suffix)");
+                     h->req[i].source, h->req[i].key, what);
             return -1;
         }
     return 0;

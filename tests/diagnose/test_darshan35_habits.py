@@ -167,7 +167,7 @@ def test_rank_zero_reads_the_whole_input_alone() -> None:
     assert not one.rule.experiment and one.hit.values["bytes_read"] == INPUT_BYTES
     assert one.cost_s == pytest.approx(rank0 * (1 - 1 / RANKS), rel=1e-3)  # waste it owns
     assert "reads its own part" in one.fix.text and "MPI_File_read_at_all" in one.fix.text
-    assert "lone_writer.c" in {a.name for a in one.fix.artifacts}
+    assert "lone_reader.c" in {a.name for a in one.fix.artifacts}  # #27: read code
     direct = _find(rep, "direct-io/read")
     assert direct.hit.values["bytes_read"] == INPUT_BYTES
     assert direct.hit.files[0].values["avg_request_bytes"] == RANK0_READ

@@ -29,6 +29,14 @@ def base(scratch: Path) -> list[str]:
     ("nc_header_align_size=4k", "a whole number"),
     ("romio_cb_write=yes", "one of enable|disable|automatic"),
     ("romio_no_indep_rw=1", "one of true|false"),
+    # numbers outside the catalogue's domain (hint_forms.def's least / multiple)
+    ("cb_nodes=0", "cb_nodes takes a whole number, at least 1 (no suffix)"),
+    ("striping_factor=0", "a Lustre stripe count, at least 1"),
+    ("striping_unit=1000", "a Lustre stripe size in bytes, a multiple of 64 KiB"),
+    ("striping_unit=0", "a multiple of 64 KiB"),
+    ("cb_buffer_size=0", "a whole number of bytes, at least 1"),
+    ("cb_buffer_size=99999999999999999999999", "a whole number of bytes"),
+    ("nc_var_align_size=0", "a whole number of bytes, at least 1"),
 ])
 def test_refused_from_the_command_line(engine: Engine, scratch: Path, hint: str, form: str):
     r = run_engine(engine, 2, [*base(scratch), "--hint", hint], scratch.parent)
@@ -57,16 +65,23 @@ def test_good_values_and_unknown_keys_pass(engine: Engine, scratch: Path):
     assert doc(r)["hints"]["requested"]["romio_cb_write"] == "Enable"
 
 
-def test_iolab_bench_stores_nothing(engine: Engine, scratch: Path, tmp_path: Path):
+@pytest.mark.parametrize("hint,said", [
+    ("cb_buffer_size=abc", "cb_buffer_size takes a whole number"),
+    ("cb_nodes=0", "cb_nodes takes a whole number, at least 1"),
+])
+def test_iolab_bench_stores_nothing(engine: Engine, scratch: Path, tmp_path: Path,
+                                    hint: str, said: str):
+    """expected: refused, exit 2, one line, nothing stored / was (cb_nodes=0): ran, stored."""
     db = tmp_path / "r.db"
     p = subprocess.run([sys.executable, "-m", "iolab", "bench", "--db", str(db), "--np", "2",
-                        *base(scratch)[:-1], "--hint", "cb_buffer_size=abc"],
+                        *base(scratch)[:-1], "--hint", hint],
                        capture_output=True, text=True, env=_env(), timeout=120)
     assert p.returncode == 2
-    assert "cb_buffer_size takes a whole number" in p.stderr
+    assert [ln for ln in p.stderr.splitlines() if said in ln] and "Traceback" not in p.stderr
     if db.exists():
         with sqlite3.connect(db) as conn:
             assert conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 0
+    assert list(scratch.iterdir()) == []
 
 
 def _valid(row: catalogue.Setting) -> str:
@@ -125,3 +140,40 @@ def test_romios_own_file_realm_default_is_not_refused(engine: Engine, scratch: P
                    scratch.parent)
     assert r.rc == 0, r.why()
     assert doc(r)["hints"]["requested"]["romio_cb_fr_types"] == "aar"
+
+
+@pytest.mark.parametrize("hint", ["cb_nodes=1", "striping_unit=65536", "striping_unit=4194304",
+                                  "start_iodevice=0", "romio_cb_ds_threshold=0"])
+def test_numbers_in_the_domain_pass_in_both(engine: Engine, scratch: Path, hint: str):
+    """expected: a number the catalogue's parse takes, the engine takes too (the bounds come
+    from the same rows) / was: the same (the engine checked only digits)."""
+    key, _, value = hint.partition("=")
+    row = catalogue.setting(key)
+    assert row is not None and catalogue.parse(row, value) == value
+    r = run_engine(engine, 1, [*base(scratch), "--hint", hint], scratch.parent)
+    assert r.rc == 0, r.stderr
+    assert doc(r)["hints"]["requested"][key] == value
+
+
+def test_engine_refuses_what_the_catalogue_refuses(engine: Engine, scratch: Path):
+    """expected: for every numeric hint the engine checks, its least value less one (and a
+    value off its multiple) is refused by both the catalogue and the engine / was: the engine
+    took any digits (cb_nodes=0, striping_unit=1000 ran and were stored)."""
+    from iolab.settings import c_table
+
+    wrong = []
+    for row in c_table.checked_rows():
+        bounds = row.numeric_bounds()
+        if bounds is None:
+            continue
+        least, multiple = bounds
+        bad = [str(least - 1)] if least > 0 else []
+        bad += [str(least + 1)] if multiple > 1 else []
+        for value in bad:
+            assert catalogue.parse(row, value) is None, (row.name, value)
+            r = run_engine(engine, 1, [*base(scratch), "--hint", f"{row.name}={value}"],
+                           scratch.parent)
+            if r.rc != 2 or f"{row.name} takes {catalogue.DOMAINS[row.domain]}" not in r.stderr:
+                wrong.append((row.name, value, r.rc, r.stderr[-200:]))
+    assert wrong == []
+    assert list(scratch.iterdir()) == []

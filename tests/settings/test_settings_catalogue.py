@@ -22,7 +22,7 @@ def engine_forms() -> dict[str, str]:
     text = FORMS_DEF.read_text()
     assert '#include "hint_forms.def"' in (ROOT / "engine" / "src" / "hints.c").read_text()
     out = {}
-    for key, form in re.findall(r'^IOLAB_HINT_FORM\("(\w+)", (NULL|"[^"]*")\)', text, re.M):
+    for key, form in re.findall(r'^IOLAB_HINT_FORM\("(\w+)", (NULL|"[^"]*"),', text, re.M):
         out[key] = "number" if form == "NULL" else form.strip('"')
     assert len(out) > 20, out  # the parse saw the table, not a fragment
     return out
@@ -52,6 +52,22 @@ def test_engine_checks_each_hint_as_the_catalogue_says() -> None:
         elif _words(form) != _words(row.engine_form()):
             wrong[key] = f"engine {form!r}, catalogue {row.engine_form()!r}"
     assert wrong == {}
+
+
+def test_engine_checks_each_numbers_domain_as_the_catalogue_says() -> None:
+    """expected: each number the engine checks has the row's least value and multiple (and its
+    domain's words for the message) / was: the engine checked digits only (cb_nodes=0 ran)."""
+    text = FORMS_DEF.read_text()
+    rows = re.findall(r'^IOLAB_HINT_FORM\("(\w+)", NULL, (\d+), (\d+), "([^"]*)"\)', text,
+                      re.M)
+    assert len(rows) == sum(f == "number" for f in engine_forms().values()) > 15
+    for key, least, multiple, words in rows:
+        row = catalogue.setting(key)
+        assert row is not None and row.numeric_bounds() == (int(least), int(multiple)), key
+        assert words == catalogue.DOMAINS[row.domain]
+        assert catalogue.parse(row, least) == least  # the least value is in the domain
+        if int(least) > 0:
+            assert catalogue.parse(row, str(int(least) - 1)) is None
 
 
 def test_every_catalogue_hint_with_a_form_is_checked_by_the_engine() -> None:

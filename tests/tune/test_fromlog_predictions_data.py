@@ -108,7 +108,13 @@ def test_predictions_from_data_equal_the_text_route(path: Path) -> None:
     rep = _report(path)
     got = {(p.knob, p.value) for p in predictions(rep)}
     added, removed = FIXED.get(path.name, (set(), set()))
-    assert got == (_text_route(rep) | added) - removed
+    # Lustre layouts: the text route read no lfs script (no lfs knob was predicted); now
+    # the first lfs fix's layout, as data (tests/diagnose/test_lfs_fix_settings.py checks it
+    # against the script)
+    lfs = next(({(s.knob, s.value) for s in a.settings if s.paths == a.settings[0].paths}
+                for f in rep.findings for a in f.fix.artifacts if a.settings
+                and a.kind == "lfs"), set())
+    assert got == (_text_route(rep) | added | lfs) - removed
     assert len(got) == len(predictions(rep))  # one per knob
 
 
@@ -122,7 +128,7 @@ def _from_json(doc: dict, api: str) -> list[tuple[str, str, str]]:
         form = "romio" if any(s["library"] == "romio" for s in sets) else "cray"
         pairs = [(c["knob"], c["value"]) for c in f["fix"]["code_changes"] if c["knob"]]
         pairs += [(s["knob"], s["value"]) for s in sets
-                  if s["knob"] and s["library"] in ("ompio", form)]
+                  if s["knob"] and s["library"] in ("ompio", "lfs", form)]
         for name, value in pairs:
             if name not in out and (not name.startswith("hdf5.") or api == "hdf5"):
                 out[name] = (f["rule_id"], name, values[name].normalise(value))

@@ -197,7 +197,7 @@ EXAMPLES: dict[str, str] = {
         "wait in a barrier): \"rank 0 read 100.0% of the job's 1 GiB ... in 626.5 ms of I/O "
         "while the 3 other ranks moved almost nothing: they wait for it\"; cost 469.9 ms "
         "(71.4%, rank 0's I/O time beyond an even share; first); fix: every rank reads its "
-        "own part (MPI_File_read_at_all, parallel HDF5, PnetCDF), `lone_writer.c`. A real "
+        "own part (MPI_File_read_at_all, parallel HDF5, PnetCDF), `lone_reader.c`. A real "
         "64-rank MPICH run of progs/pathologies.c gather (rank 0 gathers 64 KiB from every "
         "rank and writes each 4 MiB step alone; test_real_pathologies_64.py) and a written "
         "65,536-rank Theta log (rank 0 writes 512 GiB in 1,502 s; test_large_jobs.py: 25.0 "

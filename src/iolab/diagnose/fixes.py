@@ -39,7 +39,9 @@ from iolab.settings.apply import (  # noqa: F401 (cray_hints: diagnose's name fo
     cray_hints,
     cray_line,
     hints_file_of,
+    lfs_changes,
     lfs_size,
+    lfs_words_of,
     mca_export,
     mca_lines,
     mpich_mpiio_hints,
@@ -47,7 +49,6 @@ from iolab.settings.apply import (  # noqa: F401 (cray_hints: diagnose's name fo
     romio_env_lines,
     romio_switch_line,
 )
-from iolab.settings.apply import lfs_setstripe as lfs_setstripe_words
 from iolab.settings.change import CodeChange, SettingChange, collective
 from iolab.units import LUSTRE_STRIPE_UNIT
 
@@ -374,8 +375,15 @@ def stripe_size(n: int) -> int:
     return min(n - n % unit, catalogue.LUSTRE_STRIPE_MAX)
 
 
-def _size_arg(size: int) -> str:
-    return lfs_size(size)
+# The script's shell function for a count above the OSTs the log proves: asks `lfs df`.
+_STRIPES_FUNCTION = [
+    "# stripes N DIR: N, or the OSTs of DIR's file system when it has fewer (lfs df)",
+    "stripes() {",
+    "    local osts",
+    "    osts=$(lfs df \"$2\" | grep -c '\\[OST:' || true)",
+    "    if [ \"${osts:-0}\" -lt 1 ]; then echo \"lfs df $2: no OST listed\" >&2; return 1; fi",
+    "    echo $(( $1 < osts ? $1 : osts ))",
+    "}"]
 
 
 def lfs_setstripe(model: Model, paths: Iterable[str], count: int | Mapping[str, StripeCount],
@@ -402,6 +410,7 @@ def lfs_setstripe(model: Model, paths: Iterable[str], count: int | Mapping[str, 
     n = 0
     dirs: dict[str, tuple[int, bool]] = {}
     uses_df = False
+    layouts: list[SettingChange] = []  # the data the script renders: each file's layout
     for p in dict.fromkeys(paths):
         if not (own_file(facts, p) and facts.on_lustre(p)):
             continue
@@ -420,20 +429,15 @@ def lfs_setstripe(model: Model, paths: Iterable[str], count: int | Mapping[str, 
         fsize = stripe_size(cur[0]) if plan and cur else size
         if cur and ((more_stripes and cur[1] >= c) or (cur[1] == c and cur[0] == fsize)):
             continue  # already as wide, or already this layout
-        tmp = shlex.quote(p + ".iolab-restripe")
-        q = shlex.quote(p)
-        now = f"now {cur[1]} x {_size_arg(cur[0])}" if cur else "layout not in the log"
+        now = f"now {cur[1]} x {lfs_size(cur[0])}" if cur else "layout not in the log"
         why = (f" ({plan.comment}; stripe size "
-               + ("its own" if cur else f"{_size_arg(size)}, CSC's and KAUST's examples")
+               + ("its own" if cur else f"{lfs_size(size)}, CSC's and KAUST's examples")
                + ")" if plan else " (keeps its stripe count)" if keep_count else "")
-        lines.append(f"# {p}: {now} -> {c} x {_size_arg(fsize)}{why}")
-        c_arg = str(c)
-        if plan and plan.ask_lfs_df:
-            uses_df = True
-            lines.append(f"c=$(stripes {c} {shlex.quote(os.path.dirname(p))})")
-            c_arg = '"$c"'
-        lines.append(f"{' '.join(lfs_setstripe_words(tmp, c_arg, _size_arg(fsize)))} && "
-                     f"cp -p {q} {tmp} && mv {tmp} {q}")
+        lines.append(f"# {p}: {now} -> {c} x {lfs_size(fsize)}{why}")
+        layout = lfs_changes(c, fsize, paths=(p,), file=name)
+        layouts += layout
+        lines += _restripe_lines(p, layout, c, bool(plan and plan.ask_lfs_df))
+        uses_df = uses_df or bool(plan and plan.ask_lfs_df)
         n += 1
         d = os.path.dirname(p)
         if not facts.is_mount_root(d):
@@ -445,22 +449,29 @@ def lfs_setstripe(model: Model, paths: Iterable[str], count: int | Mapping[str, 
     if n == 0:
         return []
     if uses_df:
-        lines[5:5] = [
-            "# stripes N DIR: N, or the OSTs of DIR's file system when it has fewer (lfs df)",
-            "stripes() {",
-            "    local osts",
-            "    osts=$(lfs df \"$2\" | grep -c '\\[OST:' || true)",
-            "    if [ \"${osts:-0}\" -lt 1 ]; then echo \"lfs df $2: no OST listed\" >&2; "
-            "return 1; fi",
-            "    echo $(( $1 < osts ? $1 : osts ))",
-            "}"]
+        lines[5:5] = _STRIPES_FUNCTION
     for d, (c, df) in ([] if keep_count else list(dirs.items())[:5]):
-        new = shlex.quote(os.path.join(d, "iolab-striped"))
+        new_dir = os.path.join(d, "iolab-striped")
+        layout = lfs_changes(c, size, paths=(new_dir,), file=name)
+        layouts += layout
+        new = shlex.quote(new_dir)
         lines.append(f"# next run: write the output into a new directory with this layout "
                      f"(point the program's output path there): mkdir {new} && "
-                     f"{' '.join(lfs_setstripe_words(new, c, _size_arg(size)))}"
+                     f"{' '.join(lfs_words_of(layout, new))}"
                      + (" (fewer stripes if `lfs df` shows fewer OSTs)" if df else ""))
-    return [Artifact("lfs", name, "\n".join(lines) + "\n", "Lustre striping commands")]
+    return [Artifact("lfs", name, "\n".join(lines) + "\n", "Lustre striping commands",
+                     settings=tuple(layouts))]
+
+
+def _restripe_lines(path: str, layout: tuple[SettingChange, ...], count: int,
+                    ask_lfs_df: bool) -> list[str]:
+    """Re-create ``path`` with ``layout`` (its lfs settings): a new file with the layout, a
+    copy, a rename; ``ask_lfs_df``: ``count`` is above the OSTs the log proves, so the script
+    takes fewer when `lfs df` shows fewer (``stripes``, _STRIPES_FUNCTION)."""
+    tmp, q = shlex.quote(path + ".iolab-restripe"), shlex.quote(path)
+    ask = [f"c=$(stripes {count} {shlex.quote(os.path.dirname(path))})"] if ask_lfs_df else []
+    words = lfs_words_of(layout, tmp, '"$c"' if ask_lfs_df else None)
+    return [*ask, f"{' '.join(words)} && cp -p {q} {tmp} && mv {tmp} {q}"]
 
 
 def lfs_new_dirs(model: Model, dirs: Iterable[str], size: int, name: str) -> list[Artifact]:
@@ -477,20 +488,24 @@ def lfs_new_dirs(model: Model, dirs: Iterable[str], size: int, name: str) -> lis
              f"# with {count} stripe(s) for the files created in it; point the program there.",
              "set -e"]
     n = 0
+    layouts: list[SettingChange] = []
     for d in dict.fromkeys(dirs):
         lustre = any(facts.on_lustre(p) for p in facts.app_paths if os.path.dirname(p) == d)
         if d not in own_dirs or facts.is_mount_root(d) or not d.startswith("/") or not (
                 d.isprintable() and lustre):
             continue
-        new = shlex.quote(os.path.join(d, "iolab-c1" if count == 1 else f"iolab-c{count}"))
-        lines.append(f"mkdir {new} && "
-                     f"{' '.join(lfs_setstripe_words(new, count, _size_arg(size)))}")
+        new_dir = os.path.join(d, "iolab-c1" if count == 1 else f"iolab-c{count}")
+        layout = lfs_changes(count, size, paths=(new_dir,), file=name)
+        layouts += layout
+        lines.append(f"mkdir {shlex.quote(new_dir)} && "
+                     f"{' '.join(lfs_words_of(layout, shlex.quote(new_dir)))}")
         n += 1
         if n >= 20:
             break
     if n == 0:
         return []
-    return [Artifact("lfs", name, "\n".join(lines) + "\n", "Lustre directory layouts")]
+    return [Artifact("lfs", name, "\n".join(lines) + "\n", "Lustre directory layouts",
+                     settings=tuple(layouts))]
 
 
 # ---- Slurm ---------------------------------------------------------------------------------

@@ -305,6 +305,46 @@ fh = MPI.File.Open(comm, FILENAME, MPI.MODE_CREATE | MPI.MODE_WRONLY)
 fh.Write_at_all((STEP * comm.size + comm.rank) * buf.nbytes, buf)
 fh.Close()
 """,
+    ("lone_reader", "c"): """\
+/* Every rank reads its own part of the shared file, instead of rank 0 reading it all and
+ * MPI_Scatter / MPI_Bcast to the others: the ranks read side by side; collective MPI-IO lets
+ * the library pick aggregators (cb_nodes) and stripe-aligned file domains. */
+/* was: if (rank == 0) read(fd, ALL, (size_t)COUNT * nprocs);
+ *      MPI_Scatter(ALL, COUNT, MPI_BYTE, BUF, COUNT, MPI_BYTE, 0, MPI_COMM_WORLD); */
+MPI_File fh;
+MPI_Offset offset = (STEP * (MPI_Offset)nprocs + rank) * COUNT;  /* this rank's block */
+MPI_File_open(MPI_COMM_WORLD, FILENAME, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh);
+MPI_File_read_at_all(fh, offset, BUF, COUNT, MPI_BYTE, MPI_STATUS_IGNORE);
+MPI_File_close(&fh);
+/* HDF5 (H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, MPI_INFO_NULL) on the file): this rank's
+ * hyperslab of the dataset, read collectively:
+ *   hid_t dxpl = H5Pcreate(H5P_DATASET_XFER);
+ *   H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE);
+ *   H5Dread(dset, H5T_NATIVE_DOUBLE, memspace, filespace, dxpl, BUF);
+ * PnetCDF: ncmpi_get_vara_double_all(ncid, varid, start, count, BUF) (this rank's start
+ * and count; ncmpi_open in MPI_COMM_WORLD). */
+""",
+    ("lone_reader", "fortran"): """\
+! Every rank reads its own part of the shared file (was: rank 0 read it all, then
+! MPI_Scatter / MPI_Bcast). HDF5: h5pset_dxpl_mpio_f(dxpl, H5FD_MPIO_COLLECTIVE_F, err) and
+! h5dread_f with xfer_prp=dxpl; PnetCDF: nfmpi_get_vara_double_all.
+integer :: fh, ierr
+integer(kind=MPI_OFFSET_KIND) :: offset
+offset = (int(STEP, MPI_OFFSET_KIND) * nprocs + rank) * COUNT
+call MPI_File_open(MPI_COMM_WORLD, FILENAME, MPI_MODE_RDONLY, MPI_INFO_NULL, fh, ierr)
+call MPI_File_read_at_all(fh, offset, buf, COUNT, MPI_BYTE, MPI_STATUS_IGNORE, ierr)
+call MPI_File_close(fh, ierr)
+""",
+    ("lone_reader", "python"): """\
+# Every rank reads its own part of the shared file (mpi4py), instead of rank 0 reading it
+# all and comm.scatter / comm.bcast to the others. h5py (parallel): with
+# dset.collective: part = dset[lo:hi]; PnetCDF (pnetcdf-python): var.get_var_all(...).
+from mpi4py import MPI
+comm = MPI.COMM_WORLD
+fh = MPI.File.Open(comm, FILENAME, MPI.MODE_RDONLY)
+fh.Read_at_all((STEP * comm.size + comm.rank) * buf.nbytes, buf)
+fh.Close()
+""",
     ("collective_io_read", "c"): """\
 /* Collective MPI-IO reads with hints: every rank calls the _all variant, ROMIO aggregates. */
 MPI_Info info;
@@ -488,4 +528,6 @@ CHANGES: dict[str, CodeChange] = {
     "binary_output": CodeChange("binary output", "stdio", ("fwrite",), direction="write"),
     "lone_writer": CodeChange("every rank writes its own part", "mpiio",
                               ("MPI_File_write_at_all",), direction="write"),
+    "lone_reader": CodeChange("every rank reads its own part", "mpiio",
+                              ("MPI_File_read_at_all",), direction="read"),
 }

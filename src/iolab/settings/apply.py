@@ -10,7 +10,8 @@
 diagnose's fix files, tune's trials and winner files and ``iolab bench --stripe-*`` all call
 these, diagnose and tune from the same data: the :class:`~iolab.settings.change.SettingChange`
 rows a fix or a winner sets (:func:`changes`, then :func:`hints_file_of`, :func:`cray_line`,
-:func:`mca_lines`, :func:`romio_env_lines`, :func:`lfs_setstripe`).
+:func:`mca_lines`, :func:`romio_env_lines`, :func:`lfs_changes` then :func:`lfs_words_of`,
+which writes :func:`lfs_setstripe`).
 """
 
 from __future__ import annotations
@@ -20,11 +21,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Union
 
 from iolab.settings.catalogue import (
+    DOMAINS,
     ROMIO_SWITCH,
     OmpioFrom,
     Setting,
     mca_env,
     ompio_parameters,
+    parse,
     setting,
 )
 from iolab.settings.change import SettingChange
@@ -63,6 +66,57 @@ def lfs_setstripe(target: str, count: Arg | None = None, size: Arg | None = None
     for end, c, s in components:
         args += [_lfs_flag("lfs.component_end"), str(end), *layout(c, s)]
     return ["lfs", "setstripe", *args, *layout(count, size), target]
+
+
+# The catalogue's Lustre layout rows, as a fix or a winner carries them (library "lfs").
+LFS_COUNT, LFS_SIZE, LFS_END = "lfs.stripe_count", "lfs.stripe_size", "lfs.component_end"
+
+
+def lfs_changes(count: int | None, size: int | None,
+                components: Sequence[tuple[int, int | None, int | None]] = (),
+                paths: tuple[str, ...] = (), file: str = "") -> tuple[SettingChange, ...]:
+    """A Lustre layout as settings of the catalogue's ``lfs`` rows (library "lfs"), in the
+    order :func:`lfs_setstripe` writes them: a plain count and size, or each PFL component
+    (end, count, size) as its end then its count and size (``lfs`` reads a count after an
+    end as that component's, so a layout is one or the other). Sizes in bytes. ValueError
+    when a value is outside its row's domain (a stripe size not a multiple of 64 KiB...)."""
+    if components and (count is not None or size is not None):
+        raise ValueError("a Lustre layout is a plain count and size or PFL components")
+    pairs: list[tuple[str, int]] = []
+    for end, c, s in components:
+        pairs += [(LFS_END, end), *([(LFS_COUNT, c)] if c is not None else []),
+                  *([(LFS_SIZE, s)] if s is not None else [])]
+    pairs += [*([(LFS_COUNT, count)] if count is not None else []),
+              *([(LFS_SIZE, size)] if size is not None else [])]
+    out = []
+    for name, value in pairs:
+        row = setting(name)
+        if row is None or parse(row, str(value)) is None:
+            raise ValueError(f"{name} {value}: not {DOMAINS[row.domain] if row else 'a row'}")
+        out.append(SettingChange(name, str(value), "lfs", paths, file))
+    return tuple(out)
+
+
+def lfs_words_of(settings: Iterable[SettingChange], target: str,
+                 count_word: str | None = None) -> list[str]:
+    """The ``lfs setstripe`` words (:func:`lfs_setstripe`) of the ``lfs`` settings, in the
+    order :func:`lfs_changes` gives them: a count or size after a component's end is that
+    component's (as ``lfs`` reads its flags), before any end the plain layout's.
+    ``count_word``: a shell word written for the plain count (a variable the script sets
+    when it runs, e.g. from ``lfs df``)."""
+    plain: dict[str, Arg] = {}
+    components: list[dict[str, Arg]] = []
+    for s in settings:
+        if s.library != "lfs" or s.name not in (LFS_COUNT, LFS_SIZE, LFS_END):
+            continue
+        if s.name == LFS_END:
+            components.append({LFS_END: s.value})
+        else:
+            (components[-1] if components else plain)[s.name] = s.value
+    if count_word is not None and LFS_COUNT in plain:
+        plain[LFS_COUNT] = count_word
+    return lfs_setstripe(target, plain.get(LFS_COUNT), plain.get(LFS_SIZE),
+                         [(c[LFS_END], c.get(LFS_COUNT), c.get(LFS_SIZE)) for c in components])
 
 
 # Characters MPICH_MPIIO_HINTS uses as separators: a value holding one cannot be carried.

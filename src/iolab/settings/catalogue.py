@@ -81,6 +81,10 @@ NUMERIC = ("bytes", "count", "number", "stripe", "osts")
 # sizes and PFL component ends are multiples of it. The largest stripe size Lustre takes
 # (below 4 GiB):
 LUSTRE_STRIPE_MAX = (4 << 30) - LUSTRE_STRIPE_UNIT
+# The numeric domains as (least value, multiple of): what parse accepts and what the engine
+# checks (engine/src/hint_forms.def, generated from the rows).
+NUMERIC_BOUNDS = {"bytes": (1, 1), "count": (1, 1), "number": (0, 1), "osts": (1, 1),
+                  "stripe": (LUSTRE_STRIPE_UNIT, LUSTRE_STRIPE_UNIT)}
 
 KiB, MiB = 1 << 10, 1 << 20
 
@@ -134,6 +138,10 @@ class Setting:
     def accepted(self) -> tuple[str, ...]:
         """The words of a word domain (empty for numbers and cb_config_list)."""
         return {"mode": MODE, "bool": BOOL, "choice": self.choices}.get(self.domain, ())
+
+    def numeric_bounds(self) -> tuple[int, int] | None:
+        """(least value, multiple of) of a numeric domain (NUMERIC_BOUNDS), else None."""
+        return NUMERIC_BOUNDS.get(self.domain)
 
     def engine_form(self) -> str | None:
         """What the engine checks for this hint (engine/src/hint_forms.def): "number", the
@@ -424,8 +432,8 @@ def parse(row: Setting, value: str) -> str | None:
         return str(int(v)) if ok else None
     if row.domain in NUMERIC and v.isdigit():
         n = int(v)
-        if row.domain == "number" or (n >= 1 and (
-                row.domain != "stripe" or n % LUSTRE_STRIPE_UNIT == 0)):
+        least, multiple = NUMERIC_BOUNDS[row.domain]
+        if n >= least and n % multiple == 0:
             return str(n)
     return None
 

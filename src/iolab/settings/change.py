@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from iolab.settings.catalogue import Setting, setting
+from iolab.units import fmt_bytes
 
 SYNTAXES = {"romio": "ROMIO hints file (ROMIO_HINTS)", "cray": "MPICH_MPIIO_HINTS",
             "ompio": "Open MPI MCA parameter (OMPI_MCA_*)",
@@ -87,15 +88,40 @@ _SYNTAX_SHORT = {"romio": "ROMIO", "cray": "Cray MPICH", "ompio": "Open MPI",
                  "lfs": "Lustre", "slurm": "Slurm"}
 
 
+_LFS_WORDS = {"lfs.stripe_count": "stripe count", "lfs.stripe_size": "stripe size",
+              "lfs.component_end": "component to"}
+
+
+def _lfs_layouts(settings: list[SettingChange]) -> list[str]:
+    """Each distinct Lustre layout of the ``lfs`` settings once (they are per file or new
+    directory), with the number of paths that take it."""
+    per_path: dict[tuple[str, ...], list[str]] = {}
+    for s in settings:
+        if s.library == "lfs":
+            sized = s.name != "lfs.stripe_count" and s.value.isdigit()
+            value = fmt_bytes(int(s.value)) if sized else (
+                "the end of the file" if s.value == "-1" and s.name == "lfs.component_end"
+                else s.value)
+            per_path.setdefault(s.paths, []).append(f"{_LFS_WORDS.get(s.name, s.name)} {value}")
+    layouts: dict[str, int] = {}
+    for parts in per_path.values():
+        text = ", ".join(parts)
+        layouts[text] = layouts.get(text, 0) + 1
+    return [f"Lustre {text} ({n} path{'s' if n > 1 else ''})" for text, n in layouts.items()]
+
+
 def describe(settings: list[SettingChange], code: list[CodeChange]) -> list[str]:
     """The changes in a few words each, for the text and HTML reports: a setting once with
-    the libraries whose syntax carries it, a code change with its layer and calls."""
+    the libraries whose syntax carries it, a Lustre layout once with the number of paths it
+    is for, a code change with its layer and calls."""
     libs: dict[tuple[str, str], list[str]] = {}
     for s in settings:
+        if s.library == "lfs":
+            continue  # _lfs_layouts
         name = f"OMPI_MCA_{s.name}" if s.library == "ompio" else s.name
         libs.setdefault((name, s.value), []).append(_SYNTAX_SHORT.get(s.library, s.library))
     out = [f"{name}={value} ({', '.join(dict.fromkeys(who))})"
-           for (name, value), who in libs.items()]
+           for (name, value), who in libs.items()] + _lfs_layouts(settings)
     for c in code:
         calls = f": {', '.join(c.calls)}" if c.calls else ""
         exp = ", an experiment" if c.experiment else ""

@@ -233,8 +233,12 @@ def _from_log(args: argparse.Namespace) -> dict[str, Any]:
     if not args.preset and not args.knob and not args.space:
         args.preset = [proxy.api]
     named = {a.partition("=")[0] for a in args.knob}
+    notes = []
     for p in preds:
-        if p.knob not in named:
+        if p.knob not in named and knob(p.knob).kind == "lfs" and shutil.which("lfs") is None:
+            # diagnose predicts Lustre layouts; without lfs here they are judged, not tuned
+            notes.append(f"{p.knob}: not tuned, Lustre's 'lfs' command is not on PATH here")
+        elif p.knob not in named:
             values = {knob(p.knob).normalise(v) for v in knob(p.knob).explore} | {p.value}
             if p.knob == "transfer":  # a transfer must divide the proxy's block
                 block = int(proxy.bench_args[proxy.bench_args.index("-b") + 1])
@@ -249,7 +253,8 @@ def _from_log(args: argparse.Namespace) -> dict[str, Any]:
     # the job the log recorded, so that diagnose --proof shows this tune for that log only
     return {"log": str(args.from_log), "log_identity": log_identity(model),
             "proxy": proxy.description,
-            "bench_args": proxy.bench_args, "predictions": [p.to_json() for p in preds]}
+            "bench_args": proxy.bench_args, "predictions": [p.to_json() for p in preds],
+            "notes": notes}
 
 
 def openmpi_io_choice(argv: Sequence[str], env: Mapping[str, str]) -> str | None:
@@ -576,7 +581,7 @@ def _execute(conn: Any, tune_id: int, objective: Any, space: Any, args: argparse
     if fl:
         result.predictions = judge(fl["predictions"], result.winner,
                                    bool(result.claim and result.claim.significant),
-                                   set(result.space), result.notes)
+                                   set(result.space), [*result.notes, *fl.get("notes", ())])
     store.update_tune(conn, tune_id, status=result.status, result=result.to_json())
     written: list[Path] = []
     if args.output and result.status == "done" and result.winner and (

@@ -42,14 +42,16 @@ def predictions(report: Report) -> list[Prediction]:
     first, then the settings of its files (a catalogue row tune turns); nothing is read
     back from the rendered files. A hint is taken in ROMIO's form where the fix has one
     (tune writes the Cray line from it), else in Cray MPICH's (cb_config_list already
-    turned into cb_nodes for the job's nodes)."""
+    turned into cb_nodes for the job's nodes). A Lustre layout is its ``lfs`` rows (stripe
+    count and size) as the fix's ``lfs setstripe`` script writes them, its first file's
+    first."""
     out: dict[str, Prediction] = {}
     knobs = {k.name: k for k in all_knobs()}
     for f in report.findings:
         hint_form = "romio" if any(s.library == "romio" for s in f.fix.settings) else "cray"
         wanted = [(c.knob, c.value) for c in f.fix.code if c.knob]
         wanted += [(s.knob, s.value) for s in f.fix.settings
-                   if s.knob and s.library in ("ompio", hint_form)]
+                   if s.knob and s.library in ("ompio", "lfs", hint_form)]
         for name, value in wanted:
             k = knobs.get(name)
             if k is None or name in out:

@@ -138,6 +138,11 @@ def _lone_stream(model: Model, th: Thresholds) -> list[Hit]:
     )]
 
 
+# The code each direction of a lone stream gets: a job that only reads gets read calls.
+_LONE_SNIPPETS = {"read": ("lone_reader",), "wrote": ("lone_writer",),
+                  "moved": ("lone_writer", "lone_reader")}
+
+
 def _lone_stream_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
     rank, verb = hit.data.get("rank", 0), hit.data.get("verb", "moved")
     n = model.job.nprocs
@@ -161,10 +166,9 @@ def _lone_stream_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
                      f"at the least, several {who} (one per node, or groups from "
                      f"MPI_Comm_split each with its own {who[:-1]} or file). On Lustre, stripe "
                      f"the file over several OSTs so that the {who} reach several servers"
-                     + (" (`stripe_for_parallel_io.lfs.sh`)" if lfs else "")
-                     + (". The snippets show writes; reads take the same calls with read in "
-                        "place of write." if reading else ".")),
-               artifacts=fixes.snippets("lone_writer") + lfs)
+                     + (" (`stripe_for_parallel_io.lfs.sh`)" if lfs else "") + "."),
+               artifacts=[a for topic in _LONE_SNIPPETS[verb] for a in fixes.snippets(topic)]
+               + lfs)
 
 
 # --- one process per node (the rank-to-node map known) -------------------------------------
