@@ -9,6 +9,7 @@ program and arguments from the log's command line.
 
 from __future__ import annotations
 
+import functools
 import os
 import shlex
 from dataclasses import dataclass, field
@@ -43,10 +44,15 @@ class JobFacts:
     scheduler: str = ""
     scheduler_evidence: str = ""
 
+    @functools.cached_property
+    def _mount_heads(self) -> tuple[tuple[str, str, str], ...]:
+        """(mount point, its folder prefix, type): the prefixes made once, not per file."""
+        return tuple((mnt, mnt.rstrip("/") + "/", typ) for mnt, typ in self.mounts)
+
     def mount_of(self, path: str) -> tuple[str, str] | None:
         """The mount point holding ``path`` and its type (None when unknown)."""
-        for mnt, typ in self.mounts:
-            if path == mnt or path.startswith(mnt.rstrip("/") + "/"):
+        for mnt, head, typ in self._mount_heads:
+            if path == mnt or path.startswith(head):
                 return mnt, typ
         return None
 
