@@ -213,17 +213,20 @@ def _take(f: Finding, wants: list[_Want], left: TimePools, owners: dict[Key, lis
         if asked <= 0:
             continue
         got = 0.0
+        # names bound once: this loop runs once per (file, operation) a finding claims
+        seconds, owned, fkey = left.seconds, f.owned, f.key
         for key, sec in want.keys.items():
-            take = min(sec, left.seconds.get(key, 0.0))
+            take = min(sec, seconds.get(key, 0.0))
             if take < sec * 0.995:
                 shared += owners.get(key, [])
             if take <= 0:
                 continue
-            left.seconds[key] -= take
+            seconds[key] -= take
             got += take
-            f.owned.append((key[0], key[1], take * want.gross / asked))
-            if f.key not in owners.setdefault(key, []):
-                owners[key].append(f.key)
+            owned.append((key[0], key[1], take * want.gross / asked))
+            holders = owners.setdefault(key, [])
+            if fkey not in holders:
+                holders.append(fkey)
         net += want.gross * got / asked
     gross = f.gross_s or 0.0
     if abs(net - gross) <= 1e-9 * max(gross, 1.0):
