@@ -22,8 +22,9 @@ from iolab.bench import jobs, options, striping
 from iolab.bench.engine import EngineOutcome, ProgressView, run_engine
 from iolab.bench.subrun import engine_refusal
 from iolab.errors import EXIT_USAGE, UsageError, verb_line
-from iolab.results import db
-from iolab.results.render import render, summary_report
+
+# The results database (sqlite3) and its renderer are imported by the functions that run
+# and store a benchmark: `iolab bench --help` and --dry-run need neither.
 
 EXIT_FAILED_RUN = 1
 EXIT_INTERRUPTED = 130
@@ -208,6 +209,8 @@ def _cases(args: argparse.Namespace) -> tuple[list[jobs.Case], bool]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from iolab.results import db  # deferred: see the imports
+
     spec = _launch_spec(args)
     if args.engine_error:
         # An Open MPI engine cannot even list its options without mpirun's helpers on PATH:
@@ -338,6 +341,8 @@ def _check_test_files(args: argparse.Namespace, spec: launch.LaunchSpec) -> None
     """The engine writes and then removes its test file(s) (``-o/--path``, and per rank
     PATH.N): never the results database, a Darshan log or a profile; a writable place.
     Checked before anything runs, so a bad path is exit 2 with nothing stored."""
+    from iolab.results import db  # deferred: see the imports
+
     path = options.set_options(args).get("path")
     if not path:
         return
@@ -383,6 +388,8 @@ def _keeps(args: argparse.Namespace) -> bool:
 def _run_case(args: argparse.Namespace, spec: launch.LaunchSpec, engine: Path,
               case: jobs.Case, fixed: Sequence[str], conn: Any,
               striped: dict[str, Any] | None = None) -> CaseResult:
+    from iolab.results import db  # deferred: see the imports
+
     cmd = launch.prepare(spec, [str(engine), *case.engine_args, *fixed])
     title = case.label or "iolab bench"
     view = ProgressView(title, quiet_s=float("inf") if args.quiet else 5.0)
@@ -418,6 +425,8 @@ def _run_case(args: argparse.Namespace, spec: launch.LaunchSpec, engine: Path,
 
 def _status(outcome: EngineOutcome, launcher: str) -> tuple[str, str | None]:
     """The stored status and, when not ok, one line saying why."""
+    from iolab.results import db  # deferred: see the imports
+
     doc = outcome.doc
     if doc is not None and doc.get("status") in db.RUN_STATUSES:
         status = str(doc["status"])
@@ -479,6 +488,9 @@ def _heading(stored: list[dict[str, Any]]) -> str | None:
 
 def _print_summary(args: argparse.Namespace, stored: list[dict[str, Any]],
                    heading: str | None = None) -> None:
+    from iolab.results import db  # deferred: see the imports
+    from iolab.results.render import render, summary_report
+
     report = summary_report(stored, str(args.db or db.default_db_path()), heading,
                             db_option=args.db)
     if args.format == "json":

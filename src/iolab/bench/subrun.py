@@ -24,7 +24,6 @@ from iolab import backends, launch, paths
 from iolab.bench import options
 from iolab.bench.engine import run_engine
 from iolab.errors import EXIT_USAGE, UsageError
-from iolab.results import db as results
 
 
 @dataclass
@@ -141,6 +140,7 @@ def _stored_error(db: str | None, run_id: Any) -> str | None:
     node), which its stderr may bury under later notes."""
     if not isinstance(run_id, int):
         return None
+    from iolab.results import db as results  # deferred: `iolab bench --help` needs no sqlite3
 
     try:
         conn = results.connect(db, must_exist=True)

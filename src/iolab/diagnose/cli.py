@@ -9,20 +9,19 @@ import sys
 from pathlib import Path
 
 from iolab import cli_common
-from iolab.diagnose import emit, proof
+from iolab.diagnose import proof
 from iolab.diagnose.config import Thresholds, build_thresholds, parse_size
-from iolab.diagnose.emit import check_folder
-from iolab.diagnose.page import log_page
 from iolab.diagnose.proof import annotate
-from iolab.diagnose.render_text import render_text
 from iolab.diagnose.report import diagnose, to_dict
 from iolab.diagnose.rules import registry
 from iolab.diagnose.several import group_logs
 from iolab.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 from iolab.model.job import build_model
-from iolab.pages.page import render
-from iolab.results import db, tunes
 from iolab.sources import load_source
+
+# Imported where they are used, not here: the text renderer (rich), the HTML page (pages,
+# plots), the results database (--proof) and the fix writer (--emit-fixes) cost ~0.2 s of
+# start-up that a --json diagnosis, run on thousands of logs a day, never needs.
 
 _FAIL_LEVELS = {"high": ("high",), "warn": ("high", "warn")}
 
@@ -151,6 +150,8 @@ def _attach_proof(args: argparse.Namespace, reports: list) -> None:
     if len(args.proof) > 2:
         raise UsageError(f"{given}: give at most one proof on the command and one proxy "
                          "tune")
+    from iolab.results import db, tunes  # deferred: the database only for --proof
+
     conn = db.connect(args.db, must_exist=True, read_only=True)
     try:
         rows = [(i, tunes.get_tune(conn, i)) for i in args.proof]
@@ -188,6 +189,8 @@ def _check_outputs(args: argparse.Namespace) -> None:
     if args.emit_fixes:
         # a new or empty folder, or one an earlier --emit-fixes wrote whose files nobody
         # changed since (docs/diagnose.md, "--emit-fixes into a used folder")
+        from iolab.diagnose.emit import check_folder  # deferred: only for --emit-fixes
+
         check_folder(cli_common.check_output_dir(args.emit_fixes, "--emit-fixes", inputs))
 
 
@@ -205,6 +208,7 @@ def _render(args: argparse.Namespace, reports: list) -> None:
         pipe_closed = True
     fixes = None
     if args.emit_fixes:  # every refusal before any file is written
+        from iolab.diagnose import emit  # deferred: the fix writer only for --emit-fixes
 
         fixes = emit.plan_all(reports)
         emit.check_plan(Path(args.emit_fixes), fixes)
@@ -223,6 +227,8 @@ def _render(args: argparse.Namespace, reports: list) -> None:
 
 def _emit(folder: Path, fixes: list) -> None:
     """Write the fix files; say which earlier fix folders went and which were kept."""
+    from iolab.diagnose import emit  # deferred: the fix writer only for --emit-fixes
+
     done = emit.write_planned(cli_common.make_dir(folder, verb="diagnose"), fixes)
     gone = sorted({Path(rel).parent.as_posix() if "/" in rel else rel
                    for rel in done.removed} - set(done.kept))
@@ -239,6 +245,8 @@ def _to_stdout(args: argparse.Namespace, reports: list) -> None:
     if args.format == "json" and not args.output:
         sys.stdout.write(_json_text(reports) + "\n")
     elif not args.quiet:
+        from iolab.diagnose.render_text import render_text  # deferred: rich, for text only
+
         color = {"always": True, "never": False}.get(args.color)
         if color is None:
             color = sys.stdout.isatty()
@@ -260,8 +268,11 @@ def _document(reports: list, fmt: str, args: argparse.Namespace) -> str:
     if fmt == "json":
         return _json_text(reports) + "\n"
     if fmt == "html":  # the report's page: plots, Darshan-summary tables, the diagnosis
+        from iolab.diagnose.page import log_page  # deferred: the page code only for HTML
+        from iolab.pages.page import render
 
         return render(log_page(reports))
+    from iolab.diagnose.render_text import render_text  # deferred: rich, for text only
 
     buf = io.StringIO()
     for r in reports:

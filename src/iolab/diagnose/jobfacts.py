@@ -9,6 +9,7 @@ program and arguments from the log's command line.
 
 from __future__ import annotations
 
+import functools
 import os
 import shlex
 from dataclasses import dataclass, field
@@ -43,10 +44,15 @@ class JobFacts:
     scheduler: str = ""
     scheduler_evidence: str = ""
 
+    @functools.cached_property
+    def _mount_heads(self) -> tuple[tuple[str, str, str], ...]:
+        """(mount point, its folder prefix, type): the prefixes made once, not per file."""
+        return tuple((mnt, mnt.rstrip("/") + "/", typ) for mnt, typ in self.mounts)
+
     def mount_of(self, path: str) -> tuple[str, str] | None:
         """The mount point holding ``path`` and its type (None when unknown)."""
-        for mnt, typ in self.mounts:
-            if path == mnt or path.startswith(mnt.rstrip("/") + "/"):
+        for mnt, head, typ in self._mount_heads:
+            if path == mnt or path.startswith(head):
                 return mnt, typ
         return None
 
@@ -124,9 +130,15 @@ def _scheduler(model: Model, app_paths: frozenset[str]) -> tuple[str, str]:
         name = os.path.basename(word)
         if name in LAUNCHER_SCHEDULERS:
             return LAUNCHER_SCHEDULERS[name], f"launched with {name}"
-    paths = list(app_paths) + [m for m, _ in model.job.mounts]
-    for prefix, sched, site in SITE_SCHEDULERS:
-        head = prefix if prefix.endswith("_") else prefix + "/"  # project_1234, or a folder
+    # a prefix's head: project_1234, or a folder
+    heads = [(prefix, prefix if prefix.endswith("_") else prefix + "/")
+             for prefix, _, _ in SITE_SCHEDULERS]
+    # one pass keeps the paths under any site's prefix (few): a pass per site over 64,000
+    # files cost seconds; the sites are then tried in their order on those alone
+    exact, starts = frozenset(p for p, _ in heads), tuple(h for _, h in heads)
+    paths = [p for p in (*app_paths, *(m for m, _ in model.job.mounts))
+             if p in exact or p.startswith(starts)]
+    for (prefix, head), (_, sched, site) in zip(heads, SITE_SCHEDULERS):
         if any(p == prefix or p.startswith(head) for p in paths):
             return sched, f"files on {prefix} ({site})"
     return "", ""

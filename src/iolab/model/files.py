@@ -28,10 +28,23 @@ _SYSTEM_RE = re.compile(
 )
 
 
+# Every match of the two patterns above starts with one of these prefixes or holds one of
+# these words (keep them in step): a name with none of them is the application's without
+# running the patterns, which try every alternative at every character (a 64,000-file log:
+# 0.4 s of CPU, halved by this test).
+_SYSTEM_HEADS = ("/proc/", "/sys/", "/etc/", "/dev/", "/run/", "/usr/", "/lib", "/opt/")
+_ANY_WORD = re.compile("|".join(re.escape(w) for w in (
+    "/ompi.", "/openmpi-sessions", "/pmix", ".locktest.", "/dev/shm/", "/vader_segment",
+    "_cid-", "/sm_segment", "/psm2", "/ucx", "/hwloc", "/cray_", "/.mpich", "/mpich_",
+    "/var/spool/slurm", "-packages/", "/__pycache__/", ".py", "/lib/python", ".so")))
+
+
 def categorize(path: str) -> int:
     """The category of one record name (a path, or a stream name like ``<STDOUT>``)."""
     if path.startswith("<") and path.endswith(">"):
         return STREAM
+    if not (path.startswith(_SYSTEM_HEADS) or _ANY_WORD.search(path)):
+        return APP
     if _RUNTIME_RE.search(path):
         return RUNTIME
     if _SYSTEM_RE.search(path):
@@ -66,4 +79,11 @@ def names_anonymised(paths: list[str]) -> bool:
                 break
             tail += 1
         return tail >= 1
-    return sum(hashed(p) for p in paths) >= 0.9 * len(paths)
+    need, left = 0.9 * len(paths), len(paths)
+    found = 0
+    for p in paths:  # stops once the rest cannot reach 90 % (a real log: after ~10 %)
+        found += hashed(p)
+        left -= 1
+        if found >= need or found + left < need:
+            break
+    return found >= need

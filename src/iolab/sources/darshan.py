@@ -332,7 +332,7 @@ def _load_open(log: Log, p: Path) -> tuple[RawJob, dict[str, bytearray]]:
             got = _read_table(log, mod, info["idx"], p)
             if got is not None:
                 table, buffers[mod] = got
-                table.paths = {int(i): names.get(int(i), "") for i in np.unique(table.record_ids)}
+                table.paths = {i: names.get(i, "") for i in np.unique(table.record_ids).tolist()}
                 raw.tables[mod] = table
         elif mod == "LUSTRE":
             raw.stripes = log.lustre(info["idx"], raw.lustre_osts)

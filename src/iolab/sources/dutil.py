@@ -164,9 +164,11 @@ class Log:
         cnt = ffi.new("int *")
         lib.darshan_log_get_name_records(self.handle, recs, cnt)
         out = {}
+        arr, string, free = recs[0], ffi.string, lib.darshan_free  # once: a name per file
         for i in range(cnt[0]):
-            out[int(recs[0][i].id)] = ffi.string(recs[0][i].name).decode("utf-8", "replace")
-            lib.darshan_free(recs[0][i].name)
+            rec = arr[i]
+            out[int(rec.id)] = string(rec.name).decode("utf-8", "replace")
+            free(rec.name)
         lib.darshan_free(recs[0])
         return out
 
