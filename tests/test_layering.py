@@ -23,8 +23,9 @@ ALLOWED: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in {
     "model": (),  # reads RawJobs only: no loader, verb or renderer
     "sources": ("model",),  # Darshan logs and iolab profiles -> RawJob
     "settings": (),  # the catalogue of I/O settings
-    "results": (),  # the database: runs, sweeps, tunes, trials, studies
-    "pages": ("model",),  # HTML pages and plots; prepared data of runs and job models
+    "runs": (),  # the engine's JSON document read into typed values (the measured-run model)
+    "results": ("runs",),  # the database: runs, sweeps, tunes, trials, studies
+    "pages": ("model", "runs"),  # HTML pages and plots; prepared data of runs and job models
     "buffer": (),
     "profile": ("model", "sources"),
     "diagnose": ("model", "sources", "settings", "results", "pages"),
