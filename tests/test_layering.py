@@ -36,7 +36,7 @@ ALLOWED: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in {
     "io500": ("bench", "ior", "mdtest"),
     "sweep": ("bench", "results", "pages"),
     "study": ("bench", "sweep", "results", "pages"),
-    "tune": ("bench", "model", "sources", "settings", "diagnose", "results", "pages"),
+    "tune": ("bench", "model", "sources", "settings", "diagnose", "results", "pages", "runs"),
     "triage": ("model", "sources", "diagnose", "pages"),
     "compare": ("model", "sources", "diagnose", "results", "pages", "sweep", "study", "tune"),
     "report": ("model", "sources", "diagnose", "results", "pages", "sweep", "study", "tune"),
