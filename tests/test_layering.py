@@ -31,7 +31,7 @@ ALLOWED: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in {
     "diagnose": ("model", "sources", "settings", "results", "pages"),
     "bench": ("results", "settings"),  # striping: the catalogue's Lustre rows and lfs writer
     "hints": ("bench",),
-    "ior": ("bench",),
+    "ior": ("bench", "runs"),
     "mdtest": ("bench", "ior"),
     "io500": ("bench", "ior", "mdtest"),
     "sweep": ("bench", "results", "pages"),
