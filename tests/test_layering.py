@@ -32,7 +32,7 @@ ALLOWED: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in {
     "bench": ("results", "settings"),  # striping: the catalogue's Lustre rows and lfs writer
     "hints": ("bench",),
     "ior": ("bench", "runs"),
-    "mdtest": ("bench", "ior"),
+    "mdtest": ("bench", "ior", "runs"),
     "io500": ("bench", "ior", "mdtest"),
     "sweep": ("bench", "results", "pages"),
     "study": ("bench", "sweep", "results", "pages"),
