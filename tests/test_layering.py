@@ -33,7 +33,7 @@ ALLOWED: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in {
     "hints": ("bench",),
     "ior": ("bench", "runs"),
     "mdtest": ("bench", "ior", "runs"),
-    "io500": ("bench", "ior", "mdtest"),
+    "io500": ("bench", "ior", "mdtest", "runs"),
     "sweep": ("bench", "results", "pages"),
     "study": ("bench", "sweep", "results", "pages"),
     "tune": ("bench", "model", "sources", "settings", "diagnose", "results", "pages", "runs"),
