@@ -29,7 +29,7 @@ ALLOWED: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in {
     "buffer": (),
     "profile": ("model", "sources"),
     "diagnose": ("model", "sources", "settings", "results", "pages"),
-    "bench": ("results", "settings"),  # striping: the catalogue's Lustre rows and lfs writer
+    "bench": ("results", "settings", "runs"),  # striping: the catalogue's Lustre rows, lfs
     "hints": ("bench",),
     "ior": ("bench", "runs"),
     "mdtest": ("bench", "ior", "runs"),
