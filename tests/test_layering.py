@@ -30,7 +30,7 @@ ALLOWED: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in {
     "profile": ("model", "sources"),
     "diagnose": ("model", "sources", "settings", "results", "pages"),
     "bench": ("results", "settings", "runs"),  # striping: the catalogue's Lustre rows, lfs
-    "hints": ("bench",),
+    "hints": ("bench", "runs"),
     "ior": ("bench", "runs"),
     "mdtest": ("bench", "ior", "runs"),
     "io500": ("bench", "ior", "mdtest", "runs"),
