@@ -15,8 +15,9 @@ below (``docs/contributing.md``).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Union
 
 Number = Union[int, float]
@@ -148,11 +149,18 @@ class Phase:
     open_s: Spread
     xfer_s: Spread
     close_s: Spread
-    per_rank: tuple[RankShare, ...]
+    # per_rank as the document holds it, read on first use (a run of thousands of ranks
+    # has thousands of entries a phase, and most readers never look at them)
+    rank_rows: Sequence[Any] = field(repr=False)
     eviction: Mapping[str, Any] | None = None
     reorder_shift: int | None = None
     stonewall: Mapping[str, Any] | None = None
     queue: Mapping[str, Any] | None = None  # {"depth": N, "engine": "libaio"}
+
+    @cached_property
+    def per_rank(self) -> tuple[RankShare, ...]:
+        """Each rank's part of the phase (``per_rank[]``), in the document's order."""
+        return tuple(RankShare._read(r) for r in self.rank_rows if isinstance(r, Mapping))
 
     @property
     def pass_index(self) -> int:
@@ -170,9 +178,7 @@ class Phase:
                    _int(m.get("bytes")), _int(m.get("ops")), _num(m.get("time_s")),
                    _num(m.get("bw_bytes_per_s")), _num(m.get("iops")),
                    Spread._read(m.get("open_s")), Spread._read(m.get("xfer_s")),
-                   Spread._read(m.get("close_s")),
-                   tuple(RankShare._read(r) for r in _list(m.get("per_rank"))
-                         if isinstance(r, Mapping)),
+                   Spread._read(m.get("close_s")), _list(m.get("per_rank")),
                    _opt_map(m.get("eviction")), _int(m.get("reorder_shift")),
                    _opt_map(m.get("stonewall")), _opt_map(m.get("queue")))
 
