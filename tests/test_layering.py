@@ -23,19 +23,20 @@ ALLOWED: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in {
     "model": (),  # reads RawJobs only: no loader, verb or renderer
     "sources": ("model",),  # Darshan logs and iolab profiles -> RawJob
     "settings": (),  # the catalogue of I/O settings
-    "results": (),  # the database: runs, sweeps, tunes, trials, studies
-    "pages": ("model",),  # HTML pages and plots; prepared data of runs and job models
+    "runs": (),  # the engine's JSON document read into typed values (the measured-run model)
+    "results": ("runs",),  # the database: runs, sweeps, tunes, trials, studies
+    "pages": ("model", "runs"),  # HTML pages and plots; prepared data of runs and job models
     "buffer": (),
     "profile": ("model", "sources"),
     "diagnose": ("model", "sources", "settings", "results", "pages"),
-    "bench": ("results", "settings"),  # striping: the catalogue's Lustre rows and lfs writer
-    "hints": ("bench",),
-    "ior": ("bench",),
-    "mdtest": ("bench", "ior"),
-    "io500": ("bench", "ior", "mdtest"),
+    "bench": ("results", "settings", "runs"),  # striping: the catalogue's Lustre rows, lfs
+    "hints": ("bench", "runs"),
+    "ior": ("bench", "runs"),
+    "mdtest": ("bench", "ior", "runs"),
+    "io500": ("bench", "ior", "mdtest", "runs"),
     "sweep": ("bench", "results", "pages"),
     "study": ("bench", "sweep", "results", "pages"),
-    "tune": ("bench", "model", "sources", "settings", "diagnose", "results", "pages"),
+    "tune": ("bench", "model", "sources", "settings", "diagnose", "results", "pages", "runs"),
     "triage": ("model", "sources", "diagnose", "pages"),
     "compare": ("model", "sources", "diagnose", "results", "pages", "sweep", "study", "tune"),
     "report": ("model", "sources", "diagnose", "results", "pages", "sweep", "study", "tune"),

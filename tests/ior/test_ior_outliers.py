@@ -9,6 +9,12 @@ from pathlib import Path
 from ior_helpers import run_iolab
 
 from iolab.ior.output import outlier_warnings
+from iolab.runs.engine_doc import Phase, from_json
+
+
+def one_phase(phase: dict[str, object]) -> Phase:
+    """The phase as the run model reads it from a document holding only it."""
+    return next(from_json({"repetitions": [{"index": 0, "phases": [phase]}]}).phases())
 
 
 def test_outlier_warning_names_the_late_rank_as_ior() -> None:
@@ -17,7 +23,7 @@ def test_outlier_warning_names_the_late_rank_as_ior() -> None:
     xfer = [1.0, 1.0, 1.0, 5.0]
     ranks = [{"rank": r, "host": "n1", "start_s": 0.0, "open_s": 0.1, "xfer_s": x,
               "close_s": 0.1, "end_s": 0.2 + x} for r, x in enumerate(xfer)]
-    got = outlier_warnings({"op": "write", "per_rank": ranks}, 2)
+    got = outlier_warnings(one_phase({"op": "write", "per_rank": ranks}), 2)
     mean = sum(xfer) / 4
     sd = math.sqrt(sum((x - mean) ** 2 for x in xfer) / 4)
     ends = [0.2 + x for x in xfer]
@@ -28,7 +34,7 @@ def test_outlier_warning_names_the_late_rank_as_ior() -> None:
         f"stddev={sd:f})",
         f"WARNING: for n1, task 3, write end time is {5.2:f} (mean={emean:f}, "
         f"stddev={esd:f})"]
-    assert outlier_warnings({"op": "write", "per_rank": ranks}, 4) == []
+    assert outlier_warnings(one_phase({"op": "write", "per_rank": ranks}), 4) == []
 
 
 def test_j_runs_and_warns_only_for_outliers(engine: Path, tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ from iolab.bench import jobs, options, striping
 from iolab.bench.engine import EngineOutcome, ProgressView, run_engine
 from iolab.bench.subrun import engine_refusal
 from iolab.errors import EXIT_USAGE, UsageError, verb_line
+from iolab.runs.engine_doc import from_json
 
 # The results database (sqlite3) and its renderer are imported by the functions that run
 # and store a benchmark: `iolab bench --help` and --dry-run need neither.
@@ -427,13 +428,12 @@ def _status(outcome: EngineOutcome, launcher: str) -> tuple[str, str | None]:
     """The stored status and, when not ok, one line saying why."""
     from iolab.results import db  # deferred: see the imports
 
-    doc = outcome.doc
-    if doc is not None and doc.get("status") in db.RUN_STATUSES:
-        status = str(doc["status"])
+    run = from_json(outcome.doc) if outcome.doc is not None else None
+    if run is not None and run.status in db.RUN_STATUSES:
+        status = str(run.status)
         if outcome.interrupted and status == "ok" and outcome.exit_code != 0:
             status = "interrupted"
-        err = doc.get("error")
-        msg = err.get("message") if isinstance(err, dict) else None
+        msg = run.error.message if run.error is not None else None
         if status == "interrupted" and not msg:
             msg = "interrupted (Ctrl-C or a signal); the engine stopped and cleaned up"
         elif status != "ok" and not msg:
@@ -460,18 +460,17 @@ def _launch_mismatch(doc: dict[str, Any] | None, spec: launch.LaunchSpec,
     one-rank jobs that each report success: a wrong result, stored as failed."""
     if doc is None:
         return None
-    env = doc.get("environment") or {}
-    ranks = env.get("ranks")
+    run = from_json(doc)
+    ranks = run.environment.ranks
     if ranks != spec.np:
         return f"{ranks} rank(s) ran as one job, {spec.np} were asked for{_launch_hint(cmd)}"
-    per_host = env.get("ranks_per_host") or {}
+    per_host = run.environment.ranks_per_host
     if spec.nodes and per_host and len(per_host) != spec.nodes:
         return f"the ranks ran on {len(per_host)} node(s), {spec.nodes} were asked for"
     if spec.ppn and per_host and any(n != spec.ppn for n in per_host.values()):
         counts = ", ".join(f"{h}: {n}" for h, n in sorted(per_host.items()))
         return f"ranks per node {counts}, {spec.ppn} were asked for"
-    reps = doc.get("repetitions")
-    if isinstance(reps, list) and not any(r.get("phases") for r in reps):
+    if not any(run.phases()):
         return "the engine ran no phase (no write or read was timed)"
     return None
 

@@ -24,6 +24,7 @@ from iolab import backends, launch, paths
 from iolab.bench import options
 from iolab.bench.engine import run_engine
 from iolab.errors import EXIT_USAGE, UsageError
+from iolab.runs.engine_doc import from_json
 
 
 @dataclass
@@ -95,9 +96,8 @@ def mpiio_implementation(args: Sequence[str]) -> str | None:
     cmd = launch.prepare(spec, [str(paths.engine_for_mpi(ns.mpi)), "--api", "mpiio",
                                 "--layout", "segmented", "--transfer", "4K", "--block", "4K",
                                 "--write", "--path", str(target), "--quiet"])
-    doc = run_engine(cmd, lambda _p: None).doc or {}
-    impl = (doc.get("environment") or {}).get("mpiio_implementation")
-    return str(impl) if impl in ("romio", "ompio") else None
+    impl = from_json(run_engine(cmd, lambda _p: None).doc).environment.mpiio_implementation
+    return impl if impl in ("romio", "ompio") else None
 
 
 def _run_to_end(cmd: list[str], env: dict[str, str],
@@ -197,7 +197,7 @@ def run_bench(args: Sequence[str], label: str, db: str | None = None,
         status = "failed"
     err = None
     if status != "ok":
-        e = (doc or {}).get("error")
-        err = e.get("message") if isinstance(e, dict) and e.get("message") else \
+        e = from_json(doc).error
+        err = e.message if e is not None and e.message else \
             _stored_error(db, run.get("id")) or _last_line(done.stderr, "the run failed")
     return BenchRun(status, run.get("id"), doc, err, wall)

@@ -17,6 +17,7 @@ from iolab import cli_common, launch, paths
 from iolab.bench.engine import run_engine
 from iolab.errors import EXIT_USAGE, UsageError
 from iolab.hints import report
+from iolab.runs.engine_doc import from_json
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -79,17 +80,15 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(msg.removeprefix("iolab-bench: "))
         print(f"iolab hints: the test file could not be written: {msg}", file=sys.stderr)
         return 1
-    doc = outcome.doc
-    if doc.get("status") != "ok":
-        err = doc.get("error") or {}
-        print(f"iolab hints: the test file could not be written: {err.get('message')}",
-              file=sys.stderr)
+    run = from_json(outcome.doc)
+    if run.status != "ok":
+        message = run.error.message if run.error is not None else None
+        print(f"iolab hints: the test file could not be written: {message}", file=sys.stderr)
         return 1
-    rows = report.hint_rows(doc.get("hints") or {})
-    verifiable = bool((doc.get("hints") or {}).get("verifiable"))
-    params = None if verifiable else report.ompio_params(cmd.env)
+    rows = report.hint_rows(run.hints)
+    params = None if run.hints.verifiable else report.ompio_params(cmd.env)
     if args.format == "json":
-        print(json.dumps(report.as_json(doc, rows, params), indent=2))
+        print(json.dumps(report.as_json(run, rows, params), indent=2))
     else:
-        sys.stdout.write(report.render_text(doc, rows, params, quiet=args.quiet))
+        sys.stdout.write(report.render_text(run, rows, params, quiet=args.quiet))
     return 0

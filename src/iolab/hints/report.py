@@ -9,6 +9,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from iolab.runs.engine_doc import Hints, MeasuredRun
+
 IN_EFFECT = "in effect"
 CHANGED = "CHANGED by the library"
 UNKNOWN = "UNKNOWN to the library (dropped)"
@@ -38,12 +40,10 @@ class McaParam:
     source: str
 
 
-def hint_rows(hints: Mapping[str, Any]) -> list[HintRow]:
+def hint_rows(hints: Hints) -> list[HintRow]:
     """Requested hints first (in the order given), then the library's own."""
-    requested: Mapping[str, str] = hints.get("requested") or {}
-    sources: Mapping[str, str] = hints.get("sources") or {}
-    effective: Mapping[str, str] = hints.get("effective") or {}
-    verifiable = bool(hints.get("verifiable"))
+    requested, sources, effective = hints.requested, hints.sources, hints.effective
+    verifiable = bool(hints.verifiable)
     rows = []
     for key, want in requested.items():
         got = effective.get(key)
@@ -94,26 +94,26 @@ def ompio_params(env: Mapping[str, str] | None = None) -> list[McaParam] | None:
     return params
 
 
-def as_json(doc: Mapping[str, Any], rows: Sequence[HintRow],
+def as_json(run: MeasuredRun, rows: Sequence[HintRow],
             params: Sequence[McaParam] | None) -> dict[str, Any]:
-    env = doc.get("environment") or {}
-    return {"schema_version": 1, "kind": "hints", "path": (doc.get("config") or {}).get("path"),
-            "fs_type": env.get("fs_type"), "mpi_library": env.get("mpi_library"),
-            "mpiio_implementation": env.get("mpiio_implementation"),
-            "verifiable": bool((doc.get("hints") or {}).get("verifiable")),
+    env = run.environment
+    return {"schema_version": 1, "kind": "hints", "path": run.config.get("path"),
+            "fs_type": env.fs_type, "mpi_library": env.mpi_library,
+            "mpiio_implementation": env.mpiio_implementation,
+            "verifiable": bool(run.hints.verifiable),
             "hints": [asdict(r) for r in rows],
             "ompio_params": None if params is None else [asdict(p) for p in params]}
 
 
-def render_text(doc: Mapping[str, Any], rows: Sequence[HintRow],
+def render_text(run: MeasuredRun, rows: Sequence[HintRow],
                 params: Sequence[McaParam] | None, quiet: bool = False) -> str:
     """The table; ``quiet``: only the hints asked for, without the library's own values
     and Open MPI's parameters."""
-    env = doc.get("environment") or {}
-    lib = str(env.get("mpi_library") or "?").splitlines()[0][:70]
-    out = [f"MPI-IO hints of a file in {env.get('fs_path')} ({env.get('fs_type')}); "
-           f"{lib}, MPI-IO {env.get('mpiio_implementation')}"]
-    verifiable = bool((doc.get("hints") or {}).get("verifiable"))
+    env = run.environment
+    lib = str(env.mpi_library or "?").splitlines()[0][:70]
+    out = [f"MPI-IO hints of a file in {env.fs_path} ({env.fs_type}); "
+           f"{lib}, MPI-IO {env.mpiio_implementation}"]
+    verifiable = bool(run.hints.verifiable)
     if quiet:
         rows = [r for r in rows if r.requested is not None]
     if rows:  # each column at least as wide as its header, two spaces between columns

@@ -28,6 +28,7 @@ from iolab.io500 import config, find, find_ranks, output, phase_files, phases
 from iolab.io500.phases import Phase, Settings
 from iolab.ior import front
 from iolab.ior import output as ior_output
+from iolab.runs.engine_doc import from_json
 
 EXIT_FAILED_RUN = 1
 QUICK_STONEWALL_S = 5  # --quick: the longest stonewall, far below a valid run's 300 s
@@ -269,18 +270,18 @@ def _phase_files(cfg: config.Io500Config, s: Settings, ph: Phase, doc: dict[str,
 def _score(res: output.PhaseResult, doc: dict[str, Any], s: Settings, minwrite: int) -> None:
     """IO500's phase score (GiB/s or kIOPS over the phase's time) and its validity marks."""
     # the phase's own operation: an mdtest step also times its tree (tree_create/_remove)
-    ph = [p for rep in doc.get("repetitions") or [] for p in rep.get("phases") or []
-          if not str(p.get("op", "")).startswith("tree_")][-1]
-    time_s = float(ph.get("time_s") or 0.0)
+    run = from_json(doc)
+    ph = [p for p in run.phases() if not str(p.op or "").startswith("tree_")][-1]
+    time_s = float(ph.time_s or 0.0)
     res.runtime_s = time_s
     if res.phase.kind == "ior":
-        res.score = float(ph.get("bytes") or 0) / time_s / GIB if time_s > 0 else 0.0
+        res.score = float(ph.bytes or 0) / time_s / GIB if time_s > 0 else 0.0
     else:
-        res.score = float(ph.get("ops") or 0) / time_s / 1000 if time_s > 0 else 0.0
-    sw = ph.get("stonewall")
+        res.score = float(ph.ops or 0) / time_s / 1000 if time_s > 0 else 0.0
+    sw = ph.stonewall
     if sw:
         res.pairs.append(("stonewall-hit", "TRUE" if sw.get("hit") else "FALSE"))
-    errors = int((doc.get("verify") or {}).get("errors") or 0)
+    errors = run.verify.errors or 0
     if errors:
         res.invalid.append(f"Errors ({errors}) occured during phase. This invalidates your run.")
     if res.phase.stonewall and time_s < s.stonewall:

@@ -20,6 +20,7 @@ from iolab.ior import mapping as ior_mapping
 from iolab.ior.parse import parse_command_line as parse_ior
 from iolab.mdtest import mapping as md_mapping
 from iolab.mdtest.parse import parse_command_line as parse_mdtest
+from iolab.runs.engine_doc import from_json
 
 HARD_XFER = 47008  # ior-hard: IO500's fixed transfer and block
 HARD_FILE = 3901  # mdtest-hard: IO500's fixed file size
@@ -265,10 +266,9 @@ def _mdtest_args(name: str, words: list[str], s: Settings) -> list[str]:
 def written_count(doc: dict[str, Any]) -> int | None:
     """Transfers (IOR) or files (mdtest) per rank that a stonewalled write left: its
     furthest rank's count, which every rank wore out to."""
-    for rep in doc.get("repetitions") or []:
-        for ph in rep.get("phases") or []:
-            if ph.get("op") in ("write", "create") and ph.get("stonewall"):
-                return int(ph["stonewall"]["xfers_max"])
+    for ph in from_json(doc).phases():
+        if ph.op in ("write", "create") and ph.stonewall:
+            return int(ph.stonewall["xfers_max"])
     return None
 
 

@@ -13,11 +13,13 @@ import json
 import math
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from iolab import __version__
 from iolab.ior.parse import IorTest
+from iolab.runs.engine_doc import Phase, RankShare, from_json
 
 MIB = 1 << 20
 KIB = 1 << 10
@@ -50,57 +52,58 @@ class TestResult:
     rows: list[IterationRow] = field(default_factory=list)
 
 
-def iteration_row(phase: dict[str, Any], transfer: int, iteration: int) -> IterationRow:
-    ranks = phase.get("per_rank") or []
-    starts = [r["start_s"] for r in ranks]
-    opened = [r["start_s"] + r["open_s"] for r in ranks]
-    moved = [r["start_s"] + r["open_s"] + r["xfer_s"] for r in ranks]
-    closing = [r["end_s"] - r["close_s"] for r in ranks]
-    ends = [r["end_s"] for r in ranks]
-    total = float(phase["time_s"])
+def iteration_row(phase: Phase, transfer: int, iteration: int) -> IterationRow:
+    ranks = phase.per_rank
+    starts = [r.start_s or 0.0 for r in ranks]
+    opened = [(r.start_s or 0.0) + (r.open_s or 0.0) for r in ranks]
+    moved = [(r.start_s or 0.0) + (r.open_s or 0.0) + (r.xfer_s or 0.0) for r in ranks]
+    closing = [(r.end_s or 0.0) - (r.close_s or 0.0) for r in ranks]
+    ends = [r.end_s or 0.0 for r in ranks]
+    total = float(phase.time_s or 0.0)
     access = max(moved) - min(opened) if ranks else 0.0
-    size = int(phase["bytes"])
-    first = ranks[0] if ranks else {}
+    size = phase.bytes or 0
+    first = ranks[0] if ranks else None
     return IterationRow(
-        access=str(phase["op"]), bytes=size, bw_mib=size / total / MIB if total > 0 else 0.0,
+        access=str(phase.op), bytes=size, bw_mib=size / total / MIB if total > 0 else 0.0,
         iops=size / transfer / access if access > 0 else 0.0,
-        latency_s=first.get("xfer_s", 0.0) / first["ops"] if first.get("ops") else 0.0,
+        latency_s=(first.xfer_s or 0.0) / first.ops if first is not None and first.ops
+        else 0.0,
         open_s=max(opened) - min(starts) if ranks else 0.0,
         wrrd_s=access, close_s=max(ends) - min(closing) if ranks else 0.0,
-        total_s=total, iteration=iteration, stonewall=phase.get("stonewall"))
+        total_s=total, iteration=iteration,
+        stonewall=dict(phase.stonewall) if phase.stonewall is not None else None)
 
 
 def rows_of(doc: dict[str, Any], transfer: int, outlier_s: int = 0) -> list[IterationRow]:
     """One row per write and read phase (first read pass), in IOR's order; with
     ``outlier_s`` (IOR -j) each row carries IOR's outlier warnings."""
     rows = []
-    for n, rep in enumerate(doc.get("repetitions") or []):
-        for phase in rep.get("phases") or []:
-            if phase.get("op") in ("write", "read") and not phase.get("pass"):
+    for n, rep in enumerate(from_json(doc).repetitions):
+        for phase in rep.phases:
+            if phase.op in ("write", "read") and not phase.read_pass:
                 rows.append(iteration_row(phase, transfer, n))
                 if outlier_s > 0:
                     rows[-1].warnings = outlier_warnings(phase, outlier_s)
     return rows
 
 
-def outlier_warnings(phase: dict[str, Any], threshold_s: int) -> list[str]:
+def outlier_warnings(phase: Phase, threshold_s: int) -> list[str]:
     """IOR's CheckForOutliers (-j N): for each of its five timers, every rank whose value is
     more than N seconds from the ranks' mean gets IOR's warning line (population standard
     deviation, as IOR's DisplayOutliers)."""
-    ranks = phase.get("per_rank") or []
-    timers = (("start time", lambda r: r["start_s"]),
-              ("elapsed create time", lambda r: r["open_s"]),
-              ("elapsed transfer time", lambda r: r["xfer_s"]),
-              ("elapsed close time", lambda r: r["close_s"]),
-              ("end time", lambda r: r["end_s"]))
+    ranks = phase.per_rank
+    timers: tuple[tuple[str, Callable[[RankShare], Any]], ...] = (
+        ("start time", lambda r: r.start_s), ("elapsed create time", lambda r: r.open_s),
+        ("elapsed transfer time", lambda r: r.xfer_s),
+        ("elapsed close time", lambda r: r.close_s), ("end time", lambda r: r.end_s))
     out = []
     for name, get in timers:
-        values = [float(get(r)) for r in ranks]
+        values = [float(get(r) or 0.0) for r in ranks]
         if not values:
             continue
         mean = sum(values) / len(values)
         sd = math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
-        out += [f"WARNING: for {r.get('host', 'unknown')}, task {r['rank']}, {phase['op']} "
+        out += [f"WARNING: for {r.host or 'unknown'}, task {r.rank}, {phase.op} "
                 f"{name} is {v:f} (mean={mean:f}, stddev={sd:f})"
                 for r, v in zip(ranks, values) if abs(v - mean) > threshold_s]
     return out
@@ -161,9 +164,9 @@ def now_text() -> str:
 
 
 def _hosts(doc: dict[str, Any]) -> tuple[int, int, int]:
-    env = doc.get("environment") or {}
-    per_host = env.get("ranks_per_host") or {}
-    ranks = int(env.get("ranks") or 0)
+    env = from_json(doc).environment
+    per_host = env.ranks_per_host
+    ranks = env.ranks or 0
     first = next(iter(per_host.values()), ranks)
     return max(len(per_host), 1), ranks, int(first)
 

@@ -21,6 +21,7 @@ from iolab.errors import EXIT_USAGE, UsageError
 from iolab.ior import front
 from iolab.mdtest import mapping, output, table
 from iolab.mdtest.parse import parse_command_line
+from iolab.runs.engine_doc import from_json
 
 EXIT_FAILED_RUN = 1
 
@@ -120,10 +121,9 @@ def _store_status_file(plan: mapping.MdtestRun, doc: dict[str, Any]) -> None:
             plan.step not in ("all", "create"):
         return
     count = plan.items
-    for rep in doc.get("repetitions") or []:
-        for ph in rep.get("phases") or []:
-            if ph.get("op") == "create" and ph.get("stonewall"):
-                count = int(ph["stonewall"]["xfers_max"])
+    for ph in from_json(doc).phases("create"):
+        if ph.stonewall:
+            count = int(ph.stonewall["xfers_max"])
     with open(plan.status_file, "w", encoding="utf-8") as f:
         f.write(str(count))
 

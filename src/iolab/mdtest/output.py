@@ -20,6 +20,7 @@ from iolab import __version__
 from iolab.ior.output import file_system
 from iolab.ior.parse import IorTest
 from iolab.mdtest.mapping import TREE_PHASES, MdtestRun
+from iolab.runs.engine_doc import Phase, RankShare, from_json
 
 VERSION = f"4.1.0+iolab-{__version__}"  # one word, as mdtest's "mdtest-%s was launched"
 Stats = tuple[float, float, float, float]
@@ -45,16 +46,15 @@ def sample_stats(values: list[float]) -> Stats:
     return max(values), min(values), mean, sd
 
 
-def _phases(doc: dict[str, Any], op: str) -> list[dict[str, Any]]:
-    return [ph for rep in doc.get("repetitions") or [] for ph in rep.get("phases") or []
-            if ph.get("op") == op]
+def _phases(doc: dict[str, Any], op: str) -> list[Phase]:
+    return list(from_json(doc).phases(op))
 
 
-def _rank_value(rank: dict[str, Any], as_time: bool) -> float:
-    own = float(rank.get("xfer_s") or 0.0)
+def _rank_value(rank: RankShare, as_time: bool) -> float:
+    own = float(rank.xfer_s or 0.0)
     if as_time:
         return own
-    return float(rank.get("ops") or 0) / own if own > 0 else 0.0
+    return float(rank.ops or 0) / own if own > 0 else 0.0
 
 
 def summary_rows(doc: dict[str, Any], run: MdtestRun, as_time: bool) -> list[SummaryRow]:
@@ -67,11 +67,11 @@ def summary_rows(doc: dict[str, Any], run: MdtestRun, as_time: bool) -> list[Sum
             rows.append(SummaryRow(name, (0.0, 0.0, 0.0, 0.0), (0.0, 0.0, 0.0)))
             continue
         if as_time:
-            per_iteration = [float(ph["time_s"]) for ph in phases]
+            per_iteration = [float(ph.time_s or 0.0) for ph in phases]
         else:
-            per_iteration = [float(ph["ops"]) / float(ph["time_s"]) if ph["time_s"] else 0.0
+            per_iteration = [float(ph.ops or 0) / float(ph.time_s) if ph.time_s else 0.0
                              for ph in phases]
-        ranks = [_rank_value(r, as_time) for ph in phases for r in ph.get("per_rank") or []]
+        ranks = [_rank_value(r, as_time) for ph in phases for r in ph.per_rank]
         per_rank = (max(ranks), min(ranks), sum(ranks) / len(ranks)) if ranks else (0, 0, 0)
         rows.append(SummaryRow(name, sample_stats(per_iteration), per_rank))
     return rows
@@ -83,7 +83,7 @@ def tree_rows(doc: dict[str, Any], run: MdtestRun, as_time: bool) -> list[Summar
     0 where the phase did not run (-T alone)."""
     rows = []
     for op, name in TREE_PHASES:
-        times = [float(ph["time_s"]) for ph in _phases(doc, op)]
+        times = [float(ph.time_s or 0.0) for ph in _phases(doc, op)]
         values = times if as_time else [run.tree.dirs / t if t else 0.0 for t in times]
         stats = sample_stats(values) if values else (0.0, 0.0, 0.0, 0.0)
         rows.append(SummaryRow(name, stats, stats[:3]))
@@ -118,13 +118,13 @@ def _table(doc: dict[str, Any], run: MdtestRun, as_time: bool, rank_stats: bool
 
 def _nodes(doc: dict[str, Any]) -> tuple[int, int, str]:
     """(ranks, nodes, mdtest's Nodemap: 1 for each rank on rank 0's node)."""
-    env = doc.get("environment") or {}
-    ranks = int(env.get("ranks") or 0)
-    per_rank = sorted(((r.get("rank", 0), r.get("host")) for r in
-                       (env.get("placement") or [])), key=lambda x: x[0])
+    env = from_json(doc).environment
+    ranks = env.ranks or 0
+    per_rank = sorted(((r.get("rank", 0), r.get("host")) for r in env.placement),
+                      key=lambda x: x[0])
     first = per_rank[0][1] if per_rank else None
     nodemap = "".join("1" if host == first else "0" for _, host in per_rank) or "1" * ranks
-    return ranks, max(len(env.get("ranks_per_host") or {}), 1), nodemap
+    return ranks, max(len(env.ranks_per_host), 1), nodemap
 
 
 def fs_text(directory: str) -> str | None:

@@ -13,6 +13,7 @@ import numpy as np
 
 from iolab.pages.fmt import human_bytes, human_count, human_seconds, mib_s
 from iolab.pages.prep_log import RankBars
+from iolab.runs.engine_doc import from_json
 from iolab.stats import estimate, fewest_to_judge
 from iolab.units import parse_number
 
@@ -39,24 +40,12 @@ def phase_values(doc: Mapping[str, Any] | None, op: str, read_pass: int = 0,
                  key: str = "bw_bytes_per_s") -> list[float]:
     """Each repetition's ``key`` of its ``op`` phase: bandwidth, or ``iops`` (the rate of
     a metadata phase)."""
-    out = []
-    for rep in (doc or {}).get("repetitions") or []:
-        for ph in rep.get("phases") or []:
-            if ph.get("op") == op and int(ph.get("pass") or 0) == read_pass \
-                    and isinstance(ph.get(key), (int, float)):
-                out.append(float(ph[key]))
-    return out
+    return from_json(doc).rates(op, read_pass, key)
 
 
 def ops_of(doc: Mapping[str, Any] | None) -> list[tuple[str, int]]:
     """(op, read pass) of the phases a document holds, in the order the engine ran them."""
-    seen: list[tuple[str, int]] = []
-    for rep in (doc or {}).get("repetitions") or []:
-        for ph in rep.get("phases") or []:
-            key = (str(ph.get("op")), int(ph.get("pass") or 0))
-            if key not in seen:
-                seen.append(key)
-    return seen
+    return from_json(doc).ops()
 
 
 def op_name(op: str, read_pass: int) -> str:
@@ -65,26 +54,27 @@ def op_name(op: str, read_pass: int) -> str:
 
 def summary_rows(doc: Mapping[str, Any]) -> list[list[str]]:
     """Per phase: repetitions, median / min / max bandwidth (MiB/s), bytes, cache."""
+    run = from_json(doc)
     rows = []
-    for op, p in ops_of(doc):
-        bws = phase_bandwidths(doc, op, p)
-        phases = [ph for rep in doc.get("repetitions") or [] for ph in rep.get("phases") or []
-                  if ph.get("op") == op and int(ph.get("pass") or 0) == p]
-        cache = sorted({str(ph.get("cache")) for ph in phases if ph.get("cache")})
+    for op, p in run.ops():
+        bws = run.rates(op, p)
+        phases = list(run.phases(op, p))
+        cache = sorted({ph.cache for ph in phases if ph.cache})
         if not bws:
             continue
         rows.append([op_name(op, p), str(len(bws)), mib_s(median(bws)), mib_s(min(bws)),
-                     mib_s(max(bws)), human_bytes(phases[0].get("bytes")),
-                     human_seconds(median(float(ph.get("time_s") or 0) for ph in phases)),
+                     mib_s(max(bws)), human_bytes(phases[0].bytes),
+                     human_seconds(median(float(ph.time_s or 0) for ph in phases)),
                      "/".join(cache) or "-"])
     return rows
 
 
 def repetition_series(doc: Mapping[str, Any]) -> list[Series]:
     """Bandwidth (MiB/s) of each repetition, one line per phase."""
+    run = from_json(doc)
     out = []
-    for op, p in ops_of(doc):
-        bws = [b / MIB for b in phase_bandwidths(doc, op, p)]
+    for op, p in run.ops():
+        bws = [b / MIB for b in run.rates(op, p)]
         if bws:
             out.append(Series(op_name(op, p), list(range(1, len(bws) + 1)), bws, bws, bws))
     return out
@@ -93,18 +83,17 @@ def repetition_series(doc: Mapping[str, Any]) -> list[Series]:
 def run_rank_bars(doc: Mapping[str, Any], op: str = "write") -> RankBars | None:
     """The last repetition's ``op`` phase, per rank: open + transfer + close time, bytes."""
     last = None
-    for rep in doc.get("repetitions") or []:
-        for ph in rep.get("phases") or []:
-            if ph.get("op") == op and int(ph.get("pass") or 0) == 0 and ph.get("per_rank"):
-                last = ph
+    for ph in from_json(doc).phases(op, 0):
+        if ph.per_rank:
+            last = ph
     if last is None:
         return None
-    pr = sorted(last["per_rank"], key=lambda r: int(r.get("rank", 0)))
-    t = np.array([float(r.get("open_s") or 0) + float(r.get("xfer_s") or 0)
-                  + float(r.get("close_s") or 0) for r in pr])
-    b = np.array([float(r.get("bytes") or 0) for r in pr])
-    return RankBars(np.array([int(r.get("rank", i)) for i, r in enumerate(pr)]), t, b,
-                    int(pr[int(t.argmax())].get("rank", 0)) if t.size else 0,
+    pr = sorted(last.per_rank, key=lambda r: r.rank or 0)
+    t = np.array([float(r.open_s or 0) + float(r.xfer_s or 0) + float(r.close_s or 0)
+                  for r in pr])
+    b = np.array([float(r.bytes or 0) for r in pr])
+    return RankBars(np.array([i if r.rank is None else r.rank for i, r in enumerate(pr)]),
+                    t, b, (pr[int(t.argmax())].rank or 0) if t.size else 0,
                     float(np.median(t)) if t.size else 0.0)
 
 
@@ -167,7 +156,7 @@ def x_kind(param: str, values: Sequence[str], points: Iterable[SweepPoint] = ())
         return "category"
     key = _SIZE_KEYS.get(param, param.replace("-", "_").replace(".", "_") + "_bytes")
     if any(_SIZE_SUFFIX.match(v) for v in values) or any(
-            key in ((pt.doc or {}).get("config") or {}) for pt in points):
+            key in from_json(pt.doc).config for pt in points):
         return "bytes"
     return "integer" if all(float(n or 0).is_integer() for n in nums) else "number"
 
@@ -264,8 +253,9 @@ class Samples:
 
 def run_samples(title: str, doc: Mapping[str, Any] | None, prefix: str = "") -> Samples:
     s = Samples(title)
-    for op, p in ops_of(doc):
-        bws = [b / MIB for b in phase_bandwidths(doc, op, p)]
+    run = from_json(doc)
+    for op, p in run.ops():
+        bws = [b / MIB for b in run.rates(op, p)]
         if bws:
             s.values[prefix + op_name(op, p)] = bws
     return s

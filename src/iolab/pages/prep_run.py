@@ -16,6 +16,7 @@ from typing import Any
 
 from iolab import backends
 from iolab.pages.fmt import human_bytes, human_count, human_seconds
+from iolab.runs.engine_doc import from_json
 
 IO_OPS = ("write", "read")
 # The engine's metadata phases as mdtest users know them; another phase (a directory one)
@@ -24,20 +25,9 @@ METADATA_PHASES = {"create": "file create", "stat": "file stat", "open_read": "f
                    "remove": "file remove"}
 
 
-def _cfg(doc: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    return (doc or {}).get("config") or {}
-
-
 def kind(doc: Mapping[str, Any] | None) -> str:
     """'metadata', 'btio', 'subarray' or 'io'."""
-    cfg = _cfg(doc)
-    if cfg.get("metadata_plan") or cfg.get("metadata") not in (None, "off"):
-        return "metadata"
-    if cfg.get("workload") == "btio":
-        return "btio"
-    if cfg.get("array") or cfg.get("layout") == "subarray":
-        return "subarray"
-    return "io"
+    return from_json(doc).kind
 
 
 def phase_name(op: str) -> str:
@@ -59,10 +49,11 @@ def io_method(cfg: Mapping[str, Any]) -> str:
 
 def headline(run: Mapping[str, Any], doc: Mapping[str, Any] | None) -> str:
     """The run in one line, in the terms of its kind."""
-    cfg, k = _cfg(doc), kind(doc)
-    ranks = run.get("ranks") or (doc or {}).get("environment", {}).get("ranks") or "?"
+    measured = from_json(doc)
+    cfg, k = measured.config, measured.kind
+    ranks = run.get("ranks") or measured.environment.ranks or "?"
     if k == "metadata":
-        plan = cfg.get("metadata_plan") or {}
+        plan = measured.metadata_plan
         what = (f"metadata ({cfg.get('metadata')}): {human_count(plan.get('files_per_rank'))} "
                 f"files per rank of {human_bytes(plan.get('file_bytes'))}, "
                 f"{plan.get('dir', '?')} directories")
@@ -92,8 +83,8 @@ _KEYS_OF_KIND = {
 def config_rows(doc: Mapping[str, Any]) -> list[list[str]]:
     """The settings that define this kind of run (a metadata run has no transfer or block
     size, a BTIO run has its grid and method instead), then the environment and hints."""
-    cfg, k = _cfg(doc), kind(doc)
-    env = doc.get("environment") or {}
+    measured = from_json(doc)
+    cfg, k, env = measured.config, measured.kind, measured.environment
     rows = []
     for key in _KEYS_OF_KIND[k]:
         if key == "posix_mode" and cfg.get("api") != "posix":
@@ -109,7 +100,7 @@ def config_rows(doc: Mapping[str, Any]) -> list[list[str]]:
         if arr.get("dims"):
             rows.append(["array in the file", "x".join(map(str, arr["dims"]))])
     if k == "metadata":
-        plan = cfg.get("metadata_plan") or {}  # what the engine ran (--md-dir preset resolved)
+        plan = measured.metadata_plan  # what the engine ran (--md-dir preset resolved)
         for key, label in (("files_per_rank", "files per rank"), ("file_bytes", "file size"),
                            ("dir", "directory")):
             if plan.get(key) is not None:
@@ -117,10 +108,10 @@ def config_rows(doc: Mapping[str, Any]) -> list[list[str]]:
                              else str(plan[key])])
     for key in ("ranks", "hosts", "mpi_library", "mpiio_implementation", "fs_type", "fs_path",
                 "start_time"):
-        if env.get(key) is not None:
-            v = env[key]
-            rows.append([key, ", ".join(map(str, v)) if isinstance(v, list) else str(v)])
-    for key, v in sorted(((doc.get("hints") or {}).get("effective") or {}).items()):
+        v = env.get(key)
+        if v is not None:
+            rows.append([key, ", ".join(map(str, v)) if isinstance(v, tuple) else str(v)])
+    for key, v in sorted(measured.hints.effective.items()):
         rows.append([f"hint {key}", str(v)])
     return rows
 
@@ -146,15 +137,13 @@ class PhaseRate:
 def metadata_rates(doc: Mapping[str, Any]) -> list[PhaseRate]:
     """Every phase that is not a data transfer, in the order the engine ran them."""
     out: dict[str, PhaseRate] = {}
-    for rep in doc.get("repetitions") or []:
-        for ph in rep.get("phases") or []:
-            op = str(ph.get("op"))
-            if op in IO_OPS or not isinstance(ph.get("iops"), (int, float)):
-                continue
-            pr = out.setdefault(op, PhaseRate(op, phase_name(op), [], int(ph.get("ops") or 0),
-                                              []))
-            pr.rates.append(float(ph["iops"]))
-            pr.times_s.append(float(ph.get("time_s") or 0))
+    for ph in from_json(doc).phases():
+        op = str(ph.op)
+        if op in IO_OPS or ph.iops is None:
+            continue
+        pr = out.setdefault(op, PhaseRate(op, phase_name(op), [], ph.ops or 0, []))
+        pr.rates.append(float(ph.iops))
+        pr.times_s.append(float(ph.time_s or 0))
     return list(out.values())
 
 

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from iolab.errors import UsageError
+from iolab.runs.engine_doc import MeasuredRun, from_json
 from iolab.units import fmt_time, now_time
 
 RUN_STATUSES = ("ok", "failed", "interrupted")
@@ -460,38 +461,26 @@ class NewRun:
     extra: Mapping[str, Any] = field(default_factory=dict)  # key columns the doc lacks
 
 
-def _get(doc: Mapping[str, Any] | None, *keys: str) -> Any:
-    cur: Any = doc
-    for k in keys:
-        if not isinstance(cur, Mapping):
-            return None
-        cur = cur.get(k)
-    return cur
-
-
-def _phase_totals(doc: Mapping[str, Any]) -> dict[str, int]:
+def _phase_totals(run: MeasuredRun) -> dict[str, int]:
     totals: dict[str, int] = {}
     last_ops: set[str] = set()
-    for rep in _get(doc, "repetitions") or []:
-        phases = [ph for ph in rep.get("phases") or [] if isinstance(ph, Mapping)]
-        last_ops = {str(ph.get("op")) for ph in phases}
-        for ph in phases:
-            op = ph.get("op")
-            if isinstance(op, str) and isinstance(ph.get("bytes"), int):
-                totals[op] = totals.get(op, 0) + ph["bytes"]
-    err = _get(doc, "error")
-    if isinstance(err, Mapping) and isinstance(err.get("bytes_done"), int):
+    for rep in run.repetitions:
+        last_ops = {str(ph.op) for ph in rep.phases}
+        for ph in rep.phases:
+            if ph.op is not None and ph.bytes is not None:
+                totals[ph.op] = totals.get(ph.op, 0) + ph.bytes
+    err = run.error
+    if err is not None and err.bytes_done is not None:
         # The engine lists the phase an error cut short (with its bytes); should it not,
         # the error's bytes_done is the only record of what that phase did.
-        op = str(err.get("phase") or "")
+        op = str(err.phase or "")
         if op in ("write", "read") and op not in last_ops:
-            totals[op] = totals.get(op, 0) + err["bytes_done"]
+            totals[op] = totals.get(op, 0) + err.bytes_done
     return totals
 
 
-def _read_cache(doc: Mapping[str, Any]) -> str | None:
-    seen = {ph.get("cache") for rep in _get(doc, "repetitions") or []
-            for ph in rep.get("phases") or [] if ph.get("op") == "read"}
+def _read_cache(run: MeasuredRun) -> str | None:
+    seen = {ph.cache for ph in run.phases("read")}
     if not seen:
         return None
     return seen.pop() if len(seen) == 1 else "mixed"
@@ -501,30 +490,30 @@ def key_columns(doc: Mapping[str, Any] | None) -> dict[str, Any]:
     """The columns copied out of an engine document (``docs/engine-json.md``)."""
     if not doc:
         return {}
-    totals = _phase_totals(doc)
-    hosts = _get(doc, "environment", "hosts")
-    error = _get(doc, "error")
+    run = from_json(doc)
+    cfg, env = run.config, run.environment
+    totals = _phase_totals(run)
     return {
-        "api": _get(doc, "config", "api"),
-        "layout": _get(doc, "config", "layout"),
-        "ranks": _get(doc, "environment", "ranks"),
-        "nodes": len(hosts) if isinstance(hosts, list) else None,
-        "transfer_bytes": _get(doc, "config", "transfer_bytes"),
-        "block_bytes": _get(doc, "config", "block_bytes"),
-        "segments": _get(doc, "config", "segments"),
-        "repetitions": _get(doc, "config", "repetitions"),
+        "api": cfg.get("api"),
+        "layout": cfg.get("layout"),
+        "ranks": env.ranks,
+        "nodes": len(env.hosts) if env.hosts is not None else None,
+        "transfer_bytes": cfg.get("transfer_bytes"),
+        "block_bytes": cfg.get("block_bytes"),
+        "segments": cfg.get("segments"),
+        "repetitions": cfg.get("repetitions"),
         "write_bytes_total": totals.get("write"),
         "read_bytes_total": totals.get("read"),
-        "write_bw_median_bytes_per_s": _get(doc, "summary", "write", "bw_bytes_per_s", "median"),
-        "read_bw_median_bytes_per_s": _get(doc, "summary", "read", "bw_bytes_per_s", "median"),
-        "read_cache": _read_cache(doc),
-        "fs_type": _get(doc, "environment", "fs_type"),
-        "path": _get(doc, "config", "path"),
-        "mpi_library": _get(doc, "environment", "mpi_library"),
-        "mpiio_implementation": _get(doc, "environment", "mpiio_implementation"),
-        "engine_version": _get(doc, "tool", "version"),
-        "engine_schema_version": _get(doc, "schema_version"),
-        "error": error.get("message") if isinstance(error, Mapping) else None,
+        "write_bw_median_bytes_per_s": run.op_summary("write").bw_bytes_per_s.median,
+        "read_bw_median_bytes_per_s": run.op_summary("read").bw_bytes_per_s.median,
+        "read_cache": _read_cache(run),
+        "fs_type": env.fs_type,
+        "path": cfg.get("path"),
+        "mpi_library": env.mpi_library,
+        "mpiio_implementation": env.mpiio_implementation,
+        "engine_version": run.tool.version,
+        "engine_schema_version": run.schema_version,
+        "error": run.error.message if run.error is not None else None,
     }
 
 

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Union
 
+from iolab.runs.engine_doc import MeasuredRun, from_json
 from iolab.units import fmt_bytes
 
 # 2: summary rows name the case "case" (was "label", now the user's label as in results),
@@ -215,8 +216,9 @@ def metadata_preset(run: Mapping[str, Any]) -> str | None:
     """"easy" or "hard" for a metadata run (a stored row with its document, or a list row
     with the ``metadata`` column the database reads out of it), else None."""
     doc = run.get("engine_json")
-    value = ((doc.get("config") or {}).get("metadata") if isinstance(doc, Mapping)
-             else run.get("metadata"))
+    if isinstance(doc, Mapping):
+        return from_json(doc).metadata_preset
+    value = run.get("metadata")
     return str(value) if value and value != "off" else None
 
 
@@ -305,9 +307,8 @@ SUMMARY_COLUMNS = (
 )
 
 
-def _case_name(run: Mapping[str, Any]) -> str:
-    doc = run.get("engine_json") or {}
-    cfg = doc.get("config") or {} if isinstance(doc, Mapping) else {}
+def _case_name(run: Mapping[str, Any], measured: MeasuredRun) -> str:
+    cfg = measured.config
     parts = [str(run.get("api") or "?"), str(run.get("layout") or "?")]
     mode = cfg.get("posix_mode")
     if run.get("api") == "posix" and mode and mode != "buffered":
@@ -320,52 +321,46 @@ def _case_name(run: Mapping[str, Any]) -> str:
     # The async queue is per phase (auto may pick another engine for the reads than for the
     # writes): each distinct depth+engine once, so io_uring and libaio runs are told apart.
     queues: list[str] = []
-    for rep in doc.get("repetitions") or [] if isinstance(doc, Mapping) else []:
-        for ph in rep.get("phases") or []:
-            q = ph.get("queue")
-            if isinstance(q, Mapping):
-                name = f"qd={q.get('depth')} {q.get('engine')}"
-                if name not in queues:
-                    queues.append(name)
+    for ph in measured.phases():
+        if ph.queue is not None:
+            name = f"qd={ph.queue.get('depth')} {ph.queue.get('engine')}"
+            if name not in queues:
+                queues.append(name)
     return " ".join(parts + queues)
 
 
 def _op_rows(run: Mapping[str, Any]) -> list[dict[str, Any]]:
-    doc = run.get("engine_json")
-    doc = doc if isinstance(doc, Mapping) else {}
-    summary = doc.get("summary") or {}
-    reps = doc.get("repetitions") or []
+    measured = from_json(run.get("engine_json"))
     ok = run.get("status") == "ok"
-    cfg = doc.get("config") or {}
-    base = {"run_id": run.get("id"), "case": _case_name(run), "label": run.get("label"),
+    cfg = measured.config
+    base = {"run_id": run.get("id"), "case": _case_name(run, measured), "label": run.get("label"),
             "api": run.get("api") or cfg.get("api"),
             "layout": run.get("layout") or cfg.get("layout"),
             "collective": cfg.get("collective"), "file_view": cfg.get("file_view"),
-            "hints": _hints_text((doc.get("hints") or {}).get("effective")),
+            "hints": _hints_text(measured.hints.effective),
             "ranks": run.get("ranks"),
             "transfer_bytes": run.get("transfer_bytes"),
             "repetitions": run.get("repetitions") if ok else 0, "status": run.get("status")}
     rows = []
     for op in ("write", "read"):
-        phases = [ph for rep in reps for ph in rep.get("phases") or [] if ph.get("op") == op]
-        stats = summary.get(op) or {}
+        phases = list(measured.phases(op))
+        stats = measured.op_summary(op)
         if not phases:  # an interrupted run's summary may list an op that never ran
             continue
-        bw = stats.get("bw_bytes_per_s") or {}
-        caches = {ph.get("cache") for ph in phases}
+        bw = stats.bw_bytes_per_s
+        caches = {ph.cache for ph in phases}
         # a failed or interrupted run: the repetitions whose phase finished, and "-" (not
         # 0.0) for the figures it does not have
-        done = len({rep.get("index") for rep in reps for ph in rep.get("phases") or []
-                    if ph.get("op") == op and _positive(ph.get("bw_bytes_per_s"))})
+        done = len({ph.repetition for ph in phases if _positive(ph.bw_bytes_per_s)})
         figure = (lambda v: v) if ok else (lambda v: v if _positive(v) else None)
         rows.append({**base, "op": op, "repetitions": base["repetitions"] if ok else done,
-                     "bytes_per_rep": phases[0].get("bytes") if phases else None,
-                     "bw_median_bytes_per_s": figure(bw.get("median")),
-                     "bw_mean_bytes_per_s": figure(bw.get("mean")),
-                     "bw_stddev_bytes_per_s": bw.get("stddev") if ok else None,
-                     "bw_min_bytes_per_s": figure(bw.get("min")),
-                     "bw_max_bytes_per_s": figure(bw.get("max")),
-                     "iops_median": figure((stats.get("iops") or {}).get("median")),
+                     "bytes_per_rep": phases[0].bytes,
+                     "bw_median_bytes_per_s": figure(bw.median),
+                     "bw_mean_bytes_per_s": figure(bw.mean),
+                     "bw_stddev_bytes_per_s": bw.stddev if ok else None,
+                     "bw_min_bytes_per_s": figure(bw.min),
+                     "bw_max_bytes_per_s": figure(bw.max),
+                     "iops_median": figure(stats.iops.median),
                      "cache": (caches.pop() if len(caches) == 1 else "mixed") if op == "read"
                      else None})
     if not rows:  # a run that failed before any phase finished still gets its line
@@ -405,13 +400,11 @@ def _metadata_case(plan: Mapping[str, Any], preset: str) -> str:
 
 def _metadata_rows(run: Mapping[str, Any]) -> list[dict[str, Any]]:
     """A metadata run's summary: per phase, operations per second over the repetitions."""
-    doc = run.get("engine_json")
-    doc = doc if isinstance(doc, Mapping) else {}
-    cfg = doc.get("config") or {}
-    plan = cfg.get("metadata_plan") or {}
+    measured = from_json(run.get("engine_json"))
+    cfg = measured.config
+    plan = measured.metadata_plan
     preset = metadata_preset(run) or "?"
     ok = run.get("status") == "ok"
-    reps = doc.get("repetitions") or []
     files, ranks = plan.get("files_per_rank"), run.get("ranks")
     base = {"run_id": run.get("id"), "case": _metadata_case(plan, preset),
             "label": run.get("label"), "api": run.get("api") or cfg.get("api"),
@@ -423,17 +416,17 @@ def _metadata_rows(run: Mapping[str, Any]) -> list[dict[str, Any]]:
     figure = (lambda v: v) if ok else (lambda v: v if _positive(v) else None)
     rows = []
     for op, _, name in (*MD_DIR_OPERATIONS, *MD_OPERATIONS):
-        phases = [ph for rep in reps for ph in rep.get("phases") or [] if ph.get("op") == op]
+        phases = list(measured.phases(op))
         if not phases:
             continue
-        rate = ((doc.get("summary") or {}).get(op) or {}).get("iops") or {}
-        done = len({rep.get("index") for rep in reps for ph in rep.get("phases") or []
-                    if ph.get("op") == op and _positive(ph.get("iops"))})
+        rate = measured.op_summary(op).iops
+        done = len({ph.repetition for ph in phases if _positive(ph.iops)})
         rows.append({**base, "op": op, "operation": name,
                      "repetitions": base["repetitions"] if ok else done,
-                     **{f"ops_per_s_{k}": figure(rate.get(k))
-                        for k in ("max", "min", "mean", "median")},
-                     "ops_per_s_stddev": rate.get("stddev") if ok else None})
+                     "ops_per_s_max": figure(rate.max), "ops_per_s_min": figure(rate.min),
+                     "ops_per_s_mean": figure(rate.mean),
+                     "ops_per_s_median": figure(rate.median),
+                     "ops_per_s_stddev": rate.stddev if ok else None})
     if not rows:  # failed before its first phase finished: the run still gets its line
         rows.append({**base, "op": None, "operation": None,
                      **dict.fromkeys(c.key for c in METADATA_COLUMNS
@@ -474,28 +467,27 @@ def _positive(v: Any) -> bool:
 
 
 def _run_notes(run: Mapping[str, Any]) -> list[str]:
-    doc = run.get("engine_json")
-    doc = doc if isinstance(doc, Mapping) else {}
+    measured = from_json(run.get("engine_json"))
     rid = run.get("id")
     notes = []
     if run.get("status") != "ok":
         notes.append(f"run {rid}: {run.get('status')}: {run.get('error') or 'no reason given'}")
-    hints = doc.get("hints") or {}
-    if hints.get("requested"):
-        if hints.get("verifiable") is False:
+    hints = measured.hints
+    if hints.requested:
+        if hints.verifiable is False:
             notes.append(f"run {rid}: hints cannot be verified: "
-                         f"{doc.get('environment', {}).get('mpiio_implementation', 'the MPI-IO')}"
+                         f"{measured.environment.mpiio_implementation or 'the MPI-IO'}"
                          " library only echoes the keys it was given")
-        elif hints.get("ignored"):
+        elif hints.ignored:
             notes.append(f"run {rid}: hints ignored by the library: "
-                         + ", ".join(map(str, hints["ignored"])))
+                         + ", ".join(hints.ignored))
     if any(r.get("cache") == "warm" for r in _op_rows(run)):
         notes.append(f"run {rid}: reads came from the page cache (warm), not the storage; "
                      "use --evict or --reorder to measure the storage")
-    verify = doc.get("verify") or {}
-    if verify.get("enabled") and verify.get("errors"):
-        notes.append(f"run {rid}: verify found {verify['errors']} bad bytes, first "
-                     f"{_first_bad(verify.get('first_bad'))}")
+    verify = measured.verify
+    if verify.enabled and verify.errors:
+        notes.append(f"run {rid}: verify found {verify.errors} bad bytes, first "
+                     f"{_first_bad(verify.first_bad)}")
     return notes
 
 
@@ -539,18 +531,12 @@ PHASE_COLUMNS = (
 )
 
 
-def _phase_rows(doc: Mapping[str, Any], run_id: Any = None) -> list[dict[str, Any]]:
-    rows = []
-    for rep in doc.get("repetitions") or []:
-        for ph in rep.get("phases") or []:
-            xfer = ph.get("xfer_s") or {}
-            rows.append({"run_id": run_id, "repetition": rep.get("index"), "op": ph.get("op"),
-                         "pass": ph.get("pass"), "cache": ph.get("cache"),
-                         "bytes": ph.get("bytes"), "ops": ph.get("ops"),
-                         "time_s": ph.get("time_s"), "bw_bytes_per_s": ph.get("bw_bytes_per_s"),
-                         "iops": ph.get("iops"), "xfer_min_s": xfer.get("min"),
-                         "xfer_max_s": xfer.get("max")})
-    return rows
+def _phase_rows(measured: MeasuredRun, run_id: Any = None) -> list[dict[str, Any]]:
+    return [{"run_id": run_id, "repetition": ph.repetition, "op": ph.op, "pass": ph.read_pass,
+             "cache": ph.cache, "bytes": ph.bytes, "ops": ph.ops, "time_s": ph.time_s,
+             "bw_bytes_per_s": ph.bw_bytes_per_s, "iops": ph.iops,
+             "xfer_min_s": ph.xfer_s.min, "xfer_max_s": ph.xfer_s.max}
+            for ph in measured.phases()]
 
 
 MD_PHASE_COLUMNS = (
@@ -566,28 +552,23 @@ MD_PHASE_COLUMNS = (
 )
 
 
-def _metadata_phase_rows(doc: Mapping[str, Any], run_id: Any = None) -> list[dict[str, Any]]:
+def _metadata_phase_rows(measured: MeasuredRun, run_id: Any = None) -> list[dict[str, Any]]:
     """One row per metadata phase: the slowest rank's time sets the rate; each rank's own
     loop time (fastest, slowest) shows how even the ranks were."""
     names = {op: name for op, _, name in (*MD_DIR_OPERATIONS, *MD_OPERATIONS)}
-    rows = []
-    for rep in doc.get("repetitions") or []:
-        for ph in rep.get("phases") or []:
-            loop = ph.get("xfer_s") or {}
-            rows.append({"run_id": run_id, "repetition": rep.get("index"), "op": ph.get("op"),
-                         "operation": names.get(str(ph.get("op")), ph.get("op")),
-                         "ops": ph.get("ops"), "time_s": ph.get("time_s"),
-                         "ops_per_s": ph.get("iops"), "rank_time_min_s": loop.get("min"),
-                         "rank_time_max_s": loop.get("max")})
-    return rows
+    return [{"run_id": run_id, "repetition": ph.repetition, "op": ph.op,
+             "operation": names.get(str(ph.op), ph.op), "ops": ph.ops, "time_s": ph.time_s,
+             "ops_per_s": ph.iops, "rank_time_min_s": ph.xfer_s.min,
+             "rank_time_max_s": ph.xfer_s.max}
+            for ph in measured.phases()]
 
 
-def _case_facts(run: Mapping[str, Any], cfg: Mapping[str, Any]) -> list[
+def _case_facts(run: Mapping[str, Any], measured: MeasuredRun) -> list[
         tuple[str, str, Any, Callable[[Any], str]]]:
     """What ran: the data layout and sizes, or the metadata benchmark's shape."""
     preset = metadata_preset(run)
     if preset:
-        plan = cfg.get("metadata_plan") or {}
+        plan = measured.metadata_plan
         return [("metadata", "metadata", preset, fmt_text),
                 ("files_per_rank", "files per rank", plan.get("files_per_rank"), fmt_text),
                 ("file_bytes", "file size", plan.get("file_bytes"), fmt_bytes),
@@ -598,15 +579,14 @@ def _case_facts(run: Mapping[str, Any], cfg: Mapping[str, Any]) -> list[
             ("block_bytes", "block", run.get("block_bytes"), fmt_bytes),
             ("segments", "segments", run.get("segments"), fmt_text),
             ("repetitions", "repetitions", run.get("repetitions"), fmt_text),
-            ("posix_mode", "posix mode", cfg.get("posix_mode"), fmt_text)]
+            ("posix_mode", "posix mode", measured.config.get("posix_mode"), fmt_text)]
 
 
 def run_report(run: Mapping[str, Any]) -> Report:
     """``iolab results show ID``: the run's facts, its phases, hints and notes."""
     doc = run.get("engine_json")
     doc = doc if isinstance(doc, Mapping) else {}
-    env = doc.get("environment") or {}
-    cfg = doc.get("config") or {}
+    measured = from_json(doc)
     metadata = metadata_preset(run) is not None
     moved = [] if metadata else [
         ("write_bytes_total", "written", run.get("write_bytes_total"), fmt_bytes),
@@ -620,10 +600,10 @@ def run_report(run: Mapping[str, Any]) -> Report:
         ("command", "command", run.get("command"), fmt_text),
         ("launch_command", "launched", run.get("launch_command"), fmt_text),
         ("host", "host", run.get("host"), fmt_text),
-        ("hosts", "ranks on", env.get("hosts"), fmt_text),
+        ("hosts", "ranks on", measured.environment.hosts, fmt_text),
         ("ranks", "ranks", run.get("ranks"), fmt_text),
         ("api", "api", run.get("api"), fmt_text),
-        *_case_facts(run, cfg),
+        *_case_facts(run, measured),
         ("path", "path", run.get("path"), fmt_text),
         ("fs_type", "file system", run.get("fs_type"), fmt_text),
         ("mpi_library", "MPI", run.get("mpi_library"), fmt_mpi),
@@ -634,17 +614,15 @@ def run_report(run: Mapping[str, Any]) -> Report:
     nodes: list[Node] = [Section("run", f"Run {run.get('id')}", facts)]
     if metadata:
         nodes += [Table("metadata_phases", "Phases", MD_PHASE_COLUMNS,
-                        _metadata_phase_rows(doc, run.get("id"))),
+                        _metadata_phase_rows(measured, run.get("id"))),
                   Table("metadata", "Summary", METADATA_COLUMNS, _metadata_rows(run))]
     else:
-        nodes += [Table("phases", "Phases", PHASE_COLUMNS, _phase_rows(doc, run.get("id"))),
+        nodes += [Table("phases", "Phases", PHASE_COLUMNS, _phase_rows(measured, run.get("id"))),
                   Table("summary", "Summary", SUMMARY_COLUMNS, _op_rows(run))]
-    hints = doc.get("hints") or {}
-    if hints.get("requested") or hints.get("effective"):
-        eff = hints.get("effective") or {}
-        req = hints.get("requested") or {}
-        items = [(k, k, {"effective": v, "requested": req.get(k)}, fmt_hint)
-                 for k, v in sorted(eff.items())]
+    hints = measured.hints
+    if hints.requested or hints.effective:
+        items = [(k, k, {"effective": v, "requested": hints.requested.get(k)}, fmt_hint)
+                 for k, v in sorted(hints.effective.items())]
         nodes.append(Section("hints_effective", "Effective hints", items))
     nodes.append(Notes("notes", _run_notes(run)))
     return Report("run", nodes, csv_table="metadata_phases" if metadata else "phases",

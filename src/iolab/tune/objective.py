@@ -33,6 +33,7 @@ from iolab import backends
 from iolab.bench.subrun import run_bench
 from iolab.errors import UsageError
 from iolab.launch import allocation_nodes, allocation_tasks_per_node, sbatch_command
+from iolab.runs.engine_doc import MeasuredRun, from_json
 from iolab.settings.apply import hints_file, mpich_mpiio_hints
 from iolab.settings.apply import lfs_setstripe as lfs_command
 from iolab.tune.knobs import LAUNCH, Knob, all_knobs, knob
@@ -160,12 +161,11 @@ def _bench_path(base: Sequence[str]) -> Path | None:
     return None
 
 
-def effective_settings(doc: Mapping[str, Any]) -> dict[str, str]:
+def effective_settings(run: MeasuredRun) -> dict[str, str]:
     """What a run actually used, per knob name, from the engine's document: its own options
     from "config", ROMIO hints from the read-back "effective" hints (when verifiable)."""
-    config = doc.get("config") or {}
-    hints = doc.get("hints") or {}
-    effective = hints.get("effective") or {} if hints.get("verifiable") else {}
+    config = run.config
+    effective = run.hints.effective if run.hints.verifiable else {}
     out: dict[str, str] = {}
     for k in all_knobs():
         raw: Any = None
@@ -180,7 +180,7 @@ def effective_settings(doc: Mapping[str, Any]) -> dict[str, str]:
             out[k.name] = k.normalise(text)
         except UsageError:
             continue  # a value outside the knob's domain (e.g. ROMIO's own spelling)
-    per_host = set(((doc.get("environment") or {}).get("ranks_per_host") or {}).values())
+    per_host = set(run.environment.ranks_per_host.values())
     if len(per_host) == 1:  # as the ranks were placed, whoever placed them
         out["slurm.ranks_per_node"] = str(per_host.pop())
     return out
@@ -205,15 +205,6 @@ def srun_settings(argv: Sequence[str], env: Mapping[str, str]) -> dict[str, str]
     trial = env.get(LAUNCH["slurm.ranks_per_node"][1], "")
     per_node = int(trial) if trial.isdigit() else allocation_tasks_per_node(env)
     return {"slurm.ranks_per_node": str(per_node)} if per_node else {}
-
-
-def _ignored_hints(doc: Mapping[str, Any]) -> tuple[str, ...]:
-    hints = doc.get("hints") or {}
-    if not isinstance(hints, Mapping):
-        return ()
-    if hints.get("verifiable") is False:
-        return tuple(hints.get("unverified") or ())
-    return tuple(hints.get("ignored") or ())
 
 
 @dataclass
@@ -292,21 +283,19 @@ class BenchObjective:
                 raise UsageError(run.error or "iolab bench refused the workload")
             return TrialOutcome("failed", None, run.wall_time_s,
                                 error=f"refused for this workload: {run.error}")
-        doc = run.doc or {}
-        does_mpiio = (doc.get("config") or {}).get("api") in backends.OVER_MPIIO
-        impl = (doc.get("environment") or {}).get("mpiio_implementation") if does_mpiio \
-            else None
-        ignored = _ignored_hints(doc)
+        measured = from_json(run.doc)
+        does_mpiio = measured.api in backends.OVER_MPIIO
+        impl = measured.environment.mpiio_implementation if does_mpiio else None
+        ignored = measured.hints.not_applied
         if run.status != "ok":
             return TrialOutcome(run.status, None, run.wall_time_s, run.run_id,
                                 run.error or "the run failed", ignored, impl)
-        bw = (((doc.get("summary") or {}).get(self.target) or {}).get("bw_bytes_per_s") or {})
-        median = bw.get("median")
+        median = measured.op_summary(self.target).bw_bytes_per_s.median
         if median is None:
             return TrialOutcome("failed", None, run.wall_time_s, run.run_id,
                                 f"the workload has no {self.target} phase", ignored, impl)
         return TrialOutcome("ok", float(median) / MIB, run.wall_time_s, run.run_id, None,
-                            ignored, impl, effective_settings(doc))
+                            ignored, impl, effective_settings(measured))
 
 
 # What MPI launchers print around a failed job, not the program's words: Open MPI's boxes
