@@ -30,9 +30,11 @@ def is_profile(path: Path) -> bool:
         return False
 
 
-def load_source(path: str | os.PathLike[str]) -> RawJob:
-    """A RawJob from a Darshan log or an iolab profile (UsageError on bad input)."""
+def load_source(path: str | os.PathLike[str], *, isolate: bool = True) -> RawJob:
+    """A RawJob from a Darshan log or an iolab profile (UsageError on bad input);
+    ``isolate=False``: a Darshan log read in this process, without the forked child that
+    survives libdarshan-util crashing (iolab.sources.darshan.load_darshan_log)."""
     p = Path(path)
     if p.exists() and is_profile(p):
         return load_profile(p)
-    return load_darshan_log(p)
+    return load_darshan_log(p, isolate=isolate)

@@ -43,7 +43,12 @@ class KnownHashes(WorkerPlugin):
 
 
 def read_batch(paths: list[str], plugin: str) -> list[LogResult]:
-    """A task: read a few logs on a worker."""
+    """A task: read a few logs on a worker, each in a forked child as diagnose reads it (a
+    log that crashes libdarshan-util is its own row). Not in the worker's process as the
+    pool's workers read: with a crashing log, a worker killed in a task made the local
+    cluster hang now and then (1 run in 20, 2 in 3 in a shared temp folder), never
+    explained; the client still reads a task's logs again, one fork each, if Dask gives the
+    task up (:func:`_task_results`)."""
     from distributed import get_worker
 
     try:
@@ -71,15 +76,16 @@ class DaskReader:
         plugin = _PLUGIN_PREFIX + uuid.uuid4().hex  # two runs on one cluster never clash
         try:
             self.client.register_plugin(KnownHashes(known_hashes), name=plugin)
-            pending: collections.deque[Any] = collections.deque()
+            pending: collections.deque[tuple[list[str], Any]] = collections.deque()
             chunks = (paths[i:i + TASK_LOGS] for i in range(0, len(paths), TASK_LOGS))
             for chunk in chunks:
                 # pure=False: a task re-read after a file changed is never taken from memory
-                pending.append(self.client.submit(read_batch, chunk, plugin, pure=False))
+                pending.append((chunk, self.client.submit(read_batch, chunk, plugin,
+                                                          pure=False)))
                 if len(pending) >= self._window():
-                    yield from pending.popleft().result()
+                    yield from _task_results(*pending.popleft(), known_hashes)
             while pending:
-                yield from pending.popleft().result()
+                yield from _task_results(*pending.popleft(), known_hashes)
         except ReaderLost:
             raise
         except Exception as exc:  # noqa: BLE001 - the cluster's failures, in one line
@@ -88,6 +94,21 @@ class DaskReader:
             if self.client.status == "running":  # a lost scheduler is not waited for
                 with contextlib.suppress(Exception):
                     self.client.unregister_worker_plugin(plugin)
+
+
+def _task_results(chunk: list[str], future: Any, known_hashes: frozenset[str]
+                  ) -> list[LogResult]:
+    """A task's rows; if its workers kept dying (a log that crashes libdarshan-util, which
+    Dask tries again on other workers up to ``distributed.scheduler.allowed-failures``), its
+    logs read again here, one fork each: only the log that crashes is unreadable."""
+    from distributed import KilledWorker
+
+    try:
+        return list(future.result())
+    except KilledWorker:
+        # In the command's process, which found these paths: each log in a forked child
+        # (iolab.sources.darshan), so a crash is that log's row, never this process's end.
+        return [read_log(p, known_hashes) for p in chunk]
 
 
 def _load_config(path: str | None) -> None:

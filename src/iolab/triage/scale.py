@@ -142,24 +142,51 @@ def _init_worker(known_hashes: frozenset[str]) -> None:
 def _read_in_worker(path_text: str) -> LogResult:
     from iolab.triage.read import read_log  # deferred: see the imports
 
-    return read_log(path_text, _KNOWN)
+    # In the worker's own process, no fork a log (the fork cost ~60 ms a small log, most of
+    # the reading): a log that crashes libdarshan-util kills this worker, not the command,
+    # and the command reads what was in flight again, each log in its own fork.
+    return read_log(path_text, _KNOWN, isolate=False)
 
 
 class PoolReader:
     def __init__(self, jobs: int) -> None:
         self.jobs = jobs
         self.label = f"on {jobs} process{'es' if jobs > 1 else ''}"
+        self.recovered = 0  # pools broken by a worker's death (a crashing log) and replaced
 
     def results(self, paths: list[str], known_hashes: frozenset[str]) -> Iterator[LogResult]:
-        import concurrent.futures as cf  # deferred: see the imports
-        import multiprocessing
+        from iolab.triage.read import read_log  # deferred: see the imports
 
-        from iolab.triage.read import read_log
-
-        if self.jobs <= 1 or len(paths) <= 1:
+        if len(paths) <= 1:  # one log: no pool to start, the fork protects this process
             for p in paths:
                 yield read_log(p, known_hashes)
             return
+        # A pool even of one (-j 1): reading in a worker, not in a fork a log, is what makes
+        # reading cheap, and the command survives what kills the worker.
+        done = 0
+        while done < len(paths):
+            in_flight: list[tuple[str, cf.Future[LogResult]]] = []
+            before = done
+            for res in self._pool_run(paths[done:], known_hashes, in_flight):
+                done += 1
+                yield res
+            # A worker died (libdarshan-util crashed on a log): what came back is kept, the
+            # other logs in flight are read again here, one fork each, so only the log that
+            # crashes is unreadable; the rest go on in a new pool.
+            for p, fut in in_flight:
+                done += 1
+                yield _result_or_none(fut) or read_log(p, known_hashes)
+            if done == before:  # a pool that reads nothing (its workers die at start)
+                done += 1
+                yield read_log(paths[before], known_hashes)
+
+    def _pool_run(self, paths: list[str], known_hashes: frozenset[str],
+                  in_flight: list[tuple[str, cf.Future[LogResult]]]) -> Iterator[LogResult]:
+        """Results in order until the end or until the pool breaks; then ``in_flight`` gets
+        the logs sent and not handed back, in order, and the iteration ends."""
+        import concurrent.futures as cf  # deferred: see the imports
+        import multiprocessing
+        from concurrent.futures.process import BrokenProcessPool
         # forkserver: the workers do not inherit the parent's threads (pyarrow's pools), which
         # a plain fork would copy in an unknown state.
         methods = multiprocessing.get_all_start_methods()
@@ -170,13 +197,30 @@ class PoolReader:
             # A bounded window in flight, handed back in the order found (a 100,000-log run
             # does not queue every future; copies resolve the same way on every run).
             window = self.jobs * 4
-            pending: collections.deque[cf.Future[LogResult]] = collections.deque()
-            for p in paths:
-                pending.append(pool.submit(_read_in_worker, p))
-                if len(pending) >= window:
-                    yield pending.popleft().result()
-            while pending:
-                yield pending.popleft().result()
+            pending: collections.deque[tuple[str, cf.Future[LogResult]]] = collections.deque()
+            todo = iter(paths)
+            while True:
+                with contextlib.suppress(BrokenProcessPool):  # broken: the result says so
+                    while len(pending) < window and (p := next(todo, None)) is not None:
+                        pending.append((p, pool.submit(_read_in_worker, p)))
+                if not pending:
+                    return
+                p, fut = pending[0]
+                try:
+                    res = fut.result()
+                except BrokenProcessPool:
+                    self.recovered += 1
+                    in_flight.extend(pending)
+                    return
+                pending.popleft()
+                yield res
+
+
+def _result_or_none(fut: cf.Future[LogResult]) -> LogResult | None:
+    """A result that came back before the pool broke."""
+    if fut.done() and not fut.cancelled() and fut.exception() is None:
+        return fut.result()
+    return None
 
 
 def default_jobs() -> int:
