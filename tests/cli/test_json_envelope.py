@@ -42,7 +42,7 @@ FORMS = [
 
 # Verbs whose only --json form is a run too long to repeat here: the test that checks their
 # envelope (schema_version and kind first) on that run.
-ELSEWHERE = {"io500": "tests/io500/test_io500.py::test_small_run_runs_every_phase_and_scores"}
+ELSEWHERE = {"io500": "tests/io500/test_io500.py::test_quick_run_runs_every_phase_and_scores"}
 
 
 def test_every_verb_with_json_has_a_form_here() -> None:
