@@ -56,30 +56,39 @@ def test_trace_overhead_smoke(tracer: Path, tmp_path: Path) -> None:
 
 
 def test_trace_overhead_callgrind_smoke(tracer: Path, tmp_path: Path) -> None:
-    """--callgrind writes its own block right after the wall-time one, keeps the rest."""
+    """--callgrind writes its own block right after the wall-time one, keeps the rest; every
+    case runs under callgrind (the single-process cases and the MPI/HDF5 ones side by side,
+    two scripts on two cores: the MPI ones are most of the time)."""
     if shutil.which("valgrind") is None:
         pytest.skip("valgrind is not installed")
-    out = tmp_path / "bench.md"
-    out.write_text(
-        "# Benchmarks\n\n<!-- trace_overhead:begin -->\nwall\n<!-- trace_overhead:end -->\n"
-        "\n## Other\n"
-    )
-    cmd = [
-        sys.executable,
-        str(ROOT / "bench" / "trace_overhead"),
-        "--callgrind",
-        "--scale",
-        "0.001",
-        "--output",
-        str(out),
-        "--dir",
-        str(tmp_path),
-    ]
-    run = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, run.stderr
+    runs = {}
+    for part, cases in (("single", "write64,fwrite512,openclose"),
+                        ("mpi", "mpiio,hdf5,launcher")):
+        (tmp_path / part).mkdir()
+        out = tmp_path / part / "bench.md"
+        out.write_text(
+            "# Benchmarks\n\n<!-- trace_overhead:begin -->\nwall\n<!-- trace_overhead:end -->\n"
+            "\n## Other\n"
+        )
+        cmd = [sys.executable, str(ROOT / "bench" / "trace_overhead"), "--callgrind",
+               "--cases", cases, "--scale", "0.001", "--output", str(out), "--dir",
+               str(tmp_path / part)]
+        runs[part] = (out, subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                                            stderr=subprocess.PIPE, text=True))
+    for out, proc in runs.values():
+        _, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err
+        text = out.read_text()
+        assert text.index("trace_overhead:end") < text.index("Instruction counts (callgrind)")
+        assert text.index("trace_overhead_callgrind:end") < text.index("## Other")
+    mpi_rows = [ln for ln in runs["mpi"][0].read_text().splitlines() if ln.startswith("| ")]
+    assert any(ln.startswith("| launcher") for ln in mpi_rows), mpi_rows
+    if "mpiio" in _expected_mpi_cases():
+        assert any(ln.startswith("| mpiio (1 rank) |") for ln in mpi_rows), mpi_rows
+    if "hdf5" in _expected_mpi_cases():
+        assert sum(ln.startswith("| hdf5 (1 rank)") for ln in mpi_rows) == 2, mpi_rows
+    out = runs["single"][0]
     text = out.read_text()
-    assert text.index("trace_overhead:end") < text.index("Instruction counts (callgrind)")
-    assert text.index("trace_overhead_callgrind:end") < text.index("## Other")
     row = next(ln for ln in text.splitlines() if ln.startswith("| write64 |"))
     plain, iolab = (float(c) for c in row.split("|")[2:4])
     assert 0 < plain < iolab  # the tracer adds instructions to every traced write()

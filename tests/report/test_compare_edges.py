@@ -33,20 +33,30 @@ def iolab(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
                           text=True, cwd=cwd, env=ENV, timeout=300)
 
 
+def iolab_at_once(*calls: tuple[str, ...], cwd: Path) -> list[subprocess.CompletedProcess[str]]:
+    """iolab(*call) for each call, all started at once: commands that only read the
+    database, each mostly its own start-up (two cores)."""
+    procs = [subprocess.Popen([sys.executable, "-m", "iolab", *call], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, cwd=cwd, env=ENV)
+             for call in calls]
+    done = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=300)
+        done.append(subprocess.CompletedProcess(proc.args, proc.returncode, out, err))
+    return done
+
+
 def one_line_exit_2(r: subprocess.CompletedProcess[str]) -> str:
     lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
     assert r.returncode == 2 and len(lines) == 1 and not r.stdout, r.stderr
     return lines[0]
 
 
-def _interrupted_bench(db: Path, cwd: Path) -> None:
+def _interrupted_bench(db: Path, cwd: Path, startup: float) -> None:
     """A bench Ctrl-C'd in its third repetition or so: stored 'interrupted', with the
-    repetitions that finished. The wait is the start-up of a bench measured just before
-    (seconds on a loaded machine) plus about two repetitions, so one has finished."""
-    began = time.monotonic()
-    r = iolab("bench", *NULL, "-i", "1", "--db", str(cwd / "startup.db"), "-q", cwd=cwd)
-    assert r.returncode == 0, r.stderr
-    startup = time.monotonic() - began
+    repetitions that finished. The wait is the start-up of a bench (the slowest of the
+    benches just before, seconds on a loaded machine: almost all start-up) plus about two
+    repetitions, so one has finished."""
     p = subprocess.Popen([sys.executable, "-m", "iolab", "bench", *NULL, "-i", "40",
                           "--null.delay-us", "100000", "--db", str(db), "-q"], cwd=cwd,
                          env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -63,11 +73,14 @@ def stored(tmp_path_factory: pytest.TempPathFactory) -> Path:
     interrupted run; tune 1 failed at its baseline (time limit), tune 2 done."""
     where = tmp_path_factory.mktemp("cmp")
     db = where / "r.db"
+    startup = 0.0
     for reps, delay in (("2", "4000"), ("2", "1000"), ("5", "4000"), ("5", "1000")):
+        began = time.monotonic()
         r = iolab("bench", *NULL, "-i", reps, "--null.delay-us", delay, "--db", str(db), "-q",
                   cwd=where)
         assert r.returncode == 0, r.stderr
-    _interrupted_bench(db, where)
+        startup = max(startup, time.monotonic() - began)
+    _interrupted_bench(db, where, startup)
     r = iolab("tune", "--knob", "transfer=64k,128k", "--trials", "2", "--confirm", "4",
               "--time-limit", "1", "--db", str(db), "-q", "--", "iolab", "bench", *NULL[:6],
               "-w", "--null.delay-us", "3000000", cwd=where)
@@ -79,8 +92,11 @@ def stored(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return db
 
 
-def _compare(db: Path, a: str, b: str, cwd: Path) -> dict[str, Any]:
-    r = iolab("compare", a, b, "--db", str(db), "--json", cwd=cwd)
+def _json_compare(db: Path, a: str, b: str) -> tuple[str, ...]:
+    return ("compare", a, b, "--db", str(db), "--json")
+
+
+def _json(r: subprocess.CompletedProcess[str]) -> dict[str, Any]:
     assert r.returncode == 0, r.stderr
     doc: dict[str, Any] = json.loads(r.stdout)
     return doc
@@ -117,13 +133,14 @@ def test_an_interval_that_excludes_1_is_never_no_difference(stored: Path,
     # is not significant
     assert median_ratio_interval(b, a)[0] > 1
     assert mannwhitneyu(b, a, alternative="greater").pvalue >= 0.05
-    doc = _compare(stored, "run:1", "run:2", tmp_path)
+    as_json, r = iolab_at_once(_json_compare(stored, "run:1", "run:2"),
+                               ("compare", "run:1", "run:2", "--db", str(stored)), cwd=tmp_path)
+    doc = _json(as_json)
     assert doc["schema_version"] == 1 and doc["kind"] == "compare"
     for row in doc["ratios"]:
         _verdict_agrees_with_interval(row)
         assert row["ratio"] > 2  # the ratio is still given
         assert row["ci_low"] is None and "too few samples to judge" in row["note"]
-    r = iolab("compare", "run:1", "run:2", "--db", str(stored), cwd=tmp_path)
     assert "no significant difference" not in r.stdout
 
 
@@ -132,7 +149,9 @@ def test_enough_runs_give_an_interval_and_its_verdict(stored: Path, tmp_path: Pa
     claim on the same samples the same decision / was: the decision needed a second test."""
     from iolab.tune.stats import compare as tune_claim
 
-    doc = _compare(stored, "run:3", "run:4", tmp_path)
+    forwards, backwards_run = iolab_at_once(_json_compare(stored, "run:3", "run:4"),
+                                            _json_compare(stored, "run:4", "run:3"), cwd=tmp_path)
+    doc = _json(forwards)
     rows = {r["workload"]: r for r in doc["ratios"]}
     for row in rows.values():
         _verdict_agrees_with_interval(row)
@@ -144,7 +163,7 @@ def test_enough_runs_give_an_interval_and_its_verdict(stored: Path, tmp_path: Pa
     backwards = tune_claim(b, a, maximize=True)  # A better: no gain claimed by tune either
     assert not backwards.significant and backwards.ci_high is not None \
         and backwards.ci_high < 1
-    assert _compare(stored, "run:4", "run:3", tmp_path)["ratios"][0]["note"] == "A better"
+    assert _json(backwards_run)["ratios"][0]["note"] == "A better"
 
 
 def test_too_few_runs_are_not_judged_by_tune_either() -> None:
@@ -177,23 +196,28 @@ def test_an_interrupted_run_is_compared_marked_partial(stored: Path, tmp_path: P
         status = c.execute("SELECT status FROM runs WHERE id = 5").fetchone()[0]
     assert status == "interrupted"
     assert len(_write_bandwidths(stored, 5)) >= 1
-    r = iolab("compare", "run:3", "run:5", "--db", str(stored), cwd=tmp_path)
+    r, as_json, whole = iolab_at_once(("compare", "run:3", "run:5", "--db", str(stored)),
+                                      _json_compare(stored, "run:3", "run:5"),
+                                      _json_compare(stored, "run:3", "run:4"), cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert "B = run 5 (partial: interrupted)" in r.stdout
     assert "B is partial (interrupted)" in r.stderr
-    doc = _compare(stored, "run:3", "run:5", tmp_path)
+    doc = _json(as_json)
     assert doc["partial"] and doc["b_status"] == "interrupted" and doc["a_status"] == "ok"
     assert "partial" in doc["b"] and "partial" not in doc["a"]
-    assert not _compare(stored, "run:3", "run:4", tmp_path)["partial"]
+    assert not _json(whole)["partial"]
 
 
 def test_a_failed_tune_with_no_runs_is_refused(stored: Path, tmp_path: Path) -> None:
     """expected: one line saying the failed tune holds nothing and why it failed, exit 2 /
     was: a table of "missing on one side" against a done tune, exit 0."""
-    for a, b in (("tune:2", "tune:1"), ("tune:1", "tune:2")):
-        line = one_line_exit_2(iolab("compare", a, b, "--db", str(stored), cwd=tmp_path))
+    *refused, itself = iolab_at_once(("compare", "tune:2", "tune:1", "--db", str(stored)),
+                                     ("compare", "tune:1", "tune:2", "--db", str(stored)),
+                                     _json_compare(stored, "tune:2", "tune:2"), cwd=tmp_path)
+    for r in refused:
+        line = one_line_exit_2(r)
         assert "tune:1 holds no bandwidth to compare (status failed: the baseline" in line
-    doc = _compare(stored, "tune:2", "tune:2", tmp_path)  # the done tune itself compares
+    doc = _json(itself)  # the done tune itself compares
     assert {r["workload"] for r in doc["ratios"]} == {"baseline", "winner"}
     assert not doc["partial"]
 
@@ -201,7 +225,9 @@ def test_a_failed_tune_with_no_runs_is_refused(stored: Path, tmp_path: Path) -> 
 def test_compare_verbose_shows_each_sides_repetitions(stored: Path, tmp_path: Path):
     """Expected: `compare -v` prints every repetition of each side, the values the ratio is
     the ratio of medians of. Was: compare had no -v (issue 28, item 10)."""
-    r = iolab("compare", "run:3", "run:4", "--db", str(stored), "-v", cwd=tmp_path)
+    r, q = iolab_at_once(("compare", "run:3", "run:4", "--db", str(stored), "-v"),
+                         ("compare", "run:3", "run:4", "--db", str(stored), "-q", "-v"),
+                         cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     conn = results_db.connect(str(stored), read_only=True)
     for tag, ident in (("A", 3), ("B", 4)):
@@ -211,7 +237,6 @@ def test_compare_verbose_shows_each_sides_repetitions(stored: Path, tmp_path: Pa
         line = next(ln for ln in r.stdout.splitlines() if f" {tag} (" in ln and "write" in ln)
         assert line.split(": ", 1)[1].split() == want, (line, want)
     assert "percentile bootstrap" in r.stdout
-    q = iolab("compare", "run:3", "run:4", "--db", str(stored), "-q", "-v", cwd=tmp_path)
     assert q.returncode == 2  # say less and say more at once: refused
 
 

@@ -32,9 +32,11 @@ def _points(db: Path, sweep: int) -> list[tuple[int, int]]:
 
 def test_interrupted_sweep_resumes_without_repeating_points(tmp_path: Path) -> None:
     db = tmp_path / "r.db"
+    # 50 ms a call: the interruption waits for the first stored point, and the three left
+    # take seconds anyway (a bench start each); the resumed points run at the same delay
     cmd = [sys.executable, "-m", "iolab", "sweep", "-p", "np=1,2", "-p", "t=64k,128k",
            "--reps", "2", "--db", str(db), "--", "-a", "null", "-b", "256k",
-           "--null.delay-us", "200000"]
+           "--null.delay-us", "50000"]
     proc = subprocess.Popen(cmd, cwd=tmp_path, env=ENV, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     deadline = time.monotonic() + 120
