@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from iolab.diagnose import fixes
+from iolab.diagnose import batch_scripts
 from iolab.model.job import build_model
 from iolab.model.raw import RawJob, RawRecord
 
@@ -46,7 +46,7 @@ def test_emitted_sbatch_runs_the_logs_program(slurm_env: dict[str, str], tmp_pat
     raw = RawJob.build(source="darshan", source_paths=["synthetic"], nprocs=2, start_time=0.0,
                        end_time=10.0, run_time_s=10.0, records=[rec],
                        exe="/usr/bin/env IOLAB_MARK=from-the-log /usr/bin/printenv IOLAB_MARK")
-    (art,) = fixes.slurm_affinity(build_model([raw], nodes=1))
+    (art,) = batch_scripts.slurm_affinity(build_model([raw], nodes=1))
     script = tmp_path / art.name
     script.write_text(art.content)
     out, err = tmp_path / "job.out", tmp_path / "job.err"
@@ -75,7 +75,7 @@ def test_batch_script_for_the_scheduler_that_ran_the_job(
                        end_time=10.0, run_time_s=10.0, records=recs, exe="./sim -i in.nml",
                        nodes=2)
     model = build_model([raw])
-    (art,) = fixes.slurm_affinity(model)
+    (art,) = batch_scripts.slurm_affinity(model)
     assert art.kind == kind and f"{launcher} " in art.content
     if prefix.startswith("/home"):
         assert "does not say which scheduler" in art.content

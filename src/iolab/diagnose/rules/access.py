@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from iolab.diagnose import fixes
+from iolab.diagnose import batch_scripts, fixes
 from iolab.diagnose.rules.base import (
     DRISHTI,
     KAUST,
@@ -209,8 +209,9 @@ def _serial_small(model: Model, th: Thresholds) -> list[Hit]:
 
 def _serial_small_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
     paths = hit.data.get("paths", [])
+    program = batch_scripts.program_short(model)
     return Fix(
-        text=(f"Buffer the stream: run under `iolab buffer -- {fixes.program_short(model)}` "
+        text=(f"Buffer the stream: run under `iolab buffer -- {program}` "
               "(LD_PRELOAD "
               "libiolab-buffer.so, no relinking), or Cray IOBUF, or give the stream a large "
               "buffer with setvbuf; each turns many small calls into a few 64 MiB ones."),

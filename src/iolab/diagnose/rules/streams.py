@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from iolab.diagnose import fixes
+from iolab.diagnose import batch_scripts, fixes
 from iolab.diagnose.rules.base import (
     CUG_2017,
     KAUST,
@@ -223,7 +223,7 @@ def _per_node_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
     return Fix(text=("Let several processes per node (or several threads) do the I/O: a shared "
                      "file with collective MPI-IO, or subset aggregation; bind them to cores."),
                artifacts=fixes.collective_code(model, [e.path for e in hit.files])
-               + fixes.slurm_affinity(model))
+               + batch_scripts.slurm_affinity(model))
 
 
 def rules() -> list[Rule]:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from iolab.diagnose import fixes
+from iolab.diagnose import batch_scripts, fixes
 from iolab.diagnose.rules.base import (
     CSC_LUSTRE,
     DRISHTI,
@@ -68,7 +68,7 @@ def _io_bound_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
               f"known pattern explains the time: record a trace, {trace}, to see which calls "
               "take it); then keep system noise off the I/O path with core specialisation "
               "and place ranks with explicit affinity."),
-        artifacts=fixes.slurm_affinity(model),
+        artifacts=batch_scripts.slurm_affinity(model),
     )
 
 
