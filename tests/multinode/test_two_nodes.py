@@ -340,6 +340,7 @@ def test_tune_ranks_per_node_places_each_trial_as_its_value_says(
     conn = sqlite3.connect(str(db))
     try:
         trials = conn.execute("SELECT params, run_id, status FROM trials").fetchall()
+        errors = conn.execute("SELECT error FROM trials WHERE status != 'ok'").fetchall()
         (space,), = conn.execute("SELECT space FROM tunes").fetchall()
     finally:
         conn.close()
@@ -347,7 +348,7 @@ def test_tune_ranks_per_node_places_each_trial_as_its_value_says(
     assert json.loads(space) == {"slurm.ranks_per_node": ["1"]}, space
     seen = set()
     for params, run_id, status in trials:
-        assert status == "ok"
+        assert status == "ok", (params, errors, p.stderr[-2000:])
         per_node = json.loads(params).get("slurm.ranks_per_node", "(default)")
         run = by_id[run_id]
         hosts = run["engine_json"]["environment"]["ranks_per_host"]
