@@ -7,6 +7,7 @@ and computes :class:`~iolab.model.metrics.Metrics` once. Rules read only this.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -85,11 +86,8 @@ class Job:
         """(host, ranks, CPUs) of each node that ran more ranks than it had CPUs, when both
         are known (ranks per host from rank_hosts, CPUs from host_cpus or --cores-per-node);
         empty when not, or when either is unknown (a Darshan log: never guessed)."""
-        per_host: dict[str, int] = {}
-        for host in self.rank_hosts.values():
-            per_host[host] = per_host.get(host, 0) + 1
         out = []
-        for host, ranks in sorted(per_host.items()):
+        for host, ranks in sorted(Counter(self.rank_hosts.values()).items()):
             cpus = self.cores_per_node or self.host_cpus.get(host)
             if cpus and ranks > cpus:
                 out.append((host, ranks, cpus))

@@ -282,20 +282,20 @@ def _run_program(args: argparse.Namespace, argv: list[str]) -> int:
         program = line.program if line is not None else argv
         stem = args.name or f"{Path(program[0]).name}-{stamp}-{os.getpid()}"
         target = outdir / (stem if stem.endswith(fmt.JOB_SUFFIX) else stem + fmt.JOB_SUFFIX)
+        batch_job = line is not None and line.kind == "sbatch"
         job = {
             "cmdline": program,
             "start_unix": start,
             "end_unix": time.time(),
             "exit_code": rc,
-            "np": _job_np(parts_dir) if line is not None and line.kind == "sbatch"
+            "np": _job_np(parts_dir) if batch_job
             else (line.np if line is not None else args.np),
             "launch": launch_words,
             "trace": bool(args.trace),
             # the CPUs usable here: ranks started on this host inherit this CPU set (a
             # batch job's ranks run elsewhere: not known there)
-            **({} if line is not None and line.kind == "sbatch" else _host_cpus()),
+            **({} if batch_job else _host_cpus()),
         }
-        batch_job = line is not None and line.kind == "sbatch"
         n = len(list(parts_dir.glob("*" + fmt.PART_SUFFIX)))
         if n == 0 and (rc != 0 or batch_job):
             # Nothing was traced: an empty profile would read as "no problem found".

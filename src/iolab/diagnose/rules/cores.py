@@ -51,13 +51,18 @@ def adds_synchronisation(rule_id: str, hit: Hit) -> bool:
     return rule_id in SYNCHRONISING
 
 
+def _most_oversubscribed(over: list[tuple[str, int, int]]) -> tuple[str, int, int]:
+    """The (host, ranks, CPUs) with the most ranks per CPU."""
+    return max(over, key=lambda r: r[1] / r[2])
+
+
 def oversubscription_note(model: Model) -> str:
     """The reason an advice that adds synchronisation is an experiment on this job; '' when
     no node is known to be oversubscribed."""
     over = model.job.oversubscribed()
     if not over:
         return ""
-    host, ranks, cpus = max(over, key=lambda r: r[1] / r[2])
+    host, ranks, cpus = _most_oversubscribed(over)
     return (f" {ranks} ranks ran on {cpus} CPUs of {host} (oversubscribed): collective calls "
             "wait for every rank and a rank without a core is descheduled while the others "
             "spin, so this change is an experiment here, to be measured at one rank a core "
@@ -86,7 +91,7 @@ def _oversubscribed(model: Model, th: Thresholds) -> list[Hit]:
     if not over:
         return []
     wait = _collective_wait_s(model)
-    host, ranks, cpus = max(over, key=lambda r: r[1] / r[2])
+    host, ranks, cpus = _most_oversubscribed(over)
     return [Hit(
         summary=(f"{ranks} ranks ran on {cpus} CPUs of {host}"
                  + (f" ({len(over)} such node(s))" if len(over) > 1 else "")
