@@ -310,8 +310,11 @@ _LAUNCHER_LINE = re.compile(
     # the MPI runtime's report of a crashed rank: Open MPI's "[host:pid] *** Process
     # received signal ***" block, UCX's "[host:pid:...] Caught signal" and backtrace
     r"\[[^\]\s]+:\d+[^\]]*\]\s)", re.I)
-# a backtrace's frames say where, never why ("libc.so.6(gsignal+0x12)")
-_FRAME = re.compile(r"^\s*(\[[^\]]*\]\s*)?(\[ ?\d+\]\s*|\d+\s+)\S*\(\S*\+0x|^\s*=+ backtrace")
+# a backtrace's frames say where, never why ("libc.so.6(gsignal+0x12)"); two ranks' frames
+# interleave through the launcher's forwarding, so a frame may lose its "[host:pid] [ 1]"
+# prefix to another line ("/path/fails_to_open(+0x1289)[0x55a9...]": not an error)
+_FRAME = re.compile(r"^\s*(\[[^\]]*\]\s*)?(\[ ?\d+\]\s*|\d+\s+)\S*\(\S*\+0x|^\s*=+ backtrace|"
+                    r"\(\S*\+0x[0-9a-fA-F]+\)\s*\[0x[0-9a-fA-F]+\]\s*$")
 _NOT_WHY = ("job has been aborted", "End of error message")
 _SAYS_WHY = re.compile(r"error|cannot|can't|could not|fail|abort|denied|no such|not found|"
                        r"invalid|fatal|killed|signal|segmentation|exception", re.I)
@@ -346,7 +349,7 @@ def error_line(output: str) -> str:
     banner: list[str] = []
     in_box = False
     for line in output.splitlines():
-        if not line.strip() or _FRAME.match(line):
+        if not line.strip() or _FRAME.search(line):
             continue
         if _RULE.match(line):
             in_box = not in_box if line.strip()[0] == "-" else in_box
