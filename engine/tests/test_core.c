@@ -40,6 +40,34 @@ static void test_pattern(void)
     CHECK(iolab_pattern_check(part, sizeof part, 3, 1000, 2) >= 0, "zeros accepted");
 }
 
+/* The word-at-a-time check (expected: the first wrong byte, wherever it sits relative to the
+ * 8-byte words and the 64-word blocks the scan ORs together; was a memcmp per word): every
+ * start alignment, a flip in every byte of a block boundary's neighbourhood, two flips (the
+ * first is reported), and a long clean buffer accepted. */
+static void test_pattern_blocks(void)
+{
+    enum { LEN = 3 * 512 + 13 };
+    static unsigned char buf[LEN + 8];
+    for (uint64_t start = 0; start < 8; start++) {
+        uint64_t off = 4096 + start;
+        iolab_pattern_fill(buf, LEN, 7, off, 1);
+        CHECK(iolab_pattern_check(buf, LEN, 7, off, 1) == -1, "clean at +%llu",
+              (unsigned long long)start);
+        for (int i = 0; i < LEN; i += (i > 500 && i < 530) || i > LEN - 20 ? 1 : 37) {
+            buf[i] ^= 0x01;
+            int64_t got = iolab_pattern_check(buf, LEN, 7, off, 1);
+            CHECK(got == i, "start +%llu flip %d found %lld", (unsigned long long)start, i,
+                  (long long)got);
+            buf[i] ^= 0x01;
+        }
+        buf[600] ^= 0x80;
+        buf[1400] ^= 0x80;
+        CHECK(iolab_pattern_check(buf, LEN, 7, off, 1) == 600, "two flips: the first");
+        buf[600] ^= 0x80;
+        buf[1400] ^= 0x80;
+    }
+}
+
 static void test_stats(void)
 {
     const double odd[] = {5, 1, 3}, even[] = {4, 1, 3, 2};
@@ -103,6 +131,7 @@ static void test_placement(void)
 int main(void)
 {
     test_pattern();
+    test_pattern_blocks();
     test_stats();
     test_json();
     test_placement();
