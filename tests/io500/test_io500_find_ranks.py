@@ -15,7 +15,7 @@ import pytest
 from tool_helpers import mpirun_env
 
 from iolab import launch as launchers
-from iolab.io500.find import Criteria
+from iolab.io500.find import Criteria, name_filter
 from iolab.io500.find_ranks import split_walk
 
 
@@ -90,3 +90,85 @@ def test_find_over_mpirun_ranks_equals_the_serial_walk(tmp_path: Path,
     assert all(r["size"] == 3 and r["checked"] > 0 for r in ranks), ranks
     assert found.runtime_s > 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["data"]  # the ranks' files gone
+
+
+def _io500_tree(root: Path, easy: int, hard: int) -> None:
+    """IO500's datadir after its writes: the ior files, a tree a rank under mdtest-easy, one
+    shared folder under mdtest-hard."""
+    for folder, names in (("ior-easy", ["ior_file_easy.00000000", "ior_file_easy.00000001"]),
+                          ("ior-hard", ["file"])):
+        (root / folder).mkdir(parents=True)
+        for name in names:
+            (root / folder / name).touch()
+    for r in range(2):
+        tree = root / "mdtest-easy" / "test-dir.0-0" / f"mdtest_tree.{r}.0"
+        tree.mkdir(parents=True)
+        for i in range(easy):
+            (tree / f"file.mdtest.{r}.{i}").touch()
+    shared = root / "mdtest-hard" / "test-dir.0-0" / "mdtest_tree.0"
+    shared.mkdir(parents=True)
+    for i in range(hard):
+        (shared / f"file.mdtest.{i % 2}.{i // 2}").write_bytes(b"z" * 3901)
+
+
+def _links_count_subfolders(tmp_path: Path) -> bool:
+    probe = tmp_path / "probe"
+    (probe / "sub").mkdir(parents=True)
+    counts = os.stat(probe).st_nlink == 3 and os.stat(probe / "sub").st_nlink == 2
+    shutil.rmtree(probe)
+    return counts
+
+
+def test_two_ranks_share_io500s_mdtest_trees(tmp_path: Path) -> None:
+    """expected IO500's two mdtest-easy trees on different ranks, no rank checking more than
+    60% of the files (pfind steals work) / was both trees on rank 0 (the top level's folders
+    dealt round-robin: 802 of 903 files), the find at the slowest rank's pace."""
+    if not _links_count_subfolders(tmp_path):
+        pytest.skip("this file system's link counts do not count subfolders")
+    _io500_tree(tmp_path / "data", easy=400, hard=100)
+    shares = [split_walk(str(tmp_path / "data"), Criteria(), r, 2) for r in range(2)]
+    total = sum(s[1] for s in shares)
+    assert total == 2 + 1 + 2 * 400 + 100
+    assert max(s[1] for s in shares) <= 0.6 * total, shares
+
+
+def test_leaf_folders_are_read_by_name_only(tmp_path: Path) -> None:
+    """expected each folder without subfolders (link count 2: the mdtest trees, the ior
+    folders) read as a list of names, filtered in one pass / was an os.DirEntry and a type test
+    for every file (pfind reads d_type; the name list is all a leaf folder needs)."""
+    if not _links_count_subfolders(tmp_path):
+        pytest.skip("this file system's link counts do not count subfolders")
+    _io500_tree(tmp_path / "data", easy=30, hard=20)
+    crit = Criteria(size=3901, newer_than_ns=0)
+    shares = [split_walk(str(tmp_path / "data"), crit, r, 2) for r in range(2)]
+    assert sum(s[3] for s in shares) == 5  # ior-easy, ior-hard, 2 easy trees, the hard one
+    assert (sum(s[0] for s in shares), sum(s[1] for s in shares)) == _serial(
+        tmp_path / "data", crit)
+
+
+@pytest.mark.parametrize("pattern", ["*01*", "*", "**", "file*", "*.1", "x?y", "*[01]*",
+                                     "*01", "01*", "file.mdtest.0.1"])
+def test_name_filter_is_fnmatchcase(pattern: str) -> None:
+    """expected the one-pass filter to keep exactly the names fnmatchcase keeps / was
+    fnmatchcase called once a name (the filter compiles the pattern once)."""
+    names = ["file.mdtest.0.1", "file.mdtest.1.101", "x01y", "xay", "01", "a.1", "", "F01"]
+    assert name_filter(pattern)(names) == [n for n in names if fnmatch.fnmatchcase(n, pattern)]
+
+
+def test_ranks_start_the_walk_after_every_rank_is_ready(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """expected no rank to start its clock before the last rank was ready (a barrier, as
+    pfind's ranks start after IO500's MPI barrier) / was each rank's clock started when its
+    own interpreter was up, the others' start-up counted in the find's runtime."""
+    from iolab.io500.find_ranks import rank_find
+
+    if shutil.which("mpirun") is None:
+        pytest.skip("mpirun is not on PATH (./setup installs Open MPI)")
+    _io500_tree(tmp_path / "data", easy=20, hard=10)
+    for k, v in mpirun_env().items():
+        if k.startswith("OMPI_ALLOW"):
+            monkeypatch.setenv(k, v)
+    spec = launchers.LaunchSpec(np=3, launcher="mpirun", extra=("--oversubscribe",))
+    _, ranks = rank_find(str(tmp_path / "data"), Criteria(), spec, str(tmp_path))
+    assert min(r["start"] for r in ranks) >= max(r["ready"] for r in ranks), ranks
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data"]  # the marks gone too

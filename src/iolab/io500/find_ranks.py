@@ -3,14 +3,19 @@ launcher (mpirun, or srun inside Slurm) starts one walker per rank, the walkers 
 and each checks its own part, and the counts are summed.
 
 The split needs no messages between ranks: every rank reads the same top of the tree, level
-by level, until a level holds at least as many folders as there are ranks (or the tree ends);
-the files of the folders above that level are checked by one rank each (the folder's place in
-the walk, modulo the ranks), and each folder of that level is walked whole by one rank
-(likewise). The tree does not change during a find, so every rank computes the same split,
-and every folder is checked by exactly one rank: the counts are the serial walk's. The walkers
+by level: the folders known to hold subfolders (a link count above 2), down to a level of many
+folders a rank (where link counts say nothing, until a level holds a folder a rank). The files
+of those shared folders are checked by one rank each (the folder's place in the walk, modulo
+the ranks); every other folder met is walked whole by one rank, the widest first to the least
+loaded rank (a folder's width: its directory size), so IO500's per-rank mdtest-easy trees
+and its one wide mdtest-hard folder spread over the ranks as pfind's work stealing spreads
+them (a single folder is still one rank's). The tree does not change during a find, so every
+rank computes the same split, and every folder is checked by exactly one rank: the counts are
+the serial walk's. The walkers
 write their counts and times to one small file each in a folder every node sees (the result
-folder); the phase's runtime runs from the first rank's start to the last rank's end, as
-pfind's from its barrier to its last rank.
+folder); the ranks start together, after a barrier through that folder (each leaves a mark
+and waits for all), and the phase's runtime runs from the first rank's start to the last
+rank's end, as pfind's from IO500's barrier to its last rank.
 
     python -m iolab.io500.find_ranks ROOT OUTDIR [--name GLOB] [--size BYTES] [--newer NS]
 """
@@ -28,12 +33,15 @@ import uuid
 from pathlib import Path
 
 from iolab import launch as launchers
-from iolab.io500.find import Criteria, FindResult, scan_folder
+from iolab.io500.find import Criteria, FindResult, is_leaf, scan_folder
 
 # the rank and size each launcher gives its processes (Open MPI, MPICH/PMI, PMIx, Slurm)
 _RANK_VARS = (("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"), ("PMI_RANK", "PMI_SIZE"),
               ("PMIX_RANK", "PMIX_SIZE"), ("SLURM_PROCID", "SLURM_NTASKS"))
 MAX_SPLIT_DEPTH = 8
+# the top of the tree every rank reads stops at a level of this many folders a rank
+SHARED_FOLDERS_PER_RANK = 8
+BARRIER_TIMEOUT_S = 60.0
 
 
 def rank_and_size(environ: dict[str, str] | None = None) -> tuple[int, int]:
@@ -44,28 +52,79 @@ def rank_and_size(environ: dict[str, str] | None = None) -> tuple[int, int]:
     return 0, 1
 
 
-def split_walk(root: str, crit: Criteria, rank: int, size: int) -> tuple[int, int, int]:
-    """(found, checked, errors) of rank's share of the walk of root (see the module)."""
-    found = checked = errors = 0
+def _stat(folder: str) -> os.stat_result | None:
+    try:
+        return os.stat(folder)
+    except OSError:
+        return None
+
+
+def _shared(st: os.stat_result | None, depth: int, level: int, size: int) -> bool:
+    """Whether every rank reads this folder of the top of the tree to find the folders below:
+    one known to hold subfolders (link count above 2), down to a level of many folders per
+    rank; where link counts say nothing (1), the old rule: until a level has a folder a rank."""
+    if st is None or depth >= MAX_SPLIT_DEPTH:
+        return False
+    if st.st_nlink >= 2:
+        return st.st_nlink > 2 and level < SHARED_FOLDERS_PER_RANK * size
+    return level < size
+
+
+def _assign(units: list[tuple[int, str]], size: int) -> list[list[str]]:
+    """Each rank's folders: the widest first to the least loaded rank (its directory size is
+    the width: it grows with the entries on every POSIX file system), ties to the lowest
+    rank. Every rank computes the same answer from the same tree."""
+    load = [0] * size
+    mine: list[list[str]] = [[] for _ in range(size)]
+    for width, folder in sorted(units, key=lambda u: (-u[0], u[1])):
+        r = min(range(size), key=lambda i: (load[i], i))
+        load[r] += max(width, 1)
+        mine[r].append(folder)
+    return mine
+
+
+def split_walk(root: str, crit: Criteria, rank: int, size: int) -> tuple[int, int, int, int]:
+    """(found, checked, errors, folders read by name only) of rank's share of the walk of
+    root (see the module)."""
+    found = checked = errors = names_only = 0
+    units: list[tuple[int, str]] = []
     level, place, depth = [root], 0, 0
-    while level and len(level) < size and depth < MAX_SPLIT_DEPTH:
+    while level:
         below: list[str] = []
-        for folder in level:  # every rank reads these; one rank counts each
-            subdirs, n, m, e = scan_folder(folder, crit)
+        for folder in level:
+            st = _stat(folder)
+            if not _shared(st, depth, len(level), size):
+                units.append((st.st_size if st else 0, folder))
+                continue
+            subdirs, n, m, e = scan_folder(folder, crit)  # every rank reads it; one counts
             if place % size == rank:
                 checked, found, errors = checked + n, found + m, errors + e
             place += 1
             below += sorted(subdirs)
         level, depth = below, depth + 1
-    for i, top in enumerate(level):
-        if i % size != rank:
-            continue
+    for top in _assign(units, size)[rank]:
         todo = [top]
         while todo:
-            subdirs, n, m, e = scan_folder(todo.pop(), crit)
+            folder = todo.pop()
+            leaf = is_leaf(_stat(folder))
+            subdirs, n, m, e = scan_folder(folder, crit, leaf)
             checked, found, errors = checked + n, found + m, errors + e
+            names_only += leaf
             todo += subdirs
-    return found, checked, errors
+    return found, checked, errors, names_only
+
+
+def _wait_for_all(outdir: str, rank: int, size: int) -> None:
+    """A barrier through the shared folder: each rank leaves a mark and waits for every
+    rank's, so the walk's clock starts when the last rank is ready, as pfind's ranks start
+    after IO500's MPI barrier (not while a rank's interpreter is still starting). A rank
+    that never comes does not hold the others past BARRIER_TIMEOUT_S."""
+    Path(outdir, f".ready.{rank}").touch()
+    deadline = time.monotonic() + BARRIER_TIMEOUT_S
+    while sum(n.startswith(".ready.") for n in os.listdir(outdir)) < size:
+        if time.monotonic() > deadline:
+            return
+        time.sleep(0.0005)
 
 
 def _main(argv: list[str]) -> int:
@@ -77,10 +136,13 @@ def _main(argv: list[str]) -> int:
     ap.add_argument("--newer", type=int)
     o = ap.parse_args(argv)
     rank, size = rank_and_size()
+    ready = time.time()
+    _wait_for_all(o.outdir, rank, size)
     start = time.time()
-    found, checked, errors = split_walk(o.root, Criteria(o.name, o.size, o.newer), rank, size)
+    found, checked, errors, names_only = split_walk(o.root, Criteria(o.name, o.size, o.newer),
+                                                    rank, size)
     doc = {"rank": rank, "size": size, "found": found, "checked": checked, "errors": errors,
-           "start": start, "end": time.time()}
+           "names_only_folders": names_only, "ready": ready, "start": start, "end": time.time()}
     tmp = Path(o.outdir, f".{rank}.json.part")
     tmp.write_text(json.dumps(doc))
     tmp.rename(Path(o.outdir, f"{rank}.json"))  # whole or absent, for the reader
