@@ -111,10 +111,11 @@ def table(theirs: PerRound, ours: PerRound, o: argparse.Namespace, wall: float) 
     rows = [f"| {k} | {fmt(values(theirs, k))} | {fmt(values(ours, k))} | "
             f"{ratio_cells(ours, theirs, k)} |" for k in keys]
     return "\n".join([
-        "To be measured on an idle machine; run:",
+        "Measured with (the official io500 built from IO500/io500 outside the repository):",
         "",
         f"    bench/io500_vs_io500.py --io500 PATH --np {o.np} --rounds {o.rounds} "
-        f"--stonewall {o.stonewall}",
+        f"--stonewall {o.stonewall} --transfer {o.transfer} --block {o.block} "
+        f"--segments {o.segments} --files {o.files}",
         "",
         machine(),
         f"{o.np} ranks, stonewall {o.stonewall} s, ior-easy -t {o.transfer} -b {o.block}, "
