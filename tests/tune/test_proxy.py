@@ -28,10 +28,6 @@ def proxy(path: Path, **kw: int) -> Proxy:
     return build_proxy(build_model([load_source(path)]), **kw)
 
 
-def opt(args: list[str], flag: str) -> str:
-    return args[args.index(flag) + 1]
-
-
 @pytest.mark.skipif(not (corpus.REAL_LOGS or corpus.GENERATED_LOGS),
                     reason=corpus.REAL_MISSING)
 def test_every_corpus_log_gets_a_proxy_or_a_reason() -> None:
@@ -48,7 +44,7 @@ def test_every_corpus_log_gets_a_proxy_or_a_reason() -> None:
             assert not (moved[model.files.is_app()] > 0).any(), (path, got)
             reasons[path.name] = got
             continue
-        check_args(got.bench_args)  # bench's own parsers and the engine's accept it
+        check_args(got.workload.argv())  # bench's own parsers and the engine's accept it
         assert got.description and got.target in ("write", "read"), path
         assert got.api in ("hdf5", "pnetcdf", "mpiio", "posix")
     assert len(reasons) < len(ALL_LOGS) / 10, reasons
@@ -64,8 +60,8 @@ def test_hdf5_proxy_has_the_programs_call_size(log: Path, call: int) -> None:
     if not log.exists():
         pytest.skip(corpus.GENERATED_MISSING)
     p = proxy(log, max_rank_bytes=1 << 20)
-    assert p.api == "hdf5" and int(opt(p.bench_args, "-t")) == call
-    assert "--collective" in p.bench_args and "--file-view" not in p.bench_args
+    assert p.api == "hdf5" and int(p.workload.engine["transfer"]) == call
+    assert "collective" in p.workload.engine and "file-view" not in p.workload.engine
     assert any("H5D_WRITES" in line for line in p.description)
 
 
@@ -74,10 +70,10 @@ def test_pnetcdf_nonblocking_proxy_from_the_variable_records() -> None:
     PNETCDF_VAR), non-blocking, completed collectively (PNETCDF_FILE_COLL_WAITS) / was an
     MPI-IO size and blocking calls."""
     p = proxy(D35 / "pnciput-openmpi.darshan")
-    assert p.api == "pnetcdf" and opt(p.bench_args, "-t") == "2048"
-    assert "--pnetcdf.nonblocking" in p.bench_args and "--collective" in p.bench_args
+    assert p.api == "pnetcdf" and p.workload.engine["transfer"] == "2048"
+    assert "pnetcdf.nonblocking" in p.workload.engine and "collective" in p.workload.engine
     blocking = proxy(D35 / "pncput-openmpi.darshan")
-    assert "--pnetcdf.nonblocking" not in blocking.bench_args
+    assert "pnetcdf.nonblocking" not in blocking.workload.engine
 
 
 def test_pnetcdf_box_becomes_a_subarray_proxy() -> None:
@@ -87,8 +83,8 @@ def test_pnetcdf_box_becomes_a_subarray_proxy() -> None:
     if not log.exists():
         pytest.skip(corpus.GENERATED_MISSING)
     p = proxy(log)
-    assert opt(p.bench_args, "--layout") == "subarray"
-    assert opt(p.bench_args, "--grid") == "1024x1024" and opt(p.bench_args, "--pgrid") == "4x1"
+    assert p.workload.engine["layout"] == "subarray"
+    assert p.workload.engine["grid"] == "1024x1024" and p.workload.engine["pgrid"] == "4x1"
 
 
 def test_read_log_gets_a_read_proxy_that_writes_its_input() -> None:
@@ -96,7 +92,8 @@ def test_read_log_gets_a_read_proxy_that_writes_its_input() -> None:
     and is scored on its reads / was '-r' alone: a read of a file nobody wrote."""
     p = proxy(D35 / "rank0read-mpich.darshan", max_rank_bytes=1 << 20)
     assert p.target == "read"
-    assert "-r" not in p.bench_args and "-w" not in p.bench_args and "--evict" in p.bench_args
+    engine = p.workload.engine
+    assert "read" not in engine and "write" not in engine and "evict" in engine
 
 
 def _run(args: list[str], cwd: Path) -> dict:  # type: ignore[type-arg]
@@ -120,7 +117,7 @@ def test_sample_proxies_run_for_real(log: Path, tmp_path: Path) -> None:
     if not log.exists():
         pytest.skip(corpus.GENERATED_MISSING)
     p = proxy(log, max_ranks=2, max_rank_bytes=64 << 10)
-    doc = _run(p.bench_args, tmp_path)
+    doc = _run(p.workload.argv(), tmp_path)
     rows = {row["op"]: row for row in doc["summary"]}
     assert rows[p.target]["status"] == "ok" and rows[p.target]["bw_median_bytes_per_s"] > 0
     assert doc["runs"][0]["engine"]["config"]["api"] == p.api
@@ -157,7 +154,7 @@ def test_strided_hdf5_program_round_trips_to_its_own_pattern(tmp_path: Path) -> 
     assert out.returncode == 0, out.stderr[-2000:]
     (log,) = (tmp_path / "prof").glob("*.iolab")
     p = proxy(log)
-    assert p.api == "hdf5" and "--file-view" in p.bench_args and "--collective" not in p.bench_args
-    assert opt(p.bench_args, "--layout") == "strided"
-    assert opt(p.bench_args, "-t") == "64" and opt(p.bench_args, "-b") == "262144"
+    assert p.api == "hdf5" and "file-view" in p.workload.engine and not p.workload.collective
+    assert p.workload.engine["layout"] == "strided"
+    assert p.workload.engine["transfer"] == "64" and p.workload.engine["block"] == "262144"
     assert any("strided selection of 4096 pieces of 64 B" in d for d in p.description)

@@ -299,12 +299,13 @@ def test_a_bench_trial_over_the_time_limit_is_stopped_and_the_tune_goes_on(
 def test_romio_no_indep_rw_is_never_run_with_independent_calls() -> None:
     """Expected: the combination is not measured (under MPICH it hangs the run)."""
     from iolab.tune.objective import BenchObjective
+    from iolab.tune.workload import parse
 
-    independent = BenchObjective(["-a", "mpiio", "--np", "4", "-w"])
+    independent = BenchObjective(parse(["-a", "mpiio", "--np", "4", "-w"]))
     assert independent.infeasible({"romio_no_indep_rw": "true"})
     assert independent.infeasible({"romio_no_indep_rw": "true", "collective": "true"}) is None
     assert independent.infeasible({"romio_no_indep_rw": "false"}) is None
-    collective = BenchObjective(["-a", "mpiio", "--collective", "--np", "4", "-w"])
+    collective = BenchObjective(parse(["-a", "mpiio", "--collective", "--np", "4", "-w"]))
     assert collective.infeasible({"romio_no_indep_rw": "true"}) is None
     assert collective.infeasible({"romio_no_indep_rw": "true", "collective": "false"})
 

@@ -24,10 +24,6 @@ def proxy_of(name: str, **kw: int):  # type: ignore[no-untyped-def]
     return build_proxy(build_model([load_source(LOGS / name)]), **kw)
 
 
-def opt(args: list[str], flag: str) -> str:
-    return args[args.index(flag) + 1]
-
-
 @pytest.mark.parametrize("name, api, layout, collective", [
     ("mpiio_4ranks_strided4K_indep.darshan", "mpiio", "strided", False),
     ("mpiio_4ranks_strided4K_coll.darshan", "mpiio", "strided", True),
@@ -36,18 +32,19 @@ def opt(args: list[str], flag: str) -> str:
 def test_the_proxy_repeats_the_costliest_pattern(name: str, api: str, layout: str,
                                                  collective: bool) -> None:
     p = proxy_of(name)
-    assert opt(p.bench_args, "-a") == api and opt(p.bench_args, "--layout") == layout
-    assert ("--collective" in p.bench_args) == collective
-    assert "-w" in p.bench_args and "-r" not in p.bench_args  # these programs only write
-    transfer, block = int(opt(p.bench_args, "-t")), int(opt(p.bench_args, "-b"))
+    assert p.workload.engine["api"] == api and p.workload.engine["layout"] == layout
+    assert p.workload.collective == collective
+    # these programs only write
+    assert "write" in p.workload.engine and "read" not in p.workload.engine
+    transfer, block = int(p.workload.engine["transfer"]), int(p.workload.engine["block"])
     assert transfer == (4096 if api == "mpiio" else 64)  # the log's bytes per call
     assert block % transfer == 0 and block // transfer <= 65536
-    assert int(opt(p.bench_args, "--np")) <= 4
+    assert int(str(p.workload.ranks)) <= 4
 
 
 def test_the_proxy_is_scaled_by_the_user() -> None:
     p = proxy_of("mpiio_4ranks_strided4K_coll.darshan", max_ranks=2, max_rank_bytes=1 << 20)
-    assert opt(p.bench_args, "--np") == "2" and int(opt(p.bench_args, "-b")) == 1 << 20
+    assert str(p.workload.ranks) == "2" and int(p.workload.engine["block"]) == 1 << 20
 
 
 def test_predictions_are_judged_by_the_proven_winner() -> None:
@@ -75,7 +72,7 @@ def test_from_log_end_to_end(tmp_path: Path) -> None:
         cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
-    assert doc["objective"]["from_log"]["bench_args"][:2] == ["-a", "mpiio"]
+    assert doc["objective"]["from_log"]["bench_args"][:2] == ["--api", "mpiio"]
     assert "proxy of" in out.stderr
     preds = doc["predictions"]
     assert preds and all({"knob", "value", "confirmed", "why", "rule"} <= set(p) for p in preds)

@@ -105,12 +105,14 @@ def test_real_runs_explore_each_point_once_and_the_winner_is_a_repeated_median(
     from iolab.results import tunes as store
     from iolab.tune.objective import BenchObjective
     from iolab.tune.space import build_space
+    from iolab.tune.workload import parse
 
     conn = db.connect(tmp_path / "r.db")
     sizes = "128k,192k,256k,384k,512k,768k,1m,1536k,2m,3m"  # 11 points with the default 64k
     space = build_space([], [f"transfer={sizes}"], None, "romio")
-    objective = BenchObjective(["-a", "null", "--null.delay-us", "300", "-t", "64k", "-b",
-                                "12m", "--np", "2", "-w"], db=str(tmp_path / "r.db"))
+    objective = BenchObjective(parse(["-a", "null", "--null.delay-us", "300", "-t", "64k",
+                                      "-b", "12m", "--np", "2", "-w"]),
+                               db=str(tmp_path / "r.db"))
     tid = store.create_tune(conn, ["test"], objective.to_json(), space.to_json(), 10, 0, 1)
     result = Tuner(objective, space, 10, 0, 1, conn, tid,
                    policy=Policy(sampler=sampler, repeat_top=2, repeats=3)).run()

@@ -8,8 +8,9 @@ import pytest
 
 from iolab.errors import UsageError
 from iolab.tune.knobs import all_knobs, knob
-from iolab.tune.objective import engine_args, hints_of, lfs_setstripe, mca_env
+from iolab.tune.objective import hints_of, lfs_setstripe, mca_env
 from iolab.tune.space import DEFAULT, build_space, parse_knob_arg
+from iolab.tune.workload import parse
 
 
 def test_every_knob_normalises_its_own_exploration_values() -> None:
@@ -98,11 +99,14 @@ def test_a_configuration_applied_the_way_a_user_would() -> None:
     params = {"cb_buffer_size": "4194304", "romio_cb_write": DEFAULT, "collective": "false",
               "transfer": "1048576", "ompio.fcoll": "vulcan", "lfs.stripe_count": "4",
               "lfs.stripe_size": "1048576"}
-    args = engine_args(["-a", "mpiio", "-c", "-t", "64k"], params)
+    trial = parse(["-a", "mpiio", "-c", "-t", "64k"]).with_settings(params)
+    args = trial.argv()
     assert "-c" not in args and "--collective" not in args  # bool false removes IOR's alias
-    assert args[:4] == ["-a", "mpiio", "-t", "64k"]  # the user's own options, then the knobs
-    assert set(zip(args[4::2], args[5::2])) == {("--transfer", "1048576"),
-                                               ("--hint", "cb_buffer_size=4194304")}
+    assert not trial.collective and trial.api == "mpiio"
+    assert args == ["--api", "mpiio", "--transfer", "1048576",
+                    "--hint", "cb_buffer_size=4194304"]
+    assert trial.env == {"OMPI_MCA_fcoll": "vulcan"}
+    assert trial.lfs == {"lfs.stripe_count": "4", "lfs.stripe_size": "1048576"}
     assert hints_of(params) == {"cb_buffer_size": "4194304"}
     assert mca_env(params) == {"OMPI_MCA_fcoll": "vulcan"}
     # the size as diagnose's lfs lines write it (one lfs writer, iolab.settings.apply)
@@ -118,8 +122,11 @@ def test_placement_knobs_reach_iolab_bench_srun_and_the_job_script(tmp_path: Pat
 
     params = {"slurm.ranks_per_node": "2", "slurm.cpus_per_rank": "4",
               "slurm.cpu_bind": "cores", "transfer": DEFAULT}
-    args = engine_args(["-a", "posix", "--np", "8"], params)
-    assert set(zip(args[4::2], args[5::2])) == {("--ppn", "2"), ("--cpus-per-rank", "4"),
+    trial = parse(["-a", "posix", "--np", "8"]).with_settings(params)
+    assert trial.launch == {"np": 8, "ppn": 2, "cpus_per_rank": 4, "cpu_bind": "cores"}
+    args = trial.argv()
+    assert set(zip(args[2::2], args[3::2])) == {("--np", "8"), ("--ppn", "2"),
+                                               ("--cpus-per-rank", "4"),
                                                ("--cpu-bind", "cores")}
     assert srun_env(params) == {"SLURM_NTASKS_PER_NODE": "2", "SLURM_CPUS_PER_TASK": "4",
                                 "SLURM_CPU_BIND": "cores"}

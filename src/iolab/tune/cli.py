@@ -25,8 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from iolab import backends, cli_common
-from iolab.bench import options
-from iolab.bench.subrun import check_args, mpiio_implementation
+from iolab.bench.subrun import mpiio_implementation
 from iolab.diagnose.proof import log_identity
 from iolab.errors import UsageError
 from iolab.launch import in_slurm_allocation, mpi_flavour, mpirun_program, parse_launcher_args
@@ -34,7 +33,7 @@ from iolab.results import db
 from iolab.results import tunes as store
 from iolab.results.tunes import tunes_json, tunes_table
 from iolab.stats import fewest_to_judge
-from iolab.tune import proof
+from iolab.tune import proof, workload
 from iolab.tune.artifacts import write_artifacts
 from iolab.tune.fromlog import from_model, judge, load_log
 from iolab.tune.knobs import PRESET_NAMES, all_knobs, knob, parse_size
@@ -42,6 +41,7 @@ from iolab.tune.objective import BenchObjective, CommandObjective
 from iolab.tune.render import TrialPrinter, render_result
 from iolab.tune.search import Policy, Tuner, drop_for_implementation
 from iolab.tune.space import SearchSpace, build_space
+from iolab.tune.workload import Workload
 
 EXIT_FAILED = 1
 EXIT_INTERRUPTED = 130
@@ -208,16 +208,16 @@ def bench_workload(argv: list[str]) -> list[str] | None:
     return None
 
 
-def _check_bench_workload(argv: list[str]) -> argparse.Namespace:
-    """The workload's options, judged by iolab bench's own parsers before the tune is
-    stored: a bad option is the one line, not a failed tune in the database."""
+def _bench_workload(argv: list[str]) -> Workload:
+    """The workload, parsed once by iolab bench's own parsers before the tune is stored: a
+    bad option is the one line, not a failed tune in the database."""
     try:
-        return check_args(argv)
+        return workload.parse(argv)
     except UsageError as exc:
         raise UsageError(f"the workload after '-- iolab bench': {exc}") from None
 
 
-def _from_log(args: argparse.Namespace) -> dict[str, Any]:
+def _from_log(args: argparse.Namespace) -> tuple[dict[str, Any], Workload]:
     """The proxy and the predictions; the space gains the predicted knobs and values, and
     the proxy's interface preset when the user named none."""
 
@@ -241,7 +241,7 @@ def _from_log(args: argparse.Namespace) -> dict[str, Any]:
         elif p.knob not in named:
             values = {knob(p.knob).normalise(v) for v in knob(p.knob).explore} | {p.value}
             if p.knob == "transfer":  # a transfer must divide the proxy's block
-                block = int(proxy.bench_args[proxy.bench_args.index("-b") + 1])
+                block = int(str(proxy.workload.block))
                 values = {v for v in values if block % int(v) == 0}
                 if not values:
                     continue
@@ -253,8 +253,8 @@ def _from_log(args: argparse.Namespace) -> dict[str, Any]:
     # the job the log recorded, so that diagnose --proof shows this tune for that log only
     return {"log": str(args.from_log), "log_identity": log_identity(model),
             "proxy": proxy.description,
-            "bench_args": proxy.bench_args, "predictions": [p.to_json() for p in preds],
-            "notes": notes}
+            "bench_args": proxy.workload.argv(), "predictions": [p.to_json() for p in preds],
+            "notes": notes}, proxy.workload
 
 
 def openmpi_io_choice(argv: Sequence[str], env: Mapping[str, str]) -> str | None:
@@ -300,8 +300,9 @@ def predict_implementation(kind: str, argv: list[str], mpi: str | None,
     return None
 
 
-def _objective(kind: str, argv: list[str], args: argparse.Namespace) -> Any:
-    if kind == "bench":
+def _objective(kind: str, argv: list[str], args: argparse.Namespace,
+               bench: Workload | None = None) -> Any:
+    if bench is not None:
         if args.metric:
             raise UsageError("--metric is for commands; bench workloads are scored by "
                              "bandwidth (--target write|read)")
@@ -314,7 +315,7 @@ def _objective(kind: str, argv: list[str], args: argparse.Namespace) -> Any:
             sbatch = list(parse_launcher_args(args.sbatch_args))
         if args.time_limit is not None and args.time_limit < 1:
             raise UsageError(f"--time-limit {args.time_limit:g}: at least 1 second")
-        return BenchObjective(argv, target=args.target, db=args.db, sbatch=sbatch,
+        return BenchObjective(bench, target=args.target, db=args.db, sbatch=sbatch,
                               time_limit_s=args.time_limit)
     maximize = args.maximize if args.maximize is not None else bool(args.metric)
     return CommandObjective(argv, metric=args.metric, maximize=maximize,
@@ -371,11 +372,11 @@ def _warn_if_confirm_cannot_judge(confirm: int) -> None:
 _API_PRESETS = {name: label for name, label in backends.LABELS.items() if name != "null"}
 
 
-def _refuse_presets_for_another_api(presets: list[str], workload: argparse.Namespace) -> None:
+def _refuse_presets_for_another_api(presets: list[str], bench: Workload) -> None:
     """``--preset mpiio`` on an ``iolab bench -a posix`` workload would run trials whose
     every collective or file-view setting fails: refused before the baseline, naming the
     preset that fits."""
-    api = str(options.set_options(workload).get("api", "posix"))
+    api = bench.api
     for preset in presets:
         interface = _API_PRESETS.get(preset.lower())
         if interface is None or api == preset.lower():
@@ -402,11 +403,12 @@ def run(args: argparse.Namespace) -> int:
         kind, argv = _workload(args)
         if kind == "proof":
             return _prove(args, argv)
-        from_log = _from_log(args) if args.from_log else None
-        if from_log is not None:
-            argv = from_log["bench_args"]
+        from_log, bench = _from_log(args) if args.from_log else (None, None)
         if kind == "bench":
-            _refuse_presets_for_another_api(args.preset, _check_bench_workload(argv))
+            # the proxy's options are judged by bench's parsers as the user's would be
+            bench = _bench_workload(bench.argv() if bench is not None else argv)
+            argv = bench.argv()
+            _refuse_presets_for_another_api(args.preset, bench)
 
         predicted = predict_implementation(kind, argv, args.mpi)
         space = build_space(args.preset, args.knob, args.space, predicted or "romio",
@@ -418,7 +420,7 @@ def run(args: argparse.Namespace) -> int:
                 space = build_space(args.preset, args.knob, args.space, predicted or "romio")
         _check_space_for(kind, space, argv)
         _refuse_ignored_knobs(kind, space, predicted, named)
-        objective = _objective(kind, argv, args)
+        objective = _objective(kind, argv, args, bench)
         if from_log is not None:
             objective.from_log = from_log
     # --list only reads: opened read-only (a read-only file system, no write lock)
@@ -472,7 +474,8 @@ def _resume(conn: Any, args: argparse.Namespace) -> int:
     o = row["objective"]
     objective: Any
     if o["kind"] == "bench":
-        objective = BenchObjective(o["bench_args"], target=o.get("target", "write"), db=args.db,
+        objective = BenchObjective(_bench_workload(o["bench_args"]),
+                                   target=o.get("target", "write"), db=args.db,
                                    from_log=o.get("from_log"), sbatch=o.get("sbatch"),
                                    time_limit_s=o.get("time_limit_s"))
     else:
@@ -611,10 +614,8 @@ def _execute(conn: Any, tune_id: int, objective: Any, space: Any, args: argparse
 
 def _interface(objective: Any) -> str:
     """The I/O interface of a bench workload (``-a``); "posix" for a command."""
-    from iolab.tune.objective import bench_api
-
-    bench_args = getattr(objective, "bench_args", None)
-    return bench_api(bench_args) if bench_args is not None else "posix"
+    bench = getattr(objective, "workload", None)
+    return bench.api if bench is not None else "posix"
 
 
 def _print_list(conn: Any, as_json: bool) -> int:

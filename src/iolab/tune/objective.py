@@ -3,10 +3,10 @@
 A trial applies one configuration (knob -> value) the way a user would apply it, runs the
 workload once and returns one number:
 
-- :class:`BenchObjective` runs ``iolab bench <the user's options> <the knobs as engine
-  options>`` with ``--json``: the run is stored in the results database like any bench run
-  (rank counts and phases checked there), and the engine's read-back hints tell which ROMIO
-  hints the library really honoured.
+- :class:`BenchObjective` runs ``iolab bench`` with the user's workload, knobs set
+  (:class:`~iolab.tune.workload.Workload`), and ``--json``: the run is stored in the
+  results database like any bench run (rank counts and phases checked there), and the
+  engine's read-back hints tell which ROMIO hints the library really honoured.
 - :class:`CommandObjective` runs the user's own command (``mpirun -np 16 ./app``) with the
   hints in ``ROMIO_HINTS`` (a hints file) and ``MPICH_MPIIO_HINTS``, OMPIO parameters as
   ``OMPI_MCA_*``, striping with ``lfs setstripe`` on ``--output-dir``; the score is the wall
@@ -38,6 +38,7 @@ from iolab.settings.apply import hints_file, mpich_mpiio_hints
 from iolab.settings.apply import lfs_setstripe as lfs_command
 from iolab.tune.knobs import LAUNCH, Knob, all_knobs, knob
 from iolab.tune.space import DEFAULT
+from iolab.tune.workload import Workload
 
 MIB = float(1 << 20)
 
@@ -70,12 +71,13 @@ def set_params(params: Mapping[str, str]) -> dict[Knob, str]:
 
 
 def hints_of(params: Mapping[str, str]) -> dict[str, str]:
-    return {k.library_key: v for k, v in set_params(params).items() if k.kind == "romio"}
+    """The ROMIO hints a configuration sets (as a workload takes them)."""
+    return dict(Workload().with_settings(params).hints)
 
 
 def mca_env(params: Mapping[str, str]) -> dict[str, str]:
-    return {f"OMPI_MCA_{k.library_key}": v for k, v in set_params(params).items()
-            if k.kind == "ompio"}
+    """OMPIO's parameters a configuration sets, as the environment Open MPI reads."""
+    return dict(Workload().with_settings(params).env)
 
 
 def srun_env(params: Mapping[str, str],
@@ -95,69 +97,23 @@ def srun_env(params: Mapping[str, str],
 
 def lfs_setstripe(params: Mapping[str, str], directory: str | os.PathLike[str]) -> list[str] | None:
     """``lfs setstripe`` for the lfs knobs of a configuration, or None when none is set."""
-    lfs = {k.name: v for k, v in set_params(params).items() if k.kind == "lfs"}
+    return _lfs_words(Workload().with_settings(params), directory)
+
+
+def _lfs_words(workload: Workload, directory: str | os.PathLike[str]) -> list[str] | None:
+    lfs = workload.lfs
     if not lfs:
         return None
     # one lfs writer with diagnose's fix files, bench's striping and the winner's lfs.sh
     return lfs_command(str(directory), lfs.get("lfs.stripe_count"), lfs.get("lfs.stripe_size"))
 
 
-def _apply_lfs(params: Mapping[str, str], directory: Path) -> str | None:
-    cmd = lfs_setstripe(params, directory)
+def _apply_lfs(cmd: list[str] | None) -> str | None:
     if cmd is None:
         return None
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         return f"{shlex.join(cmd)} failed: {(done.stderr or done.stdout).strip()[:200]}"
-    return None
-
-
-# Engine flags a bool knob's "false" must remove from the user's own options (IOR aliases too).
-_BOOL_FLAGS = {"collective": ("--collective", "-c"), "file-view": ("--file-view",)}
-
-
-def engine_args(base: Sequence[str], params: Mapping[str, str]) -> list[str]:
-    """The user's bench options with the configuration's engine options and hints applied.
-
-    Options given later win in argparse, so a knob is appended after the user's own; a bool
-    knob set to false removes the flag instead.
-    """
-    args = list(base)
-    extra: list[str] = []
-    for k, v in set_params(params).items():
-        if k.kind == "engine":
-            if k.value_type == "bool":
-                flags = _BOOL_FLAGS.get(k.name, (f"--{k.name}",))
-                args = [a for a in args if a not in flags]
-                if v == "true":
-                    extra.append(f"--{k.name}")
-            else:
-                extra += [f"--{k.name}", v]
-        elif k.kind == "romio":
-            extra += ["--hint", f"{k.library_key}={v}"]
-        elif k.kind == "launch":  # iolab bench's own placement options (launch.py)
-            extra += [LAUNCH[k.name][0], v]
-    return args + extra
-
-
-def bench_api(args: Sequence[str]) -> str:
-    """The I/O interface of iolab bench options (-a/--api; POSIX, IOR's default, without)."""
-    api = "posix"
-    for i, a in enumerate(args):
-        if a in ("-a", "--api") and i + 1 < len(args):
-            api = args[i + 1]
-        elif a.startswith("--api="):
-            api = a.split("=", 1)[1]
-    return api.lower()
-
-
-def _bench_path(base: Sequence[str]) -> Path | None:
-    """The directory of the user's test file (``-o``/``--path``), for lfs knobs."""
-    for i, a in enumerate(base):
-        if a in ("-o", "--path") and i + 1 < len(base):
-            return Path(base[i + 1]).parent
-        if a.startswith("--path="):
-            return Path(a.split("=", 1)[1]).parent
     return None
 
 
@@ -209,10 +165,10 @@ def srun_settings(argv: Sequence[str], env: Mapping[str, str]) -> dict[str, str]
 
 @dataclass
 class BenchObjective:
-    """``iolab bench`` options (as after ``iolab bench``) and the phase whose median
-    bandwidth is the score."""
+    """An ``iolab bench`` workload (parsed once: :mod:`iolab.tune.workload`) and the phase
+    whose median bandwidth is the score; a trial is the workload with its knobs set."""
 
-    bench_args: list[str]
+    workload: Workload
     target: str = "write"  # "write" | "read"
     db: str | None = None
     kind: str = "bench"
@@ -226,7 +182,7 @@ class BenchObjective:
     time_limit_s: float | None = None  # a local trial still running then is stopped, failed
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "bench_args": self.bench_args, "target": self.target,
+        return {"kind": self.kind, "bench_args": self.workload.argv(), "target": self.target,
                 "from_log": self.from_log, "sbatch": self.sbatch,
                 "time_limit_s": self.time_limit_s}
 
@@ -234,9 +190,8 @@ class BenchObjective:
         """Why a configuration must not run, or None: romio_no_indep_rw=true lets only the
         aggregators open the file, so independent calls from the other ranks cannot work
         (ROMIO errors out, or under MPICH the run hangs)."""
-        args = engine_args(self.bench_args, params)
-        if hints_of(params).get("romio_no_indep_rw") == "true" and not (
-                "--collective" in args or "-c" in args):
+        if hints_of(params).get("romio_no_indep_rw") == "true" and not \
+                self.workload.with_settings(params).collective:
             return "romio_no_indep_rw=true needs collective transfers"
         return None
 
@@ -245,8 +200,8 @@ class BenchObjective:
         collective MPI-IO calls (collective buffering, OMPIO's aggregation) when its MPI-IO
         calls are all independent (--api mpiio without --collective). HDF5 and PnetCDF are
         left alone: their metadata I/O can be collective when the data's is not."""
-        args = engine_args(self.bench_args, params)
-        if bench_api(args) != "mpiio" or any(a in args for a in _BOOL_FLAGS["collective"]):
+        trial = self.workload.with_settings(params)
+        if trial.api != "mpiio" or trial.collective:
             return ()
         return tuple(k.name for k in set_params(params) if k.collective_only)
 
@@ -269,13 +224,11 @@ class BenchObjective:
         return subprocess.CompletedProcess(argv, done.returncode, stdout, stderr)
 
     def evaluate(self, params: Mapping[str, str], label: str) -> TrialOutcome:
-        where = _bench_path(self.bench_args)
-        if lfs_setstripe(params, where or ".") is not None:
-            err = _apply_lfs(params, where or Path("."))
-            if err:
-                return TrialOutcome("failed", None, 0.0, error=err)
-        run = run_bench(engine_args(self.bench_args, params), label, self.db,
-                        {**self.env, **mca_env(params)},
+        trial = self.workload.with_settings(params)
+        err = _apply_lfs(_lfs_words(trial, trial.test_dir or Path(".")))
+        if err:
+            return TrialOutcome("failed", None, 0.0, error=err)
+        run = run_bench(trial.argv(), label, self.db, {**self.env, **trial.env},
                         self._batch if self.sbatch is not None else None,
                         time_limit_s=self.time_limit_s)
         if run.status == "refused":
@@ -432,7 +385,7 @@ class CommandObjective:
 
     def _evaluate(self, params: Mapping[str, str], env: dict[str, str]) -> TrialOutcome:
         if self.output_dir:
-            err = _apply_lfs(params, Path(self.output_dir))
+            err = _apply_lfs(lfs_setstripe(params, Path(self.output_dir)))
             if err:
                 return TrialOutcome("failed", None, 0.0, error=err)
         start = time.monotonic()

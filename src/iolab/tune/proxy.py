@@ -10,8 +10,10 @@ pattern of the file that cost the job the most I/O time, at the layer the progra
 - MPI-IO files: the MPI-IO calls' size, collective or independent.
 - Other files: the POSIX (or STDIO) requests.
 
-A read-dominated file gets a read proxy: the engine's write phase first writes the input
-(evicted from the page cache before the read), and the tune scores the read phase
+The proxy is a :class:`~iolab.tune.workload.Workload` (typed ``iolab bench`` options), which
+the tune then changes knob by knob. A read-dominated file gets a read proxy: the engine's
+write phase first writes the input (evicted from the page cache before the read), and the
+tune scores the read phase
 (:attr:`Proxy.target`). The scale is the machine's at hand: fewer ranks (``max_ranks``) and
 fewer bytes per rank (``max_rank_bytes``) than a production job, since a tune runs the proxy
 tens of times. Each line of :attr:`Proxy.description` says which counters gave what.
@@ -25,6 +27,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from iolab.errors import UsageError
+from iolab.tune.workload import EngineValue, Workload
 
 if TYPE_CHECKING:
     from iolab.model.job import Model
@@ -38,10 +41,13 @@ ENGINE_ELEMS = (1, 2, 4, 8)  # element sizes the engine's N-D arrays take (--ele
 
 @dataclass
 class Proxy:
-    bench_args: list[str]
-    api: str
+    workload: Workload
     description: list[str]
     target: str = "write"  # the phase the tune scores; "read": the write phase only prepares
+
+    @property
+    def api(self) -> str:
+        return self.workload.api
 
 
 @dataclass
@@ -202,14 +208,14 @@ def build_proxy(model: Model, max_ranks: int = 4, max_rank_bytes: int = 64 << 20
                         model.files.paths[i])
 
 
-def _phases(direction: str, both: bool) -> tuple[list[str], str, list[str]]:
+def _phases(direction: str, both: bool) -> tuple[dict[str, EngineValue], str, list[str]]:
     """The phase options, the phase the tune scores and what the description says: a read
     proxy runs the write phase first (it writes the input), evicted before the read."""
     if direction == "write" and not both:
-        return ["-w"], "write", []
+        return {"write": True}, "write", []
     if direction == "write":
-        return [], "write", ["the job also read: both phases run, the write is scored"]
-    return (["--evict"], "read",
+        return {}, "write", ["the job also read: both phases run, the write is scored"]
+    return ({"evict": True}, "read",
             ["a read proxy: the engine's write phase writes the input first, the page cache "
              "is emptied (--evict), the read phase is scored"])
 
@@ -221,16 +227,17 @@ def _library_proxy(model: Model, i: int, api: str, c: LibraryCalls, direction: s
     call = max(c.elem, c.call_bytes)
     calls_per_rank = max(1, c.calls // file_ranks)
     phases, target, note = _phases(direction, both)
-    args = ["-a", api]
+    args: dict[str, EngineValue] = {"api": api}
     if kind == "subarray":
-        args += _subarray_args(c, ranks, calls_per_rank, max_rank_bytes)
+        args.update(_subarray_args(c, ranks, calls_per_rank, max_rank_bytes))
         shape = ("a box of " + "x".join(str(n) for n in c.lengths) + " elements per call "
                  f"({c.module}_ACCESS1_LENGTH_D*), boxes stacked along the first dimension "
                  "(the variable's extents are not in the counters)")
     elif kind == "strided":
         call = min(call, max(piece, max_rank_bytes // piece * piece))
         call = max(piece, call // piece * piece)
-        args += ["--layout", "strided", "--file-view", "-t", str(piece), "-b", str(call)]
+        args.update({"layout": "strided", "file-view": True, "transfer": str(piece),
+                     "block": str(call)})
         shape = (f"a strided selection of {call // piece} pieces of {piece} B per call "
                  f"({c.module}_ACCESS1_LENGTH/STRIDE"
                  + (", PNETCDF_VAR_*_VARS" if c.strided_calls else "") + "): one call per rank "
@@ -240,17 +247,17 @@ def _library_proxy(model: Model, i: int, api: str, c: LibraryCalls, direction: s
         n = max(1, min(calls_per_rank, MAX_CALLS_PER_RANK, max_rank_bytes // call))
         layout = "fpp" if file_ranks == 1 else ("strided" if calls_per_rank > 1 and
                                                  ranks > 1 else "segmented")
-        args += ["--layout", layout, "-t", str(call), "-b", str(call * n)]
+        args.update({"layout": layout, "transfer": str(call), "block": str(call * n)})
         shape = (f"contiguous selections of {call} B per call ({c.module} bytes / calls; "
                  f"most common access {c.module}_ACCESS1: "
                  + "x".join(str(n) for n in c.lengths or [0]) + " elements of "
                  f"{c.elem} B)" + (", irregular selections counted as contiguous"
                                    if c.irregular else ""))
-    args += ["--np", str(ranks), *phases]
+    args.update(phases)
     if c.collective:
-        args.append("--collective")
+        args["collective"] = True
     if c.nonblocking and api == "pnetcdf":
-        args.append("--pnetcdf.nonblocking")
+        args["pnetcdf.nonblocking"] = True
     desc = [f"proxy of {path}: {'HDF5' if api == 'hdf5' else 'PnetCDF'} "
             f"{direction}s at the library's layer, "
             f"{'shared by ' + str(file_ranks) + ' ranks' if file_ranks > 1 else 'one rank'}",
@@ -261,11 +268,11 @@ def _library_proxy(model: Model, i: int, api: str, c: LibraryCalls, direction: s
     if api == "hdf5" and not bool(model.layers.library_uses_mpiio[i]):
         desc.append("the job's HDF5 did not use the MPI-IO driver (H5F_USE_MPIIO 0); the "
                     "engine's HDF5 always does, here one rank per file as the job")
-    return Proxy(args, api, desc, target)
+    return Proxy(Workload(args, launch={"np": ranks}), desc, target)
 
 
 def _subarray_args(c: LibraryCalls, ranks: int, calls_per_rank: int,
-                   max_rank_bytes: int) -> list[str]:
+                   max_rank_bytes: int) -> dict[str, EngineValue]:
     """A box of the recorded lengths per rank and call; the ranks' boxes stacked along the
     first dimension; one record per call (--steps), as many as fit the byte budget."""
     dims = [n for n in c.lengths if n > 0][-4:]  # the engine's arrays have 1-4 dimensions
@@ -279,8 +286,8 @@ def _subarray_args(c: LibraryCalls, ranks: int, calls_per_rank: int,
     steps = max(1, min(calls_per_rank, MAX_CALLS_PER_RANK, max_rank_bytes // max(box, 1)))
     grid = [dims[0] * ranks, *dims[1:]]
     pgrid = [ranks] + [1] * (len(dims) - 1)
-    return ["--layout", "subarray", "--grid", "x".join(map(str, grid)),
-            "--pgrid", "x".join(map(str, pgrid)), "--elem", str(elem), "--steps", str(steps)]
+    return {"layout": "subarray", "grid": "x".join(map(str, grid)),
+            "pgrid": "x".join(map(str, pgrid)), "elem": str(elem), "steps": str(steps)}
 
 
 def _layer_proxy(model: Model, i: int, api: str, file_ranks: int, ranks: int,
@@ -301,12 +308,12 @@ def _layer_proxy(model: Model, i: int, api: str, file_ranks: int, ranks: int,
     if shared:
         layout = "strided" if api != "posix" and transfer < per_rank else "segmented"
     phases, target, note = _phases(direction, both)
-    args = ["-a", api, "--layout", layout, "-t", str(transfer), "-b", str(block),
-            "--np", str(ranks), *phases]
+    args: dict[str, EngineValue] = {"api": api, "layout": layout, "transfer": str(transfer),
+                                    "block": str(block), **phases}
     coll = lay.calls.of(direction).get("COLL")
     collective = api != "posix" and coll is not None and float(coll[i]) > 0
     if collective:
-        args.append("--collective")
+        args["collective"] = True
     module = {"mpiio": "MPIIO", "posix": "POSIX" if lay.posix.present[i] else "STDIO"}.get(
         api, "MPIIO")
     lib = str(lay.library[i])
@@ -322,7 +329,7 @@ def _layer_proxy(model: Model, i: int, api: str, file_ranks: int, ranks: int,
                if collective else ""),
             f"scaled to {ranks} rank(s) x {block} B (the job: {model.job.nprocs} ranks, "
             f"{int(per_rank)} B per rank on that file)", *note]
-    return Proxy(args, api, desc, target)
+    return Proxy(Workload(args, launch={"np": ranks}), desc, target)
 
 
 def proxy_or_reason(model: Model, max_ranks: int = 4, max_rank_bytes: int = 64 << 20
