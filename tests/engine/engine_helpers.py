@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from refused_runs import REFUSED_RUN_ENV
 
 from iolab.errors import UsageError
 from iolab.paths import engine_binary
@@ -89,18 +90,12 @@ def run_engine(engine: Engine, np: int, args: list[str], tmp: Path, *, json_out:
     return Result(proc.returncode, doc, proc.stdout, proc.stderr)
 
 
-# Open MPI's mpirun, once any rank has exited non-zero, waits odls_base_sigkill_timeout (1 s)
-# between its SIGTERM and SIGKILL rounds even when every rank has already ended: ~2 s of idle
-# wall time per refused run (`mpirun -np 1 sh -c 'exit 2'`: 2.4 s; with the timeout 0: 0.3 s).
-# A run the engine refuses before any I/O ends on every rank by itself, so there is nothing to
-# wait for. Never for runs that are interrupted or fail mid-run: there the timeout is the time a
-# rank has after mpirun's SIGTERM to save what it finished.
-REFUSED_RUN_ENV = {"OMPI_MCA_odls_base_sigkill_timeout": "0"}
 
 
 def run_refused(engine: Engine, np: int, args: list[str], tmp: Path, *,
                 env: dict[str, str] | None = None) -> Result:
-    """:func:`run_engine` for a run the engine refuses before it starts (exit 2)."""
+    """:func:`run_engine` for a run the engine refuses before it starts (exit 2): without
+    mpirun's idle wait after a non-zero exit (see :mod:`refused_runs`)."""
     return run_engine(engine, np, args, tmp, env={**REFUSED_RUN_ENV, **(env or {})})
 
 

@@ -12,7 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from engine_helpers import REFUSED_RUN_ENV, Engine, _env, doc, run_engine, run_refused
+from engine_helpers import Engine, _env, doc, run_engine, run_refused
+from refused_runs import REFUSED_RUN_ENV
 
 from iolab.settings import catalogue
 
