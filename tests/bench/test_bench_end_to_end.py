@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from bench_helpers import db_rows, mount_small_tmpfs, run_iolab, start_iolab, umount
+from refused_runs import REFUSED_RUN_ENV
 
 MIB = 1 << 20
 KIB = 1 << 10
@@ -182,7 +183,9 @@ def test_ctrl_c_keeps_the_finished_repetitions(request: pytest.FixtureRequest, d
 
 
 def bad(args: list[str], db: Path, cwd: Path | None = None, env: dict | None = None) -> str:
-    r = run_iolab("bench", *args, "--db", str(db), cwd=cwd, env=env)
+    # refused before any I/O: without mpirun's idle wait after the exit 2 (refused_runs)
+    r = run_iolab("bench", *args, "--db", str(db), cwd=cwd,
+                  env={**REFUSED_RUN_ENV, **(env or {})})
     assert r.returncode == 2, (args, r.stdout, r.stderr)
     lines = r.err_lines()
     assert len(lines) == 1, (args, lines)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from refused_runs import REFUSED_RUN_ENV
 
 from iolab.errors import UsageError
 from iolab.paths import engine_binary
@@ -87,6 +88,15 @@ def run_engine(engine: Engine, np: int, args: list[str], tmp: Path, *, json_out:
         doc = json.loads(jpath.read_text())
         jpath.unlink()
     return Result(proc.returncode, doc, proc.stdout, proc.stderr)
+
+
+
+
+def run_refused(engine: Engine, np: int, args: list[str], tmp: Path, *,
+                env: dict[str, str] | None = None) -> Result:
+    """:func:`run_engine` for a run the engine refuses before it starts (exit 2): without
+    mpirun's idle wait after a non-zero exit (see :mod:`refused_runs`)."""
+    return run_engine(engine, np, args, tmp, env={**REFUSED_RUN_ENV, **(env or {})})
 
 
 def _engine(flavour: str) -> Engine | None:

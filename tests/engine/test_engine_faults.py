@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from engine_helpers import Engine, _env, get_engine, interrupt_run, run_engine
+from engine_helpers import Engine, _env, get_engine, interrupt_run, run_engine, run_refused
 
 SMALL = ["--transfer", "4K", "--block", "16K", "--quiet"]
 
@@ -48,7 +48,7 @@ BAD_INPUT = [
 
 @pytest.mark.parametrize("args,needle", [b[1:] for b in BAD_INPUT], ids=[b[0] for b in BAD_INPUT])
 def test_bad_input(engine: Engine, scratch: Path, args: list[str], needle: str):
-    r = run_engine(engine, 2, ["--path", str(scratch / "f"), *SMALL, *args], scratch.parent)
+    r = run_refused(engine, 2, ["--path", str(scratch / "f"), *SMALL, *args], scratch.parent)
     assert_bad_input(r, needle)
     assert list(scratch.iterdir()) == []
 

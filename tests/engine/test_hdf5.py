@@ -9,7 +9,18 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from engine_helpers import XFERS, B, Engine, Result, S, T, doc, expected_ops, run_engine
+from engine_helpers import (
+    XFERS,
+    B,
+    Engine,
+    Result,
+    S,
+    T,
+    doc,
+    expected_ops,
+    run_engine,
+    run_refused,
+)
 
 
 def args(layout: str, path: Path, *extra: str, api: str = "hdf5") -> list[str]:
@@ -112,7 +123,7 @@ def test_chunk_larger_than_the_dataset(engine: Engine, scratch: Path):
 ])
 def test_bad_options(engine: Engine, scratch: Path, extra: list[str], needle: str):
     need_hdf5(engine)
-    r = run_engine(engine, 2, args("fpp", scratch, *extra), scratch.parent)
+    r = run_refused(engine, 2, args("fpp", scratch, *extra), scratch.parent)
     assert r.rc == 2 and needle in r.stderr, r.stderr
     assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
     assert r.doc is None

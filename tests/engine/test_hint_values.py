@@ -12,7 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from engine_helpers import Engine, _env, doc, run_engine
+from engine_helpers import Engine, _env, doc, run_engine, run_refused
+from refused_runs import REFUSED_RUN_ENV
 
 from iolab.settings import catalogue
 
@@ -39,7 +40,7 @@ def base(scratch: Path) -> list[str]:
     ("nc_var_align_size=0", "a whole number of bytes, at least 1"),
 ])
 def test_refused_from_the_command_line(engine: Engine, scratch: Path, hint: str, form: str):
-    r = run_engine(engine, 2, [*base(scratch), "--hint", hint], scratch.parent)
+    r = run_refused(engine, 2, [*base(scratch), "--hint", hint], scratch.parent)
     assert r.rc == 2 and r.doc is None
     lines = [ln for ln in r.stderr.splitlines() if ln.startswith("iolab-bench:")]
     assert len(lines) == 1, r.stderr
@@ -51,9 +52,9 @@ def test_refused_from_a_hints_file_and_romio_hints(engine: Engine, scratch: Path
                                                    tmp_path: Path):
     hf = tmp_path / "hints"
     hf.write_text("cb_nodes two\n")
-    r = run_engine(engine, 1, [*base(scratch), "--hints-file", str(hf)], scratch.parent)
+    r = run_refused(engine, 1, [*base(scratch), "--hints-file", str(hf)], scratch.parent)
     assert r.rc == 2 and "hint cb_nodes=two (from the hints file)" in r.stderr, r.stderr
-    r = run_engine(engine, 1, base(scratch), scratch.parent, env={"ROMIO_HINTS": str(hf)})
+    r = run_refused(engine, 1, base(scratch), scratch.parent, env={"ROMIO_HINTS": str(hf)})
     assert r.rc == 2 and "(from the ROMIO_HINTS)" in r.stderr, r.stderr
 
 
@@ -75,7 +76,8 @@ def test_iolab_bench_stores_nothing(engine: Engine, scratch: Path, tmp_path: Pat
     db = tmp_path / "r.db"
     p = subprocess.run([sys.executable, "-m", "iolab", "bench", "--db", str(db), "--np", "2",
                         *base(scratch)[:-1], "--hint", hint],
-                       capture_output=True, text=True, env=_env(), timeout=120)
+                       capture_output=True, text=True, env={**_env(), **REFUSED_RUN_ENV},
+                       timeout=120)
     assert p.returncode == 2
     assert [ln for ln in p.stderr.splitlines() if said in ln] and "Traceback" not in p.stderr
     if db.exists():
@@ -110,7 +112,7 @@ def test_engine_refuses_a_value_outside_the_catalogue_domain(engine: Engine, scr
     assert row is not None
     bad = "1m" if row.engine_form() == "number" else "maybe"
     assert catalogue.parse(row, bad) is None
-    r = run_engine(engine, 1, [*base(scratch), "--hint", f"{name}={bad}"], scratch.parent)
+    r = run_refused(engine, 1, [*base(scratch), "--hint", f"{name}={bad}"], scratch.parent)
     assert r.rc == 2 and f"hint {name}={bad}" in r.stderr, r.stderr
 
 
@@ -171,8 +173,8 @@ def test_engine_refuses_what_the_catalogue_refuses(engine: Engine, scratch: Path
         bad += [str(least + 1)] if multiple > 1 else []
         for value in bad:
             assert catalogue.parse(row, value) is None, (row.name, value)
-            r = run_engine(engine, 1, [*base(scratch), "--hint", f"{row.name}={value}"],
-                           scratch.parent)
+            r = run_refused(engine, 1, [*base(scratch), "--hint", f"{row.name}={value}"],
+                            scratch.parent)
             if r.rc != 2 or f"{row.name} takes {catalogue.DOMAINS[row.domain]}" not in r.stderr:
                 wrong.append((row.name, value, r.rc, r.stderr[-200:]))
     assert wrong == []

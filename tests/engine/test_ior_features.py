@@ -16,7 +16,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from engine_helpers import Engine, _env, doc, run_engine
+from engine_helpers import Engine, _env, doc, run_engine, run_refused
 
 T = 4096
 MASK = (1 << 64) - 1
@@ -176,8 +176,8 @@ def test_fpp_digits_names_files_as_ior(engine: Engine, scratch: Path) -> None:
 def test_ior_options_refuse_bad_combinations_in_one_line(engine: Engine, scratch: Path,
                                                          extra: list[str], says: str) -> None:
     """expected exit 2, one line naming the option, nothing written."""
-    r = run_engine(engine, 2, ["--transfer", "4k", "--block", "16k", "--path",
-                               str(scratch / "f"), "--quiet", *extra], scratch.parent)
+    r = run_refused(engine, 2, ["--transfer", "4k", "--block", "16k", "--path",
+                                str(scratch / "f"), "--quiet", *extra], scratch.parent)
     assert r.rc == 2 and says in r.stderr, r.why()
     assert len(r.stderr.strip().splitlines()) == 1
     assert not list(scratch.iterdir())

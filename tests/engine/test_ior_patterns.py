@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from array_model import pattern_bytes
-from engine_helpers import B, Engine, S, T, _env, doc, run_engine, strace_run
+from engine_helpers import B, Engine, S, T, _env, doc, run_engine, run_refused, strace_run
 
 
 def ior_shared_owner(ranks: int, block: int, segments: int) -> np.ndarray:
@@ -182,8 +182,8 @@ def test_unique_dir(engine: Engine, scratch: Path):
      "deals the transfers to random ranks"),
 ])
 def test_bad_input(engine: Engine, scratch: Path, extra: list[str], message: str):
-    r = run_engine(engine, 2, ["--path", str(scratch / "f"), "--quiet", *extra],
-                   scratch.parent)
+    r = run_refused(engine, 2, ["--path", str(scratch / "f"), "--quiet", *extra],
+                    scratch.parent)
     assert r.rc == 2 and r.doc is None
     assert message in r.stderr, r.stderr
     assert list(scratch.iterdir()) == []

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from engine_helpers import Engine, _env, doc, run_engine
+from engine_helpers import Engine, _env, doc, run_engine, run_refused
 
 PHASES = ["create", "stat", "open_read", "remove"]
 
@@ -240,7 +240,7 @@ def test_failure_is_reported_and_cleaned(engine: Engine, scratch: Path, small_fs
     (["--layout", "segmented"], "do not apply"),
 ])
 def test_bad_input(engine: Engine, scratch: Path, extra: list[str], message: str):
-    r = run_engine(engine, 2, md_args(scratch, "--metadata", "easy", *extra), scratch.parent)
+    r = run_refused(engine, 2, md_args(scratch, "--metadata", "easy", *extra), scratch.parent)
     assert r.rc == 2 and r.doc is None and message in r.stderr, r.stderr
     assert list(scratch.iterdir()) == []
 

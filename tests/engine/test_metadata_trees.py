@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from engine_helpers import Engine, _env, doc, run_engine
+from engine_helpers import Engine, _env, doc, run_engine, run_refused
 
 
 def tree_paths(depth: int, branch: int, per_dir: int, leaf_only: bool, ranks: int,
@@ -166,7 +166,7 @@ def test_new_options_are_in_the_option_table(engine: Engine) -> None:
 def test_bad_combinations_are_refused_before_anything_is_made(engine: Engine, scratch: Path,
                                                               extra: list[str],
                                                               says: str) -> None:
-    r = run_engine(engine, 1, ["--metadata", "easy", "--path", str(scratch / "m"), *extra],
-                   scratch.parent)
+    r = run_refused(engine, 1, ["--metadata", "easy", "--path", str(scratch / "m"), *extra],
+                    scratch.parent)
     assert r.rc == 2 and says in r.stderr, r.stderr
     assert list(scratch.iterdir()) == [] and not os.path.exists(scratch / "m")

@@ -22,6 +22,7 @@ from engine_helpers import (
     expected_ops,
     interrupt_run,
     run_engine,
+    run_refused,
 )
 
 LAYOUTS = ["fpp", "segmented", "strided", "serial", "subset"]
@@ -255,8 +256,8 @@ def test_calls_the_library_cannot_make_are_bad_input(request: pytest.FixtureRequ
     e = flavour_engine(request, flavour)
     if api not in e.apis:
         pytest.skip(f"api {api} is not built into {e.binary.name}")
-    r = run_engine(e, 2, ["--api", api, *extra, "--path", str(scratch / "f"), "--quiet"],
-                   scratch.parent)
+    r = run_refused(e, 2, ["--api", api, *extra, "--path", str(scratch / "f"), "--quiet"],
+                    scratch.parent)
     assert r.rc == 2 and r.doc is None, r.stderr
     (line,) = r.stderr.strip().splitlines()
     assert f"api {api}: one call would move" in line and what in line, line

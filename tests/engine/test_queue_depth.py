@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
-from engine_helpers import Engine, doc, run_engine, strace_run
+from engine_helpers import Engine, doc, run_engine, run_refused, strace_run
 
 
 def qargs(scratch: Path, *extra: str) -> list[str]:
@@ -173,7 +173,7 @@ def test_enospc(engine: Engine, scratch: Path, small_fs: Path, aio: str):
     (["--posix.queue-depth", "8", "--posix.aio", "spdk"], "posix.aio"),
 ])
 def test_bad_input(engine: Engine, scratch: Path, extra: list[str], message: str):
-    r = run_engine(engine, 2, ["--path", str(scratch / "f"), "--quiet", *extra],
-                   scratch.parent)
+    r = run_refused(engine, 2, ["--path", str(scratch / "f"), "--quiet", *extra],
+                    scratch.parent)
     assert r.rc == 2 and message in r.stderr, r.stderr
     assert list(scratch.iterdir()) == []

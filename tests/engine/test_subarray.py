@@ -17,7 +17,7 @@ import h5py
 import numpy as np
 import pytest
 from array_model import big_endian, block_owner, btio_owner, pattern_bytes
-from engine_helpers import Engine, doc, run_engine
+from engine_helpers import Engine, doc, run_engine, run_refused
 
 # ranks, --grid, --pgrid (None: MPI_Dims_create): 1-4 dimensions, uneven pieces
 CASES = [
@@ -189,8 +189,8 @@ BAD = [
 def test_bad_input(engine: Engine, scratch: Path, np_: int, extra: list[str], message: str):
     if "--api" in extra and extra[extra.index("--api") + 1] not in engine.apis:
         pytest.skip("api not built")
-    r = run_engine(engine, np_, ["--path", str(scratch / "f"), "--quiet", *extra],
-                   scratch.parent)
+    r = run_refused(engine, np_, ["--path", str(scratch / "f"), "--quiet", *extra],
+                    scratch.parent)
     assert r.rc == 2 and r.doc is None
     lines = [ln for ln in r.stderr.splitlines() if ln.startswith("iolab-bench:")]
     assert len(lines) == 1 and message in lines[0], r.stderr
