@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from iolab.model.files import APP, CATEGORY_NAMES
+from iolab.model.tables import unique_rows
 from iolab.model.trace import TraceMetrics, derive_trace
 from iolab.model.workflow import log_io_times, workflow_io_time
 
@@ -280,12 +281,13 @@ def _group_sum(keys: np.ndarray, vals: np.ndarray) -> tuple[np.ndarray, np.ndarr
     """Unique rows of ``keys`` and the sum of ``vals`` over each."""
     if not len(keys):
         return keys, vals
-    uk, inv = np.unique(keys, axis=0, return_inverse=True)
+    uk, inv = unique_rows(keys, return_inverse=True)
     return uk, np.bincount(inv.reshape(-1), weights=vals, minlength=len(uk))
 
 
 def layer_time(model: Model, mods: tuple[tuple[str, str], ...]) -> _LayerTime:
-    """The time of one layer (one or more Darshan modules) per file and rank.
+    """The time of one layer (one or more Darshan modules) per file and rank, computed once
+    per model (its arrays read-only: shared by every caller).
 
     A reduced record keeps its slowest rank's time; a layer with several reduced records per
     file (HDF5's file and datasets, PnetCDF's variables) gives the slowest rank at least the
@@ -293,6 +295,16 @@ def layer_time(model: Model, mods: tuple[tuple[str, str], ...]) -> _LayerTime:
     may differ from record to record). A record without a slowest-rank time (H5F,
     PNETCDF_FILE) counts its mean rank's.
     """
+    key = ("layer_time", mods)
+    got = model.memo.get(key)
+    if got is None:
+        got = model.memo[key] = _layer_time(model, mods)
+        for a in (got.own, got.reduced, got.kinds):
+            a.flags.writeable = False
+    return got
+
+
+def _layer_time(model: Model, mods: tuple[tuple[str, str], ...]) -> _LayerTime:
     nf = len(model.files)
     own_k, own_v, red_k, red_sum, red_slow = [], [], [], [], []
     kinds = np.zeros((nf, len(KINDS)))
@@ -320,7 +332,7 @@ def layer_time(model: Model, mods: tuple[tuple[str, str], ...]) -> _LayerTime:
     rk_u, rsum = _group_sum(rk, np.concatenate(red_sum))
     rslow = np.zeros(len(rk_u))
     if len(rk):
-        inv = np.unique(rk, axis=0, return_inverse=True)[1].reshape(-1)
+        inv = unique_rows(rk, return_inverse=True)[1]
         np.maximum.at(rslow, inv, np.concatenate(red_slow))
     red = np.maximum(rslow, rsum / np.maximum(rk_u[:, 2], 1)) if len(rk_u) else rsum
     return _LayerTime(np.column_stack([ok, ov]) if len(ok) else np.zeros((0, 3)),

@@ -17,6 +17,7 @@ import numpy as np
 
 from iolab.model.files import APP
 from iolab.model.metrics import layer_time
+from iolab.model.tables import unique_rows
 
 if TYPE_CHECKING:
     from iolab.model.job import Model
@@ -60,7 +61,7 @@ def _per_rank_s(lt: Any, n: int, files: Any = None) -> Any:
     if len(own):
         np.add.at(per_rank, np.clip(own[:, 1].astype(np.int64), 0, n - 1), own[:, 2])
     if len(red):
-        spans, inv = np.unique(red[:, 1:3].astype(np.int64), axis=0, return_inverse=True)
+        spans, inv = unique_rows(red[:, 1:3].astype(np.int64), return_inverse=True)
         sums = np.bincount(inv.reshape(-1), weights=red[:, 3], minlength=len(spans))
         for (lo, k), s in zip(spans.tolist(), sums.tolist()):
             per_rank[max(lo, 0):lo + k] += s

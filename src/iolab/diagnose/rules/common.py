@@ -13,6 +13,7 @@ import numpy as np
 
 from iolab.diagnose.rules.base import FileEvidence, Value
 from iolab.model.files import APP
+from iolab.model.tables import unique_rows
 
 if TYPE_CHECKING:
     from iolab.diagnose.config import Thresholds
@@ -193,7 +194,7 @@ def ranks_in_one_world(model: Model) -> np.ndarray:
         if fi.size == 0:
             continue
         world = np.searchsorted(starts, r, side="right") - 1
-        keys = np.unique(np.stack([fi, world, r], axis=1), axis=0)
-        pairs, counts = np.unique(keys[:, :2], axis=0, return_counts=True)
+        keys = unique_rows(np.stack([fi, world, r], axis=1))
+        pairs, counts = unique_rows(keys[:, :2], return_counts=True)
         np.maximum.at(out, pairs[:, 0], counts)
     return out
