@@ -7,6 +7,7 @@ reduced over ranks (rank -1) are sums over those ranks.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -109,24 +110,24 @@ def _iface(model: Model, mod: str) -> Iface | None:
         return None
     prefix, hist_fmt, label = INTERFACES[mod]
     m = model.app_mask(md)
-    b = {"read": _sum(md.pos(f"{prefix}_BYTES_READ"), m),
-         "write": _sum(md.pos(f"{prefix}_BYTES_WRITTEN"), m)}
+    s = md.pos_sums(_iface_counters(mod), m)  # every integer total below, in one call
+    b = {"read": s[f"{prefix}_BYTES_READ"], "write": s[f"{prefix}_BYTES_WRITTEN"]}
     if mod == "MPI-IO":
-        ops = {d: sum(_sum(md.pos(f"MPIIO_{k}_{d.upper()}S"), m)
-                      for k in ("INDEP", "COLL", "SPLIT", "NB")) for d in DIRECTIONS}
-        opens = _sum(md.pos("MPIIO_INDEP_OPENS"), m) + _sum(md.pos("MPIIO_COLL_OPENS"), m)
+        ops = {d: sum(s[f"MPIIO_{k}_{d.upper()}S"] for k in ("INDEP", "COLL", "SPLIT", "NB"))
+               for d in DIRECTIONS}
+        opens = s["MPIIO_INDEP_OPENS"] + s["MPIIO_COLL_OPENS"]
     elif mod == "PNETCDF_VAR":
-        ops = {d: sum(_sum(md.pos(f"PNETCDF_VAR_{k}_{d.upper()}S"), m)
-                      for k in ("INDEP", "COLL", "NB")) for d in DIRECTIONS}
-        opens = _sum(md.pos("PNETCDF_VAR_OPENS"), m)
+        ops = {d: sum(s[f"PNETCDF_VAR_{k}_{d.upper()}S"] for k in ("INDEP", "COLL", "NB"))
+               for d in DIRECTIONS}
+        opens = s["PNETCDF_VAR_OPENS"]
     else:
-        ops = {d: _sum(md.pos(f"{prefix}_{d.upper()}S"), m) for d in DIRECTIONS}
+        ops = {d: s[f"{prefix}_{d.upper()}S"] for d in DIRECTIONS}
         if mod == "POSIX":
             from iolab.model.layers import posix_opens
 
             opens = _sum(posix_opens(md), m)
         else:
-            opens = _sum(md.pos(f"{prefix}_OPENS"), m) + _sum(md.pos(f"{prefix}_FDOPENS"), m)
+            opens = s[f"{prefix}_OPENS"] + s[f"{prefix}_FDOPENS"]
     t = {"read": float(md.fcol(f"{prefix}_F_READ_TIME")[m].sum()),
          "write": float(md.fcol(f"{prefix}_F_WRITE_TIME")[m].sum()),
          "meta": float(md.fcol(f"{prefix}_F_META_TIME")[m].sum())}
@@ -134,12 +135,27 @@ def _iface(model: Model, mod: str) -> Iface | None:
     if hist_fmt:
         for d in DIRECTIONS:
             inf = hist_fmt.format(D=d.upper())
-            hist[d] = [_sum(md.pos(f"{prefix}_{inf}{b_}"), m) for b_ in SIZE_BINS]
+            hist[d] = [s[f"{prefix}_{inf}{b_}"] for b_ in SIZE_BINS]
         if mod == "POSIX":
             for d in DIRECTIONS:
                 hist[d + "_exact_1mib"] = [_sum(exact_mib_requests(md, d), m)]
     nfiles = int(np.unique(md.ids[m]).size)
     return Iface(name=label, bytes=b, ops=ops, time_s=t, opens=opens, files=nfiles, hist=hist)
+
+
+@functools.cache
+def _iface_counters(mod: str) -> list[str]:
+    """The integer counters _iface totals for module ``mod``."""
+    prefix, hist_fmt, _ = INTERFACES[mod]
+    names = [f"{prefix}_BYTES_READ", f"{prefix}_BYTES_WRITTEN"]
+    kinds = {"MPI-IO": ("INDEP", "COLL", "SPLIT", "NB"), "PNETCDF_VAR": ("INDEP", "COLL", "NB")}
+    for d in DIRECTIONS:
+        names += [f"{prefix}_{k}_{d.upper()}S" for k in kinds.get(mod, ())]
+        names.append(f"{prefix}_{d.upper()}S")
+        if hist_fmt:
+            inf = hist_fmt.format(D=d.upper())
+            names += [f"{prefix}_{inf}{b_}" for b_ in SIZE_BINS]
+    return names + [f"{prefix}_{k}" for k in ("OPENS", "FDOPENS", "INDEP_OPENS", "COLL_OPENS")]
 
 
 def kind_times(md: ModuleData, prefix: str) -> np.ndarray:
@@ -361,6 +377,8 @@ def _rank_io(model: Model) -> tuple[np.ndarray, np.ndarray, float, dict[str, flo
     layers.append((layer_time(model, (("STDIO", "STDIO"),)), np.ones(nf, dtype=bool)))
     shared = np.zeros(n)  # per rank: the slowest-rank time of the shared files of its log
     for lt, mine in layers:
+        if not len(lt.own) and not len(lt.reduced):
+            continue  # a layer the job did not use (its kinds are zeros): nothing to add
         if len(lt.own):
             f, r = lt.own[:, 0].astype(np.int64), lt.own[:, 1].astype(np.int64)
             np.add.at(t, np.clip(r[mine[f]], 0, n - 1), lt.own[mine[f], 2])

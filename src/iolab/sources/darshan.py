@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import faulthandler
+import functools
 import io
 import os
 import pickle
@@ -152,6 +153,7 @@ def _quiet_stderr() -> Iterator[None]:
         os.close(devnull)
 
 
+@functools.lru_cache(maxsize=64)  # a few structs a process: built once, not twice a module a log
 def _record_dtype(ffi: Any, struct_name: str, ncnt: int, nfcnt: int) -> np.dtype:
     """A numpy dtype laid out exactly like one libdarshan-util record struct."""
     fields: Any = {

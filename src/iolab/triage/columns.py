@@ -133,6 +133,9 @@ def job_columns(model: Model, job_key: str, day: str
     files: list[dict[str, Any]] = []
     fs_layers = []
     for spec in LAYERS:
+        if not any(len(model.mods.get(mod) or ()) for mod, _ in spec.time_mods):
+            cols[spec.column] = 0.0  # a layer the job did not use: no time, no file rows
+            continue
         lt = layer_time(model, spec.time_mods)
         cols[spec.column] = round(float(_per_rank_s(lt, n).max()), 6)
         lf = _layer_files(model, spec, lt)

@@ -24,6 +24,29 @@ DIR_NAMES = {"read": ("READ", "READS", "BYTES_READ"),
              "write": ("WRITE", "WRITES", "BYTES_WRITTEN")}
 
 
+RULE_MEMO = "rule"  # model.memo keys of once_per_diagnosis: (RULE_MEMO, name)
+
+
+def once_per_diagnosis(model: Model, th: Thresholds, name: str,
+                       compute: Callable[[Model, Thresholds], np.ndarray]) -> np.ndarray:
+    """``compute(model, th)`` once for every rule of one diagnosis that asks (the selection
+    several rules share: ~0.1 ms each time, issue 31); read-only. diagnose() forgets these
+    at its start, so a diagnosis with other thresholds computes them again."""
+    key = (RULE_MEMO, name)
+    got = model.memo.get(key)
+    if got is not None and got[0] is th:
+        return got[1]
+    value = compute(model, th)
+    value.flags.writeable = False
+    model.memo[key] = (th, value)
+    return value
+
+
+def forget_rule_memo(model: Model) -> None:
+    for key in [k for k in model.memo if k[0] == RULE_MEMO]:
+        del model.memo[key]
+
+
 def mpi_files(model: Model) -> np.ndarray:
     """Per file: is it accessed through MPI-IO?"""
     mask = np.zeros(len(model.files), dtype=bool)

@@ -29,6 +29,7 @@ from iolab.diagnose.rules.common import (
     costliest,
     file_rows,
     needs_complete,
+    once_per_diagnosis,
     small_limit,
     worst,
 )
@@ -377,6 +378,10 @@ def _single_writer_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
 # --- MPI-IO time far above POSIX time, and tiny collective calls ---------------------------
 
 def _tiny_collective_sel(model: Model, th: Thresholds) -> np.ndarray:
+    return once_per_diagnosis(model, th, "tiny_collective_sel", _tiny_collective_files)
+
+
+def _tiny_collective_files(model: Model, th: Thresholds) -> np.ndarray:
     L = model.layers
     coll = sum(L.calls.of(d)["COLL"] + L.calls.of(d)["SPLIT"] for d in ("read", "write"))
     calls = L.calls.total("read") + L.calls.total("write")
@@ -455,6 +460,10 @@ def waiting_files(model: Model, th: Thresholds) -> np.ndarray:
     together ``exchange_share`` of the run (the mpiio-time-skew rule's selection; the
     straggler rule leaves these files to it, one cause per file). No MPI-IO/POSIX ratio: a
     300 s exchange under 337 s of POSIX reads is 300 s (was: only from 3x the POSIX time)."""
+    return once_per_diagnosis(model, th, "waiting_files", _waiting_files)
+
+
+def _waiting_files(model: Model, th: Thresholds) -> np.ndarray:
     L = model.layers
     over = _overhead(model)
     # The floor is mpiio_skew_min_s; for files reached mostly by collective calls, or
