@@ -230,8 +230,8 @@ def _access(md: ModuleData, m: np.ndarray) -> dict[str, Access]:
         consec = md.pos(f"POSIX_CONSEC_{d.upper()}S")[m]
         # The first access of each record is neither sequential nor consecutive when it is at
         # offset 0; it is not a backward seek either.
-        back = np.clip(ops - seq - (ops > 0), 0, None)
-        rnd = np.minimum(2 * back, np.clip(ops - consec, 0, None))
+        back = np.maximum(ops - seq - (ops > 0), 0)
+        rnd = np.minimum(2 * back, np.maximum(ops - consec, 0))
         # A record whose bytes are ops x its extent read (wrote) the whole extent each time,
         # all from the same offset: re-reads, not random access (1,000,000 reads of byte 0
         # in partial_data_dxt looked 100% random).
@@ -259,7 +259,7 @@ def _rank_spread(nprocs: int, md: ModuleData, m: np.ndarray, values: np.ndarray)
     """Per-rank sums of ``values``; a reduced record's value is spread over its ranks."""
     out = np.zeros(nprocs, dtype=np.float64)
     own = m & (md.ranks >= 0)
-    np.add.at(out, np.clip(md.ranks[own], 0, nprocs - 1), values[own])
+    np.add.at(out, np.minimum(np.maximum(md.ranks[own], 0), nprocs - 1), values[own])
     for i in np.nonzero(m & (md.ranks < 0))[0]:
         lo, n = int(md.span_lo[i]), max(int(md.span_n[i]), 1)
         out[lo:lo + n] += values[i] / n
@@ -381,7 +381,7 @@ def _rank_io(model: Model) -> tuple[np.ndarray, np.ndarray, float, dict[str, flo
             continue  # a layer the job did not use (its kinds are zeros): nothing to add
         if len(lt.own):
             f, r = lt.own[:, 0].astype(np.int64), lt.own[:, 1].astype(np.int64)
-            np.add.at(t, np.clip(r[mine[f]], 0, n - 1), lt.own[mine[f], 2])
+            np.add.at(t, np.minimum(np.maximum(r[mine[f]], 0), n - 1), lt.own[mine[f], 2])
         red = lt.reduced[mine[lt.reduced[:, 0].astype(np.int64)]]
         spans, v = _group_sum(red[:, 1:3].astype(np.int64), red[:, 3])  # one per log
         for (lo, k), s in zip(spans.tolist(), v.tolist()):

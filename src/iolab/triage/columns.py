@@ -59,7 +59,7 @@ def _per_rank_s(lt: Any, n: int, files: Any = None) -> Any:
         own = own[files[own[:, 0].astype(np.int64)]] if len(own) else own
         red = red[files[red[:, 0].astype(np.int64)]] if len(red) else red
     if len(own):
-        np.add.at(per_rank, np.clip(own[:, 1].astype(np.int64), 0, n - 1), own[:, 2])
+        np.add.at(per_rank, np.minimum(np.maximum(own[:, 1].astype(np.int64), 0), n - 1), own[:, 2])
     if len(red):
         spans, inv = unique_rows(red[:, 1:3].astype(np.int64), return_inverse=True)
         sums = np.bincount(inv.reshape(-1), weights=red[:, 3], minlength=len(spans))

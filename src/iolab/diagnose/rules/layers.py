@@ -396,7 +396,7 @@ def _tiny_collective_files(model: Model, th: Thresholds) -> np.ndarray:
 def _overhead(model: Model) -> np.ndarray:
     """Per file: the slowest rank's MPI-IO time beyond the slowest POSIX rank's time."""
     L = model.layers
-    return np.clip(L.mpiio.slowest_rank_time_s - L.posix.slowest_rank_time_s, 0, None)
+    return np.maximum(L.mpiio.slowest_rank_time_s - L.posix.slowest_rank_time_s, 0)
 
 
 def _tiny_collective(model: Model, th: Thresholds) -> list[Hit]:
