@@ -293,11 +293,15 @@ def derive_layers(model: Model) -> CrossLayer:
     n = len(model.files)
     posix, mpiio, stdio = (_layer(model, m) for m in ("POSIX", "MPI-IO", "STDIO"))
     md = model.mods.get("MPI-IO")
-    calls = MpiioCalls(
-        reads={k: (_per_file(md, md.pos(f"MPIIO_{k}_READS"), n) if md is not None and len(md)
-                   else _zeros(n)) for k in MPIIO_KINDS},
-        writes={k: (_per_file(md, md.pos(f"MPIIO_{k}_WRITES"), n) if md is not None and len(md)
-                    else _zeros(n)) for k in MPIIO_KINDS})
+    if md is not None and len(md):  # the eight counters per file in one bincount
+        per = _per_file_cols(md, [md.pos(f"MPIIO_{k}_{d}") for d in ("READS", "WRITES")
+                                  for k in MPIIO_KINDS], n).T.copy()
+        nk = len(MPIIO_KINDS)
+        calls = MpiioCalls(reads=dict(zip(MPIIO_KINDS, per[:nk])),
+                           writes=dict(zip(MPIIO_KINDS, per[nk:])))
+    else:
+        calls = MpiioCalls(reads={k: _zeros(n) for k in MPIIO_KINDS},
+                           writes={k: _zeros(n) for k in MPIIO_KINDS})
     _exact_rank_bytes(model, posix)
     lib_w, lib, lib_close, lib_flush, lib_mpi = _library(model, n)
     from iolab.model.metrics import STACK, layer_time
