@@ -116,3 +116,41 @@ def test_a_second_diagnosis_with_other_thresholds_starts_afresh() -> None:
     th.mpiio_skew_min_s, th.exchange_share = 1e9, 0.99  # the same thresholds, changed
     again = json.dumps(to_dict(diagnose(model, th)), sort_keys=True, default=str)
     assert again == fresh
+
+
+def _spread_by_record(nprocs: int, md: ModuleData, m: np.ndarray, values: np.ndarray
+                      ) -> np.ndarray:
+    """The loop _rank_spread made: one slice per reduced record."""
+    out = np.zeros(nprocs)
+    own = m & (md.ranks >= 0)
+    np.add.at(out, np.clip(md.ranks[own], 0, nprocs - 1), values[own])
+    for i in np.nonzero(m & (md.ranks < 0))[0]:
+        lo, n = int(md.span_lo[i]), max(int(md.span_n[i]), 1)
+        out[lo:lo + n] += values[i] / n
+    return out
+
+
+def test_rank_spread_of_one_log_adds_up_as_record_by_record() -> None:
+    """Expected: _rank_spread equals the slice-per-record loop bit for bit (one log's span,
+    several logs' spans, spans past the last rank, -0.0 and NaN values) / was: the loop,
+    one numpy slice per reduced record (thousands on a log of shared files)."""
+    from iolab.model.metrics import _rank_spread
+
+    rng = np.random.default_rng(2)
+    for _ in range(2000):
+        nrec, nprocs = int(rng.integers(1, 30)), int(rng.integers(1, 12))
+        ranks = rng.integers(-1, nprocs, size=nrec)
+        several = rng.random() < 0.3
+        lo = rng.integers(0, 3, size=nrec) if several else np.zeros(nrec, dtype=np.int64)
+        n = rng.integers(0, nprocs + 3, size=nrec) if several else np.full(
+            nrec, nprocs + int(rng.integers(-1, 2)))
+        md = ModuleData(module="POSIX", ids=np.zeros(nrec, dtype=np.uint64), ranks=ranks,
+                        _c=np.zeros((nrec, 0), dtype=np.int64), _f=np.zeros((nrec, 0)),
+                        span_lo=np.where(ranks < 0, lo, ranks),
+                        span_n=np.where(ranks < 0, n, 1))
+        values = rng.random(nrec) * 10.0 ** rng.integers(-8, 8, size=nrec)
+        values[rng.random(nrec) < 0.2] = -0.0
+        values[rng.random(nrec) < 0.05] = np.nan
+        m = rng.random(nrec) < 0.8
+        want = _spread_by_record(nprocs, md, m, values)
+        assert _rank_spread(nprocs, md, m, values).tobytes() == want.tobytes()
