@@ -6,6 +6,7 @@ Kept apart from :mod:`base` (what a rule *is*) because these read the model.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -27,19 +28,23 @@ DIR_NAMES = {"read": ("READ", "READS", "BYTES_READ"),
 RULE_MEMO = "rule"  # model.memo keys of once_per_diagnosis: (RULE_MEMO, name)
 
 
-def once_per_diagnosis(model: Model, th: Thresholds, name: str,
-                       compute: Callable[[Model, Thresholds], np.ndarray]) -> np.ndarray:
-    """``compute(model, th)`` once for every rule of one diagnosis that asks (the selection
-    several rules share: ~0.1 ms each time, issue 31); read-only. diagnose() forgets these
-    at its start, so a diagnosis with other thresholds computes them again."""
-    key = (RULE_MEMO, name)
-    got = model.memo.get(key)
-    if got is not None and got[0] is th:
-        return got[1]
-    value = compute(model, th)
-    value.flags.writeable = False
-    model.memo[key] = (th, value)
-    return value
+def once_per_diagnosis(compute: Callable[[Model, Thresholds], np.ndarray]
+                       ) -> Callable[[Model, Thresholds], np.ndarray]:
+    """Decorator: ``compute(model, th)`` once for every rule of one diagnosis that asks (a
+    selection several rules share: ~0.1 ms each time, issue 31), read-only. diagnose()
+    forgets these at its start, so a diagnosis with other thresholds computes them again."""
+    key = (RULE_MEMO, f"{compute.__module__}.{compute.__qualname__}")
+
+    @functools.wraps(compute)
+    def shared(model: Model, th: Thresholds) -> np.ndarray:
+        got = model.memo.get(key)
+        if got is not None and got[0] is th:
+            return got[1]
+        value = compute(model, th)
+        value.flags.writeable = False
+        model.memo[key] = (th, value)
+        return value
+    return shared
 
 
 def forget_rule_memo(model: Model) -> None:

@@ -377,11 +377,8 @@ def _single_writer_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
 
 # --- MPI-IO time far above POSIX time, and tiny collective calls ---------------------------
 
+@once_per_diagnosis
 def _tiny_collective_sel(model: Model, th: Thresholds) -> np.ndarray:
-    return once_per_diagnosis(model, th, "tiny_collective_sel", _tiny_collective_files)
-
-
-def _tiny_collective_files(model: Model, th: Thresholds) -> np.ndarray:
     L = model.layers
     coll = sum(L.calls.of(d)["COLL"] + L.calls.of(d)["SPLIT"] for d in ("read", "write"))
     calls = L.calls.total("read") + L.calls.total("write")
@@ -454,16 +451,13 @@ def _tiny_collective_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
                                                change=view))
 
 
+@once_per_diagnosis
 def waiting_files(model: Model, th: Thresholds) -> np.ndarray:
     """Per file: MPI-IO calls whose time beyond the POSIX calls under them (the two-phase
     exchange, synchronisation, waiting) is worth reporting: seconds of it on the file, and
     together ``exchange_share`` of the run (the mpiio-time-skew rule's selection; the
     straggler rule leaves these files to it, one cause per file). No MPI-IO/POSIX ratio: a
     300 s exchange under 337 s of POSIX reads is 300 s (was: only from 3x the POSIX time)."""
-    return once_per_diagnosis(model, th, "waiting_files", _waiting_files)
-
-
-def _waiting_files(model: Model, th: Thresholds) -> np.ndarray:
     L = model.layers
     over = _overhead(model)
     # The floor is mpiio_skew_min_s; for files reached mostly by collective calls, or
