@@ -23,6 +23,7 @@ import numpy as np
 from iolab.diagnose.rules.base import Finding
 from iolab.model.files import APP
 from iolab.model.job import Model
+from iolab.model.tables import unique_rows
 
 # A claim's kind draws from its own pools first, then from those it may spill into: an
 # MPI-IO write claim is the POSIX writes plus the waiting around them; "*" all of the file.
@@ -105,7 +106,7 @@ def _file_ranks(model: Model) -> dict[str, int]:
     # (file, rank) pairs made unique in numpy, not a set per file in Python
     files, ranks = (np.concatenate([p[0] for p in pairs]).astype(np.int64),
                     np.concatenate([p[1] for p in pairs]).astype(np.int64))
-    pair = np.unique(np.stack([files, ranks], axis=1), axis=0)
+    pair = unique_rows(np.stack([files, ranks], axis=1))
     f, first = np.unique(files, return_index=True)
     n = np.unique(pair[:, 0], return_counts=True)[1]  # ranks per file (f's order)
     one = pair[np.isin(pair[:, 0], f[n == 1]) & (pair[:, 1] >= 0)

@@ -49,12 +49,47 @@ class JobFacts:
         """(mount point, its folder prefix, type): the prefixes made once, not per file."""
         return tuple((mnt, mnt.rstrip("/") + "/", typ) for mnt, typ in self.mounts)
 
+    @functools.cached_property
+    def _mount_places(self) -> tuple[dict[str, int], dict[str, int]]:
+        """Each mount's folder prefix, and its point, -> its place in ``_mount_heads`` (the
+        first one of a repeated prefix)."""
+        heads: dict[str, int] = {}
+        points: dict[str, int] = {}
+        for k, (mnt, head, _) in enumerate(self._mount_heads):
+            heads.setdefault(head, k)
+            points.setdefault(mnt, k)
+        return heads, points
+
     def mount_of(self, path: str) -> tuple[str, str] | None:
-        """The mount point holding ``path`` and its type (None when unknown)."""
-        for mnt, head, typ in self._mount_heads:
-            if path == mnt or path.startswith(head):
-                return mnt, typ
-        return None
+        """The mount point holding ``path`` and its type (None when unknown): the first
+        mount of ``_mount_heads`` that is ``path`` or one of its folders. Looked up by the
+        path's own folder prefixes (a head ends with "/": ``path.startswith(head)`` only
+        when ``head`` is ``path`` up to one of its "/"), not by trying every mount: a fix
+        asking for 1,000 files on a node with 46 mounts made 46,000 startswith calls."""
+        heads, points = self._mount_places
+        folder = path[:path.rfind("/") + 1]  # every "/" of the path is in its folder
+        by_folder = self._folder_mounts
+        if folder not in by_folder:
+            found = None
+            cut = folder.find("/")
+            while cut >= 0:
+                k = heads.get(folder[:cut + 1])
+                if k is not None and (found is None or k < found):
+                    found = k
+                cut = folder.find("/", cut + 1)
+            by_folder[folder] = found
+        best, own = by_folder[folder], points.get(path)
+        if own is not None and (best is None or own < best):
+            best = own
+        if best is None:
+            return None
+        mnt, _, typ = self._mount_heads[best]
+        return mnt, typ
+
+    @functools.cached_property
+    def _folder_mounts(self) -> dict[str, int | None]:
+        """Folder -> the place of the first mount holding it (a job's files share a few)."""
+        return {}
 
     def on_lustre(self, path: str) -> bool:
         """Lustre: the file has a layout in the LUSTRE records, or sits on a Lustre mount."""

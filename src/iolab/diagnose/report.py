@@ -26,6 +26,7 @@ from iolab.diagnose.rules.base import (
     fmt_seconds,
     pct,
 )
+from iolab.diagnose.rules.common import forget_rule_memo
 from iolab.diagnose.rules.cores import adds_synchronisation, oversubscription_note
 from iolab.model.files import APP
 from iolab.model.job import Model
@@ -202,6 +203,7 @@ def diagnose(model: Model, th: Thresholds, rules: list[Rule] | None = None) -> R
     (attribute_time); findings graded by the cost they own and sorted by severity, waste
     before experiments, then cost, problems before the overview of the job."""
     rules = registry() if rules is None else rules
+    forget_rule_memo(model)  # shared selections of an earlier diagnosis (other thresholds)
     findings: list[Finding] = []
     not_judged = []
     order = {r.id: i for i, r in enumerate(rules)}

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -128,6 +129,9 @@ class Model:
     lustre_osts: dict[int, tuple[int, ...]] = field(default_factory=dict)
     metrics: Metrics = field(init=False)
     layers: CrossLayer = field(init=False)
+    # Per-model results of pure functions of the records, asked for by the metrics, the
+    # layers, the rules and triage's columns alike (iolab.model.metrics.layer_time): once.
+    memo: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def mod(self, name: str) -> ModuleData | None:
         return self.mods.get(name)

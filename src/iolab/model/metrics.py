@@ -7,12 +7,14 @@ reduced over ranks (rank -1) are sums over those ranks.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from iolab.model.files import APP, CATEGORY_NAMES
+from iolab.model.tables import unique_rows
 from iolab.model.trace import TraceMetrics, derive_trace
 from iolab.model.workflow import log_io_times, workflow_io_time
 
@@ -108,24 +110,24 @@ def _iface(model: Model, mod: str) -> Iface | None:
         return None
     prefix, hist_fmt, label = INTERFACES[mod]
     m = model.app_mask(md)
-    b = {"read": _sum(md.pos(f"{prefix}_BYTES_READ"), m),
-         "write": _sum(md.pos(f"{prefix}_BYTES_WRITTEN"), m)}
+    s = md.pos_sums(_iface_counters(mod), m)  # every integer total below, in one call
+    b = {"read": s[f"{prefix}_BYTES_READ"], "write": s[f"{prefix}_BYTES_WRITTEN"]}
     if mod == "MPI-IO":
-        ops = {d: sum(_sum(md.pos(f"MPIIO_{k}_{d.upper()}S"), m)
-                      for k in ("INDEP", "COLL", "SPLIT", "NB")) for d in DIRECTIONS}
-        opens = _sum(md.pos("MPIIO_INDEP_OPENS"), m) + _sum(md.pos("MPIIO_COLL_OPENS"), m)
+        ops = {d: sum(s[f"MPIIO_{k}_{d.upper()}S"] for k in ("INDEP", "COLL", "SPLIT", "NB"))
+               for d in DIRECTIONS}
+        opens = s["MPIIO_INDEP_OPENS"] + s["MPIIO_COLL_OPENS"]
     elif mod == "PNETCDF_VAR":
-        ops = {d: sum(_sum(md.pos(f"PNETCDF_VAR_{k}_{d.upper()}S"), m)
-                      for k in ("INDEP", "COLL", "NB")) for d in DIRECTIONS}
-        opens = _sum(md.pos("PNETCDF_VAR_OPENS"), m)
+        ops = {d: sum(s[f"PNETCDF_VAR_{k}_{d.upper()}S"] for k in ("INDEP", "COLL", "NB"))
+               for d in DIRECTIONS}
+        opens = s["PNETCDF_VAR_OPENS"]
     else:
-        ops = {d: _sum(md.pos(f"{prefix}_{d.upper()}S"), m) for d in DIRECTIONS}
+        ops = {d: s[f"{prefix}_{d.upper()}S"] for d in DIRECTIONS}
         if mod == "POSIX":
             from iolab.model.layers import posix_opens
 
             opens = _sum(posix_opens(md), m)
         else:
-            opens = _sum(md.pos(f"{prefix}_OPENS"), m) + _sum(md.pos(f"{prefix}_FDOPENS"), m)
+            opens = s[f"{prefix}_OPENS"] + s[f"{prefix}_FDOPENS"]
     t = {"read": float(md.fcol(f"{prefix}_F_READ_TIME")[m].sum()),
          "write": float(md.fcol(f"{prefix}_F_WRITE_TIME")[m].sum()),
          "meta": float(md.fcol(f"{prefix}_F_META_TIME")[m].sum())}
@@ -133,12 +135,27 @@ def _iface(model: Model, mod: str) -> Iface | None:
     if hist_fmt:
         for d in DIRECTIONS:
             inf = hist_fmt.format(D=d.upper())
-            hist[d] = [_sum(md.pos(f"{prefix}_{inf}{b_}"), m) for b_ in SIZE_BINS]
+            hist[d] = [s[f"{prefix}_{inf}{b_}"] for b_ in SIZE_BINS]
         if mod == "POSIX":
             for d in DIRECTIONS:
                 hist[d + "_exact_1mib"] = [_sum(exact_mib_requests(md, d), m)]
     nfiles = int(np.unique(md.ids[m]).size)
     return Iface(name=label, bytes=b, ops=ops, time_s=t, opens=opens, files=nfiles, hist=hist)
+
+
+@functools.cache
+def _iface_counters(mod: str) -> list[str]:
+    """The integer counters _iface totals for module ``mod``."""
+    prefix, hist_fmt, _ = INTERFACES[mod]
+    names = [f"{prefix}_BYTES_READ", f"{prefix}_BYTES_WRITTEN"]
+    kinds = {"MPI-IO": ("INDEP", "COLL", "SPLIT", "NB"), "PNETCDF_VAR": ("INDEP", "COLL", "NB")}
+    for d in DIRECTIONS:
+        names += [f"{prefix}_{k}_{d.upper()}S" for k in kinds.get(mod, ())]
+        names.append(f"{prefix}_{d.upper()}S")
+        if hist_fmt:
+            inf = hist_fmt.format(D=d.upper())
+            names += [f"{prefix}_{inf}{b_}" for b_ in SIZE_BINS]
+    return names + [f"{prefix}_{k}" for k in ("OPENS", "FDOPENS", "INDEP_OPENS", "COLL_OPENS")]
 
 
 def kind_times(md: ModuleData, prefix: str) -> np.ndarray:
@@ -213,8 +230,8 @@ def _access(md: ModuleData, m: np.ndarray) -> dict[str, Access]:
         consec = md.pos(f"POSIX_CONSEC_{d.upper()}S")[m]
         # The first access of each record is neither sequential nor consecutive when it is at
         # offset 0; it is not a backward seek either.
-        back = np.clip(ops - seq - (ops > 0), 0, None)
-        rnd = np.minimum(2 * back, np.clip(ops - consec, 0, None))
+        back = np.maximum(ops - seq - (ops > 0), 0)
+        rnd = np.minimum(2 * back, np.maximum(ops - consec, 0))
         # A record whose bytes are ops x its extent read (wrote) the whole extent each time,
         # all from the same offset: re-reads, not random access (1,000,000 reads of byte 0
         # in partial_data_dxt looked 100% random).
@@ -242,11 +259,38 @@ def _rank_spread(nprocs: int, md: ModuleData, m: np.ndarray, values: np.ndarray)
     """Per-rank sums of ``values``; a reduced record's value is spread over its ranks."""
     out = np.zeros(nprocs, dtype=np.float64)
     own = m & (md.ranks >= 0)
-    np.add.at(out, np.clip(md.ranks[own], 0, nprocs - 1), values[own])
-    for i in np.nonzero(m & (md.ranks < 0))[0]:
-        lo, n = int(md.span_lo[i]), max(int(md.span_n[i]), 1)
-        out[lo:lo + n] += values[i] / n
+    np.add.at(out, np.minimum(np.maximum(md.ranks[own], 0), nprocs - 1), values[own])
+    reduced = np.nonzero(m & (md.ranks < 0))[0]
+    if len(reduced) and not _spread_one_span(out, md, reduced, values):
+        for i in reduced:
+            lo, n = int(md.span_lo[i]), max(int(md.span_n[i]), 1)
+            out[lo:lo + n] += values[i] / n
     return out
+
+
+def _spread_one_span(out: np.ndarray, md: ModuleData, reduced: np.ndarray,
+                     values: np.ndarray) -> bool:
+    """The reduced records of one log all cover the same ranks: each rank adds the same
+    shares in record order, so the ranks starting from the same value (by its bits) end
+    on the same one, added up once in Python floats (IEEE doubles, as numpy's) instead of
+    one numpy slice per record (thousands on a log of shared files: issue 31). False (and
+    nothing done) when the records span several logs or the ranks start from many values."""
+    lo, n = md.span_lo[reduced], np.maximum(md.span_n[reduced], 1)
+    if not ((lo == lo[0]).all() and (n == n[0]).all()):
+        return False
+    first, count = int(lo[0]), int(n[0])
+    ranks = out[first:first + count]
+    starts, which = np.unique(ranks.view(np.int64), return_inverse=True)
+    if len(starts) > 8:
+        return False
+    shares = (values[reduced] / count).tolist()
+    ends = []
+    for start in starts.view(np.float64).tolist():
+        for share in shares:
+            start += share
+        ends.append(start)
+    out[first:first + count] = np.array(ends, dtype=np.float64)[which.reshape(-1)]
+    return True
 
 
 # The layers of a file's stack, top first: a call of an upper layer holds the calls it makes
@@ -280,12 +324,13 @@ def _group_sum(keys: np.ndarray, vals: np.ndarray) -> tuple[np.ndarray, np.ndarr
     """Unique rows of ``keys`` and the sum of ``vals`` over each."""
     if not len(keys):
         return keys, vals
-    uk, inv = np.unique(keys, axis=0, return_inverse=True)
+    uk, inv = unique_rows(keys, return_inverse=True)
     return uk, np.bincount(inv.reshape(-1), weights=vals, minlength=len(uk))
 
 
 def layer_time(model: Model, mods: tuple[tuple[str, str], ...]) -> _LayerTime:
-    """The time of one layer (one or more Darshan modules) per file and rank.
+    """The time of one layer (one or more Darshan modules) per file and rank, computed once
+    per model (its arrays read-only: shared by every caller).
 
     A reduced record keeps its slowest rank's time; a layer with several reduced records per
     file (HDF5's file and datasets, PnetCDF's variables) gives the slowest rank at least the
@@ -293,6 +338,16 @@ def layer_time(model: Model, mods: tuple[tuple[str, str], ...]) -> _LayerTime:
     may differ from record to record). A record without a slowest-rank time (H5F,
     PNETCDF_FILE) counts its mean rank's.
     """
+    key = ("layer_time", mods)
+    got = model.memo.get(key)
+    if got is None:
+        got = model.memo[key] = _layer_time(model, mods)
+        for a in (got.own, got.reduced, got.kinds):
+            a.flags.writeable = False
+    return got
+
+
+def _layer_time(model: Model, mods: tuple[tuple[str, str], ...]) -> _LayerTime:
     nf = len(model.files)
     own_k, own_v, red_k, red_sum, red_slow = [], [], [], [], []
     kinds = np.zeros((nf, len(KINDS)))
@@ -320,7 +375,7 @@ def layer_time(model: Model, mods: tuple[tuple[str, str], ...]) -> _LayerTime:
     rk_u, rsum = _group_sum(rk, np.concatenate(red_sum))
     rslow = np.zeros(len(rk_u))
     if len(rk):
-        inv = np.unique(rk, axis=0, return_inverse=True)[1].reshape(-1)
+        inv = unique_rows(rk, return_inverse=True)[1]
         np.maximum.at(rslow, inv, np.concatenate(red_slow))
     red = np.maximum(rslow, rsum / np.maximum(rk_u[:, 2], 1)) if len(rk_u) else rsum
     return _LayerTime(np.column_stack([ok, ov]) if len(ok) else np.zeros((0, 3)),
@@ -349,9 +404,11 @@ def _rank_io(model: Model) -> tuple[np.ndarray, np.ndarray, float, dict[str, flo
     layers.append((layer_time(model, (("STDIO", "STDIO"),)), np.ones(nf, dtype=bool)))
     shared = np.zeros(n)  # per rank: the slowest-rank time of the shared files of its log
     for lt, mine in layers:
+        if not len(lt.own) and not len(lt.reduced):
+            continue  # a layer the job did not use (its kinds are zeros): nothing to add
         if len(lt.own):
             f, r = lt.own[:, 0].astype(np.int64), lt.own[:, 1].astype(np.int64)
-            np.add.at(t, np.clip(r[mine[f]], 0, n - 1), lt.own[mine[f], 2])
+            np.add.at(t, np.minimum(np.maximum(r[mine[f]], 0), n - 1), lt.own[mine[f], 2])
         red = lt.reduced[mine[lt.reduced[:, 0].astype(np.int64)]]
         spans, v = _group_sum(red[:, 1:3].astype(np.int64), red[:, 3])  # one per log
         for (lo, k), s in zip(spans.tolist(), v.tolist()):

@@ -4,6 +4,7 @@ so the metrics are written once, against columns."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -26,6 +27,9 @@ class ModuleData:
     # stands for (several logs merged into one job each bring their own rank range).
     span_lo: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     span_n: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    # pos() per counter: the metrics and the rules ask for the same ~130 columns of a log,
+    # and np.clip on a small array costs ~30 us (triage's per-log path, issue 31)
+    _pos: dict[str, np.ndarray] = field(default_factory=dict, repr=False, compare=False)
 
     def __len__(self) -> int:
         return int(self.ids.shape[0])
@@ -47,9 +51,25 @@ class ModuleData:
             return np.zeros(len(self), dtype=np.float64)
         return self._f[:, j]
 
+    def pos_sums(self, names: list[str], mask: np.ndarray) -> dict[str, int]:
+        """``int(pos(name)[mask].sum())`` of each name, in one numpy call (integer sums: the
+        same whatever the order; ~40 counters an interface, issue 31)."""
+        known = [n for n in names if n in self._cidx]
+        out = dict.fromkeys(names, 0)
+        if known and len(self):
+            cols = self._c[mask][:, [self._cidx[n] for n in known]]
+            out.update(zip(known, np.maximum(cols, 0).sum(axis=0).tolist()))
+        return out
+
     def pos(self, name: str) -> np.ndarray:
-        """A counter with Darshan's -1 'not recorded' values read as 0."""
-        return np.clip(self.col(name), 0, None)
+        """A counter with Darshan's -1 'not recorded' values read as 0 (read-only: one array
+        per counter, shared by every caller)."""
+        got = self._pos.get(name)
+        if got is None:
+            got = np.maximum(self.col(name), 0)  # = np.clip(.., 0, None), without its checks
+            got.flags.writeable = False
+            self._pos[name] = got
+        return got
 
 
 def _from_table(t: RecordTable) -> ModuleData:
@@ -90,3 +110,31 @@ def concat_modules(a: ModuleData, b: ModuleData) -> ModuleData:
 def module_tables(raw: RawJob) -> tuple[dict[str, ModuleData], dict[int, str]]:
     """Every module of ``raw`` as columns, and the record id -> path map."""
     return {mod: _from_table(t) for mod, t in raw.tables.items()}, raw.paths()
+
+
+def unique_rows(keys: np.ndarray, return_inverse: bool = False, return_counts: bool = False
+                ) -> Any:
+    """``np.unique(keys, axis=0, ...)`` for a 2-D integer array: the same rows in the same
+    (lexicographic) order, the same inverse (1-D) and counts, without np.unique's
+    axis machinery (moveaxis, a structured view: ~100 us a call on a log's few rows,
+    called a dozen times per log in triage's per-log path, issue 31)."""
+    n = len(keys)
+    if n == 0:
+        uk = keys.reshape(0, keys.shape[1] if keys.ndim == 2 else 0)
+        empty = np.zeros(0, dtype=np.int64)
+        extra = ([empty] if return_inverse else []) + ([empty] if return_counts else [])
+        return (uk, *extra) if extra else uk
+    order = np.lexsort(keys.T[::-1])  # by the first column, then the next: np.unique's order
+    ordered = keys[order]
+    first = np.empty(n, dtype=bool)
+    first[0] = True
+    np.any(ordered[1:] != ordered[:-1], axis=1, out=first[1:])
+    uk = ordered[first]
+    extra = []
+    if return_inverse:
+        inv = np.empty(n, dtype=np.int64)
+        inv[order] = np.cumsum(first) - 1
+        extra.append(inv)
+    if return_counts:
+        extra.append(np.diff(np.append(np.flatnonzero(first), n)))
+    return (uk, *extra) if extra else uk

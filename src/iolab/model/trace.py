@@ -153,7 +153,7 @@ def _from_raw(raw: RawJob, files: FileTable, rank_off: int, t_off: float) -> dic
     t = raw.trace_table
     if t is not None and len(t):
         pos = np.searchsorted(files.ids, np.asarray(t.record_id, dtype=np.uint64))
-        pos = np.clip(pos, 0, max(len(files) - 1, 0))
+        pos = np.minimum(np.maximum(pos, 0), max(len(files) - 1, 0))
         ok = (files.ids[pos] == t.record_id) if len(files) else np.zeros(len(t), dtype=bool)
         every = bool(ok.all())
 

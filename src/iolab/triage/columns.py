@@ -17,6 +17,7 @@ import numpy as np
 
 from iolab.model.files import APP
 from iolab.model.metrics import layer_time
+from iolab.model.tables import unique_rows
 
 if TYPE_CHECKING:
     from iolab.model.job import Model
@@ -58,9 +59,9 @@ def _per_rank_s(lt: Any, n: int, files: Any = None) -> Any:
         own = own[files[own[:, 0].astype(np.int64)]] if len(own) else own
         red = red[files[red[:, 0].astype(np.int64)]] if len(red) else red
     if len(own):
-        np.add.at(per_rank, np.clip(own[:, 1].astype(np.int64), 0, n - 1), own[:, 2])
+        np.add.at(per_rank, np.minimum(np.maximum(own[:, 1].astype(np.int64), 0), n - 1), own[:, 2])
     if len(red):
-        spans, inv = np.unique(red[:, 1:3].astype(np.int64), axis=0, return_inverse=True)
+        spans, inv = unique_rows(red[:, 1:3].astype(np.int64), return_inverse=True)
         sums = np.bincount(inv.reshape(-1), weights=red[:, 3], minlength=len(spans))
         for (lo, k), s in zip(spans.tolist(), sums.tolist()):
             per_rank[max(lo, 0):lo + k] += s
@@ -132,6 +133,9 @@ def job_columns(model: Model, job_key: str, day: str
     files: list[dict[str, Any]] = []
     fs_layers = []
     for spec in LAYERS:
+        if not any(len(model.mods.get(mod) or ()) for mod, _ in spec.time_mods):
+            cols[spec.column] = 0.0  # a layer the job did not use: no time, no file rows
+            continue
         lt = layer_time(model, spec.time_mods)
         cols[spec.column] = round(float(_per_rank_s(lt, n).max()), 6)
         lf = _layer_files(model, spec, lt)

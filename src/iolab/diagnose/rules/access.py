@@ -324,7 +324,7 @@ def _redundant(model: Model, th: Thresholds) -> list[Hit]:
         # Per record: bytes moved beyond the extent touched = the same bytes moved again. A
         # record reduced over ranks adds every rank's bytes: that is every rank re-reading the
         # same data (the read-once-and-broadcast rule judges small inputs).
-        excess = np.clip(byt - np.clip(ext, 0, None), 0, None) * app
+        excess = np.maximum(byt - np.maximum(ext, 0), 0) * app
         if d == "read":  # reads the program never made (read-modify-write judges them)
             excess = np.where(_reads_by_mpiio(model)[md.file_index], 0, excess)
         excess = excess * _program_share(model, md, excess, d)
@@ -358,8 +358,8 @@ def _program_share(model: Model, md: ModuleData, excess: np.ndarray, d: str) -> 
     L = model.layers
     n = len(model.files)
     mpi_b = L.mpiio.bytes_read if d == "read" else L.mpiio.bytes_written
-    extent = np.clip(L.posix.max_byte[d] + 1, 0, None)
-    allowed = np.clip(mpi_b - extent, 0, None)
+    extent = np.maximum(L.posix.max_byte[d] + 1, 0)
+    allowed = np.maximum(mpi_b - extent, 0)
     posix_ex = np.bincount(md.file_index, weights=excess.astype(np.float64), minlength=n)[:n]
     share = np.divide(allowed, posix_ex, out=np.ones(n), where=posix_ex > 0)
     share = np.where(L.mpiio.present, np.minimum(share, 1.0), 1.0)

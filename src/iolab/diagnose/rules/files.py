@@ -180,8 +180,8 @@ def _straggler_rows(model: Model, th: Thresholds) -> list[tuple]:
     # oversubscribed ranks), not a rank the file system served slowly (was: "the slow one
     # waited on the file system" for 0.24 s on a file whose POSIX calls took 1 ms).
     waiting = waiting_files(model, th)
-    beyond_fs = np.clip(model.layers.mpiio.slowest_rank_time_s
-                        - model.layers.posix.slowest_rank_time_s, 0, None)
+    beyond_fs = np.maximum(model.layers.mpiio.slowest_rank_time_s
+                        - model.layers.posix.slowest_rank_time_s, 0)
     mpi_layer = mpi_files(model)
 
     def waits(i: int, gap: float) -> bool:

@@ -29,6 +29,7 @@ from iolab.diagnose.rules.common import (
     costliest,
     file_rows,
     needs_complete,
+    once_per_diagnosis,
     small_limit,
     worst,
 )
@@ -376,6 +377,7 @@ def _single_writer_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
 
 # --- MPI-IO time far above POSIX time, and tiny collective calls ---------------------------
 
+@once_per_diagnosis
 def _tiny_collective_sel(model: Model, th: Thresholds) -> np.ndarray:
     L = model.layers
     coll = sum(L.calls.of(d)["COLL"] + L.calls.of(d)["SPLIT"] for d in ("read", "write"))
@@ -391,7 +393,7 @@ def _tiny_collective_sel(model: Model, th: Thresholds) -> np.ndarray:
 def _overhead(model: Model) -> np.ndarray:
     """Per file: the slowest rank's MPI-IO time beyond the slowest POSIX rank's time."""
     L = model.layers
-    return np.clip(L.mpiio.slowest_rank_time_s - L.posix.slowest_rank_time_s, 0, None)
+    return np.maximum(L.mpiio.slowest_rank_time_s - L.posix.slowest_rank_time_s, 0)
 
 
 def _tiny_collective(model: Model, th: Thresholds) -> list[Hit]:
@@ -449,6 +451,7 @@ def _tiny_collective_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
                                                change=view))
 
 
+@once_per_diagnosis
 def waiting_files(model: Model, th: Thresholds) -> np.ndarray:
     """Per file: MPI-IO calls whose time beyond the POSIX calls under them (the two-phase
     exchange, synchronisation, waiting) is worth reporting: seconds of it on the file, and

@@ -507,13 +507,13 @@ def hdf5_metadata_time(model: Model, sel: np.ndarray) -> float | None:
         md = model.mods.get(mod)
         if md is None or len(md) == 0 or not md.has(f"{mod}_F_META_TIME"):
             continue
-        rows = (md.file_index >= 0) & sel[np.clip(md.file_index, 0, len(sel) - 1)]
+        rows = (md.file_index >= 0) & sel[np.minimum(np.maximum(md.file_index, 0), len(sel) - 1)]
         if not rows.any():
             continue
         seen = True
         t = md.fcol(f"{mod}_F_META_TIME")
         own = rows & (md.ranks >= 0)
-        np.add.at(per_rank, np.clip(md.ranks[own], 0, per_rank.size - 1), t[own])
+        np.add.at(per_rank, np.minimum(np.maximum(md.ranks[own], 0), per_rank.size - 1), t[own])
         red = rows & (md.ranks < 0)
         reduced += float((t[red] / np.maximum(md.span_n[red], 1)).sum())
     return float(per_rank.max()) + reduced if seen else None
@@ -525,13 +525,13 @@ def mpiio_meta_time(model: Model, sel: np.ndarray) -> float | None:
     md = model.mods.get("MPI-IO")
     if md is None or len(md) == 0 or not md.has("MPIIO_F_META_TIME"):
         return None
-    rows = (md.file_index >= 0) & sel[np.clip(md.file_index, 0, len(sel) - 1)]
+    rows = (md.file_index >= 0) & sel[np.minimum(np.maximum(md.file_index, 0), len(sel) - 1)]
     if not rows.any():
         return None
     per_rank = np.zeros(max(model.job.nprocs, 1))
     t = md.fcol("MPIIO_F_META_TIME")
     own = rows & (md.ranks >= 0)
-    np.add.at(per_rank, np.clip(md.ranks[own], 0, per_rank.size - 1), t[own])
+    np.add.at(per_rank, np.minimum(np.maximum(md.ranks[own], 0), per_rank.size - 1), t[own])
     red = rows & (md.ranks < 0)
     return float(per_rank.max()) + float((t[red] / np.maximum(md.span_n[red], 1)).sum())
 

@@ -83,7 +83,7 @@ def _metadata(model: Model, th: Thresholds) -> list[Hit]:
         t = md.fcol(f"{prefix}_F_META_TIME")
         per = np.zeros(max(model.job.nprocs, 1))
         own = app & (md.ranks >= 0)
-        np.add.at(per, np.clip(md.ranks[own], 0, len(per) - 1), t[own])
+        np.add.at(per, np.minimum(np.maximum(md.ranks[own], 0), len(per) - 1), t[own])
         sh = app & (md.ranks < 0)
         spread = float((t[sh] / np.maximum(md.span_n[sh], 1)).sum()) if sh.any() else 0.0
         meta_rank = max(meta_rank, float(per.max()) + spread)
