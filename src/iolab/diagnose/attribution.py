@@ -17,6 +17,8 @@ try), information-only rules and costs that are only upper bounds claim nothing.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import chain, cycle, repeat
+from operator import itemgetter
 
 import numpy as np
 
@@ -64,33 +66,43 @@ def time_pools(model: Model) -> TimePools:
     the slowest rank's MPI-IO time beyond its POSIX time; "library": the slowest rank's HDF5
     or PnetCDF time beyond both."""
     L = model.layers
-    pools = TimePools()
     paths = model.files.paths
-    app = np.nonzero(model.files.category == APP)[0]
+    n = len(paths)
+    app = model.files.category == APP
     below = L.posix.present | L.stdio.present
-    # Columns become lists once, then one pass per file: indexing numpy arrays element by
-    # element cost seconds on a 64,000-file log. Same float64 arithmetic, same order.
+    # Whole columns at once (per file and operation, a loop in Python cost seconds on a
+    # 64,000-file log); the same float64 arithmetic, and the dict in the order a walk over
+    # the layers and then the files would fill it.
+    split = {k: np.zeros(n) for k in ("read", "write", "meta")}
+    seen = np.zeros(n, dtype=bool)
+    order = []
     for lay, alone in ((L.posix, False), (L.stdio, False), (L.mpiio, True)):
         total = lay.time_s["read"] + lay.time_s["write"] + lay.time_s["meta"]
-        rows = app[~(total[app] <= 0) & ~(below[app] & alone)]
-        slow, tot = lay.slowest_rank_time_s[rows].tolist(), total[rows].tolist()
-        shares = [(k, lay.time_s[k][rows].tolist()) for k in ("read", "write", "meta")]
-        for j, i in enumerate(rows.tolist()):
-            path = paths[i]
-            for k, part in shares:
-                sec = slow[j] * part[j] / tot[j]
-                pools.seconds[(path, k)] = max(pools.seconds.get((path, k), 0.0), sec)
-    mpiio_t, posix_t = (L.mpiio.slowest_rank_time_s[app].tolist(),
-                        L.posix.slowest_rank_time_s[app].tolist())
-    lib_t, in_lib = L.library_slowest_rank_time_s[app].tolist(), L.library[app].tolist()
-    mpiio_below = (L.mpiio.present & below)[app].tolist()
-    for j, i in enumerate(app.tolist()):
-        wait = mpiio_t[j] - posix_t[j]
-        if mpiio_below[j] and wait > 0:
-            pools.seconds[(paths[i], "wait")] = wait
-        lib = lib_t[j] - max(mpiio_t[j], posix_t[j])
-        if in_lib[j] and lib > 0:
-            pools.seconds[(paths[i], "library")] = lib
+        rows = app & ~(total <= 0) & ~(below & alone)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            for k, col in split.items():
+                sec = lay.slowest_rank_time_s * lay.time_s[k] / total
+                bigger = rows & (sec > col)  # max(earlier, sec): the earlier unless larger
+                col[bigger] = sec[bigger]
+        order.append(np.nonzero(rows & ~seen)[0])
+        seen |= rows
+    files = np.concatenate(order).tolist()
+    named = [paths[i] for i in files]
+    seconds = np.stack([split["read"][files], split["write"][files], split["meta"][files]],
+                       axis=1).ravel().tolist()
+    pools = TimePools(dict(zip(zip(chain.from_iterable(zip(named, named, named)),
+                                   cycle(("read", "write", "meta"))), seconds)))
+    mpiio_t, posix_t = L.mpiio.slowest_rank_time_s, L.posix.slowest_rank_time_s
+    wait = mpiio_t - posix_t
+    lib = L.library_slowest_rank_time_s - np.where(posix_t > mpiio_t, posix_t, mpiio_t)
+    has_wait = app & L.mpiio.present & below & (wait > 0)
+    has_lib = app & (L.library != "") & (lib > 0)
+    either = np.nonzero(has_wait | has_lib)[0]
+    for i, w, li in zip(either.tolist(), has_wait[either].tolist(), has_lib[either].tolist()):
+        if w:
+            pools.seconds[(paths[i], "wait")] = float(wait[i])
+        if li:
+            pools.seconds[(paths[i], "library")] = float(lib[i])
     pools.rank = _file_ranks(model)
     return pools
 
@@ -119,30 +131,110 @@ def _file_ranks(model: Model) -> dict[str, int]:
 @dataclass
 class _Want:
     """What a finding asks of each pool, in pool seconds, and the gross seconds that ask
-    stands for (a group: its claims' own operations, then those they spill into)."""
+    stands for (a group: its claims' own operations, then those they spill into). The
+    pools are numbered keys of a :class:`_Keys` (``ids``, unique, in the claims' order)."""
 
-    keys: dict[Key, float]
+    ids: np.ndarray
+    seconds: np.ndarray
     gross: float
 
 
-def _wants(f: Finding, pools: TimePools) -> list[_Want]:
+_NOBODY = np.iinfo(np.int64).min  # the rank of a file of several ranks (or unknown)
+
+
+class _Keys:
+    """(file, operation) keys numbered, so that a finding's claims on 64,000 files are
+    arrays, not 64,000 dict look-ups and tuples in Python (seconds on such a log). Sums keep
+    the order and float64 arithmetic of a walk over the keys (np.cumsum, np.add.at add one
+    element after the other), so the costs are the same to the last bit."""
+
+    def __init__(self) -> None:
+        self.index: dict[Key, int] = {}
+        self.keys: list[Key] = []
+
+    def ids(self, keys: list[Key]) -> np.ndarray:
+        if not self.index:  # the first keys (the pools'): all new
+            self.keys = list(dict.fromkeys(keys))
+            self.index = dict(zip(self.keys, range(len(self.keys))))
+        got = list(map(self.index.get, keys))
+        if None in got:  # new keys, numbered in the order they first appear
+            new = [k for k in dict.fromkeys(keys) if k not in self.index]
+            self.index.update(zip(new, range(len(self.keys), len(self.keys) + len(new))))
+            self.keys += new
+            got = list(map(self.index.__getitem__, keys))
+        return np.fromiter(got, dtype=np.int64, count=len(got))
+
+    def seconds(self, pools: TimePools) -> np.ndarray:
+        """The pools' seconds by key number (0 for a key they lack)."""
+        out = np.zeros(len(self.keys))
+        ids = self.ids(list(pools.seconds))
+        out[ids] = np.fromiter(pools.seconds.values(), dtype=np.float64, count=len(ids))
+        return out
+
+    def ranks(self, pools: TimePools) -> np.ndarray:
+        """The one rank of each key's file (_NOBODY: several ranks, or unknown)."""
+        paths = map(itemgetter(0), self.keys)
+        return np.fromiter(map(pools.rank.get, paths, repeat(_NOBODY)), dtype=np.int64,
+                           count=len(self.keys))
+
+    def dict_of(self, seconds: np.ndarray, present: np.ndarray) -> dict[Key, float]:
+        """Seconds by key, for the keys ``present`` (in their numbering's order)."""
+        ids = np.nonzero(present)[0]
+        return dict(zip(map(self.keys.__getitem__, ids.tolist()), seconds[ids].tolist()))
+
+
+def _seq_sum(a: np.ndarray) -> float:
+    """``sum(a)`` added in order, as a Python loop adds (np.sum adds pairwise)."""
+    return float(np.cumsum(a)[-1]) if a.size else 0.0
+
+
+def _unique_in_order(ids: np.ndarray) -> np.ndarray:
+    """``dict.fromkeys(ids)``: each id once, where it first appears."""
+    _, first = np.unique(ids, return_index=True)
+    return ids[np.sort(first)]
+
+
+def _claim_keys(claims: list[tuple[str, str]], group: int) -> list[Key]:
+    """The (file, operation) keys of a group of claims, in the claims' order."""
+    kinds = set(map(itemgetter(1), claims))
+    if len(kinds) == 1:  # one kind (nearly always): the keys built in C, not per claim
+        ops = COVERS.get(next(iter(kinds)), (OPERATIONS, ()))[group]
+        if len(ops) == 1:
+            return list(zip(map(itemgetter(0), claims), repeat(ops[0])))
+    return [(p, k) for p, kind in claims for k in COVERS.get(kind, (OPERATIONS, ()))[group]]
+
+
+def _slowest_rank_time(ids: np.ndarray, seconds: np.ndarray, ranks: np.ndarray) -> float:
+    """:meth:`TimePools.slowest_rank_time` over numbered keys (unique, in order)."""
+    sec, rk = seconds[ids], ranks[ids]
+    shared_at = rk == _NOBODY
+    shared = _seq_sum(sec[shared_at])
+    own_r, own_s = rk[~shared_at], sec[~shared_at]
+    if not own_r.size:
+        return shared + 0.0
+    uniq, inv = np.unique(own_r, return_inverse=True)
+    own = np.zeros(len(uniq))
+    np.add.at(own, inv, own_s)  # per rank, in the keys' order
+    return shared + max(own.tolist())
+
+
+def _wants(gross_s: float, group_ids: list[np.ndarray], seconds: np.ndarray,
+           ranks: np.ndarray) -> list[_Want]:
     """The finding's gross cost as shares of its claimed pools: first its claims' own
     operations (the share its gross is of the slowest rank's time in them), then, for what
     exceeds them, the operations they spill into."""
-    gross = max(f.gross_s or 0.0, 0.0)
-    claims = f.hit.claimed()
+    gross = max(gross_s, 0.0)
     out = []
-    for group in (0, 1):
-        keys = [(p, k) for p, kind in claims for k in COVERS.get(kind, (OPERATIONS, ()))[group]]
-        if not keys or gross <= 0:
+    for ids in group_ids:
+        if not ids.size or gross <= 0:
             continue
-        time = pools.slowest_rank_time(keys)
+        ids = _unique_in_order(ids)
+        time = _slowest_rank_time(ids, seconds, ranks)
         if time <= 0:
             continue
         part = min(gross, time)
         share = part / time
-        out.append(_Want({k: share * pools.seconds.get(k, 0.0) for k in dict.fromkeys(keys)},
-                         part))
+        out.append(_Want(ids, share * seconds[ids], part))
         gross -= part
     return out
 
@@ -150,10 +242,12 @@ def _wants(f: Finding, pools: TimePools) -> list[_Want]:
 def _with_claimed_files(pools: TimePools, findings: list[Finding]) -> TimePools:
     """The pools, and for each claimed file the model has no time for (no model: the
     attribution of bare findings) its largest claim spread evenly over its operations."""
-    known = {p for p, _ in pools.seconds}
+    known = set(map(itemgetter(0), pools.seconds))
     out = TimePools(dict(pools.seconds), dict(pools.rank))
     for f in findings:
         claims = f.hit.claimed()
+        if known.issuperset(map(itemgetter(0), claims)):
+            continue  # every file known (a model's files): nothing to add
         for p, kind in claims:
             if p in known:
                 continue
@@ -164,6 +258,17 @@ def _with_claimed_files(pools: TimePools, findings: list[Finding]) -> TimePools:
     return out
 
 
+def _numbered(findings: list[Finding], pools: TimePools
+              ) -> tuple[_Keys, list[list[tuple[str, str]]], list[list[np.ndarray]]]:
+    """The keys of the pools and of the findings' claims numbered (the pools' first, in
+    their order), and each finding's claims and key numbers by group."""
+    keys = _Keys()
+    keys.ids(list(pools.seconds))
+    claimed = [f.hit.claimed() for f in findings]
+    groups = [[keys.ids(_claim_keys(c, g)) for g in (0, 1)] if c else [] for c in claimed]
+    return keys, claimed, groups
+
+
 def attribute_time(findings: list[Finding], order: dict[str, int],
                    pools: TimePools | None = None, io_time_s: float | None = None) -> None:
     """Set each waste finding's net cost (``net_s``), what it owns (``owned``) and whose
@@ -172,18 +277,21 @@ def attribute_time(findings: list[Finding], order: dict[str, int],
     problems = [f for f in findings if not f.rule.overview and f.rule.severity != "info"
                 and not f.rule.experiment and not f.hit.cost_bound and (f.gross_s or 0.0) > 0]
     full = _with_claimed_files(pools or TimePools(), problems)
-    left = TimePools(dict(full.seconds), full.rank)
-    owners: dict[Key, list[str]] = {}
     problems.sort(key=lambda f: (TIERS.index(f.rule.tier), -(f.gross_s or 0.0),
                                  order[f.rule.id]))
-    for f in problems:
-        if not f.hit.claimed():  # no file named (a rank's or the job's time): all its own
+    keys, claimed, groups = _numbered(problems, full)
+    full_s, ranks = keys.seconds(full), keys.ranks(full)
+    left = full_s.copy()
+    holders: list[tuple[str, np.ndarray]] = []
+    for f, claims, ids in zip(problems, claimed, groups):
+        if not claims:  # no file named (a rank's or the job's time): all its own
             f.net_s, f.same_time_as, f.owned = f.gross_s, [], [("", "*", f.gross_s or 0.0)]
             continue
-        _take(f, _wants(f, full), left, owners)
+        _take(f, _wants(f.gross_s or 0.0, ids, full_s, ranks), left, holders, keys)
     if io_time_s is not None:
         _within_io_time(problems, io_time_s)
-    _experiment_ranges(findings, full, left)
+    in_full = np.arange(len(keys.keys)) < len(full.seconds)  # the pools' keys come first
+    _experiment_ranges(findings, full, TimePools(keys.dict_of(left, in_full), full.rank))
 
 
 def _experiment_ranges(findings: list[Finding], full: TimePools, left: TimePools) -> None:
@@ -193,46 +301,64 @@ def _experiment_ranges(findings: list[Finding], full: TimePools, left: TimePools
     if not exps:
         return
     full_e, left_e = _with_claimed_files(full, exps), _with_claimed_files(left, exps)
-    for f in exps:
-        if not f.hit.claimed():
+    keys, claimed, groups = _numbered(exps, full_e)
+    full_s, left_s, ranks = keys.seconds(full_e), keys.seconds(left_e), keys.ranks(full_e)
+    for f, claims, ids in zip(exps, claimed, groups):
+        if not claims:
             continue  # a rank's or the job's time: no waste finding names it
         low = 0.0
-        for want in _wants(f, full_e):
-            asked = sum(want.keys.values())
+        for want in _wants(f.gross_s or 0.0, ids, full_s, ranks):
+            asked = _seq_sum(want.seconds)
             if asked > 0:
-                got = sum(min(sec, left_e.seconds.get(k, 0.0)) for k, sec in want.keys.items())
+                got = _seq_sum(np.minimum(want.seconds, left_s[want.ids]))
                 low += want.gross * got / asked
         f.estimate_low_s = min(low, f.gross_s or 0.0)
 
 
-def _take(f: Finding, wants: list[_Want], left: TimePools, owners: dict[Key, list[str]]) -> None:
-    net, shared = 0.0, []
+def _take(f: Finding, wants: list[_Want], left: np.ndarray,
+          holders: list[tuple[str, np.ndarray]], keys: _Keys) -> None:
+    """Take the finding's wants from the seconds ``left``; ``holders``: the findings before
+    it, each with the keys it took (a mask), to which this one's is added."""
+    net, short, mine = 0.0, [], []
     f.owned = []
     for want in wants:
-        asked = sum(want.keys.values())
+        asked = _seq_sum(want.seconds)
         if asked <= 0:
             continue
-        got = 0.0
-        # names bound once: this loop runs once per (file, operation) a finding claims
-        seconds, owned, fkey = left.seconds, f.owned, f.key
-        for key, sec in want.keys.items():
-            take = min(sec, seconds.get(key, 0.0))
-            if take < sec * 0.995:
-                shared += owners.get(key, [])
-            if take <= 0:
-                continue
-            seconds[key] -= take
-            got += take
-            owned.append((key[0], key[1], take * want.gross / asked))
-            holders = owners.setdefault(key, [])
-            if fkey not in holders:
-                holders.append(fkey)
-        net += want.gross * got / asked
+        take = np.minimum(want.seconds, left[want.ids])
+        short.append(want.ids[take < want.seconds * 0.995])
+        pos = take > 0
+        ids, take = want.ids[pos], take[pos]
+        left[ids] -= take
+        named = list(map(keys.keys.__getitem__, ids.tolist()))
+        f.owned.extend(zip(map(itemgetter(0), named), map(itemgetter(1), named),
+                           (take * want.gross / asked).tolist()))
+        mine.append(ids)
+        net += want.gross * _seq_sum(take) / asked
     gross = f.gross_s or 0.0
     if abs(net - gross) <= 1e-9 * max(gross, 1.0):
         net = gross  # all of it, not a rounding of the shares
     f.net_s = net
-    f.same_time_as = list(dict.fromkeys(o for o in shared if o != f.key))
+    f.same_time_as = _same_time_as(f.key, short, holders)
+    took = np.zeros(len(keys.keys), dtype=bool)
+    if mine:
+        took[np.concatenate(mine)] = True
+    holders.append((f.key, took))
+
+
+def _same_time_as(fkey: str, short: list[np.ndarray],
+                  holders: list[tuple[str, np.ndarray]]) -> list[str]:
+    """The findings that had taken the keys a finding could not get all of: in the order of
+    those keys, and at one key in the order they took it."""
+    if not short:
+        return []
+    at = np.concatenate(short)
+    first = []
+    for n, (hkey, took) in enumerate(holders):
+        there = took[at]
+        if hkey != fkey and there.any():
+            first.append((int(np.argmax(there)), n, hkey))
+    return list(dict.fromkeys(hkey for _, _, hkey in sorted(first)))
 
 
 def _within_io_time(problems: list[Finding], io_time_s: float) -> None:
