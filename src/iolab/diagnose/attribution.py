@@ -143,44 +143,75 @@ _NOBODY = np.iinfo(np.int64).min  # the rank of a file of several ranks (or unkn
 
 
 class _Keys:
-    """(file, operation) keys numbered, so that a finding's claims on 64,000 files are
-    arrays, not 64,000 dict look-ups and tuples in Python (seconds on such a log). Sums keep
-    the order and float64 arithmetic of a walk over the keys (np.cumsum, np.add.at add one
-    element after the other), so the costs are the same to the last bit."""
+    """(file, operation) keys numbered file * len(OPERATIONS) + operation, so that a
+    finding's claims on 64,000 files are arrays, not 64,000 dict look-ups and tuples in
+    Python (seconds on such a log). Sums keep the order and float64 arithmetic of a walk
+    over the keys (np.cumsum, np.add.at add one element after the other), so the costs are
+    the same to the last bit."""
 
     def __init__(self) -> None:
-        self.index: dict[Key, int] = {}
-        self.keys: list[Key] = []
+        self.paths: list[str] = []
+        self.index: dict[str, int] = {}
+
+    def files(self, paths: list[str]) -> np.ndarray:
+        """The files' numbers (a new file gets the next one)."""
+        got = list(map(self.index.get, paths))
+        if None in got:
+            new = [p for p in dict.fromkeys(paths) if p not in self.index]
+            self.index.update(zip(new, range(len(self.paths), len(self.paths) + len(new))))
+            self.paths += new
+            got = list(map(self.index.__getitem__, paths))
+        return np.fromiter(got, dtype=np.int64, count=len(got))
 
     def ids(self, keys: list[Key]) -> np.ndarray:
-        if not self.index:  # the first keys (the pools'): all new
-            self.keys = list(dict.fromkeys(keys))
-            self.index = dict(zip(self.keys, range(len(self.keys))))
-        got = list(map(self.index.get, keys))
-        if None in got:  # new keys, numbered in the order they first appear
-            new = [k for k in dict.fromkeys(keys) if k not in self.index]
-            self.index.update(zip(new, range(len(self.keys), len(self.keys) + len(new))))
-            self.keys += new
-            got = list(map(self.index.__getitem__, keys))
-        return np.fromiter(got, dtype=np.int64, count=len(got))
+        files = self.files(list(map(itemgetter(0), keys)))
+        ops = np.fromiter(map(_OP.__getitem__, map(itemgetter(1), keys)), dtype=np.int64,
+                          count=len(keys))
+        return files * len(OPERATIONS) + ops
+
+    def claim_ids(self, claims: list[tuple[str, str]], group: int) -> np.ndarray:
+        """The keys of a group of claims (each claim's operations, ``COVERS``), in the
+        claims' order."""
+        files = self.files(list(map(itemgetter(0), claims)))
+        kinds = list(map(itemgetter(1), claims))
+        pos, sub, ids = [], [], []
+        distinct = list(dict.fromkeys(kinds))
+        kind_of = np.array(kinds, dtype=object) if len(distinct) > 1 else None
+        for kind in distinct:
+            at = np.arange(len(kinds)) if kind_of is None else np.nonzero(kind_of == kind)[0]
+            for j, op in enumerate(COVERS.get(kind, (OPERATIONS, ()))[group]):
+                pos.append(at)
+                sub.append(np.full(len(at), j))
+                ids.append(files[at] * len(OPERATIONS) + _OP[op])
+        if not ids:
+            return np.zeros(0, dtype=np.int64)
+        order = np.lexsort((np.concatenate(sub), np.concatenate(pos)))
+        return np.concatenate(ids)[order]
+
+    def size(self) -> int:
+        return len(self.paths) * len(OPERATIONS)
 
     def seconds(self, pools: TimePools) -> np.ndarray:
         """The pools' seconds by key number (0 for a key they lack)."""
-        out = np.zeros(len(self.keys))
         ids = self.ids(list(pools.seconds))
+        out = np.zeros(self.size())
         out[ids] = np.fromiter(pools.seconds.values(), dtype=np.float64, count=len(ids))
         return out
 
     def ranks(self, pools: TimePools) -> np.ndarray:
         """The one rank of each key's file (_NOBODY: several ranks, or unknown)."""
-        paths = map(itemgetter(0), self.keys)
-        return np.fromiter(map(pools.rank.get, paths, repeat(_NOBODY)), dtype=np.int64,
-                           count=len(self.keys))
+        per_file = np.fromiter(map(pools.rank.get, self.paths, repeat(_NOBODY)),
+                               dtype=np.int64, count=len(self.paths))
+        return np.repeat(per_file, len(OPERATIONS))
 
-    def dict_of(self, seconds: np.ndarray, present: np.ndarray) -> dict[Key, float]:
-        """Seconds by key, for the keys ``present`` (in their numbering's order)."""
-        ids = np.nonzero(present)[0]
-        return dict(zip(map(self.keys.__getitem__, ids.tolist()), seconds[ids].tolist()))
+    def named(self, ids: np.ndarray) -> tuple[list[str], list[str]]:
+        """The (files, operations) of key numbers."""
+        f, o = np.divmod(ids, len(OPERATIONS))
+        return (list(map(self.paths.__getitem__, f.tolist())),
+                list(map(OPERATIONS.__getitem__, o.tolist())))
+
+
+_OP = {op: i for i, op in enumerate(OPERATIONS)}
 
 
 def _seq_sum(a: np.ndarray) -> float:
@@ -192,16 +223,6 @@ def _unique_in_order(ids: np.ndarray) -> np.ndarray:
     """``dict.fromkeys(ids)``: each id once, where it first appears."""
     _, first = np.unique(ids, return_index=True)
     return ids[np.sort(first)]
-
-
-def _claim_keys(claims: list[tuple[str, str]], group: int) -> list[Key]:
-    """The (file, operation) keys of a group of claims, in the claims' order."""
-    kinds = set(map(itemgetter(1), claims))
-    if len(kinds) == 1:  # one kind (nearly always): the keys built in C, not per claim
-        ops = COVERS.get(next(iter(kinds)), (OPERATIONS, ()))[group]
-        if len(ops) == 1:
-            return list(zip(map(itemgetter(0), claims), repeat(ops[0])))
-    return [(p, k) for p, kind in claims for k in COVERS.get(kind, (OPERATIONS, ()))[group]]
 
 
 def _slowest_rank_time(ids: np.ndarray, seconds: np.ndarray, ranks: np.ndarray) -> float:
@@ -265,7 +286,7 @@ def _numbered(findings: list[Finding], pools: TimePools
     keys = _Keys()
     keys.ids(list(pools.seconds))
     claimed = [f.hit.claimed() for f in findings]
-    groups = [[keys.ids(_claim_keys(c, g)) for g in (0, 1)] if c else [] for c in claimed]
+    groups = [[keys.claim_ids(c, g) for g in (0, 1)] if c else [] for c in claimed]
     return keys, claimed, groups
 
 
@@ -290,8 +311,8 @@ def attribute_time(findings: list[Finding], order: dict[str, int],
         _take(f, _wants(f.gross_s or 0.0, ids, full_s, ranks), left, holders, keys)
     if io_time_s is not None:
         _within_io_time(problems, io_time_s)
-    in_full = np.arange(len(keys.keys)) < len(full.seconds)  # the pools' keys come first
-    _experiment_ranges(findings, full, TimePools(keys.dict_of(left, in_full), full.rank))
+    left_pools = dict(zip(full.seconds, left[keys.ids(list(full.seconds))].tolist()))
+    _experiment_ranges(findings, full, TimePools(left_pools, full.rank))
 
 
 def _experiment_ranges(findings: list[Finding], full: TimePools, left: TimePools) -> None:
@@ -330,9 +351,7 @@ def _take(f: Finding, wants: list[_Want], left: np.ndarray,
         pos = take > 0
         ids, take = want.ids[pos], take[pos]
         left[ids] -= take
-        named = list(map(keys.keys.__getitem__, ids.tolist()))
-        f.owned.extend(zip(map(itemgetter(0), named), map(itemgetter(1), named),
-                           (take * want.gross / asked).tolist()))
+        f.owned.extend(zip(*keys.named(ids), (take * want.gross / asked).tolist()))
         mine.append(ids)
         net += want.gross * _seq_sum(take) / asked
     gross = f.gross_s or 0.0
@@ -340,7 +359,7 @@ def _take(f: Finding, wants: list[_Want], left: np.ndarray,
         net = gross  # all of it, not a rounding of the shares
     f.net_s = net
     f.same_time_as = _same_time_as(f.key, short, holders)
-    took = np.zeros(len(keys.keys), dtype=bool)
+    took = np.zeros(keys.size(), dtype=bool)
     if mine:
         took[np.concatenate(mine)] = True
     holders.append((f.key, took))
