@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from iolab.errors import UsageError
-from iolab.model.files import APP, categorize, names_anonymised
+from iolab.model.files import APP, categorize_all, names_anonymised
 from iolab.model.layers import CrossLayer, derive_layers
 from iolab.model.metrics import Metrics, derive
 from iolab.model.mpilib import mpi_library
@@ -186,8 +186,8 @@ def _merge(raws: Sequence[RawJob]) -> tuple[dict[str, ModuleData], dict[int, str
 def _file_table(mods: dict[str, ModuleData], paths: dict[int, str]) -> FileTable:
     idlists = [mods[m].ids for m in FILE_MODULES if m in mods]
     ids = np.unique(np.concatenate(idlists)) if idlists else np.zeros(0, dtype=np.uint64)
-    names = [paths.get(int(i), "") or f"<record {int(i):x}>" for i in ids]
-    cat = np.array([categorize(n) for n in names], dtype=np.int8)
+    names = [paths.get(i, "") or f"<record {i:x}>" for i in ids.tolist()]
+    cat = np.array(categorize_all(names), dtype=np.int8)
     nranks = np.zeros(len(ids), dtype=np.int64)
     first = np.full(len(ids), -2, dtype=np.int64)
     keys: list[np.ndarray] = []
