@@ -155,13 +155,15 @@ class _Keys:
 
     def files(self, paths: list[str]) -> np.ndarray:
         """The files' numbers (a new file gets the next one)."""
-        got = list(map(self.index.get, paths))
-        if None in got:
+        got = np.fromiter(map(self.index.get, paths, repeat(-1)), dtype=np.int64,
+                          count=len(paths))
+        if (got < 0).any():
             new = [p for p in dict.fromkeys(paths) if p not in self.index]
             self.index.update(zip(new, range(len(self.paths), len(self.paths) + len(new))))
             self.paths += new
-            got = list(map(self.index.__getitem__, paths))
-        return np.fromiter(got, dtype=np.int64, count=len(got))
+            got = np.fromiter(map(self.index.__getitem__, paths), dtype=np.int64,
+                              count=len(paths))
+        return got
 
     def ids(self, keys: list[Key]) -> np.ndarray:
         files = self.files(list(map(itemgetter(0), keys)))
