@@ -193,9 +193,10 @@ class _Keys:
     def size(self) -> int:
         return len(self.paths) * len(OPERATIONS)
 
-    def seconds(self, pools: TimePools) -> np.ndarray:
-        """The pools' seconds by key number (0 for a key they lack)."""
-        ids = self.ids(list(pools.seconds))
+    def seconds(self, pools: TimePools, ids: np.ndarray | None = None) -> np.ndarray:
+        """The pools' seconds by key number (0 for a key they lack); ``ids``: their keys'
+        numbers, when known."""
+        ids = self.ids(list(pools.seconds)) if ids is None else ids
         out = np.zeros(self.size())
         out[ids] = np.fromiter(pools.seconds.values(), dtype=np.float64, count=len(ids))
         return out
@@ -281,15 +282,15 @@ def _with_claimed_files(pools: TimePools, findings: list[Finding]) -> TimePools:
     return out
 
 
-def _numbered(findings: list[Finding], pools: TimePools
-              ) -> tuple[_Keys, list[list[tuple[str, str]]], list[list[np.ndarray]]]:
-    """The keys of the pools and of the findings' claims numbered (the pools' first, in
-    their order), and each finding's claims and key numbers by group."""
+def _numbered(findings: list[Finding], pools: TimePools) -> tuple[
+        _Keys, np.ndarray, list[list[tuple[str, str]]], list[list[np.ndarray]]]:
+    """The keys of the pools and of the findings' claims numbered: the numbers of the
+    pools' keys, each finding's claims and its key numbers by group."""
     keys = _Keys()
-    keys.ids(list(pools.seconds))
+    pool_ids = keys.ids(list(pools.seconds))
     claimed = [f.hit.claimed() for f in findings]
     groups = [[keys.claim_ids(c, g) for g in (0, 1)] if c else [] for c in claimed]
-    return keys, claimed, groups
+    return keys, pool_ids, claimed, groups
 
 
 def attribute_time(findings: list[Finding], order: dict[str, int],
@@ -302,8 +303,8 @@ def attribute_time(findings: list[Finding], order: dict[str, int],
     full = _with_claimed_files(pools or TimePools(), problems)
     problems.sort(key=lambda f: (TIERS.index(f.rule.tier), -(f.gross_s or 0.0),
                                  order[f.rule.id]))
-    keys, claimed, groups = _numbered(problems, full)
-    full_s, ranks = keys.seconds(full), keys.ranks(full)
+    keys, pool_ids, claimed, groups = _numbered(problems, full)
+    full_s, ranks = keys.seconds(full, pool_ids), keys.ranks(full)
     left = full_s.copy()
     holders: list[tuple[str, np.ndarray]] = []
     for f, claims, ids in zip(problems, claimed, groups):
@@ -313,7 +314,7 @@ def attribute_time(findings: list[Finding], order: dict[str, int],
         _take(f, _wants(f.gross_s or 0.0, ids, full_s, ranks), left, holders, keys)
     if io_time_s is not None:
         _within_io_time(problems, io_time_s)
-    left_pools = dict(zip(full.seconds, left[keys.ids(list(full.seconds))].tolist()))
+    left_pools = dict(zip(full.seconds, left[pool_ids].tolist()))
     _experiment_ranges(findings, full, TimePools(left_pools, full.rank))
 
 
@@ -324,8 +325,9 @@ def _experiment_ranges(findings: list[Finding], full: TimePools, left: TimePools
     if not exps:
         return
     full_e, left_e = _with_claimed_files(full, exps), _with_claimed_files(left, exps)
-    keys, claimed, groups = _numbered(exps, full_e)
-    full_s, left_s, ranks = keys.seconds(full_e), keys.seconds(left_e), keys.ranks(full_e)
+    keys, pool_ids, claimed, groups = _numbered(exps, full_e)
+    full_s, left_s = keys.seconds(full_e, pool_ids), keys.seconds(left_e)
+    ranks = keys.ranks(full_e)
     for f, claims, ids in zip(exps, claimed, groups):
         if not claims:
             continue  # a rank's or the job's time: no waste finding names it

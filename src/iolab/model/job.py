@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import compress
 
 import numpy as np
 
@@ -205,7 +206,7 @@ def _file_table(mods: dict[str, ModuleData], paths: dict[int, str]) -> FileTable
         uk = np.unique(np.concatenate(keys))
         np.add.at(nranks, (uk >> 32).astype(np.int64), 1)
     nranks = np.maximum(nranks, shared_n)
-    by_path = {n: i for i, n in enumerate(names)}
+    by_path = dict(zip(names, range(len(names))))
     for m, md in mods.items():
         if m in DATASET_MODULES:
             md.file_index = np.array([_dataset_file(paths.get(int(i), ""), by_path)
@@ -287,8 +288,8 @@ def build_model(
         n_logs=len(raws),
         hints=_hints(raws),
         rank_hosts=rank_hosts,
-        names_anonymised=names_anonymised([p for p, c in zip(files.paths, files.category)
-                                           if c == APP]),
+        names_anonymised=names_anonymised(list(compress(files.paths,
+                                                        (files.category == APP).tolist()))),
         logs=logs,
         unread_io_modules=_unread_io(raws),
         partial_why={m: w for r in raws for m, w in r.partial_why.items()},
