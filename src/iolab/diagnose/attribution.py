@@ -16,7 +16,7 @@ try), information-only rules and costs that are only upper bounds claim nothing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import chain, cycle, repeat
 from operator import itemgetter
 
@@ -38,12 +38,47 @@ Key = tuple[str, str]  # (file path, operation)
 
 
 @dataclass
+class PoolTable:
+    """The pools of :func:`time_pools` as columns: per file of ``paths`` and operation
+    (OPERATIONS' order) its seconds and whether the pool exists. The attribution reads
+    these; a dict of every (file, operation) is made only when asked for (192,000 tuples
+    on a 64,000-file log)."""
+
+    paths: list[str]
+    seconds: np.ndarray  # (files, operations)
+    present: np.ndarray  # (files, operations) bool
+    first_files: list[int]  # the files with read/write/meta pools, in the dict's order
+
+    def as_dict(self) -> dict[Key, float]:
+        """The dict :func:`time_pools` made: read, write, meta of each file in
+        ``first_files``' order, then wait and library by file."""
+        named = [self.paths[i] for i in self.first_files]
+        rwm = self.seconds[self.first_files, :3].ravel().tolist()
+        out = dict(zip(zip(chain.from_iterable(zip(named, named, named)),
+                           cycle(OPERATIONS[:3])), rwm))
+        for i in np.nonzero(self.present[:, 3:].any(axis=1))[0].tolist():
+            for j in (3, 4):
+                if self.present[i, j]:
+                    out[(self.paths[i], OPERATIONS[j])] = float(self.seconds[i, j])
+        return out
+
+
 class TimePools:
     """(file, operation) -> the slowest rank's seconds in it, and the one rank whose file
-    it is (a file of several ranks, or unknown, is absent from ``rank``)."""
+    it is (a file of several ranks, or unknown, is absent from ``rank``). ``table``: the
+    same seconds as columns (:func:`time_pools`), the dict then made when first read."""
 
-    seconds: dict[Key, float] = field(default_factory=dict)
-    rank: dict[str, int] = field(default_factory=dict)
+    def __init__(self, seconds: dict[Key, float] | None = None,
+                 rank: dict[str, int] | None = None, table: PoolTable | None = None) -> None:
+        self._seconds = seconds
+        self.rank: dict[str, int] = {} if rank is None else rank
+        self.table = table
+
+    @property
+    def seconds(self) -> dict[Key, float]:
+        if self._seconds is None:
+            self._seconds = self.table.as_dict() if self.table is not None else {}
+        return self._seconds
 
     def slowest_rank_time(self, keys: list[Key]) -> float:
         """The slowest rank's time in these operations: a shared file's time is every
@@ -73,36 +108,30 @@ def time_pools(model: Model) -> TimePools:
     # Whole columns at once (per file and operation, a loop in Python cost seconds on a
     # 64,000-file log); the same float64 arithmetic, and the dict in the order a walk over
     # the layers and then the files would fill it.
-    split = {k: np.zeros(n) for k in ("read", "write", "meta")}
+    table = np.zeros((n, len(OPERATIONS)))
+    present = np.zeros((n, len(OPERATIONS)), dtype=bool)
     seen = np.zeros(n, dtype=bool)
     order = []
     for lay, alone in ((L.posix, False), (L.stdio, False), (L.mpiio, True)):
         total = lay.time_s["read"] + lay.time_s["write"] + lay.time_s["meta"]
         rows = app & ~(total <= 0) & ~(below & alone)
         with np.errstate(divide="ignore", invalid="ignore"):
-            for k, col in split.items():
+            for j, k in enumerate(("read", "write", "meta")):
                 sec = lay.slowest_rank_time_s * lay.time_s[k] / total
-                bigger = rows & (sec > col)  # max(earlier, sec): the earlier unless larger
-                col[bigger] = sec[bigger]
+                bigger = rows & (sec > table[:, j])  # max(earlier, sec): the earlier unless larger
+                table[bigger, j] = sec[bigger]
         order.append(np.nonzero(rows & ~seen)[0])
         seen |= rows
-    files = np.concatenate(order).tolist()
-    named = [paths[i] for i in files]
-    seconds = np.stack([split["read"][files], split["write"][files], split["meta"][files]],
-                       axis=1).ravel().tolist()
-    pools = TimePools(dict(zip(zip(chain.from_iterable(zip(named, named, named)),
-                                   cycle(("read", "write", "meta"))), seconds)))
+    present[:, :3] = seen[:, None]
     mpiio_t, posix_t = L.mpiio.slowest_rank_time_s, L.posix.slowest_rank_time_s
     wait = mpiio_t - posix_t
     lib = L.library_slowest_rank_time_s - np.where(posix_t > mpiio_t, posix_t, mpiio_t)
-    has_wait = app & L.mpiio.present & below & (wait > 0)
-    has_lib = app & (L.library != "") & (lib > 0)
-    either = np.nonzero(has_wait | has_lib)[0]
-    for i, w, li in zip(either.tolist(), has_wait[either].tolist(), has_lib[either].tolist()):
-        if w:
-            pools.seconds[(paths[i], "wait")] = float(wait[i])
-        if li:
-            pools.seconds[(paths[i], "library")] = float(lib[i])
+    present[:, 3] = app & L.mpiio.present & below & (wait > 0)
+    present[:, 4] = app & (L.library != "") & (lib > 0)
+    table[present[:, 3], 3] = wait[present[:, 3]]
+    table[present[:, 4], 4] = lib[present[:, 4]]
+    pools = TimePools(table=PoolTable(list(paths), table, present,
+                                      np.concatenate(order).tolist()))
     pools.rank = _file_ranks(model)
     return pools
 
@@ -117,7 +146,10 @@ def _file_ranks(model: Model) -> dict[str, int]:
     # (file, rank) pairs made unique in numpy, not a set per file in Python
     files, ranks = (np.concatenate([p[0] for p in pairs]).astype(np.int64),
                     np.concatenate([p[1] for p in pairs]).astype(np.int64))
-    pair = np.unique(np.stack([files, ranks], axis=1), axis=0)
+    # one int64 per pair (file, rank + 1 >= 0 in the low 32 bits): a 1-D sort, in the
+    # pairs' order, not np.unique(axis=0)'s slow row sort
+    key = np.unique(files * (1 << 32) + (ranks + 1))
+    pair = np.stack([key >> 32, (key & 0xFFFFFFFF) - 1], axis=1)
     f, first = np.unique(files, return_index=True)
     n = np.unique(pair[:, 0], return_counts=True)[1]  # ranks per file (f's order)
     one = pair[np.isin(pair[:, 0], f[n == 1]) & (pair[:, 1] >= 0)
@@ -125,7 +157,8 @@ def _file_ranks(model: Model) -> dict[str, int]:
     # in the order the files first appear, as a walk over the records made it (a dataset
     # outside every file, index -1, keys the last path: the same dict as before)
     one = one[np.argsort(first[np.searchsorted(f, one[:, 0])], kind="stable")]
-    return {model.files.paths[i]: r for i, r in one.tolist()}
+    return dict(zip(map(model.files.paths.__getitem__, one[:, 0].tolist()),
+                    one[:, 1].tolist()))
 
 
 @dataclass
@@ -193,14 +226,6 @@ class _Keys:
     def size(self) -> int:
         return len(self.paths) * len(OPERATIONS)
 
-    def seconds(self, pools: TimePools, ids: np.ndarray | None = None) -> np.ndarray:
-        """The pools' seconds by key number (0 for a key they lack); ``ids``: their keys'
-        numbers, when known."""
-        ids = self.ids(list(pools.seconds)) if ids is None else ids
-        out = np.zeros(self.size())
-        out[ids] = np.fromiter(pools.seconds.values(), dtype=np.float64, count=len(ids))
-        return out
-
     def ranks(self, pools: TimePools) -> np.ndarray:
         """The one rank of each key's file (_NOBODY: several ranks, or unknown)."""
         per_file = np.fromiter(map(pools.rank.get, self.paths, repeat(_NOBODY)),
@@ -263,34 +288,50 @@ def _wants(gross_s: float, group_ids: list[np.ndarray], seconds: np.ndarray,
     return out
 
 
-def _with_claimed_files(pools: TimePools, findings: list[Finding]) -> TimePools:
-    """The pools, and for each claimed file the model has no time for (no model: the
-    attribution of bare findings) its largest claim spread evenly over its operations."""
-    known = set(map(itemgetter(0), pools.seconds))
-    out = TimePools(dict(pools.seconds), dict(pools.rank))
-    for f in findings:
-        claims = f.hit.claimed()
-        if known.issuperset(map(itemgetter(0), claims)):
-            continue  # every file known (a model's files): nothing to add
-        for p, kind in claims:
-            if p in known:
-                continue
-            first = COVERS.get(kind, (OPERATIONS, ()))[0]
+def _numbered(pools: TimePools, *findings: list[Finding]) -> tuple[
+        _Keys, np.ndarray, np.ndarray, list[list[list[tuple[str, str]]]],
+        list[list[list[np.ndarray]]]]:
+    """The pools' and the findings' claims' keys numbered: the pools' seconds and which
+    exist, as arrays; for each list of findings, their claims and key numbers by group."""
+    keys = _Keys()
+    table = pools.table
+    if table is not None and len(set(table.paths)) == len(table.paths):
+        keys.paths = list(table.paths)
+        keys.index = dict(zip(keys.paths, range(len(keys.paths))))
+        pool_ids = None
+    else:  # a dict (or a table whose paths repeat: the dict merges their pools)
+        pool_ids = keys.ids(list(pools.seconds))
+    claimed = [[f.hit.claimed() for f in fs] for fs in findings]
+    groups = [[[keys.claim_ids(c, g) for g in (0, 1)] if c else [] for c in cs]
+              for cs in claimed]
+    seconds, present = np.zeros(keys.size()), np.zeros(keys.size(), dtype=bool)
+    if pool_ids is None:
+        assert table is not None
+        seconds[:table.seconds.size] = table.seconds.ravel()
+        present[:table.present.size] = table.present.ravel()
+    else:
+        seconds[pool_ids] = np.fromiter(pools.seconds.values(), dtype=np.float64,
+                                        count=len(pool_ids))
+        present[pool_ids] = True
+    return keys, seconds, present, claimed, groups
+
+
+def _with_claimed_files(keys: _Keys, seconds: np.ndarray, known: np.ndarray,
+                        findings: list[Finding], claimed: list[list[tuple[str, str]]]) -> None:
+    """Into ``seconds``: for each claimed file the pools have no time for (``known``, per
+    file; no model: the attribution of bare findings) its largest claim spread evenly over
+    its operations."""
+    for f, claims in zip(findings, claimed):
+        if not claims:
+            continue
+        files = keys.files(list(map(itemgetter(0), claims)))
+        for j in np.nonzero(~known[files])[0].tolist():
+            first = COVERS.get(claims[j][1], (OPERATIONS, ()))[0]
             each = max(f.gross_s or 0.0, 0.0) / len(claims) / len(first)
             for k in first:
-                out.seconds[(p, k)] = max(out.seconds.get((p, k), 0.0), each)
-    return out
-
-
-def _numbered(findings: list[Finding], pools: TimePools) -> tuple[
-        _Keys, np.ndarray, list[list[tuple[str, str]]], list[list[np.ndarray]]]:
-    """The keys of the pools and of the findings' claims numbered: the numbers of the
-    pools' keys, each finding's claims and its key numbers by group."""
-    keys = _Keys()
-    pool_ids = keys.ids(list(pools.seconds))
-    claimed = [f.hit.claimed() for f in findings]
-    groups = [[keys.claim_ids(c, g) for g in (0, 1)] if c else [] for c in claimed]
-    return keys, pool_ids, claimed, groups
+                at = files[j] * len(OPERATIONS) + _OP[k]
+                if each > seconds[at]:  # max(earlier, each)
+                    seconds[at] = each
 
 
 def attribute_time(findings: list[Finding], order: dict[str, int],
@@ -300,42 +341,49 @@ def attribute_time(findings: list[Finding], order: dict[str, int],
     # A bound (Hit.cost_bound) owns no seconds: its time may belong to anything else.
     problems = [f for f in findings if not f.rule.overview and f.rule.severity != "info"
                 and not f.rule.experiment and not f.hit.cost_bound and (f.gross_s or 0.0) > 0]
-    full = _with_claimed_files(pools or TimePools(), problems)
-    problems.sort(key=lambda f: (TIERS.index(f.rule.tier), -(f.gross_s or 0.0),
-                                 order[f.rule.id]))
-    keys, pool_ids, claimed, groups = _numbered(problems, full)
-    full_s, ranks = keys.seconds(full, pool_ids), keys.ranks(full)
-    left = full_s.copy()
+    exps = [f for f in findings if f.rule.experiment and (f.gross_s or 0.0) > 0]
+    pools = pools or TimePools()
+    keys, full, present, (claimed, exp_claimed), (groups, exp_groups) = _numbered(
+        pools, problems, exps)
+    known = np.asarray(present.reshape(-1, len(OPERATIONS)).any(axis=1))
+    _with_claimed_files(keys, full, known, problems, claimed)
+    ranks = keys.ranks(pools)
+    left = full.copy()
     holders: list[tuple[str, np.ndarray]] = []
-    for f, claims, ids in zip(problems, claimed, groups):
-        if not claims:  # no file named (a rank's or the job's time): all its own
+    ranked = sorted(range(len(problems)), key=lambda n: (
+        TIERS.index(problems[n].rule.tier), -(problems[n].gross_s or 0.0),
+        order[problems[n].rule.id]))
+    for n in ranked:
+        f = problems[n]
+        if not claimed[n]:  # no file named (a rank's or the job's time): all its own
             f.net_s, f.same_time_as, f.owned = f.gross_s, [], [("", "*", f.gross_s or 0.0)]
             continue
-        _take(f, _wants(f.gross_s or 0.0, ids, full_s, ranks), left, holders, keys)
+        _take(f, _wants(f.gross_s or 0.0, groups[n], full, ranks), left, holders, keys)
     if io_time_s is not None:
-        _within_io_time(problems, io_time_s)
-    left_pools = dict(zip(full.seconds, left[pool_ids].tolist()))
-    _experiment_ranges(findings, full, TimePools(left_pools, full.rank))
+        _within_io_time([problems[n] for n in ranked], io_time_s)
+    if exps:
+        # the files the waste findings claim are known to the experiments' claims too
+        for c in claimed:
+            known[keys.files(list(map(itemgetter(0), c)))] = True
+        _experiment_ranges(exps, exp_claimed, exp_groups, keys, full, left, known, ranks)
 
 
-def _experiment_ranges(findings: list[Finding], full: TimePools, left: TimePools) -> None:
+def _experiment_ranges(exps: list[Finding], claimed: list[list[tuple[str, str]]],
+                       groups: list[list[np.ndarray]], keys: _Keys, full: np.ndarray,
+                       left: np.ndarray, known: np.ndarray, ranks: np.ndarray) -> None:
     """Each experiment's worst plausible gain: its estimate on the seconds of its claims the
     waste findings left (nothing is taken: an experiment owns no time)."""
-    exps = [f for f in findings if f.rule.experiment and (f.gross_s or 0.0) > 0]
-    if not exps:
-        return
-    full_e, left_e = _with_claimed_files(full, exps), _with_claimed_files(left, exps)
-    keys, pool_ids, claimed, groups = _numbered(exps, full_e)
-    full_s, left_s = keys.seconds(full_e, pool_ids), keys.seconds(left_e)
-    ranks = keys.ranks(full_e)
+    full_e, left_e = full.copy(), left.copy()
+    _with_claimed_files(keys, full_e, known, exps, claimed)
+    _with_claimed_files(keys, left_e, known, exps, claimed)
     for f, claims, ids in zip(exps, claimed, groups):
         if not claims:
             continue  # a rank's or the job's time: no waste finding names it
         low = 0.0
-        for want in _wants(f.gross_s or 0.0, ids, full_s, ranks):
+        for want in _wants(f.gross_s or 0.0, ids, full_e, ranks):
             asked = _seq_sum(want.seconds)
             if asked > 0:
-                got = _seq_sum(np.minimum(want.seconds, left_s[want.ids]))
+                got = _seq_sum(np.minimum(want.seconds, left_e[want.ids]))
                 low += want.gross * got / asked
         f.estimate_low_s = min(low, f.gross_s or 0.0)
 
