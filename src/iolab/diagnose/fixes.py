@@ -482,6 +482,8 @@ def lfs_new_dirs(model: Model, dirs: Iterable[str], size: int, name: str) -> lis
     if model.job.names_anonymised:
         return []  # hashed names: no directory to name
     facts = job_facts(model)
+    if not facts.lustre_possible():
+        return []  # no file can be on Lustre (no layout, no Lustre mount): no directory to set
     size, count = stripe_size(size), 1
     # the job's files by directory, grouped once: scanning every file for every crowded
     # directory was quadratic (64,000 files in 64 directories: 4 million dirname calls)

@@ -65,6 +65,10 @@ class JobFacts:
         m = self.mount_of(path)
         return m is not None and m[1].lower() == "lustre"
 
+    def lustre_possible(self) -> bool:
+        """May any file be on Lustre: a layout in the LUSTRE records, or a Lustre mount?"""
+        return bool(self.layouts) or any(t.lower() == "lustre" for _, _, t in self._mount_heads)
+
     def any_on_lustre(self, paths: Iterable[str]) -> bool:
         """``any(self.on_lustre(p) for p in paths)``, without a mount look-up per file when
         no mount is Lustre (64,000 files: a second)."""
