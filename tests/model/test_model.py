@@ -113,3 +113,23 @@ def test_profile_rank_hosts_number_ranks_like_the_loader() -> None:
                                                              "host": "h1"},
               {"start_unix": 5.0, "pid": 3, "host": "h3"}, {"start_unix": 0.5, "pid": 1}]
     assert rank_hosts(forked) == {1: "h1", 2: "h3", 3: "h2"}
+
+
+def test_categorize_all_is_categorize_on_every_name() -> None:
+    """expected categorize_all(names) == [categorize(n) for n in names], a name at a time;
+    was one regex call per name (a 64,000-file log: 0.3 s of CPU), now each word looked for
+    once over the joined names: names with words at their ends, several words, newlines,
+    streams, empty names and names no word touches must all come out as before."""
+    from iolab.model.files import categorize_all
+
+    words = ["/ompi.", ".so", ".so.1", ".py", "/usr/", "<", ">", "\n", "/dev/shm/", "x",
+             "/lib", "_cid-1-2.sm", ".locktest.3", "/opt/", "/", "/proc/", "-packages/",
+             "/var/spool/slurm", "dat"]
+    rng = np.random.default_rng(27)
+    names = ["", "<STDOUT>", "/a/b.dat", "x\n/ompi.y", "/tmp/f.py\n", "<x"]
+    names += ["".join(rng.choice(words, size=rng.integers(0, 6))) for _ in range(4000)]
+    assert categorize_all(names) == [categorize(n) for n in names]
+    # the joined names hold no word at all: every name the application's but streams
+    plain = [f"/scratch/run/d{i:03d}/file_{i:06d}.dat" for i in range(500)] + ["<STDIN>"]
+    assert categorize_all(plain) == [categorize(n) for n in plain]
+    assert categorize_all([]) == []

@@ -16,14 +16,15 @@ try), information-only rules and costs that are only upper bounds claim nothing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from itertools import chain, cycle, repeat
+from operator import itemgetter
 
 import numpy as np
 
 from iolab.diagnose.rules.base import Finding
 from iolab.model.files import APP
 from iolab.model.job import Model
-from iolab.model.tables import unique_rows
 
 # A claim's kind draws from its own pools first, then from those it may spill into: an
 # MPI-IO write claim is the POSIX writes plus the waiting around them; "*" all of the file.
@@ -37,12 +38,47 @@ Key = tuple[str, str]  # (file path, operation)
 
 
 @dataclass
+class PoolTable:
+    """The pools of :func:`time_pools` as columns: per file of ``paths`` and operation
+    (OPERATIONS' order) its seconds and whether the pool exists. The attribution reads
+    these; a dict of every (file, operation) is made only when asked for (192,000 tuples
+    on a 64,000-file log)."""
+
+    paths: list[str]
+    seconds: np.ndarray  # (files, operations)
+    present: np.ndarray  # (files, operations) bool
+    first_files: list[int]  # the files with read/write/meta pools, in the dict's order
+
+    def as_dict(self) -> dict[Key, float]:
+        """The dict :func:`time_pools` made: read, write, meta of each file in
+        ``first_files``' order, then wait and library by file."""
+        named = [self.paths[i] for i in self.first_files]
+        rwm = self.seconds[self.first_files, :3].ravel().tolist()
+        out = dict(zip(zip(chain.from_iterable(zip(named, named, named)),
+                           cycle(OPERATIONS[:3])), rwm))
+        for i in np.nonzero(self.present[:, 3:].any(axis=1))[0].tolist():
+            for j in (3, 4):
+                if self.present[i, j]:
+                    out[(self.paths[i], OPERATIONS[j])] = float(self.seconds[i, j])
+        return out
+
+
 class TimePools:
     """(file, operation) -> the slowest rank's seconds in it, and the one rank whose file
-    it is (a file of several ranks, or unknown, is absent from ``rank``)."""
+    it is (a file of several ranks, or unknown, is absent from ``rank``). ``table``: the
+    same seconds as columns (:func:`time_pools`), the dict then made when first read."""
 
-    seconds: dict[Key, float] = field(default_factory=dict)
-    rank: dict[str, int] = field(default_factory=dict)
+    def __init__(self, seconds: dict[Key, float] | None = None,
+                 rank: dict[str, int] | None = None, table: PoolTable | None = None) -> None:
+        self._seconds = seconds
+        self.rank: dict[str, int] = {} if rank is None else rank
+        self.table = table
+
+    @property
+    def seconds(self) -> dict[Key, float]:
+        if self._seconds is None:
+            self._seconds = self.table.as_dict() if self.table is not None else {}
+        return self._seconds
 
     def slowest_rank_time(self, keys: list[Key]) -> float:
         """The slowest rank's time in these operations: a shared file's time is every
@@ -65,33 +101,37 @@ def time_pools(model: Model) -> TimePools:
     the slowest rank's MPI-IO time beyond its POSIX time; "library": the slowest rank's HDF5
     or PnetCDF time beyond both."""
     L = model.layers
-    pools = TimePools()
     paths = model.files.paths
-    app = np.nonzero(model.files.category == APP)[0]
+    n = len(paths)
+    app = model.files.category == APP
     below = L.posix.present | L.stdio.present
-    # Columns become lists once, then one pass per file: indexing numpy arrays element by
-    # element cost seconds on a 64,000-file log. Same float64 arithmetic, same order.
+    # Whole columns at once (per file and operation, a loop in Python cost seconds on a
+    # 64,000-file log); the same float64 arithmetic, and the dict in the order a walk over
+    # the layers and then the files would fill it.
+    table = np.zeros((n, len(OPERATIONS)))
+    present = np.zeros((n, len(OPERATIONS)), dtype=bool)
+    seen = np.zeros(n, dtype=bool)
+    order = []
     for lay, alone in ((L.posix, False), (L.stdio, False), (L.mpiio, True)):
         total = lay.time_s["read"] + lay.time_s["write"] + lay.time_s["meta"]
-        rows = app[~(total[app] <= 0) & ~(below[app] & alone)]
-        slow, tot = lay.slowest_rank_time_s[rows].tolist(), total[rows].tolist()
-        shares = [(k, lay.time_s[k][rows].tolist()) for k in ("read", "write", "meta")]
-        for j, i in enumerate(rows.tolist()):
-            path = paths[i]
-            for k, part in shares:
-                sec = slow[j] * part[j] / tot[j]
-                pools.seconds[(path, k)] = max(pools.seconds.get((path, k), 0.0), sec)
-    mpiio_t, posix_t = (L.mpiio.slowest_rank_time_s[app].tolist(),
-                        L.posix.slowest_rank_time_s[app].tolist())
-    lib_t, in_lib = L.library_slowest_rank_time_s[app].tolist(), L.library[app].tolist()
-    mpiio_below = (L.mpiio.present & below)[app].tolist()
-    for j, i in enumerate(app.tolist()):
-        wait = mpiio_t[j] - posix_t[j]
-        if mpiio_below[j] and wait > 0:
-            pools.seconds[(paths[i], "wait")] = wait
-        lib = lib_t[j] - max(mpiio_t[j], posix_t[j])
-        if in_lib[j] and lib > 0:
-            pools.seconds[(paths[i], "library")] = lib
+        rows = app & ~(total <= 0) & ~(below & alone)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            for j, k in enumerate(("read", "write", "meta")):
+                sec = lay.slowest_rank_time_s * lay.time_s[k] / total
+                bigger = rows & (sec > table[:, j])  # max(earlier, sec): the earlier unless larger
+                table[bigger, j] = sec[bigger]
+        order.append(np.nonzero(rows & ~seen)[0])
+        seen |= rows
+    present[:, :3] = seen[:, None]
+    mpiio_t, posix_t = L.mpiio.slowest_rank_time_s, L.posix.slowest_rank_time_s
+    wait = mpiio_t - posix_t
+    lib = L.library_slowest_rank_time_s - np.where(posix_t > mpiio_t, posix_t, mpiio_t)
+    present[:, 3] = app & L.mpiio.present & below & (wait > 0)
+    present[:, 4] = app & (L.library != "") & (lib > 0)
+    table[present[:, 3], 3] = wait[present[:, 3]]
+    table[present[:, 4], 4] = lib[present[:, 4]]
+    pools = TimePools(table=PoolTable(list(paths), table, present,
+                                      np.concatenate(order).tolist()))
     pools.rank = _file_ranks(model)
     return pools
 
@@ -106,7 +146,10 @@ def _file_ranks(model: Model) -> dict[str, int]:
     # (file, rank) pairs made unique in numpy, not a set per file in Python
     files, ranks = (np.concatenate([p[0] for p in pairs]).astype(np.int64),
                     np.concatenate([p[1] for p in pairs]).astype(np.int64))
-    pair = unique_rows(np.stack([files, ranks], axis=1))
+    # one int64 per pair (file, rank + 1 >= 0 in the low 32 bits): a 1-D sort, in the
+    # pairs' order, not np.unique(axis=0)'s slow row sort
+    key = np.unique(files * (1 << 32) + (ranks + 1))
+    pair = np.stack([key >> 32, (key & 0xFFFFFFFF) - 1], axis=1)
     f, first = np.unique(files, return_index=True)
     n = np.unique(pair[:, 0], return_counts=True)[1]  # ranks per file (f's order)
     one = pair[np.isin(pair[:, 0], f[n == 1]) & (pair[:, 1] >= 0)
@@ -114,55 +157,181 @@ def _file_ranks(model: Model) -> dict[str, int]:
     # in the order the files first appear, as a walk over the records made it (a dataset
     # outside every file, index -1, keys the last path: the same dict as before)
     one = one[np.argsort(first[np.searchsorted(f, one[:, 0])], kind="stable")]
-    return {model.files.paths[i]: r for i, r in one.tolist()}
+    return dict(zip(map(model.files.paths.__getitem__, one[:, 0].tolist()),
+                    one[:, 1].tolist()))
 
 
 @dataclass
 class _Want:
     """What a finding asks of each pool, in pool seconds, and the gross seconds that ask
-    stands for (a group: its claims' own operations, then those they spill into)."""
+    stands for (a group: its claims' own operations, then those they spill into). The
+    pools are numbered keys of a :class:`_Keys` (``ids``, unique, in the claims' order)."""
 
-    keys: dict[Key, float]
+    ids: np.ndarray
+    seconds: np.ndarray
     gross: float
 
 
-def _wants(f: Finding, pools: TimePools) -> list[_Want]:
+_NOBODY = np.iinfo(np.int64).min  # the rank of a file of several ranks (or unknown)
+
+
+class _Keys:
+    """(file, operation) keys numbered file * len(OPERATIONS) + operation, so that a
+    finding's claims on 64,000 files are arrays, not 64,000 dict look-ups and tuples in
+    Python (seconds on such a log). Sums keep the order and float64 arithmetic of a walk
+    over the keys (np.cumsum, np.add.at add one element after the other), so the costs are
+    the same to the last bit."""
+
+    def __init__(self) -> None:
+        self.paths: list[str] = []
+        self.index: dict[str, int] = {}
+
+    def files(self, paths: list[str]) -> np.ndarray:
+        """The files' numbers (a new file gets the next one)."""
+        got = np.fromiter(map(self.index.get, paths, repeat(-1)), dtype=np.int64,
+                          count=len(paths))
+        if (got < 0).any():
+            new = [p for p in dict.fromkeys(paths) if p not in self.index]
+            self.index.update(zip(new, range(len(self.paths), len(self.paths) + len(new))))
+            self.paths += new
+            got = np.fromiter(map(self.index.__getitem__, paths), dtype=np.int64,
+                              count=len(paths))
+        return got
+
+    def ids(self, keys: list[Key]) -> np.ndarray:
+        files = self.files(list(map(itemgetter(0), keys)))
+        ops = np.fromiter(map(_OP.__getitem__, map(itemgetter(1), keys)), dtype=np.int64,
+                          count=len(keys))
+        return files * len(OPERATIONS) + ops
+
+    def claim_ids(self, claims: list[tuple[str, str]], group: int) -> np.ndarray:
+        """The keys of a group of claims (each claim's operations, ``COVERS``), in the
+        claims' order."""
+        files = self.files(list(map(itemgetter(0), claims)))
+        kinds = list(map(itemgetter(1), claims))
+        pos, sub, ids = [], [], []
+        distinct = list(dict.fromkeys(kinds))
+        kind_of = np.array(kinds, dtype=object) if len(distinct) > 1 else None
+        for kind in distinct:
+            at = np.arange(len(kinds)) if kind_of is None else np.nonzero(kind_of == kind)[0]
+            for j, op in enumerate(COVERS.get(kind, (OPERATIONS, ()))[group]):
+                pos.append(at)
+                sub.append(np.full(len(at), j))
+                ids.append(files[at] * len(OPERATIONS) + _OP[op])
+        if not ids:
+            return np.zeros(0, dtype=np.int64)
+        order = np.lexsort((np.concatenate(sub), np.concatenate(pos)))
+        return np.concatenate(ids)[order]
+
+    def size(self) -> int:
+        return len(self.paths) * len(OPERATIONS)
+
+    def ranks(self, pools: TimePools) -> np.ndarray:
+        """The one rank of each key's file (_NOBODY: several ranks, or unknown)."""
+        per_file = np.fromiter(map(pools.rank.get, self.paths, repeat(_NOBODY)),
+                               dtype=np.int64, count=len(self.paths))
+        return np.repeat(per_file, len(OPERATIONS))
+
+    def named(self, ids: np.ndarray) -> tuple[list[str], list[str]]:
+        """The (files, operations) of key numbers."""
+        f, o = np.divmod(ids, len(OPERATIONS))
+        return (list(map(self.paths.__getitem__, f.tolist())),
+                list(map(OPERATIONS.__getitem__, o.tolist())))
+
+
+_OP = {op: i for i, op in enumerate(OPERATIONS)}
+
+
+def _seq_sum(a: np.ndarray) -> float:
+    """``sum(a)`` added in order, as a Python loop adds (np.sum adds pairwise)."""
+    return float(np.cumsum(a)[-1]) if a.size else 0.0
+
+
+def _unique_in_order(ids: np.ndarray) -> np.ndarray:
+    """``dict.fromkeys(ids)``: each id once, where it first appears."""
+    _, first = np.unique(ids, return_index=True)
+    return ids[np.sort(first)]
+
+
+def _slowest_rank_time(ids: np.ndarray, seconds: np.ndarray, ranks: np.ndarray) -> float:
+    """:meth:`TimePools.slowest_rank_time` over numbered keys (unique, in order)."""
+    sec, rk = seconds[ids], ranks[ids]
+    shared_at = rk == _NOBODY
+    shared = _seq_sum(sec[shared_at])
+    own_r, own_s = rk[~shared_at], sec[~shared_at]
+    if not own_r.size:
+        return shared + 0.0
+    uniq, inv = np.unique(own_r, return_inverse=True)
+    own = np.zeros(len(uniq))
+    np.add.at(own, inv, own_s)  # per rank, in the keys' order
+    return shared + max(own.tolist())
+
+
+def _wants(gross_s: float, group_ids: list[np.ndarray], seconds: np.ndarray,
+           ranks: np.ndarray) -> list[_Want]:
     """The finding's gross cost as shares of its claimed pools: first its claims' own
     operations (the share its gross is of the slowest rank's time in them), then, for what
     exceeds them, the operations they spill into."""
-    gross = max(f.gross_s or 0.0, 0.0)
-    claims = f.hit.claimed()
+    gross = max(gross_s, 0.0)
     out = []
-    for group in (0, 1):
-        keys = [(p, k) for p, kind in claims for k in COVERS.get(kind, (OPERATIONS, ()))[group]]
-        if not keys or gross <= 0:
+    for ids in group_ids:
+        if not ids.size or gross <= 0:
             continue
-        time = pools.slowest_rank_time(keys)
+        ids = _unique_in_order(ids)
+        time = _slowest_rank_time(ids, seconds, ranks)
         if time <= 0:
             continue
         part = min(gross, time)
         share = part / time
-        out.append(_Want({k: share * pools.seconds.get(k, 0.0) for k in dict.fromkeys(keys)},
-                         part))
+        out.append(_Want(ids, share * seconds[ids], part))
         gross -= part
     return out
 
 
-def _with_claimed_files(pools: TimePools, findings: list[Finding]) -> TimePools:
-    """The pools, and for each claimed file the model has no time for (no model: the
-    attribution of bare findings) its largest claim spread evenly over its operations."""
-    known = {p for p, _ in pools.seconds}
-    out = TimePools(dict(pools.seconds), dict(pools.rank))
-    for f in findings:
-        claims = f.hit.claimed()
-        for p, kind in claims:
-            if p in known:
-                continue
-            first = COVERS.get(kind, (OPERATIONS, ()))[0]
+def _numbered(pools: TimePools, *findings: list[Finding]) -> tuple[
+        _Keys, np.ndarray, np.ndarray, list[list[list[tuple[str, str]]]],
+        list[list[list[np.ndarray]]]]:
+    """The pools' and the findings' claims' keys numbered: the pools' seconds and which
+    exist, as arrays; for each list of findings, their claims and key numbers by group."""
+    keys = _Keys()
+    table = pools.table
+    if table is not None and len(set(table.paths)) == len(table.paths):
+        keys.paths = list(table.paths)
+        keys.index = dict(zip(keys.paths, range(len(keys.paths))))
+        pool_ids = None
+    else:  # a dict (or a table whose paths repeat: the dict merges their pools)
+        pool_ids = keys.ids(list(pools.seconds))
+    claimed = [[f.hit.claimed() for f in fs] for fs in findings]
+    groups = [[[keys.claim_ids(c, g) for g in (0, 1)] if c else [] for c in cs]
+              for cs in claimed]
+    seconds, present = np.zeros(keys.size()), np.zeros(keys.size(), dtype=bool)
+    if pool_ids is None:
+        assert table is not None
+        seconds[:table.seconds.size] = table.seconds.ravel()
+        present[:table.present.size] = table.present.ravel()
+    else:
+        seconds[pool_ids] = np.fromiter(pools.seconds.values(), dtype=np.float64,
+                                        count=len(pool_ids))
+        present[pool_ids] = True
+    return keys, seconds, present, claimed, groups
+
+
+def _with_claimed_files(keys: _Keys, seconds: np.ndarray, known: np.ndarray,
+                        findings: list[Finding], claimed: list[list[tuple[str, str]]]) -> None:
+    """Into ``seconds``: for each claimed file the pools have no time for (``known``, per
+    file; no model: the attribution of bare findings) its largest claim spread evenly over
+    its operations."""
+    for f, claims in zip(findings, claimed):
+        if not claims:
+            continue
+        files = keys.files(list(map(itemgetter(0), claims)))
+        for j in np.nonzero(~known[files])[0].tolist():
+            first = COVERS.get(claims[j][1], (OPERATIONS, ()))[0]
             each = max(f.gross_s or 0.0, 0.0) / len(claims) / len(first)
             for k in first:
-                out.seconds[(p, k)] = max(out.seconds.get((p, k), 0.0), each)
-    return out
+                at = files[j] * len(OPERATIONS) + _OP[k]
+                if each > seconds[at]:  # max(earlier, each)
+                    seconds[at] = each
 
 
 def attribute_time(findings: list[Finding], order: dict[str, int],
@@ -172,68 +341,95 @@ def attribute_time(findings: list[Finding], order: dict[str, int],
     # A bound (Hit.cost_bound) owns no seconds: its time may belong to anything else.
     problems = [f for f in findings if not f.rule.overview and f.rule.severity != "info"
                 and not f.rule.experiment and not f.hit.cost_bound and (f.gross_s or 0.0) > 0]
-    full = _with_claimed_files(pools or TimePools(), problems)
-    left = TimePools(dict(full.seconds), full.rank)
-    owners: dict[Key, list[str]] = {}
-    problems.sort(key=lambda f: (TIERS.index(f.rule.tier), -(f.gross_s or 0.0),
-                                 order[f.rule.id]))
-    for f in problems:
-        if not f.hit.claimed():  # no file named (a rank's or the job's time): all its own
+    exps = [f for f in findings if f.rule.experiment and (f.gross_s or 0.0) > 0]
+    pools = pools or TimePools()
+    keys, full, present, (claimed, exp_claimed), (groups, exp_groups) = _numbered(
+        pools, problems, exps)
+    known = np.asarray(present.reshape(-1, len(OPERATIONS)).any(axis=1))
+    _with_claimed_files(keys, full, known, problems, claimed)
+    ranks = keys.ranks(pools)
+    left = full.copy()
+    holders: list[tuple[str, np.ndarray]] = []
+    ranked = sorted(range(len(problems)), key=lambda n: (
+        TIERS.index(problems[n].rule.tier), -(problems[n].gross_s or 0.0),
+        order[problems[n].rule.id]))
+    for n in ranked:
+        f = problems[n]
+        if not claimed[n]:  # no file named (a rank's or the job's time): all its own
             f.net_s, f.same_time_as, f.owned = f.gross_s, [], [("", "*", f.gross_s or 0.0)]
             continue
-        _take(f, _wants(f, full), left, owners)
+        _take(f, _wants(f.gross_s or 0.0, groups[n], full, ranks), left, holders, keys)
     if io_time_s is not None:
-        _within_io_time(problems, io_time_s)
-    _experiment_ranges(findings, full, left)
+        _within_io_time([problems[n] for n in ranked], io_time_s)
+    if exps:
+        # the files the waste findings claim are known to the experiments' claims too
+        for c in claimed:
+            known[keys.files(list(map(itemgetter(0), c)))] = True
+        _experiment_ranges(exps, exp_claimed, exp_groups, keys, full, left, known, ranks)
 
 
-def _experiment_ranges(findings: list[Finding], full: TimePools, left: TimePools) -> None:
+def _experiment_ranges(exps: list[Finding], claimed: list[list[tuple[str, str]]],
+                       groups: list[list[np.ndarray]], keys: _Keys, full: np.ndarray,
+                       left: np.ndarray, known: np.ndarray, ranks: np.ndarray) -> None:
     """Each experiment's worst plausible gain: its estimate on the seconds of its claims the
     waste findings left (nothing is taken: an experiment owns no time)."""
-    exps = [f for f in findings if f.rule.experiment and (f.gross_s or 0.0) > 0]
-    if not exps:
-        return
-    full_e, left_e = _with_claimed_files(full, exps), _with_claimed_files(left, exps)
-    for f in exps:
-        if not f.hit.claimed():
+    full_e, left_e = full.copy(), left.copy()
+    _with_claimed_files(keys, full_e, known, exps, claimed)
+    _with_claimed_files(keys, left_e, known, exps, claimed)
+    for f, claims, ids in zip(exps, claimed, groups):
+        if not claims:
             continue  # a rank's or the job's time: no waste finding names it
         low = 0.0
-        for want in _wants(f, full_e):
-            asked = sum(want.keys.values())
+        for want in _wants(f.gross_s or 0.0, ids, full_e, ranks):
+            asked = _seq_sum(want.seconds)
             if asked > 0:
-                got = sum(min(sec, left_e.seconds.get(k, 0.0)) for k, sec in want.keys.items())
+                got = _seq_sum(np.minimum(want.seconds, left_e[want.ids]))
                 low += want.gross * got / asked
         f.estimate_low_s = min(low, f.gross_s or 0.0)
 
 
-def _take(f: Finding, wants: list[_Want], left: TimePools, owners: dict[Key, list[str]]) -> None:
-    net, shared = 0.0, []
+def _take(f: Finding, wants: list[_Want], left: np.ndarray,
+          holders: list[tuple[str, np.ndarray]], keys: _Keys) -> None:
+    """Take the finding's wants from the seconds ``left``; ``holders``: the findings before
+    it, each with the keys it took (a mask), to which this one's is added."""
+    net, short, mine = 0.0, [], []
     f.owned = []
     for want in wants:
-        asked = sum(want.keys.values())
+        asked = _seq_sum(want.seconds)
         if asked <= 0:
             continue
-        got = 0.0
-        # names bound once: this loop runs once per (file, operation) a finding claims
-        seconds, owned, fkey = left.seconds, f.owned, f.key
-        for key, sec in want.keys.items():
-            take = min(sec, seconds.get(key, 0.0))
-            if take < sec * 0.995:
-                shared += owners.get(key, [])
-            if take <= 0:
-                continue
-            seconds[key] -= take
-            got += take
-            owned.append((key[0], key[1], take * want.gross / asked))
-            holders = owners.setdefault(key, [])
-            if fkey not in holders:
-                holders.append(fkey)
-        net += want.gross * got / asked
+        take = np.minimum(want.seconds, left[want.ids])
+        short.append(want.ids[take < want.seconds * 0.995])
+        pos = take > 0
+        ids, take = want.ids[pos], take[pos]
+        left[ids] -= take
+        f.owned.extend(zip(*keys.named(ids), (take * want.gross / asked).tolist()))
+        mine.append(ids)
+        net += want.gross * _seq_sum(take) / asked
     gross = f.gross_s or 0.0
     if abs(net - gross) <= 1e-9 * max(gross, 1.0):
         net = gross  # all of it, not a rounding of the shares
     f.net_s = net
-    f.same_time_as = list(dict.fromkeys(o for o in shared if o != f.key))
+    f.same_time_as = _same_time_as(f.key, short, holders)
+    took = np.zeros(keys.size(), dtype=bool)
+    if mine:
+        took[np.concatenate(mine)] = True
+    holders.append((f.key, took))
+
+
+def _same_time_as(fkey: str, short: list[np.ndarray],
+                  holders: list[tuple[str, np.ndarray]]) -> list[str]:
+    """The findings that had taken the keys a finding could not get all of: in the order of
+    those keys, and at one key in the order they took it."""
+    if not short:
+        return []
+    at = np.concatenate(short)
+    first = []
+    for n, (hkey, took) in enumerate(holders):
+        there = took[at]
+        if hkey != fkey and there.any():
+            first.append((int(np.argmax(there)), n, hkey))
+    return list(dict.fromkeys(hkey for _, _, hkey in sorted(first)))
 
 
 def _within_io_time(problems: list[Finding], io_time_s: float) -> None:

@@ -482,12 +482,18 @@ def lfs_new_dirs(model: Model, dirs: Iterable[str], size: int, name: str) -> lis
     if model.job.names_anonymised:
         return []  # hashed names: no directory to name
     facts = job_facts(model)
+    if not facts.lustre_possible():
+        return []  # no file can be on Lustre (no layout, no Lustre mount): no directory to set
     size, count = stripe_size(size), 1
     # the job's files by directory, grouped once: scanning every file for every crowded
     # directory was quadratic (64,000 files in 64 directories: 4 million dirname calls)
     files_in: dict[str, list[str]] = {}
-    for p in facts.app_paths:
-        files_in.setdefault(os.path.dirname(p), []).append(p)
+    for p in facts.app_paths:  # by the head before the last "/" (dirname's input), then
+        files_in.setdefault(p[:p.rfind("/") + 1], []).append(p)
+    by_dir: dict[str, list[str]] = {}  # ... one dirname per head, not per file
+    for head, ps in files_in.items():
+        by_dir.setdefault(os.path.dirname(head), []).extend(ps)
+    files_in = by_dir
     lines = ["#!/bin/bash",
              "# New directories for the job's many small files (one per crowded directory), each",
              f"# with {count} stripe(s) for the files created in it; point the program there.",
@@ -496,7 +502,7 @@ def lfs_new_dirs(model: Model, dirs: Iterable[str], size: int, name: str) -> lis
     layouts: list[SettingChange] = []
     for d in dict.fromkeys(dirs):
         if d not in files_in or facts.is_mount_root(d) or not d.startswith("/") or not (
-                d.isprintable() and any(facts.on_lustre(p) for p in files_in[d])):
+                d.isprintable() and facts.any_on_lustre(files_in[d])):
             continue
         new_dir = os.path.join(d, "iolab-c1" if count == 1 else f"iolab-c{count}")
         layout = lfs_changes(count, size, paths=(new_dir,), file=name)

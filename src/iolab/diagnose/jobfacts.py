@@ -12,7 +12,9 @@ from __future__ import annotations
 import functools
 import os
 import shlex
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from itertools import compress
 from typing import TYPE_CHECKING
 
 from iolab.model.files import APP
@@ -97,6 +99,20 @@ class JobFacts:
             return True
         m = self.mount_of(path)
         return m is not None and m[1].lower() == "lustre"
+
+    def lustre_possible(self) -> bool:
+        """May any file be on Lustre: a layout in the LUSTRE records, or a Lustre mount?"""
+        return bool(self.layouts) or any(t.lower() == "lustre" for _, _, t in self._mount_heads)
+
+    def any_on_lustre(self, paths: Iterable[str]) -> bool:
+        """``any(self.on_lustre(p) for p in paths)``, without a mount look-up per file when
+        no mount is Lustre (64,000 files: a second)."""
+        paths = paths if isinstance(paths, (list, tuple, set, frozenset)) else list(paths)
+        if not self.layouts.keys().isdisjoint(paths):
+            return True
+        if not any(typ.lower() == "lustre" for _, _, typ in self._mount_heads):
+            return False
+        return any(self.on_lustre(p) for p in paths)
 
     def is_mount_root(self, path: str) -> bool:
         p = path.rstrip("/") or "/"
@@ -185,7 +201,8 @@ def job_facts(model: Model) -> JobFacts:
     if isinstance(cached, JobFacts):
         return cached
     files = model.files
-    pos = {int(i): k for k, i in enumerate(files.ids)}
+    # record id -> file, only when a layout needs it (a dict of 64,000 ids otherwise)
+    pos = {int(i): k for k, i in enumerate(files.ids.tolist())} if model.stripes else {}
     layouts = {files.paths[pos[rid]]: (int(s), int(c)) for rid, (s, c) in model.stripes.items()
                if rid in pos and s > 0 and c > 0}
     osts = {o for v in model.lustre_osts.values() for o in v if o >= 0}
@@ -195,7 +212,7 @@ def job_facts(model: Model) -> JobFacts:
     mpi_paths = frozenset(files.paths[i] for i in set(md.file_index.tolist())) if (
         md is not None and len(md)) else frozenset()
     command, note = _command(model)
-    app_paths = frozenset(p for p, c in zip(files.paths, files.category) if c == APP)
+    app_paths = frozenset(compress(files.paths, (files.category == APP).tolist()))
     scheduler, evidence = _scheduler(model, app_paths)
     facts = JobFacts(
         mpi=mpi_library(model),

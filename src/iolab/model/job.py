@@ -10,12 +10,13 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import compress
 from typing import Any
 
 import numpy as np
 
 from iolab.errors import UsageError
-from iolab.model.files import APP, categorize, names_anonymised
+from iolab.model.files import APP, categorize_all, names_anonymised
 from iolab.model.layers import CrossLayer, derive_layers
 from iolab.model.metrics import Metrics, derive
 from iolab.model.mpilib import mpi_library
@@ -190,8 +191,8 @@ def _merge(raws: Sequence[RawJob]) -> tuple[dict[str, ModuleData], dict[int, str
 def _file_table(mods: dict[str, ModuleData], paths: dict[int, str]) -> FileTable:
     idlists = [mods[m].ids for m in FILE_MODULES if m in mods]
     ids = np.unique(np.concatenate(idlists)) if idlists else np.zeros(0, dtype=np.uint64)
-    names = [paths.get(int(i), "") or f"<record {int(i):x}>" for i in ids]
-    cat = np.array([categorize(n) for n in names], dtype=np.int8)
+    names = [paths.get(i, "") or f"<record {i:x}>" for i in ids.tolist()]
+    cat = np.array(categorize_all(names), dtype=np.int8)
     nranks = np.zeros(len(ids), dtype=np.int64)
     first = np.full(len(ids), -2, dtype=np.int64)
     keys: list[np.ndarray] = []
@@ -209,7 +210,7 @@ def _file_table(mods: dict[str, ModuleData], paths: dict[int, str]) -> FileTable
         uk = np.unique(np.concatenate(keys))
         np.add.at(nranks, (uk >> 32).astype(np.int64), 1)
     nranks = np.maximum(nranks, shared_n)
-    by_path = {n: i for i, n in enumerate(names)}
+    by_path = dict(zip(names, range(len(names))))
     for m, md in mods.items():
         if m in DATASET_MODULES:
             md.file_index = np.array([_dataset_file(paths.get(int(i), ""), by_path)
@@ -291,8 +292,8 @@ def build_model(
         n_logs=len(raws),
         hints=_hints(raws),
         rank_hosts=rank_hosts,
-        names_anonymised=names_anonymised([p for p, c in zip(files.paths, files.category)
-                                           if c == APP]),
+        names_anonymised=names_anonymised(list(compress(files.paths,
+                                                        (files.category == APP).tolist()))),
         logs=logs,
         unread_io_modules=_unread_io(raws),
         partial_why={m: w for r in raws for m, w in r.partial_why.items()},

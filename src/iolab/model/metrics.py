@@ -8,7 +8,9 @@ reduced over ranks (rank -1) are sums over those ranks.
 from __future__ import annotations
 
 import functools
+from collections import Counter
 from dataclasses import dataclass, field
+from itertools import compress
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -461,10 +463,8 @@ def derive(model: Model) -> Metrics:
     run = job.run_time_s
     files = model.files
     app = files.category == APP
-    dirs: dict[str, int] = {}
-    for i in np.nonzero(app)[0]:
-        d = files.paths[i].rsplit("/", 1)[0] or "/"
-        dirs[d] = dirs.get(d, 0) + 1
+    # counted in C, in the order the directories first appear (a 64,000-file log)
+    dirs = dict(Counter(p.rsplit("/", 1)[0] or "/" for p in compress(files.paths, app.tolist())))
     by_cat = {name: int((files.category == c).sum()) for c, name in CATEGORY_NAMES.items()}
     low = ifaces.get("POSIX")
     std = ifaces.get("STDIO")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import compress
 from typing import TYPE_CHECKING
 
 from iolab.model.files import APP
@@ -53,7 +54,7 @@ def mpi_library(model: Model) -> MpiLibrary:
     # The MPI runtime's files and the libraries are never application files: only those
     # (a few) are searched, not the 64,000 names of a large log.
     texts = [job.exe, job.metadata.get("launch", "")] + [
-        p for p, c in zip(model.files.paths, model.files.category) if c != APP]
+        *compress(model.files.paths, (model.files.category != APP).tolist())]
     hay = "\n".join(texts)
 
     def seen(m: re.Match[str]) -> str:  # the line that matched, for the evidence

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
+from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -169,10 +170,10 @@ def claims_of(model: Model, files: np.ndarray, *kinds: str) -> list[tuple[str, s
     L = model.layers
     has = {"read": (L.posix.reads + L.mpiio.reads + L.stdio.reads) > 0,
            "write": (L.posix.writes + L.mpiio.writes + L.stdio.writes) > 0}
-    out = []
+    out: list[tuple[str, str]] = []
     for k in kinds:
         sel = files & has[k] if k in has else files
-        out += [(model.files.paths[i], k) for i in np.nonzero(sel)[0].tolist()]
+        out += zip(map(model.files.paths.__getitem__, np.nonzero(sel)[0].tolist()), repeat(k))
     return out
 
 
