@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tunelab.replay import ReplayObjective
 
 from iolab.tune.objective import BenchObjective, TrialOutcome
-from iolab.tune.replay import ReplayObjective
 from iolab.tune.search import Tuner, key_of
 
 INDEPENDENT = ["-a", "mpiio", "-t", "64k", "-b", "1m", "-w"]
