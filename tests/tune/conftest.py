@@ -4,11 +4,18 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 HERE = Path(__file__).parent
+# bench/tunelab (iolab tune's research switches and replay harness) is imported by the bench
+# scripts from their own directory; the tests that use it import it the same way. Appended,
+# so nothing of bench/ shadows an installed module.
+BENCH = HERE.parents[1] / "bench"
+if str(BENCH) not in sys.path:
+    sys.path.append(str(BENCH))
 
 
 @pytest.fixture(scope="module")

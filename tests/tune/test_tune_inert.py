@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tunelab.replay import ReplayObjective
 
 from iolab.tune.objective import BenchObjective, TrialOutcome
-from iolab.tune.replay import ReplayObjective
 from iolab.tune.search import Tuner, key_of
 from iolab.tune.workload import Workload, parse
 

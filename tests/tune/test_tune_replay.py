@@ -1,4 +1,4 @@
-"""Replayed searches (iolab.tune.replay): the objective bench/tune_efficiency and
+"""Replayed searches (bench/tunelab/replay.py): the objective bench/tune_efficiency and
 bench/tune_variants score policies with."""
 
 from __future__ import annotations
@@ -6,8 +6,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from iolab.tune.replay import Exhaustive, ReplayObjective, order_effect, replay
-from iolab.tune.search import Policy, key_of
+from tunelab.policy import ResearchPolicy
+from tunelab.replay import Exhaustive, ReplayObjective, order_effect, replay
+
+from iolab.tune.search import key_of
 
 
 def test_a_repeated_point_draws_each_recorded_run_once_before_any_again() -> None:
@@ -123,7 +125,7 @@ def test_a_replayed_search_runs_the_tuner_and_picks_a_measured_point(tmp_path: P
                for t, n, v in (("(default)", "(default)", 100.0), ("(default)", "2", 150.0),
                                ("1048576", "(default)", 300.0), ("1048576", "2", 450.0))}
     ex = Exhaustive(samples, {"transfer": "65536", "threads": "1"})
-    got = replay(ex, Policy(), budget=4, seeds=[0, 1], conn=db.connect(tmp_path / "r.db"))
+    got = replay(ex, ResearchPolicy(), budget=4, seeds=[0, 1], conn=db.connect(tmp_path / "r.db"))
     for r in got:
         assert r.pick in r.measured and len(r.measured) <= 4
     # every point measured (budget = space): the clear best wins, whatever the seed

@@ -19,7 +19,7 @@ def parsed(*argv: str) -> argparse.Namespace:
 
 
 def test_the_stored_policy_comes_back_whole() -> None:
-    stored = Policy(repeats=4, repeat_top=2, rule="cautious", startup_share=0.5)
+    stored = Policy(repeats=4, repeat_top=2, rule="median")
     row = {"command": ["iolab", "tune", "--repeats", "9"],  # the policy wins over the line
            "result": {"policy": {**stored.to_json(), "added_later": 1}}}
     assert _stored_policy(row) == stored

@@ -15,11 +15,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+from tunelab.policy import ResearchPolicy, ResearchTuner
+from tunelab.replay import ReplayObjective
+
 from iolab.results import db
 from iolab.results import tunes as store
 from iolab.tune.render import render_result
-from iolab.tune.replay import ReplayObjective
-from iolab.tune.search import Policy, Tuner, key_of
+from iolab.tune.search import Tuner, key_of
 from iolab.tune.space import build_space
 
 SPACE = ["layout=fpp,segmented,strided"]
@@ -56,13 +58,16 @@ class FastOnlyInTheSearch(ReplayObjective):
         return out
 
 
-def tune(tmp_path: Path, objective: ReplayObjective, name: str, budget: int = 8,
-         confirm: int = 5, policy: Policy | None = None) -> tuple[Any, list[store.Trial]]:
+def tune(tmp_path: Path, objective: ReplayObjective, name: str, budget: int = 8, confirm: int = 5,
+         policy: ResearchPolicy | None = None) -> tuple[Any, list[store.Trial]]:
+    """iolab tune's Tuner; with ``policy``, bench/tunelab's obeying its switches."""
     space = build_space([], SPACE, None, "romio")
     conn = db.connect(tmp_path / f"{name}.db")
     tid = store.create_tune(conn, ["test"], objective.to_json(), space.to_json(), budget,
                             confirm, 0)
-    result = Tuner(objective, space, budget, confirm, 0, conn, tid, policy=policy).run()
+    args = (objective, space, budget, confirm, 0, conn, tid)
+    tuner = Tuner(*args) if policy is None else ResearchTuner(*args, policy=policy)
+    result = tuner.run()
     store.update_tune(conn, tid, status=result.status, result=result.to_json())  # as the CLI
     return result, store.trials(conn, tid)
 
@@ -137,7 +142,7 @@ def test_no_second_look_when_the_winner_holds_or_nothing_else_beat_the_defaults(
     assert any("a re-run of the tune" in n for n in result.notes)
     # and a policy without it (bench/tune_variants compares) never looks
     off = FastOnlyInTheSearch(samples(2000.0, 1600.0, 400.0), {"layout": "shared"}, 0)
-    result, trials = tune(tmp_path, off, "off", policy=Policy(second_look=False))
+    result, trials = tune(tmp_path, off, "off", policy=ResearchPolicy(second_look=False))
     assert sum(t.phase == "confirm" for t in trials) == 10 and result.winner == FPP
 
 

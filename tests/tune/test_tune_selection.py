@@ -14,9 +14,10 @@ from statistics import median
 from typing import Any
 
 import pytest
+from tunelab.policy import ResearchPolicy, ResearchTuner
 
 from iolab.results.tunes import Trial
-from iolab.tune.search import Policy, Tuner, key_of, mark_repeats
+from iolab.tune.search import Tuner, key_of, mark_repeats
 from iolab.tune.selection import RULES, next_repeat, pick_winner, repeat_reserve
 
 
@@ -114,8 +115,8 @@ def test_real_runs_explore_each_point_once_and_the_winner_is_a_repeated_median(
                                       "-b", "12m", "--np", "2", "-w"]),
                                db=str(tmp_path / "r.db"))
     tid = store.create_tune(conn, ["test"], objective.to_json(), space.to_json(), 10, 0, 1)
-    result = Tuner(objective, space, 10, 0, 1, conn, tid,
-                   policy=Policy(sampler=sampler, repeat_top=2, repeats=3)).run()
+    result = ResearchTuner(objective, space, 10, 0, 1, conn, tid,
+                           policy=ResearchPolicy(sampler=sampler, repeat_top=2, repeats=3)).run()
     done = mark_repeats(store.trials(conn, tid))
     assert len(done) == 10 and all(t.status == "ok" for t in done), done
     explored = [key_of(t.params) for t in done if t.phase == "search"]
@@ -183,16 +184,17 @@ def covering_trials(tmp_path: Path, cover: bool, seed: int,
                     contrast: bool = True) -> list[dict[str, str]]:
     """The first four search trials (the baseline and three more) of a replayed tune over
     layout_space()."""
+    from tunelab.replay import ReplayObjective
+
     from iolab.results import db
     from iolab.results import tunes as store
-    from iolab.tune.replay import ReplayObjective
 
     space, samples = layout_space()
     objective = ReplayObjective(samples, LAYOUT_SETTINGS, seed)
     conn = db.connect(tmp_path / f"r{seed}{cover}{contrast}.db")
     tid = store.create_tune(conn, ["test"], objective.to_json(), space.to_json(), 12, 0, seed)
-    Tuner(objective, space, 12, 0, seed, conn, tid,
-          policy=Policy(cover=cover, contrast=contrast)).run()
+    ResearchTuner(objective, space, 12, 0, seed, conn, tid,
+                  policy=ResearchPolicy(cover=cover, contrast=contrast)).run()
     return [t.params for t in store.trials(conn, tid) if t.phase == "search"][:4]
 
 
@@ -222,9 +224,10 @@ def test_no_covering_start_when_the_exploration_cannot_finish_it(tmp_path: Path)
     """A budget whose exploration runs cannot measure every value keeps the sampler's own
     start: the same trials as without the covering start (budget 3: the baseline and one
     exploration run for a knob with three unseen values)."""
+    from tunelab.replay import ReplayObjective
+
     from iolab.results import db
     from iolab.results import tunes as store
-    from iolab.tune.replay import ReplayObjective
     from iolab.tune.space import build_space
 
     space = build_space([], ["transfer=256k,1m,4m"], None, "romio")
@@ -235,17 +238,19 @@ def test_no_covering_start_when_the_exploration_cannot_finish_it(tmp_path: Path)
         objective = ReplayObjective(samples, {"transfer": "65536"}, 3)
         conn = db.connect(tmp_path / f"r{cover}.db")
         tid = store.create_tune(conn, ["test"], objective.to_json(), space.to_json(), 3, 0, 3)
-        Tuner(objective, space, 3, 0, 3, conn, tid, policy=Policy(cover=cover)).run()
+        ResearchTuner(objective, space, 3, 0, 3, conn, tid,
+                      policy=ResearchPolicy(cover=cover)).run()
         picks.append([key_of(t.params) for t in store.trials(conn, tid)])
     assert picks[0] == picks[1] and len(picks[0]) == 3
 
 
 def test_each_covering_run_differs_from_the_run_before_in_every_knob(tmp_path: Path) -> None:
-    """Policy.contrast: a run's speed can depend on the run before it (a file-view run after
-    another file-view run, on tmpfs at 1 GiB a rank: up to 4x), so each covering run takes,
-    for a knob already covered, a value other than the run before's: here every covering run
-    differs from the one before it in every knob. In any order some seed repeats a value
-    back to back (the covering start still covers: the test above)."""
+    """ResearchPolicy.contrast (bench/tunelab; iolab tune's own: on): a run's speed can depend
+    on the run before it (a file-view run after another file-view run, on tmpfs at 1 GiB a rank:
+    up to 4x), so each covering run takes, for a knob already covered, a value other than the
+    run before's: here every covering run differs from the one before it in every knob. In any
+    order some seed repeats a value back to back (the covering start still covers: the test
+    above)."""
     def back_to_back(runs: list[dict[str, str]]) -> int:
         return sum(a[k] == b[k] for a, b in zip(runs[1:], runs[2:]) for k in a)
 
@@ -256,14 +261,15 @@ def test_each_covering_run_differs_from_the_run_before_in_every_knob(tmp_path: P
 
 def test_a_value_seen_in_one_slow_run_runs_again_before_the_model_narrows(
         tmp_path: Path) -> None:
-    """Policy.recheck: the first file-per-process run is a transient at a quarter of its
-    speed (as a real tmpfs run was, right after long runs). Once the space is covered, the
-    value seen only in that slow run gets one more run, in another configuration, so the
-    model sees file per process at its real speed; with the recheck every seed then picks
-    file per process, the layout twice as fast."""
+    """ResearchPolicy.recheck (bench/tunelab; off in iolab tune): the first file-per-process run
+    is a transient at a quarter of its speed (as a real tmpfs run was, right after long runs).
+    Once the space is covered, the value seen only in that slow run gets one more run, in
+    another configuration, so the model sees file per process at its real speed; with the
+    recheck every seed then picks file per process, the layout twice as fast."""
+    from tunelab.replay import ReplayObjective
+
     from iolab.results import db
     from iolab.results import tunes as store
-    from iolab.tune.replay import ReplayObjective
 
     space, samples = layout_space()
 
@@ -280,8 +286,8 @@ def test_a_value_seen_in_one_slow_run_runs_again_before_the_model_narrows(
         conn = db.connect(tmp_path / f"r{seed}.db")
         tid = store.create_tune(conn, ["test"], objective.to_json(), space.to_json(), 12, 0,
                                 seed)
-        result = Tuner(objective, space, 12, 0, seed, conn, tid,
-                       policy=Policy(recheck=True)).run()
+        result = ResearchTuner(objective, space, 12, 0, seed, conn, tid,
+                               policy=ResearchPolicy(recheck=True)).run()
         search = [t.params for t in store.trials(conn, tid) if t.phase == "search"]
         # the covering start (the baseline and three runs), then the rechecks, the earliest
         # slow run's alone values first: file per process runs again within two runs
@@ -290,23 +296,24 @@ def test_a_value_seen_in_one_slow_run_runs_again_before_the_model_narrows(
 
 
 def test_a_value_hidden_by_the_run_after_the_baseline_runs_again(tmp_path: Path) -> None:
-    """Policy.recheck_first: on a disk the run right after a heavy baseline can run at a
-    fraction of its speed (a real MPI-IO tune on ext4: 17 of 20 such runs below their
-    point's slowest exhaustive run). When that run was the only file-per-process run of the
-    covering start, the model never goes back to file per process without the recheck (some
-    seeds pick a shared file at half the best's speed); with it, every such seed picks file
-    per process, even when each of that run's values was alone (the largest knob is the one
-    drawn again)."""
+    """ResearchPolicy.recheck_first (bench/tunelab; iolab tune's own: on): on a disk the run
+    right after a heavy baseline can run at a fraction of its speed (a real MPI-IO tune on ext4:
+    17 of 20 such runs below their point's slowest exhaustive run). When that run was the only
+    file-per-process run of the covering start, the model never goes back to file per process
+    without the recheck (some seeds pick a shared file at half the best's speed); with it, every
+    such seed picks file per process, even when each of that run's values was alone (the largest
+    knob is the one drawn again)."""
+    from tunelab.replay import ReplayObjective
+
     from iolab.results import db
     from iolab.results import tunes as store
-    from iolab.tune.replay import ReplayObjective
 
     space, samples = layout_space()
     hidden, alone_too = {}, 0
-    policies = {"without": Policy(recheck_first=False), "with": Policy(),
+    policies = {"without": ResearchPolicy(recheck_first=False), "with": ResearchPolicy(),
                 # covering runs in any order: the run after the baseline can then have every
                 # value alone (in contrast, the third covering run shares values with it)
-                "with, any order": Policy(contrast=False)}
+                "with, any order": ResearchPolicy(contrast=False)}
     for name, policy in policies.items():
         lone, wrong = 0, 0
         for seed in range(24):
@@ -314,7 +321,7 @@ def test_a_value_hidden_by_the_run_after_the_baseline_runs_again(tmp_path: Path)
             conn = db.connect(tmp_path / f"r{seed}{name}.db")
             tid = store.create_tune(conn, ["test"], objective.to_json(), space.to_json(), 12,
                                     0, seed)
-            result = Tuner(objective, space, 12, 0, seed, conn, tid, policy=policy).run()
+            result = ResearchTuner(objective, space, 12, 0, seed, conn, tid, policy=policy).run()
             search = [t.params for t in store.trials(conn, tid) if t.phase == "search"]
             assert search[0] == space.baseline()
             if search[1]["layout"] == "fpp" and \
@@ -340,9 +347,10 @@ def test_the_confirmation_alternates_which_side_goes_first(tmp_path: Path) -> No
     speed). In plain alternation every winner run follows a baseline run, and a winner
     twice as fast measures as fast as the baseline (1.0x); balanced, half of each side's
     runs follow the other side and the estimate keeps most of the gain."""
+    from tunelab.replay import ReplayObjective
+
     from iolab.results import db
     from iolab.results import tunes as store
-    from iolab.tune.replay import ReplayObjective
     from iolab.tune.space import build_space
 
     space = build_space([], ["layout=fpp,segmented"], None, "romio")
@@ -366,9 +374,10 @@ def test_a_winner_far_slower_in_the_confirmation_than_in_the_search_is_noted(
     search is over, as a two-valued point does after another kind of run) gets a note: the
     confirmation against the search, and that the claim rests on the confirmation. A winner
     that holds its speed gets none."""
+    from tunelab.replay import ReplayObjective
+
     from iolab.results import db
     from iolab.results import tunes as store
-    from iolab.tune.replay import ReplayObjective
     from iolab.tune.space import build_space
 
     space = build_space([], ["layout=fpp,segmented"], None, "romio")

@@ -1,4 +1,5 @@
-"""The winner statistics on heavy-tailed runs (iolab.tune.selection).
+"""The winner statistics on heavy-tailed runs: iolab tune's (iolab.tune.selection) and those
+bench/tune_variants replays beside it (bench/tunelab/rules.py).
 
 Expected: a configuration measured once, fast by luck, on knob values that are slow
 everywhere else in the search, is ranked below a repeated, steady configuration ("shrunk":
@@ -12,15 +13,15 @@ from __future__ import annotations
 import math
 
 import pytest
+from tunelab.rules import ALL_RULES, loo_predictions, rank_scores, ranker, shrunk_scores
 
-from iolab.tune.selection import (
-    RULES,
-    goodness,
-    loo_predictions,
-    pick_winner,
-    rank_scores,
-    shrunk_scores,
-)
+from iolab.tune.selection import RULES, goodness, pick_winner
+
+
+def pick(scores: dict[str, list[float]], maximize: bool, repeats: int,
+         rule: str) -> tuple[str, float] | None:
+    """iolab tune's pick_winner with any rule of ALL_RULES (tunelab.rules.ranker)."""
+    return pick_winner(scores, maximize, repeats, ranker(rule))
 
 
 def k(**params: str) -> str:
@@ -57,8 +58,8 @@ def test_a_lucky_single_run_on_slow_knobs_is_pulled_down() -> None:
     # the steady, repeated configurations keep their own values within a few per cent
     assert abs(math.exp(shrunk[steady]) - 1140.0) / 1140.0 < 0.05
     # with every configuration in the pool (a budget without repeats) it still does not win
-    assert pick_winner(scores, True, repeats=1, rule="shrunk")[0] == steady
-    assert pick_winner(scores, True, repeats=1, rule="median")[0] == suspect
+    assert pick(scores, True, repeats=1, rule="shrunk")[0] == steady
+    assert pick(scores, True, repeats=1, rule="median")[0] == suspect
 
 
 def test_a_genuinely_better_configuration_still_wins() -> None:
@@ -66,22 +67,22 @@ def test_a_genuinely_better_configuration_still_wins() -> None:
     cannot see, and the runs outweigh it."""
     scores = search([1600.0, 1580.0, 1630.0])
     best = k(mode="x", size="c")
-    for rule in RULES:
-        assert pick_winner(scores, True, repeats=3, rule=rule) == (best, 1600.0), rule
+    for rule in ALL_RULES:
+        assert pick(scores, True, repeats=3, rule=rule) == (best, 1600.0), rule
 
 
 def test_times_lower_is_better_mirror_bandwidths() -> None:
     times = {c: [1000.0 / v for v in runs] for c, runs in search([1600.0]).items()}
     shrunk = rank_scores(times, False, "shrunk")
     assert max(shrunk, key=lambda c: shrunk[c]) == k(mode="y", size="a")
-    assert pick_winner(times, False, repeats=1, rule="median")[0] == k(mode="x", size="c")
+    assert pick(times, False, repeats=1, rule="median")[0] == k(mode="x", size="c")
 
 
 def test_a_single_run_pays_for_its_uncertainty_under_the_lower_bound() -> None:
     scores = {k(size="a"): [1040.0], k(size="b"): [1000.0, 1010.0, 995.0, 1005.0]}
     lower = rank_scores(scores, True, "lower")
     assert lower[k(size="b")] > lower[k(size="a")]  # 4% ahead on one run is not enough
-    assert pick_winner(scores, True, repeats=1, rule="median")[0] == k(size="a")
+    assert pick(scores, True, repeats=1, rule="median")[0] == k(size="a")
     scores[k(size="a")] = [1400.0]  # 40% ahead is more than the noise seen: it leads
     lower = rank_scores(scores, True, "lower")
     assert lower[k(size="a")] > lower[k(size="b")]
@@ -97,21 +98,21 @@ def test_a_two_valued_candidate_pays_for_its_own_spread_under_the_moderated_boun
               k(t="1m"): [1506.0, 1262.0, 1212.0],
               k(t="1m", threads="8"): [1180.0, 1210.0, 1150.0],
               k(): [100.0, 96.0, 104.0]}
-    assert pick_winner(scores, True, repeats=3, rule="lower")[0] == k(t="4m", mode="sync")
-    assert pick_winner(scores, True, repeats=3, rule="moderated")[0] == k(t="1m")
+    assert pick(scores, True, repeats=3, rule="lower")[0] == k(t="4m", mode="sync")
+    assert pick(scores, True, repeats=3, rule="moderated")[0] == k(t="1m")
     assert RULES[0] == "moderated"  # iolab tune's
     alike = rank_scores({**scores, k(t="64k"): [1262.0, 1262.0, 1262.0]}, True, "moderated")
     assert math.exp(alike[k(t="64k")]) < 1262.0
     times = {key: [1.0 / v for v in runs] for key, runs in scores.items()}
-    assert pick_winner(times, False, repeats=3, rule="moderated")[0] == k(t="1m")
+    assert pick(times, False, repeats=3, rule="moderated")[0] == k(t="1m")
 
 
 def test_values_without_a_logarithm_fall_back_to_the_median() -> None:
     """A --metric that can be zero or negative: no log-scale model, the plain median."""
     scores = {k(size="a"): [0.0, 1.0, 2.0], k(size="b"): [-1.0, 5.0, 4.0], k(): [3.0]}
     assert goodness(scores, True) is None
-    for rule in RULES:
-        assert pick_winner(scores, True, repeats=3, rule=rule) == (k(size="b"), 4.0)
+    for rule in ALL_RULES:
+        assert pick(scores, True, repeats=3, rule=rule) == (k(size="b"), 4.0)
     assert shrunk_scores(scores, False)[k(size="a")] == -1.0
 
 

@@ -128,7 +128,8 @@ def run(args: argparse.Namespace) -> int:
     for g in groups:
         model = build_model(g, nodes=args.nodes, node_memory_bytes=th.node_memory_bytes or None,
                             cores_per_node=args.cores_per_node)
-        model.job.notes += [note] if note else []  # in each report's JSON too
+        if note:  # in each report's JSON too
+            model.job.notes.append(note)
         reports.append(diagnose(model, th))
     if args.proof:
         _attach_proof(args, reports)

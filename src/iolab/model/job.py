@@ -7,30 +7,32 @@ and computes :class:`~iolab.model.metrics.Metrics` once. Rules read only this.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, fields
 from itertools import compress
 from typing import Any
 
 import numpy as np
 
 from iolab.errors import UsageError
+from iolab.model.columns import (
+    DATASET_MODULES,
+    FILE_MODULES,
+    Columns,
+    FileTable,
+    Job,
+)
 from iolab.model.files import APP, categorize_all, names_anonymised
 from iolab.model.layers import CrossLayer, derive_layers
 from iolab.model.metrics import Metrics, derive
-from iolab.model.mpilib import mpi_library
+from iolab.model.mpilib import library_of
 from iolab.model.raw import RawJob
 from iolab.model.tables import ModuleData, concat_modules, module_tables
-from iolab.model.trace import Trace, build_trace
+from iolab.model.trace import build_trace
 from iolab.model.workflow import LogSpan, workflow_run_time
 
-# Modules whose record names are file paths (H5D / PNETCDF_VAR name datasets and variables).
-FILE_MODULES = ("POSIX", "STDIO", "MPI-IO", "H5F", "PNETCDF_FILE")
-# Modules whose records are datasets / variables named "<file path>:<name>" (Darshan 3.2+);
-# their file_index is the file's, or -1 when the name does not start with a known file.
-DATASET_MODULES = ("H5D", "PNETCDF_VAR")
-
+__all__ = ["DATASET_MODULES", "FILE_MODULES", "Columns", "FileTable", "Job", "Model",
+           "build_model"]
 
 def _dataset_file(name: str, by_path: dict[str, int]) -> int:
     """The file of a dataset record: the longest prefix before a ':' that is a file."""
@@ -43,123 +45,12 @@ def _dataset_file(name: str, by_path: dict[str, int]) -> int:
     return -1
 
 
-@dataclass
-class Job:
-    sources: list[str]
-    source_kind: str
-    exe: str
-    nprocs: int
-    run_time_s: float
-    start_time: float
-    end_time: float
-    nodes: int | None
-    node_memory_bytes: int | None
-    cores_per_node: int | None
-    format_versions: list[str]
-    metadata: dict[str, str]
-    mounts: list[tuple[str, str]]
-    partial_modules: list[str]
-    notes: list[str]
-    n_logs: int = 1
-    # MPI-IO hints in effect per file, when the source knows them (iolab profiles record
-    # MPI_File_get_info at open). Never Darshan's 'h' field: those are the hints Darshan
-    # used to write its own log.
-    hints: dict[str, dict[str, str]] = field(default_factory=dict)
-    # Host of each rank (ranks renumbered like the records), when a source knows it: iolab
-    # profiles record it per process, Darshan's DXT records per rank.
-    rank_hosts: dict[int, str] = field(default_factory=dict)
-    # The log's file names are hashes or obfuscated paths (darshan-convert --obfuscate,
-    # anonymised archives): rules that read names (directories, suffixes) cannot judge.
-    names_anonymised: bool = False
-    # The MPI-IO implementation the log shows (iolab.model.mpilib): "ROMIO" (MPICH, Cray
-    # MPICH, or Open MPI with its hints read back), "OMPIO" (Open MPI's default), "" unknown.
-    mpiio_implementation: str = ""
-    # Each log of the job, in the order given (several logs of one workflow).
-    logs: list[LogSpan] = field(default_factory=list)
-    # I/O interfaces the log recorded that no loader reads (Darshan's DFS, DAOS, MDHIM):
-    # "no problem found" says nothing about the I/O that went through them.
-    unread_io_modules: list[str] = field(default_factory=list)
-    # Why each partial module is partial (RawJob.partial_why), for the words of a report.
-    partial_why: dict[str, str] = field(default_factory=dict)
-    # CPUs the job could use per host (RawJob.host_cpus; --cores-per-node sets every host).
-    host_cpus: dict[str, int] = field(default_factory=dict)
+@dataclass(frozen=True, kw_only=True)
+class Model(Columns):
+    """The job's columns with what is derived from them, computed once by build_model."""
 
-    def oversubscribed(self) -> list[tuple[str, int, int]]:
-        """(host, ranks, CPUs) of each node that ran more ranks than it had CPUs, when both
-        are known (ranks per host from rank_hosts, CPUs from host_cpus or --cores-per-node);
-        empty when not, or when either is unknown (a Darshan log: never guessed)."""
-        out = []
-        for host, ranks in sorted(Counter(self.rank_hosts.values()).items()):
-            cpus = self.cores_per_node or self.host_cpus.get(host)
-            if cpus and ranks > cpus:
-                out.append((host, ranks, cpus))
-        return out
-
-    def cpus_known(self) -> bool:
-        """Whether every rank's host and its CPU count are known."""
-        hosts = set(self.rank_hosts.values())
-        return bool(hosts) and len(self.rank_hosts) >= self.nprocs and (
-            bool(self.cores_per_node) or hosts <= set(self.host_cpus))
-
-
-@dataclass
-class FileTable:
-    """Every file (record name) seen by a file-level module, sorted by record id."""
-
-    ids: np.ndarray  # uint64, sorted
-    paths: list[str]
-    category: np.ndarray  # int8, see iolab.model.files
-    nranks: np.ndarray  # ranks that opened the file (a reduced record counts all its ranks)
-    ranks_first: np.ndarray  # one rank that opened it (-1 when reduced)
-
-    def __len__(self) -> int:
-        return int(self.ids.shape[0])
-
-    def is_app(self) -> np.ndarray:
-        return self.category == APP
-
-
-@dataclass
-class Model:
-    job: Job
-    files: FileTable
-    mods: dict[str, ModuleData]
-    stripes: dict[int, tuple[int, int]]
-    trace: Trace | None = None
-    # Record id -> the Lustre OST indices the file is striped over (Darshan LUSTRE module).
-    lustre_osts: dict[int, tuple[int, ...]] = field(default_factory=dict)
-    metrics: Metrics = field(init=False)
-    layers: CrossLayer = field(init=False)
-    # Per-model results of pure functions of the records, asked for by the metrics, the
-    # layers, the rules and triage's columns alike (iolab.model.metrics.layer_time): once.
-    memo: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
-
-    def mod(self, name: str) -> ModuleData | None:
-        return self.mods.get(name)
-
-    def app_mask(self, md: ModuleData) -> np.ndarray:
-        """For each record of ``md``: does it belong to an application file?"""
-        if md.module not in FILE_MODULES:
-            return np.ones(len(md), dtype=bool)
-        return self.files.category[md.file_index] == APP
-
-    def per_file(self, module: str, counter: str) -> np.ndarray:
-        """Counter ``counter`` of ``module`` summed per file (index of :attr:`files`)."""
-        md = self.mods.get(module)
-        n = len(self.files)
-        if md is None or len(md) == 0 or module not in FILE_MODULES:
-            return np.zeros(n)
-        vals = md.fcol(counter) if "_F_" in counter else md.pos(counter).astype(np.float64)
-        return np.bincount(md.file_index, weights=vals, minlength=n)[:n]
-
-    def per_file_max(self, module: str, counter: str) -> np.ndarray:
-        md = self.mods.get(module)
-        out = np.full(len(self.files), -1.0)
-        if md is None or len(md) == 0 or module not in FILE_MODULES:
-            return out
-        vals = md.fcol(counter) if "_F_" in counter else md.col(counter).astype(np.float64)
-        np.maximum.at(out, md.file_index, vals)
-        return out
+    metrics: Metrics
+    layers: CrossLayer
 
 
 def _merge(raws: Sequence[RawJob]) -> tuple[dict[str, ModuleData], dict[int, str], list[int]]:
@@ -272,6 +163,10 @@ def build_model(
     if known_nodes is None and rank_hosts and len(rank_hosts) >= sum(
             max(r.nprocs, 1) for r in raws):  # every rank's host known: count the nodes
         known_nodes = len(set(rank_hosts.values()))
+    hints = _hints(raws)
+    # One answer for the report, the JSON and the fix files (iolab.model.mpilib).
+    library = library_of(exe=raws[0].exe, metadata=raws[0].metadata, hints=hints,
+                         mounts=raws[0].mounts, rank_hosts=rank_hosts, files=files, mods=mods)
     job = Job(
         sources=[p for r in raws for p in r.source_paths],
         source_kind=raws[0].source,
@@ -290,22 +185,22 @@ def build_model(
         partial_modules=sorted({m for r in raws for m in r.partial_modules}),
         notes=[n for r in raws for n in r.notes],
         n_logs=len(raws),
-        hints=_hints(raws),
+        hints=hints,
         rank_hosts=rank_hosts,
         names_anonymised=names_anonymised(list(compress(files.paths,
                                                         (files.category == APP).tolist()))),
+        mpiio_implementation={"ompio": "OMPIO", "romio": "ROMIO"}.get(library.io, ""),
         logs=logs,
         unread_io_modules=_unread_io(raws),
         partial_why={m: w for r in raws for m, w in r.partial_why.items()},
         host_cpus={h: n for r in raws for h, n in r.host_cpus.items()},
     )
-    model = Model(job=job, files=files, mods=mods, stripes=stripes,
-                  trace=build_trace(raws, offsets, files),
-                  lustre_osts={k: v for r in raws for k, v in r.lustre_osts.items()})
-    # One answer for the report, the JSON and the fix files (iolab.model.mpilib).
-    job.mpiio_implementation = {"ompio": "OMPIO", "romio": "ROMIO"}.get(
-        mpi_library(model).io, "")
-    model.metrics = derive(model)
-    model.layers = derive_layers(model)
-    return model
+    columns = Columns(job=job, files=files, mods=mods, stripes=stripes,
+                      trace=build_trace(raws, offsets, files),
+                      lustre_osts={k: v for r in raws for k, v in r.lustre_osts.items()})
+    return Model(**_fields(columns), metrics=derive(columns), layers=derive_layers(columns))
 
+
+def _fields(columns: Columns) -> dict[str, Any]:
+    """The columns' fields by name, shared (not copied) with the model built from them."""
+    return {f.name: getattr(columns, f.name) for f in fields(Columns)}

@@ -1,6 +1,6 @@
 """The cross-layer view of each file: what every interface (PnetCDF/HDF5 -> MPI-IO -> POSIX,
 and STDIO) moved and how long it took, derived once per model as columns indexed like
-:attr:`iolab.model.job.Model.files`.
+:attr:`iolab.model.columns.Columns.files`.
 
 Rules read these columns instead of summing counters by name. Two kinds of records meet
 here: a record per (file, rank), and Darshan's record reduced over all the ranks that opened
@@ -18,7 +18,7 @@ import numpy as np
 from iolab.model.metrics import DIRECTIONS, SIZE_BINS
 
 if TYPE_CHECKING:
-    from iolab.model.job import Model
+    from iolab.model.columns import Columns
     from iolab.model.tables import ModuleData
 
 # Module -> counter prefix, for the layers that carry per-file bytes, operations and times.
@@ -137,7 +137,7 @@ def _per_file_max(md: ModuleData, vals: np.ndarray, n: int) -> np.ndarray:
     return out
 
 
-def _layer(model: Model, module: str) -> Layer:
+def _layer(model: Columns, module: str) -> Layer:
     n = len(model.files)
     md = model.mods.get(module)
     if md is None or len(md) == 0:
@@ -254,7 +254,7 @@ def _close_s(md: ModuleData, prefix: str, opens: np.ndarray, meta: np.ndarray,
     return np.minimum(span, cap)
 
 
-def _library(model: Model, n: int
+def _library(model: Columns, n: int
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     lib = np.full(n, "", dtype=object)
     written, close, flushes = _zeros(n), _zeros(n), _zeros(n)
@@ -289,7 +289,7 @@ def _library(model: Model, n: int
     return written, lib, close, flushes, use_mpi
 
 
-def derive_layers(model: Model) -> CrossLayer:
+def derive_layers(model: Columns) -> CrossLayer:
     n = len(model.files)
     posix, mpiio, stdio = (_layer(model, m) for m in ("POSIX", "MPI-IO", "STDIO"))
     md = model.mods.get("MPI-IO")
@@ -325,7 +325,7 @@ def derive_layers(model: Model) -> CrossLayer:
     )
 
 
-def _exact_rank_bytes(model: Model, posix: Layer) -> None:
+def _exact_rank_bytes(model: Columns, posix: Layer) -> None:
     """Where the trace (DXT, iolab --trace) holds every POSIX byte of a file, the bytes of
     each rank are known exactly even under a reduced record: take the top rank's bytes and
     the number of ranks moving bytes from it."""
@@ -352,7 +352,7 @@ def _exact_rank_bytes(model: Model, posix: Layer) -> None:
     posix.ranks_moving_bytes = np.where(covered, moving, posix.ranks_moving_bytes)
 
 
-def slowest_rank_time(model: Model, module: str, kinds: tuple[str, ...],
+def slowest_rank_time(model: Columns, module: str, kinds: tuple[str, ...],
                       files: np.ndarray) -> float:
     """The slowest rank's time in ``kinds`` (read/write/meta) of ``module`` over the files
     selected by the boolean mask ``files``: what a fix of those operations can save at most.

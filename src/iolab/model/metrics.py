@@ -21,7 +21,7 @@ from iolab.model.trace import TraceMetrics, derive_trace
 from iolab.model.workflow import log_io_times, workflow_io_time
 
 if TYPE_CHECKING:
-    from iolab.model.job import Model
+    from iolab.model.columns import Columns
     from iolab.model.tables import ModuleData
 
 DIRECTIONS = ("read", "write")
@@ -106,7 +106,7 @@ def _sum(a: np.ndarray, mask: np.ndarray) -> int:
     return int(a[mask].sum()) if a.size else 0
 
 
-def _iface(model: Model, mod: str) -> Iface | None:
+def _iface(model: Columns, mod: str) -> Iface | None:
     md = model.mods.get(mod)
     if md is None or len(md) == 0:
         return None
@@ -180,7 +180,7 @@ def kind_times(md: ModuleData, prefix: str) -> np.ndarray:
     return t
 
 
-def _library_file_time(model: Model, ifaces: dict[str, Iface]) -> None:
+def _library_file_time(model: Columns, ifaces: dict[str, Iface]) -> None:
     """HDF5's and PnetCDF's file calls (open, close, flush: H5F, PNETCDF_FILE) are their
     layer's metadata time too: a slow H5Fclose is HDF5 time even in a job with no dataset
     (its groups' metadata flushed at the close), the time the job's I/O share counts."""
@@ -247,7 +247,7 @@ def _access(md: ModuleData, m: np.ndarray) -> dict[str, Access]:
     return out
 
 
-def _top_layer(model: Model) -> str:
+def _top_layer(model: Columns) -> str:
     for mod, label in (("H5D", "HDF5"), ("H5F", "HDF5"), ("PNETCDF_VAR", "PnetCDF"),
                        ("PNETCDF_FILE", "PnetCDF"), ("MPI-IO", "MPI-IO"), ("POSIX", "POSIX"),
                        ("STDIO", "STDIO")):
@@ -330,9 +330,9 @@ def _group_sum(keys: np.ndarray, vals: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return uk, np.bincount(inv.reshape(-1), weights=vals, minlength=len(uk))
 
 
-def layer_time(model: Model, mods: tuple[tuple[str, str], ...]) -> _LayerTime:
+def layer_time(model: Columns, mods: tuple[tuple[str, str], ...]) -> _LayerTime:
     """The time of one layer (one or more Darshan modules) per file and rank, computed once
-    per model (its arrays read-only: shared by every caller).
+    per job (its arrays read-only: shared by every caller).
 
     A reduced record keeps its slowest rank's time; a layer with several reduced records per
     file (HDF5's file and datasets, PnetCDF's variables) gives the slowest rank at least the
@@ -349,7 +349,7 @@ def layer_time(model: Model, mods: tuple[tuple[str, str], ...]) -> _LayerTime:
     return got
 
 
-def _layer_time(model: Model, mods: tuple[tuple[str, str], ...]) -> _LayerTime:
+def _layer_time(model: Columns, mods: tuple[tuple[str, str], ...]) -> _LayerTime:
     nf = len(model.files)
     own_k, own_v, red_k, red_sum, red_slow = [], [], [], [], []
     kinds = np.zeros((nf, len(KINDS)))
@@ -384,7 +384,7 @@ def _layer_time(model: Model, mods: tuple[tuple[str, str], ...]) -> _LayerTime:
                       np.column_stack([rk_u, red]) if len(rk_u) else np.zeros((0, 4)), kinds)
 
 
-def _rank_io(model: Model) -> tuple[np.ndarray, np.ndarray, float, dict[str, float]]:
+def _rank_io(model: Columns) -> tuple[np.ndarray, np.ndarray, float, dict[str, float]]:
     """Per-rank I/O time and bytes, the slowest rank's I/O time, and the time by kind.
 
     Each file's time is counted once, at the layer of its stack (HDF5 / PnetCDF, MPI-IO,
@@ -437,7 +437,7 @@ def _rank_io(model: Model) -> tuple[np.ndarray, np.ndarray, float, dict[str, flo
     return rank_t, b, float(rank_t.max() if rank_t.size else 0.0), kinds
 
 
-def derive(model: Model) -> Metrics:
+def derive(model: Columns) -> Metrics:
     job = model.job
     ifaces = {}
     for mod in INTERFACES:

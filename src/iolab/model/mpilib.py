@@ -9,6 +9,7 @@ artifacts, the report and the JSON all read this one answer.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import compress
 from typing import TYPE_CHECKING
@@ -16,7 +17,8 @@ from typing import TYPE_CHECKING
 from iolab.model.files import APP
 
 if TYPE_CHECKING:
-    from iolab.model.job import Model
+    from iolab.model.columns import Columns, FileTable
+    from iolab.model.tables import ModuleData
 
 # Which MPI library ran, from the traces it leaves (measured here: a 4-rank Open MPI 4.1 run
 # logs ``<file>.locktest.<rank>`` records, made by OMPIO's sharedfp/lockedfile component).
@@ -46,15 +48,25 @@ class MpiLibrary:
         return names.get(self.name, self.name) + (io if self.name == "open-mpi" else "")
 
 
-def mpi_library(model: Model) -> MpiLibrary:
+def mpi_library(model: Columns) -> MpiLibrary:
     """The MPI library and its MPI-IO layer, from what the log shows (file records of the
     MPI runtime, library and install paths, mounts, the launch line, hints in effect)."""
     job = model.job
-    has_mpiio = "MPI-IO" in model.mods and len(model.mods["MPI-IO"]) > 0
+    return library_of(exe=job.exe, metadata=job.metadata, hints=job.hints, mounts=job.mounts,
+                      rank_hosts=job.rank_hosts, files=model.files, mods=model.mods)
+
+
+def library_of(*, exe: str, metadata: Mapping[str, str],
+               hints: Mapping[str, Mapping[str, str]], mounts: Sequence[tuple[str, str]],
+               rank_hosts: Mapping[int, str], files: FileTable,
+               mods: Mapping[str, ModuleData]) -> MpiLibrary:
+    """:func:`mpi_library` from the job's parts: build_model asks it before the job exists,
+    so that the job is built once, with its MPI-IO implementation."""
+    has_mpiio = "MPI-IO" in mods and len(mods["MPI-IO"]) > 0
     # The MPI runtime's files and the libraries are never application files: only those
     # (a few) are searched, not the 64,000 names of a large log.
-    texts = [job.exe, job.metadata.get("launch", "")] + [
-        *compress(model.files.paths, (model.files.category != APP).tolist())]
+    texts = [exe, metadata.get("launch", "")] + [
+        *compress(files.paths, (files.category != APP).tolist())]
     hay = "\n".join(texts)
 
     def seen(m: re.Match[str]) -> str:  # the line that matched, for the evidence
@@ -62,9 +74,9 @@ def mpi_library(model: Model) -> MpiLibrary:
         end = hay.find("\n", m.end())
         line = hay[start:end if end >= 0 else None]
         return line if len(line) <= 70 else "..." + line[-67:]
-    keys = {k for h in job.hints.values() for k in h}
+    keys = {k for h in hints.values() for k in h}
     romio_seen = len(keys & _ROMIO_REPORTED) >= 3
-    cray_pe = [m for m, _ in job.mounts if _CRAY_PE.match(m)]
+    cray_pe = [m for m, _ in mounts if _CRAY_PE.match(m)]
     io_default = "romio" if romio_seen else "unknown"
     if not has_mpiio:  # hints have nothing to act on
         return MpiLibrary("none", "none", "no MPI-IO records")
@@ -78,10 +90,10 @@ def mpi_library(model: Model) -> MpiLibrary:
         return MpiLibrary("cray-mpich", "romio", f"Cray MPICH in the log: {seen(m)}")
     if (m := _MPICH.search(hay)) is not None:
         return MpiLibrary("mpich", "romio", f"MPICH family in the log: {seen(m)}")
-    if cray_pe and not re.search(r"/opt/aurora/", hay + "\n".join(m for m, _ in job.mounts)):
+    if cray_pe and not re.search(r"/opt/aurora/", hay + "\n".join(m for m, _ in mounts)):
         return MpiLibrary("cray-mpich", "romio",
                           f"Cray programming environment mounted ({cray_pe[0]})")
-    nid = next((h for h in job.rank_hosts.values() if _CRAY_NODE.match(h)), None)
+    nid = next((h for h in rank_hosts.values() if _CRAY_NODE.match(h)), None)
     if nid is not None:
         return MpiLibrary("cray-mpich", "romio", f"Cray node names ({nid})")
     return MpiLibrary("unknown", io_default,

@@ -24,7 +24,7 @@ from iolab.model.files import APP
 from iolab.model.raw import TRACE_MODULES, RawJob
 
 if TYPE_CHECKING:
-    from iolab.model.job import FileTable, Model
+    from iolab.model.columns import Columns, FileTable
 
 POSIX_CODE, MPIIO_CODE = 0, 1
 DIRECTIONS = ("read", "write")
@@ -195,7 +195,7 @@ def build_trace(raws: Sequence[RawJob], offsets: Sequence[int], files: FileTable
     return Trace(**cols, partial_reasons=reasons)
 
 
-def _coverage(model: Model, tr: Trace) -> dict[str, np.ndarray]:
+def _coverage(model: Columns, tr: Trace) -> dict[str, np.ndarray]:
     """Per file and direction (and MPI-IO): does the trace hold every counted operation?"""
     n = len(model.files)
     out = {}
@@ -262,7 +262,7 @@ def _sizes(lengths: np.ndarray) -> TraceSizes:
                       values=vals, counts=counts)
 
 
-def _busy(model: Model, tr: Trace, app_rows: np.ndarray, cov: dict[str, np.ndarray]
+def _busy(model: Columns, tr: Trace, app_rows: np.ndarray, cov: dict[str, np.ndarray]
           ) -> list[RankBusy]:
     """Per shared file: each rank's busy time at the file's top layer (MPI-IO if traced)."""
     mpi_files = np.zeros(len(model.files), dtype=bool)
@@ -367,7 +367,7 @@ def _timeline(tr: Trace, rows: np.ndarray, run_s: float) -> Timeline:
                     first_s=first, last_s=last)
 
 
-def derive_trace(model: Model, tr: Trace) -> TraceMetrics | None:
+def derive_trace(model: Columns, tr: Trace) -> TraceMetrics | None:
     """Every trace metric, once; ``None`` when no application operation is traced."""
     app = model.files.category[tr.file_index] == APP
     if not app.any():
@@ -394,7 +394,7 @@ def derive_trace(model: Model, tr: Trace) -> TraceMetrics | None:
         timeline=_timeline(tr, np.nonzero(app)[0], model.job.run_time_s))
 
 
-def traced_request_time(model: Model, files: np.ndarray,
+def traced_request_time(model: Columns, files: np.ndarray,
                         pick: Callable[[Trace, np.ndarray], np.ndarray],
                         weight: Callable[[Trace, np.ndarray], np.ndarray] | None = None
                         ) -> float | None:

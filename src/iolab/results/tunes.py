@@ -40,7 +40,7 @@ def create_tune(conn: sqlite3.Connection, command: Sequence[str], objective: Map
                 space: Mapping[str, Any], budget: int, confirm: int, seed: int,
                 policy: Mapping[str, Any] | None = None) -> int:
     """A new running tune. Its search ``policy`` (repeats, winner rule, sampler settings;
-    iolab.tune.search.Policy) goes into the result document from the start, where the
+    iolab.tune.policy.Policy) goes into the result document from the start, where the
     finished result keeps it, so ``--resume`` continues with the same one."""
     now = _now()
     with transaction(conn):

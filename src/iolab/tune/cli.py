@@ -38,8 +38,9 @@ from iolab.tune.artifacts import write_artifacts
 from iolab.tune.fromlog import from_model, judge, load_log
 from iolab.tune.knobs import PRESET_NAMES, all_knobs, knob, parse_size
 from iolab.tune.objective import BenchObjective, CommandObjective
+from iolab.tune.policy import Policy
 from iolab.tune.render import TrialPrinter, render_result
-from iolab.tune.search import Policy, Tuner, drop_for_implementation
+from iolab.tune.search import Tuner, drop_for_implementation
 from iolab.tune.space import SearchSpace, build_space
 from iolab.tune.workload import Workload
 

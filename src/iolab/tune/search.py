@@ -4,25 +4,22 @@
    and it says which MPI-IO implementation runs the workload, so knobs that implementation
    ignores (ROMIO hints under OMPIO, OMPIO parameters under ROMIO) are dropped before the
    search spends a trial on them.
-2. Exploration: first a covering start (``Policy.cover``): until every value of every knob
+2. Exploration: first a covering start: until every value of every knob
    has been measured in some configuration, each proposal takes a value not seen yet for
    each knob that has one (random among those, the rest at random). A handful of runs (the
    largest knob's number of values) so, where TPE's random start could miss a value for good
    (8 runs without one layout of three: a real search picked a layout at half the best's
    speed), every main effect is seen once before the model narrows (when the exploration
-   runs can cover them all; with fewer, the sampler's own start). ``Policy.contrast`` (on):
-   each covering run differs from the run before it in as many knobs as it can, since a
-   run's speed can depend on the run before it (on tmpfs at 1 GiB a rank a file-view run
-   ran up to 4x faster right after another file-view run, and slower after any other): a
-   value first seen right after a run that shares it is seen in the best light, and the
-   model then chases it. ``Policy.recheck_first``
-   (on) then gives the values seen only in the run right after the baseline one more run
-   when that run was slow: on a disk it can pay for the baseline's writes.
-   ``Policy.recheck`` (off: by replay it guards the worst seed against a transient but
-   costs the mean) does so for every slow run. Then TPE proposes configurations; one
-   measured before is not measured again (the proposal is told to the study as failed, so
-   the model is not biased, and TPE is asked again), so every exploration run samples a new
-   point.
+   runs can cover them all; with fewer, the sampler's own start). Each covering run
+   differs from the run before it in as many knobs as it can, since a run's speed can
+   depend on the run before it (on tmpfs at 1 GiB a rank a file-view run ran up to 4x
+   faster right after another file-view run, and slower after any other): a value first
+   seen right after a run that shares it is seen in the best light, and the model then
+   chases it. Then the values seen only in the run right after the baseline get one more
+   run when that run was slow: on a disk it can pay for the baseline's writes. Then TPE
+   proposes configurations; one measured before is not measured again (the proposal is
+   told to the study as failed, so the model is not biased, and TPE is asked again), so
+   every exploration run samples a new point.
 3. Repeats: on a noisy machine the best of many single runs is mostly the luckiest run. The
    last part of the budget re-measures the few best candidates until each has ``repeats``
    samples (a candidate whose score drops out of the top is replaced by the next one;
@@ -32,14 +29,15 @@
    minus one standard error of the configuration's own run-to-run noise pooled with the
    search's (:mod:`iolab.tune.selection`): on heavy-tailed runs a configuration ahead on one
    run has to be ahead by more than the noise, and one whose runs disagree pays for it.
-   Random search (``sampler="random"``, the baseline of bench/tune_efficiency) spends its
-   budget and picks its winner the same way. The policy (:class:`Policy`) is stored with the
-   tune; bench/tune_variants compares others.
+   The policy (:class:`Policy`) is stored with the tune. Alternatives to each step (random
+   search, other TPE settings and budget splits, no covering start, other winner rules) are
+   research switches: bench/tunelab (ResearchPolicy, ResearchTuner) holds them, and
+   bench/tune_variants and bench/tune_efficiency compare them by replay.
 4. The winner and the baseline run again, interleaved in a balanced order (baseline,
    winner, winner, baseline, ...: a run can be slowed or sped by the one before it, and
    in plain alternation every winner run would follow a baseline run), ``confirm`` times each;
    :mod:`iolab.tune.stats` turns those samples into the claim. When the winner's
-   confirmation runs DRIFT_NOTE times worse than its search runs (``Policy.second_look``),
+   confirmation runs DRIFT_NOTE times worse than its search runs (a second look),
    the search saw it in a light that does not hold: a point whose runs are two-valued (O_DSYNC
    4 MiB writes on a VM's disk: 450-950 or 1200-1900 MiB/s) seen fast two times out of two,
    or a run sped by the one before it (a file-view run after another on tmpfs). A better
@@ -62,11 +60,11 @@ from typing import Any
 
 from iolab.results import tunes as store
 from iolab.tune.objective import METRIC_MISSED, Objective, TrialOutcome
-from iolab.tune.selection import RULES, importances, next_repeat, pick_winner, repeat_reserve
+from iolab.tune.policy import TPE_EI_CANDIDATES, TPE_STARTUP_SHARE, Policy
+from iolab.tune.selection import Key, importances, next_repeat, pick_winner
 from iolab.tune.space import DEFAULT, SearchSpace
 from iolab.tune.stats import CONFIDENCE, Claim, compare
 
-Key = str  # a configuration as canonical JSON
 SEARCH_PHASES = ("search", "repeat")  # the budget's runs: exploration and re-measurements
 MAX_PROPOSALS = 20  # asks of the sampler before an unmeasured point is drawn at random
 DRIFT_NOTE = 1.5  # the winner's confirmation median this far from its search median: a note
@@ -92,46 +90,6 @@ def mark_repeats(trials: Sequence[store.Trial]) -> list[store.Trial]:
             seen.add(k)
         out.append(t)
     return out
-
-
-@dataclass(frozen=True)
-class Policy:
-    """How a tune spends its budget and picks its winner. Stored with the tune, so that
-    ``--resume`` continues with the same one; bench/tune_efficiency --variants compares
-    others by replay."""
-
-    sampler: str = "tpe"  # or "random" (the baseline of bench/tune_efficiency)
-    repeats: int = 3  # samples each top candidate gets (1: no repeats)
-    repeat_top: int = 3  # how many of the best candidates are repeated
-    rule: str = RULES[0]  # the winner statistic (rank_scores)
-    repeat_share: float = 1 / 3  # most of the budget kept for repeats
-    startup_share: float = 0.25  # TPE: random proposals first, as a share of the budget
-    multivariate: bool = True  # TPE: a joint density over the knobs
-    group: bool = False  # TPE: multivariate per group of knobs seen together
-    ei_candidates: int = 24  # TPE: draws scored per proposal
-    cover: bool = True  # TPE: first measure every value of every knob once (module docstring)
-    recheck: bool = False  # TPE: after covering, values seen in one slow run only run again
-    recheck_first: bool = True  # TPE: the same, for the run right after the baseline only
-    contrast: bool = True  # TPE: each covering run differs from the run before where it can
-    second_look: bool = True  # confirm the runner-up too when the winner's speed did not hold
-
-    def __post_init__(self) -> None:
-        if self.rule not in RULES:
-            raise ValueError(f"winner rule {self.rule!r}: one of {', '.join(RULES)}")
-        object.__setattr__(self, "repeats", max(1, self.repeats))
-        object.__setattr__(self, "repeat_top", max(1, self.repeat_top))
-
-    def reserve(self, budget: int) -> int:
-        return repeat_reserve(budget, self.repeat_top, self.repeats, self.repeat_share)
-
-    def to_json(self) -> dict[str, Any]:
-        return dict(self.__dict__)
-
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> Policy:
-        """A stored policy; fields a newer version added keep their defaults."""
-        names = set(cls.__dataclass_fields__)
-        return cls(**{k: v for k, v in doc.items() if k in names})
 
 
 @dataclass(frozen=True)
@@ -326,7 +284,7 @@ class Tuner:
 
     def _best(self) -> tuple[Key, float] | None:
         return pick_winner(self._scores(), self.objective.maximize, self.policy.repeats,
-                           self.policy.rule)
+                           self.policy.rank)
 
     def _update_best(self) -> None:
         if any(t.phase == "confirm" for t in self.done):
@@ -382,14 +340,9 @@ class Tuner:
         import optuna  # deferred: optuna (~1 s to load) only when a search runs
 
         optuna.logging.set_verbosity(optuna.logging.WARNING)
-        pol = self.policy
-        sampler = (optuna.samplers.RandomSampler(seed=self.seed) if pol.sampler == "random"
-                   else optuna.samplers.TPESampler(
-                       seed=self.seed, multivariate=pol.multivariate, group=pol.group,
-                       n_ei_candidates=pol.ei_candidates,
-                       n_startup_trials=max(3, int(self.budget * pol.startup_share))))
         study = optuna.create_study(
-            direction="maximize" if self.objective.maximize else "minimize", sampler=sampler)
+            direction="maximize" if self.objective.maximize else "minimize",
+            sampler=self._sampler())
         enc = self._encodings()
         dists = {n: e.distribution() for n, e in enc.items()}
         for t in self.done:  # replay what was measured (the baseline, a resumed tune)
@@ -405,6 +358,15 @@ class Tuner:
                 value=t.value if state == optuna.trial.TrialState.COMPLETE else None))
         return study
 
+    def _sampler(self) -> Any:
+        """Optuna's TPE with a joint density over the knobs, a random start of
+        TPE_STARTUP_SHARE of the budget (at least 3 proposals)."""
+        import optuna  # deferred: optuna (~1 s to load) only when a search runs
+
+        return optuna.samplers.TPESampler(
+            seed=self.seed, multivariate=True, group=False, n_ei_candidates=TPE_EI_CANDIDATES,
+            n_startup_trials=max(3, int(self.budget * TPE_STARTUP_SHARE)))
+
     def _search(self) -> None:
         import optuna  # deferred: optuna (~1 s to load) only when a search runs
 
@@ -415,7 +377,7 @@ class Tuner:
         rng = random.Random(self.seed)
         while self._budget_used() < self.budget:
             again = next_repeat(self._scores(), self.objective.maximize, pol.repeat_top,
-                                pol.repeats, pol.rule)
+                                pol.repeats, pol.rank)
             explored = sum(1 for t in self.done if t.phase == "search")
             proposal = None
             if again is None or explored < explore:
@@ -459,10 +421,7 @@ class Tuner:
             return {**self.space.baseline(),
                     **{n: enc[n].decode(v) for n, v in ot.params.items()}}
 
-        covers = self.policy.cover and self.policy.sampler == "tpe"  # random stays random
-        cover = self._covering_point(measured, rng) if covers else None
-        if cover is None and covers and (self.policy.recheck or self.policy.recheck_first):
-            cover = self._recheck_point(measured, rng, first_only=not self.policy.recheck)
+        cover = self._planned_point(measured, rng)
         if cover is not None and all(enc[n].encode(v) is not None for n, v in cover.items()
                                      if n in enc):
             study.enqueue_trial({n: enc[n].encode(cover[n]) for n in enc})
@@ -480,6 +439,13 @@ class Tuner:
         study.enqueue_trial({n: enc[n].encode(v) for n, v in point.items()})
         ot = study.ask(dists)
         return ot, decode(ot)
+
+    def _planned_point(self, measured: set[Key],
+                       rng: random.Random) -> dict[str, str] | None:
+        """The exploration's own next point, before the sampler is asked: a covering point,
+        else a recheck of the run right after the baseline (module docstring); None: none."""
+        point = self._covering_point(measured, rng)
+        return point if point is not None else self._recheck_point(measured, rng)
 
     def _runs_per_value(self) -> dict[tuple[str, str], int]:
         """(knob, value) -> how many successful search runs measured that value."""
@@ -509,58 +475,73 @@ class Tuner:
         """An unmeasured, feasible configuration with a value not measured yet for every knob
         that has one (None when every value of every knob has been measured, when the
         exploration runs left cannot measure them all, or no such configuration is found)."""
-        seen = self._runs_per_value()
-        unseen = {d.knob.name: [v for v in d.choices if (d.knob.name, v) not in seen]
-                  for d in self.space.dimensions}
-        if not any(unseen.values()) or \
-                max(len(v) for v in unseen.values()) > self._exploration_left():
-            return None  # covered, or the exploration cannot cover it: the sampler's start
-        choices = {d.knob.name: unseen[d.knob.name] or d.choices for d in self.space.dimensions}
-        if not self.policy.contrast or not self.done:
+        choices = self._covering_choices()
+        if choices is None:
+            return None
+        if not self.done:
             return self._draw(choices, measured, rng)
+        # the covering draw least like the run before (module docstring: a value first seen
+        # right after a run that shares it is seen in the best light)
         last = self.done[-1].params
         draws = [p for p in (self._draw(choices, measured, rng)
                              for _ in range(CONTRAST_DRAWS)) if p]
         return max(draws, key=lambda p: sum(p[n] != last.get(n, DEFAULT) for n in p),
                    default=None)
 
-    def _recheck_point(self, measured: set[Key], rng: random.Random,
-                       first_only: bool) -> dict[str, str] | None:
-        """Once the space is covered, values whose only run was one of the slower half of
-        the exploration runs get one more run together, in another configuration (the run's
-        other knobs drawn again): one slow run (a transient: another job, memory coming back
-        from the host) would otherwise hide those values from the model for good. None when
-        no value is left so, or the exploration has no run left.
+    def _covering_choices(self) -> dict[str, list[str]] | None:
+        """Each knob's values not measured yet (all of its values when it has none left);
+        None when every value of every knob has been measured, or when the exploration runs
+        left cannot measure them all (then the sampler's own start)."""
+        seen = self._runs_per_value()
+        unseen = {d.knob.name: [v for v in d.choices if (d.knob.name, v) not in seen]
+                  for d in self.space.dimensions}
+        if not any(unseen.values()) or \
+                max(len(v) for v in unseen.values()) > self._exploration_left():
+            return None
+        return {d.knob.name: unseen[d.knob.name] or list(d.choices)
+                for d in self.space.dimensions}
 
-        ``first_only``: only the run right after the baseline is suspect. On a disk the run
-        after a heavy baseline can pay for the baseline's writes (docs/tune.md, Limits); no
-        later run follows anything as heavy. When each of its values is alone, the point
-        keeping them all is itself, so the knob whose other values were measured least (the
-        largest knob, each of whose values the covering start ran once) is drawn again: its
-        value is no more hidden than its siblings are."""
-        runs = [t for t in self.done if t.phase == "search" and t.status == "ok"
-                and t.value is not None]
+    def _recheck_point(self, measured: set[Key], rng: random.Random) -> dict[str, str] | None:
+        """Once the space is covered, the values whose only run was the one right after the
+        baseline, when that run was one of the slower half of the exploration runs, get one
+        more run together, in another configuration (the run's other knobs drawn again): on
+        a disk the run after a heavy baseline can pay for the baseline's writes (docs/tune.md,
+        Limits), and no later run follows anything as heavy; one slow run would otherwise
+        hide those values from the model for good. When each of its values is alone, the
+        point keeping them all is itself, so the knob whose other values were measured least
+        (the largest knob, each of whose values the covering start ran once) is drawn again:
+        its value is no more hidden than its siblings are. None when no value is left so,
+        or the exploration has no run left."""
+        runs = self._ok_search_runs()
         if not runs or self._exploration_left() <= 0:
             return None
-        mid = median(t.value for t in runs if t.value is not None)
-        seen = self._runs_per_value()
         base = key_of(self.space.baseline())
-        suspects = [t for t in runs if key_of(t.params) != base][:1] if first_only else runs
-        for t in suspects:
-            value = t.value or 0.0
-            if (value >= mid) if self.objective.maximize else (value <= mid):
-                continue
-            mine = {d.knob.name: t.params.get(d.knob.name, DEFAULT) for d in self.space.dimensions}
-            alone = {n for n, v in mine.items() if seen[(n, v)] == 1}
-            if first_only and len(alone) == len(mine) > 1:
-                alone.discard(self._thinnest_siblings(mine, seen))
-            if alone:
-                point = self._draw({d.knob.name: [mine[d.knob.name]] if d.knob.name in alone
-                                    else d.choices for d in self.space.dimensions},
-                                   measured, rng)
-                if point is not None:
-                    return point
-        return None
+        first = next((t for t in runs if key_of(t.params) != base), None)
+        if first is None or not self._slow(first, runs):
+            return None
+        seen = self._runs_per_value()
+        mine = {d.knob.name: first.params.get(d.knob.name, DEFAULT) for d in self.space.dimensions}
+        alone = {n for n, v in mine.items() if seen[(n, v)] == 1}
+        if len(alone) == len(mine) > 1:
+            alone.discard(self._thinnest_siblings(mine, seen))
+        return self._redraw_around(mine, alone, measured, rng) if alone else None
+
+    def _ok_search_runs(self) -> list[store.Trial]:
+        return [t for t in self.done if t.phase == "search" and t.status == "ok"
+                and t.value is not None]
+
+    def _slow(self, trial: store.Trial, runs: Sequence[store.Trial]) -> bool:
+        """``trial`` ran in the slower half of ``runs`` (below their median, strictly)."""
+        mid = median(t.value for t in runs if t.value is not None)
+        value = trial.value or 0.0
+        return value < mid if self.objective.maximize else value > mid
+
+    def _redraw_around(self, point: Mapping[str, str], keep: set[str], measured: set[Key],
+                       rng: random.Random) -> dict[str, str] | None:
+        """An unmeasured configuration with ``point``'s values of the knobs in ``keep``, the
+        other knobs drawn again."""
+        return self._draw({d.knob.name: [point[d.knob.name]] if d.knob.name in keep
+                           else d.choices for d in self.space.dimensions}, measured, rng)
 
     def _thinnest_siblings(self, point: Mapping[str, str],
                            seen: Mapping[tuple[str, str], int]) -> str:
@@ -619,7 +600,7 @@ class Tuner:
             return self._finish("failed", error="too many confirmation runs failed to judge")
         confirmed = [Confirmed(winner, left_out, best[1], *first)]
         runner = (self._runner_up(best[0], winner)
-                  if self.policy.second_look and self._fell_short(best[1], first[1]) else None)
+                  if self._fell_short(best[1], first[1]) else None)
         if runner is not None:
             second = self._confirm_pair(runner[0], batch=1)
             if second is not None:
@@ -715,7 +696,7 @@ class Tuner:
             scores = {k: v for k, v in scores.items() if sign * median(v) > sign * median(base)}
         skip = {key_of(winner), key_of(self.space.baseline())}
         while (pick := pick_winner(scores, self.objective.maximize, self.policy.repeats,
-                                   self.policy.rule)) is not None:
+                                   self.policy.rank)) is not None:
             params, left_out = self._acting(json.loads(pick[0]))
             if key_of(params) not in skip:
                 return params, left_out, pick[1]

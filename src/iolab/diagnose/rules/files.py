@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from iolab.diagnose import fixes
+from iolab.diagnose import fixes, fixes_lustre
 from iolab.diagnose.rules.base import (
     CSC_LUSTRE,
     DRISHTI,
@@ -90,7 +90,7 @@ def _per_dir(model: Model, th: Thresholds) -> list[Hit]:
 
 def _per_dir_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
     dirs = hit.data.get("dirs", [])
-    lfs = fixes.lfs_new_dirs(model, dirs, 1 << 20, "small_files_dirs.lfs.sh")
+    lfs = fixes_lustre.lfs_new_dirs(model, dirs, 1 << 20, "small_files_dirs.lfs.sh")
     return Fix(
         text=("Spread files over sub-directories (e.g. one per 1000 files or per rank group)"
               # Lustre only: elsewhere a stripe count means nothing
@@ -167,7 +167,7 @@ def _straggler_rows(model: Model, th: Thresholds) -> list[tuple]:
     A file the trace holds completely is judged on each rank's measured busy time (which
     rank, how long); the others on Darshan's fastest/slowest counters.
     """
-    from iolab.diagnose.rules.layers import waiting_files
+    from iolab.diagnose.rules.time_skew import waiting_files
     from iolab.model.raw import TRACE_MODULES
     from iolab.model.trace import MPIIO_CODE
 

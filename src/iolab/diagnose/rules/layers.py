@@ -1,8 +1,8 @@
 """Rules that read across layers (PnetCDF/HDF5 -> MPI-IO -> POSIX, STDIO), from the model's
 per-file columns (:mod:`iolab.model.layers`): read-modify-write under collective writes,
 write amplification, one POSIX writer under a balanced MPI-IO layer, MPI-IO time that is
-waiting rather than I/O, many tiny collective calls, slow close/flush, a small file that costs
-minutes."""
+waiting rather than I/O (its own module, iolab.diagnose.rules.time_skew, listed here in report
+order), many tiny collective calls, slow close/flush, a small file that costs minutes."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import numpy as np
 
 from iolab.diagnose import fixes
 from iolab.diagnose.jobfacts import job_facts
+from iolab.diagnose.rules import time_skew
 from iolab.diagnose.rules.base import (
     CSC_LUSTRE,
     KAUST,
@@ -29,20 +30,19 @@ from iolab.diagnose.rules.common import (
     costliest,
     file_rows,
     needs_complete,
-    once_per_diagnosis,
-    small_limit,
     worst,
 )
-from iolab.model.files import APP
+from iolab.diagnose.rules.crosslayer import (
+    app_files,
+    call_mode,
+    mpiio_overhead,
+    tiny_collective_files,
+)
 from iolab.settings.change import CodeChange
 
 if TYPE_CHECKING:
     from iolab.diagnose.config import Thresholds
     from iolab.model.job import Model
-
-
-def _app(model: Model) -> np.ndarray:
-    return model.files.category == APP
 
 
 def _stripe(model: Model) -> tuple[int, int] | None:
@@ -51,18 +51,11 @@ def _stripe(model: Model) -> tuple[int, int] | None:
     return max(set(lay), key=lay.count) if lay else None
 
 
-def _mode(model: Model, i: int, d: str = "write") -> str:
-    calls = model.layers.calls.of(d)
-    coll = calls["COLL"][i] + calls["SPLIT"][i]
-    total = model.layers.calls.total(d)[i]
-    return "collective" if total and coll >= 0.5 * total else "independent"
-
-
 # --- read-modify-write ---------------------------------------------------------------------
 
 def _rmw(model: Model, th: Thresholds) -> list[Hit]:
     L = model.layers
-    sel = _app(model) & (L.posix_reads_under_mpi_writes >= th.rmw_min_reads)
+    sel = app_files(model) & (L.posix_reads_under_mpi_writes >= th.rmw_min_reads)
     if not sel.any():
         return []
     top = worst(L.posix.time_s["read"] + L.posix_reads_under_mpi_writes * 1e-12, sel)
@@ -73,7 +66,7 @@ def _rmw(model: Model, th: Thresholds) -> list[Hit]:
         summary=(f"{reads} POSIX reads "
                  f"({fmt_bytes(L.posix_bytes_read_under_mpi_writes[sel].sum())}, {zero} of them "
                  f"of 0 bytes) inside {int(sel.sum())} file(s) the program only "
-                 f"writes through MPI-IO ({_mode(model, i0)} writes): MPI-IO reads each region "
+                 f"writes through MPI-IO ({call_mode(model, i0)} writes): MPI-IO reads each region "
                  "before writing it (read-modify-write)"),
         values={"files": int(sel.sum()), "posix_reads": reads, "zero_byte_reads": zero,
                 "posix_bytes_read": int(L.posix_bytes_read_under_mpi_writes[sel].sum()),
@@ -86,8 +79,8 @@ def _rmw(model: Model, th: Thresholds) -> list[Hit]:
             "posix_read_bytes": L.posix.bytes_read.astype(np.int64),
             "posix_writes": L.posix.writes.astype(np.int64),
             "posix_read_time_s": np.round(L.posix.time_s["read"], 3),
-            "mode": lambda i: _mode(model, i)}),
-        data={"collective": _mode(model, i0) == "collective"},
+            "mode": lambda i: call_mode(model, i)}),
+        data={"collective": call_mode(model, i0) == "collective"},
         cost_s=cost(model, sel, ("read",), ("POSIX",)),
         claims=claims_of(model, sel, "read"),
     )]
@@ -133,7 +126,7 @@ def _rmw_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
 def _amplification(model: Model, th: Thresholds) -> list[Hit]:
     L = model.layers
     extra = L.posix.bytes_written - L.mpiio.bytes_written
-    sel = (_app(model) & (L.mpiio.bytes_written > 0)
+    sel = (app_files(model) & (L.mpiio.bytes_written > 0)
            & (L.write_amplification >= th.amplification_ratio)
            & (extra >= th.amplification_min_bytes))
     if not sel.any():
@@ -204,7 +197,7 @@ def _single_writer_base(model: Model, th: Thresholds) -> np.ndarray:
     """Files every rank writes evenly through MPI-IO (the layer a writer hides under)."""
     L = model.layers
     ranks = model.files.nranks
-    return (_app(model) & (L.mpiio.writes > 0) & (ranks >= th.single_writer_min_ranks)
+    return (app_files(model) & (L.mpiio.writes > 0) & (ranks >= th.single_writer_min_ranks)
             & (_mpi_share(model) <= 2.0 / np.maximum(ranks, 1)))
 
 
@@ -280,7 +273,7 @@ def _partial_evidence(model: Model, th: Thresholds) -> tuple[np.ndarray, np.ndar
     for rid, (_, c) in model.stripes.items():
         if int(rid) in pos:
             count[pos[int(rid)]] = c
-    coll = np.array([_mode(model, i) == "collective" for i in range(n)], dtype=bool)
+    coll = np.array([call_mode(model, i) == "collective" for i in range(n)], dtype=bool)
     romio = job_facts(model).mpi.io != "ompio"
     by_layout = base & ~measured & (count == 1) & coll & romio
     # POSIX bytes that account for the data with no rank near all of it: many writers
@@ -375,30 +368,11 @@ def _single_writer_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
                                            [e.path for e in hit.files]))
 
 
-# --- MPI-IO time far above POSIX time, and tiny collective calls ---------------------------
-
-@once_per_diagnosis
-def _tiny_collective_sel(model: Model, th: Thresholds) -> np.ndarray:
-    L = model.layers
-    coll = sum(L.calls.of(d)["COLL"] + L.calls.of(d)["SPLIT"] for d in ("read", "write"))
-    calls = L.calls.total("read") + L.calls.total("write")
-    avg = np.divide(L.mpiio.bytes, calls, out=np.zeros(len(model.files)), where=calls > 0)
-    # Per rank: 512 ranks making 2 collective calls each are not "many calls" (1,024 in the
-    # record's sum); every rank of the file takes part in each collective call.
-    per_rank = coll / np.maximum(model.files.nranks, 1)
-    return (_app(model) & (per_rank >= th.tiny_collective_calls) & (coll >= 0.5 * calls)
-            & (avg < small_limit(model, th)))
-
-
-def _overhead(model: Model) -> np.ndarray:
-    """Per file: the slowest rank's MPI-IO time beyond the slowest POSIX rank's time."""
-    L = model.layers
-    return np.maximum(L.mpiio.slowest_rank_time_s - L.posix.slowest_rank_time_s, 0)
-
+# --- tiny collective calls ---------------------------------------------------------------
 
 def _tiny_collective(model: Model, th: Thresholds) -> list[Hit]:
     L = model.layers
-    sel = _tiny_collective_sel(model, th)
+    sel = tiny_collective_files(model, th)
     if not sel.any():
         return []
     calls = L.calls.total("read") + L.calls.total("write")
@@ -406,7 +380,7 @@ def _tiny_collective(model: Model, th: Thresholds) -> list[Hit]:
     avg = np.divide(L.mpiio.bytes, calls, out=np.zeros(len(model.files)), where=calls > 0)
     top = worst(coll, sel)
     i0 = top[0]
-    over = _overhead(model)
+    over = mpiio_overhead(model)
     return [Hit(
         summary=(f"{int(coll[sel].sum())} collective MPI-IO calls of {fmt_bytes(avg[i0])} on "
                  f"average on {int(sel.sum())} file(s): each call synchronises the ranks and "
@@ -451,177 +425,6 @@ def _tiny_collective_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
                                                change=view))
 
 
-@once_per_diagnosis
-def waiting_files(model: Model, th: Thresholds) -> np.ndarray:
-    """Per file: MPI-IO calls whose time beyond the POSIX calls under them (the two-phase
-    exchange, synchronisation, waiting) is worth reporting: seconds of it on the file, and
-    together ``exchange_share`` of the run (the mpiio-time-skew rule's selection; the
-    straggler rule leaves these files to it, one cause per file). No MPI-IO/POSIX ratio: a
-    300 s exchange under 337 s of POSIX reads is 300 s (was: only from 3x the POSIX time)."""
-    L = model.layers
-    over = _overhead(model)
-    # The floor is mpiio_skew_min_s; for files reached mostly by collective calls, or
-    # exchange_share of a shorter run: a checkpoint whose collective exchange took 0.28 s of
-    # a 0.96 s run is the run's largest cost (was: never judged; the grading keeps it INFO
-    # under cost_info_s). Independent calls keep the floor: a short run's per-call overhead
-    # (a million 1-byte reads) is the small-request rules', not waiting.
-    coll = sum(L.calls.of(d)["COLL"] + L.calls.of(d)["SPLIT"] for d in ("read", "write"))
-    indep = sum(L.calls.of(d)["INDEP"] for d in ("read", "write"))
-    floor = np.where(coll > indep, min(th.mpiio_skew_min_s,
-                                       th.exchange_share * model.metrics.run_time_s),
-                     th.mpiio_skew_min_s)
-    sel = (_app(model) & L.mpiio.present & L.posix.present & (over >= floor) & (over > 0)
-           & ~_tiny_collective_sel(model, th))
-    if over[sel].sum() < th.exchange_share * model.metrics.run_time_s:
-        return np.zeros_like(sel)
-    return sel
-
-
-def _library_run_bytes(model: Model, i: int) -> float:
-    """The contiguous run of file ``i``'s commonest PnetCDF access (the last dimension's
-    count x the type size; the whole access when it covers the variable's record), the
-    smallest over its variables; 0 when no PnetCDF record of the file says."""
-    md = model.mods.get("PNETCDF_VAR")
-    if md is None or len(md) == 0 or not md.has("PNETCDF_VAR_ACCESS1_LENGTH_D1"):
-        return 0.0
-    rows = np.nonzero(md.file_index == i)[0]
-    runs = []
-    for r in rows:
-        lengths = [int(md.col(f"PNETCDF_VAR_ACCESS1_LENGTH_D{k}")[r]) for k in range(1, 6)]
-        size = int(md.col("PNETCDF_VAR_DATATYPE_SIZE")[r])
-        used = [n for n in lengths if n > 0]
-        if not used or size <= 0:
-            continue
-        points = int(np.prod(used))
-        whole = points >= int(md.col("PNETCDF_VAR_NPOINTS")[r]) > 0
-        runs.append(float((points if whole else used[-1]) * size))
-    return min(runs) if runs else 0.0
-
-
-def _skew(model: Model, th: Thresholds) -> list[Hit]:
-    L = model.layers
-    m, p = L.mpiio.slowest_rank_time_s, L.posix.slowest_rank_time_s
-    over = _overhead(model)
-    sel = waiting_files(model, th)
-    if not sel.any():
-        return []
-    top = worst(over, sel)
-    i0 = top[0]
-    direction = "write" if L.mpiio.writes[i0] else "read"
-    mode = _mode(model, i0, direction)
-    fast = float(L.mpiio.fastest_rank_time_s[i0])
-    calls = L.calls.total(direction)[i0]
-    per_call = float((L.mpiio.bytes_written if direction == "write" else L.mpiio.bytes_read)[i0]
-                     / calls) if calls else 0.0
-    # A call's bytes are one piece only when contiguous: PnetCDF's subarray (a file view)
-    # moves count[last] x type-size runs interleaved with the other ranks' (pnc_checkpoint:
-    # 4.6 MiB a call in 512 B runs, judged "large" and told to write alone, 0.82x; was)
-    run = _library_run_bytes(model, i0)
-    piece = min(per_call, run) if run else per_call
-    # Collective calls: a late rank shows as one rank with little MPI-IO time (it arrived
-    # when the others had waited); every rank spending about as long is the collective's own
-    # two-phase exchange (data shuffled to the aggregators) and synchronisation.
-    together = mode == "collective" and fast >= th.late_rank_share * m[i0]
-    if mode == "independent":
-        waits = "for file locks or each other"
-    elif together:
-        waits = (f"in their own data exchange and synchronisation; every rank about as "
-                 f"long, the fastest {fmt_seconds(fast)}: no late rank")
-    else:
-        waits = (f"for a late rank or for computation inside them: the fastest rank spent "
-                 f"only {fmt_seconds(fast)}")
-    return [Hit(
-        claims=claims_of(model, sel, "wait"),  # the waiting: MPI-IO time beyond POSIX
-        summary=(f"the slowest rank spent {fmt_seconds(m[i0])} in MPI-IO calls on "
-                 f"{model.files.paths[i0]} but the slowest POSIX rank only {fmt_seconds(p[i0])}: "
-                 f"the {mode} calls wait ({waits}), they do not do I/O"
-                 + (f"; {fmt_seconds(L.mpiio.close_s[i0])} of it in MPI_File_close"
-                    if L.mpiio.close_s[i0] >= 0.5 * over[i0] else "")),
-        values={"files": int(sel.sum()), "mpiio_slowest_s": round(float(m[i0]), 6),
-                "posix_slowest_s": round(float(p[i0]), 6),
-                "mpiio_fastest_s": round(fast, 6),
-                "mpiio_close_s": round(float(L.mpiio.close_s[i0]), 6),
-                "waiting_s": round(float(over[sel].sum()), 6)},
-        files=file_rows(model, top, {
-            "mpiio_slowest_s": np.round(m, 3), "posix_slowest_s": np.round(p, 3),
-            "mpiio_calls": (L.calls.total("read") + L.calls.total("write")).astype(np.int64),
-            "mode": lambda i: _mode(model, i)}),
-        data={"mode": mode, "together": together, "piece": piece, "direction": direction,
-              # data sieving (and its range locks) leaves traces one layer down: more POSIX
-              # bytes than MPI-IO bytes, or POSIX reads in a file MPI-IO only writes
-              "sieved": bool(L.posix.bytes[i0] > 1.05 * L.mpiio.bytes[i0]
-                             or L.posix_reads_under_mpi_writes[i0] > 0)},
-        cost_s=float(over[sel].sum()),
-    )]
-
-
-def _skew_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
-    if hit.data.get("mode") == "independent" and not hit.data.get("sieved"):
-        # POSIX moved exactly the MPI-IO bytes: no sieving, so not its range locks
-        return Fix(text=("The independent calls wait, yet POSIX moved exactly their bytes (no "
-                         "data sieving, so not its locks): they wait for each other on the same "
-                         "file (the file system's range locks, or the MPI library serialising "
-                         "them). Make the calls collective so that one aggregator owns each "
-                         "region, or time an MPI_Barrier before the I/O to see whether a late "
-                         "rank is the cause."),
-                   artifacts=fixes.collective_code(model, [e.path for e in hit.files]))
-    if hit.data.get("mode") == "independent":
-        return Fix(text=("Independent calls that wait are most often waiting for file locks: "
-                         "ROMIO locks the range it sieves on a shared file; turn data sieving off "
-                         "(romio_ds_read/romio_ds_write disable) for large contiguous pieces, "
-                         "or make the calls collective so that one aggregator owns each "
-                         "region."),
-                   artifacts=fixes.romio_hints(model, {"romio_ds_read": "disable",
-                                                       "romio_ds_write": "disable"},
-                                               "romio_hints_no_sieving",
-                                               [e.path for e in hit.files]))
-    if hit.data.get("together"):
-        return _exchange_fix(model, hit, th)
-    return Fix(text=("Find the late rank: time an MPI_Barrier just before the I/O call to "
-                     "separate waiting from I/O; balance the work before the I/O phase, or "
-                     "start the I/O with non-blocking collectives (MPI_File_iwrite_all) so "
-                     "that early ranks keep computing."),
-               artifacts=fixes.nonblocking_code(model, [e.path for e in hit.files]))
-
-
-def _exchange_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
-    """Every rank waits alike inside collective calls: the two-phase exchange costs more than
-    the file system's work. Large pieces need no aggregation (each rank writes its own, as
-    ROMIO does with collective buffering off); small ones need it cheaper."""
-    d = str(hit.data.get("direction", "write"))
-    piece = float(hit.data.get("piece", 0.0))
-    paths = [e.path for e in hit.files]
-    if piece >= th.own_piece_bytes:
-        key = "romio_cb_write" if d == "write" else "romio_cb_read"
-        return Fix(text=(f"The collective calls spend their time shuffling data to the "
-                         f"aggregators, yet each rank's pieces are large ({fmt_bytes(piece)} "
-                         f"a call on average): let each rank {d} its own pieces — {key} "
-                         "disable (a hint: no code change), or independent calls. Measure "
-                         "it: on a parallel file system pieces should also start on stripe "
-                         "boundaries."),
-                   artifacts=fixes.romio_hints(model, {key: "disable"},
-                                               "romio_hints_no_collective_buffering", paths))
-    # Under OMPIO the exchange is its fcoll component's: two_phase is OMPIO's port of
-    # ROMIO's two-phase algorithm, built for many small pieces per rank (Open MPI's FAQ:
-    # two_phase, dynamic, static, individual in decreasing shuffle cost and contiguity);
-    # pnc_checkpoint (3072 pieces of 128 B a rank per wait_all) ran ~1.5x faster with it
-    # here. A setting the proof step runs on the command, like the switch to ROMIO.
-    ompio = fixes.ompio_parameters_file(
-        model, {"fcoll": "two_phase"}, "ompio_fcoll_two_phase", paths,
-        "its collective calls spent their time in the exchange; fcoll two_phase (ROMIO's "
-        "algorithm) for many small pieces per rank; measure it against the default")
-    return Fix(text=("The collective calls spend their time in the exchange and the "
-                     "synchronisation, not in the file system: make each call carry more "
-                     "(a file view and one write_all, or gather in memory first), and give "
-                     "the exchange more aggregators (cb_config_list *:2) on several nodes."
-                     + (" Under Open MPI's OMPIO, try its two-phase exchange "
-                        "(OMPI_MCA_fcoll=two_phase, ROMIO's algorithm for many small pieces "
-                        "per rank), or ROMIO itself (OMPI_MCA_io=^ompio); measure both."
-                        if ompio else "")),
-               artifacts=ompio + fixes.collective_code(model, paths, d,
-                                                       fixes.more_per_call(model, paths, d)))
-
-
 # --- slow close / flush --------------------------------------------------------------------
 
 _CLOSE_LAYERS = ("library", "MPI-IO", "POSIX", "STDIO")
@@ -641,8 +444,8 @@ def _slow_close(model: Model, th: Thresholds) -> list[Hit]:
     close, where = _close_table(model)
     # An MPI_File_close that waits for a late rank is the waiting mpiio-time-skew reports
     # (with the close named there): one cause per file.
-    waiting = waiting_files(model, th) & (where == _CLOSE_LAYERS.index("MPI-IO"))
-    sel = _app(model) & (close >= th.slow_close_s) & ~waiting
+    waiting = time_skew.waiting_files(model, th) & (where == _CLOSE_LAYERS.index("MPI-IO"))
+    sel = app_files(model) & (close >= th.slow_close_s) & ~waiting
     if not sel.any():
         return []
     top = worst(close, sel)
@@ -703,7 +506,7 @@ def _tiny_file(model: Model, th: Thresholds) -> list[Hit]:
     t = np.vstack([L.posix.slowest_rank_time_s, L.stdio.slowest_rank_time_s,
                    L.mpiio.slowest_rank_time_s]).max(axis=0)
     unit = (_stripe(model) or (1 << 20, 1))[0]
-    sel = _app(model) & (byt < unit) & (t >= th.tiny_file_min_s)
+    sel = app_files(model) & (byt < unit) & (t >= th.tiny_file_min_s)
     if not sel.any():
         return []
     top = worst(t, sel)
@@ -772,15 +575,7 @@ def rules() -> list[Rule]:
              cost=("the POSIX writer's time times (1 - 1/k) for k aggregators; with partial "
                    "POSIX records and the cause from the layout, at most the MPI-IO write "
                    "time times (1 - 1/k)")),
-        Rule(id="mpiio-time-skew", family="cross-layer", severity="warn",
-             title="MPI-IO calls wait far longer than the file system works",
-             why=("The slowest rank's MPI-IO time far above the slowest POSIX time is waiting: "
-                  "a collective call starts only when the last rank arrives."),
-             sources=(Source(KAUST, "Variance in Shared Files",
-                             "Darshan's fastest/slowest rank times"),),
-             effect="Up to the waiting time shown as the cost.",
-             trigger=_skew, fix=_skew_fix, requires=complete,
-             cost="slowest rank's MPI-IO time minus the slowest POSIX time, per file"),
+        time_skew.rule(complete),
         Rule(id="tiny-collective-calls", family="cross-layer", severity="warn",
              title="Many tiny collective calls",
              why=("Each collective call synchronises all ranks and exchanges data: thousands "

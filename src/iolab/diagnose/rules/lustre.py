@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from iolab.diagnose import fixes
+from iolab.diagnose.fixes_lustre import lfs_setstripe, stripe_size
 from iolab.diagnose.rules.base import (
     CSC_LUSTRE,
     CUG_2017,
@@ -130,15 +131,14 @@ def _stripe_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
                "or give the next run's output a new directory with one stripe")
         return Fix(text=("Re-create these files on one OST (a new file with the layout, then a "
                          f"copy), {nxt}."),
-                   artifacts=fixes.lfs_setstripe(model, paths, 1, MiB, "stripe_count_1.lfs.sh"))
+                   artifacts=lfs_setstripe(model, paths, 1, MiB, "stripe_count_1.lfs.sh"))
     counts = sorted({p.count for p in plans.values()})
     shown = str(counts[0]) if len(counts) == 1 else f"{counts[0]} to {counts[-1]}"
     return Fix(text=(f"Re-create these files with a stripe count of {shown} (a new file with "
                      "the layout, then a copy), or give the next run's output a new directory "
                      f"with that layout. For the largest: {hit.data.get('why', '')}."),
-               artifacts=fixes.lfs_setstripe(model, paths, plans, MiB,
-                                             f"stripe_count_{counts[-1]}.lfs.sh",
-                                             more_stripes=True))
+               artifacts=lfs_setstripe(model, paths, plans, MiB,
+                                       f"stripe_count_{counts[-1]}.lfs.sh", more_stripes=True))
 
 
 def _stripe_size(model: Model, th: Thresholds) -> list[Hit]:
@@ -175,13 +175,13 @@ def _stripe_size(model: Model, th: Thresholds) -> list[Hit]:
 
 
 def _stripe_size_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
-    s = fixes.stripe_size(int(hit.data.get("stripe", MiB)))  # a Lustre size: 64 KiB multiple
+    s = stripe_size(int(hit.data.get("stripe", MiB)))  # a Lustre size: 64 KiB multiple
     return Fix(text=(f"Match stripe size and request size: stripe {fmt_bytes(s)} and tell MPI-IO "
                      "(striping_unit), or make requests a multiple of the stripe."),
                artifacts=fixes.romio_hints(model, {"striping_unit": str(s)}, "romio_hints_stripe",
                                            hit.data.get("paths", []))
-               + fixes.lfs_setstripe(model, hit.data.get("paths", []), 1, s, "stripe_size.lfs.sh",
-                                     keep_count=True))
+               + lfs_setstripe(model, hit.data.get("paths", []), 1, s, "stripe_size.lfs.sh",
+                               keep_count=True))
 
 
 def _direct(model: Model, th: Thresholds) -> list[Hit]:

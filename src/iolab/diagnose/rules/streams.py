@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from iolab.diagnose import batch_scripts, fixes
+from iolab.diagnose import batch_scripts, fixes, fixes_lustre
 from iolab.diagnose.rules.base import (
     CUG_2017,
     KAUST,
@@ -158,7 +158,7 @@ def _lone_stream_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
     for p in paths:
         if p in model.files.paths:
             sel[model.files.paths.index(p)] = True
-    lfs = fixes.lfs_setstripe(model, paths, stripe_counts(model, sel & (
+    lfs = fixes_lustre.lfs_setstripe(model, paths, stripe_counts(model, sel & (
         model.files.category == APP), by_writers=False, at_least=2), fixes.MiB,
         "stripe_for_parallel_io.lfs.sh", more_stripes=True)
     return Fix(text=(f"Parallel I/O: every one of the {n} ranks {do} its own part of the file "

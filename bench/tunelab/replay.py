@@ -3,8 +3,9 @@
 An exhaustive measurement (every configuration of a space, each run several times; written
 by bench/tune_efficiency) holds what any search of that space could see. A replayed search is
 the real :class:`~iolab.tune.search.Tuner` (the same proposals, repeats and winner rule as
-``iolab tune``) whose objective draws each run's value from the recorded runs of the
-configuration asked for, seeded. Its winner is scored by the exhaustive median of the
+``iolab tune``; :class:`~tunelab.policy.ResearchTuner` with a policy's switches) whose
+objective draws each run's value from the recorded runs of the configuration asked for,
+seeded. Its winner is scored by the exhaustive median of the
 configuration it picked, as a share of the exhaustive best. Cheap (CPU only), so a policy is
 judged over tens of seeds; bench/tune_efficiency and bench/tune_variants use it.
 
@@ -30,8 +31,9 @@ from typing import Any
 
 from iolab.results import tunes as store
 from iolab.tune.objective import TrialOutcome
-from iolab.tune.search import Key, Policy, Tuner, key_of
+from iolab.tune.search import Key, key_of
 from iolab.tune.space import DEFAULT, SearchSpace, build_space
+from tunelab.policy import ResearchPolicy, ResearchTuner
 
 
 def is_baseline(params: Mapping[str, str]) -> bool:
@@ -203,7 +205,7 @@ class Replayed:
     measured: frozenset[Key]  # every configuration the search ran
 
 
-def replay(ex: Exhaustive, policy: Policy, budget: int, seeds: Sequence[int], conn: Any,
+def replay(ex: Exhaustive, policy: ResearchPolicy, budget: int, seeds: Sequence[int], conn: Any,
            space: SearchSpace | None = None, transient: float = 0.0,
            carry_over: float = 1.0,
            after_same: tuple[str, str, float] | None = None,
@@ -223,7 +225,8 @@ def replay(ex: Exhaustive, policy: Policy, budget: int, seeds: Sequence[int], co
                                     after_same, order)
         tid = store.create_tune(conn, ["replay"], objective.to_json(), space.to_json(),
                                 budget, confirm, seed)
-        result = Tuner(objective, space, budget, confirm, seed, conn, tid, policy=policy).run()
+        result = ResearchTuner(objective, space, budget, confirm, seed, conn, tid,
+                               policy=policy).run()
         out.append(Replayed(key_of(result.winner),
                             frozenset(key_of(t.params) for t in store.trials(conn, tid))))
     return out
