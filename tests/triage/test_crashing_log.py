@@ -103,7 +103,7 @@ def test_a_log_that_crashes_libdarshan_util_loses_only_itself(
     rows = stored_rows(where)
     row = _bad_row(rows, bad)
     assert row["status"] == "unreadable"
-    assert row["reason"] == CRASH_REASON
+    assert row["reason"] == CRASH_REASON, row
     assert _without(rows, mixed_root, bad) == without_bad
 
 

@@ -36,7 +36,15 @@ import numpy as np
 
 from iolab.errors import UsageError
 from iolab.model.raw import DXT_UNREADABLE, TRACE_MODULES, RawJob, RecordTable, TraceTable
-from iolab.sources.dutil import MODULE_NAMES, STRUCTS, Binding, Log, binding, counter_names
+from iolab.sources.dutil import (
+    MODULE_NAMES,
+    STRUCTS,
+    Binding,
+    LibraryFault,
+    Log,
+    binding,
+    counter_names,
+)
 
 # Modules read into tables: dutil.STRUCTS; the others (DXT, HEATMAP, APMPI, APXC, BG/Q, DFS,
 # DAOS) are noted as present but not needed by any rule.
@@ -348,6 +356,8 @@ def _load_open(log: Log, p: Path) -> tuple[RawJob, dict[str, bytearray]]:
         fields = _job_fields(log.job(), log.exe())
         names = log.names()
         mounts = log.mounts()
+    except LibraryFault:  # the same damage as a crash, without one (dutil.LibraryFault)
+        raise UsageError(f"{p}: {_crash_reason(0)}") from None
     except (UnicodeDecodeError, ValueError) as exc:
         raise UsageError(f"{p}: the job or name records are corrupt ({exc}); the log is "
                          "incomplete") from None

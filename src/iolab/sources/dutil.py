@@ -165,6 +165,12 @@ def _read_counter_names(b: Binding, module: str, floats: bool) -> list[str]:
     return out
 
 
+class LibraryFault(RuntimeError):
+    """libdarshan-util handed back a broken name table. A damaged name map breaks its heap:
+    whether it then dies (SIGSEGV, SIGABRT) or returns a failure or a NULL name depends on
+    the reading process's heap, not on the log; the loader gives both one reason."""
+
+
 class Log:
     """One open log; use as a context manager."""
 
@@ -237,11 +243,14 @@ class Log:
         ffi, lib = self.b.ffi, self.b.lib
         recs = ffi.new("struct darshan_name_record **")
         cnt = ffi.new("int *")
-        lib.darshan_log_get_name_records(self.handle, recs, cnt)
+        if lib.darshan_log_get_name_records(self.handle, recs, cnt) < 0:
+            raise LibraryFault("name records unreadable")
         out = {}
         arr, string, free = recs[0], ffi.string, lib.darshan_free  # once: a name per file
         for i in range(cnt[0]):
             rec = arr[i]
+            if rec.name == ffi.NULL:
+                raise LibraryFault(f"name record {i} has no name")
             out[int(rec.id)] = string(rec.name).decode("utf-8", "replace")
             free(rec.name)
         lib.darshan_free(recs[0])
