@@ -123,7 +123,9 @@ def test_j1_and_j2_report_byte_for_byte_with_a_crashing_log(
         assert p.returncode == 0, p.stderr
         outs.append(report(where))
         rows.append(stored_rows(where))
-    assert outs[0] == outs[1]
+    differ = [{k: (a[k], b.get(k)) for k in a if a[k] != b.get(k)}
+              for a, b in zip(rows[0]["jobs"], rows[1]["jobs"]) if a != b]
+    assert outs[0] == outs[1], differ[:2]
     assert rows[0] == rows[1]
     assert json.loads(outs[0][0])["logs"]["unreadable"] == 4  # 3 bad logs of the farm + it
 

@@ -348,7 +348,10 @@ def _load_direct(p: Path) -> tuple[RawJob, dict[str, bytearray]]:
             raise UsageError(f"{p}: libdarshan-util cannot open this log; it is corrupt or "
                              "truncated") from None
         with log:
-            return _load_open(log, p)
+            try:
+                return _load_open(log, p)
+            except LibraryFault:  # the same damage as a crash, without one (dutil.LibraryFault)
+                raise UsageError(f"{p}: {_crash_reason(0)}") from None
 
 
 def _load_open(log: Log, p: Path) -> tuple[RawJob, dict[str, bytearray]]:
@@ -356,8 +359,6 @@ def _load_open(log: Log, p: Path) -> tuple[RawJob, dict[str, bytearray]]:
         fields = _job_fields(log.job(), log.exe())
         names = log.names()
         mounts = log.mounts()
-    except LibraryFault:  # the same damage as a crash, without one (dutil.LibraryFault)
-        raise UsageError(f"{p}: {_crash_reason(0)}") from None
     except (UnicodeDecodeError, ValueError) as exc:
         raise UsageError(f"{p}: the job or name records are corrupt ({exc}); the log is "
                          "incomplete") from None

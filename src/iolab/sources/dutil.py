@@ -166,9 +166,18 @@ def _read_counter_names(b: Binding, module: str, floats: bool) -> list[str]:
 
 
 class LibraryFault(RuntimeError):
-    """libdarshan-util handed back a broken name table. A damaged name map breaks its heap:
-    whether it then dies (SIGSEGV, SIGABRT) or returns a failure or a NULL name depends on
-    the reading process's heap, not on the log; the loader gives both one reason."""
+    """libdarshan-util handed back a NULL where a string must be (a name, a mount, the
+    metadata). A damaged name map breaks its heap: whether it then dies (SIGSEGV, SIGABRT)
+    or hands back NULL depends on the reading process's heap, not on the log (seen under
+    Dask, 1 read in 5); the loader gives both one reason."""
+
+
+def _text(ffi: Any, ptr: Any, errors: str = "replace") -> str:
+    """A C string libdarshan-util handed back; NULL where a string must be is its broken
+    heap (LibraryFault), not a Python error."""
+    if ptr == ffi.NULL:
+        raise LibraryFault("a NULL string where libdarshan-util must give one")
+    return str(ffi.string(ptr).decode("utf-8", errors))
 
 
 class Log:
@@ -199,7 +208,7 @@ class Log:
         rt = ffi.new("double *")
         lib.darshan_log_get_job_runtime(self.handle, j[0], rt)
         meta = {}
-        for kv in ffi.string(j[0].metadata).decode("utf-8", "replace").split("\n"):
+        for kv in _text(ffi, j[0].metadata).split("\n"):
             if "=" in kv:
                 k, v = kv.split("=", 1)
                 meta[k] = v
@@ -222,8 +231,7 @@ class Log:
         cnt = ffi.new("int *")
         if lib.darshan_log_get_mounts(self.handle, mnts, cnt) < 0:
             raise ValueError("mount table unreadable")
-        out = [(ffi.string(mnts[0][i].mnt_path).decode("utf-8", "replace"),
-                 ffi.string(mnts[0][i].mnt_type).decode("utf-8", "replace"))
+        out = [(_text(ffi, mnts[0][i].mnt_path), _text(ffi, mnts[0][i].mnt_type))
                for i in range(cnt[0])]
         lib.darshan_free(mnts[0])
         return out
@@ -233,7 +241,7 @@ class Log:
         mods = ffi.new("struct darshan_mod_info **")
         cnt = ffi.new("int *")
         lib.darshan_log_get_modules(self.handle, mods, cnt)
-        out = {ffi.string(mods[0][i].name).decode(): {
+        out = {_text(ffi, mods[0][i].name, "strict"): {
             "len": mods[0][i].len, "ver": mods[0][i].ver, "idx": mods[0][i].idx,
             "partial_flag": bool(mods[0][i].partial_flag)} for i in range(cnt[0])}
         lib.darshan_free(mods[0])
