@@ -47,11 +47,11 @@ def _launch_actions() -> dict[str, argparse.Action]:
             if a.option_strings and a.dest not in _OUTPUT_DESTS}
 
 
-def _dest_of(option: str) -> str:
-    """The dest of an iolab bench option string (``--ppn`` -> ``ppn``)."""
-    for dest, action in _launch_actions().items():
+def _action_of(option: str) -> argparse.Action:
+    """The iolab bench option an option string names (``--ppn`` -> the ``ppn`` action)."""
+    for action in _launch_actions().values():
         if option in action.option_strings:
-            return dest
+            return action
     raise KeyError(f"iolab bench has no option {option}")
 
 
@@ -121,7 +121,7 @@ class Workload:
         if k.kind == "lfs":
             return replace(self, lfs={**self.lfs, k.name: value})
         if k.kind == "launch":
-            action = _launch_actions()[_dest_of(LAUNCH[k.name][0])]
+            action = _action_of(LAUNCH[k.name][0])
             typed = action.type(value) if callable(action.type) else value
             return replace(self, launch={**self.launch, action.dest: typed})
         raise ValueError(f"knob {k.name}: no way to set a {k.kind} knob on a workload")
