@@ -38,15 +38,21 @@ def _package_dir() -> Path | None:
     return Path(list(spec.submodule_search_locations)[0])
 
 
-def _darshan_header(pkg: Path) -> str:
-    """pydarshan's C declarations, the text its own backend gives ``cdef``."""
-    spec = importlib.util.spec_from_file_location(
-        "_iolab_darshan_api_def_c", pkg / "backend" / "api_def_c.py")
+def _module_at(name: str, path: Path) -> Any:
+    """The Python module in file ``path``, loaded alone (not its package: pydarshan's
+    imports pandas)."""
+    spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
-        raise ImportError("api_def_c.py not found")
+        raise ImportError(f"{path} not found")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    return str(mod.load_darshan_header(""))
+    return mod
+
+
+def _darshan_header(pkg: Path) -> str:
+    """pydarshan's C declarations, the text its own backend gives ``cdef``."""
+    api = _module_at("_iolab_darshan_api_def_c", pkg / "backend" / "api_def_c.py")
+    return str(api.load_darshan_header(""))
 
 
 def precompiled_path(header: str, where: Path | None = None) -> Path:
@@ -89,11 +95,7 @@ def _ffi(pkg: Path, where: Path | None = None) -> Any:
     header = _darshan_header(pkg)
     cached = precompiled_path(header, where)
     if cached.is_file():
-        spec = importlib.util.spec_from_file_location(cached.stem, cached)
-        if spec is not None and spec.loader is not None:
-            mod = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(mod)
-            return mod.ffi
+        return _module_at(cached.stem, cached).ffi
     import cffi  # deferred: the libdarshan-util binding only when a log is read or written
 
     ffi = cffi.FFI()
