@@ -5,6 +5,7 @@ times)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -13,6 +14,8 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -119,6 +122,47 @@ def report(where: Path) -> tuple[str, str]:
 
 def triage(*args: str, env: dict[str, str] | None = None,
            timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "iolab", "triage", *args],
-                          env=env_with_iolab(env), capture_output=True, text=True,
-                          timeout=timeout)
+    """``iolab triage ARGS``; one that has not ended by ``timeout`` fails the test with every
+    one of its processes' Python stacks (SIGUSR1: iolab.triage.scale.stacks_on_sigusr1)."""
+    argv = [sys.executable, "-m", "iolab", "triage", *args]
+    with subprocess.Popen(argv, env=env_with_iolab(env), stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True) as p:
+        try:
+            out, err = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            for pid in [p.pid, *_descendants(p.pid)]:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGUSR1)
+            time.sleep(2)
+            for pid in [*_descendants(p.pid), p.pid]:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            out, err = p.communicate()
+            pytest.fail(f"iolab triage {' '.join(args)} did not end in {timeout:g} s; its "
+                        f"stacks:\n{err[-20000:]}")
+    return subprocess.CompletedProcess(argv, p.returncode, out, err)
+
+
+def process_parents() -> dict[int, int]:
+    """Every process of this machine -> its parent's pid (from /proc)."""
+    parent = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                stat = Path(f"/proc/{d}/stat").read_text()
+            except OSError:
+                continue
+            parent[int(d)] = int(stat.rsplit(")", 1)[1].split()[1])
+    return parent
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every process under ``pid`` (its pool's forkserver and workers, forked readers)."""
+    parent = process_parents()
+    found, todo = [], [pid]
+    while todo:
+        kids = [c for c, pp in parent.items() if pp == todo[-1]]
+        todo.pop()
+        found.extend(kids)
+        todo.extend(kids)
+    return found

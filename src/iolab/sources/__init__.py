@@ -30,11 +30,13 @@ def is_profile(path: Path) -> bool:
         return False
 
 
-def load_source(path: str | os.PathLike[str], *, isolate: bool = True) -> RawJob:
+def load_source(path: str | os.PathLike[str], *, isolate: bool = True,
+                limit_s: float | None = None) -> RawJob:
     """A RawJob from a Darshan log or an iolab profile (UsageError on bad input);
     ``isolate=False``: a Darshan log read in this process, without the forked child that
-    survives libdarshan-util crashing (iolab.sources.darshan.load_darshan_log)."""
+    survives libdarshan-util crashing; ``limit_s``: that child stopped when it has not answered
+    in that many seconds (iolab.sources.darshan.load_darshan_log)."""
     p = Path(path)
     if p.exists() and is_profile(p):
         return load_profile(p)
-    return load_darshan_log(p, isolate=isolate)
+    return load_darshan_log(p, isolate=isolate, limit_s=limit_s)

@@ -25,6 +25,7 @@ import functools
 import io
 import os
 import pickle
+import select
 import signal
 import struct
 import threading
@@ -214,7 +215,8 @@ def _job_fields(job: dict[str, Any], exe: str) -> dict[str, Any]:
     }
 
 
-def load_darshan_log(path: str | os.PathLike[str], *, isolate: bool = True) -> RawJob:
+def load_darshan_log(path: str | os.PathLike[str], *, isolate: bool = True,
+                     limit_s: float | None = None) -> RawJob:
     """Read one Darshan log. Raises :class:`UsageError` (one line) on anything unusable.
 
     libdarshan-util dereferences region offsets of a truncated log without checking them and
@@ -223,7 +225,9 @@ def load_darshan_log(path: str | os.PathLike[str], *, isolate: bool = True) -> R
     one-line error, not a dead process. ``isolate=False`` reads in this process (no fork,
     some 60 ms less a log): only for a process whose death costs nothing but its work, such
     as triage's pool workers and Dask tasks, which read a batch again with the fork when
-    one dies (iolab.triage.scale).
+    one dies (iolab.triage.scale). ``limit_s``: the forked reader is killed when it has not
+    answered in that many seconds (a log libdarshan-util loops on, a file system that stopped
+    answering), one line said; none: waited for (diagnose's user can press Ctrl-C).
     """
     p = Path(path)
     if not p.exists():
@@ -236,14 +240,14 @@ def load_darshan_log(path: str | os.PathLike[str], *, isolate: bool = True) -> R
     if not isolate or not hasattr(os, "fork") or os.environ.get("IOLAB_DIAGNOSE_NO_FORK"):
         with _IN_PROCESS:  # one log open at a time in a process (a threaded Dask worker)
             return _load_direct(p)[0]
-    return _load_in_child(p)
+    return _load_in_child(p, limit_s)
 
 
 # pydarshan deadlocked with several logs open in one process: in-process reads take turns.
 _IN_PROCESS = threading.Lock()
 
 
-def _load_in_child(p: Path) -> RawJob:
+def _load_in_child(p: Path, limit_s: float | None = None) -> RawJob:
     rfd, wfd = os.pipe()
     pid = os.fork()
     if pid == 0:  # child: load, send, exit without running the parent's cleanup
@@ -262,6 +266,13 @@ def _load_in_child(p: Path) -> RawJob:
                 code = 1
         os._exit(code)
     os.close(wfd)
+    # The child writes only once the log is read: nothing to read by the limit is a reader
+    # that hangs. Killed (SIGKILL reaches a stopped or blocked process too) and said so.
+    if limit_s is not None and not _readable_within(rfd, limit_s):
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        os.close(rfd)
+        raise UsageError(f"{p}: {hang_reason(limit_s)}")
     try:
         with os.fdopen(rfd, "rb") as fh:
             kind, value = _receive(fh)
@@ -285,6 +296,20 @@ def _load_in_child(p: Path) -> RawJob:
 # the number: a log's row is the same whichever process of triage read it (issue #31).
 _FAULT_SIGNALS = frozenset({signal.SIGSEGV, signal.SIGABRT, signal.SIGBUS, signal.SIGILL,
                             signal.SIGFPE})
+
+
+def _readable_within(fd: int, limit_s: float) -> bool:
+    """Data or the writer's end (a crash closes it) on ``fd`` within the limit (poll, not
+    select: any fd number)."""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    return bool(poller.poll(max(int(limit_s * 1000), 1)))
+
+
+def hang_reason(limit_s: float) -> str:
+    """Why a log's reader was stopped: the same words from the fork and from triage's pool."""
+    return (f"reading this log did not finish in {limit_s:g} s (libdarshan-util looping on "
+            "a damaged log, or its file system not answering); the reader was stopped")
 
 
 def _crash_reason(status: int) -> str:

@@ -124,6 +124,8 @@ def _write_html(args: argparse.Namespace, report: dict[str, Any], out: Path) -> 
 def run(args: argparse.Namespace) -> int:
     from iolab.triage import scale
 
+    scale.stacks_on_sigusr1()  # a centre's run that seems stuck says where it is
+
     scale.check_arguments(args)
     for opt, val in (("--top", args.top), ("--batch", args.batch),
                      ("--ranks-per-node", args.ranks_per_node)):
@@ -157,6 +159,12 @@ def run(args: argparse.Namespace) -> int:
                             "new logs stored, the rest not read: run the same command again "
                             "to read them"), file=sys.stderr)
             return EXIT_READER_LOST
+        stalled = getattr(reader, "stalled", 0)
+        if stalled:  # said even with -q: a reader hung, not a progress note
+            stderr_progress(f"a log's reader did not answer within its time limit "
+                            f"({stalled} time{'s' if stalled > 1 else ''}): "
+                            "stopped, the logs it held read again one at a time "
+                            "(--log-time-limit)")
         if not args.quiet:
             stderr_progress(
                 f"{done.found} logs found ({done.skipped_files} other files skipped): "

@@ -28,7 +28,7 @@ from typing import Any
 from distributed import WorkerPlugin
 
 from iolab.errors import UsageError
-from iolab.triage.read import LogResult, read_log
+from iolab.triage.read import LogResult, read_log, time_limit_s
 from iolab.triage.scale import SLURM_DEFAULTS, ReaderLost
 
 TASK_LOGS = 8  # logs per task: ~1 ms of scheduling for some 0.1-1 s of reading
@@ -42,7 +42,7 @@ class KnownHashes(WorkerPlugin):
         self.hashes = hashes
 
 
-def read_batch(paths: list[str], plugin: str) -> list[LogResult]:
+def read_batch(paths: list[str], plugin: str, limit_s: float | None = None) -> list[LogResult]:
     """A task: read a few logs on a worker, each in a forked child as diagnose reads it (a
     log that crashes libdarshan-util is its own row). Not in the worker's process as the
     pool's workers read: with a crashing log, a worker killed in a task made the local
@@ -56,13 +56,15 @@ def read_batch(paths: list[str], plugin: str) -> list[LogResult]:
         known = held.hashes if isinstance(held, KnownHashes) else frozenset()
     except (ValueError, KeyError):
         known = frozenset()  # only a saving: the client checks against the store again
-    return [read_log(p, known) for p in paths]
+    # each fork stopped at the log's time limit: a hung log is its row, the task goes on
+    return [read_log(p, known, limit_s=time_limit_s(p, limit_s)) for p in paths]
 
 
 class DaskReader:
-    def __init__(self, client: Any, label: str) -> None:
+    def __init__(self, client: Any, label: str, limit_s: float | None = None) -> None:
         self.client = client
         self.label = label
+        self.limit_s = limit_s  # --log-time-limit
 
     def _window(self) -> int:
         """Tasks in flight: enough to keep every worker thread busy, bounded (the results
@@ -81,11 +83,11 @@ class DaskReader:
             for chunk in chunks:
                 # pure=False: a task re-read after a file changed is never taken from memory
                 pending.append((chunk, self.client.submit(read_batch, chunk, plugin,
-                                                          pure=False)))
+                                                          self.limit_s, pure=False)))
                 if len(pending) >= self._window():
-                    yield from _task_results(*pending.popleft(), known_hashes)
+                    yield from _task_results(*pending.popleft(), known_hashes, self.limit_s)
             while pending:
-                yield from _task_results(*pending.popleft(), known_hashes)
+                yield from _task_results(*pending.popleft(), known_hashes, self.limit_s)
         except ReaderLost:
             raise
         except Exception as exc:  # noqa: BLE001 - the cluster's failures, in one line
@@ -96,8 +98,8 @@ class DaskReader:
                     self.client.unregister_worker_plugin(plugin)
 
 
-def _task_results(chunk: list[str], future: Any, known_hashes: frozenset[str]
-                  ) -> list[LogResult]:
+def _task_results(chunk: list[str], future: Any, known_hashes: frozenset[str],
+                  limit_s: float | None) -> list[LogResult]:
     """A task's rows; if its workers kept dying (a log that crashes libdarshan-util, which
     Dask tries again on other workers up to ``distributed.scheduler.allowed-failures``), its
     logs read again here, one fork each: only the log that crashes is unreadable."""
@@ -108,7 +110,7 @@ def _task_results(chunk: list[str], future: Any, known_hashes: frozenset[str]
     except KilledWorker:
         # In the command's process, which found these paths: each log in a forked child
         # (iolab.sources.darshan), so a crash is that log's row, never this process's end.
-        return [read_log(p, known_hashes) for p in chunk]
+        return [read_log(p, known_hashes, limit_s=time_limit_s(p, limit_s)) for p in chunk]
 
 
 def _load_config(path: str | None) -> None:
@@ -225,4 +227,4 @@ def open_dask(args: argparse.Namespace) -> Iterator[DaskReader]:
                              f"{args.dask_wait:g} s (--dask-wait); "
                              + ("are the Slurm jobs pending? squeue -u $USER" if args.dask_slurm
                                 else "are its workers running?")) from None
-        yield DaskReader(client, label)
+        yield DaskReader(client, label, args.log_time_limit)

@@ -61,11 +61,31 @@ def _empty_job(path: Path) -> dict[str, Any]:
             "read_time_s": None, "iolab_version": __version__, "day": UNKNOWN_DAY}
 
 
+# A log's reader that has not answered in this long is stopped and the log is a row with the
+# reason (libdarshan-util looping on a damaged log, a file system that stopped answering):
+# one such log never stops a centre's run. The biggest real logs (GBs of DXT) read in
+# minutes here; a second per MiB on top keeps them clear of it. --log-time-limit overrides.
+LIMIT_BASE_S = 600.0
+LIMIT_S_PER_MIB = 1.0
+
+
+def time_limit_s(path_text: str, given: float | None = None) -> float:
+    """The seconds a log's reading may take: ``given`` (--log-time-limit), else by its size."""
+    if given is not None:
+        return given
+    try:
+        size = os.stat(path_text).st_size
+    except OSError:
+        size = 0
+    return LIMIT_BASE_S + LIMIT_S_PER_MIB * size / (1 << 20)
+
+
 def read_log(path_text: str, known_hashes: frozenset[str] = frozenset(),
-             isolate: bool = True) -> LogResult:
+             isolate: bool = True, limit_s: float | None = None) -> LogResult:
     """Read one log (Darshan or iolab profile), diagnose it, and return its rows.
     ``isolate=False``: libdarshan-util reads in this process, no fork: only in a process
-    whose crash the caller survives (a pool worker, a Dask task; iolab.triage.scale)."""
+    whose crash the caller survives (a pool worker, a Dask task; iolab.triage.scale), and
+    which the caller stops when it hangs. ``limit_s``: the forked reader's time limit."""
     path = Path(path_text)
     job = _empty_job(path)
     t0 = time.perf_counter()
@@ -84,7 +104,7 @@ def read_log(path_text: str, known_hashes: frozenset[str] = frozenset(),
         return LogResult(job)
     mounts: list[str] = []
     try:
-        findings, files = _read_and_diagnose(path, job, mounts, isolate)
+        findings, files = _read_and_diagnose(path, job, mounts, isolate, limit_s)
     except UsageError as exc:
         job["reason"] = _without_path(str(exc), path)
         return LogResult(job)
@@ -125,8 +145,8 @@ def _rules() -> list[Any]:
     return registry()
 
 
-def _read_and_diagnose(path: Path, job: dict[str, Any], mounts: list[str], isolate: bool
-                       ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def _read_and_diagnose(path: Path, job: dict[str, Any], mounts: list[str], isolate: bool,
+                       limit_s: float | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     from iolab.diagnose.config import Thresholds
     from iolab.diagnose.report import diagnose
     from iolab.model.job import build_model
@@ -134,7 +154,7 @@ def _read_and_diagnose(path: Path, job: dict[str, Any], mounts: list[str], isola
     from iolab.sources import load_source
     from iolab.triage.columns import job_columns
 
-    raw = load_source(path, isolate=isolate)
+    raw = load_source(path, isolate=isolate, limit_s=limit_s)
     model = build_model([raw])
     rep = diagnose(model, Thresholds(), _rules())
     m, j = model.metrics, model.job

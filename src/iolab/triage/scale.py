@@ -77,6 +77,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "jobqueue.slurm: interface, job-extra-directives, local-directory)")
     g.add_argument("--dask-wait", type=float, default=600.0, metavar="S",
                    help="seconds to wait for the first Dask worker (default: %(default)s)")
+    g.add_argument("--log-time-limit", type=float, metavar="S",
+                   help="seconds a log's reading may take before its reader is stopped and "
+                        "the log is a row with the reason (a log libdarshan-util loops on, "
+                        "a file system that stopped answering; default: 600 s plus 1 s per "
+                        "MiB of the log)")
 
 
 SLURM_DEFAULTS: dict[str, Any] = {"jobs": 4, "cores": 1, "memory": "2GiB",
@@ -96,6 +101,9 @@ def check_arguments(args: argparse.Namespace) -> None:
                      ("--slurm-jobs", args.slurm_jobs), ("--slurm-cores", args.slurm_cores)):
         if val is not None and val < 1:
             raise UsageError(f"{opt} {val}: must be at least 1")
+    if args.log_time_limit is not None and not args.log_time_limit > 0:
+        raise UsageError(f"--log-time-limit {args.log_time_limit:g}: must be more than 0 "
+                         "seconds")
     if args.dask_wait <= 0:
         raise UsageError(f"--dask-wait {args.dask_wait:g}: must be more than 0 seconds")
     given = [o for o in _SLURM_OPTIONS if getattr(args, o) is not None]
@@ -118,7 +126,7 @@ def open_reader(args: argparse.Namespace) -> Iterator[Reader]:
     """The reader the options ask for, started (a Dask cluster connected, or started and
     stopped at the end); a cluster that cannot be reached is bad input (nothing created)."""
     if not uses_dask(args):
-        yield PoolReader(args.jobs or default_jobs())
+        yield PoolReader(args.jobs or default_jobs(), args.log_time_limit)
         return
     try:
         from iolab.triage import dask_reader
@@ -134,9 +142,20 @@ def open_reader(args: argparse.Namespace) -> Iterator[Reader]:
 _KNOWN: frozenset[str] = frozenset()
 
 
+def stacks_on_sigusr1() -> None:
+    """``kill -USR1 PID`` prints every thread's Python stack on stderr, the run goes on: for a
+    run that seems stuck (the command and its pool's workers)."""
+    import faulthandler
+    import signal
+
+    if hasattr(signal, "SIGUSR1"):
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
+
+
 def _init_worker(known_hashes: frozenset[str]) -> None:
     global _KNOWN  # one copy per worker, set once, instead of one per log sent
     _KNOWN = known_hashes
+    stacks_on_sigusr1()
 
 
 def _read_in_worker(path_text: str) -> LogResult:
@@ -149,17 +168,22 @@ def _read_in_worker(path_text: str) -> LogResult:
 
 
 class PoolReader:
-    def __init__(self, jobs: int) -> None:
+    def __init__(self, jobs: int, limit_s: float | None = None) -> None:
         self.jobs = jobs
+        self.limit_s = limit_s  # --log-time-limit; None: by each log's size (read.time_limit_s)
         self.label = f"on {jobs} process{'es' if jobs > 1 else ''}"
         self.recovered = 0  # pools broken by a worker's death (a crashing log) and replaced
+        self.stalled = 0  # pools stopped because a log's result did not come in its time
 
     def results(self, paths: list[str], known_hashes: frozenset[str]) -> Iterator[LogResult]:
-        from iolab.triage.read import read_log  # deferred: see the imports
+        from iolab.triage.read import read_log, time_limit_s  # deferred: see the imports
+
+        def read_alone(p: str) -> LogResult:  # in a fork, stopped at the log's time limit
+            return read_log(p, known_hashes, limit_s=time_limit_s(p, self.limit_s))
 
         if len(paths) <= 1:  # one log: no pool to start, the fork protects this process
             for p in paths:
-                yield read_log(p, known_hashes)
+                yield read_alone(p)
             return
         # A pool even of one (-j 1): reading in a worker, not in a fork a log, is what makes
         # reading cheap, and the command survives what kills the worker.
@@ -175,10 +199,10 @@ class PoolReader:
             # crashes is unreadable; the rest go on in a new pool.
             for p, fut in in_flight:
                 done += 1
-                yield _result_or_none(fut) or read_log(p, known_hashes)
+                yield _result_or_none(fut) or read_alone(p)
             if done == before:  # a pool that reads nothing (its workers die at start)
                 done += 1
-                yield read_log(paths[before], known_hashes)
+                yield read_alone(paths[before])
 
     def _pool_run(self, paths: list[str], known_hashes: frozenset[str],
                   in_flight: list[tuple[str, cf.Future[LogResult]]]) -> Iterator[LogResult]:
@@ -187,6 +211,8 @@ class PoolReader:
         import concurrent.futures as cf  # deferred: see the imports
         import multiprocessing
         from concurrent.futures.process import BrokenProcessPool
+
+        from iolab.triage.read import time_limit_s
         # forkserver: the workers do not inherit the parent's threads (pyarrow's pools), which
         # a plain fork would copy in an unknown state.
         methods = multiprocessing.get_all_start_methods()
@@ -207,13 +233,36 @@ class PoolReader:
                     return
                 p, fut = pending[0]
                 try:
-                    res = fut.result()
+                    # The head's own limit: a worker that hangs (a log libdarshan-util loops
+                    # on, a file system that stopped answering, a stopped process) never
+                    # breaks the pool by itself; it is stopped here and its logs read again.
+                    res = fut.result(timeout=time_limit_s(p, self.limit_s))
+                except cf.TimeoutError:
+                    self.stalled += 1
+                    _kill_workers(pool)
+                    in_flight.extend(pending)
+                    return
                 except BrokenProcessPool:
                     self.recovered += 1
                     in_flight.extend(pending)
                     return
                 pending.popleft()
                 yield res
+
+
+def _kill_workers(pool: cf.ProcessPoolExecutor) -> None:
+    """SIGKILL every worker of ``pool`` (reaches a stopped or blocked one too): the pool then
+    breaks as when a worker crashes, and its shutdown is not kept waiting by them."""
+    import multiprocessing
+
+    kill = getattr(pool, "kill_workers", None)  # Python 3.14
+    if kill is not None:
+        kill()
+        return
+    # Before 3.14 no public handle: the pool's workers are this process's multiprocessing
+    # children (the pool is the only thing triage starts with multiprocessing).
+    for proc in multiprocessing.active_children():
+        proc.kill()
 
 
 def _result_or_none(fut: cf.Future[LogResult]) -> LogResult | None:
