@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -391,49 +392,9 @@ def _hdf5(model: Model, th: Thresholds) -> list[Hit]:
         return []
     idx = np.nonzero(sel)[0]
     coll_md = all(hdf5_metadata_collective(model, int(i)) for i in idx)
-    align = model.per_file_max("POSIX", "POSIX_FILE_ALIGNMENT")
-    # With a complete trace the cost is what the requests cost: the metadata requests of a
-    # real HDF5 file take well under a millisecond where their share of the count claimed
-    # 7/8 of the data write's time (h5nofill-openmpi: 0.16 ms, not 145 ms).
-    # A metadata request costs all its time; a misaligned data request what misalignment can
-    # cost of it (trace.misalignment_share: little for a file one rank writes alone).
-    def share(tr: Trace, r: np.ndarray) -> np.ndarray:
-        return np.where(tr.length[r] <= 1024, 1.0, misalignment_share(tr, r, align))
-
-    traced = {k: traced_request_time(model, sel, pick, share) for k, pick in (
-        ("metadata", lambda tr, r: tr.length[r] <= 1024),  # Darshan's bins up to 1 KiB
-        ("misaligned", lambda tr, r: (tr.length[r] > 1024) & off_alignment(tr, r, align)),
-        ("either", lambda tr, r: (tr.length[r] <= 1024) | off_alignment(tr, r, align)))}
-    exact = traced["either"] is not None
-    # Without a trace: the time HDF5 spent in its metadata calls (H5F/H5D records), measured;
-    # else only a bound (the POSIX time times the small requests' share).
-    meta_s = None if exact else hdf5_metadata_time(model, sel)
-    # Of that time, MPI_File_open/close (collective whatever HDF5 does) is out of reach of
-    # collective metadata; the rest holds the metadata requests and HDF5's own
-    # synchronisation, which a trace alone tells apart.
-    open_close_s = mpiio_meta_time(model, sel) if meta_s is not None else None
-    cost_from = "trace" if exact else "H5F/H5D metadata time" if meta_s is not None else (
-        "counters (a bound)")
-    if exact:
-        cost_s = traced["either"]
-    elif meta_s is not None:
-        # Collective metadata changes how the metadata requests reach the file, which are
-        # POSIX reads and writes on it: it cannot save more than their time (h5_slab's
-        # contiguous write: 167 ms of H5F/H5D time, the file's POSIX I/O a few ms; was the
-        # H5F/H5D time less open/close, the top predicted fix, 0.48x).
-        posix_rw = cost(model, sel, ("read", "write"), ("POSIX",))
-        cost_s = min(max(meta_s - (open_close_s or 0.0), 0.0), posix_rw)
-    else:
-        cost_s = cost(model, sel, ("read", "write", "meta"), ("POSIX",),
-                      max(n_meta, n_na) / n_ops)
-    # Waste only when the metadata requests' own time is measured (the trace) and a real
-    # share of the run; otherwise collective metadata is an experiment: it adds collective
-    # calls to every metadata operation, and made h5_slab 0.26x-0.39x under MPICH when the
-    # metadata I/O was milliseconds (was: its H5F time, mostly opening and closing, ranked
-    # it the top fix).
-    run = model.metrics.run_time_s
-    waste = bool(exact and run > 0 and (traced["metadata"] or 0.0) + (traced["misaligned"] or 0.0)
-                 >= th.hdf5_metadata_share * run)
+    hc = _hdf5_cost(model, sel, max(n_meta, n_na) / n_ops, th)
+    traced, exact, meta_s, open_close_s = hc.traced, hc.exact, hc.meta_s, hc.open_close_s
+    cost_from, cost_s, waste = hc.cost_from, hc.cost_s, hc.waste
     measured = ""
     if meta_s is not None:
         measured = (f"; {fmt_seconds(meta_s)} in H5F/H5D metadata calls"
@@ -477,6 +438,66 @@ def _hdf5(model: Model, th: Thresholds) -> list[Hit]:
         # calls write and read through the layers below, and open and close
         claims=claims_of(model, sel, "read", "write", *(() if exact else ("meta",))),
     )]
+
+
+@dataclass(frozen=True)
+class _Hdf5Cost:
+    traced: dict[str, float | None]  # traced request time: metadata, misaligned, either
+    exact: bool  # from a complete trace
+    meta_s: float | None  # H5F/H5D metadata time (no trace)
+    open_close_s: float | None  # of it, MPI-IO's open and close
+    cost_from: str
+    cost_s: float | None
+    waste: bool
+
+
+def _hdf5_cost(model: Model, sel: np.ndarray, small_share: float, th: Thresholds) -> _Hdf5Cost:
+    """What the HDF5 metadata/alignment finding costs on the files of ``sel``, and from what:
+    a trace (exact), HDF5's metadata calls' time, or the small requests' share of the POSIX
+    time (a bound)."""
+    align = model.per_file_max("POSIX", "POSIX_FILE_ALIGNMENT")
+    # With a complete trace the cost is what the requests cost: the metadata requests of a
+    # real HDF5 file take well under a millisecond where their share of the count claimed
+    # 7/8 of the data write's time (h5nofill-openmpi: 0.16 ms, not 145 ms).
+    # A metadata request costs all its time; a misaligned data request what misalignment can
+    # cost of it (trace.misalignment_share: little for a file one rank writes alone).
+    def share(tr: Trace, r: np.ndarray) -> np.ndarray:
+        return np.where(tr.length[r] <= 1024, 1.0, misalignment_share(tr, r, align))
+
+    traced = {k: traced_request_time(model, sel, pick, share) for k, pick in (
+        ("metadata", lambda tr, r: tr.length[r] <= 1024),  # Darshan's bins up to 1 KiB
+        ("misaligned", lambda tr, r: (tr.length[r] > 1024) & off_alignment(tr, r, align)),
+        ("either", lambda tr, r: (tr.length[r] <= 1024) | off_alignment(tr, r, align)))}
+    exact = traced["either"] is not None
+    # Without a trace: the time HDF5 spent in its metadata calls (H5F/H5D records), measured;
+    # else only a bound (the POSIX time times the small requests' share).
+    meta_s = None if exact else hdf5_metadata_time(model, sel)
+    # Of that time, MPI_File_open/close (collective whatever HDF5 does) is out of reach of
+    # collective metadata; the rest holds the metadata requests and HDF5's own
+    # synchronisation, which a trace alone tells apart.
+    open_close_s = mpiio_meta_time(model, sel) if meta_s is not None else None
+    cost_from = "trace" if exact else "H5F/H5D metadata time" if meta_s is not None else (
+        "counters (a bound)")
+    if exact:
+        cost_s = traced["either"]
+    elif meta_s is not None:
+        # Collective metadata changes how the metadata requests reach the file, which are
+        # POSIX reads and writes on it: it cannot save more than their time (h5_slab's
+        # contiguous write: 167 ms of H5F/H5D time, the file's POSIX I/O a few ms; was the
+        # H5F/H5D time less open/close, the top predicted fix, 0.48x).
+        posix_rw = cost(model, sel, ("read", "write"), ("POSIX",))
+        cost_s = min(max(meta_s - (open_close_s or 0.0), 0.0), posix_rw)
+    else:
+        cost_s = cost(model, sel, ("read", "write", "meta"), ("POSIX",), small_share)
+    # Waste only when the metadata requests' own time is measured (the trace) and a real
+    # share of the run; otherwise collective metadata is an experiment: it adds collective
+    # calls to every metadata operation, and made h5_slab 0.26x-0.39x under MPICH when the
+    # metadata I/O was milliseconds (was: its H5F time, mostly opening and closing, ranked
+    # it the top fix).
+    run = model.metrics.run_time_s
+    waste = bool(exact and run > 0 and (traced["metadata"] or 0.0) + (traced["misaligned"] or 0.0)
+                 >= th.hdf5_metadata_share * run)
+    return _Hdf5Cost(traced, exact, meta_s, open_close_s, cost_from, cost_s, waste)
 
 
 def _hdf5_small_data(model: Model, sel: np.ndarray) -> tuple[int, int]:
