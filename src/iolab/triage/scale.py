@@ -253,15 +253,13 @@ class PoolReader:
 def _kill_workers(pool: cf.ProcessPoolExecutor) -> None:
     """SIGKILL every worker of ``pool`` (reaches a stopped or blocked one too): the pool then
     breaks as when a worker crashes, and its shutdown is not kept waiting by them."""
-    import multiprocessing
-
     kill = getattr(pool, "kill_workers", None)  # Python 3.14
     if kill is not None:
         kill()
         return
-    # Before 3.14 no public handle: the pool's workers are this process's multiprocessing
-    # children (the pool is the only thing triage starts with multiprocessing).
-    for proc in multiprocessing.active_children():
+    # Before 3.14 the pool's workers are only in its private table (stable since 3.2); not
+    # multiprocessing.active_children(), which would take any other child of this process.
+    for proc in list((getattr(pool, "_processes", None) or {}).values()):
         proc.kill()
 
 
