@@ -54,16 +54,18 @@ def env() -> dict[str, str]:
     return e
 
 
-def run(cmd: list[str], timeout: float = 7200, extra_env: dict[str, str | None] | None = None
-        ) -> subprocess.CompletedProcess:
-    """cmd with its output captured; extra_env sets variables (None: removes one)."""
+def run(cmd: list[str], timeout: float = 7200, extra_env: dict[str, str | None] | None = None,
+        cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """cmd with its output captured, in cwd (default: this one); extra_env sets variables
+    (None: removes one)."""
     e = env()
     for k, v in (extra_env or {}).items():
         if v is None:
             e.pop(k, None)
         else:
             e[k] = v
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=e)
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=e,
+                          cwd=cwd)
 
 
 @lru_cache(maxsize=1)

@@ -256,7 +256,9 @@ static int check_files(const iolab_run_t *run, char *err, size_t len)
                      strerror(errno));
             return -1;
         }
-        if ((uint64_t)st.st_size < need) {
+        /* --random-repeat draws its blocks from the file's own size (IOR's -z -z reads a
+         * file of any size), so only an empty file is too small for it */
+        if ((uint64_t)st.st_size < need && !(c->random_repeat && st.st_size > 0)) {
             snprintf(err, len, "%s has %lld bytes but the layout reads %llu; write it first "
                      "with the same sizes and layout (--write --keep)", p,
                      (long long)st.st_size, (unsigned long long)need);

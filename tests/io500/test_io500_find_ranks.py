@@ -7,16 +7,18 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 import shutil
+import subprocess
 import time
 from pathlib import Path
 
 import pytest
-from tool_helpers import mpirun_env
+from tool_helpers import mpirun_env, real_tool
 
 from iolab import launch as launchers
 from iolab.io500.find import Criteria, name_filter
-from iolab.io500.find_ranks import split_walk
+from iolab.io500.find_ranks import WIDE_FOLDER_BYTES, split_walk
 
 
 def _tree(root: Path) -> int:
@@ -130,6 +132,83 @@ def test_two_ranks_share_io500s_mdtest_trees(tmp_path: Path) -> None:
     total = sum(s[1] for s in shares)
     assert total == 2 + 1 + 2 * 400 + 100
     assert max(s[1] for s in shares) <= 0.6 * total, shares
+
+
+def _one_wide_folder(root: Path) -> int:
+    """IO500's datadir with one wide mdtest-hard folder (every rank's files, 5,000 of them,
+    a third of them the size find-hard asks for) and two small ior folders; returns the mtime
+    (ns) of the timestampfile beside root, touched (as IO500 does) before the wide folder's
+    files are written."""
+    _io500_tree(root, easy=0, hard=0)
+    stamp = root.parent / "timestampfile"
+    stamp.touch()
+    before = stamp.stat().st_mtime_ns
+    time.sleep(0.02)
+    wide = root / "mdtest-hard" / "test-dir.0-0" / "mdtest_tree.0"
+    for i in range(5000):
+        (wide / f"file.mdtest.{i % 2}.{i // 2}").write_bytes(b"z" * (3901 if i % 3 else 7))
+    if os.stat(wide).st_size < WIDE_FOLDER_BYTES:
+        pytest.skip(f"this file system's directory of 5,000 entries is under "
+                    f"{WIDE_FOLDER_BYTES} bytes")
+    return before
+
+
+@pytest.mark.parametrize("size", [2, 3])
+def test_one_wide_folder_is_shared_by_every_rank(tmp_path: Path, size: int) -> None:
+    """expected IO500's one wide mdtest-hard folder checked by every rank, a slice each,
+    the counts the serial walk's / was the whole folder on one rank (5,000 files against the
+    other ranks' 3 or none)."""
+    before = _one_wide_folder(tmp_path / "data")
+    for crit in (Criteria(), Criteria(size=3901, newer_than_ns=before)):
+        shares = [split_walk(str(tmp_path / "data"), crit, r, size) for r in range(size)]
+        assert (sum(s[0] for s in shares), sum(s[1] for s in shares)) == _serial(
+            tmp_path / "data", crit)
+        assert sum(s[2] for s in shares) == 0
+        total = sum(s[1] for s in shares)
+        assert all(s[1] >= total // size - 3 for s in shares), shares
+
+
+def test_one_wide_folder_is_shared_by_mpirun_ranks(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """expected both of 2 mpirun ranks to report about half of the wide folder's files
+    checked in their result files, the sum the serial walk's / was one rank checking all
+    5,000 and the other 3."""
+    from iolab.io500.find_ranks import rank_find
+
+    if shutil.which("mpirun") is None:
+        pytest.skip("mpirun is not on PATH (./setup installs Open MPI)")
+    before = _one_wide_folder(tmp_path / "data")
+    crit = Criteria(size=3901, newer_than_ns=before)
+    for k, v in mpirun_env().items():
+        if k.startswith("OMPI_ALLOW"):
+            monkeypatch.setenv(k, v)
+    spec = launchers.LaunchSpec(np=2, launcher="mpirun", extra=("--oversubscribe",))
+    found, ranks = rank_find(str(tmp_path / "data"), crit, spec, str(tmp_path))
+    assert (found.found, found.total) == _serial(tmp_path / "data", crit)
+    assert all(r["checked"] >= 2500 for r in ranks), ranks  # the wide folder halved
+
+
+def test_wide_folder_counts_are_real_pfinds(tmp_path: Path) -> None:
+    """expected the matches and files scanned of real pfind (IO500's, on 2 ranks) from the 2
+    ranks sharing the wide folder / was not compared with pfind on a folder wide enough to
+    share."""
+    io500 = real_tool("IOLAB_IO500", "IO500 (IO500/io500; IOLAB_IO500: its io500 binary)")
+    pfind = io500.parent / "build" / "pfind" / "pfind"
+    if not os.access(pfind, os.X_OK):
+        pytest.skip(f"no pfind built beside {io500} ({pfind}: run IO500's prepare.sh)")
+    data = tmp_path / "data"
+    before = _one_wide_folder(data)
+    stamp = tmp_path / "timestampfile"  # pfind compares ctimes in seconds, >=; iolab mtimes
+    p = subprocess.run(["mpirun", "--oversubscribe", "-np", "2", str(pfind), str(data),
+                        "-newer", str(stamp), "-size", "3901c", "-name", "*01*", "-C"],
+                       env=mpirun_env(), capture_output=True, text=True, timeout=300)
+    done = re.search(r"found: (\d+) \(scanned (\d+) files", p.stdout)
+    assert p.returncode == 0 and done, p.stdout + p.stderr
+    crit = Criteria(size=3901, newer_than_ns=before)
+    shares = [split_walk(str(data), crit, r, 2) for r in range(2)]
+    assert (sum(s[0] for s in shares), sum(s[1] for s in shares)) == (int(done[1]),
+                                                                       int(done[2]))
+    assert int(done[1]) > 0 and all(s[1] >= 2500 for s in shares), shares
 
 
 def test_leaf_folders_are_read_by_name_only(tmp_path: Path) -> None:

@@ -168,6 +168,29 @@ def test_same_random_with_repetition_reads_as_real_ior(real_ior: Path, engine: P
     assert want and rank_offsets(ours, ENGINE_CALLS) == want
 
 
+def test_random_with_repetition_reads_a_file_smaller_than_its_layout(
+        real_ior: Path, engine: Path, tmp_path: Path) -> None:
+    """expected IOR's -r -z -z -s 10 over a file written with -s 1 (IOR's basic-tests.sh
+    line: blocks drawn from the file's size, whatever the layout) read call for call as IOR
+    reads it / was refused: "has 32768 bytes but the layout reads 327680"."""
+    folder = tmp_path / "data"
+    folder.mkdir()
+    f = str(folder / "f")
+    real_ior_run(real_ior, ["-w", "-k", "-t", "4k", "-b", "16k", "-o", f], tmp_path)
+    read = ["-r", "-k", "-z", "-z", "--random-offset-seed=5", "-t", "4k", "-b", "16k", "-s",
+            "10", "-o", f]
+    theirs, ours = tmp_path / "ior", tmp_path / "iolab"
+    theirs.mkdir()
+    ours.mkdir()
+    traced(["mpirun", "--oversubscribe", "-np", "2", str(real_ior), *read], theirs)
+    args = engine_args(parse_command_line(read).tests[0], 2, None, environ={})
+    traced(["mpirun", "--oversubscribe", "-np", "2", str(engine), *args, "--quiet",
+            "--json", str(tmp_path / "r.json")], ours)
+    want = rank_offsets(theirs, IOR_SEEKS)
+    assert want and rank_offsets(ours, ENGINE_CALLS) == want
+    assert max(max(o) for o in want) < 2 * 16 * 1024  # inside the file written
+
+
 def removals(folder: Path, name: str) -> int:
     """Successful unlink calls of the test file over every traced process."""
     return sum(len(re.findall(rf'unlink(?:at)?\((?:AT_FDCWD, )?"[^"]*/{name}"(?:, 0)?\)\s*= 0',

@@ -47,6 +47,7 @@ def test_ior_words_set_iors_parameters(words: list[str], expected: dict[str, Any
 
 @pytest.mark.parametrize("words,says", [
     (["-t", "abc"], "not a number"),
+    (["-d", "0.1"], "IOR takes whole numbers only and reads this as 0; give 0"),
     (["--posix.nosuch"], "not an IOR 4 option"),
     (["-O", "nosuch=1"], "not an IOR 4 parameter"),
     (["-O", "transferSize"], "key=value"),

@@ -83,13 +83,25 @@ def _matched(folder: str, names: list[str], crit: Criteria) -> tuple[int, int]:
     return matched, errors
 
 
-def scan_folder(folder: str, crit: Criteria, leaf: bool = False
-                ) -> tuple[list[str], int, int, int]:
+def _slice(names: list[str], share: tuple[int, int]) -> list[str]:
+    """The names at positions rank, rank + size, ... of the sorted list: each of `size`
+    ranks reading the same folder takes its own, every name exactly once (sorted, so the
+    slices do not depend on the order each rank's listing came in)."""
+    rank, size = share
+    return names if size == 1 else sorted(names)[rank::size]
+
+
+def scan_folder(folder: str, crit: Criteria, leaf: bool = False,
+                share: tuple[int, int] = (0, 1)) -> tuple[list[str], int, int, int]:
     """(subfolders, files checked, files matched, errors) of one folder; leaf: the folder is
-    known to hold no subfolder (:func:`is_leaf`), so its names alone are read."""
+    known to hold no subfolder (:func:`is_leaf`), so its names alone are read. share (rank,
+    size): `size` ranks read the folder and this one takes its :func:`_slice` of the files
+    (checked) and of the subfolders (returned); errors every rank meets alike (the listing,
+    an entry's type) are rank 0's."""
+    own = share[0] == 0
     try:
         if leaf:
-            names = os.listdir(folder)
+            names = _slice(os.listdir(folder), share)
             matched, errors = _matched(folder, names, crit)
             return [], len(names), matched, errors
         subdirs: list[str] = []
@@ -100,13 +112,14 @@ def scan_folder(folder: str, crit: Criteria, leaf: bool = False
                 try:
                     folder_entry = entry.is_dir(follow_symlinks=False)
                 except OSError:
-                    type_errors += 1
+                    type_errors += own
                     continue
                 if folder_entry:
                     subdirs.append(entry.path)
                 else:
                     files.append(entry.name)
+        files = _slice(files, share)
         matched, errors = _matched(folder, files, crit)
-        return subdirs, len(files), matched, errors + type_errors
+        return _slice(subdirs, share), len(files), matched, errors + type_errors
     except OSError:
-        return [], 0, 0, 1
+        return [], 0, 0, int(own)

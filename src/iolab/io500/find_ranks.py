@@ -9,7 +9,10 @@ of those shared folders are checked by one rank each (the folder's place in the 
 the ranks); every other folder met is walked whole by one rank, the widest first to the least
 loaded rank (a folder's width: its directory size), so IO500's per-rank mdtest-easy trees
 and its one wide mdtest-hard folder spread over the ranks as pfind's work stealing spreads
-them (a single folder is still one rank's). The tree does not change during a find, so every
+them. A folder wider than one rank's fair share of the whole (and than WIDE_FOLDER_BYTES:
+IO500's one mdtest-hard folder of every rank's files, or a single mdtest-easy tree) is
+shared inside: every rank lists it and checks every size-th of its sorted names (see
+_wide). The tree does not change during a find, so every
 rank computes the same split, and every folder is checked by exactly one rank: the counts are
 the serial walk's. The walkers
 write their counts and times to one small file each in a folder every node sees (the result
@@ -42,6 +45,10 @@ MAX_SPLIT_DEPTH = 8
 # the top of the tree every rank reads stops at a level of this many folders a rank
 SHARED_FOLDERS_PER_RANK = 8
 BARRIER_TIMEOUT_S = 60.0
+# a folder is shared inside by every rank only from this directory size on (on ext4 about
+# 1,500 entries of mdtest's names, on tmpfs about 3,000): below it one rank reads it sooner
+# than every rank can list it
+WIDE_FOLDER_BYTES = 64 * 1024
 
 
 def rank_and_size(environ: dict[str, str] | None = None) -> tuple[int, int]:
@@ -83,6 +90,37 @@ def _assign(units: list[tuple[int, str]], size: int) -> list[list[str]]:
     return mine
 
 
+def _wide(units: list[tuple[int, str]], size: int) -> set[str]:
+    """The folders every rank shares inside: each wider than a rank's fair share of all the
+    walk's width (no assignment of whole folders could balance it) and than
+    WIDE_FOLDER_BYTES. Sharing costs every rank a listing of the whole folder, but on a
+    parallel file system a listing comes in pages of many entries per request (Lustre's
+    readdir pages, GPFS's directory blocks) while the checks that cost (a stat per file whose
+    name matched: one request each, to the metadata server and for the size to the data
+    servers) are split size ways; index slices of one sorted listing need no message between
+    ranks and no readdir cookie (pfind's -H splits a folder by telldir/seekdir offsets, off
+    in IO500 because not every file system keeps them valid between processes). Folders no
+    wider than a fair share stay whole, so IO500's equal per-rank mdtest-easy trees are not
+    listed by every rank."""
+    total = sum(width for width, _ in units)
+    return {folder for width, folder in units
+            if width >= WIDE_FOLDER_BYTES and width * size > total}
+
+
+def _walk_whole(top: str, crit: Criteria) -> tuple[int, int, int, int]:
+    """(found, checked, errors, folders read by name only) of top and everything below."""
+    found = checked = errors = names_only = 0
+    todo = [top]
+    while todo:
+        folder = todo.pop()
+        leaf = is_leaf(_stat(folder))
+        subdirs, n, m, e = scan_folder(folder, crit, leaf)
+        checked, found, errors = checked + n, found + m, errors + e
+        names_only += leaf
+        todo += subdirs
+    return found, checked, errors, names_only
+
+
 def split_walk(root: str, crit: Criteria, rank: int, size: int) -> tuple[int, int, int, int]:
     """(found, checked, errors, folders read by name only) of rank's share of the walk of
     root (see the module)."""
@@ -102,15 +140,17 @@ def split_walk(root: str, crit: Criteria, rank: int, size: int) -> tuple[int, in
             place += 1
             below += sorted(subdirs)
         level, depth = below, depth + 1
-    for top in _assign(units, size)[rank]:
-        todo = [top]
-        while todo:
-            folder = todo.pop()
-            leaf = is_leaf(_stat(folder))
-            subdirs, n, m, e = scan_folder(folder, crit, leaf)
-            checked, found, errors = checked + n, found + m, errors + e
-            names_only += leaf
-            todo += subdirs
+    wide = _wide(units, size)
+    tops = _assign([u for u in units if u[1] not in wide], size)[rank]
+    for folder in sorted(wide):  # every rank lists it, checks its slice, walks its subfolders
+        leaf = is_leaf(_stat(folder))
+        subdirs, n, m, e = scan_folder(folder, crit, leaf, (rank, size))
+        checked, found, errors = checked + n, found + m, errors + e
+        names_only += leaf
+        tops += subdirs
+    for top in tops:
+        f, c, e, n = _walk_whole(top, crit)
+        found, checked, errors, names_only = found + f, checked + c, errors + e, names_only + n
     return found, checked, errors, names_only
 
 

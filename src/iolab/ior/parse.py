@@ -64,6 +64,11 @@ def size_value(text: str, where: str) -> int:
     # IOR reads any letter after the number and ignores an unknown one ('1x' is 1): refused
     m = re.fullmatch(r"\s*([-+]?\d+)\s*(?:([kKmMgGtTpP])\S*)?\s*", text)
     if not m:
+        whole = re.fullmatch(r"\s*([-+]?\d+)[.,]\d*\s*", text)
+        if whole:  # IOR's sscanf stops at the point: IOR's own -d 0.1 line delays 0 s
+            raise UsageError(f"{where}: {text!r}: IOR takes whole numbers only and reads this "
+                             f"as {int(whole.group(1))}; give {int(whole.group(1))} (or the "
+                             f"whole number meant)")
         raise UsageError(f"{where}: {text!r} is not a number; IOR takes e.g. 8, 4k, 2m, 1g")
     shift = {"": 0, "k": 10, "m": 20, "g": 30, "t": 40, "p": 50}[(m.group(2) or "").lower()]
     return int(m.group(1)) << shift

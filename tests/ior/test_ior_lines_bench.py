@@ -1,0 +1,83 @@
+"""bench/ior_lines_vs_ior.py reads what real IOR / mdtest and iolab ior / mdtest print (their
+text summary tables, IOR's JSON summary) into the same phases, and runs the lines it says
+(IOR's test-script lines and tests/ior's list). Real IOR and mdtest are run once each when
+IOLAB_IOR / IOLAB_MDTEST name them (skipped with the reason otherwise)."""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+from ior_helpers import mpirun_env, run_iolab
+from test_ior_against_real_ior import LINES
+from tool_helpers import real_tool
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+WORDS = ["-a", "POSIX", "-w", "-r", "-t", "64k", "-b", "128k", "-s", "2"]
+
+
+def bench() -> ModuleType:
+    sys.path.insert(0, str(BENCH))
+    try:
+        return importlib.import_module("ior_lines_vs_ior")
+    finally:
+        sys.path.remove(str(BENCH))
+
+
+def real_run(tool: Path, words: list[str], cwd: Path) -> str:
+    p = subprocess.run(["mpirun", "--oversubscribe", "-np", "2", str(tool), *words], cwd=cwd,
+                       env=mpirun_env(), capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr
+    return p.stdout
+
+
+def test_reads_real_and_iolab_iors_summary_as_the_same_phases(engine: Path,
+                                                              tmp_path: Path) -> None:
+    """expected write and read MiB/s from real IOR's text table, its JSON summary file and
+    iolab ior's table alike / was no reader of either (the benchmark did not exist)."""
+    ior = real_tool("IOLAB_IOR", "IOR (hpc/ior; IOLAB_IOR: its src/ior)")
+    b = bench()
+    text = b.ior_phases(real_run(ior, [*WORDS, "-o", str(tmp_path / "a")], tmp_path),
+                        tmp_path)
+    out = real_run(ior, [*WORDS, "-O", "summaryFormat=JSON", "-O", "summaryFile=s.json",
+                         "-o", str(tmp_path / "b")], tmp_path)
+    from_json = b.ior_phases(out, tmp_path)
+    ran = run_iolab("ior", "--np", "2", "--db", str(tmp_path / "r.db"), *WORDS, "-o",
+                    str(tmp_path / "c"))
+    assert ran.returncode == 0, ran.stderr
+    ours = b.ior_phases(ran.stdout, tmp_path / "none")
+    assert list(text) == list(from_json) == list(ours) == ["write", "read"]
+    assert all(v > 0 for v in [*text.values(), *from_json.values(), *ours.values()])
+
+
+def test_reads_real_and_iolab_mdtests_summary_as_the_same_phases(engine: Path,
+                                                                 tmp_path: Path) -> None:
+    """expected the same mdtest operations with a positive rate from both tools' SUMMARY rate
+    table / was no reader (the benchmark did not exist)."""
+    mdtest = real_tool("IOLAB_MDTEST", "mdtest (hpc/ior; IOLAB_MDTEST: its src/mdtest)")
+    b = bench()
+    words = ["-F", "-n", "20"]
+    theirs = b.mdtest_phases(real_run(mdtest, [*words, "-d", str(tmp_path / "a")], tmp_path))
+    ran = run_iolab("mdtest", "--np", "2", "--db", str(tmp_path / "r.db"), *words, "-d",
+                    str(tmp_path / "b"))
+    assert ran.returncode == 0, ran.stderr
+    ours = b.mdtest_phases(ran.stdout)
+    assert "File creation" in theirs and list(ours) == list(theirs)
+    assert all(v > 0 for v in [*theirs.values(), *ours.values()])
+
+
+def test_lines_are_iors_scripts_and_tests_iors_list() -> None:
+    """expected every IOR and MDTEST line of IOR's two test scripts with its rank count and
+    environment, and tests/ior's LINES unchanged / was no such list."""
+    b = bench()
+    lines = b.all_lines()
+    assert [list(ln.words) for ln in lines if ln.source == "tests/ior"] == LINES
+    fake = next(ln for ln in lines if ln.env)
+    assert fake.env == (("IOR_FAKE_TASK_PER_NODES", "1"),) and fake.ranks == 2
+    assert fake.words == ("-a", "POSIX", "-f", "$ROOT/bug-multi-node.conf")
+    scripts = [ln for ln in lines if ln.source.endswith(".sh")]
+    assert len(scripts) == 29 and {ln.ranks for ln in scripts} == {1, 2, 3}
+    assert sum(ln.tool == "mdtest" for ln in scripts) == 8
