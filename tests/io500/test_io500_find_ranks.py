@@ -22,7 +22,8 @@ from iolab.io500.find_ranks import WIDE_FOLDER_BYTES, split_walk
 
 
 def _tree(root: Path) -> int:
-    """A tree like IO500's datadir; returns the mtime (ns) before its hard files."""
+    """A tree like IO500's datadir; returns the time (whole seconds, pfind's -newer) before its
+    hard files."""
     (root / "ior-easy").mkdir(parents=True)
     for r in range(3):
         (root / "ior-easy" / f"ior_file_easy.0000000{r}").write_bytes(b"x" * 10)
@@ -35,7 +36,7 @@ def _tree(root: Path) -> int:
     deep = root / "deep" / "a" / "b" / "c"
     deep.mkdir(parents=True)
     (deep / "x01y").write_bytes(b"y" * 3901)
-    before = time.time_ns()
+    before = time.time_ns() // 1_000_000_000
     time.sleep(0.02)
     hard = root / "mdtest-hard" / "test-dir.0-0" / "mdtest_tree.0"
     hard.mkdir(parents=True)
@@ -53,7 +54,8 @@ def _serial(root: Path, crit: Criteria) -> tuple[int, int]:
             st = os.stat(os.path.join(folder, name))
             if (fnmatch.fnmatchcase(name, crit.name)
                     and (crit.size is None or st.st_size == crit.size)
-                    and (crit.newer_than_ns is None or st.st_mtime_ns > crit.newer_than_ns)):
+                    and (crit.newer_than_s is None
+                         or st.st_ctime_ns // 1_000_000_000 >= crit.newer_than_s)):
                 found += 1
     return found, checked
 
@@ -63,7 +65,7 @@ def test_ranks_shares_add_up_to_the_serial_walk(tmp_path: Path, size: int) -> No
     """expected every file checked by exactly one of `size` ranks, the found count the
     serial one / was one pool of processes on the launching node (no split over ranks)."""
     before = _tree(tmp_path / "data")
-    for crit in (Criteria(), Criteria(size=3901, newer_than_ns=before)):
+    for crit in (Criteria(), Criteria(size=3901, newer_than_s=before)):
         shares = [split_walk(str(tmp_path / "data"), crit, r, size) for r in range(size)]
         assert (sum(s[0] for s in shares), sum(s[1] for s in shares)) == _serial(
             tmp_path / "data", crit)
@@ -81,7 +83,7 @@ def test_find_over_mpirun_ranks_equals_the_serial_walk(tmp_path: Path,
     if shutil.which("mpirun") is None:
         pytest.skip("mpirun is not on PATH (./setup installs Open MPI)")
     before = _tree(tmp_path / "data")
-    crit = Criteria(size=3901, newer_than_ns=before)
+    crit = Criteria(size=3901, newer_than_s=before)
     for k, v in mpirun_env().items():  # Open MPI as root, as the launch tests run it
         if k.startswith("OMPI_ALLOW"):
             monkeypatch.setenv(k, v)
@@ -136,13 +138,13 @@ def test_two_ranks_share_io500s_mdtest_trees(tmp_path: Path) -> None:
 
 def _one_wide_folder(root: Path) -> int:
     """IO500's datadir with one wide mdtest-hard folder (every rank's files, 5,000 of them,
-    a third of them the size find-hard asks for) and two small ior folders; returns the mtime
-    (ns) of the timestampfile beside root, touched (as IO500 does) before the wide folder's
-    files are written."""
+    a third of them the size find-hard asks for) and two small ior folders; returns the ctime
+    (whole seconds: pfind's -newer) of the timestampfile beside root, touched (as IO500 does)
+    before the wide folder's files are written."""
     _io500_tree(root, easy=0, hard=0)
     stamp = root.parent / "timestampfile"
     stamp.touch()
-    before = stamp.stat().st_mtime_ns
+    before = stamp.stat().st_ctime_ns // 1_000_000_000
     time.sleep(0.02)
     wide = root / "mdtest-hard" / "test-dir.0-0" / "mdtest_tree.0"
     for i in range(5000):
@@ -159,7 +161,7 @@ def test_one_wide_folder_is_shared_by_every_rank(tmp_path: Path, size: int) -> N
     the counts the serial walk's / was the whole folder on one rank (5,000 files against the
     other ranks' 3 or none)."""
     before = _one_wide_folder(tmp_path / "data")
-    for crit in (Criteria(), Criteria(size=3901, newer_than_ns=before)):
+    for crit in (Criteria(), Criteria(size=3901, newer_than_s=before)):
         shares = [split_walk(str(tmp_path / "data"), crit, r, size) for r in range(size)]
         assert (sum(s[0] for s in shares), sum(s[1] for s in shares)) == _serial(
             tmp_path / "data", crit)
@@ -178,7 +180,7 @@ def test_one_wide_folder_is_shared_by_mpirun_ranks(tmp_path: Path,
     if shutil.which("mpirun") is None:
         pytest.skip("mpirun is not on PATH (./setup installs Open MPI)")
     before = _one_wide_folder(tmp_path / "data")
-    crit = Criteria(size=3901, newer_than_ns=before)
+    crit = Criteria(size=3901, newer_than_s=before)
     for k, v in mpirun_env().items():
         if k.startswith("OMPI_ALLOW"):
             monkeypatch.setenv(k, v)
@@ -198,17 +200,42 @@ def test_wide_folder_counts_are_real_pfinds(tmp_path: Path) -> None:
         pytest.skip(f"no pfind built beside {io500} ({pfind}: run IO500's prepare.sh)")
     data = tmp_path / "data"
     before = _one_wide_folder(data)
-    stamp = tmp_path / "timestampfile"  # pfind compares ctimes in seconds, >=; iolab mtimes
+    stamp = tmp_path / "timestampfile"
+    for f in sorted((data / "mdtest-hard").rglob("file.mdtest.1.*"))[:300]:
+        os.utime(f, (946684800, 946684800))  # mtime set back to 2000: its ctime still counts
     p = subprocess.run(["mpirun", "--oversubscribe", "-np", "2", str(pfind), str(data),
                         "-newer", str(stamp), "-size", "3901c", "-name", "*01*", "-C"],
                        env=mpirun_env(), capture_output=True, text=True, timeout=300)
     done = re.search(r"found: (\d+) \(scanned (\d+) files", p.stdout)
     assert p.returncode == 0 and done, p.stdout + p.stderr
-    crit = Criteria(size=3901, newer_than_ns=before)
+    crit = Criteria(size=3901, newer_than_s=before)
     shares = [split_walk(str(data), crit, r, 2) for r in range(2)]
     assert (sum(s[0] for s in shares), sum(s[1] for s in shares)) == (int(done[1]),
                                                                        int(done[2]))
     assert int(done[1]) > 0 and all(s[1] >= 2500 for s in shares), shares
+
+
+def test_newer_is_pfinds_ctime_in_whole_seconds(tmp_path: Path) -> None:
+    """expected -newer as pfind reads it: a file counts unless its ctime, in whole seconds, is
+    before the timestamp file's (the same second counts; a file whose mtime was set back still
+    counts: utime changes the ctime to now) / was iolab's mtime in ns, strictly after: a file
+    with an old mtime, or written in the stamp's second before it, was left out."""
+    data = tmp_path / "data"
+    data.mkdir()
+    stamp = tmp_path / "timestampfile"
+    stamp.touch()
+    newer = os.lstat(stamp).st_ctime_ns // 1_000_000_000
+    for i in range(4):
+        (data / f"f01.{i}").write_bytes(b"z" * 3901)
+    os.utime(data / "f01.0", (946684800, 946684800))
+    assert os.lstat(data / "f01.0").st_mtime_ns < os.lstat(stamp).st_mtime_ns
+    (found, checked, errors, _) = split_walk(str(data), Criteria(size=3901, newer_than_s=newer),
+                                             0, 1)
+    assert (found, checked, errors) == (4, 4, 0)
+    # a stamp a second after the files: none of them counts
+    later = Criteria(size=3901, newer_than_s=max(os.lstat(data / f"f01.{i}").st_ctime_ns
+                                                 for i in range(4)) // 1_000_000_000 + 1)
+    assert split_walk(str(data), later, 0, 1)[:2] == (0, 4)
 
 
 def test_leaf_folders_are_read_by_name_only(tmp_path: Path) -> None:
@@ -218,7 +245,7 @@ def test_leaf_folders_are_read_by_name_only(tmp_path: Path) -> None:
     if not _links_count_subfolders(tmp_path):
         pytest.skip("this file system's link counts do not count subfolders")
     _io500_tree(tmp_path / "data", easy=30, hard=20)
-    crit = Criteria(size=3901, newer_than_ns=0)
+    crit = Criteria(size=3901, newer_than_s=0)
     shares = [split_walk(str(tmp_path / "data"), crit, r, 2) for r in range(2)]
     assert sum(s[3] for s in shares) == 5  # ior-easy, ior-hard, 2 easy trees, the hard one
     assert (sum(s[0] for s in shares), sum(s[1] for s in shares)) == _serial(

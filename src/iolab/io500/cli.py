@@ -305,8 +305,8 @@ def _find_spec(args: argparse.Namespace, s: Settings, workers: int) -> launchers
 
 def _find_phase(cfg: config.Io500Config, args: argparse.Namespace, s: Settings, ph: Phase
                 ) -> output.PhaseResult:
-    newer = Path(s.resdir, "timestampfile").stat().st_mtime_ns
-    root, crit = s.datadir, find.Criteria(size=phases.HARD_FILE, newer_than_ns=newer)
+    newer = os.lstat(Path(s.resdir, "timestampfile")).st_ctime_ns // 1_000_000_000  # pfind's
+    root, crit = s.datadir, find.Criteria(size=phases.HARD_FILE, newer_than_s=newer)
     exe = f"pfind {s.datadir} -newer {s.resdir}/timestampfile -size 3901c -name *01*"
     if ph.name == "find-easy":
         root, crit = os.path.join(s.datadir, "mdtest-easy"), find.Criteria()

@@ -31,7 +31,10 @@ from dataclasses import dataclass
 class Criteria:
     name: str = "*01*"
     size: int | None = None  # bytes (find -size Nc)
-    newer_than_ns: int | None = None  # mtime of the -newer file
+    # pfind's -newer: the -newer file's ctime in whole seconds; a file counts unless its own
+    # ctime (whole seconds) is before it (same second included; ctime, so a file whose mtime
+    # was set back still counts, as pfind counts it)
+    newer_than_s: int | None = None
 
 
 @dataclass
@@ -64,7 +67,7 @@ def is_leaf(st: os.stat_result | None) -> bool:
 
 
 def _meets(st: os.stat_result, crit: Criteria) -> bool:
-    if crit.newer_than_ns is not None and st.st_mtime_ns <= crit.newer_than_ns:
+    if crit.newer_than_s is not None and st.st_ctime_ns // 1_000_000_000 < crit.newer_than_s:
         return False
     return crit.size is None or st.st_size == crit.size
 
@@ -72,7 +75,7 @@ def _meets(st: os.stat_result, crit: Criteria) -> bool:
 def _matched(folder: str, names: list[str], crit: Criteria) -> tuple[int, int]:
     """(matched, errors) of the files `names` of folder: the name, then a stat if asked."""
     names = name_filter(crit.name)(names)
-    if crit.size is None and crit.newer_than_ns is None:
+    if crit.size is None and crit.newer_than_s is None:
         return len(names), 0
     matched = errors = 0
     for name in names:

@@ -20,7 +20,7 @@ folder); the ranks start together, after a barrier through that folder (each lea
 and waits for all), and the phase's runtime runs from the first rank's start to the last
 rank's end, as pfind's from IO500's barrier to its last rank.
 
-    python -m iolab.io500.find_ranks ROOT OUTDIR [--name GLOB] [--size BYTES] [--newer NS]
+    python -m iolab.io500.find_ranks ROOT OUTDIR [--name GLOB] [--size BYTES] [--newer S]
 """
 
 from __future__ import annotations
@@ -202,7 +202,7 @@ def rank_find(root: str, crit: Criteria, spec: launchers.LaunchSpec, shared_dir:
             [src, *filter(None, [os.environ.get("PYTHONPATH")])])}})
     argv = [sys.executable, "-m", "iolab.io500.find_ranks", root, str(outdir), "--name",
             crit.name, *(["--size", str(crit.size)] if crit.size is not None else []),
-            *(["--newer", str(crit.newer_than_ns)] if crit.newer_than_ns is not None else [])]
+            *(["--newer", str(crit.newer_than_s)] if crit.newer_than_s is not None else [])]
     try:
         cmd, env = launchers.build_command(spec, argv)
         p = subprocess.run(cmd, env=env, capture_output=True, text=True)
