@@ -23,6 +23,7 @@ from typing import Any
 from iolab import backends, launch, paths
 from iolab.bench import options
 from iolab.bench.engine import run_engine
+from iolab.bench.parser import bench_parser
 from iolab.errors import EXIT_USAGE, UsageError
 from iolab.runs.engine_doc import from_json
 
@@ -48,10 +49,6 @@ def check_args(args: Sequence[str]) -> Any:
     --version`` parses every option before it prints, without MPI (driver.c), so the values
     are judged by the code that will run them, in milliseconds. What needs the ranks (a block
     that is not a multiple of the transfer) is still the run's to refuse."""
-    # deferred: bench.cli imports this module (engine_refusal), and another verb running
-    # imports no verb module at start (tests/cli/test_vocabulary.py)
-    from iolab.bench.cli import bench_parser
-
     said = io.StringIO()
     try:
         with contextlib.redirect_stderr(said):

@@ -270,7 +270,7 @@ def _document(reports: list, fmt: str, args: argparse.Namespace) -> str:
         return _json_text(reports) + "\n"
     if fmt == "html":  # the report's page: plots, Darshan-summary tables, the diagnosis
         from iolab.diagnose.page import log_page  # deferred: the page code only for HTML
-        from iolab.pages.page import render
+        from iolab.pages.page import render  # deferred: the page code only for HTML
 
         return render(log_page(reports))
     from iolab.diagnose.render_text import render_text  # deferred: rich, for text only

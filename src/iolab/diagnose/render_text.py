@@ -19,6 +19,7 @@ from typing import TextIO
 from rich.console import Console
 from rich.markup import escape
 
+from iolab.diagnose.config import Thresholds
 from iolab.diagnose.proof import status_lines
 from iolab.diagnose.report import Report, layer_rows, per_log_rows, timeline_lines
 from iolab.diagnose.rules.base import FileEvidence, fmt_bytes
@@ -200,8 +201,6 @@ def _summary(rep: Report, wr: _Writer) -> None:
 
 
 def _changed(rep: Report) -> str:
-    from iolab.diagnose.config import Thresholds
-
     base = Thresholds().as_dict()
     diff = {k: v for k, v in rep.thresholds.as_dict().items() if base[k] != v}
     return (" except " + ", ".join(f"{k}={v}" for k, v in diff.items())) if diff else ""

@@ -8,6 +8,7 @@ import itertools
 from collections.abc import Sequence
 from functools import lru_cache
 
+from iolab.bench.parser import bench_parser
 from iolab.errors import UsageError
 
 # Friendlier names for common parameters -> the bench option they set.
@@ -24,10 +25,6 @@ RESERVED = {"json", "csv", "db", "label", "dry-run", "quiet", "q", "verbose", "v
 @lru_cache(maxsize=1)
 def bench_options() -> dict[str, bool]:
     """iolab bench's long options -> does it take a value (False: a switch)."""
-    # deferred: a verb's module (bench.cli) loads only when its options are needed, so that
-    # `iolab sweep --help` imports no other verb (tests/cli/test_vocabulary.py)
-    from iolab.bench.cli import bench_parser
-
     bench = bench_parser()
     bench.parse_known_args([])  # the engine's options are added on the first parse
     out = {}

@@ -34,7 +34,7 @@ from iolab.results import tunes as store
 from iolab.results.tunes import tunes_json, tunes_table
 from iolab.stats import fewest_to_judge
 from iolab.tune import proof, workload
-from iolab.tune.artifacts import write_artifacts
+from iolab.tune.artifacts import winner_changes, write_artifacts
 from iolab.tune.fromlog import from_model, judge, load_log
 from iolab.tune.knobs import PRESET_NAMES, all_knobs, knob, parse_size
 from iolab.tune.objective import BenchObjective, CommandObjective
@@ -597,8 +597,6 @@ def _execute(conn: Any, tune_id: int, objective: Any, space: Any, args: argparse
         written = write_artifacts(result.winner, folder, getattr(objective, "output_dir", None),
                                   result.implementation, _interface(objective))
     if args.format == "json":
-        from iolab.tune.artifacts import winner_changes
-
         # the winner as data, in the shape of diagnose's fix.settings / fix.code_changes
         data = winner_changes(result.winner or {}, result.implementation,
                               _interface(objective)).to_json()

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Union
 
 from iolab.bench import options
+from iolab.bench.parser import bench_parser
 from iolab.bench.subrun import check_args
 from iolab.errors import UsageError
 from iolab.tune.knobs import LAUNCH, Knob, knob
@@ -41,8 +42,6 @@ _HINT = "hint"  # the engine's repeatable --hint KEY=VALUE
 def _launch_actions() -> dict[str, argparse.Action]:
     """iolab bench's own options (launch, placement, striping) by dest, from its parser
     (before the engine's options are added: those are the engine table's)."""
-    from iolab.bench.cli import bench_parser  # deferred: bench.cli imports the bench verb
-
     return {a.dest: a for a in bench_parser()._actions
             if a.option_strings and a.dest not in _OUTPUT_DESTS}
 

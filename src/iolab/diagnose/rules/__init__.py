@@ -40,6 +40,8 @@ ATTRIBUTION: dict[str, tuple[str, bool]] = {
 
 def registry() -> list[Rule]:
     """All rules, built on each call (no module-level state)."""
+    # cycle: fixes, fixes_lustre and batch_scripts import rules.base (which runs this __init__)
+    # and every rule module imports them back
     from iolab.diagnose.rules import access, cores, files, layers, lustre, mpiio, streams, time
 
     rules: list[Rule] = []

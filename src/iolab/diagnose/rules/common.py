@@ -15,6 +15,9 @@ import numpy as np
 
 from iolab.diagnose.rules.base import FileEvidence, Value
 from iolab.model.files import APP
+from iolab.model.job import FILE_MODULES
+from iolab.model.layers import slowest_rank_time
+from iolab.model.metrics import BIN_UPPER
 from iolab.model.tables import unique_rows
 
 if TYPE_CHECKING:
@@ -147,8 +150,6 @@ def small_limit(model: Model, th: Thresholds) -> int:
 def small_bins(limit: int) -> int:
     """How many of Darshan's size bins hold only requests below ``limit`` (the bin that
     straddles the limit is not counted: the counters cannot split it)."""
-    from iolab.model.metrics import BIN_UPPER
-
     return sum(1 for up in BIN_UPPER if up < limit)
 
 
@@ -158,8 +159,6 @@ def cost(model: Model, files: np.ndarray, kinds: tuple[str, ...] = ("read", "wri
          modules: tuple[str, ...] = ("POSIX", "STDIO"), share: float = 1.0) -> float:
     """The slowest rank's time in ``kinds`` on ``files`` summed over ``modules``, times
     ``share`` (the part of those operations the problem concerns)."""
-    from iolab.model.layers import slowest_rank_time
-
     return share * sum(slowest_rank_time(model, m, kinds, files) for m in modules)
 
 
@@ -209,7 +208,6 @@ def ranks_in_one_world(model: Model) -> np.ndarray:
     worlds of one reader each: nobody to broadcast to, nobody waiting for anybody."""
     if len(model.job.logs) < 2:
         return model.files.nranks
-    from iolab.model.job import FILE_MODULES
 
     out = np.zeros(len(model.files), dtype=np.int64)
     starts = np.array([w.start for w in rank_worlds(model)], dtype=np.int64)

@@ -33,7 +33,10 @@ from iolab.diagnose.rules.common import (
     ranks_in_one_world,
     worst,
 )
+from iolab.diagnose.rules.time_skew import waiting_files
 from iolab.model.files import APP
+from iolab.model.raw import TRACE_MODULES
+from iolab.model.trace import MPIIO_CODE
 from iolab.settings.change import CodeChange
 
 if TYPE_CHECKING:
@@ -167,10 +170,6 @@ def _straggler_rows(model: Model, th: Thresholds) -> list[tuple]:
     A file the trace holds completely is judged on each rank's measured busy time (which
     rank, how long); the others on Darshan's fastest/slowest counters.
     """
-    from iolab.diagnose.rules.time_skew import waiting_files
-    from iolab.model.raw import TRACE_MODULES
-    from iolab.model.trace import MPIIO_CODE
-
     rows: list[tuple] = []
     tm = model.metrics.trace
     # Equal shares but unequal MPI-IO time that the file system did not spend: the ranks

@@ -38,6 +38,7 @@ from iolab.diagnose.rules.crosslayer import (
     mpiio_overhead,
     tiny_collective_files,
 )
+from iolab.diagnose.rules.mpiio import _library_of, hdf5_metadata_collective
 from iolab.settings.change import CodeChange
 
 if TYPE_CHECKING:
@@ -402,8 +403,6 @@ def _tiny_collective(model: Model, th: Thresholds) -> list[Hit]:
 
 
 def _tiny_collective_fix(model: Model, hit: Hit, th: Thresholds) -> Fix:
-    from iolab.diagnose.rules.mpiio import _library_of
-
     lib = _library_of(model, [e.path for e in hit.files])
     if lib == "PnetCDF":  # the program calls PnetCDF: its calls merge the pieces
         return Fix(text=("Post each step's pieces with ncmpi_iput_vara (or ncmpi_bput_vara) "
@@ -438,8 +437,6 @@ def _close_table(model: Model) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _slow_close(model: Model, th: Thresholds) -> list[Hit]:
-    from iolab.diagnose.rules.mpiio import hdf5_metadata_collective
-
     L = model.layers
     close, where = _close_table(model)
     # An MPI_File_close that waits for a late rank is the waiting mpiio-time-skew reports
