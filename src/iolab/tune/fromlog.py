@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Any
 
 from iolab.errors import UsageError
 from iolab.tune.knobs import all_knobs
-from iolab.tune.proxy import Proxy, build_proxy
 from iolab.tune.space import DEFAULT
 
 if TYPE_CHECKING:
     from iolab.diagnose.report import Report
     from iolab.model.job import Model
+    from iolab.tune.proxy import Proxy
 
 
 @dataclass(frozen=True)
@@ -82,6 +82,7 @@ def from_model(model: Model, max_ranks: int, max_rank_bytes: int
     """The proxy of a log's model and the diagnosis's predictions for it."""
     from iolab.diagnose.config import Thresholds
     from iolab.diagnose.report import diagnose
+    from iolab.tune.proxy import build_proxy  # numpy: not at every tune's start-up
 
     proxy = build_proxy(model, max_ranks, max_rank_bytes)
     preds = predictions(diagnose(model, Thresholds()))
