@@ -11,12 +11,14 @@ import pytest
 HEAVY = ("numpy", "matplotlib", "scipy", "pyarrow", "duckdb", "optuna", "pandas", "dask")
 
 
-@pytest.mark.parametrize("verb", ["profile", "tune", "sweep"])
+@pytest.mark.parametrize("verb", ["profile", "tune", "sweep", "compare", "study"])
 def test_verbs_that_need_no_numpy_start_without_it(verb: str) -> None:
     """Expected: `iolab profile` (it merges its parts' text), `tune` (a refusal, --list, or
-    up to its search) and `sweep` parse their command line with none of numpy, matplotlib,
+    up to its search), `sweep`, `compare` and `study` (of stored runs; a page or two logs
+    load what they draw and read) parse their command line with none of numpy, matplotlib,
     scipy, pyarrow, duckdb, optuna, pandas, dask imported / was: numpy at every start
-    (iolab.sources, tune.proof and tune.fromlog, pages.prep_bench imported it)."""
+    (iolab.sources, tune.proof and tune.fromlog, pages.prep_bench and pages.page, compare's
+    log readers, study's page imported it)."""
     code = ("import sys\nfrom iolab.cli import main\n"
             "try:\n"
             f"    main([{verb!r}, '--no-such-option'])\n"
