@@ -72,6 +72,16 @@ def _differential(prog: Path, lib: Path, shapes: list[str], total: int, tmp: Pat
                 raise AssertionError(_first_difference(prog, lib, spec, seed, tmp))
 
 
+# Free space /dev/shm must have to be used: eight runs at once, each with two files of up
+# to a few MiB (writes of up to 2 MiB at up to 256 KiB, appends), far below this.
+SHM_FREE = 1 << 30
+
+
+def _free_bytes(folder: Path) -> int:
+    st = os.statvfs(folder)
+    return st.f_bavail * st.f_frsize
+
+
 @pytest.fixture
 def fuzz_dir(tmp_path: Path) -> Iterator[Path]:
     """The sequences' files in memory (/dev/shm, a tmpfs) when this host has one: every
@@ -79,8 +89,8 @@ def fuzz_dir(tmp_path: Path) -> Iterator[Path]:
     (return values, errno, bytes read, st_size, file bytes) is the same on any file system;
     the library's own behaviour on a disk is tested by the other buffer tests."""
     shm = Path("/dev/shm")
-    if not (shm.is_dir() and os.access(shm, os.W_OK | os.X_OK)):
-        yield tmp_path
+    if not (shm.is_dir() and os.access(shm, os.W_OK | os.X_OK)) or _free_bytes(shm) < SHM_FREE:
+        yield tmp_path  # (a container's 64 MiB /dev/shm: a full one would fail writes)
         return
     d = Path(tempfile.mkdtemp(prefix="iolab-buffer-fuzz-", dir=shm))
     try:
