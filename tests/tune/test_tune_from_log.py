@@ -13,7 +13,8 @@ import pytest
 
 from iolab.model.job import build_model
 from iolab.sources import load_source
-from iolab.tune.fromlog import build_proxy, judge
+from iolab.tune.fromlog import judge
+from iolab.tune.proxy import build_proxy
 
 corpus.require(real=False)
 pytest.importorskip("darshan", reason="pydarshan (PyPI darshan) is not installed")

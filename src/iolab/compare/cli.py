@@ -22,12 +22,7 @@ from typing import Any
 from iolab import cli_common
 from iolab.compare.logs import LAYER_HEADERS, layer_diff, layer_rows
 from iolab.compare.sides import check_kinds, parse_side, stored_side
-from iolab.diagnose.config import Thresholds
-from iolab.diagnose.page import log_sections
-from iolab.diagnose.report import diagnose
 from iolab.errors import UsageError
-from iolab.model.job import build_model
-from iolab.pages import plots
 from iolab.pages.page import Page, Plot, Section, Table, write_page
 from iolab.pages.prep_bench import (
     RATIO_HEADERS,
@@ -38,11 +33,13 @@ from iolab.pages.prep_bench import (
     sweep_series,
     x_kind,
 )
-from iolab.pages.prep_log import layers
 from iolab.results.db import connect
-from iolab.sources import load_source
 from iolab.stats import CONFIDENCE, RESAMPLES
 from iolab.sweep import store
+
+# Imported where they are used: the logs' model and diagnosis (numpy) by _logs, the plots
+# (numpy) with -o; a compare of two stored runs, sweeps, tunes or studies needs neither, and
+# numpy at start-up cost every compare ~0.2 s of CPU.
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -97,6 +94,8 @@ def run(args: argparse.Namespace) -> int:
         if args.verbose:
             _print_samples(a, b, [r.workload for r in rows])
     if out is not None:
+        from iolab.pages import plots
+
         ok = [r for r in rows if r.ratio is not None]
         vals = [float(r.ratio or 0) for r in ok]
         lows = [float(r.ci_low if r.ci_low is not None else r.ratio or 0) for r in ok]
@@ -117,6 +116,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _sweep_overlays(conn: Any, ida: int, idb: int) -> list[Any]:
     """Both sweeps' lines on one plot per phase, when they vary the same parameter."""
+    from iolab.pages import plots
+
     swa, swb = store.get_sweep(conn, ida), store.get_sweep(conn, idb)
     assert swa is not None and swb is not None
     if [n for n, _ in swa["grid"]] != [n for n, _ in swb["grid"]]:
@@ -141,6 +142,13 @@ def _sweep_overlays(conn: Any, ida: int, idb: int) -> list[Any]:
 
 
 def _logs(args: argparse.Namespace, out: Path | None) -> int:
+    from iolab.diagnose.config import Thresholds
+    from iolab.diagnose.page import log_sections
+    from iolab.diagnose.report import diagnose
+    from iolab.model.job import build_model
+    from iolab.pages.prep_log import layers
+    from iolab.sources import load_source
+
     ma, mb = (build_model([load_source(p)]) for p in (args.a, args.b))
     la, lb = layers(ma), layers(mb)
     rows = layer_rows(la, lb, ma.metrics.io_time_s, mb.metrics.io_time_s)

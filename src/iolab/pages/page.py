@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Union
 
 from iolab import cli_common
-from iolab.pages.plots import use_agg
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure as MplFigure
@@ -143,6 +142,10 @@ def _block(b: Block, figures: dict[str, MplFigure]) -> str:
 
 def draw_all(page: Page) -> dict[str, MplFigure]:
     """Every figure of the page, drawn once (for the page and for --figures)."""
+    # plots (numpy) only when a page is drawn: verbs that may write a page import this
+    # module at start-up (compare, study), most of their runs draw none
+    from iolab.pages.plots import use_agg
+
     use_agg()
     names = [p.name for p in page.plots()]
     if len(names) != len(set(names)):

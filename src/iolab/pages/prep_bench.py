@@ -7,15 +7,19 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from statistics import median
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from iolab.pages.fmt import human_bytes, human_count, human_seconds, mib_s
-from iolab.pages.prep_log import RankBars
 from iolab.runs.engine_doc import from_json
 from iolab.stats import estimate, fewest_to_judge
 from iolab.units import parse_number
+
+if TYPE_CHECKING:
+    from iolab.pages.prep_log import RankBars
+
+# numpy (and prep_log, which holds numpy arrays) only where a page's rank bars are drawn:
+# sweep, compare and study read this module's records and bandwidths at start-up, and
+# numpy there cost each of those commands ~0.2 s of CPU.
 
 MIB = float(1 << 20)
 
@@ -82,6 +86,10 @@ def repetition_series(doc: Mapping[str, Any]) -> list[Series]:
 
 def run_rank_bars(doc: Mapping[str, Any], op: str = "write") -> RankBars | None:
     """The last repetition's ``op`` phase, per rank: open + transfer + close time, bytes."""
+    import numpy as np
+
+    from iolab.pages.prep_log import RankBars
+
     last = None
     for ph in from_json(doc).phases(op, 0):
         if ph.per_rank:

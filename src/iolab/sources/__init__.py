@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from iolab.model.raw import RawJob
-from iolab.sources.darshan import load_darshan_log
-from iolab.sources.profile import load as load_profile
+if TYPE_CHECKING:
+    from iolab.model.raw import RawJob
+
+# The readers (numpy, the Darshan library's bindings) are imported by load_source, not here:
+# importing a submodule (profile_format, dutil) runs this file first, and `iolab profile`
+# (which only merges its parts' text) would otherwise start with numpy's ~0.2 s of CPU.
 
 PROFILE_SUFFIXES = (".iolab", ".iolabp")
 
@@ -36,6 +40,9 @@ def load_source(path: str | os.PathLike[str], *, isolate: bool = True,
     ``isolate=False``: a Darshan log read in this process, without the forked child that
     survives libdarshan-util crashing; ``limit_s``: that child stopped when it has not answered
     in that many seconds (iolab.sources.darshan.load_darshan_log)."""
+    from iolab.sources.darshan import load_darshan_log
+    from iolab.sources.profile import load as load_profile
+
     p = Path(path)
     if p.exists() and is_profile(p):
         return load_profile(p)

@@ -30,7 +30,6 @@ from iolab.results.db import connect
 from iolab.study import mpi as mpi_mod
 from iolab.study import store
 from iolab.study.plan import plan, probe
-from iolab.study.report import study_page
 from iolab.study.store import get_study
 from iolab.sweep import store as sstore
 from iolab.sweep.runner import run_sweep
@@ -125,6 +124,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"study {study_id}: {status}; see it with: iolab report study {study_id}"
               + (f" --db {args.db}" if args.db else ""))
     if out is not None:
+        # the page's plots (numpy, matplotlib) only with -o: not at every study's start-up
+        from iolab.study.report import study_page
+
         write_page(study_page(conn, study_id), Path(out), quiet=args.quiet, verb="study")
     return 0 if status == "done" else 1
 

@@ -15,18 +15,14 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from iolab.diagnose.config import Thresholds
-from iolab.diagnose.report import diagnose
 from iolab.errors import UsageError
-from iolab.model.job import build_model
-from iolab.sources import load_source
 from iolab.tune.knobs import all_knobs
-from iolab.tune.proxy import Proxy, build_proxy
 from iolab.tune.space import DEFAULT
 
 if TYPE_CHECKING:
     from iolab.diagnose.report import Report
     from iolab.model.job import Model
+    from iolab.tune.proxy import Proxy
 
 
 @dataclass(frozen=True)
@@ -75,12 +71,21 @@ def from_log(path: str, max_ranks: int, max_rank_bytes: int
 
 
 def load_log(path: str) -> Model:
+    # deferred: the model and the log readers pull numpy, not wanted at every tune's start-up
+    from iolab.model.job import build_model
+    from iolab.sources import load_source
+
     return build_model([load_source(path)])
 
 
 def from_model(model: Model, max_ranks: int, max_rank_bytes: int
                ) -> tuple[Proxy, list[Prediction]]:
     """The proxy of a log's model and the diagnosis's predictions for it."""
+    # deferred: the diagnosis and the proxy pull numpy, not wanted at every tune's start-up
+    from iolab.diagnose.config import Thresholds
+    from iolab.diagnose.report import diagnose
+    from iolab.tune.proxy import build_proxy
+
     proxy = build_proxy(model, max_ranks, max_rank_bytes)
     preds = predictions(diagnose(model, Thresholds()))
     # an HDF5 property means nothing to a proxy of another interface

@@ -34,15 +34,11 @@ from pathlib import Path
 from statistics import median
 from typing import Any
 
-from iolab.diagnose.config import Thresholds
 from iolab.diagnose.proof import log_identity
-from iolab.diagnose.report import diagnose
 from iolab.errors import EXIT_USAGE, UsageError
 from iolab.launch import in_slurm_allocation
-from iolab.model.job import build_model
 from iolab.results import db
 from iolab.results import tunes as store
-from iolab.sources import load_source
 from iolab.stats import CONFIDENCE, estimate, fewest_to_judge
 from iolab.tune.fromlog import predictions
 from iolab.tune.knobs import LAUNCH, Knob, all_knobs
@@ -257,6 +253,13 @@ def _refuse_search_options(args: argparse.Namespace) -> None:
 
 def _diagnosis(log: str) -> tuple[Any, list[Any]]:
     """The log's model and diagnose's predicted settings (iolab.tune.fromlog.predictions)."""
+    # the model and the diagnosis (numpy) only for a proof: every `iolab tune` imports this
+    # module, and numpy at start-up cost each one ~0.2 s of CPU
+    from iolab.diagnose.config import Thresholds
+    from iolab.diagnose.report import diagnose
+    from iolab.model.job import build_model
+    from iolab.sources import load_source
+
     model = build_model([load_source(log)])
     return model, predictions(diagnose(model, Thresholds()))
 
