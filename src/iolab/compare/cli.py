@@ -94,6 +94,7 @@ def run(args: argparse.Namespace) -> int:
         if args.verbose:
             _print_samples(a, b, [r.workload for r in rows])
     if out is not None:
+        # deferred: matplotlib and numpy only when a page is written (-o)
         from iolab.pages import plots
 
         ok = [r for r in rows if r.ratio is not None]
@@ -116,6 +117,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _sweep_overlays(conn: Any, ida: int, idb: int) -> list[Any]:
     """Both sweeps' lines on one plot per phase, when they vary the same parameter."""
+    # deferred: matplotlib and numpy only when a page is written (-o)
     from iolab.pages import plots
 
     swa, swb = store.get_sweep(conn, ida), store.get_sweep(conn, idb)
@@ -142,6 +144,7 @@ def _sweep_overlays(conn: Any, ida: int, idb: int) -> list[Any]:
 
 
 def _logs(args: argparse.Namespace, out: Path | None) -> int:
+    # deferred: the log readers, model and diagnosis (numpy) only when two logs are compared
     from iolab.diagnose.config import Thresholds
     from iolab.diagnose.page import log_sections
     from iolab.diagnose.report import diagnose

@@ -26,8 +26,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from iolab.errors import UsageError
-from iolab.model.job import build_model
-from iolab.sources import load_source
 
 if TYPE_CHECKING:
     from iolab.diagnose.report import Report
@@ -153,6 +151,10 @@ def _load_proxy(tune_id: int, from_log: dict[str, Any], result: dict[str, Any],
 
 def _identity_of(log: str | None) -> str | None:
     """The identity of the log a tune names, None when it cannot be read any more."""
+    # deferred: the model and the readers pull numpy; tune imports this module at start-up
+    from iolab.model.job import build_model
+    from iolab.sources import load_source
+
     if not log:
         return None
     try:

@@ -88,6 +88,7 @@ def run_rank_bars(doc: Mapping[str, Any], op: str = "write") -> RankBars | None:
     """The last repetition's ``op`` phase, per rank: open + transfer + close time, bytes."""
     import numpy as np
 
+    # deferred: numpy (prep_log) only for the per-rank bars, not for a whole sweep
     from iolab.pages.prep_log import RankBars
 
     last = None

@@ -349,6 +349,7 @@ def _show(rest: list[str]) -> int:
     if not rest:
         raise UsageError("usage: iolab profile show FILE (see 'iolab profile show --help')")
     args = parser.parse_args(rest)
+    # deferred: the profile reader (numpy) only for show, not for every traced run
     from iolab.profile.show import dump
     from iolab.sources.profile import load
 
@@ -362,6 +363,7 @@ def _export(profile: Path, quiet: bool = False) -> None:
     if out.resolve() == profile.resolve():
         raise UsageError(f"{profile} already ends in .darshan: give the .iolab profile")
     cli_common.check_output_file(out, "export", inputs=[profile])  # never over a log
+    # deferred: the profile reader and writer (numpy) only for export
     from iolab.profile.darshan_out import write_darshan
     from iolab.sources.profile import load
 
