@@ -30,6 +30,7 @@ import signal
 import struct
 import threading
 from collections.abc import Iterator
+from itertools import repeat
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -37,6 +38,7 @@ import numpy as np
 
 from iolab.errors import UsageError
 from iolab.model.raw import DXT_UNREADABLE, TRACE_MODULES, RawJob, RecordTable, TraceTable
+from iolab.model.tables import unique_values
 from iolab.sources.dutil import (
     MODULE_NAMES,
     STRUCTS,
@@ -398,7 +400,8 @@ def _load_open(log: Log, p: Path) -> tuple[RawJob, dict[str, bytearray]]:
             got = _read_table(log, mod, info["idx"], p)
             if got is not None:
                 table, buffers[mod] = got
-                table.paths = {i: names.get(i, "") for i in np.unique(table.record_ids).tolist()}
+                ids = unique_values(table.record_ids).tolist()
+                table.paths = dict(zip(ids, map(names.get, ids, repeat(""))))  # in C, not a loop
                 raw.tables[mod] = table
         elif mod == "LUSTRE":
             raw.stripes = log.lustre(info["idx"], raw.lustre_osts)
