@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import faulthandler
 import functools
+import gc
 import io
 import mmap
 import os
@@ -278,6 +279,9 @@ def _fork_reader(p: Path, limit_s: float | None, rfd: int, wfd: int, records: in
         # A crash here is expected on some corrupt logs and reported by the parent as one
         # line; a fault handler (pytest, PYTHONFAULTHANDLER) would print a traceback too.
         faulthandler.disable()
+        # No collection in a reader that lives one log: a full one walks every object the
+        # parent had, copying each page it touches (copy-on-write).
+        gc.disable()
         os.close(rfd)
         code = 0
         # pydarshan's cleanup of a log it failed to open prints on fd 2 after the fact.
