@@ -25,6 +25,7 @@ import numpy as np
 from iolab.diagnose.rules.base import Finding
 from iolab.model.files import APP
 from iolab.model.job import Model
+from iolab.model.tables import unique_values
 
 # A claim's kind draws from its own pools first, then from those it may spill into: an
 # MPI-IO write claim is the POSIX writes plus the waiting around them; "*" all of the file.
@@ -148,7 +149,7 @@ def _file_ranks(model: Model) -> dict[str, int]:
                     np.concatenate([p[1] for p in pairs]).astype(np.int64))
     # one int64 per pair (file, rank + 1 >= 0 in the low 32 bits): a 1-D sort, in the
     # pairs' order, not np.unique(axis=0)'s slow row sort
-    key = np.unique(files * (1 << 32) + (ranks + 1))
+    key = unique_values(files * (1 << 32) + (ranks + 1))  # a sort (np.unique hashes first)
     pair = np.stack([key >> 32, (key & 0xFFFFFFFF) - 1], axis=1)
     f, first = np.unique(files, return_index=True)
     n = np.unique(pair[:, 0], return_counts=True)[1]  # ranks per file (f's order)

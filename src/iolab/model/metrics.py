@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from iolab.model.files import APP, CATEGORY_NAMES
-from iolab.model.tables import unique_rows
+from iolab.model.tables import unique_rows, unique_values
 from iolab.model.trace import TraceMetrics, derive_trace
 from iolab.model.workflow import log_io_times, workflow_io_time
 
@@ -141,7 +141,7 @@ def _iface(model: Columns, mod: str) -> Iface | None:
         if mod == "POSIX":
             for d in DIRECTIONS:
                 hist[d + "_exact_1mib"] = [_sum(exact_mib_requests(md, d), m)]
-    nfiles = int(np.unique(md.ids[m]).size)
+    nfiles = int(unique_values(md.ids[m]).size)
     return Iface(name=label, bytes=b, ops=ops, time_s=t, opens=opens, files=nfiles, hist=hist)
 
 
@@ -200,7 +200,7 @@ def _library_file_time(model: Columns, ifaces: dict[str, Iface]) -> None:
             f = ifaces[label] = Iface(name=label, bytes={"read": 0, "write": 0},
                                       ops={"read": 0, "write": 0},
                                       time_s={"read": 0.0, "write": 0.0, "meta": 0.0},
-                                      opens=opens, files=int(np.unique(md.ids[m]).size))
+                                      opens=opens, files=int(unique_values(md.ids[m]).size))
         for j, k in enumerate(KINDS):
             f.time_s[k] += float(spent[j])
 

@@ -237,8 +237,10 @@ class RawJob:
         """Record id -> file name, over every module."""
         out: dict[int, str] = {}
         for t in self.tables.values():
-            for rid, path in t.paths.items():
-                out.setdefault(rid, path)
+            if not out:
+                out = dict(t.paths)  # a copy in C: one module holds most logs' 64,000 names
+            elif not t.paths.keys() <= out.keys():  # the same files seen by another layer
+                out.update({rid: path for rid, path in t.paths.items() if rid not in out})
         return out
 
     def rows(self) -> list[RawRecord]:

@@ -112,6 +112,19 @@ def module_tables(raw: RawJob) -> tuple[dict[str, ModuleData], dict[int, str]]:
     return {mod: _from_table(t) for mod, t in raw.tables.items()}, raw.paths()
 
 
+def unique_values(values: np.ndarray) -> np.ndarray:
+    """``np.unique(values)`` for integers (sorted, each value once) by one sort: numpy 2.3+
+    finds the values with a hash table before sorting them, 20 to 100 times slower on a
+    log's 64,000 record ids (measured, numpy 2.4: 30-140 ms against 1 ms)."""
+    ordered = np.sort(values, axis=None)
+    if ordered.size < 2:
+        return ordered
+    first = np.empty(ordered.size, dtype=bool)
+    first[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+    return ordered[first]
+
+
 def unique_rows(keys: np.ndarray, return_inverse: bool = False, return_counts: bool = False
                 ) -> Any:
     """``np.unique(keys, axis=0, ...)`` for a 2-D integer array: the same rows in the same
