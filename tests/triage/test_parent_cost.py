@@ -122,3 +122,35 @@ def test_report_reads_the_jobs_and_findings_files_once(tmp_path: Path) -> None:
     assert jobs == 6
     assert waste == pytest.approx(6 * 299.999999)
     assert files == 6
+
+
+def test_report_of_a_store_imports_no_numpy_scipy_or_pandas(tmp_path: Path) -> None:
+    """expected ``iolab triage --store S --json`` (no week to test) to import none of numpy,
+    scipy, pandas or pyarrow (0.15 s and more of CPU each) / was: numpy imported by the
+    trends (np.median) and by the layer list (iolab.triage.columns, the readers' module)."""
+    where = tmp_path / "store"
+    store.open_store(where)
+    store.write_batch(where, *_rows(4, "2024-06-01"))
+    code = (
+        "import contextlib, io, sys\nfrom iolab.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+        "    rc = main(['triage', '--store', sys.argv[1], '--json'])\n"
+        "assert rc == 0 and '\"a.exe\"' in out.getvalue(), out.getvalue()\n"
+        "print(sorted(m for m in ('numpy', 'scipy', 'pandas', 'pyarrow') if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code, str(where)], capture_output=True,
+                         text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stderr
+
+
+def test_statistics_median_is_numpys_to_the_bit() -> None:
+    """expected the trends' median (statistics.median) equal to numpy's on I/O seconds per GiB
+    of any count, odd or even / was: numpy's; guards the swap."""
+    import random
+    from statistics import median
+
+    import numpy as np
+
+    rng = random.Random(31)
+    for n in range(1, 60):
+        vals = [rng.lognormvariate(0, 3) for _ in range(n)]
+        assert median(vals) == float(np.median(vals)), n
