@@ -154,3 +154,22 @@ def test_statistics_median_is_numpys_to_the_bit() -> None:
     for n in range(1, 60):
         vals = [rng.lognormvariate(0, 3) for _ in range(n)]
         assert median(vals) == float(np.median(vals)), n
+
+
+def test_triage_runs_in_a_process_whose_stderr_is_a_string(tmp_path: Path) -> None:
+    """expected ``iolab triage`` run in-process with stderr redirected to a string (as
+    tests/triage/test_anonymize.py does) to work / was: faulthandler.register(SIGUSR1) asked
+    sys.stderr for its file descriptor and the command stopped with UnsupportedOperation."""
+    import contextlib
+    import io
+
+    from iolab.cli import main
+
+    where = tmp_path / "store"
+    store.open_store(where)
+    store.write_batch(where, *_rows(2, "2024-06-01"))
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["triage", "--store", str(where), "--csv"])
+    assert code == 0, err.getvalue()
+    assert out.getvalue().count("a.exe") == 2
