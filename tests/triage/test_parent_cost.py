@@ -173,3 +173,18 @@ def test_triage_runs_in_a_process_whose_stderr_is_a_string(tmp_path: Path) -> No
         code = main(["triage", "--store", str(where), "--csv"])
     assert code == 0, err.getvalue()
     assert out.getvalue().count("a.exe") == 2
+
+
+def test_a_lost_clusters_reason_is_one_line() -> None:
+    """expected the reason a Dask run stopped on one line whatever distributed's message /
+    was: FutureCancelledError's two lines ("... scheduler-connection-lost.\\nClient lost the
+    connection ...") split the command's line, and test_dask's cluster-lost test failed
+    whenever that error came first."""
+    pytest.importorskip("distributed", reason="dask.distributed is not installed")
+    from iolab.triage.dask_reader import one_line
+
+    exc = RuntimeError("read_batch-1 cancelled for reason: scheduler-connection-lost.\n"
+                       "Client lost the connection to the scheduler.  Please re-run.")
+    assert one_line(exc) == ("RuntimeError: read_batch-1 cancelled for reason: "
+                             "scheduler-connection-lost. Client lost the connection to the "
+                             "scheduler. Please re-run.")
