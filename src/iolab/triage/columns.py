@@ -18,6 +18,7 @@ import numpy as np
 from iolab.model.files import APP
 from iolab.model.metrics import layer_time
 from iolab.model.tables import unique_rows
+from iolab.triage.layers import FS_LAYERS, LAYERS, LayerSpec
 
 if TYPE_CHECKING:
     from iolab.model.job import Model
@@ -26,27 +27,6 @@ if TYPE_CHECKING:
 # and one row standing for the rest (their count and sums), so the totals stay whole.
 FILES_PER_LAYER = 16
 UNKNOWN_MOUNT = "(unknown)"
-
-
-@dataclass(frozen=True)
-class LayerSpec:
-    name: str  # as users know it
-    column: str  # the jobs table's column of its slowest-rank time
-    time_mods: tuple[tuple[str, str], ...]  # Darshan modules and counter prefixes timed
-    byte_mods: tuple[tuple[str, str], ...]  # modules whose BYTES_READ/WRITTEN are its data
-
-
-LAYERS = (
-    LayerSpec("POSIX", "io_time_posix_s", (("POSIX", "POSIX"),), (("POSIX", "POSIX"),)),
-    LayerSpec("MPI-IO", "io_time_mpiio_s", (("MPI-IO", "MPIIO"),), (("MPI-IO", "MPIIO"),)),
-    LayerSpec("STDIO", "io_time_stdio_s", (("STDIO", "STDIO"),), (("STDIO", "STDIO"),)),
-    LayerSpec("HDF5", "io_time_hdf5_s", (("H5F", "H5F"), ("H5D", "H5D")), (("H5D", "H5D"),)),
-    LayerSpec("PnetCDF", "io_time_pnetcdf_s",
-              (("PNETCDF_FILE", "PNETCDF_FILE"), ("PNETCDF_VAR", "PNETCDF_VAR")),
-              (("PNETCDF_VAR", "PNETCDF_VAR"),)),
-)
-# The layers that call the file system itself: a file's time and bytes on its mount.
-FS_LAYERS = ("POSIX", "STDIO")
 
 
 def _per_rank_s(lt: Any, n: int, files: Any = None) -> Any:

@@ -146,10 +146,20 @@ def stacks_on_sigusr1() -> None:
     """``kill -USR1 PID`` prints every thread's Python stack on stderr, the run goes on: for a
     run that seems stuck (the command and its pool's workers)."""
     import faulthandler
+    import io
     import signal
+    import sys
 
-    if hasattr(signal, "SIGUSR1"):
-        faulthandler.register(signal.SIGUSR1, all_threads=True)
+    # The process's own stderr, not sys.stderr: a caller that runs the command in its process
+    # with stderr redirected to a string (contextlib.redirect_stderr) has no descriptor there,
+    # and faulthandler then refused to register (the command stopped with a traceback).
+    stream = sys.__stderr__
+    if not hasattr(signal, "SIGUSR1") or stream is None:
+        return
+    try:
+        faulthandler.register(signal.SIGUSR1, file=stream, all_threads=True)
+    except (io.UnsupportedOperation, ValueError, OSError):
+        pass  # no stderr to write stacks to (closed): the run goes on without them
 
 
 def _init_worker(known_hashes: frozenset[str]) -> None:
