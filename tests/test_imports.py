@@ -20,21 +20,6 @@ from iolab.cli import VERBS
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "iolab"
 
-# Files in packages that other work was changing when the rule came in (s19: triage, sources,
-# model, io500, ior): how many function-level imports each still has without a reason. The
-# number may only go down; a file reaching 0 leaves the table.
-LEFT_FOR_LATER: dict[str, int] = {
-    "model/layers.py": 2,
-    "model/metrics.py": 1,
-    "triage/anonymize.py": 5,
-    "triage/cli.py": 11,
-    "triage/rank.py": 3,
-    "triage/read.py": 7,
-    "triage/scale.py": 1,
-    "triage/trends.py": 1,
-}
-
-
 def _is_own(node: ast.Import | ast.ImportFrom) -> bool:
     if isinstance(node, ast.ImportFrom):
         return node.level > 0 or (node.module or "").split(".")[0] == "iolab"
@@ -78,20 +63,10 @@ def test_every_function_level_import_of_iolab_says_why() -> None:
     missing = []
     for path in sorted(SRC.rglob("*.py")):
         rel = path.relative_to(SRC).as_posix()
-        found = unexplained_imports(path)
-        if len(found) > LEFT_FOR_LATER.get(rel, 0):
-            missing += [f"src/iolab/{rel}:{n}" for n in found]
+        missing += [f"src/iolab/{rel}:{n}" for n in unexplained_imports(path)]
     assert not missing, ("an import inside a function without its reason (move it to the "
                          "top, or say '# deferred: ...' / '# cycle: ...' above it):\n"
                          + "\n".join(missing))
-
-
-def test_the_left_for_later_table_only_shrinks() -> None:
-    """A file whose unexplained imports went down must say so here (the table stays true)."""
-    for rel, allowed in LEFT_FOR_LATER.items():
-        path = SRC / rel
-        if path.exists():
-            assert len(unexplained_imports(path)) <= allowed, rel
 
 
 def test_the_scan_sees_what_it_must(tmp_path: Path) -> None:

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from iolab.model.metrics import DIRECTIONS, SIZE_BINS
+from iolab.model.metrics import DIRECTIONS, SIZE_BINS, STACK, layer_time
+from iolab.model.trace import POSIX_CODE
 
 if TYPE_CHECKING:
     from iolab.model.columns import Columns
@@ -304,8 +305,6 @@ def derive_layers(model: Columns) -> CrossLayer:
                            writes={k: _zeros(n) for k in MPIIO_KINDS})
     _exact_rank_bytes(model, posix)
     lib_w, lib, lib_close, lib_flush, lib_mpi = _library(model, n)
-    from iolab.model.metrics import STACK, layer_time
-
     lib_t = np.max([layer_time(model, mods).slowest(n) for name, mods in STACK
                     if name in ("HDF5", "PnetCDF")], axis=0)
     amp = np.divide(posix.bytes_written, mpiio.bytes_written, out=_zeros(n),
@@ -332,8 +331,6 @@ def _exact_rank_bytes(model: Columns, posix: Layer) -> None:
     tr = model.trace
     if tr is None or len(tr) == 0 or tr.partial_reasons:
         return
-    from iolab.model.trace import POSIX_CODE
-
     rows = tr.module == POSIX_CODE
     if not rows.any():
         return

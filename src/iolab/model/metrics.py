@@ -125,6 +125,7 @@ def _iface(model: Columns, mod: str) -> Iface | None:
     else:
         ops = {d: s[f"{prefix}_{d.upper()}S"] for d in DIRECTIONS}
         if mod == "POSIX":
+            # cycle: model.layers imports this module at its top
             from iolab.model.layers import posix_opens
 
             opens = _sum(posix_opens(md), m)

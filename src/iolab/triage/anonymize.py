@@ -39,6 +39,9 @@ from pathlib import Path
 from typing import Any
 
 from iolab.errors import UsageError
+from iolab.triage import store
+from iolab.triage.read import application
+from iolab.triage.store import META
 
 KEY_FILE = "anonymize.key"  # in the store, when no --anonymize-key is given
 META_KEY = "anonymized"  # the record in triage-store.json
@@ -168,8 +171,6 @@ class Anonymizer:
 
     def result(self, res: Any) -> None:
         """A read log's rows (read.LogResult), made anonymous in place."""
-        from iolab.triage.read import application
-
         mounts = tuple(sorted(set(res.mounts), key=len, reverse=True))
         job = res.job
         known = self._known(job, res.files, mounts)
@@ -242,8 +243,6 @@ def _read_key_file(path_text: str) -> bytes:
 
 def stored_record(where: Path) -> dict[str, Any] | None:
     """The store's anonymisation record (None: a store of readable names, or no store)."""
-    from iolab.triage.store import META
-
     try:
         info = json.loads((where / META).read_text())
     except (OSError, ValueError):
@@ -265,8 +264,6 @@ def plan(args: argparse.Namespace, where: Path, reading: bool) -> Plan | None:
     """The anonymiser this run writes with (None: names stored as they are). Bad keys and a
     store of readable names asked to be anonymised are refused here, before anything is read
     or created. A store made anonymised stays so, with or without --anonymize."""
-    from iolab.triage import store
-
     asked = bool(args.anonymize or args.anonymize_key is not None)
     given = _read_key_file(args.anonymize_key) if args.anonymize_key is not None else None
     exists = (where / store.META).exists()
@@ -289,8 +286,6 @@ def plan(args: argparse.Namespace, where: Path, reading: bool) -> Plan | None:
 
 def _existing(where: Path, rec: dict[str, Any], given: bytes | None,
               reading: bool) -> Plan | None:
-    from iolab.triage import store
-
     if given is not None:
         anon = Anonymizer(given, str(rec.get("key")))
     elif rec.get("key") == "file":
@@ -322,8 +317,6 @@ def _existing(where: Path, rec: dict[str, Any], given: bytes | None,
 def prepare_store(where: Path, p: Plan) -> None:
     """Make the store (its metadata saying it is anonymised) and, when new, its own key:
     the metadata first, so a run killed in between leaves a store the next run completes."""
-    from iolab.triage import store
-
     record = {META_KEY: p.anonymizer.meta()}
     store.open_store(where, record)
     if p.new_key is None:

@@ -81,6 +81,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 # --- views: CSV tables, the HTML dashboard, slowdown settings (iolab.triage.trends) ---
 def _add_view_arguments(p: argparse.ArgumentParser) -> None:
+    # deferred: see the note above run()
     from iolab.triage.render_views import CSV_TABLES
 
     tables = ["jobs", *CSV_TABLES]
@@ -112,6 +113,7 @@ def _check_view_arguments(args: argparse.Namespace) -> Path | None:
 
 
 def _write_html(args: argparse.Namespace, report: dict[str, Any], out: Path) -> None:
+    # deferred: see the note above run()
     from iolab.pages.page import write_page
     from iolab.triage.dashboard import dashboard_page
 
@@ -121,7 +123,11 @@ def _write_html(args: argparse.Namespace, report: dict[str, Any], out: Path) -> 
 # --- end of views ---
 
 
+# The verb's modules are imported where they are used: `iolab triage --help` builds only the
+# options (with scale's and anonymize's blocks); the store, discovery, reading and report come
+# in with the run that needs them.
 def run(args: argparse.Namespace) -> int:
+    # deferred: see the note above run()
     from iolab.triage import scale
 
     scale.stacks_on_sigusr1()  # a centre's run that seems stuck says where it is
@@ -135,6 +141,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--store: empty folder name")
     where = Path(args.store).expanduser() if args.store else default_store()
     html_out = _check_view_arguments(args)
+    # deferred: see the note above run()
     from iolab.triage import store
     from iolab.triage.discover import discover
 
@@ -146,6 +153,7 @@ def run(args: argparse.Namespace) -> int:
     # ---- end of the anonymisation hook
     found = discover(args.paths)  # bad paths refused before anything is created
     if args.paths:
+        # deferred: see the note above run()
         from iolab.triage.ingest import ingest, stderr_progress
 
         try:  # a cluster that cannot be reached is refused here, before the store is made
@@ -176,6 +184,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace, where: Path, html_out: Path | None) -> None:
+    # deferred: see the note above run()
     from iolab.triage import render, store
     from iolab.triage.anonymize import report_record
     from iolab.triage.rank import Options, build_report, prepare, ranked_jobs

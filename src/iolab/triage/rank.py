@@ -15,6 +15,8 @@ from decimal import Decimal
 from typing import Any
 
 from iolab import __version__
+from iolab.triage import trends
+from iolab.triage.trends import costliest_files, prepare_trends
 
 REPORT_SCHEMA_VERSION = 1
 REPORT_KIND = "triage"
@@ -61,8 +63,6 @@ def _rows(con: Any, sql: str, params: list[Any] | None = None) -> list[dict[str,
 
 
 def prepare(con: Any, opts: Options) -> None:
-    from iolab.triage.trends import prepare_trends
-
     con.execute(_COSTED.format(rpn=float(opts.ranks_per_node)))
     con.execute(_FINDING_COST)
     prepare_trends(con)
@@ -93,8 +93,6 @@ def build_report(con: Any, opts: Options,
                                  "ORDER BY source_path, job_key"),
         **_views(con, opts),
     }
-    from iolab.triage.trends import costliest_files
-
     files = costliest_files(con, [j["job_key"] for j in report["jobs"]])
     for j in report["jobs"]:
         j["files"] = files.get(j["job_key"], [])
@@ -103,8 +101,6 @@ def build_report(con: Any, opts: Options,
 
 def _views(con: Any, opts: Options) -> dict[str, Any]:
     """The report's parts beyond the ranking (iolab.triage.trends)."""
-    from iolab.triage import trends
-
     t = trends.TrendOptions(factor=opts.slowdown_factor, alpha=opts.slowdown_p)
     slow = trends.slowdowns(con, t)
     followed = [f["application"] for f in slow["applications"]]

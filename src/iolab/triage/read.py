@@ -140,6 +140,7 @@ def _rules() -> list[Any]:
     CPU of the ~12.5 ms a small log-farm log takes in a worker (measured on a loaded
     machine); the rules are frozen dataclasses with stateless predicates, so one list
     serves every log (the same rows stored, checked on 83 log-farm logs)."""
+    # deferred: the diagnosis (numpy) only where logs are read, not at triage --help or report
     from iolab.diagnose.rules import registry
 
     return registry()
@@ -147,6 +148,7 @@ def _rules() -> list[Any]:
 
 def _read_and_diagnose(path: Path, job: dict[str, Any], mounts: list[str], isolate: bool,
                        limit_s: float | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    # deferred: the readers, model and diagnosis (numpy) only where logs are read
     from iolab.diagnose.config import Thresholds
     from iolab.diagnose.report import diagnose
     from iolab.model.job import build_model

@@ -129,6 +129,7 @@ def open_reader(args: argparse.Namespace) -> Iterator[Reader]:
         yield PoolReader(args.jobs or default_jobs(), args.log_time_limit)
         return
     try:
+        # deferred: Dask is optional and heavy (a second of start-up); only a Dask run needs it
         from iolab.triage import dask_reader
     except ImportError:
         raise UsageError("Dask is not installed: pip install 'dask[distributed]' "
@@ -222,6 +223,7 @@ class PoolReader:
         import multiprocessing
         from concurrent.futures.process import BrokenProcessPool
 
+        # deferred: see the imports
         from iolab.triage.read import time_limit_s
         # forkserver: the workers do not inherit the parent's threads (pyarrow's pools), which
         # a plain fork would copy in an unknown state.

@@ -22,6 +22,8 @@ from decimal import Decimal
 from statistics import median
 from typing import Any
 
+from iolab.triage.layers import LAYERS
+
 # statistics.median gives numpy's median to the bit on these values (finite, positive floats:
 # the middle one, or the two middle ones' sum halved), without numpy's 0.15 s import in a
 # report that needs nothing else of it.
@@ -72,8 +74,6 @@ def prepare_trends(con: Any) -> None:
 def layers(con: Any) -> list[dict[str, Any]]:
     """Per layer: the jobs that used it and the node-hours of its slowest rank's time (the
     layers overlap: an HDF5 wait is MPI-IO and POSIX time too)."""
-    from iolab.triage.layers import LAYERS
-
     out = []
     for spec in LAYERS:
         (jobs, node_s), = con.execute(
