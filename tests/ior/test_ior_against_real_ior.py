@@ -146,6 +146,22 @@ def test_same_random_offsets_as_real_ior(real_ior: Path, engine: Path, tmp_path:
     assert want and rank_offsets(ours, ENGINE_CALLS) == want
 
 
+def _same_offsets_as_ior(real_ior: Path, engine: Path, read: list[str], tmp_path: Path
+                         ) -> list[list[int]]:
+    """The read line by real IOR and by the engine, 2 ranks each under strace: each rank's
+    offsets, asserted equal and not empty; IOR's returned."""
+    theirs, ours = tmp_path / "ior", tmp_path / "iolab"
+    theirs.mkdir()
+    ours.mkdir()
+    traced(["mpirun", "--oversubscribe", "-np", "2", str(real_ior), *read], theirs)
+    args = engine_args(parse_command_line(read).tests[0], 2, None, environ={})
+    traced(["mpirun", "--oversubscribe", "-np", "2", str(engine), *args, "--quiet",
+            "--json", str(tmp_path / "r.json")], ours)
+    want = rank_offsets(theirs, IOR_SEEKS)
+    assert want and rank_offsets(ours, ENGINE_CALLS) == want
+    return want
+
+
 @pytest.mark.parametrize("fpp", [[], ["-F"]], ids=["shared", "fpp"])
 def test_same_random_with_repetition_reads_as_real_ior(real_ior: Path, engine: Path,
                                                        tmp_path: Path, fpp: list[str]) -> None:
@@ -157,15 +173,7 @@ def test_same_random_with_repetition_reads_as_real_ior(real_ior: Path, engine: P
                  tmp_path)
     read = ["-r", "-k", "-z", "-z", "--random-offset-seed=5", "-t", "4k", "-b", "8k", "-s",
             "4", *fpp, "-o", f]
-    theirs, ours = tmp_path / "ior", tmp_path / "iolab"
-    theirs.mkdir()
-    ours.mkdir()
-    traced(["mpirun", "--oversubscribe", "-np", "2", str(real_ior), *read], theirs)
-    args = engine_args(parse_command_line(read).tests[0], 2, None, environ={})
-    traced(["mpirun", "--oversubscribe", "-np", "2", str(engine), *args, "--quiet",
-            "--json", str(tmp_path / "r.json")], ours)
-    want = rank_offsets(theirs, IOR_SEEKS)
-    assert want and rank_offsets(ours, ENGINE_CALLS) == want
+    _same_offsets_as_ior(real_ior, engine, read, tmp_path)
 
 
 def test_random_with_repetition_reads_a_file_smaller_than_its_layout(
@@ -179,15 +187,7 @@ def test_random_with_repetition_reads_a_file_smaller_than_its_layout(
     real_ior_run(real_ior, ["-w", "-k", "-t", "4k", "-b", "16k", "-o", f], tmp_path)
     read = ["-r", "-k", "-z", "-z", "--random-offset-seed=5", "-t", "4k", "-b", "16k", "-s",
             "10", "-o", f]
-    theirs, ours = tmp_path / "ior", tmp_path / "iolab"
-    theirs.mkdir()
-    ours.mkdir()
-    traced(["mpirun", "--oversubscribe", "-np", "2", str(real_ior), *read], theirs)
-    args = engine_args(parse_command_line(read).tests[0], 2, None, environ={})
-    traced(["mpirun", "--oversubscribe", "-np", "2", str(engine), *args, "--quiet",
-            "--json", str(tmp_path / "r.json")], ours)
-    want = rank_offsets(theirs, IOR_SEEKS)
-    assert want and rank_offsets(ours, ENGINE_CALLS) == want
+    want = _same_offsets_as_ior(real_ior, engine, read, tmp_path)
     assert max(max(o) for o in want) < 2 * 16 * 1024  # inside the file written
 
 
