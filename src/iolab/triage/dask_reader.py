@@ -28,7 +28,7 @@ from typing import Any
 from distributed import WorkerPlugin
 
 from iolab.errors import UsageError
-from iolab.triage.read import LogResult, read_log, time_limit_s
+from iolab.triage.read import LogResult, read_log
 from iolab.triage.scale import SLURM_DEFAULTS, ReaderLost
 
 TASK_LOGS = 8  # logs per task: ~1 ms of scheduling for some 0.1-1 s of reading
@@ -57,7 +57,7 @@ def read_batch(paths: list[str], plugin: str, limit_s: float | None = None) -> l
     except (ValueError, KeyError):
         known = frozenset()  # only a saving: the client checks against the store again
     # each fork stopped at the log's time limit: a hung log is its row, the task goes on
-    return [read_log(p, known, limit_s=time_limit_s(p, limit_s)) for p in paths]
+    return [read_log(p, known, given_limit_s=limit_s) for p in paths]
 
 
 class DaskReader:
@@ -110,7 +110,7 @@ def _task_results(chunk: list[str], future: Any, known_hashes: frozenset[str],
     except KilledWorker:
         # In the command's process, which found these paths: each log in a forked child
         # (iolab.sources.darshan), so a crash is that log's row, never this process's end.
-        return [read_log(p, known_hashes, limit_s=time_limit_s(p, limit_s)) for p in chunk]
+        return [read_log(p, known_hashes, given_limit_s=limit_s) for p in chunk]
 
 
 def _load_config(path: str | None) -> None:

@@ -69,23 +69,21 @@ LIMIT_BASE_S = 600.0
 LIMIT_S_PER_MIB = 1.0
 
 
-def time_limit_s(path_text: str, given: float | None = None) -> float:
-    """The seconds a log's reading may take: ``given`` (--log-time-limit), else by its size."""
+def time_limit_s(size: int, given: float | None = None) -> float:
+    """The seconds a log of ``size`` bytes may take to read: ``given`` (--log-time-limit),
+    else by its size."""
     if given is not None:
         return given
-    try:
-        size = os.stat(path_text).st_size
-    except OSError:
-        size = 0
     return LIMIT_BASE_S + LIMIT_S_PER_MIB * size / (1 << 20)
 
 
 def read_log(path_text: str, known_hashes: frozenset[str] = frozenset(),
-             isolate: bool = True, limit_s: float | None = None) -> LogResult:
+             isolate: bool = True, given_limit_s: float | None = None) -> LogResult:
     """Read one log (Darshan or iolab profile), diagnose it, and return its rows.
     ``isolate=False``: libdarshan-util reads in this process, no fork: only in a process
     whose crash the caller survives (a pool worker, a Dask task; iolab.triage.scale), and
-    which the caller stops when it hangs. ``limit_s``: the forked reader's time limit."""
+    which the caller stops when it hangs. Else the forked reader is stopped at the log's
+    time limit (:func:`time_limit_s`; ``given_limit_s``: --log-time-limit)."""
     path = Path(path_text)
     job = _empty_job(path)
     t0 = time.perf_counter()
@@ -104,7 +102,8 @@ def read_log(path_text: str, known_hashes: frozenset[str] = frozenset(),
         return LogResult(job)
     mounts: list[str] = []
     try:
-        findings, files = _read_and_diagnose(path, job, mounts, isolate, limit_s)
+        findings, files = _read_and_diagnose(path, job, mounts, isolate,
+                                             time_limit_s(size, given_limit_s))
     except UsageError as exc:
         job["reason"] = _without_path(str(exc), path)
         return LogResult(job)

@@ -187,10 +187,10 @@ class PoolReader:
         self.stalled = 0  # pools stopped because a log's result did not come in its time
 
     def results(self, paths: list[str], known_hashes: frozenset[str]) -> Iterator[LogResult]:
-        from iolab.triage.read import read_log, time_limit_s  # deferred: see the imports
+        from iolab.triage.read import read_log  # deferred: see the imports
 
         def read_alone(p: str) -> LogResult:  # in a fork, stopped at the log's time limit
-            return read_log(p, known_hashes, limit_s=time_limit_s(p, self.limit_s))
+            return read_log(p, known_hashes, given_limit_s=self.limit_s)
 
         if len(paths) <= 1:  # one log: no pool to start, the fork protects this process
             for p in paths:
@@ -222,9 +222,6 @@ class PoolReader:
         import concurrent.futures as cf  # deferred: see the imports
         import multiprocessing
         from concurrent.futures.process import BrokenProcessPool
-
-        # deferred: see the imports
-        from iolab.triage.read import time_limit_s
         # forkserver: the workers do not inherit the parent's threads (pyarrow's pools), which
         # a plain fork would copy in an unknown state.
         methods = multiprocessing.get_all_start_methods()
@@ -248,7 +245,7 @@ class PoolReader:
                     # The head's own limit: a worker that hangs (a log libdarshan-util loops
                     # on, a file system that stopped answering, a stopped process) never
                     # breaks the pool by itself; it is stopped here and its logs read again.
-                    res = fut.result(timeout=time_limit_s(p, self.limit_s))
+                    res = _result_in_time(fut, p, self.limit_s)
                 except cf.TimeoutError:
                     self.stalled += 1
                     _kill_workers(pool)
@@ -260,6 +257,26 @@ class PoolReader:
                     return
                 pending.popleft()
                 yield res
+
+
+def _result_in_time(fut: cf.Future[LogResult], path: str, given: float | None) -> LogResult:
+    """The log's result, waited for up to its time limit (TimeoutError after). Its size (a
+    stat, a metadata call on a centre's file system) is asked only when the result outlasts
+    the base limit: never for almost every log."""
+    import concurrent.futures as cf  # deferred: see the imports
+
+    from iolab.triage.read import LIMIT_BASE_S, time_limit_s  # deferred: see the imports
+
+    if given is not None:
+        return fut.result(timeout=given)
+    try:
+        return fut.result(timeout=LIMIT_BASE_S)
+    except cf.TimeoutError:
+        try:
+            size = os.stat(path).st_size
+        except OSError:
+            size = 0
+        return fut.result(timeout=time_limit_s(size) - LIMIT_BASE_S)
 
 
 def _kill_workers(pool: cf.ProcessPoolExecutor) -> None:
