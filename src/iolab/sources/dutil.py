@@ -266,21 +266,18 @@ class Log:
             return {}
         # struct darshan_name_record is {uint64 id; char *name}: read as pointers, every
         # record's second is its name (the ids, read as pointers, are never followed)
-        step = ffi.sizeof("struct darshan_name_record") // ffi.sizeof("char *")
+        size = ffi.sizeof("struct darshan_name_record")
+        step = size // ffi.sizeof("char *")
         at = ffi.offsetof("struct darshan_name_record", "name") // ffi.sizeof("char *")
-        ids = np.frombuffer(ffi.buffer(recs[0], n * step * 8), dtype="=u8")[0::step].tolist()
+        ids = np.frombuffer(ffi.buffer(recs[0], n * size), dtype="=u8")[0::step].tolist()
         ptrs = ffi.unpack(ffi.cast("char **", recs[0]), step * n)[at::step]
-        try:
-            missing = ptrs.index(ffi.NULL)
-        except ValueError:
-            missing = -1
-        if missing >= 0:
-            raise LibraryFault(f"name record {missing} has no name")
+        if ffi.NULL in ptrs:
+            raise LibraryFault(f"name record {ptrs.index(ffi.NULL)} has no name")
         # A C string holds no NUL: joined by NUL, decoded once and split again, each name
         # is what its own decode gives (an invalid sequence is never merged with a NUL).
         names = b"\0".join(map(ffi.string, ptrs)).decode("utf-8", "replace").split("\0")
-        for _ in map(lib.darshan_free, ptrs):
-            pass
+        for ptr in ptrs:
+            lib.darshan_free(ptr)
         lib.darshan_free(recs[0])
         return dict(zip(ids, names))
 
