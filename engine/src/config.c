@@ -103,7 +103,8 @@ const iolab_option_t iolab_config_options[] = {
      "--use-existing) and, unless --keep, after each repetition of a run that wrote them",
      O(remove_each_rep)},
     {"use-existing", "use_existing", IOLAB_OPT_BOOL, "false", NULL, NULL,
-     "with --remove-each-rep: write into the existing files, no removal first (IOR -E)",
+     "with --remove-each-rep: write into the existing files, no removal first and, "
+     "posix, no truncation (IOR -E)",
      O(use_existing)},
     {"file-per-rep", "file_per_rep", IOLAB_OPT_BOOL, "false", NULL, NULL,
      "each repetition its own files: names end in .<repetition> (IOR -m)", O(file_per_rep)},

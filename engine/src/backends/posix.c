@@ -50,6 +50,7 @@ static const iolab_option_t posix_options[] = {
 typedef struct posix_state {
     const posix_opts_t *o;
     iolab_aio_spares_t spares;
+    int overwrite;  /* --use-existing: write into the file as it is, no truncation */
 } posix_state_t;
 
 typedef struct posix_file {
@@ -149,6 +150,7 @@ static int posix_init(void **state, const void *opts, const iolab_cfg_t *cfg,
     if (!st)
         return ENOMEM;
     st->o = opts;
+    st->overwrite = cfg->use_existing;
     int e = check_queue(st->o, cfg, &st->spares, err, errlen);
     if (!e && st->o->mode == MODE_DIRECT)
         e = check_direct(cfg, env, err, errlen);
@@ -179,9 +181,13 @@ static int posix_open(void *state, const iolab_open_args_t *a, void **fh, char *
     MPI_Comm_size(a->comm, &csize);
     int fd = -1, e = 0;
     /* A shared file is truncated once, by the first rank, before the others open it: a late
-     * O_TRUNC would cut data another rank already wrote (or, preallocated, its blocks). */
+     * O_TRUNC would cut data another rank already wrote (or, preallocated, its blocks).
+     * --use-existing (IOR -E) overwrites in place as IOR's POSIX create does (O_CREAT, never
+     * O_TRUNC): a truncated file's pages and blocks are freed and allocated again, and ext4
+     * flushes a file truncated and rewritten at its close (auto_da_alloc), which IOR's -E
+     * write never pays. */
     if (a->dir == IOLAB_WRITE && crank == 0) {
-        fd = open(a->path, flags | (o->preallocate ? 0 : O_TRUNC), 0644);
+        fd = open(a->path, flags | (o->preallocate || st->overwrite ? 0 : O_TRUNC), 0644);
         e = fd < 0 ? errno : 0;
     }
     if (csize > 1 && a->dir == IOLAB_WRITE)

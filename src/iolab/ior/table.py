@@ -59,7 +59,8 @@ OPTIONS: tuple[IorOption, ...] = (
        "rank's count; without it --stonewall-stop: each rank stops at the deadline)"),
     _O("e", None, "fsync", "flag", 0, "engine", "--fsync (before close, after writing)"),
     _O("E", None, "useExistingTestFile", "flag", 0, "engine",
-       "--use-existing (no removal before each write; the open truncates, as IOR's)"),
+       "--use-existing (no removal before each write, and POSIX overwrites in place, no "
+       "truncation, as IOR's POSIX create)"),
     _O("f", None, "scriptFile", "str", "", "engine",
        "IOR START / RUN / IOR STOP script: one engine run per test"),
     _O("F", None, "filePerProc", "flag", 0, "engine",
