@@ -47,7 +47,7 @@ def test_ior_words_set_iors_parameters(words: list[str], expected: dict[str, Any
 
 @pytest.mark.parametrize("words,says", [
     (["-t", "abc"], "not a number"),
-    (["-d", "0.1"], "IOR takes whole numbers only and reads this as 0; give 0"),
+    (["-t", "1.5"], "IOR takes whole numbers only and reads this as 1; give 1"),
     (["--posix.nosuch"], "not an IOR 4 option"),
     (["-O", "nosuch=1"], "not an IOR 4 parameter"),
     (["-O", "transferSize"], "key=value"),
@@ -165,3 +165,14 @@ def test_gpfs_hints_are_refused_in_one_line() -> None:
     test = parse_command_line(["-a", "MPIIO"]).tests[0]
     with pytest.raises(UsageError, match="only IOR_HINT__MPI__"):
         ior_hints(test, "mpiio", {"IOR_HINT__GPFS__x": "1"})
+
+
+@pytest.mark.parametrize("text,seconds", [("0.1", 0), ("1.9", 1), ("2", 2)])
+def test_delay_with_a_fraction_is_read_as_ior_reads_it(text: str, seconds: int) -> None:
+    """expected -d 0.1 (IOR's own test line) read as IOR reads it, the whole seconds (0.1:
+    0 s, 1.9: 1 s, real IOR's JSON interTestDelay), with a note / was refused."""
+    for words in (["-d", text], ["-O", f"interTestDelay={text}"]):
+        test = parse_command_line(words).tests[0]
+        assert test.params["interTestDelay"] == seconds
+        assert bool(test.notes) == ("." in text), test.notes
+        assert all(f"whole seconds, {seconds} s" in n for n in test.notes)

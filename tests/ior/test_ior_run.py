@@ -108,3 +108,16 @@ def test_help_lists_every_option_with_what_iolab_does() -> None:
     out = run_iolab("ior", "-h")
     assert out.returncode == 0
     assert "-m" in out.stdout and "refused:" in out.stdout and "--posix.odirect" in out.stdout
+
+
+def test_iors_own_delay_line_runs_with_a_note(engine: Path, tmp_path: Path) -> None:
+    """expected IOR's test line '-w -Z -i1 -m -t 100k -b 100k -d 0.1' to run as IOR runs it
+    (no delay: IOR keeps the whole seconds) with one note on stderr / was refused, exit 2."""
+    db = tmp_path / "r.db"
+    out = run_iolab("ior", "--np", "2", "--db", str(db), "-a", "POSIX", "-w", "-Z", "-i1", "-m",
+                    "-t", "100k", "-b", "100k", "-d", "0.1", "-o", str(tmp_path / "f"))
+    assert out.returncode == 0, out.stderr
+    assert out.stderr.count("note: -d 0.1: IOR reads whole seconds, 0 s here") == 1
+    assert "--phase-delay" not in out.stdout and db.exists()
+    assert [ln.split()[0] for ln in out.stdout.splitlines() if ln.startswith("write ")] == \
+        ["write", "write"]  # the results table and the summary, as IOR's

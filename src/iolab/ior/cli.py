@@ -90,11 +90,13 @@ def _run(args: argparse.Namespace) -> int:
             str(t.params["testFileName"]) for t in line.tests])
     bench_args = [[*front.launch_args(args, ranks), *r] for r in runs]
     if args.dry_run:
+        _print_notes(line)
         for words in bench_args:
             print(shlex.join(["iolab", "bench", *words]))
         return 0
     for words in bench_args:  # the engine's own judgement of every run, before any runs
         subrun.check_args(words)
+    _print_notes(line)
     command_line = shlex.join(["ior", *ior_argv])
     label = args.label or f"ior {shlex.join(ior_argv)}"
     began = output.now_text()
@@ -108,6 +110,12 @@ def _run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(report)
     return EXIT_FAILED_RUN if failed else 0
+
+
+def _print_notes(line: IorLine) -> None:
+    """Once each, after every check passed: how IOR reads what was written (-d 0.1)."""
+    for note in dict.fromkeys(n for t in line.tests for n in t.notes):
+        print(f"iolab ior: note: {note}", file=sys.stderr)
 
 
 def _run_all(tests: list[IorTest], bench_args: list[list[str]], label: str, db: str | None,

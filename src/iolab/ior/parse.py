@@ -44,9 +44,10 @@ class IorTest:
 
     params: dict[str, Any] = field(default_factory=table.defaults)
     spelled: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)  # what IOR reads differently than written
 
     def copy(self) -> IorTest:
-        return IorTest(dict(self.params), dict(self.spelled))
+        return IorTest(dict(self.params), dict(self.spelled), list(self.notes))
 
     def set(self, opt: table.IorOption, value: Any, spelling: str) -> None:
         self.params[opt.key] = value
@@ -79,7 +80,19 @@ def _atoi(text: str) -> int:
     return int(m.group(1)) if m else 0
 
 
-def _value(opt: table.IorOption, text: str, where: str) -> Any:
+# Read as IOR reads them when written with a fraction (IOR's string_to_bytes keeps the whole
+# part): IOR's own test line has -d 0.1, a delay of 0 s. A size with a fraction stays refused
+# (IOR reads -t 1.5 as 1 byte).
+_WHOLE_PART_KEYS = ("interTestDelay",)
+
+
+def _value(opt: table.IorOption, text: str, where: str, test: IorTest) -> Any:
+    whole = re.fullmatch(r"\s*([-+]?\d+)[.,]\d*\s*", text)
+    if whole and opt.key in _WHOLE_PART_KEYS:
+        value = int(whole.group(1))
+        test.notes.append(f"{where} {text.strip()}: IOR reads whole seconds, {value} s here "
+                          "as in IOR")
+        return value
     if opt.kind in ("size", "int"):
         return size_value(text, where)
     if opt.kind == "flag":
@@ -170,7 +183,7 @@ def _apply(opt: table.IorOption, name: str, arg: str | None, had_eq: bool, nxt: 
     if opt.key == "options" and dialect == IOR4:
         apply_directives(arg, test, f"{name} {arg}")
         return took_next
-    test.set(opt, _value(opt, arg, name), name)
+    test.set(opt, _value(opt, arg, name, test), name)
     return took_next
 
 
@@ -187,7 +200,7 @@ def apply_directives(text: str, test: IorTest, where: str) -> None:
         opt = table.by_key().get(key.lower())
         if opt is None:
             raise UsageError(f"{where}: {key!r} is not an IOR 4 parameter; see 'iolab ior -h'")
-        test.set(opt, _value(opt, value, f"{where}: {key}"), f"-O {key}={value}")
+        test.set(opt, _value(opt, value, f"{where}: {key}", test), f"-O {key}={value}")
 
 
 def read_script(path: Path, base: IorTest) -> list[IorTest]:

@@ -53,7 +53,8 @@ OPTIONS: tuple[IorOption, ...] = (
        "--reorder --reorder-nodes Q: reads shift by -Q times the first node's ranks, as IOR "
        "(so on one node each rank reads its own data, as IOR)"),
     _O("d", None, "interTestDelay", "int", 0, "engine",
-       "--phase-delay (seconds every rank sleeps before each phase, untimed)"),
+       "--phase-delay (seconds every rank sleeps before each phase, untimed; a fraction is "
+       "read as IOR reads it, whole seconds: 0.1 is 0, with a note)"),
     _O("D", None, "deadlineForStonewalling", "int", 0, "engine",
        "--stonewall (with -O stoneWallingWearOut=1 every rank wears out to the furthest "
        "rank's count; without it --stonewall-stop: each rank stops at the deadline)"),
