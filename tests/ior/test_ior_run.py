@@ -121,3 +121,27 @@ def test_iors_own_delay_line_runs_with_a_note(engine: Path, tmp_path: Path) -> N
     assert "--phase-delay" not in out.stdout and db.exists()
     assert [ln.split()[0] for ln in out.stdout.splitlines() if ln.startswith("write ")] == \
         ["write", "write"]  # the results table and the summary, as IOR's
+
+
+def test_time_stamp_signature_accepted_and_a_later_run_checks_the_files(engine: Path,
+                                                                         tmp_path: Path) -> None:
+    """expected -G N / -O setTimeStampSignature=N (IOR's bug-multi-node.conf) to run with a
+    note, and a later -R run with another -G to check the files a -W run wrote (iolab's
+    pattern, written when a check is asked, is the same in every run), as IOR's does with the
+    same -G / was refused, exit 2."""
+    f = str(tmp_path / "f")
+    first = run_iolab("ior", "--np", "2", "--db", str(tmp_path / "r.db"), "-w", "-W", "-k", "-t",
+                      "4k", "-b", "16k", "-O", "setTimeStampSignature=1511817315", "-o", f)
+    assert first.returncode == 0, first.stderr
+    assert first.stderr.count("-O setTimeStampSignature=1511817315: IOR's time stamp sets "
+                              "only") == 1
+    again = run_iolab("ior", "--np", "2", "--db", str(tmp_path / "r.db"), "-r", "-R", "-k",
+                      "-G", "7", "-t", "4k", "-b", "16k", "-o", f)
+    assert again.returncode == 0, again.stderr
+    assert "-G 7: IOR's time stamp" in again.stderr
+    assert [ln.split()[0] for ln in again.stdout.splitlines() if ln.startswith("read ")] == \
+        ["read", "read"]
+    (tmp_path / "f").write_bytes(b"\0" * 32768)  # not the pattern: the check must fail
+    bad = run_iolab("ior", "--np", "2", "--db", str(tmp_path / "r.db"), "-r", "-R", "-k",
+                    "-G", "7", "-t", "4k", "-b", "16k", "-o", f)
+    assert bad.returncode != 0

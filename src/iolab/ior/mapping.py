@@ -51,6 +51,11 @@ def engine_args(test: IorTest, ranks: int, nodes: int | None,
         if opt.how == "refused" and value != opt.default:
             raise refusal(opt, test)
     api = engine_api(test)
+    if p["setTimeStampSignature"]:
+        said = test.spelled.get("setTimeStampSignature", "-G")
+        said = said if "=" in said else f"{said} {p['setTimeStampSignature']}"
+        test.notes.append(f"{said}: IOR's time stamp sets only its data's bytes; iolab writes "
+                          "its own pattern (with -W or -R), the same in every run")
     fpp = bool(p["filePerProc"])
     args = ["--api", api, "--layout", "fpp" if fpp else "segmented",
             *(["--fpp-digits", "8"] if fpp else []),  # IOR's names: PATH.00000000

@@ -68,9 +68,11 @@ OPTIONS: tuple[IorOption, ...] = (
        "--layout fpp (without it IOR's shared file: --layout segmented)"),
     _O("g", None, "intraTestBarriers", "flag", 0, "engine",
        "--step-barriers (after the open and after the transfers, inside the timing)"),
-    _O("G", None, "setTimeStampSignature", "int", 0, "refused",
-       "the engine writes its own data pattern, not IOR's time stamp signature",
-       "iolab bench --verify (iolab's pattern, checked on read)"),
+    _O("G", None, "setTimeStampSignature", "int", 0, "engine",
+       "nothing to pass: it sets only the bytes' content (IOR's time stamp in its pattern); "
+       "iolab's pattern, written when a check is asked (-W, -R), is the same in every run "
+       "(rank, offset, repetition), so a later -R run checks an earlier run's files, as IOR "
+       "does with one -G"),
     _O("i", None, "repetitions", "int", 1, "engine", "--reps"),
     _O("j", None, "outlierThreshold", "int", 0, "output",
        "IOR's 'WARNING: for HOST, task N, write elapsed transfer time is ...' lines after "
