@@ -158,6 +158,10 @@ const iolab_option_t iolab_config_options[] = {
      "for the next run's (mdtest -C, -T, -E, -r; IO500's separate phases); create takes "
      "--stonewall (mdtest -W: stop, then wear out to the furthest rank's count)",
      O(md_step)},
+    {"md-only", "md_only", IOLAB_OPT_STR, NULL, NULL, NULL,
+     "metadata: a comma list of create,stat,read,rename,remove (mdtest -C -T -E -U -r): only "
+     "those phases, of every kind --md-phases runs (create also makes the tree, remove removes "
+     "it); without remove the items stay for the next run", O(md_only)},
     /* --- metadata: mdtest's layout, trees and per-item options (metadata.c) --- */
     {"md-layout", "md_layout", IOLAB_OPT_ENUM, "iolab", NULL, "iolab|mdtest",
      "metadata: iolab: <path>.md/[<rank>/]file.iolab.<rank>.<i>; mdtest: mdtest's own names, "

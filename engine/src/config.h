@@ -86,6 +86,7 @@ typedef struct iolab_cfg {
     int md_dir;                /* metadata: iolab_md_dir_t */
     int md_phases;             /* metadata: iolab_md_phases_t (mdtest -F, -D, neither) */
     int md_step;               /* metadata: iolab_md_step_t (mdtest -C, -T, -E, -r) */
+    char *md_only;             /* metadata: mdtest's phase letters as words (-C -T -E -U -r) */
     /* --- metadata: mdtest's layout, trees and per-item options (metadata.c) --- */
     int md_layout;             /* iolab_md_layout_t */
     int64_t md_stride;         /* ranks between creator and stat/read/remove (mdtest -N) */

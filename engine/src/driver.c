@@ -330,8 +330,9 @@ static int check_metadata(const iolab_run_t *run, char *err, size_t len)
     if (run->be != iolab_backend_find("posix"))
         snprintf(err, len, "--metadata measures the file system's own calls (open, stat, "
                  "unlink): use --api posix, not %s", run->be->name);
-    else if (c->md_files < 1)
-        snprintf(err, len, "--md-files must be at least 1");
+    else if (c->md_files < 1 && c->md_layout != IOLAB_MD_LAYOUT_MDTEST)  /* mdtest -n 0 */
+        snprintf(err, len, "--md-files must be at least 1 (0 with --md-layout mdtest: only "
+                 "its tree phases make calls)");
     else if (c->md_step != IOLAB_MD_STEP_ALL && (c->md_phases != IOLAB_MD_PHASES_FILES ||
                                                  c->reps != 1))
         snprintf(err, len, "--md-step runs one file phase once, leaving the files for the "

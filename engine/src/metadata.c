@@ -88,15 +88,52 @@ static uint64_t tree_dirs(uint64_t branch, int depth, int leaf_only)
     return leaf_only ? level : all;
 }
 
+/* The phases a run makes, as mdtest's -C -T -E -U -r flags: --md-only's words, or
+ * --md-step's one file phase, or (neither) all of them. */
+enum { MD_SEL_CREATE = 1, MD_SEL_STAT = 2, MD_SEL_READ = 4, MD_SEL_RENAME = 8,
+       MD_SEL_REMOVE = 16, MD_SEL_ALL = 31 };
+
+/* Returns the mask, or -1 for a word that is not a phase (or an empty list). */
+static int phase_mask(const iolab_cfg_t *c)
+{
+    static const char *const words[] = {"create", "stat", "read", "rename", "remove"};
+    if (c->md_step != IOLAB_MD_STEP_ALL)
+        return c->md_step == IOLAB_MD_STEP_REMOVE ? MD_SEL_REMOVE
+                                                  : 1 << (c->md_step - IOLAB_MD_STEP_CREATE);
+    if (!c->md_only)
+        return MD_SEL_ALL;
+    int mask = 0;
+    for (const char *w = c->md_only; *w;) {
+        size_t n = strcspn(w, ",");
+        int found = 0;
+        for (int k = 0; k < 5 && !found; k++)
+            if (strlen(words[k]) == n && strncmp(w, words[k], n) == 0)
+                found = 1 << k;
+        if (!found)
+            return -1;
+        mask |= found;
+        w += n + (w[n] == ',');
+    }
+    return mask ? mask : -1;
+}
+
 int iolab_metadata_check(const iolab_run_t *run, char *err, size_t len)
 {
     const iolab_cfg_t *c = &run->cfg;
     uint64_t branch = c->md_branch < 1 ? 1 : (uint64_t)c->md_branch;
     uint64_t holders = c->md_depth >= 0 && c->md_depth <= MD_MAX_DEPTH
                            ? tree_dirs(branch, (int)c->md_depth, c->md_leaf_only) : 1;
+    int mask = phase_mask(c);
     if (c->md_stride < 0 || c->md_random_seed < 0 || c->md_pre_delay < 0)
         snprintf(err, len, "--md-stride, --md-random-seed and --md-pre-delay cannot be "
                  "negative");
+    else if (mask < 0 || (c->md_only && c->md_step != IOLAB_MD_STEP_ALL))
+        snprintf(err, len, "--md-only %s: give a comma list of create, stat, read, rename and "
+                 "remove (mdtest -C -T -E -U -r), without --md-step",
+                 c->md_only ? c->md_only : "");
+    else if (c->md_files == 0 && c->md_layout != IOLAB_MD_LAYOUT_MDTEST)
+        snprintf(err, len, "--md-files 0 runs only mdtest's tree phases: add --md-layout "
+                 "mdtest");
     else if (c->md_depth < 0 || c->md_depth > MD_MAX_DEPTH)
         snprintf(err, len, "--md-depth %lld: give 0 to %d", (long long)c->md_depth,
                  MD_MAX_DEPTH);
@@ -118,9 +155,7 @@ int iolab_metadata_check(const iolab_run_t *run, char *err, size_t len)
         snprintf(err, len, "--md-stride with --md-depth and a directory per rank: mdtest "
                  "names a rank's subdirectories after itself inside its neighbour's tree, "
                  "which does not exist; give --md-dir shared or --md-depth 0");
-    else if (c->stonewall > 0 && (c->md_step == IOLAB_MD_STEP_STAT ||
-                                  c->md_step == IOLAB_MD_STEP_READ ||
-                                  c->md_step == IOLAB_MD_STEP_REMOVE))
+    else if (c->stonewall > 0 && !(mask & MD_SEL_CREATE))
         snprintf(err, len, "--stonewall with --metadata applies to the create phase (mdtest "
                  "-W); the later steps run on the files it made");
     else if (c->stonewall > 0 && (c->md_depth > 0 || c->md_random_seed > 0))
@@ -129,7 +164,7 @@ int iolab_metadata_check(const iolab_run_t *run, char *err, size_t len)
                  "-R): drop --md-depth / --md-random-seed");
     else if (c->md_dir_loops < 1 || (c->md_dir_loops > 1 &&
              (c->md_layout != IOLAB_MD_LAYOUT_MDTEST || c->stonewall > 0 ||
-              c->md_step != IOLAB_MD_STEP_ALL || c->md_random_seed > 0)))
+              mask != MD_SEL_ALL || c->md_random_seed > 0)))
         snprintf(err, len, "--md-dir-loops %lld: give 1 or more; more than 1 needs "
                  "--md-layout mdtest and runs every phase (no --stonewall, --md-step or "
                  "--md-random-seed)", (long long)c->md_dir_loops);
@@ -208,14 +243,14 @@ static int make_plan(const iolab_run_t *run, md_plan_t *p)
     if (p->mdtest) {
         p->tree_pre = malloc(p->tree_dirs * sizeof *p->tree_pre);
         p->tree_post = malloc(p->tree_dirs * sizeof *p->tree_post);
-        p->create_order = malloc(p->files * sizeof *p->create_order);
+        p->create_order = malloc((p->files ? p->files : 1) * sizeof *p->create_order);
         if (!p->tree_pre || !p->tree_post || !p->create_order)
             return ENOMEM;
         uint64_t *pre = p->tree_pre, *post = p->tree_post, *items = p->create_order;
         tree_walk(p, 0, 0, &pre, &post, &items);
     }
     if (c->md_random_seed > 0) {
-        if (!(p->stat_order = malloc(p->files * sizeof *p->stat_order)))
+        if (!(p->stat_order = malloc((p->files ? p->files : 1) * sizeof *p->stat_order)))
             return ENOMEM;
         shuffle_items(p->stat_order, p->files,
                       (unsigned)(c->md_random_seed + (c->md_seed_per_rank ? run->rank : 0)));
@@ -309,23 +344,25 @@ static void item_path(const md_plan_t *p, int owner, uint64_t n, int dir, const 
 
 int iolab_metadata_ops(const iolab_run_t *run, int *ops)
 {
-    int n = 0, phases = run->cfg.md_phases, step = run->cfg.md_step;
+    int n = 0, phases = run->cfg.md_phases, mask = phase_mask(&run->cfg);
     int tree = run->cfg.md_layout == IOLAB_MD_LAYOUT_MDTEST;
-    if (tree && (step == IOLAB_MD_STEP_ALL || step == IOLAB_MD_STEP_CREATE))
+    mask = mask < 0 ? MD_SEL_ALL : mask;
+    if (tree && (mask & MD_SEL_CREATE))
         ops[n++] = IOLAB_MD_TREE_CREATE;  /* mdtest times its tree with -C */
-    if (phases != IOLAB_MD_PHASES_FILES) {
-        ops[n++] = IOLAB_MD_DIR_CREATE;
-        ops[n++] = IOLAB_MD_DIR_STAT;
-        if (run->cfg.md_files > 1)  /* mdtest renames only when there are two or more */
+    if (phases != IOLAB_MD_PHASES_FILES) {  /* mdtest's directory_test, its flags in order */
+        if (mask & MD_SEL_CREATE)
+            ops[n++] = IOLAB_MD_DIR_CREATE;
+        if (mask & MD_SEL_STAT)
+            ops[n++] = IOLAB_MD_DIR_STAT;
+        if ((mask & MD_SEL_RENAME) && run->cfg.md_files > 1)  /* two or more, as mdtest */
             ops[n++] = IOLAB_MD_DIR_RENAME;
-        ops[n++] = IOLAB_MD_DIR_REMOVE;
+        if (mask & MD_SEL_REMOVE)
+            ops[n++] = IOLAB_MD_DIR_REMOVE;
     }
-    if (step != IOLAB_MD_STEP_ALL)  /* create, stat, read, remove: in order */
-        ops[n++] = IOLAB_MD_CREATE + step - IOLAB_MD_STEP_CREATE;
-    else if (phases != IOLAB_MD_PHASES_DIRS)
-        for (int op = IOLAB_MD_CREATE; op <= IOLAB_MD_REMOVE; op++)
-            ops[n++] = op;
-    if (tree && (step == IOLAB_MD_STEP_ALL || step == IOLAB_MD_STEP_REMOVE))
+    for (int k = 0; phases != IOLAB_MD_PHASES_DIRS && k < 4; k++)  /* create..remove */
+        if (mask & (k == 3 ? MD_SEL_REMOVE : 1 << k))
+            ops[n++] = IOLAB_MD_CREATE + k;
+    if (tree && (mask & MD_SEL_REMOVE))
         ops[n++] = IOLAB_MD_TREE_REMOVE;  /* and its removal with -r */
     return n;
 }
@@ -657,10 +694,11 @@ static void remove_items(iolab_run_t *run, const md_plan_t *p)
 static void remove_all(iolab_run_t *run, const md_plan_t *p, int items_left)
 {
     char own[4200];
-    if (run->cfg.md_step != IOLAB_MD_STEP_ALL) {
-        /* one step of several: the files stay for the next; after the remove step only the
+    int mask = phase_mask(&run->cfg);
+    if (mask != MD_SEL_ALL) {
+        /* some phases of several runs: the items stay for the next; after a remove only the
          * directories are left, and go (rmdir fails, as it should, on any left in them) */
-        if (run->cfg.md_step != IOLAB_MD_STEP_REMOVE || items_left)
+        if (!(mask & MD_SEL_REMOVE) || items_left)
             return;
         items_left = 0;
     }
@@ -672,8 +710,7 @@ static void remove_all(iolab_run_t *run, const md_plan_t *p, int items_left)
     MPI_Barrier(run->world);
     if (run->rank == 0 && p->mdtest)
         rmdir(p->testdir);  /* gone already after a complete tree_remove */
-    if (run->rank == 0 && (!p->mdtest || p->made_root ||
-                           run->cfg.md_step == IOLAB_MD_STEP_REMOVE))
+    if (run->rank == 0 && (!p->mdtest || p->made_root || mask != MD_SEL_ALL))
         rmdir(p->root);  /* fails, as it should, when it held files of someone else */
 }
 

@@ -103,9 +103,7 @@ def test_mdtest_lines_become_engine_options(words: list[str], expected: list[str
 
 
 @pytest.mark.parametrize("words,says", [
-    (["-F"], "give -n N"),
     (["-F", "-n", "5", "-z", "-1"], "depth must be 0 or more"),
-    (["-F", "-n", "2", "-z", "2", "-b", "2"], "at least one per tree directory"),
     (["-F", "-n", "5", "-z", "1", "-u", "-N", "1"], "neighbour's tree"),
     (["-F", "-I", "2", "-z", "1", "-b", "2", "-W", "3"], "branch factor of 1"),
     (["-F", "-I", "2", "-z", "1", "-W", "3"], "nearest in iolab: -W without -z/-R"),
@@ -113,18 +111,11 @@ def test_mdtest_lines_become_engine_options(words: list[str], expected: list[str
     (["-F", "-n", "5", "-k", "-w", "4", "-e", "4"], "-k not compatible with -w"),
     (["-F", "-n", "6", "-I", "2", "-u"], "only specify the number of items"),
     (["-F", "-n", "5", "-I", "2"], "multiple of items per directory"),
-    (["-F", "-n", "5", "-C", "-T"], "one 'iolab mdtest -F' line per letter"),
-    (["-n", "5", "-C"], "nearest in iolab: -F -C"),
-    (["-F", "-n", "5", "-i", "2", "-T"], "nearest in iolab: -i 1 -T"),
-    (["-F", "-n", "5", "-W", "2", "-E"], "drop -W"),
-    (["-n", "5", "-C", "-T", "-E", "-r"], "add -U"),
-    (["-n", "5", "-U"], "only the directory rename phase"),
     (["-F", "-n", "5", "-w", "10"], "nearest in iolab: -w 10 -e 10"),
     (["-F", "-n", "5", "-X"], "verifying needs bytes"),
     (["-F", "-n", "5", "-a", "DUMMY"], "nearest in iolab: -a POSIX"),
     (["-F", "-n", "5", "-a", "NOPE"], "not an mdtest API"),
     (["-F", "-n", "5", "-d", "a@b"], "one -d DIR"),
-    (["-F", "-n", "5", "-l", "2"], "one 'iolab mdtest --np N' per count"),
     (["-F", "-n", "5", "-l", "4"], "mdtest refuses it too"),
     (["-F", "-n", "6", "-I", "3", "-z", "1"], "-I 3 alone"),
     (["-F", "-n", "6", "-I", "3", "-W", "2"], "nearest in iolab: -n 3 -I 3"),
@@ -147,10 +138,43 @@ def test_refused_lines_name_the_nearest_iolab_equivalent(words: list[str], says:
                                          ("-r", "remove")])
 def test_one_phase_letter_alone_is_one_engine_step(letter: str, step: str) -> None:
     """expected mdtest -F with one of -C/-T/-E/-r alone to run that file phase only
-    (--md-step) / was refused ('the engine runs create, stat, read and remove together')."""
+    (--md-only) / was refused ('the engine runs create, stat, read and remove together')."""
     got = args_of(["-F", "-n", "5", "-u", letter])
-    assert got[got.index("--md-step") + 1] == step
-    assert "--md-step" not in args_of(["-F", "-n", "5", "-C", "-T", "-E", "-r"])
+    assert got[got.index("--md-only") + 1] == step
+    assert "--md-only" not in args_of(["-F", "-n", "5", "-C", "-T", "-E", "-r", "-U"])
+
+
+@pytest.mark.parametrize("words,selected", [
+    (["-F", "-I", "1", "-z", "1", "-C", "-T", "-r", "-L", "-u"], "create,stat,remove"),
+    (["-I", "1", "-z", "1", "-u", "-T", "-C"], "create,stat"),  # mdtest's order, any kind
+    (["-n", "5", "-C", "-T", "-E", "-r"], "create,stat,read,remove"),  # no -U: no rename
+    (["-n", "5", "-U"], "rename"),
+    (["-n", "5", "-i", "2", "-E"], "read"),
+])
+def test_phase_subsets_run_in_one_engine_run(words: list[str], selected: str) -> None:
+    """expected any of -C -T -E -U -r, with or without -F, as one run of those phases
+    (--md-only) / was refused ('the engine runs one phase alone or all four together')."""
+    got = args_of(words)
+    assert got[got.index("--md-only") + 1] == selected
+
+
+def test_no_items_runs_the_tree_phases_only() -> None:
+    """expected mdtest's line without -n or -I (IOR's 'mdtest -a POSIX') to run on 0 items,
+    only the tree's calls, as mdtest / was refused ('no items to create')."""
+    for words in (["-a", "POSIX"], ["-a", "POSIX", "-W", "2"], ["-z", "2", "-b", "2",
+                                                               "-n", "2"]):
+        got = args_of(words)
+        assert got[got.index("--md-files") + 1] == "0", words
+
+
+def test_task_count_series_is_one_test_per_count() -> None:
+    """expected mdtest -f/-l/-s as its series of task counts / was refused ('the engine
+    runs one test on the launched ranks')."""
+    def counts(words: list[str], ranks: int) -> tuple[int, ...]:
+        return plan(parse_command_line(words).test, ranks).task_counts
+    assert counts(["-n", "1", "-f", "1", "-l", "2"], 2) == (1, 2)
+    assert counts(["-n", "1", "-f", "1", "-l", "4", "-s", "2"], 4) == (1, 3)
+    assert counts(["-n", "1", "-f", "2", "-l", "2"], 2) == ()  # the launched ranks alone
 
 
 def test_summary_stddev_divides_by_n_minus_1_as_mdtest() -> None:

@@ -74,16 +74,19 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     ranks = front.ranks(args)
     plan = mapping.plan(line.test, ranks)
-    bench_args = [*front.launch_args(args, ranks),
-                  *plan.engine_args(bool(line.test.params["verify_read"]))]
+    counts = plan.task_counts or (ranks,)
+    engine_args = plan.engine_args(bool(line.test.params["verify_read"]))
+    runs = [[*front.launch_args(args, n), *engine_args] for n in counts]
     if args.dry_run:
-        print(shlex.join(["iolab", "bench", *bench_args]))
+        for bench_args in runs:
+            print(shlex.join(["iolab", "bench", *bench_args]))
         return 0
     parent = os.path.dirname(os.path.abspath(plan.directory))
     if not os.path.isdir(parent):
         raise UsageError(f"mdtest -d {plan.directory}: its parent folder {parent} does not "
                          "exist (mdtest makes only the last folder); create it first")
-    subrun.check_args(bench_args)  # the engine's own judgement, before anything is made
+    for bench_args in runs:
+        subrun.check_args(bench_args)  # the engine's own judgement, before anything is made
     for warning in plan.warnings:
         print(f"iolab mdtest: {warning} {plan.status_file}; -n {plan.items} is used, as "
               "mdtest does", file=sys.stderr)
@@ -92,23 +95,31 @@ def _run(args: argparse.Namespace) -> int:
     if made_dir:
         os.mkdir(plan.directory)
     fs_text = output.fs_text(plan.directory)
+    label = args.label or f"mdtest {shlex.join(words)}"
+    done_tests: list[tuple[int, dict[str, Any]]] = []
+    failed = None
     try:
-        done = subrun.run_bench(bench_args, args.label or f"mdtest {shlex.join(words)}",
-                                args.db)
+        for n, bench_args in zip(counts, runs):  # mdtest's -f/-l/-s: one test per count
+            done = subrun.run_bench(bench_args, label, args.db)
+            if done.status == "refused":
+                raise UsageError(done.error or "iolab bench refused the run")
+            if done.status == "ok" and done.doc is not None:
+                _store_status_file(plan, done.doc)
+            if done.doc is not None:
+                done_tests.append((n, done.doc))
+            if done.status != "ok":
+                failed = done
+                break
     finally:
         if made_dir:
             _remove_if_empty(plan.directory)
-    if done.status == "refused":
-        raise UsageError(done.error or "iolab bench refused the run")
-    if done.status == "ok" and done.doc is not None:
-        _store_status_file(plan, done.doc)
-    if done.doc is not None:
-        sys.stdout.write(output.render_text(done.doc, line.test, plan,
-                                            output.command_line_text(words), began,
-                                            fs_text))
-    if done.status != "ok":
-        print(f"iolab mdtest: the run {done.status}: {done.error} (stored as run "
-              f"{done.run_id})", file=sys.stderr)
+    if done_tests:  # what finished is printed, a failed test's table included
+        sys.stdout.write(output.render_series(done_tests, line.test, plan,
+                                              output.command_line_text(words), began,
+                                              fs_text, ranks))
+    if failed is not None:
+        print(f"iolab mdtest: the run {failed.status}: {failed.error} (stored as run "
+              f"{failed.run_id})", file=sys.stderr)
         return EXIT_FAILED_RUN
     return 0
 
@@ -118,7 +129,7 @@ def _store_status_file(plan: mapping.MdtestRun, doc: dict[str, Any]) -> None:
     the count every rank created (the furthest rank's at the deadline, all worn out to it)
     as one number, for a later -T/-E/-r line's -x."""
     if not plan.status_file or not plan.per_item.stonewall_s or \
-            plan.step not in ("all", "create"):
+            not plan.selected("create") or plan.phases == "dirs":  # mdtest's file_test
         return
     count = plan.items
     for ph in from_json(doc).phases("create"):

@@ -3,9 +3,9 @@ meaning, or one line saying why not and what is nearest.
 
 What each option becomes is in :mod:`iolab.mdtest.table`; this module applies it, with the
 checks mdtest makes itself (``md_validate_tests``) and the ones the engine needs: one test
-directory per iteration (or, -n beyond -I without a tree, mdtest's directory loops), every
-phase of a kind together, or one file phase alone (``-F`` with one of ``-C -T -E -r``: the
-engine's ``--md-step``, on the files an earlier line left), reading back what was written.
+directory per iteration (or, -n beyond -I without a tree, mdtest's directory loops), the
+phases mdtest's ``-C -T -E -U -r`` pick (any of them, in mdtest's order: the engine's
+``--md-only``; the items stay for a later line unless ``-r``), reading back what was written.
 The engine lays the items out with mdtest's names (``--md-layout mdtest``:
 ``DIR/test-dir.0-0/mdtest_tree.0/...``), trees included, so scripts and find see what mdtest
 makes. Everything is checked before anything runs, is created or stored.
@@ -25,10 +25,8 @@ DIR_PHASES = (("dir_create", "Directory creation"), ("dir_stat", "Directory stat
               ("dir_rename", "Directory rename"), ("dir_remove", "Directory removal"))
 FILE_PHASES = (("create", "File creation"), ("stat", "File stat"),
                ("open_read", "File read"), ("remove", "File removal"))
-_PHASE_LETTERS = (("create_only", "-C"), ("stat_only", "-T"), ("read_only", "-E"),
-                  ("remove_only", "-r"))
-# mdtest's phase letter -> the engine's --md-step (one file phase, the files left for the next)
-_STEPS = {"-C": "create", "-T": "stat", "-E": "read", "-r": "remove"}
+# mdtest's phase letter -> the engine's --md-only word (the items left for the next line)
+_STEPS = {"-C": "create", "-T": "stat", "-E": "read", "-U": "rename", "-r": "remove"}
 TREE_PHASES = (("tree_create", "Tree creation"), ("tree_remove", "Tree removal"))
 
 
@@ -80,10 +78,15 @@ class MdtestRun:
     phases: str = "files"
     tree: Tree = Tree()
     per_item: PerItem = PerItem()
-    step: str = "all"  # --md-step: one file phase of -C/-T/-E/-r alone
+    step: str = "all"  # --md-only: mdtest's -C/-T/-E/-U/-r as words ("create,stat")
     status_file: str = ""  # -x: the stonewall count, written by -W creations, read after
     warnings: tuple[str, ...] = ()  # mdtest's warnings, printed before the run
     dir_loops: int = 1  # -n beyond -I: test-dir.<i>-0 .. -<K-1>, ``items`` in each
+    task_counts: tuple[int, ...] = ()  # -f/-l/-s: one test per count (empty: the launched)
+
+    def selected(self, phase: str) -> bool:
+        """Whether mdtest's flag for ``phase`` (create, stat, read, rename, remove) is on."""
+        return self.step == "all" or phase in self.step.split(",")
 
     def summary_phases(self) -> tuple[tuple[str, str], ...]:
         """The rows of mdtest's SUMMARY table, in its order (the tree rows after them)."""
@@ -119,10 +122,11 @@ class MdtestRun:
         if e.random_seed:
             args += ["--md-random-seed", str(e.random_seed)]
             args += ["--md-seed-per-rank"] if e.seed_per_rank else []
-        args += ["--md-step", self.step] if self.step != "all" else []
+        args += ["--md-only", self.step] if self.step != "all" else []
         args += ["--md-dir-loops", str(self.dir_loops)] if self.dir_loops > 1 else []
         # -C alone writes the pattern a later -E -X line checks (mdtest's data is always its)
-        verify = verify or (self.step == "create" and self.write_bytes > 0)
+        verify = verify or (self.step != "all" and self.selected("create")
+                            and self.write_bytes > 0)
         return args + (["--verify"] if verify else [])
 
 
@@ -146,18 +150,19 @@ def plan(test: IorTest, ranks: int) -> MdtestRun:
             raise refusal(opt, test)
     _check_api(str(p["api"]))
     phases = _phase_kinds(test)
-    _check_task_counts(test, ranks)
+    counts = _task_counts(test, ranks)
     tree = _tree(test)
     items, loops = _items(test, tree)
     tree = Tree(tree.depth, tree.branch, items // tree.holders, tree.leaf_only)
-    step = _check_phases(test, phases, items)
+    step = _check_phases(test)
+    creates = step == "all" or "create" in step.split(",")
     status_file = str(p["stoneWallingStatusFile"])
     if status_file and tree.dirs > 1:
         raise UsageError(f"mdtest -x {status_file} with a tree (-z {tree.depth}): the count "
                          "it holds comes from a stonewalled creation, which runs in one "
                          "directory; nearest in iolab: -x without -z")
     warnings: tuple[str, ...] = ()
-    if status_file and step in ("stat", "read", "remove"):
+    if status_file and not creates and phases != "dirs":  # mdtest's file_test reads it
         count = read_status_file(status_file)
         if count is None:  # mdtest warns and keeps -n
             warnings = (STATUS_WARNING,)
@@ -165,21 +170,20 @@ def plan(test: IorTest, ranks: int) -> MdtestRun:
             raise UsageError(f"mdtest -x {status_file}: it holds {count} items per rank; "
                              "nothing to stat, read or remove; nearest in iolab: the -x file "
                              "of a creation that made items")
+        elif phases == "both" and count != items:
+            raise UsageError(f"mdtest -x {status_file}: it holds {count} items per rank and "
+                             f"the directory phases run on {items}; the engine runs both "
+                             "kinds on one count; nearest in iolab: -F (files only)")
         else:
             items = count
             tree = Tree(tree.depth, tree.branch, items, tree.leaf_only)
-    per_item = _per_item(test, tree)
+    per_item = _per_item(test, tree, creates)
     if loops > 1 and (per_item.stonewall_s or per_item.random_seed or step != "all"
                       or per_item.collective):
         raise UsageError(f"mdtest -n {items * loops} -I {items}: the engine's loop over "
                          f"{loops} test directories runs every phase in creation order; with "
                          "-W, -R/--random-seed, -c or one phase alone it is not in the engine; "
                          f"nearest in iolab: -n {items} -I {items} (one test directory)")
-    if step not in ("all", "create") and per_item.stonewall_s:
-        raise UsageError(f"mdtest -W {per_item.stonewall_s} with {_said(test, step + '_only')}"
-                         ": the stonewall bounds the creation; a later phase alone runs on "
-                         "-n items (mdtest's count from -x is not read); nearest in iolab: "
-                         "drop -W, give -n the count the creation reached")
     write, read = int(p["write_bytes"]), int(p["read_bytes"])
     if write < 0 or read < 0:
         raise UsageError(f"mdtest -w {write} -e {read}: byte counts cannot be negative")
@@ -202,7 +206,7 @@ def plan(test: IorTest, ranks: int) -> MdtestRun:
         raise UsageError(f"mdtest -k -w {write}: mknod makes empty files (mdtest refuses it "
                          "too: '-k not compatible with -w'); give -w 0")
     return MdtestRun(items, write, bool(p["unique_dir_per_task"]), path, int(p["iterations"]),
-                     phases, tree, per_item, step, status_file, warnings, loops)
+                     phases, tree, per_item, step, status_file, warnings, loops, counts)
 
 
 # mdtest's warning when -x names nothing readable (ReadStoneWallingIterations gave -1)
@@ -255,10 +259,12 @@ def _tree(test: IorTest) -> Tree:
     return tree
 
 
-def _per_item(test: IorTest, tree: Tree) -> PerItem:
-    """-N, -W, -y, -k, -R/--random-seed, -Y, -p with mdtest's meaning and checks."""
+def _per_item(test: IorTest, tree: Tree, creates: bool) -> PerItem:
+    """-N, -W, -y, -k, -R/--random-seed, -Y, -p with mdtest's meaning and checks (-W
+    bounds only a creation: a line without one ignores it, as mdtest)."""
     p = test.params
     stride, wall = int(p["nstride"]), int(p["stone_wall_timer_seconds"])
+    wall = wall if creates or wall < 0 else 0
     seed, randomize = int(p["random_seed"]), bool(p["randomize"])
     delay = int(p["pre_delay"])
     if stride < 0 or wall < 0 or seed < 0 or delay < 0:
@@ -309,61 +315,32 @@ def _check_collective(test: IorTest, stride: int, wall: int) -> None:
                          "its owner: EEXIST); nearest in iolab: -c without -k")
 
 
-def _check_phases(test: IorTest, phases: str, items: int) -> str:
-    """mdtest runs every phase unless -C/-T/-E/-r/-U pick some; the engine runs all the
-    phases of a kind together (with directories, the rename too: -U), or one file phase
-    alone (-F with one letter): the engine's --md-step, returned ("all" otherwise)."""
+def _check_phases(test: IorTest) -> str:
+    """mdtest's phase flags: -C, -T, -E, -r and -U (the directory rename) pick phases, in
+    its own order whatever the line's; none of them runs every phase. Returns the engine's
+    --md-only words ("create,stat"), or "all"."""
     p = test.params
-    chosen = [letter for key, letter in _PHASE_LETTERS if p[key]]
-    if not chosen and p["rename_dirs"]:
-        raise UsageError("mdtest -U alone runs only the directory rename phase; the engine "
-                         "renames between the directory stat and removal of the same run; "
-                         "nearest in iolab: mdtest -D without -U (every directory phase)")
-    if len(chosen) == 1:
-        return _one_step(test, chosen[0], phases)
-    if chosen and len(chosen) < len(_PHASE_LETTERS):
-        raise UsageError(
-            f"mdtest {' '.join(chosen)}: the engine runs one phase alone or all four "
-            "together; nearest in iolab: one 'iolab mdtest -F' line per letter, in mdtest's "
-            "order (create, stat, read, remove), or -C -T -E -r")
-    if chosen and phases != "files" and not p["rename_dirs"] and items > 1:
-        raise UsageError(
-            "mdtest -C -T -E -r without -U skips the directory rename phase; the engine "
-            "renames whenever it runs directory phases; nearest in iolab: add -U (or -F)")
-    return "all"
+    keys = (("create_only", "-C"), ("stat_only", "-T"), ("read_only", "-E"),
+            ("rename_dirs", "-U"), ("remove_only", "-r"))
+    chosen = [_STEPS[letter] for key, letter in keys if p[key]]
+    return ",".join(chosen) if chosen and len(chosen) < len(keys) else "all"
 
 
-def _one_step(test: IorTest, letter: str, phases: str) -> str:
-    """-C, -T, -E or -r alone: that file phase on the files an earlier line left (mdtest
-    -C leaves its test directory and tree, -r removes them)."""
-    if phases != "files":
-        raise UsageError(f"mdtest {letter} without -F: the engine runs one phase alone only "
-                         "for files (directory phases run together); nearest in iolab: "
-                         f"-F {letter} (files), or -C -T -E -r")
-    if int(test.params["iterations"]) != 1:
-        raise UsageError(f"mdtest {letter} -i {test.params['iterations']}: one phase alone "
-                         "runs once (each iteration would leave its own test-dir.K-0); "
-                         f"nearest in iolab: -i 1 {letter}")
-    return _STEPS[letter]
-
-
-def _check_task_counts(test: IorTest, ranks: int) -> None:
-    """mdtest's -f/-l/-s series: one test per task count; only the launched ranks run."""
+def _task_counts(test: IorTest, ranks: int) -> tuple[int, ...]:
+    """mdtest's -f/-l/-s: one test per task count, ranks 0..count-1 taking part (mdtest:
+    first = last = all ranks without -l; its checks). Empty: the one test on every rank."""
     p = test.params
     first, last, stride = int(p["first"]), int(p["last"]), int(p["stride"])
     if last == 0:
-        return  # mdtest: first = last = all ranks
-    if stride < 1:
-        raise UsageError(f"mdtest -s {stride}: the task-count stride must be at least 1")
+        return ()
+    if stride < 1 or first < 1:
+        raise UsageError(f"mdtest -f {first} -s {stride}: the first task count and the "
+                         "stride must be at least 1")
     if first > last or last > ranks:
         raise UsageError(f"mdtest -f {first} -l {last}: not a range of task counts within the "
                          f"{ranks} launched rank(s) (mdtest refuses it too)")
-    counts = list(range(first, min(last, ranks) + 1, stride))
-    if counts != [ranks]:
-        raise UsageError(
-            f"mdtest -f {first} -l {last} -s {stride}: mdtest runs a test per task count "
-            f"{counts}; the engine runs one test on the {ranks} launched rank(s); nearest in "
-            "iolab: one 'iolab mdtest --np N' per count")
+    counts = tuple(range(first, last + 1, stride))
+    return () if counts == (ranks,) else counts
 
 
 def _items(test: IorTest, tree: Tree) -> tuple[int, int]:
@@ -394,7 +371,6 @@ def _items(test: IorTest, tree: Tree) -> tuple[int, int]:
             loops, items = items // per_dir, per_dir
     else:
         items -= items % tree.holders  # mdtest: items_per_dir = items / dirs, items = that x dirs
-    if items <= 0:
-        raise UsageError("mdtest: no items to create; give -n N (items per rank, at least one "
-                         "per tree directory) or -I N")
-    return items, loops
+    if items < 0:
+        raise UsageError(f"mdtest -n {items}: items cannot be negative")
+    return items, loops  # 0: mdtest runs its phases on no items (only the tree's calls)

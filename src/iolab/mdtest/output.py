@@ -134,10 +134,22 @@ def fs_text(directory: str) -> str | None:
 
 def render_text(doc: dict[str, Any], test: IorTest, run: MdtestRun, command_line: str,
                 began: str, fs_text: str | None) -> str:
+    """mdtest's report of one test (every launched rank taking part)."""
+    ranks = _nodes(doc)[0]
+    return render_series([(ranks, doc)], test, run, command_line, began, fs_text, ranks)
+
+
+def render_series(tests: list[tuple[int, dict[str, Any]]], test: IorTest, run: MdtestRun,
+                  command_line: str, began: str, fs_text: str | None, launched: int) -> str:
+    """mdtest's report: its header once, then for each task count (-f/-l/-s; one count
+    without them) the ``N tasks, M items`` line and the SUMMARY table, as mdtest prints them."""
     p = test.params
-    ranks, nodes, nodemap = _nodes(doc)
+    last_doc = tests[-1][1]
+    _, nodes, nodemap = _nodes(last_doc)
+    if len(nodemap) != launched:  # a series' last count below the launched ranks
+        nodemap = nodemap[:1] * launched
     out = [f"-- started at {began} --", "",
-           f"mdtest-{VERSION} was launched with {ranks} total task(s) on {nodes} node(s)",
+           f"mdtest-{VERSION} was launched with {launched} total task(s) on {nodes} node(s)",
            f"Command line used: {command_line}"]
     if int(p["read_bytes"]) <= 0:
         out.append("WARNING: Read bytes is 0, thus, a read test will actually just "
@@ -146,13 +158,14 @@ def render_text(doc: dict[str, Any], test: IorTest, run: MdtestRun, command_line
     out.append(f"{'Path':<20}: {run.directory}")  # mdtest names the -d directory
     if fs_text:
         out.append(f"{'FS':<20}: {fs_text}")
-    out.append(f"{ranks} tasks, {ranks * run.items * run.dir_loops} {run.items_text()}")
     rank_stats = bool(p["show_perrank_statistics"])
-    if p["print_rate_and_time"]:
-        out += _table(doc, run, False, rank_stats)
-        out += _table(doc, run, True, rank_stats)
-    else:
-        out += _table(doc, run, bool(p["print_time"]), rank_stats)
+    for ranks, doc in tests:
+        out.append(f"{ranks} tasks, {ranks * run.items * run.dir_loops} {run.items_text()}")
+        if p["print_rate_and_time"]:
+            out += _table(doc, run, False, rank_stats)
+            out += _table(doc, run, True, rank_stats)
+        else:
+            out += _table(doc, run, bool(p["print_time"]), rank_stats)
     out += [f"-- finished at {now_text()} --", ""]
     return "\n".join(out) + "\n"
 

@@ -54,23 +54,24 @@ OPTIONS: tuple[IorOption, ...] = (
        "timer does only work with a branch factor <= 1 ... and with barriers'); -B 0 keeps "
        "the barriers and runs", "mdtest without -B"),
     _O("C", None, "create_only", "flag", 0, "engine",
-       "phase selection: one letter alone with -F and -i 1 runs that file phase only "
-       "(--md-step create|stat|read|remove), on the files an earlier line left, and leaves "
-       "them (-C) or removes them with the tree (-r); all four (or none) run every phase; "
-       "other subsets are refused (one line per letter)"),
+       "phase selection (--md-only create,stat,read,rename,remove): any of -C -T -E -U -r "
+       "run those phases of each kind, in mdtest's order, on what an earlier line left; -C "
+       "makes the test directory and tree, -r removes them; without -r the items stay; none "
+       "of the five runs every phase"),
     _O("T", None, "stat_only", "flag", 0, "engine", "see -C"),
     _O("E", None, "read_only", "flag", 0, "engine", "see -C"),
     _O("r", None, "remove_only", "flag", 0, "engine", "see -C"),
     _O("U", None, "rename_dirs", "flag", 0, "engine",
-       "the directory rename phase (on by default; with -C -T -E -r it needs -U, as in "
-       "mdtest); -U alone (only the rename phase) is refused"),
+       "the directory rename phase (on when no phase letter is given; with -C -T -E -r it "
+       "needs -U, as in mdtest; -U alone runs only the rename); see -C"),
     _O("D", None, "dirs_only", "flag", 0, "engine",
        "--md-phases dirs (the directory phases only; -F: files; neither or both: both)"),
     _O("e", None, "read_bytes", "size", 0, "engine",
        "must equal -w: the engine reads back what it wrote (--md-size)"),
     _O("f", None, "first", "size", 1, "engine",
-       "with -l and -s: mdtest's series of task counts; only the one test on the launched "
-       "ranks runs (a series is refused: one 'iolab mdtest --np N' per count)"),
+       "with -l and -s: mdtest's series of task counts, one test per count (f, f+s, .. l), "
+       "each on ranks 0..count-1: one engine run per count, stored, each with mdtest's "
+       "'N tasks' line and SUMMARY table"),
     _O("F", None, "files_only", "flag", 0, "engine",
        "--md-phases files (the file phases only; without -F or -D both, directories first)"),
     _O("G", None, "random_buffer_offset", "size", -1, "engine",
@@ -126,11 +127,12 @@ OPTIONS: tuple[IorOption, ...] = (
        "--md-size (bytes written to each file at creation)"),
     _O("W", None, "stone_wall_timer_seconds", "size", 0, "engine",
        "--stonewall: each rank stops creating files after N seconds, all create on to the "
-       "furthest rank's count, later phases use that count; with -z/-R refused"),
+       "furthest rank's count, later phases use that count (no effect on a line without -C, "
+       "as mdtest); with -z/-R refused"),
     _O("x", None, "stoneWallingStatusFile", "str", "", "engine",
        "mdtest's stonewall status file: a line with -W that creates writes the count every "
-       "rank created to (the furthest rank's), a -T, -E or -r line alone reads it as its -n "
-       "(unreadable: mdtest's warning, -n stays); not with a tree"),
+       "rank created to (the furthest rank's), a line with file phases and without -C reads "
+       "it as its -n (unreadable: mdtest's warning, -n stays); not with a tree"),
     _O("X", "verify-read", "verify_read", "flag", 0, "engine",
        "--verify (the engine's own pattern, checked on read; needs -e > 0 as in mdtest)"),
     _O(None, "verify-write", "verify_write", "flag", 0, "refused",
@@ -179,7 +181,8 @@ OPTIONS: tuple[IorOption, ...] = (
 # mdtest's APIs (-a): the engine's, or the nearest.
 APIS: dict[str, str] = {"POSIX": "posix"}
 MISSING_APIS: dict[str, str] = {
-    "DUMMY": "-a POSIX (the engine's metadata phases have no null backend)",
+    "DUMMY": "-a POSIX (the engine's metadata phases have no null backend; -x and -W work "
+             "with POSIX)",
     "DAOS": "-a POSIX on a DFuse mount", "DFS": "-a POSIX on a DFuse mount",
     "S3": "none in iolab (no object store backend); -a POSIX on a file system",
     "S3-4C": "none in iolab (no object store backend); -a POSIX on a file system",
