@@ -225,15 +225,15 @@ def test_status_file_misuse_is_one_line_and_nothing_stored(tmp_path: Path, words
 
 def test_mpiio_existing_file_emptied_in_place_as_real_ior(real_ior: Path, engine: Path,
                                                           tmp_path: Path) -> None:
-    """expected -a MPIIO -E to open the existing file (same inode, no unlink) and empty it
-    with MPI_File_set_size(0) (one ftruncate to 0) as real IOR / was deleted and created
-    anew (a new inode), never truncated."""
+    """expected -a MPIIO -E to open the existing file (its hard link kept, no unlink) and
+    empty it with MPI_File_set_size(0) (one ftruncate to 0) as real IOR / was deleted and
+    created anew, never truncated."""
     sizes, truncates = {}, {}
     for tool in ("ior", "iolab"):
         folder = tmp_path / tool
         folder.mkdir()
         (folder / "f").write_bytes(b"\x5a" * 65536)
-        inode = (folder / "f").stat().st_ino
+        (folder / "g").hardlink_to(folder / "f")  # a new file (even a reused inode) loses it
         line = ["-a", "MPIIO", "-E", "-w", "-k", "-t", "16k", "-b", "16k", "-o",
                 str(folder / "f")]
         prog = [str(real_ior), *line] if tool == "ior" else \
@@ -241,8 +241,34 @@ def test_mpiio_existing_file_emptied_in_place_as_real_ior(real_ior: Path, engine
         _mpirun(prog, folder, ["ftruncate,unlink,unlinkat"])
         text = "".join(f.read_text() for f in folder.glob("tr.*"))
         assert not re.search(rf'unlink(?:at)?\([^)]*"{re.escape(str(folder))}/f"', text)
-        assert (folder / "f").stat().st_ino == inode
+        assert (folder / "f").stat().st_nlink == 2
+        assert (folder / "g").stat().st_size == (folder / "f").stat().st_size
         sizes[tool] = (folder / "f").stat().st_size
         truncates[tool] = len(re.findall(r"ftruncate\(\d+, 0\)\s*= 0", text))
     assert sizes["iolab"] == sizes["ior"] == 32768
     assert truncates["iolab"] == truncates["ior"] >= 1
+
+
+def test_mpiio_existing_file_kept_and_emptied_without_real_ior(engine: Path,
+                                                               tmp_path: Path) -> None:
+    """expected iolab ior -a MPIIO -E to write into the same file (its hard link sees the
+    write), emptied first: 64 KiB of old bytes become the 32 KiB written / was deleted and
+    made anew (the link kept the old 64 KiB)."""
+    (tmp_path / "f").write_bytes(b"\x5a" * 65536)
+    (tmp_path / "g").hardlink_to(tmp_path / "f")  # a new file (even a reused inode) loses it
+    ran = run_iolab("ior", "--np", "2", "--db", str(tmp_path / "r.db"), "-a", "MPIIO", "-E",
+                    "-w", "-k", "-t", "16k", "-b", "16k", "-o", str(tmp_path / "f"))
+    assert ran.returncode == 0, ran.stderr
+    st = (tmp_path / "f").stat()
+    assert (st.st_nlink, st.st_size, (tmp_path / "g").stat().st_size) == (2, 32768, 32768)
+
+
+def test_null_create_delay_only_on_write_opens_without_real_ior(engine: Path,
+                                                                tmp_path: Path) -> None:
+    """expected --dummy.delay-create to lengthen the write's open(s), not the read's
+    (IOR's DUMMY_Create waits, DUMMY_Open does not) / was refused."""
+    ran = run_iolab("ior", "--np", "2", "--db", str(tmp_path / "r.db"), "-a", "DUMMY",
+                    "--dummy.delay-create=250000", "-t", "1k", "-b", "4k")
+    assert ran.returncode == 0, ran.stderr
+    rows = _ior_rows(ran.stdout)
+    assert rows["write"][OPEN] >= 0.25 > rows["read"][OPEN], ran.stdout
