@@ -103,8 +103,8 @@ const iolab_option_t iolab_config_options[] = {
      "--use-existing) and, unless --keep, after each repetition of a run that wrote them",
      O(remove_each_rep)},
     {"use-existing", "use_existing", IOLAB_OPT_BOOL, "false", NULL, NULL,
-     "with --remove-each-rep: write into the existing files, no removal first and, "
-     "posix, no truncation (IOR -E)",
+     "with --remove-each-rep: write into the existing files, no removal first; posix "
+     "does not truncate, mpiio empties the file with MPI_File_set_size(0) (IOR -E)",
      O(use_existing)},
     {"file-per-rep", "file_per_rep", IOLAB_OPT_BOOL, "false", NULL, NULL,
      "each repetition its own files: names end in .<repetition> (IOR -m)", O(file_per_rep)},
@@ -136,6 +136,10 @@ const iolab_option_t iolab_config_options[] = {
      "after each write, read the files back and check them (needs --verify; recorded as read "
      "pass -1, not in the read statistics; with --reorder-nodes Q it reads Q + 1 hosts on; "
      "IOR -W)", O(check_write)},
+    {"read-xfers", "read_xfers", IOLAB_OPT_INT, "-1", "count", NULL,
+     "transfers each rank reads in every read phase, in its usual order, then stops (IOR's "
+     "-O stoneWallingStatusFile count); 0: all of them, even after a stonewalled write of "
+     "the same run; -1: unset (a stonewalled write's count)", O(read_xfers)},
     /* --- end IOR compatibility --- */
     {"metadata", "metadata", IOLAB_OPT_ENUM, "off", NULL, "off|easy|hard",
      "metadata benchmark instead of data I/O (as mdtest): per rank create, stat, open+read, "

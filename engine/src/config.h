@@ -79,6 +79,8 @@ typedef struct iolab_cfg {
     int64_t reorder_seed;      /* IOR -X: their seed (negative: -X + repetition) */
     bool stonewall_stop;       /* IOR -D without wear-out: each rank stops at the deadline */
     bool check_write;          /* IOR -W: after each write, a read pass checking it */
+    int64_t read_xfers;        /* IOR stoneWallingStatusFile: transfers each rank reads per
+                                  read phase (0: all; -1: unset, a stonewalled write's) */
     /* --- end IOR compatibility --- */
     int metadata;              /* iolab_metadata_t: the metadata benchmark instead of I/O */
     uint64_t md_files;         /* metadata: files per rank */

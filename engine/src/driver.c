@@ -257,8 +257,11 @@ static int check_files(const iolab_run_t *run, char *err, size_t len)
             return -1;
         }
         /* --random-repeat draws its blocks from the file's own size (IOR's -z -z reads a
-         * file of any size), so only an empty file is too small for it */
-        if ((uint64_t)st.st_size < need && !(c->random_repeat && st.st_size > 0)) {
+         * file of any size), and --read-xfers reads only the start of the layout (IOR's
+         * status file count), so only an empty file is too small for them; a read past the
+         * end is still a short read, an I/O error */
+        if ((uint64_t)st.st_size < need &&
+            !((c->random_repeat || c->read_xfers > 0) && st.st_size > 0)) {
             snprintf(err, len, "%s has %lld bytes but the layout reads %llu; write it first "
                      "with the same sizes and layout (--write --keep)", p,
                      (long long)st.st_size, (unsigned long long)need);

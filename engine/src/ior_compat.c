@@ -240,6 +240,13 @@ int iolab_ior_check_options(const iolab_run_t *run, char *err, size_t len)
     else if (c->check_write && (!c->verify || !c->write))
         snprintf(err, len, "--check-write reads back and checks a write: add --verify (the "
                  "pattern it checks) and a write phase");
+    else if (c->read_xfers < -1)
+        snprintf(err, len, "--read-xfers %lld: give a count, 0 for all (-1: unset)",
+                 (long long)c->read_xfers);
+    else if (c->read_xfers >= 0 && (c->file_view || iolab_layout_aggregated(&run->layout) ||
+                                    c->layout == IOLAB_LAYOUT_SUBARRAY))
+        snprintf(err, len, "--read-xfers counts single transfers: it applies to the fpp, "
+                 "segmented and strided layouts without --file-view");
     else if (c->stonewall_stop && c->stonewall <= 0)
         snprintf(err, len, "--stonewall-stop changes what --stonewall does: add --stonewall S");
     else if (c->reorder_nodes < 0)

@@ -182,7 +182,11 @@ static void setup_phase(iolab_run_t *run, const worker_t *proto, phase_setup_t *
                                            ior_file_bytes(run, proto->lr), &ps->ior);
     if (per_seg > 0)
         n = (uint64_t)per_seg * run->layout.segments;
-    if (proto->op == IOLAB_READ && (run->sw_written || run->sw_stopped) && run->sw_written < n)
+    if (proto->op == IOLAB_READ && run->cfg.read_xfers >= 0) {
+        if (run->cfg.read_xfers > 0 && (uint64_t)run->cfg.read_xfers < n)
+            n = (uint64_t)run->cfg.read_xfers;  /* IOR's status file: that many, not more */
+    } else if (proto->op == IOLAB_READ && (run->sw_written || run->sw_stopped) &&
+               run->sw_written < n)
         n = run->sw_written;  /* what a stonewalled write left */
     uint64_t len = run->cfg.file_view ? iolab_layout_rank_bytes(&run->layout)
                                       : run->layout.transfer * (uint64_t)queue_depth(run);

@@ -117,13 +117,16 @@ static int mpiio_init(void **state, const void *opts, const iolab_cfg_t *cfg,
 
 static void mpiio_fini(void *state) { free(state); }
 
-/* Open (writes: create afresh) the file over a->comm with the requested hints. */
+/* Open (writes: create afresh) the file over a->comm with the requested hints. With
+ * --use-existing (IOR -E) the file is not deleted first but emptied once open with
+ * MPI_File_set_size(0), as IOR's MPIIO create does (it truncates even under -E). */
 static int mpiio_open(void *state, const iolab_open_args_t *a, void **fh, char *err,
                       size_t errlen)
 {
     const mpiio_state_t *s = state;
     int amode = a->dir == IOLAB_WRITE ? MPI_MODE_CREATE | MPI_MODE_WRONLY : MPI_MODE_RDONLY;
-    if (a->dir == IOLAB_WRITE)
+    int empty_existing = a->dir == IOLAB_WRITE && s->cfg->use_existing;
+    if (a->dir == IOLAB_WRITE && !empty_existing)
         iolab_mpifile_fresh(a->comm, a->path);
     MPI_File f = MPI_FILE_NULL;
     errno = 0;
@@ -140,6 +143,21 @@ static int mpiio_open(void *state, const iolab_open_args_t *a, void **fh, char *
     if (e)
         return e;
     MPI_File_set_errhandler(f, MPI_ERRORS_RETURN);
+    if (empty_existing) {  /* collective over a->comm; every rank learns any failure */
+        errno = 0;
+        rc = MPI_File_set_size(f, 0);
+        e = rc == MPI_SUCCESS ? 0 : mpi_errno(rc, errno, a->path);
+        if (e)
+            mpi_errline(err, errlen, "MPI_File_set_size", a->path, rc);
+        int other = iolab_mpifile_other_failed(a->comm, e != 0);
+        if (e || other) {
+            MPI_File_close(&f);  /* collective: every rank has its handle here */
+            if (other)
+                snprintf(err, errlen, "MPI_File_set_size %s failed on another rank of its "
+                         "communicator", a->path);
+            return e ? e : EIO;
+        }
+    }
     mpiio_file_t *m = malloc(sizeof *m);
     char *path = strdup(a->path);
     if (!m || !path) {

@@ -18,7 +18,7 @@ from pathlib import Path
 from iolab import cli_common
 from iolab.bench import subrun
 from iolab.errors import EXIT_USAGE, UsageError
-from iolab.ior import front, mapping, output, table
+from iolab.ior import front, mapping, output, stonewall_file, table
 from iolab.ior.parse import IorLine, IorTest, parse_command_line
 
 EXIT_FAILED_RUN = 1
@@ -91,8 +91,8 @@ def _run(args: argparse.Namespace) -> int:
     bench_args = [[*front.launch_args(args, ranks), *r] for r in runs]
     if args.dry_run:
         _print_notes(line)
-        for words in bench_args:
-            print(shlex.join(["iolab", "bench", *words]))
+        for test, words in zip(line.tests, bench_args):
+            print(shlex.join(["iolab", "bench", *words, *stonewall_file.read_args(test)[0]]))
         return 0
     for words in bench_args:  # the engine's own judgement of every run, before any runs
         subrun.check_args(words)
@@ -124,7 +124,10 @@ def _run_all(tests: list[IorTest], bench_args: list[list[str]], label: str, db: 
     failed = False
     for test_id, (test, words) in enumerate(zip(tests, bench_args)):
         start = output.now_text()
-        done = subrun.run_bench(words, label, db)
+        read_limit, warning = stonewall_file.read_args(test)  # as the file is now
+        if warning:
+            print(f"iolab ior: WARNING: {warning}", file=sys.stderr)
+        done = subrun.run_bench([*words, *read_limit], label, db)
         if done.status == "refused":
             raise UsageError(done.error or "iolab bench refused the run")
         if done.status != "ok" or done.doc is None:
@@ -133,6 +136,8 @@ def _run_all(tests: list[IorTest], bench_args: list[list[str]], label: str, db: 
                   f"{done.run_id})", file=sys.stderr)
             if done.doc is None:
                 continue
+        if done.status == "ok":
+            stonewall_file.store(test, done.doc)
         result = output.TestResult(test_id, test, done.doc, command_line, start)
         result.rows = output.rows_of(done.doc, int(test.params["transferSize"]),
                                      int(test.params["outlierThreshold"]))

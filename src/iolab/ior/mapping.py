@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from iolab.errors import UsageError
-from iolab.ior import table
+from iolab.ior import stonewall_file, table
 from iolab.ior.parse import IorTest
 
 _HINT_PREFIX = "IOR_HINT__"
@@ -107,6 +107,10 @@ def _switches(test: IorTest, ranks: int) -> list[str]:
         args.append("--unique-dir")
     args += _reorder_args(test)
     args += _random_args(test)
+    if p["stoneWallingWearOut"] and p["deadlineForStonewalling"] <= 0:
+        raise UsageError("IOR -O stoneWallingWearOut=1 without -D: IOR refuses it too (the "
+                         "wear-out follows a stonewall deadline); add -D SECONDS")
+    stonewall_file.check(test)
     if p["deadlineForStonewalling"] > 0:
         args += ["--stonewall", str(p["deadlineForStonewalling"])]
         if not p["stoneWallingWearOut"]:  # IOR: each rank stops at the deadline
@@ -176,8 +180,17 @@ def _module_args(test: IorTest, api: str) -> list[str]:
     args: list[str] = []
     if api == "posix" and p["posix.odirect"]:
         args += ["--posix.mode", "direct"]
-    if api == "null" and p["dummy.delay-xfer"]:
-        args += ["--null.delay-us", str(p["dummy.delay-xfer"])]
+    if api == "null":  # IOR's DUMMY delays, microseconds (its sync's is never waited)
+        for key, flag in (("dummy.delay-xfer", "--null.delay-us"),
+                          ("dummy.delay-create", "--null.delay-create-us"),
+                          ("dummy.delay-close", "--null.delay-close-us")):
+            if p[key]:
+                if p[key] < 0:
+                    raise UsageError(f"IOR {test.spelled.get(key, '--' + key)}: give "
+                                     "microseconds, 0 or more")
+                args += [flag, str(p[key])]
+        if p["dummy.delay-only-rank0"]:
+            args.append("--null.delay-rank0-only")
     if api == "hdf5":
         if p["randomOffset"]:
             raise UsageError("IOR -a HDF5 with -z: IOR refuses random offsets with HDF5; "

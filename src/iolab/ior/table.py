@@ -60,8 +60,9 @@ OPTIONS: tuple[IorOption, ...] = (
        "rank's count; without it --stonewall-stop: each rank stops at the deadline)"),
     _O("e", None, "fsync", "flag", 0, "engine", "--fsync (before close, after writing)"),
     _O("E", None, "useExistingTestFile", "flag", 0, "engine",
-       "--use-existing (no removal before each write, and POSIX overwrites in place, no "
-       "truncation, as IOR's POSIX create)"),
+       "--use-existing (no removal before each write; POSIX overwrites in place, no "
+       "truncation, as IOR's POSIX create; MPIIO opens the file and empties it with "
+       "MPI_File_set_size(0), as IOR's MPIIO create)"),
     _O("f", None, "scriptFile", "str", "", "engine",
        "IOR START / RUN / IOR STOP script: one engine run per test"),
     _O("F", None, "filePerProc", "flag", 0, "engine",
@@ -141,14 +142,16 @@ OPTIONS: tuple[IorOption, ...] = (
     _O(None, "posix.rangelocks", "posix.rangelocks", "flag", 0, "refused",
        "the engine takes no range locks",
        "iolab bench --posix.mode (buffered, sync, fsync, direct)"),
-    _O(None, "dummy.delay-only-rank0", "dummy.delay-only-rank0", "flag", 0, "refused",
-       "the null backend delays every rank alike", "-a DUMMY --dummy.delay-xfer=N"),
-    _O(None, "dummy.delay-create", "dummy.delay-create", "int", 0, "refused",
-       "the null backend delays transfers only", "-a DUMMY --dummy.delay-xfer=N"),
-    _O(None, "dummy.delay-close", "dummy.delay-close", "int", 0, "refused",
-       "the null backend delays transfers only", "-a DUMMY --dummy.delay-xfer=N"),
-    _O(None, "dummy.delay-sync", "dummy.delay-sync", "int", 0, "refused",
-       "the null backend delays transfers only", "-a DUMMY --dummy.delay-xfer=N"),
+    _O(None, "dummy.delay-only-rank0", "dummy.delay-only-rank0", "flag", 0, "engine",
+       "--null.delay-rank0-only (only rank 0 waits the delays)"),
+    _O(None, "dummy.delay-create", "dummy.delay-create", "int", 0, "engine",
+       "--null.delay-create-us (microseconds per create: each rank's open of a write phase; "
+       "a read's open waits nothing, as IOR's DUMMY)"),
+    _O(None, "dummy.delay-close", "dummy.delay-close", "int", 0, "engine",
+       "--null.delay-close-us (microseconds per close, every phase)"),
+    _O(None, "dummy.delay-sync", "dummy.delay-sync", "int", 0, "engine",
+       "nothing to pass: IOR's DUMMY waits it in its sync, which ior never calls (-e and -Y "
+       "call fsync, which waits nothing); mdtest's -y does"),
     _O(None, "dummy.delay-xfer", "dummy.delay-xfer", "int", 0, "engine",
        "--null.delay-us (microseconds per transfer)"),
     _O(None, "hdf5.showHints", "hdf5.showHints", "flag", 0, "output",
@@ -204,9 +207,11 @@ DIRECTIVES: tuple[IorOption, ...] = (
     _O(None, None, "stoneWallingWearOutIterations", "int", 0, "refused",
        "the read phase reads what the write phase wrote in the same run",
        "-w -r -D N -O stoneWallingWearOut=1 in one line"),
-    _O(None, None, "stoneWallingStatusFile", "str", "", "refused",
-       "the read phase reads what the write phase wrote in the same run",
-       "-w -r -D N -O stoneWallingWearOut=1 in one line"),
+    _O(None, None, "stoneWallingStatusFile", "str", "", "engine",
+       "IOR's file: with -w -D N -O stoneWallingWearOut=1 -k the first repetition's write "
+       "pairs (transfers per rank) are written into it at the test's end; a read run given "
+       "it reads that many transfers per rank (--read-xfers N), also without -D; IOR's "
+       "format, so IOR and iolab read each other's file"),
     _O(None, None, "minTimeDuration", "int", 0, "refused",
        "the engine does not repeat a phase until a minimum time",
        "-i N (more repetitions) or larger -b / -s"),
