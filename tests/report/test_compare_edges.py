@@ -51,13 +51,19 @@ def one_line_exit_2(r: subprocess.CompletedProcess[str]) -> str:
     return lines[0]
 
 
-def _interrupted_bench(db: Path, cwd: Path) -> None:
-    """A bench Ctrl-C'd once its first repetition is done (its -v progress line says so):
-    stored 'interrupted', with the repetitions that finished."""
-    p = subprocess.Popen([sys.executable, "-m", "iolab", "bench", *NULL, "-i", "40",
-                          "--null.delay-us", "100000", "--db", str(db), "-v"], cwd=cwd,
-                         env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         start_new_session=True)
+def _start_interrupted_bench(db: Path, cwd: Path) -> subprocess.Popen[str]:
+    """A bench to be Ctrl-C'd once its first repetition is done (:func:`_interrupt`): 400
+    repetitions of 0.8 s, so that however long the tunes run beside it take, it is still
+    running when the Ctrl-C comes."""
+    return subprocess.Popen([sys.executable, "-m", "iolab", "bench", *NULL, "-i", "400",
+                             "--null.delay-us", "100000", "--db", str(db), "-v"], cwd=cwd,
+                            env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+
+
+def _interrupt(p: subprocess.Popen[str]) -> None:
+    """Ctrl-C once the bench's -v progress line says its first repetition is done: stored
+    'interrupted', with the repetitions that finished."""
     assert p.stderr is not None
     for line in p.stderr:
         if "repetition 1, read pass 1 done" in line:
@@ -77,7 +83,9 @@ def stored(tmp_path_factory: pytest.TempPathFactory) -> Path:
         r = iolab("bench", *NULL, "-i", reps, "--null.delay-us", delay, "--db", str(db), "-q",
                   cwd=where)
         assert r.returncode == 0, r.stderr
-    _interrupted_bench(db, where)
+    # Run 5 meanwhile (only benches store runs, and no other is running): its plain progress
+    # lines are held back for its first 5 s, which the two tunes' trials fill.
+    interrupted = _start_interrupted_bench(db, where)
     r = iolab("tune", "--knob", "transfer=64k,128k", "--trials", "2", "--confirm", "4",
               "--time-limit", "1", "--db", str(db), "-q", "--", "iolab", "bench", *NULL[:6],
               "-w", "--null.delay-us", "3000000", cwd=where)
@@ -88,6 +96,7 @@ def stored(tmp_path_factory: pytest.TempPathFactory) -> Path:
               # 1 ms the defaults won now and then, and the tune had no run to compare)
               "5000", cwd=where)
     assert r.returncode == 0, r.stderr
+    _interrupt(interrupted)
     return db
 
 
