@@ -72,6 +72,11 @@ if ! munge -S "$sock" -n </dev/null >/dev/null 2>&1; then
     munge -S "$sock" -n </dev/null >/dev/null 2>&1 || die "munged is not answering on $sock"
 fi
 
+# MinJobAge=4: sbatch --wait (iolab profile -- sbatch, tune --sbatch, the tests' jobs) sleeps
+# 2 s, then 8, then 32 between its looks at the job while the sleep is below MinJobAge/2
+# (Slurm 22.05 sbatch.c, _job_wait), so at 60 a job of 3 s returned after 10 s; at 4 it looks
+# every 2 s (10.0 s -> 6.0 s for a 2.5 s job, 4.0 s for one that exits at once). A finished
+# job is still kept 4 s, twice that interval, so sbatch always sees how it ended.
 new_conf=$(cat <<EOF
 # written by iolab's tests/slurm_localhost.sh; rewritten when the machine changes
 ClusterName=iolab
@@ -103,7 +108,7 @@ SlurmctldTimeout=30
 SlurmdTimeout=30
 InactiveLimit=0
 KillWait=10
-MinJobAge=60
+MinJobAge=4
 NodeName=$host NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$mem_mb State=UNKNOWN
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE
 EOF

@@ -32,9 +32,17 @@ STORED = {"run-io": ("run", [1]), "run-one-rank": ("run", [2]), "run-metadata": 
 
 
 def _iolab(*args: str, cwd: Path) -> None:
-    r = subprocess.run([sys.executable, "-m", "iolab", *args], capture_output=True, text=True,
-                       cwd=cwd, timeout=600)
-    assert r.returncode == 0, (args, r.stderr[-2000:])
+    _finish(_start(*args, cwd=cwd))
+
+
+def _start(*args: str, cwd: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "iolab", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=cwd)
+
+
+def _finish(proc: subprocess.Popen[str]) -> None:
+    _, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, (proc.args, err[-2000:])
 
 
 @pytest.fixture(scope="module")
@@ -43,24 +51,31 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("stored")
     path = tmp / "r.db"
     d = ["--db", str(path), "-q"]
-    _iolab("bench", "-a", "posix", "-t", "64k", "-b", "256k", "--np", "2", "-i", "3", *d,
-           cwd=tmp)
-    _iolab("bench", "-a", "posix", "-t", "64k", "-b", "256k", "--np", "1", *d, cwd=tmp)
-    _iolab("bench", "--metadata", "easy", "--md-files", "50", "--np", "2", "--path",
-           str(tmp / "md"), *d, cwd=tmp)
-    _iolab("bench", "--workload", "btio", "--grid", "16x16x16", "--steps", "2", "--np", "1",
-           "-a", "mpiio", "--collective", "--path", str(tmp / "bt"), *d, cwd=tmp)
-    _iolab("sweep", "-p", "t=64k,256k,1m", "-p", "mode=buffered,sync", "--reps", "2", *d,
-           "--", "-a", "posix", "-b", "1m", "--np", "1", "-w", cwd=tmp)
-    _iolab("sweep", "-p", "md-files=20,40", "--reps", "2", *d, "--", "--metadata", "easy",
-           "--np", "1", "--path", str(tmp / "md"), cwd=tmp)
+    # The profile (no database) runs beside everything; the tune (the only tune; its trials
+    # are runs, stored after run 4) beside the two sweeps (the pages name their sweep ids).
     data = tmp / "data.bin"  # a real program under the real tracer, with its trace
-    _iolab("profile", "-o", str(tmp / "prof"), "--trace", "--name", "job.iolab", "-q", "--",
-           "/bin/sh", "-c", f"dd if=/dev/zero of={data} bs=64k count=32 2>/dev/null; "
-           f"cat {data} > /dev/null", cwd=tmp)
-    _iolab("tune", "--knob", "posix.mode=buffered,sync", "--trials", "3", "--confirm", "1",
-           *d, "--", "iolab", "bench", "-a", "posix", "-t", "64k", "-b", "256k", "--np", "1",
-           "-w", cwd=tmp)
+    beside = [_start("profile", "-o", str(tmp / "prof"), "--trace", "--name", "job.iolab",
+                     "-q", "--", "/bin/sh", "-c", f"dd if=/dev/zero of={data} bs=64k "
+                     f"count=32 2>/dev/null; cat {data} > /dev/null", cwd=tmp)]
+    try:
+        _iolab("bench", "-a", "posix", "-t", "64k", "-b", "256k", "--np", "2", "-i", "3", *d,
+               cwd=tmp)
+        _iolab("bench", "-a", "posix", "-t", "64k", "-b", "256k", "--np", "1", *d, cwd=tmp)
+        _iolab("bench", "--metadata", "easy", "--md-files", "50", "--np", "2", "--path",
+               str(tmp / "md"), *d, cwd=tmp)
+        _iolab("bench", "--workload", "btio", "--grid", "16x16x16", "--steps", "2", "--np",
+               "1", "-a", "mpiio", "--collective", "--path", str(tmp / "bt"), *d, cwd=tmp)
+        beside.append(_start("tune", "--knob", "posix.mode=buffered,sync", "--trials", "3",
+                             "--confirm", "1", *d, "--", "iolab", "bench", "-a", "posix", "-t",
+                             "64k", "-b", "256k", "--np", "1", "-w", cwd=tmp))
+        _iolab("sweep", "-p", "t=64k,256k,1m", "-p", "mode=buffered,sync", "--reps", "2", *d,
+               "--", "-a", "posix", "-b", "1m", "--np", "1", "-w", cwd=tmp)
+        _iolab("sweep", "-p", "md-files=20,40", "--reps", "2", *d, "--", "--metadata",
+               "easy", "--np", "1", "--path", str(tmp / "md"), cwd=tmp)
+    finally:
+        errs = [proc.communicate(timeout=600)[1] for proc in beside]
+    for proc, err in zip(beside, errs):
+        assert proc.returncode == 0, (proc.args, err[-2000:])
     return path
 
 
