@@ -12,18 +12,6 @@ def _iolab(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
                           text=True, cwd=cwd, timeout=300)
 
 
-def _iolab_at_once(*calls: list[str], cwd: Path) -> list[subprocess.CompletedProcess[str]]:
-    """_iolab(*call) for each call, all started at once (the pages only read the database,
-    each is mostly its own start-up and drawing: two cores)."""
-    procs = [subprocess.Popen([sys.executable, "-m", "iolab", *call], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, cwd=cwd) for call in calls]
-    done = []
-    for proc in procs:
-        out, err = proc.communicate(timeout=300)
-        done.append(subprocess.CompletedProcess(proc.args, proc.returncode, out, err))
-    return done
-
-
 def test_report_of_a_run_and_of_a_tune(tmp_path: Path) -> None:
     db = str(tmp_path / "r.db")
     r = _iolab("bench", "-a", "posix", "-t", "64k", "-b", "512k", "--np", "2", "-i", "3",
@@ -31,21 +19,7 @@ def test_report_of_a_run_and_of_a_tune(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     r = _iolab("bench", "-a", "null", "--np", "1", "--db", db, "-q", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    bad_calls = (["report", "run", "99", "--db", db], ["report", "sweep", "1", "2", "--db", db],
-                 ["report", "tune", "x"],
-                 ["report", "run", "1", "--db", str(tmp_path / "none.db")])
-    # the pages of the stored runs and the refusals while the tune runs (which stores no run)
-    tune = subprocess.Popen(
-        [sys.executable, "-m", "iolab", "tune", "--knob", "posix.mode=buffered,sync",
-         "--trials", "3", "--confirm", "2", "--db", db, "-q", "--", "iolab", "bench", "-a",
-         "posix", "-t", "64k", "-b", "256k", "--np", "1", "-w"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
-    r, both, *refused = _iolab_at_once(
-        ["report", "run", "1", "--db", db, "--figures", str(tmp_path / "f")],
-        ["report", "run", "1", "2", "--db", db, "-q"],  # the default job's way
-        *bad_calls, cwd=tmp_path)
-    _, err = tune.communicate(timeout=300)
-    assert tune.returncode == 0, err
+    r = _iolab("report", "run", "1", "--db", db, "--figures", str(tmp_path / "f"), cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     out = tmp_path / "iolab-report-run-1.html"
     assert str(out) in r.stdout  # the path is printed
@@ -55,14 +29,22 @@ def test_report_of_a_run_and_of_a_tune(tmp_path: Path) -> None:
     assert "transfer_bytes</td><td class=\"n\">64 KiB" in page
     assert {p.name for p in (tmp_path / "f").iterdir()} >= {
         "bandwidth.png", "bandwidth.svg", "ranks-write.png", "ranks-read.svg"}
-    page = (tmp_path / "iolab-report-run-1-2.html").read_text()
-    assert both.returncode == 0 and "Run 1" in page and "Run 2" in page
-    assert 'id="fig-run1-bandwidth"' in page and 'id="fig-run2-bandwidth"' in page
-    for bad, r in zip(bad_calls, refused):
-        assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, (bad, r.stderr)
-    assert not (tmp_path / "none.db").exists()
+    r = _iolab("tune", "--knob", "posix.mode=buffered,sync", "--trials", "3", "--confirm", "2",
+               "--db", db, "-q", "--", "iolab", "bench", "-a", "posix", "-t", "64k", "-b",
+               "256k", "--np", "1", "-w", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
     r = _iolab("report", "tune", "1", "--db", db, "-o", str(tmp_path / "t.html"), cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     page = (tmp_path / "t.html").read_text()
     assert 'id="fig-convergence"' in page and 'id="fig-importances"' in page
     assert "posix.mode=sync" in page or "posix.mode=buffered" in page
+    r = _iolab("report", "run", "1", "2", "--db", db, "-q", cwd=tmp_path)  # the default job's way
+    page = (tmp_path / "iolab-report-run-1-2.html").read_text()
+    assert r.returncode == 0 and "Run 1" in page and "Run 2" in page
+    assert 'id="fig-run1-bandwidth"' in page and 'id="fig-run2-bandwidth"' in page
+    for bad in (["report", "run", "99", "--db", db], ["report", "sweep", "1", "2", "--db", db],
+                ["report", "tune", "x"],
+                ["report", "run", "1", "--db", str(tmp_path / "none.db")]):
+        r = _iolab(*bad, cwd=tmp_path)
+        assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert not (tmp_path / "none.db").exists()
