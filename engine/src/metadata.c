@@ -50,6 +50,8 @@
 #define IO500_HARD_FILE_BYTES 3901
 #define MD_MAX_DEPTH 32
 #define MD_MAX_TREE_DIRS 10000000ULL
+#define MD_DIR_MODE 0775   /* mdtest's DIRMODE, for its tree, test and item directories */
+#define MD_FILE_MODE 0664  /* mdtest's POSIX_Create mode */
 
 typedef struct md_plan {
     char root[4096];     /* iolab layout: <path>.md; mdtest layout: <path> (mdtest's -d) */
@@ -64,6 +66,12 @@ typedef struct md_plan {
     uint64_t *create_order;      /* item numbers, mdtest's tree walk (NULL: 0, 1, ...) */
     uint64_t *stat_order;        /* stat and read order (NULL: leaf_offset + 0, 1, ...) */
     uint64_t *tree_pre, *tree_post;  /* tree directories, parents first / children first */
+    /* what this run made (a cleanup after a failure removes these and nothing else: an
+     * earlier line's items, or the user's, stay): files and directories by call index in
+     * the creation order, tree directories by node, test directories by loop (rank 0) */
+    unsigned char *made_files, *made_dirs, *made_tree;
+    uint64_t made_testdirs;
+    int made_own;        /* iolab layout, a directory per rank: <root>/<rank> */
 } md_plan_t;
 
 void iolab_metadata_plan(const iolab_run_t *run, int *unique, uint64_t *size)
@@ -249,6 +257,12 @@ static int make_plan(const iolab_run_t *run, md_plan_t *p)
         uint64_t *pre = p->tree_pre, *post = p->tree_post, *items = p->create_order;
         tree_walk(p, 0, 0, &pre, &post, &items);
     }
+    size_t items = p->files ? p->files : 1;
+    p->made_files = calloc(items, 1);
+    p->made_dirs = calloc(items, 1);
+    p->made_tree = calloc(p->tree_dirs, 1);
+    if (!p->made_files || !p->made_dirs || !p->made_tree)
+        return ENOMEM;
     if (c->md_random_seed > 0) {
         if (!(p->stat_order = malloc((p->files ? p->files : 1) * sizeof *p->stat_order)))
             return ENOMEM;
@@ -266,6 +280,25 @@ static void free_plan(md_plan_t *p)
     free(p->stat_order);
     free(p->tree_pre);
     free(p->tree_post);
+    free(p->made_files);
+    free(p->made_dirs);
+    free(p->made_tree);
+}
+
+/* Keeps the record of what this run made: a successful create marks the item (a tree
+ * directory by its node), a successful remove of the rank's own item unmarks it. */
+static void note_made(md_plan_t *p, int op, int owner, uint64_t i, uint64_t n)
+{
+    int own = owner == p->rank;
+    switch (op) {
+    case IOLAB_MD_CREATE: p->made_files[i] = own ? 1 : p->made_files[i]; break;
+    case IOLAB_MD_DIR_CREATE: p->made_dirs[i] = own ? 1 : p->made_dirs[i]; break;
+    case IOLAB_MD_REMOVE: p->made_files[i] = own ? 0 : p->made_files[i]; break;
+    case IOLAB_MD_DIR_REMOVE: p->made_dirs[i] = own ? 0 : p->made_dirs[i]; break;
+    case IOLAB_MD_TREE_CREATE: p->made_tree[n] = own ? 1 : p->made_tree[n]; break;
+    case IOLAB_MD_TREE_REMOVE: p->made_tree[n] = own ? 0 : p->made_tree[n]; break;
+    default: break;
+    }
 }
 
 /* Whose items a rank works on in a phase: mdtest -N shifts stat by one stride, read by two,
@@ -376,7 +409,7 @@ static int md_dir_op(const md_plan_t *p, int owner, int op, uint64_t i, uint64_t
     switch (op) {
     case IOLAB_MD_DIR_CREATE:
         item_path(p, owner, n, 1, "", path, sizeof path);
-        return mkdir(path, 0755) != 0 ? errno : 0;
+        return mkdir(path, MD_DIR_MODE) != 0 ? errno : 0;
     case IOLAB_MD_DIR_STAT:
         item_path(p, owner, n, 1, "", path, sizeof path);
         if (stat(path, &st) != 0)
@@ -421,7 +454,7 @@ static int md_op(const iolab_run_t *run, const md_plan_t *p, int op, int owner, 
     if (op == IOLAB_MD_TREE_CREATE || op == IOLAB_MD_TREE_REMOVE) {
         tree_dir_path(p, owner, n, path, sizeof path);  /* owner: the rank, or -c's */
         if (op == IOLAB_MD_TREE_CREATE)
-            return mkdir(path, 0755) != 0 ? errno : 0;
+            return mkdir(path, MD_DIR_MODE) != 0 ? errno : 0;
         return rmdir(path) != 0 ? errno : 0;
     }
     if (op >= IOLAB_MD_DIR_CREATE)
@@ -433,7 +466,7 @@ static int md_op(const iolab_run_t *run, const md_plan_t *p, int op, int owner, 
             return mknod(path, S_IFREG | S_IRUSR, 0) != 0 ? errno : 0;
         /* mdtest -c: rank 0 made the file already; each rank opens its own to write */
         if ((fd = open(path, p->collective ? O_WRONLY : O_CREAT | O_EXCL | O_WRONLY,
-                       0644)) < 0)
+                       MD_FILE_MODE)) < 0)
             return errno;
         if (p->size && run->cfg.verify)
             iolab_pattern_fill(buf, p->size, owner, n * p->size, rep);
@@ -528,35 +561,75 @@ static int collective_op(const md_plan_t *p, int op)
            op == IOLAB_MD_REMOVE;
 }
 
+/* A phase's failed calls on this rank: the first failure that stops it, or with --md-warn
+ * (mdtest's WARNING lines, after which it goes on) the count and the first text. */
+typedef struct md_fail {
+    int err;
+    char why[IOLAB_ERRLEN];
+    uint64_t warnings;
+    char warning[IOLAB_ERRLEN];
+} md_fail_t;
+
+/* Records call n's result; returns 1 when it failed. */
+static int md_call_failed(const iolab_run_t *run, const md_plan_t *p, md_fail_t *f, int owner,
+                          int op, uint64_t n, int e)
+{
+    if (!e)
+        return 0;
+    if (run->cfg.md_warn) {
+        if (!f->warnings++)
+            md_failure_text(p, owner, op, n, e, f->warning, sizeof f->warning);
+    } else {
+        f->err = e;
+        md_failure_text(p, owner, op, n, e, f->why, sizeof f->why);
+    }
+    return 1;
+}
+
+/* --md-warn: every rank's warnings of the phase summed, the lowest such rank's first text. */
+static void agree_warnings(iolab_run_t *run, iolab_phase_t *ph, const md_fail_t *f)
+{
+    uint64_t all = 0;
+    MPI_Allreduce(&f->warnings, &all, 1, MPI_UINT64_T, MPI_SUM, run->world);
+    if (!all)
+        return;
+    struct { int val, rank; } in = {f->warnings ? run->rank : INT_MAX, run->rank}, out;
+    MPI_Allreduce(&in, &out, 1, MPI_2INT, MPI_MINLOC, run->world);
+    snprintf(ph->warning, sizeof ph->warning, "%s", f->warning);
+    MPI_Bcast(ph->warning, sizeof ph->warning, MPI_CHAR, out.val, run->world);
+    ph->warnings = all;
+}
+
 /* mdtest -c on rank 0: every rank's items (or trees), rank after rank, in the creation walk.
  * A file is only created (O_CREAT and close, mdtest's collective_helper); its data comes in
- * each rank's own pass. Returns the calls made; the first failure goes to *err and why. */
-static uint64_t collective_pass(const iolab_run_t *run, const md_plan_t *p, int op, int rep,
-                                unsigned char *buf, int *err, char *why, size_t len)
+ * each rank's own pass. Returns the calls that succeeded; failures go to f. */
+static uint64_t collective_pass(const iolab_run_t *run, md_plan_t *p, int op, int rep,
+                                unsigned char *buf, md_fail_t *f)
 {
     uint64_t made = 0, count = op == IOLAB_MD_TREE_CREATE || op == IOLAB_MD_TREE_REMOVE
                                    ? p->tree_dirs : p->files;
     char path[4400];
-    for (int owner = 0; owner < p->ranks && !*err; owner++) {
-        for (uint64_t i = 0; i < count && !*err && !iolab_interrupted; i++) {
+    for (int owner = 0; owner < p->ranks && !f->err; owner++) {
+        for (uint64_t i = 0; i < count && !f->err && !iolab_interrupted; i++) {
             uint64_t n = item_at(p, op, i);
-            int bad = 0, fd;
+            int bad = 0, fd, e;
             if (op == IOLAB_MD_CREATE) {
                 item_path(p, owner, n, 0, "", path, sizeof path);
-                fd = open(path, O_CREAT | O_RDWR, 0664);
-                *err = fd < 0 ? errno : close(fd) != 0 ? errno : 0;
+                fd = open(path, O_CREAT | O_RDWR, MD_FILE_MODE);
+                e = fd < 0 ? errno : close(fd) != 0 ? errno : 0;
             } else {
-                *err = md_op(run, p, op, owner, i, n, rep, buf, &bad);
+                e = md_op(run, p, op, owner, i, n, rep, buf, &bad);
             }
-            if (*err)
-                md_failure_text(p, owner, op, n, *err, why, len);
-            made += *err ? 0 : 1;
+            if (!md_call_failed(run, p, f, owner, op, n, e)) {
+                made++;
+                if (op != IOLAB_MD_CREATE)  /* a file counts as made in its owner's pass */
+                    note_made(p, op, owner, i, n);
+            }
         }
     }
     return made;
 }
 
-/* One timed phase. Returns 1 when the run must stop (failure, interrupt, mismatch). */
 /* mdtest's prep_testdir: <root>/test-dir.<repetition>-<directory loop>. */
 static void set_testdir(md_plan_t *p, int loop)
 {
@@ -565,52 +638,69 @@ static void set_testdir(md_plan_t *p, int loop)
                  loop);
 }
 
+/* One timed phase. Returns 1 when the run must stop (failure, interrupt, mismatch).
+ * --stonewall bounds the file creation as mdtest -W (each rank stops at the deadline, then
+ * all wear out to the furthest count) and, mdtest layout, the directory creation as mdtest's
+ * directory_test does: each rank stops after the call that passed the deadline, without
+ * wear-out, and the later directory phases still work on every item (mdtest warns). */
 static int md_phase(iolab_run_t *run, md_plan_t *p, int op, int rep, unsigned char *buf)
 {
     iolab_phase_t ph = {.op = op, .rep = rep, .cache = "n/a", .resident_fraction = -1};
     uint64_t done = 0, nbad = 0, first_bad = 0;
-    int err = 0, owner = owner_of(p, op);
-    char why[IOLAB_ERRLEN] = "";
+    md_fail_t f = {0};
+    int owner = owner_of(p, op);
     double deadline = op == IOLAB_MD_CREATE ? run->cfg.stonewall : 0;
+    double dir_deadline = op == IOLAB_MD_DIR_CREATE && p->mdtest ? run->cfg.stonewall : 0;
     int coll = collective_op(p, op);
     uint64_t last = coll && op != IOLAB_MD_CREATE ? 0 : phase_calls(p, op), i = 0;
     int hit = 0;
+    if (op == IOLAB_MD_TREE_CREATE)
+        p->made_testdirs = 0;
     for (int k = 0; op == IOLAB_MD_TREE_CREATE && p->rank == 0 && k < p->loops; k++) {
         set_testdir(p, k);  /* mdtest makes every test-dir first, untimed */
-        mkdir(p->testdir, 0755);
+        if (mkdir(p->testdir, MD_DIR_MODE) == 0 && k < 64)
+            p->made_testdirs |= 1ULL << k;
     }
     MPI_Barrier(run->world);
     double t0 = MPI_Wtime();
     if (coll && p->rank == 0) {
-        uint64_t made = collective_pass(run, p, op, rep, buf, &err, why, sizeof why);
+        uint64_t made = collective_pass(run, p, op, rep, buf, &f);
         done += op == IOLAB_MD_CREATE ? 0 : made;  /* a create counts once, in its own pass */
     }
     if (coll && op == IOLAB_MD_CREATE) {
-        int root_err = err;  /* mdtest's barrier, before the writes; none after a failure */
+        int root_err = f.err;  /* mdtest's barrier, before the writes; none after a failure */
         MPI_Bcast(&root_err, 1, MPI_INT, 0, run->world);
         last = root_err ? 0 : last;
     }
-    for (int loop = 0; loop < p->loops && !err && !iolab_interrupted; loop++) {
+    for (int loop = 0; loop < p->loops && !f.err && !iolab_interrupted; loop++) {
         set_testdir(p, loop);
         if (loop > 0)
             i = 0;
         for (int pass = 0; pass < (deadline > 0 ? 2 : 1); pass++) {
-            for (; i < last && !err && !iolab_interrupted; i++) {
+            for (; i < last && !f.err && !iolab_interrupted; i++) {
                 if (deadline > 0 && pass == 0 && MPI_Wtime() - t0 >= deadline) {
                     hit = 1;
                     break;
                 }
                 int bad = 0;
                 uint64_t n = item_at(p, op, i);
-                err = md_op(run, p, op, owner, i, n, rep, buf, &bad);
-                if (err)
-                    md_failure_text(p, owner, op, n, err, why, sizeof why);
-                done += err ? 0 : 1;
+                int e = md_op(run, p, op, owner, i, n, rep, buf, &bad);
+                if (!md_call_failed(run, p, &f, owner, op, n, e)) {
+                    note_made(p, op, owner, i, n);
+                    done++;
+                }
                 if (bad && !nbad++)
                     first_bad = n;
+                if (dir_deadline > 0 && MPI_Wtime() - t0 > dir_deadline) {
+                    hit = 1;  /* mdtest's CHECK_STONE_WALL, after the call */
+                    i++;
+                    break;
+                }
             }
-            if (deadline > 0 && pass == 0)  /* mdtest -W: all wear out to the furthest count */
-                md_wear_out(run, &ph, i, hit, &last);
+            if ((deadline > 0 || dir_deadline > 0) && pass == 0) {
+                uint64_t furthest = last;  /* directories: no wear-out, last stays */
+                md_wear_out(run, &ph, i, hit, deadline > 0 ? &last : &furthest);
+            }
         }
     }
     if (deadline > 0)
@@ -622,10 +712,12 @@ static int md_phase(iolab_run_t *run, md_plan_t *p, int op, int rep, unsigned ch
     double t1 = MPI_Wtime() - t0;
     int moves = op == IOLAB_MD_CREATE || op == IOLAB_MD_READ;
     iolab_rank_stat_t me = {moves ? done * p->size : 0, done, 0, t1, 0, 0, t1};
-    int flags[2] = {err != 0, iolab_interrupted != 0}, any[2];
+    int flags[2] = {f.err != 0, iolab_interrupted != 0}, any[2];
     MPI_Allreduce(flags, any, 2, MPI_INT, MPI_MAX, run->world);
+    if (run->cfg.md_warn)
+        agree_warnings(run, &ph, &f);
     if (any[0])
-        iolab_phase_agree_failure(run, op, err, why, me.bytes);
+        iolab_phase_agree_failure(run, op, f.err, f.why, me.bytes);
     else if (op == IOLAB_MD_READ && !any[1])
         agree_bad_files(run, p, nbad, first_bad);
     if (any[1])
@@ -637,7 +729,8 @@ static int md_phase(iolab_run_t *run, md_plan_t *p, int op, int rep, unsigned ch
     for (int k = 0; op == IOLAB_MD_TREE_REMOVE && !any[0] && p->rank == 0 && k < p->loops;
          k++) {
         set_testdir(p, k);
-        rmdir(p->testdir);  /* every rank's tree is gone (the phase ended collectively) */
+        if (rmdir(p->testdir) == 0 && k < 64)  /* every rank's tree is gone (collectively) */
+            p->made_testdirs &= ~(1ULL << k);
     }
     return any[0] || any[1] || run->verify.bad;
 }
@@ -649,40 +742,50 @@ static int make_dirs(iolab_run_t *run, md_plan_t *p, char *why, size_t len)
     int e = 0;
     char own[4200];
     if (run->rank == 0) {
-        if (mkdir(p->root, 0755) == 0)
+        if (mkdir(p->root, MD_DIR_MODE) == 0)
             p->made_root = 1;
         else if (errno != EEXIST)
             e = errno;
     }
     MPI_Bcast(&e, 1, MPI_INT, 0, run->world);
     snprintf(own, sizeof own, "%.4000s/%d", p->root, run->rank);
-    if (!e && p->unique && !p->mdtest && mkdir(own, 0755) != 0 && errno != EEXIST)
-        e = errno;
+    if (!e && p->unique && !p->mdtest) {
+        if (mkdir(own, MD_DIR_MODE) == 0)
+            p->made_own = 1;
+        else if (errno != EEXIST)
+            e = errno;
+    }
     if (e)
         snprintf(why, len, "cannot create %.900s: %s", run->rank == 0 ? p->root : own,
                  strerror(e));
     return e;
 }
 
-/* After a failure or an interrupt: the items this rank made and its tree (mdtest layout). */
+/* After a failure or an interrupt: the items and tree directories this run made on this
+ * rank (mdtest layout), and nothing else -- what an earlier line made stays. */
 static void remove_items(iolab_run_t *run, const md_plan_t *p)
 {
     char path[4400];
+    int any_dir = 0;
     for (uint64_t i = 0; i < p->files; i++) {
         uint64_t n = item_at(p, IOLAB_MD_CREATE, i);
-        item_path(p, run->rank, n, 0, "", path, sizeof path);
-        unlink(path);
-        if (run->cfg.md_phases != IOLAB_MD_PHASES_FILES) {
+        if (p->made_files[i]) {
+            item_path(p, run->rank, n, 0, "", path, sizeof path);
+            unlink(path);
+        }
+        if (p->made_dirs[i]) {
+            any_dir = 1;
             item_path(p, run->rank, n, 1, "", path, sizeof path);
             rmdir(path);
         }
     }
-    if (run->cfg.md_phases != IOLAB_MD_PHASES_FILES) {
+    if (any_dir) {  /* a rename chain cut short leaves the first directory parked */
         item_path(p, run->rank, p->leaf_offset, 1, "-XX", path, sizeof path);
         rmdir(path);
     }
-    for (uint64_t i = 0; p->mdtest && phase_calls(p, IOLAB_MD_TREE_REMOVE) &&
-                         i < p->tree_dirs; i++) {
+    for (uint64_t i = 0; p->mdtest && i < p->tree_dirs; i++) {
+        if (!p->made_tree[p->tree_post[i]])
+            continue;
         tree_dir_path(p, p->rank, p->tree_post[i], path, sizeof path);
         rmdir(path);
     }
@@ -691,7 +794,7 @@ static void remove_items(iolab_run_t *run, const md_plan_t *p)
 /* After the last phase: the items and trees a failure or an interrupt left (none after
  * complete remove phases: removing them again would only fail), then the directories the
  * run made. */
-static void remove_all(iolab_run_t *run, const md_plan_t *p, int items_left)
+static void remove_all(iolab_run_t *run, md_plan_t *p, int items_left)
 {
     char own[4200];
     int mask = phase_mask(&run->cfg);
@@ -705,13 +808,16 @@ static void remove_all(iolab_run_t *run, const md_plan_t *p, int items_left)
     if (items_left)
         remove_items(run, p);
     snprintf(own, sizeof own, "%.4000s/%d", p->root, run->rank);
-    if (p->unique && !p->mdtest)
+    if (p->made_own)
         rmdir(own);
     MPI_Barrier(run->world);
-    if (run->rank == 0 && p->mdtest)
-        rmdir(p->testdir);  /* gone already after a complete tree_remove */
-    if (run->rank == 0 && (!p->mdtest || p->made_root || mask != MD_SEL_ALL))
-        rmdir(p->root);  /* fails, as it should, when it held files of someone else */
+    for (int k = 0; run->rank == 0 && p->mdtest && k < p->loops && k < 64; k++) {
+        set_testdir(p, k);  /* the ones a complete tree_remove left: none */
+        if (p->made_testdirs & (1ULL << k))
+            rmdir(p->testdir);
+    }
+    if (run->rank == 0 && (p->made_root || mask != MD_SEL_ALL))
+        rmdir(p->root);  /* a -r line's: fails, as it should, when it holds anything */
 }
 
 static int starts_block_kind_is(int op, int kind)

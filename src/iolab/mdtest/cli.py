@@ -93,7 +93,7 @@ def _run(args: argparse.Namespace) -> int:
     began = output.now_text()
     made_dir = not os.path.isdir(plan.directory)
     if made_dir:
-        os.mkdir(plan.directory)
+        os.mkdir(plan.directory, 0o775)  # mdtest's DIRMODE
     fs_text = output.fs_text(plan.directory)
     label = args.label or f"mdtest {shlex.join(words)}"
     done_tests: list[tuple[int, dict[str, Any]]] = []

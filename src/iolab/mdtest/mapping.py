@@ -105,7 +105,8 @@ class MdtestRun:
                 "--md-dir", "unique" if self.unique_dir else "shared",
                 "--md-phases", self.phases,
                 "--reps", str(self.iterations),
-                "--md-layout", "mdtest", "--path", self.directory]
+                "--md-layout", "mdtest", "--path", self.directory,
+                "--md-warn"]  # a failing call warns and the run goes on, as in mdtest
         t, e = self.tree, self.per_item
         if t.depth:
             args += ["--md-depth", str(t.depth), "--md-branch", str(t.branch)]
