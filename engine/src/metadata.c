@@ -473,7 +473,10 @@ static int md_op(const iolab_run_t *run, const md_plan_t *p, int op, int owner, 
         e = p->size ? full_io(fd, buf, p->size, 1) : 0;
         if (!e && p->size && run->cfg.fsync && fsync(fd) != 0)  /* mdtest -y */
             e = errno;
-        return close(fd) != 0 && !e ? errno : e;
+        e = close(fd) != 0 && !e ? errno : e;
+        if (e && !p->collective)
+            unlink(path);  /* made here and failed (ENOSPC): not counted as made, so gone */
+        return e;
     case IOLAB_MD_STAT:
         if (stat(path, &st) != 0)
             return errno;
