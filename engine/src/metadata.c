@@ -44,6 +44,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "backend.h"
 #include "pattern.h"
 #include "run.h"
 
@@ -72,6 +73,8 @@ typedef struct md_plan {
     unsigned char *made_files, *made_dirs, *made_tree;
     uint64_t made_testdirs;
     int made_own;        /* iolab layout, a directory per rank: <root>/<rank> */
+    const iolab_md_calls_t *io;  /* the backend's metadata calls (posix; null: none made) */
+    int checks_stat;     /* a stat tells the size and kind (not null's, as IOR's DUMMY) */
 } md_plan_t;
 
 void iolab_metadata_plan(const iolab_run_t *run, int *unique, uint64_t *size)
@@ -228,6 +231,8 @@ static int make_plan(const iolab_run_t *run, md_plan_t *p)
     memset(p, 0, sizeof *p);
     iolab_metadata_plan(run, &p->unique, &p->size);
     p->files = c->md_files;
+    p->io = run->be->md;
+    p->checks_stat = (run->be->caps & IOLAB_CAP_STORES_DATA) != 0;
     p->rank = run->rank;
     p->ranks = run->ranks;
     p->mdtest = c->md_layout == IOLAB_MD_LAYOUT_MDTEST;
@@ -405,37 +410,38 @@ int iolab_metadata_ops(const iolab_run_t *run, int *ops)
 static int md_dir_op(const md_plan_t *p, int owner, int op, uint64_t i, uint64_t n)
 {
     char path[4400], to[4400];
+    int e;
     struct stat st;
     switch (op) {
     case IOLAB_MD_DIR_CREATE:
         item_path(p, owner, n, 1, "", path, sizeof path);
-        return mkdir(path, MD_DIR_MODE) != 0 ? errno : 0;
+        return p->io->mkdir(path, MD_DIR_MODE);
     case IOLAB_MD_DIR_STAT:
         item_path(p, owner, n, 1, "", path, sizeof path);
-        if (stat(path, &st) != 0)
-            return errno;
-        return S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
+        if ((e = p->io->stat(path, &st)) != 0)
+            return e;
+        return S_ISDIR(st.st_mode) || !p->checks_stat ? 0 : ENOTDIR;
     case IOLAB_MD_DIR_RENAME: {
         uint64_t first = p->leaf_offset, last = i + 1 == p->files;
         item_path(p, owner, last ? first : n, 1, last ? "-XX" : "", path, sizeof path);
         item_path(p, owner, i == 0 ? first : n - 1, 1, i == 0 ? "-XX" : "", to, sizeof to);
-        return rename(path, to) != 0 ? errno : 0;
+        return p->io->rename(path, to);
     }
     default:
         item_path(p, owner, n, 1, "", path, sizeof path);
-        return rmdir(path) != 0 ? errno : 0;
+        return p->io->rmdir(path);
     }
 }
 
 /* read or write exactly len bytes; returns 0 or an errno (EIO for a short count). */
-static int full_io(int fd, unsigned char *buf, uint64_t len, int writing)
+static int full_io(const md_plan_t *p, int fd, unsigned char *buf, uint64_t len, int writing)
 {
     while (len) {
-        ssize_t n = writing ? write(fd, buf, len) : read(fd, buf, len);
-        if (n < 0 && errno == EINTR)
+        int64_t n = writing ? p->io->write(fd, buf, len) : p->io->read(fd, buf, len);
+        if (n == -EINTR)
             continue;
         if (n <= 0)
-            return n < 0 ? errno : EIO;
+            return n < 0 ? (int)-n : EIO;
         buf += n;
         len -= (uint64_t)n;
     }
@@ -449,13 +455,13 @@ static int md_op(const iolab_run_t *run, const md_plan_t *p, int op, int owner, 
                  uint64_t n, int64_t rep, unsigned char *buf, int *bad)
 {
     char path[4400];
-    int fd, e = 0;
+    int fd, e = 0, closed;
     struct stat st;
     if (op == IOLAB_MD_TREE_CREATE || op == IOLAB_MD_TREE_REMOVE) {
         tree_dir_path(p, owner, n, path, sizeof path);  /* owner: the rank, or -c's */
         if (op == IOLAB_MD_TREE_CREATE)
-            return mkdir(path, MD_DIR_MODE) != 0 ? errno : 0;
-        return rmdir(path) != 0 ? errno : 0;
+            return p->io->mkdir(path, MD_DIR_MODE);
+        return p->io->rmdir(path);
     }
     if (op >= IOLAB_MD_DIR_CREATE)
         return md_dir_op(p, owner, op, i, n);
@@ -463,33 +469,35 @@ static int md_op(const iolab_run_t *run, const md_plan_t *p, int op, int owner, 
     switch (op) {
     case IOLAB_MD_CREATE:
         if (run->cfg.md_mknod)  /* mdtest -k: POSIX_Mknod's mode, no open */
-            return mknod(path, S_IFREG | S_IRUSR, 0) != 0 ? errno : 0;
+            return p->io->mknod(path, S_IFREG | S_IRUSR);
         /* mdtest -c: rank 0 made the file already; each rank opens its own to write */
-        if ((fd = open(path, p->collective ? O_WRONLY : O_CREAT | O_EXCL | O_WRONLY,
-                       MD_FILE_MODE)) < 0)
-            return errno;
+        if ((fd = p->io->open(path, p->collective ? O_WRONLY : O_CREAT | O_EXCL | O_WRONLY,
+                              MD_FILE_MODE)) < 0)
+            return -fd;
         if (p->size && run->cfg.verify)
             iolab_pattern_fill(buf, p->size, owner, n * p->size, rep);
-        e = p->size ? full_io(fd, buf, p->size, 1) : 0;
-        if (!e && p->size && run->cfg.fsync && fsync(fd) != 0)  /* mdtest -y */
-            e = errno;
-        e = close(fd) != 0 && !e ? errno : e;
+        e = p->size ? full_io(p, fd, buf, p->size, 1) : 0;
+        if (!e && p->size && run->cfg.fsync)  /* mdtest -y */
+            e = p->io->fsync(fd);
+        closed = p->io->close(fd);
+        e = e ? e : closed;
         if (e && !p->collective)
-            unlink(path);  /* made here and failed (ENOSPC): not counted as made, so gone */
+            p->io->unlink(path);  /* made here and failed (ENOSPC): not counted as made, so gone */
         return e;
     case IOLAB_MD_STAT:
-        if (stat(path, &st) != 0)
-            return errno;
-        return (uint64_t)st.st_size == p->size ? 0 : EIO;
+        if ((e = p->io->stat(path, &st)) != 0)
+            return e;
+        return (uint64_t)st.st_size == p->size || !p->checks_stat ? 0 : EIO;
     case IOLAB_MD_READ:
-        if ((fd = open(path, O_RDONLY)) < 0)
-            return errno;
-        e = p->size ? full_io(fd, buf, p->size, 0) : 0;
+        if ((fd = p->io->open(path, O_RDONLY, 0)) < 0)
+            return -fd;
+        e = p->size ? full_io(p, fd, buf, p->size, 0) : 0;
         if (!e && p->size && run->cfg.verify)
             *bad = iolab_pattern_check(buf, p->size, owner, n * p->size, rep) >= 0;
-        return close(fd) != 0 && !e ? errno : e;
+        closed = p->io->close(fd);
+        return e ? e : closed;
     default:
-        return unlink(path) != 0 ? errno : 0;
+        return p->io->unlink(path);
     }
 }
 
@@ -618,8 +626,8 @@ static uint64_t collective_pass(const iolab_run_t *run, md_plan_t *p, int op, in
             int bad = 0, fd, e;
             if (op == IOLAB_MD_CREATE) {
                 item_path(p, owner, n, 0, "", path, sizeof path);
-                fd = open(path, O_CREAT | O_RDWR, MD_FILE_MODE);
-                e = fd < 0 ? errno : close(fd) != 0 ? errno : 0;
+                fd = p->io->open(path, O_CREAT | O_RDWR, MD_FILE_MODE);
+                e = fd < 0 ? -fd : p->io->close(fd);
             } else {
                 e = md_op(run, p, op, owner, i, n, rep, buf, &bad);
             }
@@ -661,7 +669,7 @@ static int md_phase(iolab_run_t *run, md_plan_t *p, int op, int rep, unsigned ch
         p->made_testdirs = 0;
     for (int k = 0; op == IOLAB_MD_TREE_CREATE && p->rank == 0 && k < p->loops; k++) {
         set_testdir(p, k);  /* mdtest makes every test-dir first, untimed */
-        if (mkdir(p->testdir, MD_DIR_MODE) == 0 && k < 64)
+        if (p->io->mkdir(p->testdir, MD_DIR_MODE) == 0 && k < 64)
             p->made_testdirs |= 1ULL << k;
     }
     MPI_Barrier(run->world);
@@ -711,7 +719,7 @@ static int md_phase(iolab_run_t *run, md_plan_t *p, int op, int rep, unsigned ch
     /* mdtest -Y: phase_end's sync on every rank, before its closing barrier and so timed;
      * not after the tree phases (mdtest calls phase_end only in the item phases) */
     if (run->cfg.md_sync && op != IOLAB_MD_TREE_CREATE && op != IOLAB_MD_TREE_REMOVE)
-        sync();
+        p->io->sync();
     double t1 = MPI_Wtime() - t0;
     int moves = op == IOLAB_MD_CREATE || op == IOLAB_MD_READ;
     iolab_rank_stat_t me = {moves ? done * p->size : 0, done, 0, t1, 0, 0, t1};
@@ -728,11 +736,11 @@ static int md_phase(iolab_run_t *run, md_plan_t *p, int op, int rep, unsigned ch
     iolab_phase_collect(run, &ph, &me);
     iolab_phase_append(run, &ph);
     if (run->cfg.md_sync && op == IOLAB_MD_DIR_STAT && !any[0] && !any[1])
-        sync();  /* mdtest -Y: its (empty, unreported) directory read phase syncs too */
+        p->io->sync();  /* mdtest -Y: its (empty, unreported) directory read phase syncs too */
     for (int k = 0; op == IOLAB_MD_TREE_REMOVE && !any[0] && p->rank == 0 && k < p->loops;
          k++) {
         set_testdir(p, k);
-        if (rmdir(p->testdir) == 0 && k < 64)  /* every rank's tree is gone (collectively) */
+        if (p->io->rmdir(p->testdir) == 0 && k < 64)  /* every rank's tree is gone (collectively) */
             p->made_testdirs &= ~(1ULL << k);
     }
     return any[0] || any[1] || run->verify.bad;
@@ -745,18 +753,16 @@ static int make_dirs(iolab_run_t *run, md_plan_t *p, char *why, size_t len)
     int e = 0;
     char own[4200];
     if (run->rank == 0) {
-        if (mkdir(p->root, MD_DIR_MODE) == 0)
-            p->made_root = 1;
-        else if (errno != EEXIST)
-            e = errno;
+        e = p->io->mkdir(p->root, MD_DIR_MODE);
+        p->made_root = e == 0;
+        e = e == EEXIST ? 0 : e;
     }
     MPI_Bcast(&e, 1, MPI_INT, 0, run->world);
     snprintf(own, sizeof own, "%.4000s/%d", p->root, run->rank);
     if (!e && p->unique && !p->mdtest) {
-        if (mkdir(own, MD_DIR_MODE) == 0)
-            p->made_own = 1;
-        else if (errno != EEXIST)
-            e = errno;
+        e = p->io->mkdir(own, MD_DIR_MODE);
+        p->made_own = e == 0;
+        e = e == EEXIST ? 0 : e;
     }
     if (e)
         snprintf(why, len, "cannot create %.900s: %s", run->rank == 0 ? p->root : own,
@@ -774,23 +780,23 @@ static void remove_items(iolab_run_t *run, const md_plan_t *p)
         uint64_t n = item_at(p, IOLAB_MD_CREATE, i);
         if (p->made_files[i]) {
             item_path(p, run->rank, n, 0, "", path, sizeof path);
-            unlink(path);
+            p->io->unlink(path);
         }
         if (p->made_dirs[i]) {
             any_dir = 1;
             item_path(p, run->rank, n, 1, "", path, sizeof path);
-            rmdir(path);
+            p->io->rmdir(path);
         }
     }
     if (any_dir) {  /* a rename chain cut short leaves the first directory parked */
         item_path(p, run->rank, p->leaf_offset, 1, "-XX", path, sizeof path);
-        rmdir(path);
+        p->io->rmdir(path);
     }
     for (uint64_t i = 0; p->mdtest && i < p->tree_dirs; i++) {
         if (!p->made_tree[p->tree_post[i]])
             continue;
         tree_dir_path(p, p->rank, p->tree_post[i], path, sizeof path);
-        rmdir(path);
+        p->io->rmdir(path);
     }
 }
 
@@ -812,15 +818,15 @@ static void remove_all(iolab_run_t *run, md_plan_t *p, int items_left)
         remove_items(run, p);
     snprintf(own, sizeof own, "%.4000s/%d", p->root, run->rank);
     if (p->made_own)
-        rmdir(own);
+        p->io->rmdir(own);
     MPI_Barrier(run->world);
     for (int k = 0; run->rank == 0 && p->mdtest && k < p->loops && k < 64; k++) {
         set_testdir(p, k);  /* the ones a complete tree_remove left: none */
         if (p->made_testdirs & (1ULL << k))
-            rmdir(p->testdir);
+            p->io->rmdir(p->testdir);
     }
     if (run->rank == 0 && (p->made_root || mask != MD_SEL_ALL))
-        rmdir(p->root);  /* a -r line's: fails, as it should, when it holds anything */
+        p->io->rmdir(p->root);  /* a -r line's: fails, as it should, when it holds anything */
 }
 
 static int starts_block_kind_is(int op, int kind)

@@ -110,3 +110,33 @@ def test_directories_and_files_have_mdtests_modes(real_mdtest: Path, engine: Pat
                        set(re.findall(r'openat\([^"]*"[^"]*file\.mdtest[^"]*", '
                                       r'[^)]*O_CREAT[^)]*, (0\d+)\)', text)))
     assert modes["iolab"] == modes["mdtest"] == ({"0775"}, {"0664"})
+
+
+def test_ior_script_dummy_lines_run_make_nothing_and_print_mdtests_rows(
+        real_mdtest: Path, engine: Path, tmp_path: Path) -> None:
+    """expected IOR's -a DUMMY lines (-C, -T -v, -D -v) to run on the engine's null backend,
+    make nothing under -d, write the -x count and print mdtest's rows / was refused ('the
+    engine's metadata phases have no null backend')."""
+    for tool in ("mdtest", "iolab"):
+        (tmp_path / tool).mkdir()
+    for words in IOR_LINES:
+        line = [w.replace("POSIX", "DUMMY") for w in words]
+        theirs = subprocess.run(
+            ["mpirun", "--oversubscribe", "-np", "2", str(real_mdtest),
+             *[w.replace("{tool}", str(tmp_path / "mdtest" / "sw")) for w in line],
+             "-d", str(tmp_path / "mdtest" / "out")],
+            cwd=tmp_path, env=mpirun_env(), capture_output=True, text=True, timeout=300)
+        assert theirs.returncode == 0, theirs.stdout + theirs.stderr
+        ours = run_iolab("mdtest", "--np", "2", "--db", str(tmp_path / "r.db"),
+                         *[w.replace("{tool}", str(tmp_path / "iolab" / "sw")) for w in line],
+                         "-d", str(tmp_path / "iolab" / "out"))
+        assert ours.returncode == 0, ours.stdout + ours.stderr
+        assert [r[0] for r in summary_rows(ours.stdout)] == \
+            [r[0] for r in summary_rows(theirs.stdout)]
+        moved = [r for r in summary_rows(ours.stdout) if float(r[1]) > 0]
+        assert [r[0] for r in moved] == \
+            [r[0] for r in summary_rows(theirs.stdout) if float(r[1]) > 0], line
+    for tool in ("mdtest", "iolab"):  # nothing made but the -x file, which mdtest writes too
+        assert sorted(p.name for p in (tmp_path / tool).iterdir()) == ["sw.stonewall"], tool
+    assert (tmp_path / "iolab" / "sw.stonewall").read_text().strip() == \
+        (tmp_path / "mdtest" / "sw.stonewall").read_text().strip()

@@ -127,6 +127,10 @@ def _nodes(doc: dict[str, Any]) -> tuple[int, int, str]:
     return ranks, max(len(env.ranks_per_host), 1), nodemap
 
 
+# mdtest -a DUMMY's FS line (DUMMY_statfs: one block of one byte, one inode, all free)
+DUMMY_FS_TEXT = "0.0 GiB   Used FS: 0.0%   Inodes: 0.0 Mi   Used Inodes: 0.0%"
+
+
 def fs_text(directory: str) -> str | None:
     """mdtest's FS line of the -d directory (statvfs; taken while it exists)."""
     return dict(file_system(f"{directory}/test-dir.0-0")).get("FS")
