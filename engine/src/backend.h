@@ -16,6 +16,8 @@
 #include <mpi.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
 
 #include "config.h"
 #include "decomp.h"
@@ -73,6 +75,28 @@ typedef struct iolab_open_args {
                                     elements; NULL: a 1-D array of file_bytes bytes */
 } iolab_open_args_t;
 
+/* The metadata calls of --metadata (mdtest's backend mkdir/rmdir/stat/rename and its item
+ * create/open/read/write/close/unlink), as IOR's aiori table has them: posix makes the
+ * system calls, null makes none and succeeds (IOR's DUMMY: a stat leaves *st zeroed, a read
+ * or write moves every byte). Each returns 0 or a positive errno; open returns a descriptor
+ * (>= 0) or a negative errno; read and write the bytes moved or a negative errno. */
+typedef struct iolab_md_calls {
+    int (*mkdir)(const char *path, mode_t mode);
+    int (*rmdir)(const char *path);
+    int (*stat)(const char *path, struct stat *st);
+    int (*rename)(const char *from, const char *to);
+    int (*unlink)(const char *path);
+    int (*mknod)(const char *path, mode_t mode);
+    int (*open)(const char *path, int flags, mode_t mode);
+    int64_t (*read)(int fd, void *buf, size_t len);
+    int64_t (*write)(int fd, const void *buf, size_t len);
+    int (*fsync)(int fd);
+    int (*close)(int fd);
+    void (*sync)(void);
+} iolab_md_calls_t;
+
+extern const iolab_md_calls_t iolab_md_posix, iolab_md_null;  /* md_calls.c */
+
 typedef struct iolab_backend {
     const char *name;
     const char *summary;            /* one line for --help */
@@ -83,6 +107,7 @@ typedef struct iolab_backend {
     uint64_t max_call_bytes;        /* most bytes one xfer/xfer_vec can move (0: no limit);
                                        the core refuses larger calls as bad input */
     const char *max_call_why;       /* why, for that message */
+    const iolab_md_calls_t *md;     /* --metadata's calls; NULL: --metadata refuses it */
 
     /* Check the configuration and set up. Called on every rank, also for a run that will
      * stop on bad input elsewhere. opts: this backend's filled options struct (read-only,

@@ -212,6 +212,10 @@ const iolab_option_t iolab_config_options[] = {
      "metadata, --md-layout mdtest: rank 0 makes and removes every rank's items and trees "
      "(creates each file empty, then every rank opens its own and writes it), as mdtest -c",
      O(md_collective)},
+    {"md-warn", "md_warn", IOLAB_OPT_BOOL, "false", NULL, NULL,
+     "metadata: a call that fails is a warning (counted, the first one reported) and the "
+     "phase goes on, as mdtest's WARNING lines; the run ends ok (without it the run stops)",
+     O(md_warn)},
     /* --- end of metadata block --- */
     {"group", "group", IOLAB_OPT_INT, "0", "count", NULL,
      "subset layout: ranks per aggregator (0 = ranks per host)", O(group)},

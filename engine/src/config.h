@@ -103,6 +103,7 @@ typedef struct iolab_cfg {
     double md_pre_delay;       /* rank 0 sleeps before each block of phases (mdtest -p) */
     int64_t md_dir_loops;      /* test directories each phase runs over (mdtest -n / -I) */
     bool md_collective;        /* rank 0 creates and removes for all (mdtest -c) */
+    bool md_warn;              /* a failing call warns and the phase goes on (mdtest) */
     /* --- end of metadata block --- */
     char *json;                /* JSON output file; NULL/"-" = stdout */
     bool quiet, progress;

@@ -44,365 +44,46 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "metadata_plan.h"
 #include "pattern.h"
-#include "run.h"
-
-#define IO500_HARD_FILE_BYTES 3901
-#define MD_MAX_DEPTH 32
-#define MD_MAX_TREE_DIRS 10000000ULL
-
-typedef struct md_plan {
-    char root[4096];     /* iolab layout: <path>.md; mdtest layout: <path> (mdtest's -d) */
-    char testdir[4200];  /* mdtest layout: <root>/test-dir.<rep>-0 (mdtest's testdir) */
-    int unique, mdtest, rank, ranks, depth, leaf_only, made_root, rep, loops;
-    int collective;              /* mdtest -c: rank 0 makes and removes for every rank */
-    uint64_t files, size;        /* items per rank (after a stonewall: the worn-out count) */
-    uint64_t per_dir, branch;    /* items per tree directory, subdirectories per directory */
-    uint64_t tree_dirs;          /* directories of one tree (1 without a tree) */
-    uint64_t leaf_offset;        /* the first item number (leaf-only trees skip the inner) */
-    uint64_t stride;             /* mdtest -N */
-    uint64_t *create_order;      /* item numbers, mdtest's tree walk (NULL: 0, 1, ...) */
-    uint64_t *stat_order;        /* stat and read order (NULL: leaf_offset + 0, 1, ...) */
-    uint64_t *tree_pre, *tree_post;  /* tree directories, parents first / children first */
-} md_plan_t;
-
-void iolab_metadata_plan(const iolab_run_t *run, int *unique, uint64_t *size)
-{
-    const iolab_cfg_t *c = &run->cfg;
-    *unique = c->md_dir == IOLAB_MD_DIR_UNIQUE ||
-              (c->md_dir == IOLAB_MD_DIR_PRESET && c->metadata == IOLAB_METADATA_EASY);
-    *size = c->md_size ? c->md_size
-                       : c->metadata == IOLAB_METADATA_HARD ? IO500_HARD_FILE_BYTES : 0;
-}
-
-/* mdtest's num_dirs_in_tree and the directories that hold items (all, or the leaves). */
-static uint64_t tree_dirs(uint64_t branch, int depth, int leaf_only)
-{
-    uint64_t all = 1, level = 1;
-    for (int d = 0; d < depth; d++) {
-        level *= branch;
-        all += level;
-        if (all > MD_MAX_TREE_DIRS)
-            return MD_MAX_TREE_DIRS + 1;
-    }
-    return leaf_only ? level : all;
-}
-
-/* The phases a run makes, as mdtest's -C -T -E -U -r flags: --md-only's words, or
- * --md-step's one file phase, or (neither) all of them. */
-enum { MD_SEL_CREATE = 1, MD_SEL_STAT = 2, MD_SEL_READ = 4, MD_SEL_RENAME = 8,
-       MD_SEL_REMOVE = 16, MD_SEL_ALL = 31 };
-
-/* Returns the mask, or -1 for a word that is not a phase (or an empty list). */
-static int phase_mask(const iolab_cfg_t *c)
-{
-    static const char *const words[] = {"create", "stat", "read", "rename", "remove"};
-    if (c->md_step != IOLAB_MD_STEP_ALL)
-        return c->md_step == IOLAB_MD_STEP_REMOVE ? MD_SEL_REMOVE
-                                                  : 1 << (c->md_step - IOLAB_MD_STEP_CREATE);
-    if (!c->md_only)
-        return MD_SEL_ALL;
-    int mask = 0;
-    for (const char *w = c->md_only; *w;) {
-        size_t n = strcspn(w, ",");
-        int found = 0;
-        for (int k = 0; k < 5 && !found; k++)
-            if (strlen(words[k]) == n && strncmp(w, words[k], n) == 0)
-                found = 1 << k;
-        if (!found)
-            return -1;
-        mask |= found;
-        w += n + (w[n] == ',');
-    }
-    return mask ? mask : -1;
-}
-
-int iolab_metadata_check(const iolab_run_t *run, char *err, size_t len)
-{
-    const iolab_cfg_t *c = &run->cfg;
-    uint64_t branch = c->md_branch < 1 ? 1 : (uint64_t)c->md_branch;
-    uint64_t holders = c->md_depth >= 0 && c->md_depth <= MD_MAX_DEPTH
-                           ? tree_dirs(branch, (int)c->md_depth, c->md_leaf_only) : 1;
-    int mask = phase_mask(c);
-    if (c->md_stride < 0 || c->md_random_seed < 0 || c->md_pre_delay < 0)
-        snprintf(err, len, "--md-stride, --md-random-seed and --md-pre-delay cannot be "
-                 "negative");
-    else if (mask < 0 || (c->md_only && c->md_step != IOLAB_MD_STEP_ALL))
-        snprintf(err, len, "--md-only %s: give a comma list of create, stat, read, rename and "
-                 "remove (mdtest -C -T -E -U -r), without --md-step",
-                 c->md_only ? c->md_only : "");
-    else if (c->md_files == 0 && c->md_layout != IOLAB_MD_LAYOUT_MDTEST)
-        snprintf(err, len, "--md-files 0 runs only mdtest's tree phases: add --md-layout "
-                 "mdtest");
-    else if (c->md_depth < 0 || c->md_depth > MD_MAX_DEPTH)
-        snprintf(err, len, "--md-depth %lld: give 0 to %d", (long long)c->md_depth,
-                 MD_MAX_DEPTH);
-    else if (c->md_depth > 0 && c->md_branch < 1)
-        snprintf(err, len, "--md-branch %lld: a tree needs at least 1", (long long)c->md_branch);
-    else if ((c->md_depth > 0 || c->md_per_dir) && c->md_layout != IOLAB_MD_LAYOUT_MDTEST)
-        snprintf(err, len, "--md-depth and --md-items-per-dir build mdtest's tree: add "
-                 "--md-layout mdtest");
-    else if (tree_dirs(branch, (int)c->md_depth, 0) > MD_MAX_TREE_DIRS)
-        snprintf(err, len, "--md-depth %lld --md-branch %lld: more than %llu directories per "
-                 "tree; give a smaller tree", (long long)c->md_depth, (long long)c->md_branch,
-                 MD_MAX_TREE_DIRS);
-    else if (c->md_per_dir ? c->md_files != c->md_per_dir * holders : c->md_files % holders)
-        snprintf(err, len, "--md-files %llu: a tree of %llu directories holding items takes "
-                 "--md-items-per-dir times that many (mdtest -n rounds down to it)",
-                 (unsigned long long)c->md_files, (unsigned long long)holders);
-    else if (c->md_depth > 0 && c->md_stride > 0 && c->md_dir != IOLAB_MD_DIR_SHARED &&
-             c->md_layout == IOLAB_MD_LAYOUT_MDTEST)
-        snprintf(err, len, "--md-stride with --md-depth and a directory per rank: mdtest "
-                 "names a rank's subdirectories after itself inside its neighbour's tree, "
-                 "which does not exist; give --md-dir shared or --md-depth 0");
-    else if (c->stonewall > 0 && !(mask & MD_SEL_CREATE))
-        snprintf(err, len, "--stonewall with --metadata applies to the create phase (mdtest "
-                 "-W); the later steps run on the files it made");
-    else if (c->stonewall > 0 && (c->md_depth > 0 || c->md_random_seed > 0))
-        snprintf(err, len, "--stonewall with --metadata runs one directory in creation order "
-                 "(mdtest's stonewall needs -b 1 and stats beyond the worn-out count with "
-                 "-R): drop --md-depth / --md-random-seed");
-    else if (c->md_dir_loops < 1 || (c->md_dir_loops > 1 &&
-             (c->md_layout != IOLAB_MD_LAYOUT_MDTEST || c->stonewall > 0 ||
-              mask != MD_SEL_ALL || c->md_random_seed > 0)))
-        snprintf(err, len, "--md-dir-loops %lld: give 1 or more; more than 1 needs "
-                 "--md-layout mdtest and runs every phase (no --stonewall, --md-step or "
-                 "--md-random-seed)", (long long)c->md_dir_loops);
-    else if (c->md_collective && (c->md_layout != IOLAB_MD_LAYOUT_MDTEST || c->md_stride ||
-                                  c->stonewall > 0 || c->md_mknod || c->md_dir_loops > 1))
-        snprintf(err, len, "--md-collective is mdtest -c: it needs --md-layout mdtest, and "
-                 "not --md-stride, --stonewall, --md-mknod or --md-dir-loops (mdtest's own "
-                 "collective pass names, stops or makes those items differently)");
-    else if (c->md_mknod && c->md_size)
-        snprintf(err, len, "--md-mknod makes empty files: give --md-size 0 (mdtest refuses "
-                 "-k with -w too)");
-    else
-        return 0;
-    return -1;
-}
-
-/* mdtest's tree walk (create_remove_items): a directory's items, then each child's subtree;
- * children of n are n*branch+1 .. n*branch+branch. Fills whichever lists are given. */
-static void tree_walk(const md_plan_t *p, uint64_t node, int level, uint64_t **pre,
-                      uint64_t **post, uint64_t **items)
-{
-    if (pre)
-        *(*pre)++ = node;
-    if (items && (!p->leaf_only || level == p->depth))
-        for (uint64_t i = 0; i < p->per_dir; i++)
-            *(*items)++ = node * p->per_dir + i;
-    if (level < p->depth)
-        for (uint64_t c = 1; c <= p->branch; c++)
-            tree_walk(p, node * p->branch + c, level + 1, pre, post, items);
-    if (post)
-        *(*post)++ = node;
-}
-
-/* mdtest's -R order: srand(seed), then its Fisher-Yates walk with rand()/RAND_MAX. */
-static void shuffle_items(uint64_t *a, uint64_t n, unsigned seed)
-{
-    srand(seed);
-    for (uint64_t i = 0; i < n; i++)
-        a[i] = i;
-    while (n > 1) {
-        n--;
-        uint64_t k = (uint64_t)(((double)rand() / (double)RAND_MAX) * (double)n);
-        uint64_t t = a[k];
-        a[k] = a[n];
-        a[n] = t;
-    }
-}
-
-/* Returns 0, or ENOMEM. */
-static int make_plan(const iolab_run_t *run, md_plan_t *p)
-{
-    const iolab_cfg_t *c = &run->cfg;
-    memset(p, 0, sizeof *p);
-    iolab_metadata_plan(run, &p->unique, &p->size);
-    p->files = c->md_files;
-    p->rank = run->rank;
-    p->ranks = run->ranks;
-    p->mdtest = c->md_layout == IOLAB_MD_LAYOUT_MDTEST;
-    p->loops = p->mdtest && c->md_dir_loops > 1 ? (int)c->md_dir_loops : 1;
-    p->collective = c->md_collective;
-    p->stride = (uint64_t)c->md_stride;
-    p->depth = (int)c->md_depth;
-    p->branch = c->md_branch < 1 ? 1 : (uint64_t)c->md_branch;
-    p->leaf_only = c->md_leaf_only;
-    p->tree_dirs = tree_dirs(p->branch, p->depth, 0);
-    p->per_dir = c->md_per_dir ? c->md_per_dir
-                               : p->files / tree_dirs(p->branch, p->depth, p->leaf_only);
-    if (p->leaf_only)
-        p->leaf_offset = p->per_dir * (p->tree_dirs - tree_dirs(p->branch, p->depth, 1));
-    const char *path = iolab_env_strip_prefix(c->path);
-    if (p->mdtest)
-        snprintf(p->root, sizeof p->root, "%.4000s", path);
-    else
-        snprintf(p->root, sizeof p->root, "%.4000s.md", path);
-    snprintf(p->testdir, sizeof p->testdir, "%s", p->root);
-    if (p->mdtest) {
-        p->tree_pre = malloc(p->tree_dirs * sizeof *p->tree_pre);
-        p->tree_post = malloc(p->tree_dirs * sizeof *p->tree_post);
-        p->create_order = malloc((p->files ? p->files : 1) * sizeof *p->create_order);
-        if (!p->tree_pre || !p->tree_post || !p->create_order)
-            return ENOMEM;
-        uint64_t *pre = p->tree_pre, *post = p->tree_post, *items = p->create_order;
-        tree_walk(p, 0, 0, &pre, &post, &items);
-    }
-    if (c->md_random_seed > 0) {
-        if (!(p->stat_order = malloc((p->files ? p->files : 1) * sizeof *p->stat_order)))
-            return ENOMEM;
-        shuffle_items(p->stat_order, p->files,
-                      (unsigned)(c->md_random_seed + (c->md_seed_per_rank ? run->rank : 0)));
-        for (uint64_t i = 0; i < p->files; i++)
-            p->stat_order[i] += p->leaf_offset;
-    }
-    return 0;
-}
-
-static void free_plan(md_plan_t *p)
-{
-    free(p->create_order);
-    free(p->stat_order);
-    free(p->tree_pre);
-    free(p->tree_post);
-}
-
-/* Whose items a rank works on in a phase: mdtest -N shifts stat by one stride, read by two,
- * remove by three (its stat_name, read_name, rm_name); creations are the rank's own. */
-static int owner_of(const md_plan_t *p, int op)
-{
-    int shift = op == IOLAB_MD_STAT || op == IOLAB_MD_DIR_STAT || op == IOLAB_MD_DIR_RENAME
-                    ? 1
-                : op == IOLAB_MD_READ                              ? 2
-                : op == IOLAB_MD_REMOVE || op == IOLAB_MD_DIR_REMOVE ? 3
-                                                                     : 0;
-    return (int)(((uint64_t)p->rank + (uint64_t)shift * p->stride) % (uint64_t)p->ranks);
-}
-
-/* The item number the i-th call of a phase works on. */
-static uint64_t item_at(const md_plan_t *p, int op, uint64_t i)
-{
-    switch (op) {
-    case IOLAB_MD_STAT: case IOLAB_MD_READ: case IOLAB_MD_DIR_STAT:
-        return p->stat_order ? p->stat_order[i] : p->leaf_offset + i;
-    case IOLAB_MD_DIR_RENAME:
-        return p->leaf_offset + i;
-    case IOLAB_MD_TREE_CREATE:
-        return p->tree_pre[i];
-    case IOLAB_MD_TREE_REMOVE:
-        return p->tree_post[i];
-    default:
-        return p->create_order ? p->create_order[i] : i;
-    }
-}
-
-/* mdtest's tree directory `node` of the tree of rank tree_rank:
- * <testdir>/mdtest_tree[.<tree_rank>].0/<base>.<a1>/.../<base>.<node>. */
-static void tree_dir_path(const md_plan_t *p, int tree_rank, uint64_t node, char *buf,
-                          size_t len)
-{
-    char base[48];
-    uint64_t chain[MD_MAX_DEPTH + 1];
-    int k = 0;
-    if (p->unique)
-        snprintf(base, sizeof base, "mdtest_tree.%d", tree_rank);
-    else
-        snprintf(base, sizeof base, "mdtest_tree");
-    for (; node > 0 && k <= MD_MAX_DEPTH; node = (node - 1) / p->branch)
-        chain[k++] = node;
-    int off = snprintf(buf, len, "%.4000s/%s.0", p->testdir, base);
-    while (k-- > 0 && off > 0 && (size_t)off < len)
-        off += snprintf(buf + off, len - (size_t)off, "/%s.%llu", base,
-                        (unsigned long long)chain[k]);
-}
-
-/* Item n of rank `owner` (a file, or with dir a directory; suffix "-XX": mdtest's rename
- * parking name). iolab layout: <root>[/<owner>]/{file,dir}.iolab.<owner>.<n> -- as long as
- * mdtest's names on purpose: on ext4 a name's length sets how many entries share a directory
- * block, and a create scans its block (docs/benchmarks.md). mdtest layout: mdtest's names in
- * its tree; with a directory per rank the items of rank X live in the tree of rank X+stride
- * (mdtest's unique_chdir_dir). */
-static void item_path(const md_plan_t *p, int owner, uint64_t n, int dir, const char *suffix,
-                      char *buf, size_t len)
-{
-    const char *kind = dir ? "dir" : "file";
-    if (p->mdtest) {
-        tree_dir_path(p, (int)(((uint64_t)owner + p->stride) % (uint64_t)p->ranks),
-                      n / (p->per_dir ? p->per_dir : 1), buf, len);
-        size_t off = strlen(buf);
-        snprintf(buf + off, len - off, "/%s.mdtest.%d.%llu%s", kind, owner,
-                 (unsigned long long)n, suffix);
-    } else if (p->unique) {
-        snprintf(buf, len, "%.3900s/%d/%s.iolab.%d.%llu%s", p->root, owner, kind, owner,
-                 (unsigned long long)n, suffix);
-    } else {
-        snprintf(buf, len, "%.3900s/%s.iolab.%d.%llu%s", p->root, kind, owner,
-                 (unsigned long long)n, suffix);
-    }
-}
-
-int iolab_metadata_ops(const iolab_run_t *run, int *ops)
-{
-    int n = 0, phases = run->cfg.md_phases, mask = phase_mask(&run->cfg);
-    int tree = run->cfg.md_layout == IOLAB_MD_LAYOUT_MDTEST;
-    mask = mask < 0 ? MD_SEL_ALL : mask;
-    if (tree && (mask & MD_SEL_CREATE))
-        ops[n++] = IOLAB_MD_TREE_CREATE;  /* mdtest times its tree with -C */
-    if (phases != IOLAB_MD_PHASES_FILES) {  /* mdtest's directory_test, its flags in order */
-        if (mask & MD_SEL_CREATE)
-            ops[n++] = IOLAB_MD_DIR_CREATE;
-        if (mask & MD_SEL_STAT)
-            ops[n++] = IOLAB_MD_DIR_STAT;
-        if ((mask & MD_SEL_RENAME) && run->cfg.md_files > 1)  /* two or more, as mdtest */
-            ops[n++] = IOLAB_MD_DIR_RENAME;
-        if (mask & MD_SEL_REMOVE)
-            ops[n++] = IOLAB_MD_DIR_REMOVE;
-    }
-    for (int k = 0; phases != IOLAB_MD_PHASES_DIRS && k < 4; k++)  /* create..remove */
-        if (mask & (k == 3 ? MD_SEL_REMOVE : 1 << k))
-            ops[n++] = IOLAB_MD_CREATE + k;
-    if (tree && (mask & MD_SEL_REMOVE))
-        ops[n++] = IOLAB_MD_TREE_REMOVE;  /* and its removal with -r */
-    return n;
-}
 
 /* Directory op of the i-th call (mkdir, stat, rename, rmdir); returns 0 or an errno. The
  * rename chain is mdtest's rename_dir_test, so the same names exist before and after it. */
 static int md_dir_op(const md_plan_t *p, int owner, int op, uint64_t i, uint64_t n)
 {
     char path[4400], to[4400];
+    int e;
     struct stat st;
     switch (op) {
     case IOLAB_MD_DIR_CREATE:
-        item_path(p, owner, n, 1, "", path, sizeof path);
-        return mkdir(path, 0755) != 0 ? errno : 0;
+        iolab_md_item_path(p, owner, n, 1, "", path, sizeof path);
+        return p->io->mkdir(path, MD_DIR_MODE);
     case IOLAB_MD_DIR_STAT:
-        item_path(p, owner, n, 1, "", path, sizeof path);
-        if (stat(path, &st) != 0)
-            return errno;
-        return S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
+        iolab_md_item_path(p, owner, n, 1, "", path, sizeof path);
+        if ((e = p->io->stat(path, &st)) != 0)
+            return e;
+        return S_ISDIR(st.st_mode) || !p->checks_stat ? 0 : ENOTDIR;
     case IOLAB_MD_DIR_RENAME: {
         uint64_t first = p->leaf_offset, last = i + 1 == p->files;
-        item_path(p, owner, last ? first : n, 1, last ? "-XX" : "", path, sizeof path);
-        item_path(p, owner, i == 0 ? first : n - 1, 1, i == 0 ? "-XX" : "", to, sizeof to);
-        return rename(path, to) != 0 ? errno : 0;
+        iolab_md_item_path(p, owner, last ? first : n, 1, last ? "-XX" : "", path, sizeof path);
+        iolab_md_item_path(p, owner, i == 0 ? first : n - 1, 1, i == 0 ? "-XX" : "", to, sizeof to);
+        return p->io->rename(path, to);
     }
     default:
-        item_path(p, owner, n, 1, "", path, sizeof path);
-        return rmdir(path) != 0 ? errno : 0;
+        iolab_md_item_path(p, owner, n, 1, "", path, sizeof path);
+        return p->io->rmdir(path);
     }
 }
 
 /* read or write exactly len bytes; returns 0 or an errno (EIO for a short count). */
-static int full_io(int fd, unsigned char *buf, uint64_t len, int writing)
+static int full_io(const md_plan_t *p, int fd, unsigned char *buf, uint64_t len, int writing)
 {
     while (len) {
-        ssize_t n = writing ? write(fd, buf, len) : read(fd, buf, len);
-        if (n < 0 && errno == EINTR)
+        int64_t n = writing ? p->io->write(fd, buf, len) : p->io->read(fd, buf, len);
+        if (n == -EINTR)
             continue;
         if (n <= 0)
-            return n < 0 ? errno : EIO;
+            return n < 0 ? (int)-n : EIO;
         buf += n;
         len -= (uint64_t)n;
     }
@@ -416,44 +97,49 @@ static int md_op(const iolab_run_t *run, const md_plan_t *p, int op, int owner, 
                  uint64_t n, int64_t rep, unsigned char *buf, int *bad)
 {
     char path[4400];
-    int fd, e = 0;
+    int fd, e = 0, closed;
     struct stat st;
     if (op == IOLAB_MD_TREE_CREATE || op == IOLAB_MD_TREE_REMOVE) {
-        tree_dir_path(p, owner, n, path, sizeof path);  /* owner: the rank, or -c's */
+        iolab_md_tree_dir_path(p, owner, n, path, sizeof path);  /* owner: the rank, or -c's */
         if (op == IOLAB_MD_TREE_CREATE)
-            return mkdir(path, 0755) != 0 ? errno : 0;
-        return rmdir(path) != 0 ? errno : 0;
+            return p->io->mkdir(path, MD_DIR_MODE);
+        return p->io->rmdir(path);
     }
     if (op >= IOLAB_MD_DIR_CREATE)
         return md_dir_op(p, owner, op, i, n);
-    item_path(p, owner, n, 0, "", path, sizeof path);
+    iolab_md_item_path(p, owner, n, 0, "", path, sizeof path);
     switch (op) {
     case IOLAB_MD_CREATE:
         if (run->cfg.md_mknod)  /* mdtest -k: POSIX_Mknod's mode, no open */
-            return mknod(path, S_IFREG | S_IRUSR, 0) != 0 ? errno : 0;
+            return p->io->mknod(path, S_IFREG | S_IRUSR);
         /* mdtest -c: rank 0 made the file already; each rank opens its own to write */
-        if ((fd = open(path, p->collective ? O_WRONLY : O_CREAT | O_EXCL | O_WRONLY,
-                       0644)) < 0)
-            return errno;
+        if ((fd = p->io->open(path, p->collective ? O_WRONLY : O_CREAT | O_EXCL | O_WRONLY,
+                              MD_FILE_MODE)) < 0)
+            return -fd;
         if (p->size && run->cfg.verify)
             iolab_pattern_fill(buf, p->size, owner, n * p->size, rep);
-        e = p->size ? full_io(fd, buf, p->size, 1) : 0;
-        if (!e && p->size && run->cfg.fsync && fsync(fd) != 0)  /* mdtest -y */
-            e = errno;
-        return close(fd) != 0 && !e ? errno : e;
+        e = p->size ? full_io(p, fd, buf, p->size, 1) : 0;
+        if (!e && p->size && run->cfg.fsync)  /* mdtest -y */
+            e = p->io->fsync(fd);
+        closed = p->io->close(fd);
+        e = e ? e : closed;
+        if (e && !p->collective)
+            p->io->unlink(path);  /* made here and failed (ENOSPC): not counted as made, so gone */
+        return e;
     case IOLAB_MD_STAT:
-        if (stat(path, &st) != 0)
-            return errno;
-        return (uint64_t)st.st_size == p->size ? 0 : EIO;
+        if ((e = p->io->stat(path, &st)) != 0)
+            return e;
+        return (uint64_t)st.st_size == p->size || !p->checks_stat ? 0 : EIO;
     case IOLAB_MD_READ:
-        if ((fd = open(path, O_RDONLY)) < 0)
-            return errno;
-        e = p->size ? full_io(fd, buf, p->size, 0) : 0;
+        if ((fd = p->io->open(path, O_RDONLY, 0)) < 0)
+            return -fd;
+        e = p->size ? full_io(p, fd, buf, p->size, 0) : 0;
         if (!e && p->size && run->cfg.verify)
             *bad = iolab_pattern_check(buf, p->size, owner, n * p->size, rep) >= 0;
-        return close(fd) != 0 && !e ? errno : e;
+        closed = p->io->close(fd);
+        return e ? e : closed;
     default:
-        return unlink(path) != 0 ? errno : 0;
+        return p->io->unlink(path);
     }
 }
 
@@ -476,7 +162,7 @@ static void agree_bad_files(iolab_run_t *run, const md_plan_t *p, uint64_t nbad,
     run->verify.rank = owner;
     run->verify.reader = out.val;
     run->verify.offset = 0;
-    item_path(p, owner, first, 0, "", run->verify.file, sizeof run->verify.file);
+    iolab_md_item_path(p, owner, first, 0, "", run->verify.file, sizeof run->verify.file);
 }
 
 static void md_failure_text(const md_plan_t *p, int owner, int op, uint64_t n, int err,
@@ -484,9 +170,9 @@ static void md_failure_text(const md_plan_t *p, int owner, int op, uint64_t n, i
 {
     char path[4400];
     if (op == IOLAB_MD_TREE_CREATE || op == IOLAB_MD_TREE_REMOVE)
-        tree_dir_path(p, owner, n, path, sizeof path);
+        iolab_md_tree_dir_path(p, owner, n, path, sizeof path);
     else
-        item_path(p, owner, n, op >= IOLAB_MD_DIR_CREATE, "", path, sizeof path);
+        iolab_md_item_path(p, owner, n, op >= IOLAB_MD_DIR_CREATE, "", path, sizeof path);
     snprintf(why, len, "%s %.900s: %s", iolab_op_name(op), path,
              err == EIO && op == IOLAB_MD_STAT ? "file size differs from --md-size"
                                                : strerror(err));
@@ -528,35 +214,75 @@ static int collective_op(const md_plan_t *p, int op)
            op == IOLAB_MD_REMOVE;
 }
 
+/* A phase's failed calls on this rank: the first failure that stops it, or with --md-warn
+ * (mdtest's WARNING lines, after which it goes on) the count and the first text. */
+typedef struct md_fail {
+    int err;
+    char why[IOLAB_ERRLEN];
+    uint64_t warnings;
+    char warning[IOLAB_ERRLEN];
+} md_fail_t;
+
+/* Records call n's result; returns 1 when it failed. */
+static int md_call_failed(const iolab_run_t *run, const md_plan_t *p, md_fail_t *f, int owner,
+                          int op, uint64_t n, int e)
+{
+    if (!e)
+        return 0;
+    if (run->cfg.md_warn) {
+        if (!f->warnings++)
+            md_failure_text(p, owner, op, n, e, f->warning, sizeof f->warning);
+    } else {
+        f->err = e;
+        md_failure_text(p, owner, op, n, e, f->why, sizeof f->why);
+    }
+    return 1;
+}
+
+/* --md-warn: every rank's warnings of the phase summed, the lowest such rank's first text. */
+static void agree_warnings(iolab_run_t *run, iolab_phase_t *ph, const md_fail_t *f)
+{
+    uint64_t all = 0;
+    MPI_Allreduce(&f->warnings, &all, 1, MPI_UINT64_T, MPI_SUM, run->world);
+    if (!all)
+        return;
+    struct { int val, rank; } in = {f->warnings ? run->rank : INT_MAX, run->rank}, out;
+    MPI_Allreduce(&in, &out, 1, MPI_2INT, MPI_MINLOC, run->world);
+    snprintf(ph->warning, sizeof ph->warning, "%s", f->warning);
+    MPI_Bcast(ph->warning, sizeof ph->warning, MPI_CHAR, out.val, run->world);
+    ph->warnings = all;
+}
+
 /* mdtest -c on rank 0: every rank's items (or trees), rank after rank, in the creation walk.
  * A file is only created (O_CREAT and close, mdtest's collective_helper); its data comes in
- * each rank's own pass. Returns the calls made; the first failure goes to *err and why. */
-static uint64_t collective_pass(const iolab_run_t *run, const md_plan_t *p, int op, int rep,
-                                unsigned char *buf, int *err, char *why, size_t len)
+ * each rank's own pass. Returns the calls that succeeded; failures go to f. */
+static uint64_t collective_pass(const iolab_run_t *run, md_plan_t *p, int op, int rep,
+                                unsigned char *buf, md_fail_t *f)
 {
     uint64_t made = 0, count = op == IOLAB_MD_TREE_CREATE || op == IOLAB_MD_TREE_REMOVE
                                    ? p->tree_dirs : p->files;
     char path[4400];
-    for (int owner = 0; owner < p->ranks && !*err; owner++) {
-        for (uint64_t i = 0; i < count && !*err && !iolab_interrupted; i++) {
-            uint64_t n = item_at(p, op, i);
-            int bad = 0, fd;
+    for (int owner = 0; owner < p->ranks && !f->err; owner++) {
+        for (uint64_t i = 0; i < count && !f->err && !iolab_interrupted; i++) {
+            uint64_t n = iolab_md_item_at(p, op, i);
+            int bad = 0, fd, e;
             if (op == IOLAB_MD_CREATE) {
-                item_path(p, owner, n, 0, "", path, sizeof path);
-                fd = open(path, O_CREAT | O_RDWR, 0664);
-                *err = fd < 0 ? errno : close(fd) != 0 ? errno : 0;
+                iolab_md_item_path(p, owner, n, 0, "", path, sizeof path);
+                fd = p->io->open(path, O_CREAT | O_RDWR, MD_FILE_MODE);
+                e = fd < 0 ? -fd : p->io->close(fd);
             } else {
-                *err = md_op(run, p, op, owner, i, n, rep, buf, &bad);
+                e = md_op(run, p, op, owner, i, n, rep, buf, &bad);
             }
-            if (*err)
-                md_failure_text(p, owner, op, n, *err, why, len);
-            made += *err ? 0 : 1;
+            if (!md_call_failed(run, p, f, owner, op, n, e)) {
+                made++;
+                if (op != IOLAB_MD_CREATE)  /* a file counts as made in its owner's pass */
+                    iolab_md_note_made(p, op, owner, i, n);
+            }
         }
     }
     return made;
 }
 
-/* One timed phase. Returns 1 when the run must stop (failure, interrupt, mismatch). */
 /* mdtest's prep_testdir: <root>/test-dir.<repetition>-<directory loop>. */
 static void set_testdir(md_plan_t *p, int loop)
 {
@@ -565,52 +291,69 @@ static void set_testdir(md_plan_t *p, int loop)
                  loop);
 }
 
+/* One timed phase. Returns 1 when the run must stop (failure, interrupt, mismatch).
+ * --stonewall bounds the file creation as mdtest -W (each rank stops at the deadline, then
+ * all wear out to the furthest count) and, mdtest layout, the directory creation as mdtest's
+ * directory_test does: each rank stops after the call that passed the deadline, without
+ * wear-out, and the later directory phases still work on every item (mdtest warns). */
 static int md_phase(iolab_run_t *run, md_plan_t *p, int op, int rep, unsigned char *buf)
 {
     iolab_phase_t ph = {.op = op, .rep = rep, .cache = "n/a", .resident_fraction = -1};
     uint64_t done = 0, nbad = 0, first_bad = 0;
-    int err = 0, owner = owner_of(p, op);
-    char why[IOLAB_ERRLEN] = "";
+    md_fail_t f = {0};
+    int owner = iolab_md_owner(p, op);
     double deadline = op == IOLAB_MD_CREATE ? run->cfg.stonewall : 0;
+    double dir_deadline = op == IOLAB_MD_DIR_CREATE && p->mdtest ? run->cfg.stonewall : 0;
     int coll = collective_op(p, op);
     uint64_t last = coll && op != IOLAB_MD_CREATE ? 0 : phase_calls(p, op), i = 0;
     int hit = 0;
+    if (op == IOLAB_MD_TREE_CREATE)
+        p->made_testdirs = 0;
     for (int k = 0; op == IOLAB_MD_TREE_CREATE && p->rank == 0 && k < p->loops; k++) {
         set_testdir(p, k);  /* mdtest makes every test-dir first, untimed */
-        mkdir(p->testdir, 0755);
+        if (p->io->mkdir(p->testdir, MD_DIR_MODE) == 0 && k < 64)
+            p->made_testdirs |= 1ULL << k;
     }
     MPI_Barrier(run->world);
     double t0 = MPI_Wtime();
     if (coll && p->rank == 0) {
-        uint64_t made = collective_pass(run, p, op, rep, buf, &err, why, sizeof why);
+        uint64_t made = collective_pass(run, p, op, rep, buf, &f);
         done += op == IOLAB_MD_CREATE ? 0 : made;  /* a create counts once, in its own pass */
     }
     if (coll && op == IOLAB_MD_CREATE) {
-        int root_err = err;  /* mdtest's barrier, before the writes; none after a failure */
+        int root_err = f.err;  /* mdtest's barrier, before the writes; none after a failure */
         MPI_Bcast(&root_err, 1, MPI_INT, 0, run->world);
         last = root_err ? 0 : last;
     }
-    for (int loop = 0; loop < p->loops && !err && !iolab_interrupted; loop++) {
+    for (int loop = 0; loop < p->loops && !f.err && !iolab_interrupted; loop++) {
         set_testdir(p, loop);
         if (loop > 0)
             i = 0;
         for (int pass = 0; pass < (deadline > 0 ? 2 : 1); pass++) {
-            for (; i < last && !err && !iolab_interrupted; i++) {
+            for (; i < last && !f.err && !iolab_interrupted; i++) {
                 if (deadline > 0 && pass == 0 && MPI_Wtime() - t0 >= deadline) {
                     hit = 1;
                     break;
                 }
                 int bad = 0;
-                uint64_t n = item_at(p, op, i);
-                err = md_op(run, p, op, owner, i, n, rep, buf, &bad);
-                if (err)
-                    md_failure_text(p, owner, op, n, err, why, sizeof why);
-                done += err ? 0 : 1;
+                uint64_t n = iolab_md_item_at(p, op, i);
+                int e = md_op(run, p, op, owner, i, n, rep, buf, &bad);
+                if (!md_call_failed(run, p, &f, owner, op, n, e)) {
+                    iolab_md_note_made(p, op, owner, i, n);
+                    done++;
+                }
                 if (bad && !nbad++)
                     first_bad = n;
+                if (dir_deadline > 0 && MPI_Wtime() - t0 > dir_deadline) {
+                    hit = 1;  /* mdtest's CHECK_STONE_WALL, after the call */
+                    i++;
+                    break;
+                }
             }
-            if (deadline > 0 && pass == 0)  /* mdtest -W: all wear out to the furthest count */
-                md_wear_out(run, &ph, i, hit, &last);
+            if ((deadline > 0 || dir_deadline > 0) && pass == 0) {
+                uint64_t furthest = last;  /* directories: no wear-out, last stays */
+                md_wear_out(run, &ph, i, hit, deadline > 0 ? &last : &furthest);
+            }
         }
     }
     if (deadline > 0)
@@ -618,14 +361,16 @@ static int md_phase(iolab_run_t *run, md_plan_t *p, int op, int rep, unsigned ch
     /* mdtest -Y: phase_end's sync on every rank, before its closing barrier and so timed;
      * not after the tree phases (mdtest calls phase_end only in the item phases) */
     if (run->cfg.md_sync && op != IOLAB_MD_TREE_CREATE && op != IOLAB_MD_TREE_REMOVE)
-        sync();
+        p->io->sync();
     double t1 = MPI_Wtime() - t0;
     int moves = op == IOLAB_MD_CREATE || op == IOLAB_MD_READ;
     iolab_rank_stat_t me = {moves ? done * p->size : 0, done, 0, t1, 0, 0, t1};
-    int flags[2] = {err != 0, iolab_interrupted != 0}, any[2];
+    int flags[2] = {f.err != 0, iolab_interrupted != 0}, any[2];
     MPI_Allreduce(flags, any, 2, MPI_INT, MPI_MAX, run->world);
+    if (run->cfg.md_warn)
+        agree_warnings(run, &ph, &f);
     if (any[0])
-        iolab_phase_agree_failure(run, op, err, why, me.bytes);
+        iolab_phase_agree_failure(run, op, f.err, f.why, me.bytes);
     else if (op == IOLAB_MD_READ && !any[1])
         agree_bad_files(run, p, nbad, first_bad);
     if (any[1])
@@ -633,11 +378,12 @@ static int md_phase(iolab_run_t *run, md_plan_t *p, int op, int rep, unsigned ch
     iolab_phase_collect(run, &ph, &me);
     iolab_phase_append(run, &ph);
     if (run->cfg.md_sync && op == IOLAB_MD_DIR_STAT && !any[0] && !any[1])
-        sync();  /* mdtest -Y: its (empty, unreported) directory read phase syncs too */
+        p->io->sync();  /* mdtest -Y: its (empty, unreported) directory read phase syncs too */
     for (int k = 0; op == IOLAB_MD_TREE_REMOVE && !any[0] && p->rank == 0 && k < p->loops;
          k++) {
         set_testdir(p, k);
-        rmdir(p->testdir);  /* every rank's tree is gone (the phase ended collectively) */
+        if (p->io->rmdir(p->testdir) == 0 && k < 64)  /* every rank's tree is gone (collectively) */
+            p->made_testdirs &= ~(1ULL << k);
     }
     return any[0] || any[1] || run->verify.bad;
 }
@@ -649,52 +395,60 @@ static int make_dirs(iolab_run_t *run, md_plan_t *p, char *why, size_t len)
     int e = 0;
     char own[4200];
     if (run->rank == 0) {
-        if (mkdir(p->root, 0755) == 0)
-            p->made_root = 1;
-        else if (errno != EEXIST)
-            e = errno;
+        e = p->io->mkdir(p->root, MD_DIR_MODE);
+        p->made_root = e == 0;
+        e = e == EEXIST ? 0 : e;
     }
     MPI_Bcast(&e, 1, MPI_INT, 0, run->world);
     snprintf(own, sizeof own, "%.4000s/%d", p->root, run->rank);
-    if (!e && p->unique && !p->mdtest && mkdir(own, 0755) != 0 && errno != EEXIST)
-        e = errno;
+    if (!e && p->unique && !p->mdtest) {
+        e = p->io->mkdir(own, MD_DIR_MODE);
+        p->made_own = e == 0;
+        e = e == EEXIST ? 0 : e;
+    }
     if (e)
         snprintf(why, len, "cannot create %.900s: %s", run->rank == 0 ? p->root : own,
                  strerror(e));
     return e;
 }
 
-/* After a failure or an interrupt: the items this rank made and its tree (mdtest layout). */
+/* After a failure or an interrupt: the items and tree directories this run made on this
+ * rank (mdtest layout), and nothing else -- what an earlier line made stays. */
 static void remove_items(iolab_run_t *run, const md_plan_t *p)
 {
     char path[4400];
+    int any_dir = 0;
     for (uint64_t i = 0; i < p->files; i++) {
-        uint64_t n = item_at(p, IOLAB_MD_CREATE, i);
-        item_path(p, run->rank, n, 0, "", path, sizeof path);
-        unlink(path);
-        if (run->cfg.md_phases != IOLAB_MD_PHASES_FILES) {
-            item_path(p, run->rank, n, 1, "", path, sizeof path);
-            rmdir(path);
+        uint64_t n = iolab_md_item_at(p, IOLAB_MD_CREATE, i);
+        if (p->made_files[i]) {
+            iolab_md_item_path(p, run->rank, n, 0, "", path, sizeof path);
+            p->io->unlink(path);
+        }
+        if (p->made_dirs[i]) {
+            any_dir = 1;
+            iolab_md_item_path(p, run->rank, n, 1, "", path, sizeof path);
+            p->io->rmdir(path);
         }
     }
-    if (run->cfg.md_phases != IOLAB_MD_PHASES_FILES) {
-        item_path(p, run->rank, p->leaf_offset, 1, "-XX", path, sizeof path);
-        rmdir(path);
+    if (any_dir) {  /* a rename chain cut short leaves the first directory parked */
+        iolab_md_item_path(p, run->rank, p->leaf_offset, 1, "-XX", path, sizeof path);
+        p->io->rmdir(path);
     }
-    for (uint64_t i = 0; p->mdtest && phase_calls(p, IOLAB_MD_TREE_REMOVE) &&
-                         i < p->tree_dirs; i++) {
-        tree_dir_path(p, p->rank, p->tree_post[i], path, sizeof path);
-        rmdir(path);
+    for (uint64_t i = 0; p->mdtest && i < p->tree_dirs; i++) {
+        if (!p->made_tree[p->tree_post[i]])
+            continue;
+        iolab_md_tree_dir_path(p, p->rank, p->tree_post[i], path, sizeof path);
+        p->io->rmdir(path);
     }
 }
 
 /* After the last phase: the items and trees a failure or an interrupt left (none after
  * complete remove phases: removing them again would only fail), then the directories the
  * run made. */
-static void remove_all(iolab_run_t *run, const md_plan_t *p, int items_left)
+static void remove_all(iolab_run_t *run, md_plan_t *p, int items_left)
 {
     char own[4200];
-    int mask = phase_mask(&run->cfg);
+    int mask = iolab_md_phase_mask(&run->cfg);
     if (mask != MD_SEL_ALL) {
         /* some phases of several runs: the items stay for the next; after a remove only the
          * directories are left, and go (rmdir fails, as it should, on any left in them) */
@@ -705,13 +459,16 @@ static void remove_all(iolab_run_t *run, const md_plan_t *p, int items_left)
     if (items_left)
         remove_items(run, p);
     snprintf(own, sizeof own, "%.4000s/%d", p->root, run->rank);
-    if (p->unique && !p->mdtest)
-        rmdir(own);
+    if (p->made_own)
+        p->io->rmdir(own);
     MPI_Barrier(run->world);
-    if (run->rank == 0 && p->mdtest)
-        rmdir(p->testdir);  /* gone already after a complete tree_remove */
-    if (run->rank == 0 && (!p->mdtest || p->made_root || mask != MD_SEL_ALL))
-        rmdir(p->root);  /* fails, as it should, when it held files of someone else */
+    for (int k = 0; run->rank == 0 && p->mdtest && k < p->loops && k < 64; k++) {
+        set_testdir(p, k);  /* the ones a complete tree_remove left: none */
+        if (p->made_testdirs & (1ULL << k))
+            p->io->rmdir(p->testdir);
+    }
+    if (run->rank == 0 && (p->made_root || mask != MD_SEL_ALL))
+        p->io->rmdir(p->root);  /* a -r line's: fails, as it should, when it holds anything */
 }
 
 static int starts_block_kind_is(int op, int kind)
@@ -743,7 +500,7 @@ void iolab_metadata_run(iolab_run_t *run)
 {
     md_plan_t p;
     char why[IOLAB_ERRLEN] = "";
-    int e = make_plan(run, &p);
+    int e = iolab_md_plan_make(run, &p);
     unsigned char *buf = e ? NULL : malloc(p.size ? p.size : 1);
     e = buf ? make_dirs(run, &p, why, sizeof why) : ENOMEM;
     int any = 0;
@@ -778,5 +535,5 @@ void iolab_metadata_run(iolab_run_t *run)
     if (buf)
         remove_all(run, &p, items_left);
     free(buf);
-    free_plan(&p);
+    iolab_md_plan_free(&p);
 }

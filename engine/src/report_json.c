@@ -218,6 +218,12 @@ static void phase(iolab_json_t *j, const iolab_run_t *run, const iolab_phase_t *
     } else {
         iolab_json_null(j, "stonewall");
     }
+    if (p->warnings) {  /* --md-warn: calls that failed while the phase went on */
+        iolab_json_obj(j, "warnings");
+        iolab_json_uint(j, "count", p->warnings);
+        iolab_json_str(j, "first", p->warning);
+        iolab_json_end(j, '}');
+    }
     if (p->queue_depth > 0) {
         iolab_json_obj(j, "queue");
         iolab_json_int(j, "depth", p->queue_depth);

@@ -39,6 +39,8 @@ typedef struct iolab_phase {
     int stonewall_hit;        /* --stonewall: a rank reached the deadline */
     uint64_t sw_min, sw_max;  /* --stonewall: fewest / most transfers a rank had done at its
                                  deadline (sw_max = every rank's count after wear-out) */
+    uint64_t warnings;        /* --md-warn: failed calls of all ranks (the phase went on) */
+    char warning[IOLAB_ERRLEN];  /* the first of them (lowest rank) */
     int queue_depth;          /* --posix.queue-depth: requests in flight per rank; 0 none */
     const char *queue_engine; /* the engine that kept them ("io_uring", "libaio") */
     uint64_t bytes, ops;

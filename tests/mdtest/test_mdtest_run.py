@@ -66,7 +66,8 @@ def test_files_only_with_rank_statistics_and_both_tables(engine: Path, tmp_path:
     (["-F", "-n", "5", "-B", "1"], "nearest in iolab: mdtest without -B"),
     (["-n", "5", "-z", "1", "-u", "-N", "1"], "neighbour's tree"),
     (["-F", "-n", "5", "-R", "-W", "2"], "-W without -z/-R"), (["-F", "-n", "x"], "not a number"),
-    (["-F", "-n", "5", "-a", "DUMMY"], "nearest in iolab: -a POSIX"),
+    (["-F", "-n", "5", "-a", "DUMMY", "--dummy.delay-create=10"],
+     "nearest in iolab: -a DUMMY without it"),
 ])
 def test_refused_line_exits_2_with_one_line_and_makes_nothing(tmp_path: Path,
                                                               words: list[str],

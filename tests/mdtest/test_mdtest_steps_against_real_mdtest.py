@@ -124,17 +124,6 @@ def test_n_beyond_i_loops_over_test_directories_as_real_mdtest(real_mdtest: Path
     assert left(ours_dir) == []
 
 
-@pytest.mark.parametrize("letter", ["-T", "-E", "-r"])
-def test_a_later_phase_alone_on_no_files_fails_and_says_so(engine: Path, tmp_path: Path,
-                                                          letter: str) -> None:
-    """expected a stat, read or remove line with nothing created before it to fail (exit 1,
-    stored as failed), as mdtest's does / was refused without running."""
-    out = run_iolab("mdtest", "--np", "2", "--db", str(tmp_path / "r.db"), "-F", "-n", "3",
-                    letter, "-d", str(tmp_path / "md"))
-    assert out.returncode == 1, out.stdout + out.stderr
-    assert "No such file" in out.stderr or "ENOENT" in out.stderr, out.stderr
-
-
 def sync_calls(trace_dir: Path) -> int:
     """sync() calls in every traced process (mdtest's run in the sync command it starts)."""
     return sum(len(re.findall(r"^(?:\d+ +)?sync\(\) += 0", f.read_text(), re.M))

@@ -117,6 +117,7 @@ const iolab_backend_t iolab_backend_null = {
     .summary = "no I/O: each transfer sleeps --null.delay-us, creates and closes their own delays (tests the driver)",
     .caps = IOLAB_CAP_SHARED | IOLAB_CAP_COLLECTIVE | IOLAB_CAP_VECTOR | IOLAB_CAP_THREADS |
             IOLAB_CAP_LOCAL_SYNC,
+    .md = &iolab_md_null,
     .options = null_options,
     .options_size = sizeof(null_opts_t),
     .init = null_init,

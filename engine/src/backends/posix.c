@@ -290,6 +290,7 @@ const iolab_backend_t iolab_backend_posix = {
     .summary = "open/pread/pwrite/close: buffered, O_DSYNC, fsync before close, O_DIRECT",
     .caps = IOLAB_CAP_SHARED | IOLAB_CAP_THREADS | IOLAB_CAP_PLAIN_FILES |
             IOLAB_CAP_STORES_DATA | IOLAB_CAP_LOCAL_SYNC,
+    .md = &iolab_md_posix,
     .options = posix_options,
     .options_size = sizeof(posix_opts_t),
     .init = posix_init,

@@ -82,7 +82,8 @@ def _run(args: argparse.Namespace) -> int:
             print(shlex.join(["iolab", "bench", *bench_args]))
         return 0
     parent = os.path.dirname(os.path.abspath(plan.directory))
-    if not os.path.isdir(parent):
+    touches_fs = plan.api != "null"  # mdtest -a DUMMY makes nothing, -d included
+    if touches_fs and not os.path.isdir(parent):
         raise UsageError(f"mdtest -d {plan.directory}: its parent folder {parent} does not "
                          "exist (mdtest makes only the last folder); create it first")
     for bench_args in runs:
@@ -91,10 +92,10 @@ def _run(args: argparse.Namespace) -> int:
         print(f"iolab mdtest: {warning} {plan.status_file}; -n {plan.items} is used, as "
               "mdtest does", file=sys.stderr)
     began = output.now_text()
-    made_dir = not os.path.isdir(plan.directory)
+    made_dir = touches_fs and not os.path.isdir(plan.directory)
     if made_dir:
-        os.mkdir(plan.directory)
-    fs_text = output.fs_text(plan.directory)
+        os.mkdir(plan.directory, 0o775)  # mdtest's DIRMODE
+    fs_text = output.fs_text(plan.directory) if touches_fs else output.DUMMY_FS_TEXT
     label = args.label or f"mdtest {shlex.join(words)}"
     done_tests: list[tuple[int, dict[str, Any]]] = []
     failed = None

@@ -83,6 +83,7 @@ class MdtestRun:
     warnings: tuple[str, ...] = ()  # mdtest's warnings, printed before the run
     dir_loops: int = 1  # -n beyond -I: test-dir.<i>-0 .. -<K-1>, ``items`` in each
     task_counts: tuple[int, ...] = ()  # -f/-l/-s: one test per count (empty: the launched)
+    api: str = "posix"  # the engine's backend: posix, or null for mdtest's -a DUMMY
 
     def selected(self, phase: str) -> bool:
         """Whether mdtest's flag for ``phase`` (create, stat, read, rename, remove) is on."""
@@ -105,7 +106,9 @@ class MdtestRun:
                 "--md-dir", "unique" if self.unique_dir else "shared",
                 "--md-phases", self.phases,
                 "--reps", str(self.iterations),
-                "--md-layout", "mdtest", "--path", self.directory]
+                "--md-layout", "mdtest", "--path", self.directory,
+                # a failing call warns and the run goes on, as in mdtest
+                "--md-warn", "--api", self.api]
         t, e = self.tree, self.per_item
         if t.depth:
             args += ["--md-depth", str(t.depth), "--md-branch", str(t.branch)]
@@ -148,7 +151,7 @@ def plan(test: IorTest, ranks: int) -> MdtestRun:
         opt = table.by_key()[key]
         if opt.how == "refused" and value != opt.default:
             raise refusal(opt, test)
-    _check_api(str(p["api"]))
+    api = _check_api(test)
     phases = _phase_kinds(test)
     counts = _task_counts(test, ranks)
     tree = _tree(test)
@@ -206,7 +209,7 @@ def plan(test: IorTest, ranks: int) -> MdtestRun:
         raise UsageError(f"mdtest -k -w {write}: mknod makes empty files (mdtest refuses it "
                          "too: '-k not compatible with -w'); give -w 0")
     return MdtestRun(items, write, bool(p["unique_dir_per_task"]), path, int(p["iterations"]),
-                     phases, tree, per_item, step, status_file, warnings, loops, counts)
+                     phases, tree, per_item, step, status_file, warnings, loops, counts, api)
 
 
 # mdtest's warning when -x names nothing readable (ReadStoneWallingIterations gave -1)
@@ -224,10 +227,19 @@ def read_status_file(path: str) -> int | None:
         return None
 
 
-def _check_api(api: str) -> None:
+def _check_api(test: IorTest) -> str:
+    """The engine's backend for mdtest's -a (DUMMY: null, without mdtest's delays)."""
+    api = str(test.params["api"])
     name = api.upper()
+    if name == "DUMMY":
+        for key in ("dummy.delay-create", "dummy.delay-close", "dummy.delay-sync",
+                    "dummy.delay-xfer"):
+            if test.params.get(key):
+                raise UsageError(f"mdtest {_said(test, key)} {test.params[key]} with -a DUMMY: "
+                                 "the engine's null metadata calls take no time; nearest in "
+                                 "iolab: -a DUMMY without it")
     if name in table.APIS:
-        return
+        return table.APIS[name]
     missing = {k.upper(): v for k, v in table.MISSING_APIS.items()}
     if name in missing:
         raise UsageError(f"mdtest -a {api}: the engine's metadata run has no {api} backend; "

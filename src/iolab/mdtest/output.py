@@ -127,6 +127,10 @@ def _nodes(doc: dict[str, Any]) -> tuple[int, int, str]:
     return ranks, max(len(env.ranks_per_host), 1), nodemap
 
 
+# mdtest -a DUMMY's FS line (DUMMY_statfs: one block of one byte, one inode, all free)
+DUMMY_FS_TEXT = "0.0 GiB   Used FS: 0.0%   Inodes: 0.0 Mi   Used Inodes: 0.0%"
+
+
 def fs_text(directory: str) -> str | None:
     """mdtest's FS line of the -d directory (statvfs; taken while it exists)."""
     return dict(file_system(f"{directory}/test-dir.0-0")).get("FS")
@@ -160,6 +164,7 @@ def render_series(tests: list[tuple[int, dict[str, Any]]], test: IorTest, run: M
         out.append(f"{'FS':<20}: {fs_text}")
     rank_stats = bool(p["show_perrank_statistics"])
     for ranks, doc in tests:
+        out += warning_lines(doc)
         out.append(f"{ranks} tasks, {ranks * run.items * run.dir_loops} {run.items_text()}")
         if p["print_rate_and_time"]:
             out += _table(doc, run, False, rank_stats)
@@ -168,6 +173,20 @@ def render_series(tests: list[tuple[int, dict[str, Any]]], test: IorTest, run: M
             out += _table(doc, run, bool(p["print_time"]), rank_stats)
     out += [f"-- finished at {now_text()} --", ""]
     return "\n".join(out) + "\n"
+
+
+def warning_lines(doc: dict[str, Any]) -> list[str]:
+    """mdtest's WARNING lines for the calls that failed while the run went on (a phase on
+    items an earlier line did not make, or made already): the first of each phase, with
+    how many there were (mdtest prints one line per call)."""
+    out = []
+    for ph in from_json(doc).phases():
+        if ph.warnings:
+            count = int(ph.warnings.get("count") or 0)
+            more = f" ({count} calls of {ph.op} failed; the run went on, as mdtest's)" \
+                if count > 1 else ""
+            out.append(f"WARNING: {ph.warnings.get('first')}{more}")
+    return out
 
 
 def command_line_text(words: list[str]) -> str:

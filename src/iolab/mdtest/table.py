@@ -39,10 +39,14 @@ _OTHER_MODULES: tuple[tuple[str, str, Kind, int | str], ...] = (
     ("NCMPI", "hintsFileName", "str", ""),
     ("MMAP", "madv_dont_need", "flag", 0), ("MMAP", "madv_pattern", "flag", 0))
 _NOT_READ = "no effect: mdtest reads it only in its {0} backend, and -a {0} is not run here"
+_DUMMY_DELAY = ("with -a DUMMY, other than 0 refused (the engine's null metadata calls take no "
+                "time); nearest: -a DUMMY without it; with -a POSIX no effect")
 
 OPTIONS: tuple[IorOption, ...] = (
     _O("a", None, "api", "str", "POSIX", "engine",
-       "POSIX: the engine's metadata calls are POSIX's; DUMMY and others are refused"),
+       "POSIX: the engine's metadata calls are POSIX's; DUMMY: the engine's null backend "
+       "(--api null: every call a no-op that succeeds, as IOR's DUMMY; nothing is made under "
+       "-d); the others are refused"),
     _O("b", None, "branch_factor", "size", 1, "engine",
        "--md-branch: subdirectories of each tree directory (no effect with -z 0)"),
     _O("d", None, "path", "str", "./out", "engine",
@@ -172,17 +176,15 @@ OPTIONS: tuple[IorOption, ...] = (
        "mdtest without --posix.odirect (iolab bench --posix.mode direct for data runs)"),
     _O(None, "posix.rangelocks", "posix.rangelocks", "flag", 0, "refused",
        "the engine takes no range locks", "mdtest without --posix.rangelocks"),
-    *(_O(None, f"dummy.{name}", f"dummy.{name}", kind, 0, "engine", _NOT_READ.format("DUMMY"))
+    *(_O(None, f"dummy.{name}", f"dummy.{name}", kind, 0, "engine", _DUMMY_DELAY)
       for name, kind in _DUMMY_OPTIONS),
     *(_O(None, f"{mod.lower()}.{name}", f"{mod.lower()}.{name}", kind, default, "engine",
          _NOT_READ.format(mod)) for mod, name, kind, default in _OTHER_MODULES),
 )
 
 # mdtest's APIs (-a): the engine's, or the nearest.
-APIS: dict[str, str] = {"POSIX": "posix"}
+APIS: dict[str, str] = {"POSIX": "posix", "DUMMY": "null"}
 MISSING_APIS: dict[str, str] = {
-    "DUMMY": "-a POSIX (the engine's metadata phases have no null backend; -x and -W work "
-             "with POSIX)",
     "DAOS": "-a POSIX on a DFuse mount", "DFS": "-a POSIX on a DFuse mount",
     "S3": "none in iolab (no object store backend); -a POSIX on a file system",
     "S3-4C": "none in iolab (no object store backend); -a POSIX on a file system",

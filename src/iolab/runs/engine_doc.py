@@ -156,6 +156,8 @@ class Phase:
     reorder_shift: int | None = None
     stonewall: Mapping[str, Any] | None = None
     queue: Mapping[str, Any] | None = None  # {"depth": N, "engine": "libaio"}
+    # --md-warn: calls that failed while the phase went on, {"count": N, "first": text}
+    warnings: Mapping[str, Any] | None = None
 
     @cached_property
     def per_rank(self) -> tuple[RankShare, ...]:
@@ -180,7 +182,8 @@ class Phase:
                    Spread._read(m.get("open_s")), Spread._read(m.get("xfer_s")),
                    Spread._read(m.get("close_s")), _list(m.get("per_rank")),
                    _opt_map(m.get("eviction")), _int(m.get("reorder_shift")),
-                   _opt_map(m.get("stonewall")), _opt_map(m.get("queue")))
+                   _opt_map(m.get("stonewall")), _opt_map(m.get("queue")),
+                   _opt_map(m.get("warnings")))
 
 
 @dataclass(frozen=True)
