@@ -16,13 +16,14 @@ try), information-only rules and costs that are only upper bounds claim nothing.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import chain, cycle, repeat
 from operator import itemgetter
 
 import numpy as np
 
-from iolab.diagnose.rules.base import Finding
+from iolab.diagnose.rules.base import FileClaims, Finding, OwnedSeconds
 from iolab.model.files import APP
 from iolab.model.job import Model
 from iolab.model.tables import unique_values
@@ -131,7 +132,8 @@ def time_pools(model: Model) -> TimePools:
     present[:, 4] = app & (L.library != "") & (lib > 0)
     table[present[:, 3], 3] = wait[present[:, 3]]
     table[present[:, 4], 4] = lib[present[:, 4]]
-    pools = TimePools(table=PoolTable(list(paths), table, present,
+    # the model's own list: claims (FileClaims) index it, the attribution then reads them as is
+    pools = TimePools(table=PoolTable(paths, table, present,
                                       np.concatenate(order).tolist()))
     pools.rank = _file_ranks(model)
     return pools
@@ -186,6 +188,16 @@ class _Keys:
     def __init__(self) -> None:
         self.paths: list[str] = []
         self.index: dict[str, int] = {}
+        # the list whose names are the first numbers (the model's files): a FileClaims of
+        # it is numbered by its indices, without a look-up per name
+        self.base: list[str] | None = None
+
+    def claim_files(self, claims: Sequence[tuple[str, str]]) -> np.ndarray:
+        """The numbers of the claims' files, in order."""
+        if isinstance(claims, FileClaims) and self.base is not None and (
+                claims.paths is self.base):
+            return claims.files()
+        return self.files(list(map(itemgetter(0), claims)))
 
     def files(self, paths: list[str]) -> np.ndarray:
         """The files' numbers (a new file gets the next one)."""
@@ -205,16 +217,12 @@ class _Keys:
                           count=len(keys))
         return files * len(OPERATIONS) + ops
 
-    def claim_ids(self, claims: list[tuple[str, str]], group: int) -> np.ndarray:
+    def claim_ids(self, claims: Sequence[tuple[str, str]], group: int) -> np.ndarray:
         """The keys of a group of claims (each claim's operations, ``COVERS``), in the
         claims' order."""
-        files = self.files(list(map(itemgetter(0), claims)))
-        kinds = list(map(itemgetter(1), claims))
+        files = self.claim_files(claims)
         pos, sub, ids = [], [], []
-        distinct = list(dict.fromkeys(kinds))
-        kind_of = np.array(kinds, dtype=object) if len(distinct) > 1 else None
-        for kind in distinct:
-            at = np.arange(len(kinds)) if kind_of is None else np.nonzero(kind_of == kind)[0]
+        for kind, at in _claims_by_kind(claims):
             for j, op in enumerate(COVERS.get(kind, (OPERATIONS, ()))[group]):
                 pos.append(at)
                 sub.append(np.full(len(at), j))
@@ -233,14 +241,36 @@ class _Keys:
                                dtype=np.int64, count=len(self.paths))
         return np.repeat(per_file, len(OPERATIONS))
 
-    def named(self, ids: np.ndarray) -> tuple[list[str], list[str]]:
-        """The (files, operations) of key numbers."""
-        f, o = np.divmod(ids, len(OPERATIONS))
-        return (list(map(self.paths.__getitem__, f.tolist())),
-                list(map(OPERATIONS.__getitem__, o.tolist())))
-
 
 _OP = {op: i for i, op in enumerate(OPERATIONS)}
+
+
+def _kind_at(claims: Sequence[tuple[str, str]], j: int) -> str:
+    """The kind of claim ``j`` (of a FileClaims: without making its pairs)."""
+    if isinstance(claims, FileClaims):
+        for kind, f in claims.blocks:
+            if j < len(f):
+                return kind
+            j -= len(f)
+    return claims[j][1]
+
+
+def _claims_by_kind(claims: Sequence[tuple[str, str]]) -> list[tuple[str, np.ndarray]]:
+    """Each kind of the claims with the positions of its claims, kinds as they first
+    appear."""
+    if isinstance(claims, FileClaims):
+        at = np.cumsum([0] + [len(f) for _, f in claims.blocks])
+        spans: dict[str, list[np.ndarray]] = {}
+        for (kind, _), lo, hi in zip(claims.blocks, at[:-1].tolist(), at[1:].tolist()):
+            if hi > lo:
+                spans.setdefault(kind, []).append(np.arange(lo, hi))
+        return [(kind, np.concatenate(a)) for kind, a in spans.items()]
+    kinds = list(map(itemgetter(1), claims))
+    distinct = list(dict.fromkeys(kinds))
+    if len(distinct) == 1:
+        return [(distinct[0], np.arange(len(kinds)))]
+    kind_of = np.array(kinds, dtype=object)
+    return [(kind, np.nonzero(kind_of == kind)[0]) for kind in distinct]
 
 
 def _seq_sum(a: np.ndarray) -> float:
@@ -290,7 +320,7 @@ def _wants(gross_s: float, group_ids: list[np.ndarray], seconds: np.ndarray,
 
 
 def _numbered(pools: TimePools, *findings: list[Finding]) -> tuple[
-        _Keys, np.ndarray, np.ndarray, list[list[list[tuple[str, str]]]],
+        _Keys, np.ndarray, np.ndarray, list[list[Sequence[tuple[str, str]]]],
         list[list[list[np.ndarray]]]]:
     """The pools' and the findings' claims' keys numbered: the pools' seconds and which
     exist, as arrays; for each list of findings, their claims and key numbers by group."""
@@ -299,6 +329,7 @@ def _numbered(pools: TimePools, *findings: list[Finding]) -> tuple[
     if table is not None and len(set(table.paths)) == len(table.paths):
         keys.paths = list(table.paths)
         keys.index = dict(zip(keys.paths, range(len(keys.paths))))
+        keys.base = table.paths
         pool_ids = None
     else:  # a dict (or a table whose paths repeat: the dict merges their pools)
         pool_ids = keys.ids(list(pools.seconds))
@@ -318,16 +349,16 @@ def _numbered(pools: TimePools, *findings: list[Finding]) -> tuple[
 
 
 def _with_claimed_files(keys: _Keys, seconds: np.ndarray, known: np.ndarray,
-                        findings: list[Finding], claimed: list[list[tuple[str, str]]]) -> None:
+                        findings: list[Finding], claimed: list[Sequence[tuple[str, str]]]) -> None:
     """Into ``seconds``: for each claimed file the pools have no time for (``known``, per
     file; no model: the attribution of bare findings) its largest claim spread evenly over
     its operations."""
     for f, claims in zip(findings, claimed):
         if not claims:
             continue
-        files = keys.files(list(map(itemgetter(0), claims)))
+        files = keys.claim_files(claims)
         for j in np.nonzero(~known[files])[0].tolist():
-            first = COVERS.get(claims[j][1], (OPERATIONS, ()))[0]
+            first = COVERS.get(_kind_at(claims, j), (OPERATIONS, ()))[0]
             each = max(f.gross_s or 0.0, 0.0) / len(claims) / len(first)
             for k in first:
                 at = files[j] * len(OPERATIONS) + _OP[k]
@@ -365,11 +396,11 @@ def attribute_time(findings: list[Finding], order: dict[str, int],
     if exps:
         # the files the waste findings claim are known to the experiments' claims too
         for c in claimed:
-            known[keys.files(list(map(itemgetter(0), c)))] = True
+            known[keys.claim_files(c)] = True
         _experiment_ranges(exps, exp_claimed, exp_groups, keys, full, left, known, ranks)
 
 
-def _experiment_ranges(exps: list[Finding], claimed: list[list[tuple[str, str]]],
+def _experiment_ranges(exps: list[Finding], claimed: list[Sequence[tuple[str, str]]],
                        groups: list[list[np.ndarray]], keys: _Keys, full: np.ndarray,
                        left: np.ndarray, known: np.ndarray, ranks: np.ndarray) -> None:
     """Each experiment's worst plausible gain: its estimate on the seconds of its claims the
@@ -393,8 +424,7 @@ def _take(f: Finding, wants: list[_Want], left: np.ndarray,
           holders: list[tuple[str, np.ndarray]], keys: _Keys) -> None:
     """Take the finding's wants from the seconds ``left``; ``holders``: the findings before
     it, each with the keys it took (a mask), to which this one's is added."""
-    net, short, mine = 0.0, [], []
-    f.owned = []
+    net, short, mine, owned = 0.0, [], [], []
     for want in wants:
         asked = _seq_sum(want.seconds)
         if asked <= 0:
@@ -404,7 +434,7 @@ def _take(f: Finding, wants: list[_Want], left: np.ndarray,
         pos = take > 0
         ids, take = want.ids[pos], take[pos]
         left[ids] -= take
-        f.owned.extend(zip(*keys.named(ids), (take * want.gross / asked).tolist()))
+        owned.append(take * want.gross / asked)
         mine.append(ids)
         net += want.gross * _seq_sum(take) / asked
     gross = f.gross_s or 0.0
@@ -413,8 +443,12 @@ def _take(f: Finding, wants: list[_Want], left: np.ndarray,
     f.net_s = net
     f.same_time_as = _same_time_as(f.key, short, holders)
     took = np.zeros(keys.size(), dtype=bool)
+    f.owned = []
     if mine:
         took[np.concatenate(mine)] = True
+        # as arrays: (file, operation, seconds) tuples only when read (64,000 on such a log)
+        f.owned = OwnedSeconds(keys.paths, OPERATIONS, np.concatenate(mine),
+                               np.concatenate(owned))
     holders.append((f.key, took))
 
 
@@ -443,7 +477,8 @@ def _within_io_time(problems: list[Finding], io_time_s: float) -> None:
         keep = min(net, max(left, 0.0))
         if keep < net * 0.995:
             scale = keep / net if net > 0 else 0.0
-            f.owned = [(p, k, sec * scale) for p, k, sec in f.owned if sec * scale > 0]
+            f.owned = (f.owned.scaled(scale) if isinstance(f.owned, OwnedSeconds) else
+                       [(p, k, sec * scale) for p, k, sec in f.owned if sec * scale > 0])
             f.net_s = keep
             f.beside = ahead[:3]
         left -= keep
