@@ -231,3 +231,23 @@ def test_file_claims_and_owned_seconds_read_as_their_pairs() -> None:
                        np.array([1.5, 5e-324]))
     assert own == [("/c", "write", 1.5), ("/a", "wait", 5e-324)]
     assert own.scaled(0.5) == [("/c", "write", 0.75)] and len(own.scaled(0.0)) == 0
+
+
+def test_keys_number_a_few_names_as_many() -> None:
+    """expected a few names (a finding's evidence files) numbered by a scan of the known
+    names exactly as many are by the dict of them: known names by their place, new ones
+    after, once each, in the order they first appear; was: a dict of every known name made
+    for ten evidence files (30 ms on a 64,000-file log)."""
+    import random
+
+    from iolab.diagnose.attribution import _Keys
+
+    rng = random.Random(31)
+    known = [f"/d/f{i}" for i in range(40)]
+    for _ in range(300):
+        names = [rng.choice(known) if rng.random() < 0.6 else f"/new/{rng.randint(0, 5)}"
+                 for _ in range(rng.randint(0, 16))]
+        few, many = _Keys(known), _Keys(known)
+        many.index  # noqa: B018 - the dict made first: the look-up by it
+        assert few.files(names).tolist() == many.files(names).tolist()
+        assert few.paths == many.paths

@@ -73,8 +73,25 @@ class TimePools:
     def __init__(self, seconds: dict[Key, float] | None = None,
                  rank: dict[str, int] | None = None, table: PoolTable | None = None) -> None:
         self._seconds = seconds
-        self.rank: dict[str, int] = {} if rank is None else rank
+        self._rank = rank
         self.table = table
+        # the one-rank files as (indices of table.paths, their ranks): ``rank`` then made
+        # when first read (64,000 names on a log of a file per rank)
+        self.rank_of: tuple[np.ndarray, np.ndarray] | None = None
+
+    @property
+    def rank(self) -> dict[str, int]:
+        if self._rank is None:
+            self._rank = {}
+            if self.rank_of is not None and self.table is not None:
+                files, ranks = self.rank_of
+                self._rank = dict(zip(map(self.table.paths.__getitem__, files.tolist()),
+                                      ranks.tolist()))
+        return self._rank
+
+    @rank.setter
+    def rank(self, value: dict[str, int]) -> None:
+        self._rank, self.rank_of = value, None
 
     @property
     def seconds(self) -> dict[Key, float]:
@@ -135,17 +152,18 @@ def time_pools(model: Model) -> TimePools:
     # the model's own list: claims (FileClaims) index it, the attribution then reads them as is
     pools = TimePools(table=PoolTable(paths, table, present,
                                       np.concatenate(order).tolist()))
-    pools.rank = _file_ranks(model)
+    pools.rank_of = _file_ranks(model)
     return pools
 
 
-def _file_ranks(model: Model) -> dict[str, int]:
-    """The rank of each file that only one rank's records touch (a reduced record, rank -1,
-    makes a file shared)."""
+def _file_ranks(model: Model) -> tuple[np.ndarray, np.ndarray]:
+    """The files (indices of model.files.paths) that only one rank's records touch, and that
+    rank (a reduced record, rank -1, makes a file shared), in the order the files first
+    appear in the records."""
     pairs = [(md.file_index, md.ranks) for md in model.mods.values()
              if md is not None and len(md) and hasattr(md, "file_index")]
     if not pairs:
-        return {}
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     # (file, rank) pairs made unique in numpy, not a set per file in Python
     files, ranks = (np.concatenate([p[0] for p in pairs]).astype(np.int64),
                     np.concatenate([p[1] for p in pairs]).astype(np.int64))
@@ -158,10 +176,9 @@ def _file_ranks(model: Model) -> dict[str, int]:
     one = pair[np.isin(pair[:, 0], f[n == 1]) & (pair[:, 1] >= 0)
                & (pair[:, 0] < len(model.files.paths))]
     # in the order the files first appear, as a walk over the records made it (a dataset
-    # outside every file, index -1, keys the last path: the same dict as before)
+    # outside every file, index -1, stands for the last path: the same dict as before)
     one = one[np.argsort(first[np.searchsorted(f, one[:, 0])], kind="stable")]
-    return dict(zip(map(model.files.paths.__getitem__, one[:, 0].tolist()),
-                    one[:, 1].tolist()))
+    return one[:, 0], one[:, 1]
 
 
 @dataclass
@@ -185,9 +202,9 @@ class _Keys:
     over the keys (np.cumsum, np.add.at add one element after the other), so the costs are
     the same to the last bit."""
 
-    def __init__(self) -> None:
-        self.paths: list[str] = []
-        self.index: dict[str, int] = {}
+    def __init__(self, paths: list[str] | None = None) -> None:
+        self.paths: list[str] = [] if paths is None else list(paths)
+        self._index: dict[str, int] | None = None
         # the list whose names are the first numbers (the model's files): a FileClaims of
         # it is numbered by its indices, without a look-up per name
         self.base: list[str] | None = None
@@ -199,8 +216,27 @@ class _Keys:
             return claims.files()
         return self.files(list(map(itemgetter(0), claims)))
 
+    @property
+    def index(self) -> dict[str, int]:
+        """Name -> number, made when a name is first looked up (claims that are file
+        indices of the model need none)."""
+        if self._index is None:
+            self._index = dict(zip(self.paths, range(len(self.paths))))
+        return self._index
+
     def files(self, paths: list[str]) -> np.ndarray:
         """The files' numbers (a new file gets the next one)."""
+        if self._index is None and len(paths) <= 16:
+            # a few names (a finding's evidence files): a scan of the names each, not a
+            # dict of all of them (30 ms on 64,000 files); the names are unique
+            numbers = []
+            for p in paths:
+                try:
+                    numbers.append(self.paths.index(p))
+                except ValueError:
+                    numbers.append(len(self.paths))
+                    self.paths.append(p)
+            return np.array(numbers, dtype=np.int64)
         got = np.fromiter(map(self.index.get, paths, repeat(-1)), dtype=np.int64,
                           count=len(paths))
         if (got < 0).any():
@@ -237,8 +273,15 @@ class _Keys:
 
     def ranks(self, pools: TimePools) -> np.ndarray:
         """The one rank of each key's file (_NOBODY: several ranks, or unknown)."""
-        per_file = np.fromiter(map(pools.rank.get, self.paths, repeat(_NOBODY)),
-                               dtype=np.int64, count=len(self.paths))
+        if (pools.rank_of is not None and pools.table is not None
+                and pools.table.paths is self.base and not (pools.rank_of[0] < 0).any()):
+            # by the files' numbers, not a look-up per name (-1, a dataset outside every
+            # file, goes the dict's way: it names the last path)
+            per_file = np.full(len(self.paths), _NOBODY, dtype=np.int64)
+            per_file[pools.rank_of[0]] = pools.rank_of[1]
+        else:
+            per_file = np.fromiter(map(pools.rank.get, self.paths, repeat(_NOBODY)),
+                                   dtype=np.int64, count=len(self.paths))
         return np.repeat(per_file, len(OPERATIONS))
 
 
@@ -324,14 +367,13 @@ def _numbered(pools: TimePools, *findings: list[Finding]) -> tuple[
         list[list[list[np.ndarray]]]]:
     """The pools' and the findings' claims' keys numbered: the pools' seconds and which
     exist, as arrays; for each list of findings, their claims and key numbers by group."""
-    keys = _Keys()
     table = pools.table
     if table is not None and len(set(table.paths)) == len(table.paths):
-        keys.paths = list(table.paths)
-        keys.index = dict(zip(keys.paths, range(len(keys.paths))))
+        keys = _Keys(table.paths)
         keys.base = table.paths
         pool_ids = None
     else:  # a dict (or a table whose paths repeat: the dict merges their pools)
+        keys = _Keys()
         pool_ids = keys.ids(list(pools.seconds))
     claimed = [[f.hit.claimed() for f in fs] for fs in findings]
     groups = [[[keys.claim_ids(c, g) for g in (0, 1)] if c else [] for c in cs]
