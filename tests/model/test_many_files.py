@@ -74,3 +74,26 @@ def test_file_table_names_a_record_without_a_name_by_its_id() -> None:
     assert model.files.paths == ["<record 10>", "/data/one"]
     named = build_model([_job(recs[:1])])
     assert named.files.paths == ["/data/one"]
+
+
+def test_files_per_dir_counts_the_application_files_by_their_folder() -> None:
+    """Expected: metrics.files_per_dir counts the application files by the name before
+    their last "/" (a file at the root for "/"), in the order the folders first appear, and
+    metrics.file_dirs holds that name for every file / was: the names split once for the
+    counts and again by the directory rule (40 ms each on 64,000 files)."""
+    from collections import Counter
+
+    from iolab.model.files import APP
+
+    names = ["/d/a", "/x", "/d/b", "//y", "/e/f/g", "noslash", "/proc/self/maps", "/d/c",
+             "/", "/e/f/h"]
+    for cut in range(len(names) + 1):
+        # a file at the root first, later, or not at all
+        order = names[cut:] + names[:cut]
+        recs = [RawRecord("POSIX", 0, 100 + i, p) for i, p in enumerate(order)]
+        model = build_model([_job(recs)])
+        paths, app = model.files.paths, model.files.category == APP
+        want = dict(Counter(p.rsplit("/", 1)[0] or "/" for p, a in zip(paths, app) if a))
+        assert list(model.metrics.files_per_dir.items()) == list(want.items())
+        assert model.metrics.file_dirs == [p.rsplit("/", 1)[0] for p in paths]
+        assert not app.all() and "/" in want

@@ -16,13 +16,14 @@ try), information-only rules and costs that are only upper bounds claim nothing.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import chain, cycle, repeat
 from operator import itemgetter
 
 import numpy as np
 
-from iolab.diagnose.rules.base import Finding
+from iolab.diagnose.rules.base import FileClaims, Finding, OwnedSeconds
 from iolab.model.files import APP
 from iolab.model.job import Model
 from iolab.model.tables import unique_values
@@ -72,8 +73,25 @@ class TimePools:
     def __init__(self, seconds: dict[Key, float] | None = None,
                  rank: dict[str, int] | None = None, table: PoolTable | None = None) -> None:
         self._seconds = seconds
-        self.rank: dict[str, int] = {} if rank is None else rank
+        self._rank = rank
         self.table = table
+        # the one-rank files as (indices of table.paths, their ranks): ``rank`` then made
+        # when first read (64,000 names on a log of a file per rank)
+        self.rank_of: tuple[np.ndarray, np.ndarray] | None = None
+
+    @property
+    def rank(self) -> dict[str, int]:
+        if self._rank is None:
+            self._rank = {}
+            if self.rank_of is not None and self.table is not None:
+                files, ranks = self.rank_of
+                self._rank = dict(zip(map(self.table.paths.__getitem__, files.tolist()),
+                                      ranks.tolist()))
+        return self._rank
+
+    @rank.setter
+    def rank(self, value: dict[str, int]) -> None:
+        self._rank, self.rank_of = value, None
 
     @property
     def seconds(self) -> dict[Key, float]:
@@ -131,19 +149,21 @@ def time_pools(model: Model) -> TimePools:
     present[:, 4] = app & (L.library != "") & (lib > 0)
     table[present[:, 3], 3] = wait[present[:, 3]]
     table[present[:, 4], 4] = lib[present[:, 4]]
-    pools = TimePools(table=PoolTable(list(paths), table, present,
+    # the model's own list: claims (FileClaims) index it, the attribution then reads them as is
+    pools = TimePools(table=PoolTable(paths, table, present,
                                       np.concatenate(order).tolist()))
-    pools.rank = _file_ranks(model)
+    pools.rank_of = _file_ranks(model)
     return pools
 
 
-def _file_ranks(model: Model) -> dict[str, int]:
-    """The rank of each file that only one rank's records touch (a reduced record, rank -1,
-    makes a file shared)."""
+def _file_ranks(model: Model) -> tuple[np.ndarray, np.ndarray]:
+    """The files (indices of model.files.paths) that only one rank's records touch, and that
+    rank (a reduced record, rank -1, makes a file shared), in the order the files first
+    appear in the records."""
     pairs = [(md.file_index, md.ranks) for md in model.mods.values()
              if md is not None and len(md) and hasattr(md, "file_index")]
     if not pairs:
-        return {}
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     # (file, rank) pairs made unique in numpy, not a set per file in Python
     files, ranks = (np.concatenate([p[0] for p in pairs]).astype(np.int64),
                     np.concatenate([p[1] for p in pairs]).astype(np.int64))
@@ -156,10 +176,9 @@ def _file_ranks(model: Model) -> dict[str, int]:
     one = pair[np.isin(pair[:, 0], f[n == 1]) & (pair[:, 1] >= 0)
                & (pair[:, 0] < len(model.files.paths))]
     # in the order the files first appear, as a walk over the records made it (a dataset
-    # outside every file, index -1, keys the last path: the same dict as before)
+    # outside every file, index -1, stands for the last path: the same dict as before)
     one = one[np.argsort(first[np.searchsorted(f, one[:, 0])], kind="stable")]
-    return dict(zip(map(model.files.paths.__getitem__, one[:, 0].tolist()),
-                    one[:, 1].tolist()))
+    return one[:, 0], one[:, 1]
 
 
 @dataclass
@@ -183,12 +202,41 @@ class _Keys:
     over the keys (np.cumsum, np.add.at add one element after the other), so the costs are
     the same to the last bit."""
 
-    def __init__(self) -> None:
-        self.paths: list[str] = []
-        self.index: dict[str, int] = {}
+    def __init__(self, paths: list[str] | None = None) -> None:
+        self.paths: list[str] = [] if paths is None else list(paths)
+        self._index: dict[str, int] | None = None
+        # the list whose names are the first numbers (the model's files): a FileClaims of
+        # it is numbered by its indices, without a look-up per name
+        self.base: list[str] | None = None
+
+    def claim_files(self, claims: Sequence[tuple[str, str]]) -> np.ndarray:
+        """The numbers of the claims' files, in order."""
+        if isinstance(claims, FileClaims) and self.base is not None and (
+                claims.paths is self.base):
+            return claims.files()
+        return self.files(list(map(itemgetter(0), claims)))
+
+    @property
+    def index(self) -> dict[str, int]:
+        """Name -> number, made when a name is first looked up (claims that are file
+        indices of the model need none)."""
+        if self._index is None:
+            self._index = dict(zip(self.paths, range(len(self.paths))))
+        return self._index
 
     def files(self, paths: list[str]) -> np.ndarray:
         """The files' numbers (a new file gets the next one)."""
+        if self._index is None and len(paths) <= 16:
+            # a few names (a finding's evidence files): a scan of the names each, not a
+            # dict of all of them (30 ms on 64,000 files); the names are unique
+            numbers = []
+            for p in paths:
+                try:
+                    numbers.append(self.paths.index(p))
+                except ValueError:
+                    numbers.append(len(self.paths))
+                    self.paths.append(p)
+            return np.array(numbers, dtype=np.int64)
         got = np.fromiter(map(self.index.get, paths, repeat(-1)), dtype=np.int64,
                           count=len(paths))
         if (got < 0).any():
@@ -205,16 +253,12 @@ class _Keys:
                           count=len(keys))
         return files * len(OPERATIONS) + ops
 
-    def claim_ids(self, claims: list[tuple[str, str]], group: int) -> np.ndarray:
+    def claim_ids(self, claims: Sequence[tuple[str, str]], group: int) -> np.ndarray:
         """The keys of a group of claims (each claim's operations, ``COVERS``), in the
         claims' order."""
-        files = self.files(list(map(itemgetter(0), claims)))
-        kinds = list(map(itemgetter(1), claims))
+        files = self.claim_files(claims)
         pos, sub, ids = [], [], []
-        distinct = list(dict.fromkeys(kinds))
-        kind_of = np.array(kinds, dtype=object) if len(distinct) > 1 else None
-        for kind in distinct:
-            at = np.arange(len(kinds)) if kind_of is None else np.nonzero(kind_of == kind)[0]
+        for kind, at in _claims_by_kind(claims):
             for j, op in enumerate(COVERS.get(kind, (OPERATIONS, ()))[group]):
                 pos.append(at)
                 sub.append(np.full(len(at), j))
@@ -229,18 +273,47 @@ class _Keys:
 
     def ranks(self, pools: TimePools) -> np.ndarray:
         """The one rank of each key's file (_NOBODY: several ranks, or unknown)."""
-        per_file = np.fromiter(map(pools.rank.get, self.paths, repeat(_NOBODY)),
-                               dtype=np.int64, count=len(self.paths))
+        if (pools.rank_of is not None and pools.table is not None
+                and pools.table.paths is self.base and not (pools.rank_of[0] < 0).any()):
+            # by the files' numbers, not a look-up per name (-1, a dataset outside every
+            # file, goes the dict's way: it names the last path)
+            per_file = np.full(len(self.paths), _NOBODY, dtype=np.int64)
+            per_file[pools.rank_of[0]] = pools.rank_of[1]
+        else:
+            per_file = np.fromiter(map(pools.rank.get, self.paths, repeat(_NOBODY)),
+                                   dtype=np.int64, count=len(self.paths))
         return np.repeat(per_file, len(OPERATIONS))
-
-    def named(self, ids: np.ndarray) -> tuple[list[str], list[str]]:
-        """The (files, operations) of key numbers."""
-        f, o = np.divmod(ids, len(OPERATIONS))
-        return (list(map(self.paths.__getitem__, f.tolist())),
-                list(map(OPERATIONS.__getitem__, o.tolist())))
 
 
 _OP = {op: i for i, op in enumerate(OPERATIONS)}
+
+
+def _kind_at(claims: Sequence[tuple[str, str]], j: int) -> str:
+    """The kind of claim ``j`` (of a FileClaims: without making its pairs)."""
+    if isinstance(claims, FileClaims):
+        for kind, f in claims.blocks:
+            if j < len(f):
+                return kind
+            j -= len(f)
+    return claims[j][1]
+
+
+def _claims_by_kind(claims: Sequence[tuple[str, str]]) -> list[tuple[str, np.ndarray]]:
+    """Each kind of the claims with the positions of its claims, kinds as they first
+    appear."""
+    if isinstance(claims, FileClaims):
+        at = np.cumsum([0] + [len(f) for _, f in claims.blocks])
+        spans: dict[str, list[np.ndarray]] = {}
+        for (kind, _), lo, hi in zip(claims.blocks, at[:-1].tolist(), at[1:].tolist()):
+            if hi > lo:
+                spans.setdefault(kind, []).append(np.arange(lo, hi))
+        return [(kind, np.concatenate(a)) for kind, a in spans.items()]
+    kinds = list(map(itemgetter(1), claims))
+    distinct = list(dict.fromkeys(kinds))
+    if len(distinct) == 1:
+        return [(distinct[0], np.arange(len(kinds)))]
+    kind_of = np.array(kinds, dtype=object)
+    return [(kind, np.nonzero(kind_of == kind)[0]) for kind in distinct]
 
 
 def _seq_sum(a: np.ndarray) -> float:
@@ -290,17 +363,17 @@ def _wants(gross_s: float, group_ids: list[np.ndarray], seconds: np.ndarray,
 
 
 def _numbered(pools: TimePools, *findings: list[Finding]) -> tuple[
-        _Keys, np.ndarray, np.ndarray, list[list[list[tuple[str, str]]]],
+        _Keys, np.ndarray, np.ndarray, list[list[Sequence[tuple[str, str]]]],
         list[list[list[np.ndarray]]]]:
     """The pools' and the findings' claims' keys numbered: the pools' seconds and which
     exist, as arrays; for each list of findings, their claims and key numbers by group."""
-    keys = _Keys()
     table = pools.table
     if table is not None and len(set(table.paths)) == len(table.paths):
-        keys.paths = list(table.paths)
-        keys.index = dict(zip(keys.paths, range(len(keys.paths))))
+        keys = _Keys(table.paths)
+        keys.base = table.paths
         pool_ids = None
     else:  # a dict (or a table whose paths repeat: the dict merges their pools)
+        keys = _Keys()
         pool_ids = keys.ids(list(pools.seconds))
     claimed = [[f.hit.claimed() for f in fs] for fs in findings]
     groups = [[[keys.claim_ids(c, g) for g in (0, 1)] if c else [] for c in cs]
@@ -318,16 +391,16 @@ def _numbered(pools: TimePools, *findings: list[Finding]) -> tuple[
 
 
 def _with_claimed_files(keys: _Keys, seconds: np.ndarray, known: np.ndarray,
-                        findings: list[Finding], claimed: list[list[tuple[str, str]]]) -> None:
+                        findings: list[Finding], claimed: list[Sequence[tuple[str, str]]]) -> None:
     """Into ``seconds``: for each claimed file the pools have no time for (``known``, per
     file; no model: the attribution of bare findings) its largest claim spread evenly over
     its operations."""
     for f, claims in zip(findings, claimed):
         if not claims:
             continue
-        files = keys.files(list(map(itemgetter(0), claims)))
+        files = keys.claim_files(claims)
         for j in np.nonzero(~known[files])[0].tolist():
-            first = COVERS.get(claims[j][1], (OPERATIONS, ()))[0]
+            first = COVERS.get(_kind_at(claims, j), (OPERATIONS, ()))[0]
             each = max(f.gross_s or 0.0, 0.0) / len(claims) / len(first)
             for k in first:
                 at = files[j] * len(OPERATIONS) + _OP[k]
@@ -365,11 +438,11 @@ def attribute_time(findings: list[Finding], order: dict[str, int],
     if exps:
         # the files the waste findings claim are known to the experiments' claims too
         for c in claimed:
-            known[keys.files(list(map(itemgetter(0), c)))] = True
+            known[keys.claim_files(c)] = True
         _experiment_ranges(exps, exp_claimed, exp_groups, keys, full, left, known, ranks)
 
 
-def _experiment_ranges(exps: list[Finding], claimed: list[list[tuple[str, str]]],
+def _experiment_ranges(exps: list[Finding], claimed: list[Sequence[tuple[str, str]]],
                        groups: list[list[np.ndarray]], keys: _Keys, full: np.ndarray,
                        left: np.ndarray, known: np.ndarray, ranks: np.ndarray) -> None:
     """Each experiment's worst plausible gain: its estimate on the seconds of its claims the
@@ -393,8 +466,7 @@ def _take(f: Finding, wants: list[_Want], left: np.ndarray,
           holders: list[tuple[str, np.ndarray]], keys: _Keys) -> None:
     """Take the finding's wants from the seconds ``left``; ``holders``: the findings before
     it, each with the keys it took (a mask), to which this one's is added."""
-    net, short, mine = 0.0, [], []
-    f.owned = []
+    net, short, mine, owned = 0.0, [], [], []
     for want in wants:
         asked = _seq_sum(want.seconds)
         if asked <= 0:
@@ -404,7 +476,7 @@ def _take(f: Finding, wants: list[_Want], left: np.ndarray,
         pos = take > 0
         ids, take = want.ids[pos], take[pos]
         left[ids] -= take
-        f.owned.extend(zip(*keys.named(ids), (take * want.gross / asked).tolist()))
+        owned.append(take * want.gross / asked)
         mine.append(ids)
         net += want.gross * _seq_sum(take) / asked
     gross = f.gross_s or 0.0
@@ -413,8 +485,12 @@ def _take(f: Finding, wants: list[_Want], left: np.ndarray,
     f.net_s = net
     f.same_time_as = _same_time_as(f.key, short, holders)
     took = np.zeros(keys.size(), dtype=bool)
+    f.owned = []
     if mine:
         took[np.concatenate(mine)] = True
+        # as arrays: (file, operation, seconds) tuples only when read (64,000 on such a log)
+        f.owned = OwnedSeconds(keys.paths, OPERATIONS, np.concatenate(mine),
+                               np.concatenate(owned))
     holders.append((f.key, took))
 
 
@@ -443,7 +519,8 @@ def _within_io_time(problems: list[Finding], io_time_s: float) -> None:
         keep = min(net, max(left, 0.0))
         if keep < net * 0.995:
             scale = keep / net if net > 0 else 0.0
-            f.owned = [(p, k, sec * scale) for p, k, sec in f.owned if sec * scale > 0]
+            f.owned = (f.owned.scaled(scale) if isinstance(f.owned, OwnedSeconds) else
+                       [(p, k, sec * scale) for p, k, sec in f.owned if sec * scale > 0])
             f.net_s = keep
             f.beside = ahead[:3]
         left -= keep

@@ -83,7 +83,10 @@ def _file_table(mods: dict[str, ModuleData], paths: dict[int, str]) -> FileTable
     idlists = [mods[m].ids for m in FILE_MODULES if m in mods]
     ids = unique_values(np.concatenate(idlists)) if idlists else np.zeros(0, dtype=np.uint64)
     id_list = ids.tolist()
-    names = list(map(paths.get, id_list, repeat("")))  # in C, not a loop: 64,000 files
+    if list(paths) == id_list:  # one log's one file module: the names are already in order
+        names = list(paths.values())
+    else:
+        names = list(map(paths.get, id_list, repeat("")))  # in C, not a loop: 64,000 files
     if "" in names:  # a record without a name is named by its id
         names = [name or f"<record {i:x}>" for name, i in zip(names, id_list)]
     cat = np.array(categorize_all(names), dtype=np.int8)

@@ -57,7 +57,11 @@ class ModuleData:
         known = [n for n in names if n in self._cidx]
         out = dict.fromkeys(names, 0)
         if known and len(self):
-            cols = self._c[mask][:, [self._cidx[n] for n in known]]
+            # the columns first, then the rows (all of them: no copy of every counter of
+            # every record, 36 MB on 64,000 records)
+            cols = self._c[:, [self._cidx[n] for n in known]]
+            if not mask.all():
+                cols = cols[mask]
             out.update(zip(known, np.maximum(cols, 0).sum(axis=0).tolist()))
         return out
 

@@ -9,9 +9,11 @@ direction. Renderers, ``--emit-fixes`` and ``docs/rules.md`` all read the regist
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any, Union, overload
+
+import numpy as np
 
 from iolab.settings.change import EXPERIMENT, CodeChange, SettingChange
 from iolab.units import fmt_bytes as fmt_bytes  # rules and renderers format bytes from here
@@ -52,6 +54,90 @@ class FileEvidence:
     kind: str = "file"
 
 
+class _ListWhenRead(Sequence[Any]):
+    """A sequence kept as arrays and made into a list of tuples only when read: what a
+    finding claims or owns on 64,000 files costs no 64,000 tuples (tenths of a second on
+    such a log) unless someone looks. Compares equal to the same items in any sequence."""
+
+    _items: list[Any] | None = None
+
+    def _make(self) -> list[Any]:
+        raise NotImplementedError
+
+    def _list(self) -> list[Any]:
+        if self._items is None:
+            self._items = self._make()
+        return self._items
+
+    def __len__(self) -> int:
+        return len(self._list())
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._list())
+
+    @overload
+    def __getitem__(self, i: int) -> Any: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[Any]: ...
+
+    def __getitem__(self, i: int | slice) -> Any:
+        return self._list()[i]
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]  # a list's equality: unhashable
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._list()!r})"
+
+
+class FileClaims(_ListWhenRead):
+    """:attr:`Hit.claims` as arrays: blocks of (operation, files), each file an index of
+    ``paths`` (the model's file names), in the order of the (file, operation) pairs they
+    stand for. The attribution reads the indices, and looks up no name."""
+
+    def __init__(self, paths: list[str], blocks: list[tuple[str, np.ndarray]]) -> None:
+        self.paths = paths
+        self.blocks = blocks
+
+    def files(self) -> np.ndarray:
+        """The claims' files (indices of ``paths``), in order."""
+        if not self.blocks:
+            return np.zeros(0, dtype=np.int64)
+        return np.concatenate([np.asarray(f, dtype=np.int64) for _, f in self.blocks])
+
+    def _make(self) -> list[tuple[str, str]]:
+        return [(self.paths[i], op) for op, f in self.blocks for i in np.asarray(f).tolist()]
+
+    def __len__(self) -> int:
+        return sum(len(f) for _, f in self.blocks)
+
+
+class OwnedSeconds(_ListWhenRead):
+    """:attr:`Finding.owned` as arrays: the (file, operation, seconds) of key ``ids``
+    (file * len(operations) + operation; files index ``paths``)."""
+
+    def __init__(self, paths: list[str], operations: tuple[str, ...], ids: np.ndarray,
+                 seconds: np.ndarray) -> None:
+        self.paths, self.operations, self.ids, self.seconds = paths, operations, ids, seconds
+
+    def _make(self) -> list[tuple[str, str, float]]:
+        f, o = np.divmod(self.ids, len(self.operations))
+        return list(zip(map(self.paths.__getitem__, f.tolist()),
+                        map(self.operations.__getitem__, o.tolist()), self.seconds.tolist()))
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def scaled(self, scale: float) -> OwnedSeconds:
+        """Each second times ``scale``; those that become 0 dropped."""
+        sec = self.seconds * scale
+        keep = sec > 0
+        return OwnedSeconds(self.paths, self.operations, self.ids[keep], sec[keep])
+
+
 @dataclass
 class Hit:
     """One triggered instance of a rule: what was seen, in counters."""
@@ -68,7 +154,8 @@ class Hit:
     # Whose time that cost is: (file path, "read" / "write" / "meta", or "*" for all of the
     # file's time). None: each evidence file, in the hit's direction (all without one). The
     # report attributes each file's time once, to the costliest finding claiming it.
-    claims: list[tuple[str, str]] | None = None
+    # (claims_of gives a :class:`FileClaims`: the same pairs as arrays.)
+    claims: Sequence[tuple[str, str]] | None = None
     # cost_s is only an upper bound (the counters cannot split the time; a trace would):
     # shown as "at most", graded at most WARN, ranked after measured costs, owns no time.
     cost_bound: bool = False
@@ -78,7 +165,7 @@ class Hit:
     # rule's kind (its ``experiment``).
     experiment: bool | None = None
 
-    def claimed(self) -> list[tuple[str, str]]:
+    def claimed(self) -> Sequence[tuple[str, str]]:
         if self.claims is not None:
             return self.claims
         return [(e.path, self.direction or "*") for e in self.files if e.kind == "file"]
@@ -184,7 +271,7 @@ class Finding:
     # ranks): its seconds are not in addition to theirs (the job's I/O time is counted).
     beside: list[str] = field(default_factory=list)
     # What it owns, (file, operation, seconds): net_s is their sum.
-    owned: list[tuple[str, str, float]] = field(default_factory=list)
+    owned: Sequence[tuple[str, str, float]] = field(default_factory=list)
     # An experiment's worst plausible gain: its estimate on only the seconds no waste finding
     # explains (fix the waste first and that is what is left to gain; set by the report's
     # attribution). None: not computed (the range is then the estimate alone).

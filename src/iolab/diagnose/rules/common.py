@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
-from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from iolab.diagnose.rules.base import FileEvidence, Value
+from iolab.diagnose.rules.base import FileClaims, FileEvidence, Value
 from iolab.model.files import APP
 from iolab.model.job import FILE_MODULES
 from iolab.model.layers import slowest_rank_time
@@ -162,18 +161,18 @@ def cost(model: Model, files: np.ndarray, kinds: tuple[str, ...] = ("read", "wri
     return share * sum(slowest_rank_time(model, m, kinds, files) for m in modules)
 
 
-def claims_of(model: Model, files: np.ndarray, *kinds: str) -> list[tuple[str, str]]:
+def claims_of(model: Model, files: np.ndarray, *kinds: str) -> FileClaims:
     """What a finding's cost counts, as :attr:`Hit.claims`: each of ``kinds`` (read, write,
     meta, wait or *) on each file selected by the mask ``files``; read and write only on
     files that have that operation at some layer."""
     L = model.layers
     has = {"read": (L.posix.reads + L.mpiio.reads + L.stdio.reads) > 0,
            "write": (L.posix.writes + L.mpiio.writes + L.stdio.writes) > 0}
-    out: list[tuple[str, str]] = []
+    blocks = []
     for k in kinds:
         sel = files & has[k] if k in has else files
-        out += zip(map(model.files.paths.__getitem__, np.nonzero(sel)[0].tolist()), repeat(k))
-    return out
+        blocks.append((k, np.nonzero(sel)[0]))
+    return FileClaims(model.files.paths, blocks)
 
 
 def file_time(model: Model, kinds: tuple[str, ...] = ("read", "write", "meta"),

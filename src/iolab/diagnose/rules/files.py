@@ -80,7 +80,8 @@ def _per_dir(model: Model, th: Thresholds) -> list[Hit]:
     if not big:
         return []
     big_dirs = {d for _, d in big}
-    in_big = np.array([p.rsplit("/", 1)[0] in big_dirs for p in model.files.paths], dtype=bool)
+    in_big = np.fromiter(map(big_dirs.__contains__, model.metrics.file_dirs), dtype=bool,
+                         count=len(model.files.paths))
     return [Hit(
         summary=(f"{len(big)} director{'y' if len(big) == 1 else 'ies'} with at least "
                  f"{th.files_per_dir} files; the largest holds {big[0][0]}"),
