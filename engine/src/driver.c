@@ -697,6 +697,27 @@ static int info_without_mpi(iolab_run_t *run, int argc, char **argv)
     return 0;
 }
 
+/* The thread level to ask MPI for: MPI_THREAD_FUNNELED only when the run starts worker
+ * threads (--threads > 1; they call no MPI function but MPI_Wtime), else
+ * MPI_THREAD_SINGLE, as IOR asks (MPI_Init). Above SINGLE, Open MPI locks a mutex around
+ * every MPI-IO call (OPAL_THREAD_LOCK in mca_io_ompio_file_write_at): two atomic operations
+ * and ~75 instructions per transfer that IOR does not pay (callgrind; issue 29, the MPI-IO
+ * strided 4 KiB row of bench/engine_vs_ior). The options are read here as start() reads
+ * them after MPI_Init (defaults, environment, command line); a line that does not parse
+ * gets SINGLE, and start() reports it. */
+static int thread_level(int argc, char **argv)
+{
+    iolab_run_t *probe = calloc(1, sizeof *probe);
+    if (!probe)
+        return MPI_THREAD_FUNNELED;
+    char err[IOLAB_ERRLEN] = "";
+    const char *action = NULL;
+    parse_args(probe, argc, argv, &action, err, sizeof err);
+    int level = !err[0] && probe->cfg.threads > 1 ? MPI_THREAD_FUNNELED : MPI_THREAD_SINGLE;
+    free_run(probe);
+    return level;
+}
+
 int iolab_driver_main(int argc, char **argv)
 {
     int provided;
@@ -710,7 +731,7 @@ int iolab_driver_main(int argc, char **argv)
         free_run(run);
         return code;
     }
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+    MPI_Init_thread(&argc, &argv, thread_level(argc, argv), &provided);
     install_signals();
     run->world = MPI_COMM_WORLD;
     MPI_Comm_rank(run->world, &run->rank);
