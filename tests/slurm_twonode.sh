@@ -173,7 +173,8 @@ SlurmdTimeout=60
 MessageTimeout=30
 InactiveLimit=0
 KillWait=10
-MinJobAge=60
+# MinJobAge=4: why in tests/slurm_localhost.sh (sbatch --wait looks every 2 s, not 10)
+MinJobAge=4
 ${node_lines}PartitionName=twonode Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE
 EOF
 )
