@@ -25,6 +25,8 @@ from __future__ import annotations
 import argparse
 import ast
 import json
+import math
+import re
 import shutil
 import sys
 import tempfile
@@ -170,14 +172,27 @@ def ior_phases(stdout: str, folder: Path) -> dict[str, float]:
         rows = rows[:next((j for j, r in enumerate(rows) if r[0] == "Finished"), len(rows))]
         return numbered([(r[0], float(r[col])) for r in rows if len(r) > col])
     for text in (stdout, *(p.read_text() for p in sorted(folder.glob("*.json")))):
-        start = text.find("{")
-        try:
-            doc = json.loads(text[start:]) if start >= 0 else None
-        except json.JSONDecodeError:
-            continue
+        doc = ior_json(text)
         if isinstance(doc, dict) and doc.get("summary"):
             return numbered([(s["operation"], float(s["bwMeanMIB"])) for s in doc["summary"]])
     return {}
+
+
+# IOR prints a phase timed 0 s (a DUMMY phase faster than the timer) with printf: "inf" in
+# quotes (float() reads it) but its N-divisor StdDev as a bare -nan, which is not JSON
+IOR_BARE_NAN = re.compile(r"(?<=: )-?nan\b")
+
+
+def ior_json(text: str) -> object:
+    """The JSON document from its first "{" on (IOR's, with its bare nan read as NaN), or None
+    when there is none."""
+    start = text.find("{")
+    if start < 0:
+        return None
+    try:
+        return json.loads(IOR_BARE_NAN.sub("NaN", text[start:]))
+    except json.JSONDecodeError:
+        return None
 
 
 def numbered(pairs: list[tuple[str, float]]) -> dict[str, float]:
@@ -229,14 +244,17 @@ def one_run(impl: str, line: Line, o: argparse.Namespace, folder: Path
         p.unlink()
     extra: dict[str, str | None] = {"PYTHONPATH": str(ROOT / "src"), **dict(line.env)}
     p = run(command(impl, line, o, folder), timeout=600, extra_env=extra, cwd=folder)
-    got = (ior_phases(p.stdout, folder) if line.tool == "ior" else mdtest_phases(p.stdout))
+    read = (ior_phases(p.stdout, folder) if line.tool == "ior" else mdtest_phases(p.stdout))
+    # a phase timed 0 s has no rate to compare (IOR: inf MiB/s): left out of this round
+    got = {k: v for k, v in read.items() if math.isfinite(v)}
     if p.returncode == 0 and got:
         return got, ""
     # iolab's refusals are its last stderr line; IOR's and mdtest's errors say ERROR
     said = [ln.strip() for ln in (p.stderr + p.stdout).splitlines() if ln.strip()]
     why = next((ln for ln in said if "ERROR" in ln), said[-1] if said else "")
     if p.returncode == 0:
-        why = "no summary table"
+        why = ("in a round every phase timed 0 s (IOR: inf MiB/s), that round left out"
+               if read else "no summary table")
     return {}, f"exit {p.returncode}: {why}"[:200]
 
 

@@ -272,3 +272,36 @@ def test_null_create_delay_only_on_write_opens_without_real_ior(engine: Path,
     assert ran.returncode == 0, ran.stderr
     rows = _ior_rows(ran.stdout)
     assert rows["write"][OPEN] >= 0.25 > rows["read"][OPEN], ran.stdout
+
+
+def _truncates_per_rank(folder: Path) -> list[int]:
+    """ftruncate(fd, 0) calls of each traced process that made any file call (the ranks;
+    MPI's helper threads trace nothing), in a stable order."""
+    counts = []
+    for f in sorted(folder.glob("tr.*")):
+        text = f.read_text()
+        if text.strip():
+            counts.append(len(re.findall(r"ftruncate\(\d+, 0\)\s*= 0", text)))
+    return sorted(counts)
+
+
+def test_mpiio_create_sets_size_zero_per_rank_as_real_ior(real_ior: Path, engine: Path,
+                                                          tmp_path: Path) -> None:
+    """expected `iolab ior -a MPIIO` (no -E) to call MPI_File_set_size(0) on each file it
+    creates, as IOR's MPIIO create: the same ftruncate(fd, 0) count per rank as real IOR
+    (one per repetition's write), and `iolab bench --api mpiio` none / was no ftruncate."""
+    line = ["-a", "MPIIO", "-w", "-r", "-i", "2", "-t", "16k", "-b", "16k"]
+    counts = {}
+    for tool in ("ior", "iolab", "bench"):
+        folder = tmp_path / tool
+        folder.mkdir()
+        words = [*line, "-o", str(folder / "f")]
+        prog = [str(real_ior), *words] if tool == "ior" else \
+            _engine_prog(engine, words, folder / "r.json")
+        if tool == "bench":  # iolab bench's own spelling of the same run keeps no extra call
+            prog.remove("--mpiio.set-size-zero")
+        _mpirun(prog, folder, ["ftruncate,openat"])
+        counts[tool] = _truncates_per_rank(folder)
+    assert counts["ior"] == [2, 2], counts
+    assert counts["iolab"] == counts["ior"]
+    assert counts["bench"] == [0, 0], counts

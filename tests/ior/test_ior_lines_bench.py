@@ -6,6 +6,8 @@ IOLAB_IOR / IOLAB_MDTEST name them (skipped with the reason otherwise)."""
 from __future__ import annotations
 
 import importlib
+import math
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -81,3 +83,40 @@ def test_lines_are_iors_scripts_and_tests_iors_list() -> None:
     scripts = [ln for ln in lines if ln.source.endswith(".sh")]
     assert len(scripts) == 29 and {ln.ranks for ln in scripts} == {1, 2, 3}
     assert sum(ln.tool == "mdtest" for ln in scripts) == 8
+
+
+def zero_time_summary(text: str) -> str:
+    """Real IOR's JSON with its write summary rewritten as IOR prints a phase timed 0 s
+    (ior-output.c PrintKeyValDouble: an infinite value "%.4f" in quotes, a NaN bare as printf
+    writes it): what a DUMMY line (-a DUMMY -t 1m -b 1m) leaves in about one run of three."""
+    head, _, tail = text.partition('"summary"')
+    for key in ("bwMaxMIB", "bwMinMIB", "bwMeanMIB", "OPsMax", "OPsMin", "OPsMean"):
+        tail = re.sub(rf'("{key}": )[0-9.]+', r'\1"inf"', tail, count=1)
+    for key in ("bwStdMIB", "OPsSD"):
+        tail = re.sub(rf'("{key}": )[0-9.]+', r"\1-nan", tail, count=1)
+    return head + '"summary"' + tail
+
+
+def test_reads_iors_json_summary_with_a_phase_timed_zero(engine: Path, tmp_path: Path) -> None:
+    """expected the JSON line of IOR's basic-tests.sh (-a DUMMY ... -O summaryFormat=JSON -O
+    summaryFile=OUT.json) read as write and read phases, also when IOR timed a phase 0 s and
+    wrote inf/-nan, that phase then left out of the round with the reason said / was "IOR/
+    mdtest exit 0: no summary table" (IOR's bare -nan is not JSON: the whole file unread)."""
+    ior = real_tool("IOLAB_IOR", "IOR (hpc/ior; IOLAB_IOR: its src/ior)")
+    b = bench()
+    line = next(ln for ln in b.all_lines() if "summaryFormat=JSON" in ln.words)
+    words = list(line.words)
+    real_run(ior, [*words, "-o", str(tmp_path / "ior")], tmp_path)
+    text = (tmp_path / "OUT.json").read_text()
+    zero = zero_time_summary(text)
+    assert "-nan" in zero and zero != text
+    (tmp_path / "OUT.json").write_text(zero)
+    got = b.ior_phases("", tmp_path)
+    assert list(got) == ["write", "read"]
+    assert math.isinf(got["write"]) and math.isfinite(got["read"]) and got["read"] > 0
+    (tmp_path / "ours_cwd").mkdir()
+    ran = run_iolab("ior", "--np", "2", "--db", str(tmp_path / "r.db"), *words, "-o",
+                    str(tmp_path / "ours"), cwd=tmp_path / "ours_cwd")
+    assert ran.returncode == 0, ran.stderr
+    ours = b.ior_phases(ran.stdout, tmp_path / "ours_cwd")
+    assert list(ours) == ["write", "read"] and all(math.isfinite(v) for v in ours.values())

@@ -4,9 +4,11 @@ iolab's table: every option is implemented or refused with a named iolab equival
 from __future__ import annotations
 
 import re
+import subprocess
 
 import pytest
-from ior_helpers import HERE
+from ior_helpers import HERE, mpirun_env
+from tool_helpers import real_tool
 
 from iolab.ior import table
 from iolab.ior.parse import parse_command_line
@@ -14,10 +16,10 @@ from iolab.ior.parse import parse_command_line
 HELP = (HERE / "ior4_help.txt").read_text()
 
 
-def help_options() -> list[tuple[str, str | None]]:
+def help_options(text: str = HELP) -> list[tuple[str, str | None]]:
     """(spelling, default shown) of every option in the help: -X, --long, -O key."""
     found = []
-    for line in HELP.splitlines():
+    for line in text.splitlines():
         if line.startswith("#"):
             continue
         m = re.match(r"\s+-O (\w+)=", line)
@@ -86,3 +88,16 @@ def test_docs_list_every_option_of_the_table() -> None:
         assert f"`{opt.key}`" in doc, opt.key
         if opt.how == "refused":
             assert opt.nearest.replace("|", "/") in doc, opt.key
+
+
+def test_the_help_file_holds_every_option_of_the_real_ior() -> None:
+    """expected every option of the scratch build's own 'ior -h' (IOLAB_IOR) in the kept
+    help file the tests above check, so an option a newer build adds is checked too / was
+    checked only against the kept file (a newer ior's options unseen)."""
+    real = real_tool("IOLAB_IOR", "IOR (hpc/ior; IOLAB_IOR: its src/ior)")
+    p = subprocess.run([str(real), "-h"], capture_output=True, text=True, env=mpirun_env(),
+                       timeout=60)
+    theirs = {s for s, _ in help_options(p.stdout + p.stderr)}
+    assert len(theirs) > 50, p.stdout + p.stderr
+    kept = {s for s, _ in help_options()}
+    assert theirs <= kept, sorted(theirs - kept)

@@ -5,9 +5,11 @@ iolab equivalent, from mdtest's defaults, and docs/mdtest.md lists them all."""
 from __future__ import annotations
 
 import re
+import subprocess
 
 import pytest
-from mdtest_helpers import HERE
+from mdtest_helpers import HERE, mpirun_env
+from tool_helpers import real_tool
 
 from iolab.mdtest import table
 from iolab.mdtest.parse import parse_command_line
@@ -15,10 +17,10 @@ from iolab.mdtest.parse import parse_command_line
 HELP = (HERE / "mdtest_help.txt").read_text()
 
 
-def help_options() -> list[tuple[str, str | None]]:
+def help_options(text: str = HELP) -> list[tuple[str, str | None]]:
     """(spelling, default shown) of every option in the help: -X, --long."""
     found = []
-    for line in HELP.splitlines():
+    for line in text.splitlines():
         m = re.match(r"  (-\w)(?:, --([\w.-]+))?(?:=(\S+?))?\s", line + " ")
         if m:
             found.append((m.group(1), m.group(3)))
@@ -79,3 +81,16 @@ def test_docs_list_every_option_of_the_table() -> None:
         assert f"`{opt.spelling}`" in doc, opt.spelling
         if opt.how == "refused":
             assert opt.nearest.replace("|", "/") in doc, opt.key
+
+
+def test_the_help_file_holds_every_option_of_the_real_mdtest() -> None:
+    """expected every option of the scratch build's own 'mdtest -h' (IOLAB_MDTEST) in the kept
+    help file the tests above check, so an option a newer build adds is checked too / was
+    checked only against the kept file (a newer mdtest's options unseen)."""
+    real = real_tool("IOLAB_MDTEST", "mdtest (hpc/ior; IOLAB_MDTEST: its src/mdtest)")
+    p = subprocess.run([str(real), "-h"], capture_output=True, text=True, env=mpirun_env(),
+                       timeout=60)
+    theirs = {s for s, _ in help_options(p.stdout + p.stderr)}
+    assert len(theirs) > 50, p.stdout + p.stderr
+    kept = {s for s, _ in help_options()}
+    assert theirs <= kept, sorted(theirs - kept)

@@ -7,6 +7,7 @@ mdtest (the tests that need only iolab run without it)."""
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -140,3 +141,59 @@ def test_ior_script_dummy_lines_run_make_nothing_and_print_mdtests_rows(
         assert sorted(p.name for p in (tmp_path / tool).iterdir()) == ["sw.stonewall"], tool
     assert (tmp_path / "iolab" / "sw.stonewall").read_text().strip() == \
         (tmp_path / "mdtest" / "sw.stonewall").read_text().strip()
+
+
+PER_RANK = 5000  # stats enough that mdtest's 3-decimal time (s) is within a few per cent
+
+
+def _items_in_rate(report: str) -> float:
+    """File stat's SUMMARY rate Mean times its SUMMARY time Mean (-P prints both): the
+    items the rate counts."""
+    rows = {}
+    lines = report.splitlines()
+    for title in ("SUMMARY rate", "SUMMARY time"):
+        start = next(i for i, ln in enumerate(lines) if ln.startswith(title))
+        stat = next(ln for ln in lines[start + 3:] if ln.split()[:2] == ["File", "stat"])
+        rows[title] = float(stat.split()[-2])
+    return rows["SUMMARY rate"] * rows["SUMMARY time"]
+
+
+def _half_removed(folder: Path) -> int:
+    """Every other file of each rank gone (as an earlier line or a user left them); how many
+    files are left."""
+    for f in folder.rglob("file.mdtest.*.*"):
+        if int(f.name.rsplit(".", 1)[1]) % 2:
+            f.unlink()
+    return sum(1 for _ in folder.rglob("file.mdtest.*.*"))
+
+
+def test_stat_rate_counts_every_item_tried_as_real_mdtest(real_mdtest: Path, engine: Path,
+                                                          tmp_path: Path) -> None:
+    """expected the File stat rate of a -T line on a folder where half the files are missing
+    to count every item tried (each rank's -n, the failed stats included) over the phase
+    time, as mdtest's updateResult: rate x time = 2 x -n for real mdtest and iolab mdtest
+    alike / was the stats that succeeded only (iolab: half of mdtest's count)."""
+    words = ["-F", "-n", str(PER_RANK)]
+    base = tmp_path / "base"
+    made = run_iolab("mdtest", "--np", "2", "--db", str(tmp_path / "r.db"), *words, "-C",
+                     "-d", str(base))
+    assert made.returncode == 0, made.stderr
+    assert _half_removed(base) == PER_RANK
+    got = {}
+    for tool in ("mdtest", "iolab"):
+        folder = tmp_path / tool
+        shutil.copytree(base, folder, symlinks=True)
+        if tool == "mdtest":
+            p = subprocess.run(["mpirun", "--oversubscribe", "-np", "2", str(real_mdtest),
+                                *words, "-T", "-P", "-d", str(folder)], cwd=tmp_path,
+                               env=mpirun_env(), capture_output=True, text=True, timeout=300)
+            out, rc = p.stdout, p.returncode
+        else:
+            ran = run_iolab("mdtest", "--np", "2", "--db", str(tmp_path / "r.db"), *words,
+                            "-T", "-P", "-d", str(folder))
+            out, rc = ran.stdout, ran.returncode
+        assert rc == 0, out[-2000:]
+        got[tool] = _items_in_rate(out)
+    tried = 2 * PER_RANK
+    for tool, items in got.items():
+        assert abs(items - tried) < 0.15 * tried, (tool, got)

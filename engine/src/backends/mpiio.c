@@ -11,6 +11,8 @@
  * independently or collectively. */
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,8 +20,20 @@
 #include "backend.h"
 #include "mpifile.h"
 
+typedef struct mpiio_opts {
+    bool set_size_zero;
+} mpiio_opts_t;
+
+static const iolab_option_t mpiio_options[] = {
+    {"mpiio.set-size-zero", "mpiio_set_size_zero", IOLAB_OPT_BOOL, "false", NULL, NULL,
+     "mpiio api: MPI_File_set_size(0) on each file a write opens, right after the open, as "
+     "IOR's MPIIO create does (--use-existing does it anyway)",
+     offsetof(mpiio_opts_t, set_size_zero)},
+    {NULL, NULL, 0, NULL, NULL, NULL, NULL, 0}};
+
 typedef struct mpiio_state {
     const iolab_cfg_t *cfg;
+    const mpiio_opts_t *o;
 } mpiio_state_t;
 
 typedef struct mpiio_file {
@@ -103,11 +117,12 @@ static void free_type(MPI_Datatype *t)
 static int mpiio_init(void **state, const void *opts, const iolab_cfg_t *cfg,
                       const iolab_env_t *env, MPI_Comm world, char *err, size_t errlen)
 {
-    (void)opts, (void)env, (void)world, (void)err, (void)errlen;
+    (void)env, (void)world, (void)err, (void)errlen;
     mpiio_state_t *s = malloc(sizeof *s);
     if (!s)
         return ENOMEM;
     s->cfg = cfg;
+    s->o = opts;
     /* Files inherit MPI_FILE_NULL's handler; the standard default is ERRORS_RETURN, but a
      * site's MPI may be configured otherwise, and an abort would leave every rank hanging. */
     MPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_RETURN);
@@ -119,14 +134,16 @@ static void mpiio_fini(void *state) { free(state); }
 
 /* Open (writes: create afresh) the file over a->comm with the requested hints. With
  * --use-existing (IOR -E) the file is not deleted first but emptied once open with
- * MPI_File_set_size(0), as IOR's MPIIO create does (it truncates even under -E). */
+ * MPI_File_set_size(0), as IOR's MPIIO create does (it truncates even under -E);
+ * --mpiio.set-size-zero makes that call on every write open (IOR's create, without -E). */
 static int mpiio_open(void *state, const iolab_open_args_t *a, void **fh, char *err,
                       size_t errlen)
 {
     const mpiio_state_t *s = state;
     int amode = a->dir == IOLAB_WRITE ? MPI_MODE_CREATE | MPI_MODE_WRONLY : MPI_MODE_RDONLY;
-    int empty_existing = a->dir == IOLAB_WRITE && s->cfg->use_existing;
-    if (a->dir == IOLAB_WRITE && !empty_existing)
+    int keep_existing = a->dir == IOLAB_WRITE && s->cfg->use_existing;
+    int set_size_zero = a->dir == IOLAB_WRITE && (keep_existing || s->o->set_size_zero);
+    if (a->dir == IOLAB_WRITE && !keep_existing)
         iolab_mpifile_fresh(a->comm, a->path);
     MPI_File f = MPI_FILE_NULL;
     errno = 0;
@@ -143,7 +160,7 @@ static int mpiio_open(void *state, const iolab_open_args_t *a, void **fh, char *
     if (e)
         return e;
     MPI_File_set_errhandler(f, MPI_ERRORS_RETURN);
-    if (empty_existing) {  /* collective over a->comm; every rank learns any failure */
+    if (set_size_zero) {  /* collective over a->comm; every rank learns any failure */
         errno = 0;
         rc = MPI_File_set_size(f, 0);
         e = rc == MPI_SUCCESS ? 0 : mpi_errno(rc, errno, a->path);
@@ -400,8 +417,8 @@ const iolab_backend_t iolab_backend_mpiio = {
                "strided view with --file-view; MPI-IO hints",
     .caps = IOLAB_CAP_SHARED | IOLAB_CAP_COLLECTIVE | IOLAB_CAP_VECTOR | IOLAB_CAP_HINTS |
             IOLAB_CAP_PLAIN_FILES | IOLAB_CAP_STORES_DATA | IOLAB_CAP_BOXES,
-    .options = NULL,
-    .options_size = 0,
+    .options = mpiio_options,
+    .options_size = sizeof(mpiio_opts_t),
     .init = mpiio_init,
     .fini = mpiio_fini,
     .open = mpiio_open,

@@ -180,6 +180,8 @@ def _module_args(test: IorTest, api: str) -> list[str]:
     args: list[str] = []
     if api == "posix" and p["posix.odirect"]:
         args += ["--posix.mode", "direct"]
+    if api == "mpiio":  # IOR's MPIIO create empties the file it opened: MPI_File_set_size(0)
+        args.append("--mpiio.set-size-zero")
     if api == "null":  # IOR's DUMMY delays, microseconds (its sync's is never waited)
         for key, flag in (("dummy.delay-xfer", "--null.delay-us"),
                           ("dummy.delay-create", "--null.delay-create-us"),

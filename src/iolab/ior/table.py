@@ -44,8 +44,9 @@ MIB = 1 << 20
 
 OPTIONS: tuple[IorOption, ...] = (
     _O("a", None, "api", "str", "POSIX", "engine",
-       "--api: POSIX posix, MPIIO mpiio, HDF5 hdf5 (with --hdf5.segment-datasets: IOR's "
-       "dataset per segment), NCMPI pnetcdf, DUMMY null"),
+       "--api: POSIX posix, MPIIO mpiio (with --mpiio.set-size-zero: IOR's create empties "
+       "the file), HDF5 hdf5 (with --hdf5.segment-datasets: IOR's dataset per segment), "
+       "NCMPI pnetcdf, DUMMY null"),
     _O("A", None, "refNum", "int", 0, "output", "RefNum column of the summary"),
     _O("b", None, "blockSize", "size", MIB, "engine", "--block"),
     _O("c", "collective", "collective", "flag", 0, "engine", "--collective"),

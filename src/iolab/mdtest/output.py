@@ -2,8 +2,9 @@
 table (``-Z``: ``SUMMARY time``, ``-P``: both) and ``--showRankStatistics`` columns.
 
 First the figures mdtest computes (:func:`summary_rows`), then the text. mdtest's
-definitions (``summarize_results_rank0``): an iteration's rate is all ranks' items over the
-slowest rank's phase time (the engine's phase ``iops``), its time the slowest rank's; Max,
+definitions (``summarize_results_rank0``): an iteration's rate is all ranks' items tried
+(failed calls included: :func:`tried`) over the slowest rank's phase time, its time the
+slowest rank's; Max,
 Min and Mean are over the iterations and the Std Dev divides by N-1 (0 for one iteration),
 unlike IOR's N. The per-rank columns are over every rank and iteration of each rank's own
 loop (mdtest's "before barrier" figures, the engine's per-rank ``xfer_s``).
@@ -50,11 +51,22 @@ def _phases(doc: dict[str, Any], op: str) -> list[Phase]:
     return list(from_json(doc).phases(op))
 
 
-def _rank_value(rank: RankShare, as_time: bool) -> float:
+def tried(ph: Phase) -> int:
+    """The items the phase's calls were made on: mdtest's rate divides every item it tried
+    (updateResult's o.items), the engine counts in ``ops`` only the calls that succeeded and
+    the failed ones under ``warnings`` (--md-warn)."""
+    failed = int(ph.warnings.get("count") or 0) if ph.warnings else 0
+    return int(ph.ops or 0) + failed
+
+
+def _rank_value(ph: Phase, rank: RankShare, as_time: bool) -> float:
     own = float(rank.xfer_s or 0.0)
     if as_time:
         return own
-    return float(rank.ops or 0) / own if own > 0 else 0.0
+    # mdtest: each rank's o.items, the same on every rank; the engine says how many calls
+    # failed in the phase, not on which rank, so a phase with failures shares them out
+    ops = tried(ph) / len(ph.per_rank) if ph.warnings else float(rank.ops or 0)
+    return ops / own if own > 0 else 0.0
 
 
 def summary_rows(doc: dict[str, Any], run: MdtestRun, as_time: bool) -> list[SummaryRow]:
@@ -69,9 +81,9 @@ def summary_rows(doc: dict[str, Any], run: MdtestRun, as_time: bool) -> list[Sum
         if as_time:
             per_iteration = [float(ph.time_s or 0.0) for ph in phases]
         else:
-            per_iteration = [float(ph.ops or 0) / float(ph.time_s) if ph.time_s else 0.0
+            per_iteration = [tried(ph) / float(ph.time_s) if ph.time_s else 0.0
                              for ph in phases]
-        ranks = [_rank_value(r, as_time) for ph in phases for r in ph.per_rank]
+        ranks = [_rank_value(ph, r, as_time) for ph in phases for r in ph.per_rank]
         per_rank = (max(ranks), min(ranks), sum(ranks) / len(ranks)) if ranks else (0, 0, 0)
         rows.append(SummaryRow(name, sample_stats(per_iteration), per_rank))
     return rows
