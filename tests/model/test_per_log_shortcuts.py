@@ -154,3 +154,46 @@ def test_rank_spread_of_one_log_adds_up_as_record_by_record() -> None:
         m = rng.random(nrec) < 0.8
         want = _spread_by_record(nprocs, md, m, values)
         assert _rank_spread(nprocs, md, m, values).tobytes() == want.tobytes()
+
+
+# Logs of the real corpus with an overview finding (I/O share, read/write balance) and MPI-IO
+OVERVIEW_LOGS = (SKEWED, "apmpi_apxc/mpi-io-test")
+
+
+def test_judge_without_overview_fixes_gives_diagnose_findings() -> None:
+    """Expected: judge(overview_fixes=False) -- triage's findings -- gives diagnose()'s
+    findings in the same order, with the same costs, grades and fixes, only the overview
+    findings' fixes not made / was: triage made every overview fix (Slurm scripts) and the
+    report's summary, then threw both away."""
+    from iolab.diagnose.report import OVERVIEW_FIX_NOT_MADE, judge
+
+    overview_seen = 0
+    for name in OVERVIEW_LOGS:
+        full = diagnose(_model(name), Thresholds())
+        short, not_judged = judge(_model(name), Thresholds(), overview_fixes=False)
+        assert not_judged == full.not_judged
+        assert len(short) == len(full.findings)
+        for a, b in zip(short, full.findings):
+            assert (a.rule.id, a.hit.direction, a.severity, a.cost_s, a.estimate_s) == (
+                b.rule.id, b.hit.direction, b.severity, b.cost_s, b.estimate_s)
+            if b.rule.overview:
+                overview_seen += 1
+                assert a.fix.text == OVERVIEW_FIX_NOT_MADE and not a.fix.artifacts
+            else:
+                assert a.fix == b.fix
+    assert overview_seen, "no overview finding in the logs: the test proves nothing"
+
+
+def test_mpi_library_is_the_answer_build_model_found() -> None:
+    """Expected: mpi_library(model) returns the MpiLibrary build_model found (the same
+    object, equal to a fresh search of the log) / was: the log's names searched again on
+    each call (triage's mpi_library column after the model's own search)."""
+    from iolab.model.mpilib import library_of, mpi_library
+
+    model = _model(SKEWED)
+    first = mpi_library(model)
+    assert mpi_library(model) is first
+    j = model.job
+    assert first == library_of(exe=j.exe, metadata=j.metadata, hints=j.hints, mounts=j.mounts,
+                               rank_hosts=j.rank_hosts, files=model.files, mods=model.mods)
+    assert first.name != "none"  # the log has MPI-IO: a library was looked for
