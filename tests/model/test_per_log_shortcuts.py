@@ -13,6 +13,7 @@ import pytest
 
 from iolab.diagnose.config import Thresholds
 from iolab.diagnose.report import diagnose, to_dict
+from iolab.errors import UsageError
 from iolab.model.job import build_model
 from iolab.model.layers import _per_file_cols
 from iolab.model.metrics import STACK, _layer_time, layer_time
@@ -154,3 +155,88 @@ def test_rank_spread_of_one_log_adds_up_as_record_by_record() -> None:
         m = rng.random(nrec) < 0.8
         want = _spread_by_record(nprocs, md, m, values)
         assert _rank_spread(nprocs, md, m, values).tobytes() == want.tobytes()
+
+
+# Logs of the real corpus with an overview finding (I/O share, read/write balance) and MPI-IO
+OVERVIEW_LOGS = (SKEWED, "apmpi_apxc/mpi-io-test")
+
+
+def test_judge_without_overview_fixes_gives_diagnose_findings() -> None:
+    """Expected: judge(overview_fixes=False) -- triage's findings -- gives diagnose()'s
+    findings in the same order, with the same costs, grades and fixes, only the overview
+    findings' fixes not made / was: triage made every overview fix (Slurm scripts) and the
+    report's summary, then threw both away."""
+    from iolab.diagnose.report import OVERVIEW_FIX_NOT_MADE, judge
+
+    overview_seen = 0
+    for name in OVERVIEW_LOGS:
+        full = diagnose(_model(name), Thresholds())
+        short, not_judged = judge(_model(name), Thresholds(), overview_fixes=False)
+        assert not_judged == full.not_judged
+        assert len(short) == len(full.findings)
+        for a, b in zip(short, full.findings):
+            assert (a.rule.id, a.hit.direction, a.severity, a.cost_s, a.estimate_s) == (
+                b.rule.id, b.hit.direction, b.severity, b.cost_s, b.estimate_s)
+            if b.rule.overview:
+                overview_seen += 1
+                assert a.fix.text == OVERVIEW_FIX_NOT_MADE and not a.fix.artifacts
+            else:
+                assert a.fix == b.fix
+    assert overview_seen, "no overview finding in the logs: the test proves nothing"
+
+
+def test_mpi_library_is_the_answer_build_model_found() -> None:
+    """Expected: mpi_library(model) returns the MpiLibrary build_model found (the same
+    object, equal to a fresh search of the log) / was: the log's names searched again on
+    each call (triage's mpi_library column after the model's own search)."""
+    from iolab.model.mpilib import library_of, mpi_library
+
+    model = _model(SKEWED)
+    first = mpi_library(model)
+    assert mpi_library(model) is first
+    j = model.job
+    assert first == library_of(exe=j.exe, metadata=j.metadata, hints=j.hints, mounts=j.mounts,
+                               rank_hosts=j.rank_hosts, files=model.files, mods=model.mods)
+    assert first.name != "none"  # the log has MPI-IO: a library was looked for
+
+
+def _file_ranks_by_np_unique(model):  # type: ignore[no-untyped-def]
+    """The reference _file_ranks replaced: np.unique twice and np.isin."""
+    from iolab.model.tables import unique_values
+
+    mds = [md for md in model.mods.values() if len(md)]
+    if not mds:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    files = np.concatenate([md.file_index for md in mds]).astype(np.int64)
+    ranks = np.concatenate([md.ranks for md in mds]).astype(np.int64)
+    key = unique_values(files * (1 << 32) + (ranks + 1))
+    pair = np.stack([key >> 32, (key & 0xFFFFFFFF) - 1], axis=1)
+    f, first = np.unique(files, return_index=True)
+    n = np.unique(pair[:, 0], return_counts=True)[1]
+    one = pair[np.isin(pair[:, 0], f[n == 1]) & (pair[:, 1] >= 0)
+               & (pair[:, 0] < len(model.files.paths))]
+    one = one[np.argsort(first[np.searchsorted(f, one[:, 0])], kind="stable")]
+    return one[:, 0], one[:, 1]
+
+
+def test_file_ranks_from_sorted_runs_are_those_of_np_unique() -> None:
+    """Expected: the files of one rank, and that rank, found from the runs of the sorted
+    (file, rank) pairs are np.unique's, in the same order, on logs of one rank per file,
+    shared files and a merged workflow / was: np.unique twice and np.isin a log."""
+    from iolab.diagnose.attribution import _file_ranks
+
+    corpus.require(real=True, generated=False)
+    paths = [corpus.REAL_LOGS_DIR / f"{name}.darshan" for name in OVERVIEW_LOGS]
+    raws = [load_darshan_log(p, isolate=False) for p in paths]
+    models = [build_model([r]) for r in raws] + [build_model(raws)]
+    for p in corpus.REAL_LOGS[:40]:
+        try:
+            models.append(build_model([load_darshan_log(p, isolate=False)]))
+        except UsageError:
+            continue  # a damaged log of the corpus: refused before any model
+    some = 0
+    for model in models:
+        got, want = _file_ranks(model), _file_ranks_by_np_unique(model)
+        assert got[0].tolist() == want[0].tolist() and got[1].tolist() == want[1].tolist()
+        some += len(got[0])
+    assert some, "no file of one rank in the logs: the test proves nothing"

@@ -20,6 +20,7 @@ from iolab.diagnose.rules.base import (
     SEVERITY_RANK,
     FileEvidence,
     Finding,
+    Fix,
     Rule,
     Value,
     fmt_bytes,
@@ -202,6 +203,23 @@ def diagnose(model: Model, th: Thresholds, rules: list[Rule] | None = None) -> R
     """Every rule whose precondition holds on ``model``; each second counted once
     (attribute_time); findings graded by the cost they own and sorted by severity, waste
     before experiments, then cost, problems before the overview of the job."""
+    findings, not_judged = judge(model, th, rules)
+    return Report(model=model, thresholds=th, findings=findings,
+                  summary=_summary(model, th, findings), not_judged=not_judged)
+
+
+# The fix of an overview finding judge() was told not to make (overview_fixes=False).
+OVERVIEW_FIX_NOT_MADE = "(not made: the job's overview has no fix here)"
+
+
+def judge(model: Model, th: Thresholds, rules: list[Rule] | None = None, *,
+          overview_fixes: bool = True) -> tuple[list[Finding], list[tuple[str, str]]]:
+    """:func:`diagnose`'s findings (graded, sorted) and the rules not judged, without the
+    report's summary. ``overview_fixes=False``: an overview finding (the job's I/O share,
+    its read/write balance) gets no fix made (text :data:`OVERVIEW_FIX_NOT_MADE`): triage
+    stores no overview finding, and the I/O-bound advice builds Slurm scripts it would throw
+    away (0.12 ms CPU of a small log's ~7.5, issue 31). The costs, grades and order are
+    the same: no fix enters them."""
     rules = registry() if rules is None else rules
     forget_rule_memo(model)  # shared selections of an earlier diagnosis (other thresholds)
     findings: list[Finding] = []
@@ -230,7 +248,9 @@ def diagnose(model: Model, th: Thresholds, rules: list[Rule] | None = None) -> R
             # a hit may be of another kind than its rule (waste or an experiment)
             kind = rule if hit.experiment in (None, rule.experiment) else replace(
                 rule, experiment=bool(hit.experiment))
-            f = Finding(rule=kind, hit=hit, fix=rule.fix(model, hit, th), run_time_s=run)
+            fix = (rule.fix(model, hit, th) if overview_fixes or not rule.overview
+                   else Fix(text=OVERVIEW_FIX_NOT_MADE))
+            f = Finding(rule=kind, hit=hit, fix=fix, run_time_s=run)
             if syncs:
                 f.fix.text = f.fix.text.rstrip() + oversubscribed
             if (model.job.mpiio_implementation == "OMPIO"
@@ -248,8 +268,7 @@ def diagnose(model: Model, th: Thresholds, rules: list[Rule] | None = None) -> R
                                  f.hit.cost_bound,
                                  -((f.estimate_s if f.rule.experiment else f.cost_s) or 0.0),
                                  order[f.rule.id]))
-    return Report(model=model, thresholds=th, findings=findings,
-                  summary=_summary(model, th, findings), not_judged=not_judged)
+    return findings, not_judged
 
 
 def _finding_dict(f: Finding) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from iolab.model.columns import (
 from iolab.model.files import APP, categorize_all, names_anonymised
 from iolab.model.layers import CrossLayer, derive_layers
 from iolab.model.metrics import Metrics, derive
-from iolab.model.mpilib import library_of
+from iolab.model.mpilib import library_of, remember_library
 from iolab.model.raw import RawJob
 from iolab.model.tables import ModuleData, concat_modules, module_tables, unique_values
 from iolab.model.trace import build_trace
@@ -206,6 +206,7 @@ def build_model(
     columns = Columns(job=job, files=files, mods=mods, stripes=stripes,
                       trace=build_trace(raws, offsets, files),
                       lustre_osts={k: v for r in raws for k, v in r.lustre_osts.items()})
+    remember_library(columns, library)
     return Model(**_fields(columns), metrics=derive(columns), layers=derive_layers(columns))
 
 

@@ -67,7 +67,10 @@ def _check_header(path: Path) -> None:
     """Refuse what libdarshan-util would fail on obscurely, with a message that says why."""
     try:
         with open(path, "rb") as fh:
-            head = fh.read(24)
+            # the whole 3.41 header at once: the region check reads it from here, not from a
+            # second open (a few per log count in triage's per-log CPU, issue 31)
+            head = fh.read(_HEADER_341)
+            size = os.fstat(fh.fileno()).st_size
     except IsADirectoryError:
         raise UsageError(f"{path} is a directory; give the .darshan log files inside it") from None
     except PermissionError:
@@ -91,14 +94,13 @@ def _check_header(path: Path) -> None:
             f"{path} is bzip2-compressed, which pydarshan's wheel cannot read (built without "
             "bzip2); convert it with darshan-convert (zlib) from a full Darshan install"
         )
-    size = path.stat().st_size
     if size < _MIN_LOG_BYTES:
         raise UsageError(f"{path} is truncated ({size} bytes); the log is incomplete")
     if head.startswith(b"3.41"):
-        _check_regions(path, size, "<" if magic_le == _DARSHAN_MAGIC else ">")
+        _check_regions(path, size, "<" if magic_le == _DARSHAN_MAGIC else ">", head)
 
 
-def _check_regions(path: Path, size: int, order: str) -> None:
+def _check_regions(path: Path, size: int, order: str, head: bytes) -> None:
     """Format 3.41 header: name map at byte 32, then 64 module maps of (offset, length).
 
     A log cut inside a region that iolab does not read (HEATMAP, DXT) would otherwise load
@@ -106,7 +108,7 @@ def _check_regions(path: Path, size: int, order: str) -> None:
     only in regions no counter comes from (DXT, HEATMAP, ...) keeps the log: the loader
     notes the trace it cannot read (cut_regions).
     """
-    cut = cut_regions(path, size, order)
+    cut = cut_regions(path, size, order, head)
     if not cut:
         return
     # Kept only when the cut is in a trace and what follows it (no counter region, and no
@@ -126,14 +128,17 @@ def _check_regions(path: Path, size: int, order: str) -> None:
 _UNREAD = ("BG/Q", "MDHIM", "APXC", "APMPI", "HEATMAP", "DFS", "DAOS")
 
 
-def cut_regions(path: Path, size: int | None = None, order: str | None = None
-                ) -> dict[str, int]:
+def cut_regions(path: Path, size: int | None = None, order: str | None = None,
+                head: bytes | None = None) -> dict[str, int]:
     """The regions of a format 3.41 log that end past the file's end: module name (or
     "names" for the name map) -> the byte the header says the region ends at. Empty for
-    another format (libdarshan-util itself finds a cut there) or a whole file."""
+    another format (libdarshan-util itself finds a cut there) or a whole file. ``head``:
+    the file's first bytes, already read by the caller (its first _HEADER_341, or all of
+    a shorter file)."""
     size = path.stat().st_size if size is None else size
-    with open(path, "rb") as fh:
-        head = fh.read(_HEADER_341)
+    if head is None:
+        with open(path, "rb") as fh:
+            head = fh.read(_HEADER_341)
     if not head.startswith(b"3.41"):
         return {}
     if len(head) < _HEADER_341:

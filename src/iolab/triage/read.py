@@ -149,7 +149,7 @@ def _read_and_diagnose(path: Path, job: dict[str, Any], mounts: list[str], isola
                        limit_s: float | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     # deferred: the readers, model and diagnosis (numpy) only where logs are read
     from iolab.diagnose.config import Thresholds
-    from iolab.diagnose.report import diagnose
+    from iolab.diagnose.report import judge
     from iolab.model.job import build_model
     from iolab.model.mpilib import mpi_library
     from iolab.sources import load_source
@@ -157,7 +157,8 @@ def _read_and_diagnose(path: Path, job: dict[str, Any], mounts: list[str], isola
 
     raw = load_source(path, isolate=isolate, limit_s=limit_s)
     model = build_model([raw])
-    rep = diagnose(model, Thresholds(), _rules())
+    # findings only: no report summary, no fix of an overview finding (none is stored)
+    findings, _ = judge(model, Thresholds(), _rules(), overview_fixes=False)
     m, j = model.metrics, model.job
     mounts.extend(point for point, _ in j.mounts)
     nodes, nodes_source = _nodes(raw, model)
@@ -172,7 +173,7 @@ def _read_and_diagnose(path: Path, job: dict[str, Any], mounts: list[str], isola
     layer_cols, files = job_columns(model, job["job_key"], job["day"])
     job.update(layer_cols)
     rows = []
-    for f in rep.findings:
+    for f in findings:
         if f.rule.overview:
             continue  # the job's I/O share itself: the jobs table has io_time_s
         rows.append({
