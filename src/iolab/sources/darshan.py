@@ -515,6 +515,7 @@ def _read_trace(log: Log, dxt: dict[str, int], raw: RawJob, cut: dict[str, int])
     at_limit = False
     unreadable: list[str] = []  # per section that could not be read: which, and why
     kept = 0  # operations read before a failure
+    damaged = False  # a section held impossible segments (left out)
     for code, mod in enumerate(TRACE_MODULES):
         if mod not in dxt or left <= 0:
             at_limit |= mod in dxt
@@ -537,13 +538,21 @@ def _read_trace(log: Log, dxt: dict[str, int], raw: RawJob, cut: dict[str, int])
         if recs:
             _add_trace_rows(cols, code, recs)
             left -= sum(len(r[3]) for r in recs)
+            why = _drop_damaged_rows(cols, raw)
+            if why and failed:  # the same damage: one note
+                unreadable[-1] += f"; {why[1]}"
+                kept -= why[0]
+            elif why:
+                raw.notes.append(f"DXT trace damaged: {mod}: {why[1]}; the trace is partial, "
+                                 "its figures come from the segments before the damage")
+            damaged |= bool(why)
     if at_limit:
         raw.notes.append(f"DXT trace cut at {MAX_TRACE_SEGMENTS} operations (iolab's limit): "
                          "the trace is partial")
     if unreadable:
-        raw.notes.append(_unreadable_note(unreadable, kept, bool(cols["rank"])))
-    truncated = at_limit or bool(unreadable and cols["rank"])
-    if not cols["rank"]:
+        raw.notes.append(_unreadable_note(unreadable, kept, any(len(c) for c in cols["rank"])))
+    truncated = at_limit or damaged or bool(unreadable and cols["rank"])
+    if not any(len(c) for c in cols["rank"]):
         return
     raw.trace_table = TraceTable(**{k: np.concatenate(v) for k, v in cols.items()},
                                  truncated=truncated)
@@ -565,6 +574,36 @@ def _add_trace_rows(cols: dict[str, list[np.ndarray]], code: int, recs: list[Any
     for col, field in (("offset", "offset"), ("length", "length"), ("start_s", "start"),
                        ("end_s", "end")):
         cols[col].append(rows[field])
+
+
+def _drop_damaged_rows(cols: dict[str, list[np.ndarray]], raw: RawJob
+                       ) -> tuple[int, str] | None:
+    """Cut the section just added to ``cols`` at its first impossible segment (a time that is
+    not a number, negative, past the run's end or ending before it starts; a length below
+    zero; an offset below -1, MPI-IO's "unknown"; a rank outside the job): the number of
+    segments left out and the words that say so (``None`` when every segment is possible).
+
+    Damaged bytes in a compressed DXT section inflate to garbage from the damage on, and
+    libdarshan-util reads that garbage as segments (it may fail only records later). Much of
+    the garbage looks possible (tiny or zero times, small lengths), so everything from the
+    first impossible segment on is distrusted, not only the impossible ones: the figures come
+    from the operations before the damage, the trace marked partial."""
+    st, en = cols["start_s"][-1], cols["end_s"][-1]
+    rank = cols["rank"][-1]
+    latest = raw.run_time_s + 1.0  # Darshan's job times can be whole seconds
+    with np.errstate(invalid="ignore"):  # NaN compares false: caught by the isfinite term
+        bad = ~(np.isfinite(st) & np.isfinite(en) & (st >= 0) & (en >= st) & (en <= latest))
+    bad |= (cols["length"][-1] < 0) | (cols["offset"][-1] < -1)
+    bad |= (rank < 0) | (rank >= max(raw.nprocs, 1))
+    if not bad.any():
+        return None
+    first = int(bad.argmax())
+    for col in cols.values():
+        col[-1] = col[-1][:first]
+    dropped = int(bad.size - first)
+    return dropped, (f"{dropped} of the {bad.size} segments read are damaged (from segment "
+                     f"{first + 1} on: times, lengths, offsets or ranks no run can have) and "
+                     "left out")
 
 
 def _unreadable_note(sections: list[str], kept_ops: int, any_read: bool) -> str:
