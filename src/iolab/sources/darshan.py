@@ -31,6 +31,7 @@ import select
 import signal
 import struct
 import threading
+import zlib
 from collections.abc import Iterable, Iterator
 from itertools import repeat
 from pathlib import Path
@@ -94,8 +95,61 @@ def _check_header(path: Path) -> None:
     size = path.stat().st_size
     if size < _MIN_LOG_BYTES:
         raise UsageError(f"{path} is truncated ({size} bytes); the log is incomplete")
+    order = "<" if magic_le == _DARSHAN_MAGIC else ">"
+    _check_region_map(path, size, order, zlib_log=comp == 0)
     if head.startswith(b"3.41"):
-        _check_regions(path, size, "<" if magic_le == _DARSHAN_MAGIC else ">")
+        _check_regions(path, size, order)
+
+
+def _check_region_map(path: Path, size: int, order: str, zlib_log: bool) -> None:
+    """Refuse a header whose region map no writer makes: Darshan writes the name map and the
+    module regions one after the other up to the file's end, so a gap, an overlap or a last
+    region that ends before the file does means an entry is damaged. A zeroed entry reads as
+    "module absent", and libdarshan-util then reads the log without it: counters silently
+    missing (256 zeroed bytes in the header gave a diagnosis with no POSIX I/O, exit 0).
+    Format 3.41 maps 64 modules from byte 32; earlier 3.x formats 16 from byte 24; the job
+    region (zlib, unmapped) comes first, right after the header."""
+    start, mods = (32, 64) if _read_head(path, 4) == b"3.41" else (24, 16)
+    header_len = start + 16 * (mods + 1) + 4 * mods
+    head = _read_head(path, header_len)
+    if len(head) < header_len:
+        return  # a header cut short: libdarshan-util (or _check_regions) says so
+    maps = struct.unpack_from(f"{order}{2 * (mods + 1)}Q", head, start)
+    regions = sorted((off, ln) for off, ln in zip(maps[0::2], maps[1::2]) if ln)
+    job_end = _job_region_end(path, header_len) if zlib_log else None
+    if job_end is None and not regions:
+        return
+    ends_at = regions[0][0] if job_end is None else job_end
+    for off, ln in regions:
+        if off != ends_at:
+            where = (f"leaves bytes {ends_at}-{off} to no module" if off > ends_at else
+                     f"has two regions over byte {off}")
+            raise UsageError(f"{path} has a damaged header (its region map {where}); it is "
+                             "not a readable Darshan log: use an undamaged copy")
+        ends_at = off + ln
+    if ends_at < size:
+        raise UsageError(f"{path} has a damaged header (its region map ends at byte {ends_at} "
+                         f"of {size}: the regions after it are unmapped); it is not a "
+                         "readable Darshan log: use an undamaged copy")
+
+
+def _job_region_end(path: Path, header_len: int) -> int | None:
+    """Where the log's job region (one zlib stream after the header) ends; ``None`` when it
+    does not end within its first MiB (damaged: libdarshan-util says how)."""
+    with open(path, "rb") as fh:
+        fh.seek(header_len)
+        data = fh.read(1 << 20)
+    inflate = zlib.decompressobj()
+    try:
+        inflate.decompress(data)
+    except zlib.error:
+        return None
+    return header_len + len(data) - len(inflate.unused_data) if inflate.eof else None
+
+
+def _read_head(path: Path, n: int) -> bytes:
+    with open(path, "rb") as fh:
+        return fh.read(n)
 
 
 def _check_regions(path: Path, size: int, order: str) -> None:
