@@ -101,22 +101,31 @@ def _check_header(path: Path) -> None:
         _check_regions(path, size, order)
 
 
+# Where each format's header maps its regions: (byte of the name map, module entries).
+_REGION_MAPS = {b"3.41": (32, 64), **{v: (24, 16) for v in (b"3.00", b"3.01", b"3.02", b"3.10",
+                                                            b"3.20", b"3.21")}}
+
+
 def _check_region_map(path: Path, size: int, order: str, zlib_log: bool) -> None:
     """Refuse a header whose region map no writer makes: Darshan writes the name map and the
     module regions one after the other up to the file's end, so a gap, an overlap or a last
     region that ends before the file does means an entry is damaged. A zeroed entry reads as
     "module absent", and libdarshan-util then reads the log without it: counters silently
     missing (256 zeroed bytes in the header gave a diagnosis with no POSIX I/O, exit 0).
-    Format 3.41 maps 64 modules from byte 32; earlier 3.x formats 16 from byte 24; the job
-    region (zlib, unmapped) comes first, right after the header."""
-    start, mods = (32, 64) if _read_head(path, 4) == b"3.41" else (24, 16)
-    header_len = start + 16 * (mods + 1) + 4 * mods
-    head = _read_head(path, header_len)
-    if len(head) < header_len:
-        return  # a header cut short: libdarshan-util (or _check_regions) says so
-    maps = struct.unpack_from(f"{order}{2 * (mods + 1)}Q", head, start)
-    regions = sorted((off, ln) for off, ln in zip(maps[0::2], maps[1::2]) if ln)
-    job_end = _job_region_end(path, header_len) if zlib_log else None
+    The job region (zlib, unmapped) comes first, right after the header."""
+    with open(path, "rb") as fh:
+        head = fh.read(_HEADER_341)
+        layout = _REGION_MAPS.get(head[:4])
+        if layout is None:
+            return  # a format whose header iolab does not know: libdarshan-util reads it
+        start, mods = layout
+        header_len = start + 16 * (mods + 1) + 4 * mods
+        if len(head) < header_len:
+            return  # a header cut short: libdarshan-util (or _check_regions) says so
+        maps = struct.unpack_from(f"{order}{2 * (mods + 1)}Q", head, start)
+        regions = sorted((off, ln) for off, ln in zip(maps[0::2], maps[1::2]) if ln)
+        fh.seek(header_len)
+        job_end = _job_region_end(fh, header_len) if zlib_log else None
     if job_end is None and not regions:
         return
     ends_at = regions[0][0] if job_end is None else job_end
@@ -133,23 +142,22 @@ def _check_region_map(path: Path, size: int, order: str, zlib_log: bool) -> None
                          "readable Darshan log: use an undamaged copy")
 
 
-def _job_region_end(path: Path, header_len: int) -> int | None:
-    """Where the log's job region (one zlib stream after the header) ends; ``None`` when it
-    does not end within its first MiB (damaged: libdarshan-util says how)."""
-    with open(path, "rb") as fh:
-        fh.seek(header_len)
-        data = fh.read(1 << 20)
+def _job_region_end(fh: BinaryIO, header_len: int) -> int | None:
+    """Where the log's job region (one zlib stream right after the header, where ``fh``
+    stands) ends; ``None`` when it does not end within its first MiB or is not zlib (damaged:
+    libdarshan-util says how). Read 16 KiB at a time: a job region is rarely more."""
     inflate = zlib.decompressobj()
-    try:
-        inflate.decompress(data)
-    except zlib.error:
-        return None
-    return header_len + len(data) - len(inflate.unused_data) if inflate.eof else None
-
-
-def _read_head(path: Path, n: int) -> bytes:
-    with open(path, "rb") as fh:
-        return fh.read(n)
+    read = 0
+    while not inflate.eof and read < 1 << 20:
+        chunk = fh.read(16 << 10)
+        if not chunk:
+            return None
+        read += len(chunk)
+        try:
+            inflate.decompress(chunk)
+        except zlib.error:
+            return None
+    return header_len + read - len(inflate.unused_data) if inflate.eof else None
 
 
 def _check_regions(path: Path, size: int, order: str) -> None:
