@@ -114,3 +114,28 @@ def test_newer_dxt_format_is_one_note(tmp_path: Path, monkeypatch) -> None:
     raw = load_darshan_log(log)
     notes = _unreadable(raw.notes)
     assert len(notes) == 1 and "version 99" in notes[0] and raw.trace_table is None
+
+
+def test_impossible_segments_of_a_readable_dxt_section_are_one_note(tmp_path: Path) -> None:
+    """Expected: libdarshan-util reads the section without failing, but its third write ends
+    before it starts: the first two kept, the rest left out, one "DXT trace damaged" note, the
+    trace partial / was: every segment kept, a negative duration in the rank busy times."""
+    path = "/scratch/run/out.dat"
+    writes = [(i << 20, 1 << 20, 1.0 + 2 * i, 2.0 + 2 * i) for i in range(6)]
+    writes[2] = (2 << 20, 1 << 20, 6.0, 5.0)  # ends before it starts
+    log = write_log(tmp_path / "impossible.darshan", nprocs=1, run_time_s=20.0, exe="./app",
+                    records=[Rec("POSIX", path, 0, {
+                        "POSIX_OPENS": 1, "POSIX_WRITES": 6, "POSIX_BYTES_WRITTEN": 6 << 20,
+                        "POSIX_SIZE_WRITE_1M_4M": 6, "POSIX_F_WRITE_TIME": 6.0})],
+                    dxt=[Dxt("DXT_POSIX", path, 0, "node1", writes=writes)])
+    raw = load_darshan_log(log)
+    assert not _unreadable(raw.notes)
+    damaged = [n for n in raw.notes if n.startswith("DXT trace damaged")]
+    assert damaged == ["DXT trace damaged: DXT_POSIX: 4 of the 6 segments read are damaged "
+                       "(from segment 3 on: times, lengths, offsets or ranks no run can have) "
+                       "and left out; the trace is partial, its figures come from the "
+                       "segments before the damage"]
+    t = raw.trace_table
+    assert t is not None and t.truncated and list(t.start_s) == [1.0, 3.0]
+    model = build_model([raw])
+    assert model.trace is not None and model.trace.partial_reasons

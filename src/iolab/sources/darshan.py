@@ -31,6 +31,7 @@ import select
 import signal
 import struct
 import threading
+import zlib
 from collections.abc import Iterable, Iterator
 from itertools import repeat
 from pathlib import Path
@@ -96,8 +97,70 @@ def _check_header(path: Path) -> None:
         )
     if size < _MIN_LOG_BYTES:
         raise UsageError(f"{path} is truncated ({size} bytes); the log is incomplete")
+    order = "<" if magic_le == _DARSHAN_MAGIC else ">"
+    _check_region_map(path, size, order, head, zlib_log=comp == 0)
     if head.startswith(b"3.41"):
-        _check_regions(path, size, "<" if magic_le == _DARSHAN_MAGIC else ">", head)
+        _check_regions(path, size, order, head)
+
+
+# Where each format's header maps its regions: (byte of the name map, module entries).
+_REGION_MAPS = {b"3.41": (32, 64), **{v: (24, 16) for v in (b"3.00", b"3.01", b"3.02", b"3.10",
+                                                            b"3.20", b"3.21")}}
+
+
+def _check_region_map(path: Path, size: int, order: str, head: bytes, zlib_log: bool) -> None:
+    """Refuse a header whose region map no writer makes: Darshan writes the name map and the
+    module regions one after the other up to the file's end, so a gap, an overlap or a last
+    region that ends before the file does means an entry is damaged. A zeroed entry reads as
+    "module absent", and libdarshan-util then reads the log without it: counters silently
+    missing (256 zeroed bytes in the header gave a diagnosis with no POSIX I/O, exit 0).
+    The job region (zlib, unmapped) comes first, right after the header."""
+    layout = _REGION_MAPS.get(head[:4])  # ``head``: the header _check_header read
+    if layout is None:
+        return  # a format whose header iolab does not know: libdarshan-util reads it
+    start, mods = layout
+    header_len = start + 16 * (mods + 1) + 4 * mods
+    if len(head) < header_len:
+        return  # a header cut short: libdarshan-util (or _check_regions) says so
+    maps = struct.unpack_from(f"{order}{2 * (mods + 1)}Q", head, start)
+    regions = sorted((off, ln) for off, ln in zip(maps[0::2], maps[1::2]) if ln)
+    job_end = None
+    if zlib_log:
+        with open(path, "rb") as fh:
+            fh.seek(header_len)
+            job_end = _job_region_end(fh, header_len)
+    if job_end is None and not regions:
+        return
+    ends_at = regions[0][0] if job_end is None else job_end
+    for off, ln in regions:
+        if off != ends_at:
+            where = (f"leaves bytes {ends_at}-{off} to no module" if off > ends_at else
+                     f"has two regions over byte {off}")
+            raise UsageError(f"{path} has a damaged header (its region map {where}); it is "
+                             "not a readable Darshan log: use an undamaged copy")
+        ends_at = off + ln
+    if ends_at < size:
+        raise UsageError(f"{path} has a damaged header (its region map ends at byte {ends_at} "
+                         f"of {size}: the regions after it are unmapped); it is not a "
+                         "readable Darshan log: use an undamaged copy")
+
+
+def _job_region_end(fh: BinaryIO, header_len: int) -> int | None:
+    """Where the log's job region (one zlib stream right after the header, where ``fh``
+    stands) ends; ``None`` when it does not end within its first MiB or is not zlib (damaged:
+    libdarshan-util says how). Read 16 KiB at a time: a job region is rarely more."""
+    inflate = zlib.decompressobj()
+    read = 0
+    while not inflate.eof and read < 1 << 20:
+        chunk = fh.read(16 << 10)
+        if not chunk:
+            return None
+        read += len(chunk)
+        try:
+            inflate.decompress(chunk)
+        except zlib.error:
+            return None
+    return header_len + read - len(inflate.unused_data) if inflate.eof else None
 
 
 def _check_regions(path: Path, size: int, order: str, head: bytes) -> None:
@@ -520,6 +583,7 @@ def _read_trace(log: Log, dxt: dict[str, int], raw: RawJob, cut: dict[str, int])
     at_limit = False
     unreadable: list[str] = []  # per section that could not be read: which, and why
     kept = 0  # operations read before a failure
+    damaged = False  # a section held impossible segments (left out)
     for code, mod in enumerate(TRACE_MODULES):
         if mod not in dxt or left <= 0:
             at_limit |= mod in dxt
@@ -542,13 +606,21 @@ def _read_trace(log: Log, dxt: dict[str, int], raw: RawJob, cut: dict[str, int])
         if recs:
             _add_trace_rows(cols, code, recs)
             left -= sum(len(r[3]) for r in recs)
+            why = _drop_damaged_rows(cols, raw)
+            if why and failed:  # the same damage: one note
+                unreadable[-1] += f"; {why[1]}"
+                kept -= why[0]
+            elif why:
+                raw.notes.append(f"DXT trace damaged: {mod}: {why[1]}; the trace is partial, "
+                                 "its figures come from the segments before the damage")
+            damaged |= bool(why)
     if at_limit:
         raw.notes.append(f"DXT trace cut at {MAX_TRACE_SEGMENTS} operations (iolab's limit): "
                          "the trace is partial")
     if unreadable:
-        raw.notes.append(_unreadable_note(unreadable, kept, bool(cols["rank"])))
-    truncated = at_limit or bool(unreadable and cols["rank"])
-    if not cols["rank"]:
+        raw.notes.append(_unreadable_note(unreadable, kept, any(len(c) for c in cols["rank"])))
+    truncated = at_limit or damaged or bool(unreadable and cols["rank"])
+    if not any(len(c) for c in cols["rank"]):
         return
     raw.trace_table = TraceTable(**{k: np.concatenate(v) for k, v in cols.items()},
                                  truncated=truncated)
@@ -570,6 +642,36 @@ def _add_trace_rows(cols: dict[str, list[np.ndarray]], code: int, recs: list[Any
     for col, field in (("offset", "offset"), ("length", "length"), ("start_s", "start"),
                        ("end_s", "end")):
         cols[col].append(rows[field])
+
+
+def _drop_damaged_rows(cols: dict[str, list[np.ndarray]], raw: RawJob
+                       ) -> tuple[int, str] | None:
+    """Cut the section just added to ``cols`` at its first impossible segment (a time that is
+    not a number, negative, past the run's end or ending before it starts; a length below
+    zero; an offset below -1, MPI-IO's "unknown"; a rank outside the job): the number of
+    segments left out and the words that say so (``None`` when every segment is possible).
+
+    Damaged bytes in a compressed DXT section inflate to garbage from the damage on, and
+    libdarshan-util reads that garbage as segments (it may fail only records later). Much of
+    the garbage looks possible (tiny or zero times, small lengths), so everything from the
+    first impossible segment on is distrusted, not only the impossible ones: the figures come
+    from the operations before the damage, the trace marked partial."""
+    st, en = cols["start_s"][-1], cols["end_s"][-1]
+    rank = cols["rank"][-1]
+    latest = raw.run_time_s + 1.0  # Darshan's job times can be whole seconds
+    with np.errstate(invalid="ignore"):  # NaN compares false: caught by the isfinite term
+        bad = ~(np.isfinite(st) & np.isfinite(en) & (st >= 0) & (en >= st) & (en <= latest))
+    bad |= (cols["length"][-1] < 0) | (cols["offset"][-1] < -1)
+    bad |= (rank < 0) | (rank >= max(raw.nprocs, 1))
+    if not bad.any():
+        return None
+    first = int(bad.argmax())
+    for col in cols.values():
+        col[-1] = col[-1][:first]
+    dropped = int(bad.size - first)
+    return dropped, (f"{dropped} of the {bad.size} segments read are damaged (from segment "
+                     f"{first + 1} on: times, lengths, offsets or ranks no run can have) and "
+                     "left out")
 
 
 def _unreadable_note(sections: list[str], kept_ops: int, any_read: bool) -> str:
