@@ -1,12 +1,15 @@
 """Open MPI's start-up on one host without network probing, for the tests of the verbs that
-launch mpirun themselves (``iolab tune``, ``iolab ior``, ``iolab mdtest``).
+launch mpirun themselves: imported (autouse) by the conftest of tests/tune, tests/ior,
+tests/mdtest and tests/profile, and by the diagnose modules that run Open MPI programs
+(test_real_pathologies_64, test_proxy_evidence).
 
 Every ``mpirun`` of Open MPI 4.1 otherwise opens its tcp/openib/ofi transports and the UCX
 PML to find none of them useful on one host: `mpirun -np 2 iolab-bench --api null` takes
 0.9 s loaded, 0.6 s with shared memory only. The engine's own tests run so already
 (``engine_helpers._env``); the verbs' tests start hundreds of mpiruns (a tune trial is one).
-Only the transport between ranks on the same host changes, which is shared memory either
-way; the I/O paths (OMPIO, ROMIO, their parameters) are untouched. A variable the caller
+Nothing the ranks use changes: on one host Open MPI selects ob1 and vader by itself
+(``--mca pml_base_verbose 10``), it only stops opening the transports it then drops; the
+I/O paths (OMPIO, ROMIO, their parameters) are untouched. A variable the caller
 has already set (CI, a developer checking another transport) is kept.
 """
 
