@@ -20,6 +20,7 @@ from typing import Any
 
 import corpus
 import pytest
+from one_host_mpi import one_host_open_mpi  # noqa: F401 (autouse: the proxy tune's bench runs start faster)
 
 from iolab.diagnose.proof import PROXY_WORDS, ProxyEvidence
 from iolab.tune.fromlog import judge

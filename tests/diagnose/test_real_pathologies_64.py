@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from one_host_mpi import one_host_open_mpi  # noqa: F401 (autouse: 64 ranks start without probing)
 
 from iolab.diagnose.config import Thresholds
 from iolab.diagnose.report import Report, diagnose
@@ -36,12 +37,18 @@ def _trace_libdir() -> Path:
     pytest.skip("libiolab-trace.so is not built (run ./setup)")
 
 
-def _run(tmp_path: Path, mode: str, n: int, size: int,
-         env: dict[str, str] | None = None) -> Report:
+@pytest.fixture(scope="module")
+def pathologies(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """progs/pathologies.c compiled once for the module (each test runs its own mode)."""
     if shutil.which("mpicc") is None or shutil.which("mpirun") is None:
         pytest.skip("mpicc/mpirun are not installed")
-    exe = tmp_path / "pathologies"
+    exe = tmp_path_factory.mktemp("prog") / "pathologies"
     subprocess.run(["mpicc", "-O2", "-Wall", "-o", str(exe), str(PROG)], check=True)
+    return exe
+
+
+def _run(exe: Path, tmp_path: Path, mode: str, n: int, size: int,
+         env: dict[str, str] | None = None) -> Report:
     out = tmp_path / "prof"
     cmd = [sys.executable, "-m", "iolab", "profile", "--darshan", "-q", "-o", str(out),
            "--name", "job", "--np", str(RANKS), "--", str(exe), str(tmp_path / f"{mode}.dat"),
@@ -59,10 +66,10 @@ def _problems(rep: Report) -> list:
     return [f for f in rep.findings if not f.rule.overview]
 
 
-def test_open_close_per_write_is_found_with_its_fix(tmp_path: Path) -> None:
+def test_open_close_per_write_is_found_with_its_fix(pathologies: Path, tmp_path: Path) -> None:
     """Each of 64 ranks opens the shared file, writes 4 KiB at its own offset and closes it,
     32 times: 2,048 opens and closes."""
-    rep = _run(tmp_path, "openclose", 32, 4096)
+    rep = _run(pathologies, tmp_path, "openclose", 32, 4096)
     f = next(f for f in _problems(rep) if f.rule.id == "frequent-open-close")
     assert f.hit.values  # the counts that show it
     assert "Open each file once" in f.fix.text
@@ -71,11 +78,11 @@ def test_open_close_per_write_is_found_with_its_fix(tmp_path: Path) -> None:
     assert small.hit.cost_s is not None and small.hit.cost_s > 0
 
 
-def test_small_unaligned_independent_shared_writes(tmp_path: Path) -> None:
+def test_small_unaligned_independent_shared_writes(pathologies: Path, tmp_path: Path) -> None:
     """64 ranks, 64 independent MPI_File_write_at of 1000 bytes each, interleaved into one
     shared file: the cause is small independent requests no aggregation touches; the fix
     makes them collective (one aggregator per region)."""
-    rep = _run(tmp_path, "unaligned", 64, 1000)
+    rep = _run(pathologies, tmp_path, "unaligned", 64, 1000)
     keys = [f.key for f in _problems(rep)]
     assert "small-requests/write" in keys and "mpiio-independent/write" in keys
     cb = next(f for f in _problems(rep) if f.key == "collective-buffering/write")
@@ -90,7 +97,7 @@ def test_small_unaligned_independent_shared_writes(tmp_path: Path) -> None:
     assert "shared-file-stragglers" not in keys
 
 
-def test_rank0_gathers_and_writes_everything(tmp_path: Path) -> None:
+def test_rank0_gathers_and_writes_everything(pathologies: Path, tmp_path: Path) -> None:
     """Rank 0 gathers 64 KiB from every rank, 8 times, and writes each 4 MiB step alone with
     POSIX write(): the first finding is the lone writer, its cost the job's (every other rank
     waits), with parallel writes as the fix.
@@ -98,7 +105,7 @@ def test_rank0_gathers_and_writes_everything(tmp_path: Path) -> None:
     Expected: single-io-stream first, a mechanism owning rank 0's write time; was: nothing but
     the job's overview (a lone stream was judged only from 1 GiB of traffic, and then as an
     experiment owning no time)."""
-    rep = _run(tmp_path, "gather", 8, 65536)
+    rep = _run(pathologies, tmp_path, "gather", 8, 65536)
     first = _problems(rep)[0]
     assert first.rule.id == "single-io-stream" and not first.rule.experiment
     v = first.hit.values
@@ -114,7 +121,7 @@ def test_rank0_gathers_and_writes_everything(tmp_path: Path) -> None:
     assert "lone_writer.c" in {a.name for a in first.fix.artifacts}
 
 
-def test_collective_writes_with_holes_at_64_ranks(tmp_path: Path) -> None:
+def test_collective_writes_with_holes_at_64_ranks(pathologies: Path, tmp_path: Path) -> None:
     """Each of 64 ranks makes 2 collective writes of 64 KiB, every other block left empty,
     through ROMIO (Open MPI's romio321, romio_cb_write enable, a 1 MiB collective buffer: 8
     rounds a call): the one aggregator reads each round's file domain first, 16 reads, every
@@ -128,7 +135,7 @@ def test_collective_writes_with_holes_at_64_ranks(tmp_path: Path) -> None:
     took 83 s at 64 calls; Open MPI's ranks yield when oversubscribed: ~13 s here)."""
     hints = tmp_path / "romio_hints"
     hints.write_text("romio_cb_write enable\ncb_buffer_size 1048576\n")
-    rep = _run(tmp_path, "holes", 2, 65536,
+    rep = _run(pathologies, tmp_path, "holes", 2, 65536,
                env={"OMPI_MCA_io": "romio321", "ROMIO_HINTS": str(hints)})
     problems = _problems(rep)
     rmw = next(f for f in problems if f.rule.id == "read-modify-write")

@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from one_host_mpi import one_host_open_mpi  # noqa: F401 (autouse: Open MPI's one-host start-up)
 from tool_helpers import real_tool
 
 from iolab.errors import UsageError

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from one_host_mpi import one_host_open_mpi  # noqa: F401 (autouse: Open MPI's one-host start-up)
 
 HERE = Path(__file__).parent
 # bench/tunelab (iolab tune's research switches and replay harness) is imported by the bench
