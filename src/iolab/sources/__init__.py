@@ -40,13 +40,15 @@ def load_source(path: str | os.PathLike[str], *, isolate: bool = True,
     ``isolate=False``: a Darshan log read in this process, without the forked child that
     survives libdarshan-util crashing; ``limit_s``: that child stopped when it has not answered
     in that many seconds (iolab.sources.darshan.load_darshan_log)."""
-    # deferred: the readers (numpy, cffi) only when a file is read, not for profile_format;
-    # each only for its kind of file (the profile reader: ~15 ms of a Darshan log's start-up)
+    # The readers (numpy, cffi) only when a file is read, not for profile_format; each only
+    # for its kind of file (the profile reader: ~15 ms of a Darshan log's start-up).
     p = Path(path)
     if p.exists() and is_profile(p):
+        # deferred: the profile reader, only for a profile
         from iolab.sources.profile import load as load_profile
 
         return load_profile(p)
+    # deferred: the Darshan reader (cffi, libdarshan-util), only for a log
     from iolab.sources.darshan import load_darshan_log
 
     return load_darshan_log(p, isolate=isolate, limit_s=limit_s)
