@@ -62,7 +62,12 @@ def test_the_verdict_is_shown_next_to_the_fix(proof: tuple[Path, int], tmp_path:
     small = next(f for f in doc["findings"] if f["rule_id"] == "small-requests")
     assert {p["setting"]: p["verdict"] for p in small["proof"]}["transfer=4194304"] \
         == "predicted"
-    assert all(p["verdict"] != "faster" for f in doc["findings"] for p in f["proof"])
+    # every setting with cb_nodes is slower (0.3 s against 0.05: certain at any noise); the
+    # others change nothing, and a proof calls such a setting "proven faster" at most 5% of the
+    # time family-wise (tune.proof's Bonferroni intervals; the rate is checked on seeded null
+    # samples in tests/tune/test_proof_false_positives.py), so one run cannot assert none is
+    with_hint = [p for f in doc["findings"] for p in f["proof"] if "cb_nodes" in p["setting"]]
+    assert with_hint and all(p["verdict"] == "slower" for p in with_hint), with_hint
 
 
 def test_without_a_proof_every_fix_is_a_prediction(tmp_path: Path) -> None:
