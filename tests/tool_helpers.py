@@ -46,3 +46,11 @@ def real_tool(env: str, what: str) -> Path:
     if not os.access(path, os.X_OK):
         pytest.skip(f"{env}={path} is not an executable")
     return Path(path)
+
+
+def real_help_text(env: str, what: str) -> str:
+    """What the real tool's own ``-h`` prints (stdout and stderr), to check a kept copy of
+    its option list against a newer build; skips as :func:`real_tool` without it."""
+    p = subprocess.run([str(real_tool(env, what)), "-h"], capture_output=True, text=True,
+                       env=mpirun_env(), timeout=60)
+    return p.stdout + p.stderr
