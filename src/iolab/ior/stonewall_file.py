@@ -99,9 +99,7 @@ def store(test: IorTest, doc: dict[str, Any]) -> None:
     """Write the count as IOR does (rank 0's fprintf "%lld", the file replaced)."""
     if not stores(test):
         return
-    name = status_file(test)
-    try:
-        Path(name).write_text(str(pairs_written(doc)))
-    except OSError as exc:
-        raise UsageError(f"IOR -O {_KEY}={name}: cannot write it ({exc.strerror}); IOR "
-                         "stops there too") from None
+    # the project's output write: through a temporary file, so a failed write leaves the
+    # count a later read run would read, not an empty file
+    cli_common.write_output(Path(status_file(test)), str(pairs_written(doc)),
+                            opt=f"IOR -O {_KEY}", verb="ior")
