@@ -150,7 +150,10 @@ def test_triage_of_damaged_logs_keeps_a_row_per_log(
     env = dict(os.environ, PYTHONPATH=str(REPO / "src"), PYTHONWARNINGS="error::RuntimeWarning")
     run = subprocess.run([sys.executable, "-W", "error::RuntimeWarning", "-m", "iolab",
                           "triage", str(damaged[0].parent), "--store", str(store), "-q",
-                          "-j", "1"], capture_output=True, text=True, env=env, timeout=600)
+                          # a worker stopped by a damaged heap is replaced in a minute,
+                          # not at the default 600 s (the log is then read again in a fork)
+                          "-j", "1", "--log-time-limit", "60"],
+                         capture_output=True, text=True, env=env, timeout=600)
     assert run.returncode == 0, run.stderr
     assert "Warning" not in run.stderr and "Traceback" not in run.stderr, run.stderr
     import pyarrow.parquet as pq

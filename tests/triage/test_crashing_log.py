@@ -120,8 +120,10 @@ def test_j1_and_j2_report_byte_for_byte_with_a_crashing_log(
     outs, rows = [], []
     for n, where_read in enumerate((["-j", "1"], other)):
         where = tmp_path / f"store{n}"
+        # a worker that stops answering on the crashing log (the heap decides, ~1 in 60)
+        # is stopped in a minute, not at the default 600 s past the test's own timeout
         p = triage(str(mixed_root), "--store", str(where), *where_read, "-q", "--batch", "3",
-                   timeout=300)
+                   "--log-time-limit", "60", timeout=300)
         assert p.returncode == 0, p.stderr
         outs.append(report(where))
         rows.append(stored_rows(where))
@@ -134,18 +136,24 @@ def test_j1_and_j2_report_byte_for_byte_with_a_crashing_log(
 
 def test_pool_workers_read_in_process_and_recover_from_a_crash(
         centres: tuple[Centre, Path, Path]) -> None:
-    """Expected: the pool's workers read without a fork a log (the crash kills one: the pool
+    """Expected: the pool's workers read without a fork a log (the crash stops one: the pool
     is replaced once), and every log still has its result, in order / was: a fork for every
-    log in every worker (~60 ms a small log)."""
+    log in every worker (~60 ms a small log).
+
+    The damaged name map breaks libdarshan-util's heap; the worker then dies (SIGSEGV,
+    SIGABRT, SIGBUS by the heap it had) or, about once in 60 here, stops answering (one
+    CI run waited the default 600 s limit for it). Both replace the pool once and re-read
+    the log in a fork; a limit of the test's own keeps a stopped worker from costing the
+    suite ten minutes."""
     from iolab.triage.discover import discover
     from iolab.triage.scale import PoolReader
 
     _, mixed_root, bad = centres
     paths = [str(p) for p in discover([str(mixed_root)]).logs]
-    reader = PoolReader(2)
+    reader = PoolReader(2, limit_s=120)
     got = list(reader.results(paths, frozenset()))
     assert [r.job["source_path"] for r in got] == paths
-    assert reader.recovered == 1
+    assert (reader.recovered, reader.stalled) in {(1, 0), (0, 1)}
     (crashed,) = [r for r in got if r.job["source_path"] == str(bad)]
     assert "crashed reading this log" in crashed.job["reason"]
     assert sum(r.job["status"] == "read" for r in got) == len(paths) - 4  # 3 bad + the crash
