@@ -255,8 +255,6 @@ class Log:
         struct, decode and dict store per name (a 64,000-file log: 0.2 s of CPU less).
         ``free`` False: the names libdarshan-util allocated are left to a process that
         exits right after (a call each: 25 ms on 64,000 names)."""
-        import numpy as np  # deferred: numpy only when the numbers are computed
-
         ffi, lib = self.b.ffi, self.b.lib
         recs = ffi.new("struct darshan_name_record **")
         cnt = ffi.new("int *")
@@ -271,7 +269,8 @@ class Log:
         size = ffi.sizeof("struct darshan_name_record")
         step = size // ffi.sizeof("char *")
         at = ffi.offsetof("struct darshan_name_record", "name") // ffi.sizeof("char *")
-        ids = np.frombuffer(ffi.buffer(recs[0], n * size), dtype="=u8")[0::step].tolist()
+        # a memoryview, not numpy: the forked reader runs without numpy (darshan.py)
+        ids = memoryview(ffi.buffer(recs[0], n * size)).cast("Q")[0::step].tolist()
         ptrs = ffi.unpack(ffi.cast("char **", recs[0]), step * n)[at::step]
         if ffi.NULL in ptrs:
             raise LibraryFault(f"name record {ptrs.index(ffi.NULL)} has no name")
