@@ -32,9 +32,8 @@ import signal
 import struct
 import threading
 import zlib
-from array import array
 from collections.abc import Iterable, Iterator
-from itertools import repeat
+from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -296,10 +295,32 @@ def _read_table(log: Log, mod: str, idx: int, path: Path, columns: bool
     return table, raw, layout
 
 
-def _record_ids(raw: bytearray, size: int) -> list[int]:
-    """The distinct record ids of a module's raw records, ascending (a record starts with its
-    64-bit id), as np.unique of the id column gives them, without numpy (the reader's)."""
-    return sorted(set(memoryview(raw).cast("Q")[::size // 8].tolist()))
+def _set_paths(tables: Iterable[RecordTable], name_ids: bytes, names: str) -> None:
+    """Each table's record id -> name, its distinct ids ascending, from the log's name map
+    (Log.name_map: ids as bytes, names joined by NUL): "" for an id the map lacks, the last
+    name of an id named twice (as a dict of the map gives), one string object per name in
+    every table. Sorted and matched in numpy, by the process that has it (the forked reader
+    sends the map as it is): a dict lookup per record id took 90 ms on 64,000 files."""
+    import numpy as np  # deferred: see the imports
+
+    from iolab.model.tables import unique_values
+
+    ids = np.frombuffer(name_ids, dtype="=u8")
+    # the names, then "" for the ids the map lacks: picked by index in C (itemgetter), not
+    # by a comprehension (20 ms on 64,000 names)
+    name_list = [*names.split("\0"), ""] if ids.size else [""]
+    order = np.argsort(ids, kind="stable")  # among equal ids the last is the rightmost
+    ordered = ids[order]
+    for t in tables:
+        want = unique_values(t.record_ids)
+        rows = np.full(want.size, ids.size, dtype=np.intp)  # "": not in the map
+        if ordered.size:
+            at = np.maximum(np.searchsorted(ordered, want, side="right") - 1, 0)
+            found = ordered[at] == want
+            rows[found] = order[at[found]]
+        picked = itemgetter(*rows.tolist())(name_list) if rows.size > 1 else (
+            [name_list[int(r)] for r in rows])
+        t.paths = dict(zip(want.tolist(), picked))
 
 
 def _job_fields(job: dict[str, Any], exe: str) -> dict[str, Any]:
@@ -513,11 +534,9 @@ def _send(fh: BinaryIO, p: Path, records: int | None = None) -> int:
     """
     buffers: dict[str, tuple[bytearray, Layout]] = {}
     try:
-        raw, buffers = _load_direct(p, exiting=True)  # tables without columns
-        for t in raw.tables.values():
-            t.paths = _packed_names(t.paths)  # type: ignore[assignment]  # unpacked by _receive
+        raw, buffers, name_map = _load_direct(p, exiting=True)  # tables without columns, names
         head: tuple[str, Any] = ("ok", (raw, [(m, len(b), layout)
-                                              for m, (b, layout) in buffers.items()]))
+                                              for m, (b, layout) in buffers.items()], name_map))
     except UsageError as exc:
         head = ("usage", str(exc))
     except BaseException as exc:  # noqa: BLE001 - any failure is reported to the parent
@@ -537,8 +556,7 @@ def _receive(fh: io.BufferedReader, records: int | None = None) -> tuple[str, An
     kind, value = pickle.load(fh)
     if kind != "ok":
         return kind, value
-    raw, sizes = value
-    _unpack_names(raw.tables.values())
+    raw, sizes, name_map = value
     mapped = _mapped(records, sum(n for _, n, _ in sizes)) if records is not None else None
     at = 0
     for mod, n, layout in sizes:
@@ -548,34 +566,8 @@ def _receive(fh: io.BufferedReader, records: int | None = None) -> tuple[str, An
         else:
             buf = _read_exactly(fh, n)
         _set_columns(raw.tables[mod], layout, buf)
+    _set_paths(raw.tables.values(), *name_map)
     return "ok", raw
-
-
-def _packed_names(paths: dict[int, str]) -> tuple[bytes, str]:
-    """A table's record id -> name as the ids' bytes and the names joined by NUL (a C string
-    holds none): pickled as two objects, not 64,000 pairs (~30 ms less on such a log)."""
-    return array("Q", paths).tobytes(), "\0".join(paths.values())  # array: no numpy
-
-
-def _unpack_names(tables: Iterable[RecordTable]) -> None:
-    """The tables' names packed by _send, unpacked; a record's name is one string object in
-    every table that has the record, as the reader's one name map gives (the same job,
-    down to what pickle makes of it)."""
-    tables = list(tables)
-    if len(tables) == 1:
-        tables[0].paths = _unpacked_names(tables[0].paths)  # type: ignore[arg-type]
-        return
-    union: dict[int, str] = {}
-    for t in tables:
-        t.paths = {i: union.setdefault(i, name) for i, name in
-                   _unpacked_names(t.paths).items()}  # type: ignore[arg-type]
-
-
-def _unpacked_names(packed: tuple[bytes, str]) -> dict[int, str]:
-    ids, names = packed
-    if not ids:
-        return {}
-    return dict(zip(memoryview(ids).cast("Q").tolist(), names.split("\0")))
 
 
 def _mapped(records: int, size: int) -> memoryview | None:
@@ -601,11 +593,11 @@ def _read_exactly(fh: io.BufferedReader, n: int) -> bytearray:
 
 
 def _load_direct(p: Path, exiting: bool = False
-                 ) -> tuple[RawJob, dict[str, tuple[bytearray, Layout]]]:
-    """The log read in this process, with each module's record bytes and layout;
-    ``exiting``: by a reader that exits once it sent it (what libdarshan-util allocated for
-    the names is then not freed name by name, and the tables' columns are built by the
-    parent from the bytes sent)."""
+                 ) -> tuple[RawJob, dict[str, tuple[bytearray, Layout]], tuple[bytes, str]]:
+    """The log read in this process, with each module's record bytes and layout and the
+    name map; ``exiting``: by a reader that exits once it sent them (what libdarshan-util
+    allocated for the names is then not freed name by name, and the tables' columns and
+    names are left to the parent, which builds them from what is sent: _receive)."""
     _binding()
     with _quiet_stderr():
         try:
@@ -621,10 +613,10 @@ def _load_direct(p: Path, exiting: bool = False
 
 
 def _load_open(log: Log, p: Path, exiting: bool = False
-               ) -> tuple[RawJob, dict[str, tuple[bytearray, Layout]]]:
+               ) -> tuple[RawJob, dict[str, tuple[bytearray, Layout]], tuple[bytes, str]]:
     try:
         fields = _job_fields(log.job(), log.exe())
-        names = log.names(free=not exiting)
+        name_map = log.name_map(free=not exiting)
         mounts = log.mounts()
     except (UnicodeDecodeError, ValueError) as exc:
         raise UsageError(f"{p}: the job or name records are corrupt ({exc}); the log is "
@@ -641,8 +633,6 @@ def _load_open(log: Log, p: Path, exiting: bool = False
             if got is not None:
                 table, data, layout = got
                 buffers[mod] = (data, layout)
-                ids = _record_ids(data, layout[2])
-                table.paths = dict(zip(ids, map(names.get, ids, repeat(""))))  # in C, not a loop
                 raw.tables[mod] = table
         elif mod == "LUSTRE":
             raw.stripes = log.lustre(info["idx"], raw.lustre_osts)
@@ -656,7 +646,9 @@ def _load_open(log: Log, p: Path, exiting: bool = False
     for mod in raw.partial_modules:
         raw.notes.append(f"{mod} data is partial: the module ran out of memory at run time, "
                          "so its counts are lower bounds")
-    return raw, buffers
+    if not exiting:
+        _set_paths(raw.tables.values(), *name_map)
+    return raw, buffers, name_map
 
 
 def _read_trace(log: Log, dxt: dict[str, int], raw: RawJob, cut: dict[str, int]) -> None:
