@@ -17,7 +17,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
+# numpy is imported by the functions that build arrays, not here: the Darshan reader forked
+# by diagnose builds a RawJob without numpy while its parent imports numpy and the rules
+# (iolab.sources.darshan.start_darshan_read).
 
 # Module names as pydarshan spells them.
 POSIX = "POSIX"
@@ -76,6 +78,8 @@ class RecordTable:
         names (sorted), a counter a record lacks reads as zero."""
         cnames = sorted({k for r in recs for k in r.counters})
         fnames = sorted({k for r in recs for k in r.fcounters})
+        import numpy as np  # deferred: see the imports
+
         c = np.zeros((len(recs), len(cnames)), dtype=np.int64)
         f = np.zeros((len(recs), len(fnames)), dtype=np.float64)
         ci = {n: i for i, n in enumerate(cnames)}
@@ -144,6 +148,8 @@ class TraceTable:
     @classmethod
     def from_segments(cls, segs: list[TraceSegment], truncated: bool = False) -> TraceTable:
         """Segments (of :data:`TRACE_MODULES`) as columns, in their order."""
+        import numpy as np  # deferred: see the imports
+
         return cls(
             module=np.array([TRACE_MODULES.index(s.module) for s in segs], dtype=np.int8),
             rank=np.array([s.rank for s in segs], dtype=np.int64),

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from iolab.model.raw import RawJob
@@ -32,6 +32,42 @@ def is_profile(path: Path) -> bool:
             return fh.read(1) == b"{"
     except OSError:
         return False
+
+
+class PendingSource(Protocol):
+    """A source being read: ``result()`` its RawJob, ``cancel()`` when it is not wanted."""
+
+    def result(self) -> RawJob: ...
+
+    def cancel(self) -> None: ...
+
+
+class _ProfileSource:
+    """An iolab profile: read by result() (its reader is quick, and needs no process)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def result(self) -> RawJob:
+        # deferred: the profile reader, only for a profile
+        from iolab.sources.profile import load as load_profile
+
+        return load_profile(self.path)
+
+    def cancel(self) -> None:
+        pass
+
+
+def start_source(path: str | os.PathLike[str]) -> PendingSource:
+    """:func:`load_source` begun (its checks made, UsageError): a Darshan log's forked reader
+    runs while the caller imports what it needs next (numpy, the model, the rules)."""
+    p = Path(path)
+    if p.exists() and is_profile(p):
+        return _ProfileSource(p)
+    # deferred: the Darshan reader (cffi, libdarshan-util), only for a log
+    from iolab.sources.darshan import start_darshan_read
+
+    return start_darshan_read(p)
 
 
 def load_source(path: str | os.PathLike[str], *, isolate: bool = True,

@@ -33,15 +33,12 @@ import struct
 import threading
 import zlib
 from collections.abc import Iterable, Iterator
-from itertools import repeat
+from operator import itemgetter
 from pathlib import Path
-from typing import Any, BinaryIO
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from iolab.errors import UsageError
 from iolab.model.raw import DXT_UNREADABLE, TRACE_MODULES, RawJob, RecordTable, TraceTable
-from iolab.model.tables import unique_values
 from iolab.sources.dutil import (
     MODULE_NAMES,
     STRUCTS,
@@ -51,6 +48,13 @@ from iolab.sources.dutil import (
     binding,
     counter_names,
 )
+
+if TYPE_CHECKING:
+    import numpy as np
+
+# numpy is imported where columns are built, not here: the forked reader reads, names and
+# sends the records without it (0.15 s of its CPU), while diagnose's process imports numpy
+# and the rules at the same time (start_darshan_read).
 
 # Modules read into tables: dutil.STRUCTS; the others (DXT, HEATMAP, APMPI, APXC, BG/Q, DFS,
 # DAOS) are noted as present but not needed by any rule.
@@ -234,42 +238,89 @@ def _quiet_stderr() -> Iterator[None]:
         os.close(devnull)
 
 
+# Where a module's record struct keeps its counters and floating counters, and its size:
+# libdarshan-util's layout, read by the reader and sent with the bytes (the parent of a
+# forked reader then needs no cffi).
+Layout = tuple[int, int, int]
+
+
+def _layout(b: Binding, mod: str) -> Layout:
+    struct_name = STRUCTS[mod]
+    return (b.ffi.offsetof(struct_name, "counters"), b.ffi.offsetof(struct_name, "fcounters"),
+            b.ffi.sizeof(struct_name))
+
+
 @functools.lru_cache(maxsize=64)  # a few structs a process: built once, not twice a module a log
-def _record_dtype(ffi: Any, struct_name: str, ncnt: int, nfcnt: int) -> np.dtype:
+def _record_dtype(layout: Layout, ncnt: int, nfcnt: int) -> np.dtype:
     """A numpy dtype laid out exactly like one libdarshan-util record struct."""
+    import numpy as np  # deferred: see the imports
+
     fields: Any = {
         "names": ["id", "rank", "counters", "fcounters"],
         "formats": ["<u8", "<i8", ("<i8", (ncnt,)), ("<f8", (nfcnt,))],
-        "offsets": [0, 8, ffi.offsetof(struct_name, "counters"),
-                    ffi.offsetof(struct_name, "fcounters")],
-        "itemsize": ffi.sizeof(struct_name),
+        "offsets": [0, 8, layout[0], layout[1]],
+        "itemsize": layout[2],
     }
     return np.dtype(fields)
 
 
-def _views(b: Binding, mod: str, raw: bytearray | memoryview
-           ) -> tuple[list[str], list[str], dict[str, Any]]:
-    """Counter names and zero-copy column views of a module's raw record bytes."""
-    cnames = counter_names(b, mod)
-    fnames = counter_names(b, mod, floats=True)
-    arr = np.frombuffer(raw, dtype=_record_dtype(b.ffi, STRUCTS[mod], len(cnames), len(fnames)))
+def _set_columns(t: RecordTable, layout: Layout, raw: bytearray | memoryview) -> None:
+    """The table's columns: zero-copy views of its module's raw record bytes."""
+    import numpy as np  # deferred: see the imports
+
+    dtype = _record_dtype(layout, len(t.counter_names), len(t.fcounter_names))
+    arr = np.frombuffer(raw, dtype=dtype)
     # Field views of the structured array: no copy of the 704-byte POSIX records, which is
     # what keeps a 64,000-file log near 45 MB.
-    cols = {"record_ids": arr["id"], "ranks": arr["rank"], "counters": arr["counters"],
-            "fcounters": arr["fcounters"]}
-    return cnames, fnames, cols
+    t.record_ids, t.ranks, t.counters, t.fcounters = (
+        arr["id"], arr["rank"], arr["counters"], arr["fcounters"])
 
 
-def _read_table(log: Log, mod: str, idx: int, path: Path) -> tuple[RecordTable, bytearray] | None:
-    size = _record_dtype(log.b.ffi, STRUCTS[mod], 0, 0).itemsize
-    raw, ok = log.records(idx, size)
+def _read_table(log: Log, mod: str, idx: int, path: Path, columns: bool
+                ) -> tuple[RecordTable, bytearray, Layout] | None:
+    """A module's records: its table (with its columns when ``columns``), raw bytes and
+    layout; None when it has none."""
+    layout = _layout(log.b, mod)
+    raw, ok = log.records(idx, layout[2])
     if not ok:
         raise UsageError(f"{path}: the {mod} records are corrupt or truncated; the log is "
                          "incomplete")
     if not raw:
         return None
-    cnames, fnames, cols = _views(log.b, mod, raw)
-    return RecordTable(module=mod, counter_names=cnames, fcounter_names=fnames, **cols), raw
+    table = RecordTable(module=mod, counter_names=counter_names(log.b, mod),
+                        fcounter_names=counter_names(log.b, mod, floats=True),
+                        record_ids=None, ranks=None, counters=None, fcounters=None)
+    if columns:
+        _set_columns(table, layout, raw)
+    return table, raw, layout
+
+
+def _set_paths(tables: Iterable[RecordTable], name_ids: bytes, names: str) -> None:
+    """Each table's record id -> name, its distinct ids ascending, from the log's name map
+    (Log.name_map: ids as bytes, names joined by NUL): "" for an id the map lacks, the last
+    name of an id named twice (as a dict of the map gives), one string object per name in
+    every table. Sorted and matched in numpy, by the process that has it (the forked reader
+    sends the map as it is): a dict lookup per record id took 90 ms on 64,000 files."""
+    import numpy as np  # deferred: see the imports
+
+    from iolab.model.tables import unique_values
+
+    ids = np.frombuffer(name_ids, dtype="=u8")
+    # the names, then "" for the ids the map lacks: picked by index in C (itemgetter), not
+    # by a comprehension (20 ms on 64,000 names)
+    name_list = [*names.split("\0"), ""] if ids.size else [""]
+    order = np.argsort(ids, kind="stable")  # among equal ids the last is the rightmost
+    ordered = ids[order]
+    for t in tables:
+        want = unique_values(t.record_ids)
+        rows = np.full(want.size, ids.size, dtype=np.intp)  # "": not in the map
+        if ordered.size:
+            at = np.maximum(np.searchsorted(ordered, want, side="right") - 1, 0)
+            found = ordered[at] == want
+            rows[found] = order[at[found]]
+        picked = itemgetter(*rows.tolist())(name_list) if rows.size > 1 else (
+            [name_list[int(r)] for r in rows])
+        t.paths = dict(zip(want.tolist(), picked))
 
 
 def _job_fields(job: dict[str, Any], exe: str) -> dict[str, Any]:
@@ -302,32 +353,78 @@ def load_darshan_log(path: str | os.PathLike[str], *, isolate: bool = True,
     answered in that many seconds (a log libdarshan-util loops on, a file system that stopped
     answering), one line said; none: waited for (diagnose's user can press Ctrl-C).
     """
+    return start_darshan_read(path, isolate=isolate, limit_s=limit_s).result()
+
+
+def start_darshan_read(path: str | os.PathLike[str], *, isolate: bool = True,
+                       limit_s: float | None = None) -> PendingRead:
+    """:func:`load_darshan_log` begun: the checks made (UsageError), the forked reader
+    started; its ``result()`` is the RawJob. The reader needs neither numpy nor the model, so
+    ``iolab diagnose`` imports them meanwhile (on two cores, a 64,000-file log's ~0.3 s)."""
     p = Path(path)
     if not p.exists():
         raise UsageError(f"{p}: no such file; check the path to the Darshan log")
     _check_header(p)
+    if not isolate or not hasattr(os, "fork") or os.environ.get("IOLAB_DIAGNOSE_NO_FORK"):
+        _binding()
+        return PendingRead(p, limit_s)
+    # pydarshan's presence is checked by the reader (its cffi binding is the reader's alone)
+    rfd, wfd = os.pipe()
+    records = _memory_file()
     try:
-        binding()
+        pid = _fork_reader(p, rfd, wfd, records)
+    except BaseException:
+        os.close(rfd)
+        if records is not None:
+            os.close(records)
+        raise
+    return PendingRead(p, limit_s, (pid, rfd, records))
+
+
+def _binding() -> Binding:
+    try:
+        return binding()
     except ImportError as exc:
         raise UsageError(f"pydarshan is not installed ({exc}); run: pip install darshan") from None
-    if not isolate or not hasattr(os, "fork") or os.environ.get("IOLAB_DIAGNOSE_NO_FORK"):
-        with _IN_PROCESS:  # one log open at a time in a process (a threaded Dask worker)
-            return _load_direct(p)[0]
-    return _load_in_child(p, limit_s)
 
 
 # pydarshan deadlocked with several logs open in one process: in-process reads take turns.
 _IN_PROCESS = threading.Lock()
 
 
-def _load_in_child(p: Path, limit_s: float | None = None) -> RawJob:
-    rfd, wfd = os.pipe()
-    records = _memory_file()
-    try:
-        return _fork_reader(p, limit_s, rfd, wfd, records)
-    finally:
-        if records is not None:
-            os.close(records)
+class PendingRead:
+    """A log being read (:func:`start_darshan_read`); ``reader``: the forked reader's pid, the
+    pipe's read end and the memory file (None: read in this process by ``result``)."""
+
+    def __init__(self, p: Path, limit_s: float | None,
+                 reader: tuple[int, int, int | None] | None = None) -> None:
+        self.path, self.limit_s, self.reader = p, limit_s, reader
+
+    def result(self) -> RawJob:
+        """The job read (UsageError: one line on anything unusable); called once."""
+        if self.reader is None:
+            with _IN_PROCESS:  # one log open at a time in a process (a threaded Dask worker)
+                return _load_direct(self.path)[0]
+        pid, rfd, records = self.reader
+        self.reader = None
+        try:
+            return _collect(self.path, self.limit_s, pid, rfd, records)
+        finally:
+            if records is not None:
+                os.close(records)
+
+    def cancel(self) -> None:
+        """Stop a reader whose result is no longer wanted (the caller failed meanwhile)."""
+        if self.reader is None:
+            return
+        pid, rfd, records = self.reader
+        self.reader = None
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        for fd in (rfd, records):
+            if fd is not None:
+                os.close(fd)
 
 
 def _memory_file() -> int | None:
@@ -340,9 +437,13 @@ def _memory_file() -> int | None:
         return None
 
 
-def _fork_reader(p: Path, limit_s: float | None, rfd: int, wfd: int, records: int | None
-                 ) -> RawJob:
-    pid = os.fork()
+def _fork_reader(p: Path, rfd: int, wfd: int, records: int | None) -> int:
+    """The reader's pid: a forked child that reads the log and sends it (_send)."""
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(wfd)
+        raise
     if pid == 0:  # child: load, send, exit without running the parent's cleanup
         # A crash here is expected on some corrupt logs and reported by the parent as one
         # line; a fault handler (pytest, PYTHONFAULTHANDLER) would print a traceback too.
@@ -362,6 +463,12 @@ def _fork_reader(p: Path, limit_s: float | None, rfd: int, wfd: int, records: in
                 code = 1
         os._exit(code)
     os.close(wfd)
+    return pid
+
+
+def _collect(p: Path, limit_s: float | None, pid: int, rfd: int, records: int | None
+             ) -> RawJob:
+    """The forked reader's answer: its job, or one line for its error, crash or hang."""
     # The child writes only once the log is read: nothing to read by the limit is a reader
     # that hangs. Killed (SIGKILL reaches a stopped or blocked process too) and said so.
     if limit_s is not None and not _readable_within(rfd, limit_s):
@@ -425,24 +532,22 @@ def _send(fh: BinaryIO, p: Path, records: int | None = None) -> int:
     Pickling the arrays would copy them; the raw struct bytes go unchanged and the parent
     rebuilds the same zero-copy views.
     """
-    buffers: dict[str, bytearray] = {}
+    buffers: dict[str, tuple[bytearray, Layout]] = {}
     try:
-        raw, buffers = _load_direct(p, exiting=True)
-        for t in raw.tables.values():
-            t.record_ids = t.ranks = t.counters = t.fcounters = None
-            t.paths = _packed_names(t.paths)  # type: ignore[assignment]  # unpacked by _receive
-        head: tuple[str, Any] = ("ok", (raw, [(m, len(b)) for m, b in buffers.items()]))
+        raw, buffers, name_map = _load_direct(p, exiting=True)  # tables without columns, names
+        head: tuple[str, Any] = ("ok", (raw, [(m, len(b), layout)
+                                              for m, (b, layout) in buffers.items()], name_map))
     except UsageError as exc:
         head = ("usage", str(exc))
     except BaseException as exc:  # noqa: BLE001 - any failure is reported to the parent
         head = ("error", f"{type(exc).__name__}: {exc}")
     if records is not None:
         with open(records, "wb", closefd=False) as out:
-            for b in buffers.values():
+            for b, _ in buffers.values():
                 out.write(b)
     pickle.dump(head, fh, protocol=pickle.HIGHEST_PROTOCOL)
     if records is None:
-        for b in buffers.values():
+        for b, _ in buffers.values():
             fh.write(b)
     return 0
 
@@ -451,50 +556,18 @@ def _receive(fh: io.BufferedReader, records: int | None = None) -> tuple[str, An
     kind, value = pickle.load(fh)
     if kind != "ok":
         return kind, value
-    raw, sizes = value
-    _unpack_names(raw.tables.values())
-    b = binding()
-    mapped = _mapped(records, sum(n for _, n in sizes)) if records is not None else None
+    raw, sizes, name_map = value
+    mapped = _mapped(records, sum(n for _, n, _ in sizes)) if records is not None else None
     at = 0
-    for mod, n in sizes:
+    for mod, n, layout in sizes:
         if mapped is not None:
             buf: Any = mapped[at:at + n]
             at += n
         else:
             buf = _read_exactly(fh, n)
-        t = raw.tables[mod]
-        _, _, cols = _views(b, mod, buf)
-        t.record_ids, t.ranks, t.counters, t.fcounters = (
-            cols["record_ids"], cols["ranks"], cols["counters"], cols["fcounters"])
+        _set_columns(raw.tables[mod], layout, buf)
+    _set_paths(raw.tables.values(), *name_map)
     return "ok", raw
-
-
-def _packed_names(paths: dict[int, str]) -> tuple[bytes, str]:
-    """A table's record id -> name as the ids' bytes and the names joined by NUL (a C string
-    holds none): pickled as two objects, not 64,000 pairs (~30 ms less on such a log)."""
-    return (np.fromiter(paths, dtype=np.uint64, count=len(paths)).tobytes(),
-            "\0".join(paths.values()))
-
-
-def _unpack_names(tables: Iterable[RecordTable]) -> None:
-    """The tables' names packed by _send, unpacked; a record's name is one string object in
-    every table that has the record, as the reader's one name map gives (the same job,
-    down to what pickle makes of it)."""
-    tables = list(tables)
-    if len(tables) == 1:
-        tables[0].paths = _unpacked_names(tables[0].paths)  # type: ignore[arg-type]
-        return
-    union: dict[int, str] = {}
-    for t in tables:
-        t.paths = {i: union.setdefault(i, name) for i, name in
-                   _unpacked_names(t.paths).items()}  # type: ignore[arg-type]
-
-
-def _unpacked_names(packed: tuple[bytes, str]) -> dict[int, str]:
-    ids, names = packed
-    if not ids:
-        return {}
-    return dict(zip(np.frombuffer(ids, dtype=np.uint64).tolist(), names.split("\0")))
 
 
 def _mapped(records: int, size: int) -> memoryview | None:
@@ -519,9 +592,13 @@ def _read_exactly(fh: io.BufferedReader, n: int) -> bytearray:
     return buf
 
 
-def _load_direct(p: Path, exiting: bool = False) -> tuple[RawJob, dict[str, bytearray]]:
-    """The log read in this process; ``exiting``: by a reader that exits once it sent it
-    (what libdarshan-util allocated for the names is then not freed name by name)."""
+def _load_direct(p: Path, exiting: bool = False
+                 ) -> tuple[RawJob, dict[str, tuple[bytearray, Layout]], tuple[bytes, str]]:
+    """The log read in this process, with each module's record bytes and layout and the
+    name map; ``exiting``: by a reader that exits once it sent them (what libdarshan-util
+    allocated for the names is then not freed name by name, and the tables' columns and
+    names are left to the parent, which builds them from what is sent: _receive)."""
+    _binding()
     with _quiet_stderr():
         try:
             log = Log(str(p))
@@ -536,27 +613,26 @@ def _load_direct(p: Path, exiting: bool = False) -> tuple[RawJob, dict[str, byte
 
 
 def _load_open(log: Log, p: Path, exiting: bool = False
-               ) -> tuple[RawJob, dict[str, bytearray]]:
+               ) -> tuple[RawJob, dict[str, tuple[bytearray, Layout]], tuple[bytes, str]]:
     try:
         fields = _job_fields(log.job(), log.exe())
-        names = log.names(free=not exiting)
+        name_map = log.name_map(free=not exiting)
         mounts = log.mounts()
     except (UnicodeDecodeError, ValueError) as exc:
         raise UsageError(f"{p}: the job or name records are corrupt ({exc}); the log is "
                          "incomplete") from None
     raw = RawJob(source="darshan", source_paths=[str(p)], mounts=mounts, **fields)
-    buffers: dict[str, bytearray] = {}
+    buffers: dict[str, tuple[bytearray, Layout]] = {}
     dxt: dict[str, int] = {}
     for mod, info in log.modules().items():
         if info.get("partial_flag"):
             raw.partial_modules.append(mod)
             raw.partial_why[mod] = "Darshan ran out of record memory"
         if mod in STRUCTS:
-            got = _read_table(log, mod, info["idx"], p)
+            got = _read_table(log, mod, info["idx"], p, columns=not exiting)
             if got is not None:
-                table, buffers[mod] = got
-                ids = unique_values(table.record_ids).tolist()
-                table.paths = dict(zip(ids, map(names.get, ids, repeat(""))))  # in C, not a loop
+                table, data, layout = got
+                buffers[mod] = (data, layout)
                 raw.tables[mod] = table
         elif mod == "LUSTRE":
             raw.stripes = log.lustre(info["idx"], raw.lustre_osts)
@@ -570,13 +646,16 @@ def _load_open(log: Log, p: Path, exiting: bool = False
     for mod in raw.partial_modules:
         raw.notes.append(f"{mod} data is partial: the module ran out of memory at run time, "
                          "so its counts are lower bounds")
-    return raw, buffers
+    if not exiting:
+        _set_paths(raw.tables.values(), *name_map)
+    return raw, buffers, name_map
 
 
 def _read_trace(log: Log, dxt: dict[str, int], raw: RawJob, cut: dict[str, int]) -> None:
     """DXT_POSIX then DXT_MPIIO into one TraceTable; the ranks' host names into rank_hosts.
     A section libdarshan-util cannot read (cut short, damaged, a newer DXT format) is one
     note; what was read of it before is kept and the trace marked partial."""
+    import numpy as np  # deferred: see the imports (a reader of a traced log imports it)
     cols: dict[str, list[np.ndarray]] = {k: [] for k in (
         "module", "rank", "record_id", "write", "offset", "length", "start_s", "end_s")}
     left = MAX_TRACE_SEGMENTS
@@ -630,6 +709,7 @@ def _add_trace_rows(cols: dict[str, list[np.ndarray]], code: int, recs: list[Any
     """One section's records as one chunk of each column: each record's rank, id and
     write flags repeated over its segments (was a few np.full per record: ~110 calls a
     DXT log in triage's per-log path, issue 31)."""
+    import numpy as np  # deferred: see the imports
     ns = np.array([len(r[3]) for r in recs], dtype=np.int64)
     total = int(ns.sum())
     rows = np.concatenate([r[3] for r in recs])
@@ -656,6 +736,7 @@ def _drop_damaged_rows(cols: dict[str, list[np.ndarray]], raw: RawJob
     the garbage looks possible (tiny or zero times, small lengths), so everything from the
     first impossible segment on is distrusted, not only the impossible ones: the figures come
     from the operations before the damage, the trace marked partial."""
+    import numpy as np  # deferred: see the imports
     st, en = cols["start_s"][-1], cols["end_s"][-1]
     rank = cols["rank"][-1]
     latest = raw.run_time_s + 1.0  # Darshan's job times can be whole seconds

@@ -250,13 +250,19 @@ class Log:
         return out
 
     def names(self, free: bool = True) -> dict[int, str]:
-        """Record id -> name. The records' array is read whole (ids as one numpy column,
-        the name pointers as one list) and the names decoded as one string: no cdata
-        struct, decode and dict store per name (a 64,000-file log: 0.2 s of CPU less).
-        ``free`` False: the names libdarshan-util allocated are left to a process that
-        exits right after (a call each: 25 ms on 64,000 names)."""
-        import numpy as np  # deferred: numpy only when the numbers are computed
+        """Record id -> name (:meth:`name_map` as a dict)."""
+        ids, names = self.name_map(free)
+        if not ids:
+            return {}
+        return dict(zip(memoryview(ids).cast("Q").tolist(), names.split("\0")))
 
+    def name_map(self, free: bool = True) -> tuple[bytes, str]:
+        """The name records: their ids (native 64-bit integers, as bytes) and their names
+        joined by NUL (a C string holds none), in the log's order. The records' array is read
+        whole (the ids as one strided view, the name pointers as one list) and the names
+        decoded as one string: no cdata struct, decode and dict store per name (a 64,000-file
+        log: 0.2 s of CPU less). ``free`` False: the names libdarshan-util allocated are left
+        to a process that exits right after (a call each: 25 ms on 64,000 names)."""
         ffi, lib = self.b.ffi, self.b.lib
         recs = ffi.new("struct darshan_name_record **")
         cnt = ffi.new("int *")
@@ -265,24 +271,25 @@ class Log:
         if n <= 0:
             if recs[0] != ffi.NULL:
                 lib.darshan_free(recs[0])
-            return {}
+            return b"", ""
         # struct darshan_name_record is {uint64 id; char *name}: read as pointers, every
         # record's second is its name (the ids, read as pointers, are never followed)
         size = ffi.sizeof("struct darshan_name_record")
         step = size // ffi.sizeof("char *")
         at = ffi.offsetof("struct darshan_name_record", "name") // ffi.sizeof("char *")
-        ids = np.frombuffer(ffi.buffer(recs[0], n * size), dtype="=u8")[0::step].tolist()
+        # a memoryview, not numpy: the forked reader runs without numpy (darshan.py)
+        ids = memoryview(ffi.buffer(recs[0], n * size)).cast("Q")[0::step].tobytes()
         ptrs = ffi.unpack(ffi.cast("char **", recs[0]), step * n)[at::step]
         if ffi.NULL in ptrs:
             raise LibraryFault(f"name record {ptrs.index(ffi.NULL)} has no name")
         # A C string holds no NUL: joined by NUL, decoded once and split again, each name
         # is what its own decode gives (an invalid sequence is never merged with a NUL).
-        names = b"\0".join(map(ffi.string, ptrs)).decode("utf-8", "replace").split("\0")
+        names = b"\0".join(map(ffi.string, ptrs)).decode("utf-8", "replace")
         if free:
             for ptr in ptrs:
                 lib.darshan_free(ptr)
         lib.darshan_free(recs[0])
-        return dict(zip(ids, names))
+        return ids, names
 
     def records(self, idx: int, size: int) -> tuple[bytearray, bool]:
         """All records of module ``idx`` as raw struct bytes; ``ok`` False on a read error."""
