@@ -289,6 +289,7 @@ static void set_testdir(md_plan_t *p, int loop)
     if (p->mdtest)
         snprintf(p->testdir, sizeof p->testdir, "%.4000s/test-dir.%d-%d", p->root, p->rep,
                  loop);
+    iolab_md_testdir_changed(p);
 }
 
 /* One timed phase. Returns 1 when the run must stop (failure, interrupt, mismatch).

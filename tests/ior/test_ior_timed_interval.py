@@ -131,10 +131,12 @@ def test_ior_dummy_phase_times_only_open_xfer_close(engine: Path, gdb: str, tmp_
 
 def test_mdtest_dummy_directory_creation_times_no_collective(engine: Path, gdb: str,
                                                              tmp_path: Path) -> None:
-    """expected: no MPI collective between the clock reads of `mdtest -I 20 -a DUMMY -W 1 -C`'s
-    directory creation on either rank, as mdtest's directory_test (its stonewall has no
-    wear-out for directories) / was: two MPI_Allreduce of the stonewall counts, timed, whose
-    result the directory phase throws away."""
+    """expected: no MPI collective and one snprintf per item (plus two naming the directory)
+    between the clock reads of `mdtest -I 20 -a DUMMY -W 1 -C`'s directory creation on
+    either rank, as mdtest's directory_test (no wear-out for directories; one sprintf per
+    item) / was: two MPI_Allreduce of the stonewall counts, timed, whose result the
+    directory phase throws away, and 41 snprintf for 20 items (the directory named again
+    for every item)."""
     words = engine_words("mdtest", "-I 20 -a DUMMY -W 1 -x stonewall-md.log -C".split(),
                          tmp_path)
     for rank, phases in enumerate(calls_inside(engine, words, tmp_path)):
@@ -143,3 +145,5 @@ def test_mdtest_dummy_directory_creation_times_no_collective(engine: Path, gdb: 
         timed = [c for c in phases[1] if c in COLLECTIVES]
         assert timed == [], f"rank {rank}: {timed} inside the directory creation's interval"
         assert phases[1].count(CLOCK) >= 20, phases[1]  # the deadline read after each mkdir
+        naming = [c for c in phases[1] if c in NAMING]
+        assert len(naming) <= 20 + 2, f"rank {rank}: {len(naming)} snprintf for 20 items"
