@@ -30,14 +30,18 @@ WATCHED = (CLOCK, *COLLECTIVES, *NAMING, *ALLOCATION)
 def gdb_script(path: Path) -> Path:
     """Breakpoints that print "CALL <name>" and go on, armed from the first phase on
     (iolab_phase_run, iolab_metadata_run), so MPI's start-up stays out."""
+    # Symbols of the engine, libc and libmpi only (each of Open MPI's ~100 components
+    # would be read as it is opened: ~2 s of gdb a rank for nothing watched there).
     lines = ["set pagination off", "set confirm off", "set breakpoint pending on",
-             "set print thread-events off", "set print inferior-events off"]
+             "set print thread-events off", "set print inferior-events off",
+             "set auto-solib-add off", "break main", "run",
+             r"sharedlibrary ^/.*/lib(c|mpi)\.so"]
     for arm in ("iolab_phase_run", "iolab_metadata_run"):
         lines += [f"break {arm}", "commands", "silent", "enable", "continue", "end"]
     for name in WATCHED:
         lines += [f"break {name}", "commands", "silent", f'printf "CALL {name}\\n"',
                   "continue", "end"]
-    lines += ["disable", "enable 1 2", "run"]
+    lines += ["disable", "enable 2 3", "continue"]
     path.write_text("\n".join(lines) + "\n")
     return path
 
