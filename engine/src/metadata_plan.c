@@ -180,6 +180,8 @@ int iolab_md_plan_make(const iolab_run_t *run, md_plan_t *p)
         snprintf(p->root, sizeof p->root, "%.4000s.md", path);
     snprintf(p->testdir, sizeof p->testdir, "%s", p->root);
     if (p->mdtest) {
+        if (!(p->dir_name = calloc(1, sizeof *p->dir_name)))
+            return ENOMEM;
         p->tree_pre = malloc(p->tree_dirs * sizeof *p->tree_pre);
         p->tree_post = malloc(p->tree_dirs * sizeof *p->tree_post);
         p->create_order = malloc((p->files ? p->files : 1) * sizeof *p->create_order);
@@ -214,6 +216,13 @@ void iolab_md_plan_free(md_plan_t *p)
     free(p->made_files);
     free(p->made_dirs);
     free(p->made_tree);
+    free(p->dir_name);
+}
+
+void iolab_md_testdir_changed(md_plan_t *p)
+{
+    if (p->dir_name)
+        p->dir_name->valid = 0;
 }
 
 /* Keeps the record of what this run made: a successful create marks the item (a tree
@@ -292,10 +301,16 @@ void iolab_md_item_path(const md_plan_t *p, int owner, uint64_t n, int dir, cons
 {
     const char *kind = dir ? "dir" : "file";
     if (p->mdtest) {
-        iolab_md_tree_dir_path(p, (int)(((uint64_t)owner + p->stride) % (uint64_t)p->ranks),
-                      n / (p->per_dir ? p->per_dir : 1), buf, len);
-        size_t off = strlen(buf);
-        snprintf(buf + off, len - off, "/%s.mdtest.%d.%llu%s", kind, owner,
+        int tree_rank = (int)(((uint64_t)owner + p->stride) % (uint64_t)p->ranks);
+        uint64_t node = n / (p->per_dir ? p->per_dir : 1);
+        md_dir_name_t *d = p->dir_name;  /* the plan's cache, not the plan: const stays true */
+        if (!d->valid || d->tree_rank != tree_rank || d->node != node) {
+            iolab_md_tree_dir_path(p, tree_rank, node, d->path, sizeof d->path);
+            d->valid = 1;
+            d->tree_rank = tree_rank;
+            d->node = node;
+        }
+        snprintf(buf, len, "%s/%s.mdtest.%d.%llu%s", d->path, kind, owner,
                  (unsigned long long)n, suffix);
     } else if (p->unique) {
         snprintf(buf, len, "%.3900s/%d/%s.iolab.%d.%llu%s", p->root, owner, kind, owner,

@@ -15,6 +15,15 @@
 #define MD_DIR_MODE 0775   /* mdtest's DIRMODE, for its tree, test and item directories */
 #define MD_FILE_MODE 0664  /* mdtest's POSIX_Create mode */
 
+/* The tree directory iolab_md_item_path named last: items come in runs from one directory,
+ * and mdtest names the directory once per run, then each item with one sprintf (naming it
+ * again for every item cost two more snprintf per timed call). */
+typedef struct md_dir_name {
+    int valid, tree_rank;
+    uint64_t node;
+    char path[4400];
+} md_dir_name_t;
+
 typedef struct md_plan {
     char root[4096];     /* iolab layout: <path>.md; mdtest layout: <path> (mdtest's -d) */
     char testdir[4200];  /* mdtest layout: <root>/test-dir.<rep>-0 (mdtest's testdir) */
@@ -36,6 +45,7 @@ typedef struct md_plan {
     int made_own;        /* iolab layout, a directory per rank: <root>/<rank> */
     const iolab_md_calls_t *io;  /* the backend's metadata calls (posix; null: none made) */
     int checks_stat;     /* a stat tells the size and kind (not null's, as IOR's DUMMY) */
+    md_dir_name_t *dir_name;  /* mdtest layout; invalid after testdir changes */
 } md_plan_t;
 
 
@@ -60,5 +70,7 @@ void iolab_md_tree_dir_path(const md_plan_t *p, int tree_rank, uint64_t node, ch
                             size_t len);
 void iolab_md_item_path(const md_plan_t *p, int owner, uint64_t n, int dir, const char *suffix,
                         char *buf, size_t len);
+/* p->testdir changed (a repetition, a directory loop): the named directory is stale. */
+void iolab_md_testdir_changed(md_plan_t *p);
 
 #endif

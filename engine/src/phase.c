@@ -96,8 +96,9 @@ void iolab_phase_free_buffers(iolab_run_t *run)
     run->nbufs = 0;
 }
 
-/* What a rank needs for a phase, made before the barrier so that no allocation or buffer
- * fill is timed. */
+/* What a rank needs for a phase, made before the barrier so that no allocation, buffer fill
+ * or file naming is timed: IOR's timed interval holds the open, the transfers and the close,
+ * and names the file (GetTestFileName) before its barrier. */
 typedef struct phase_setup {
     worker_t *w;                /* nw workers (threads), each with its own buffer */
     int nw;
@@ -107,6 +108,8 @@ typedef struct phase_setup {
     uint64_t *slots, nslots;    /* --random, segmented: this rank's slots (see xfer_offset) */
     iolab_ior_order_t ior;      /* --random-seed / --random-repeat: IOR's order */
     MPI_Comm comm;              /* opens it together with these ranks */
+    char path[4096];            /* the file it opens (does_io) */
+    int agree_stonewall;        /* --stonewall-stop: the counts are agreed after the close */
 } phase_setup_t;
 
 /* Which communicator opens the file this rank works on; *does_io 0: no file for it. */
@@ -158,6 +161,9 @@ static void setup_phase(iolab_run_t *run, const worker_t *proto, phase_setup_t *
 {
     memset(ps, 0, sizeof *ps);
     ps->comm = open_comm(run, &ps->does_io);
+    if (ps->does_io)  /* a snprintf timed with a null open took 2-8 us, the whole IOR phase 3 */
+        iolab_run_file_path(run, iolab_layout_file_of(&run->layout, proto->lr), ps->path,
+                            sizeof ps->path);
     ps->kg = 1;
     int agg = iolab_layout_aggregated(&run->layout);
     ps->nw = agg || run->cfg.file_view ? 1 : (int)run->cfg.threads;
@@ -237,9 +243,9 @@ static void transfer_all(iolab_run_t *run, phase_setup_t *ps, void *fh, iolab_ph
         iolab_queue_loop(&w[0], queue_depth(run));
     else if (ps->nw == 1 && run->cfg.stonewall > 0) {
         iolab_worker_loop(&w[0]);
-        if (run->cfg.stonewall_stop)
-            iolab_stonewall_stop(&w[0], ph);
-        else
+        if (run->cfg.stonewall_stop)  /* IOR -D without wear-out reduces nothing it times */
+            ps->agree_stonewall = 1;
+        else  /* its reductions are timed, as IOR's wear-out's */
             iolab_wear_out(&w[0], ph);
     } else if (ps->nw == 1)
         iolab_worker_loop(&w[0]);
@@ -272,14 +278,13 @@ static void record_hints(iolab_run_t *run, void *fh)
     }
 }
 
-/* What open (and prepare) get for the file of logical rank lr. path: 4096 bytes. The
- * caller frees a->info. */
-static void open_args(iolab_run_t *run, const phase_setup_t *ps, int op, int lr, char *path,
+/* What open (and prepare) get for the file of logical rank lr (ps->path). The caller frees
+ * a->info. */
+static void open_args(iolab_run_t *run, const phase_setup_t *ps, int op, int lr,
                       iolab_open_args_t *a)
 {
     int f = iolab_layout_file_of(&run->layout, lr);
-    iolab_run_file_path(run, f, path, 4096);
-    *a = (iolab_open_args_t){path, ps->comm, (iolab_dir_t)op,
+    *a = (iolab_open_args_t){ps->path, ps->comm, (iolab_dir_t)op,
                              iolab_layout_file_bytes(&run->layout, f),
                              iolab_hints_info(&run->hints),
                              run->layout.kind == IOLAB_LAYOUT_SUBARRAY ? &run->decomp : NULL};
@@ -295,9 +300,8 @@ static void prepare_files(iolab_run_t *run, phase_setup_t *ps, int op, int lr)
         return;
     int e = 0;
     if (ps->does_io) {
-        char path[4096];
         iolab_open_args_t a;
-        open_args(run, ps, op, lr, path, &a);
+        open_args(run, ps, op, lr, &a);
         e = run->be->prepare(run->be_state, &a, ps->w[0].why, sizeof ps->w[0].why);
         if (a.info != MPI_INFO_NULL)
             MPI_Info_free(&a.info);
@@ -316,13 +320,13 @@ static void prepare_files(iolab_run_t *run, phase_setup_t *ps, int op, int lr)
 static void do_phase_io(iolab_run_t *run, phase_setup_t *ps, int op, int lr, timeline_t *tl,
                         double t0, iolab_phase_t *ph)
 {
-    char path[4096], err[IOLAB_ERRLEN] = "";
+    char err[IOLAB_ERRLEN] = "";
     int e = 0;
     void *fh = NULL;
     tl->open_start = MPI_Wtime() - t0;
     if (ps->does_io) {
         iolab_open_args_t a;
-        open_args(run, ps, op, lr, path, &a);
+        open_args(run, ps, op, lr, &a);
         e = run->be->open(run->be_state, &a, &fh, err, sizeof err);
         if (a.info != MPI_INFO_NULL)
             MPI_Info_free(&a.info);
@@ -529,6 +533,8 @@ int iolab_phase_run(iolab_run_t *run, int op, int rep, int pass)
     tick.t0 = t0;
     tick.next = t0 + IOLAB_TICK_S;
     do_phase_io(run, &ps, op, lr, &tl, t0, &ph);
+    if (ps.agree_stonewall)
+        iolab_stonewall_stop(&ps.w[0], &ph);
     worker_t *w = ps.w;
     int nw = ps.nw;
     iolab_rank_stat_t me = {0, 0, tl.open_end - tl.open_start, tl.xfer_end - tl.open_end,

@@ -217,7 +217,8 @@ void iolab_wear_out(worker_t *w, iolab_phase_t *ph)
 
 /* --stonewall with --stonewall-stop (IOR -D without stoneWallingWearOut): each rank keeps
  * what it moved by its deadline, no wear-out; a read of the same run reads as many
- * transfers as this rank wrote (IOR's own count). Collective. */
+ * transfers as this rank wrote (IOR's own count). Collective; called after the phase's close,
+ * untimed, as IOR's -D without wear-out reduces nothing inside its timed interval. */
 void iolab_stonewall_stop(worker_t *w, iolab_phase_t *ph)
 {
     iolab_run_t *run = w->run;
