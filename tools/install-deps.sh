@@ -38,6 +38,8 @@ if [ "${IOLAB_WITH_TEST_DEPS:-0}" = 1 ]; then
     need command -v bindfs -- bindfs fuse3
     need command -v numactl -- numactl  # placement: a memory binding made for real
     need command -v strace -- strace  # IOR patterns, queue depth, metadata: the syscalls made
+    need command -v valgrind -- valgrind  # callgrind: instructions a transfer, MPI's mutex
+    need command -v gdb -- gdb  # the calls inside a phase's timed interval (tests/ior)
     need command -v chromium -- chromium  # the HTML escaping test opens reports in it
 fi
 # Benchmark-only tools: bench/queue_vs_fio and bench/engine_vs_ior compare with fio. (IOR and
