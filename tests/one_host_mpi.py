@@ -1,7 +1,8 @@
 """Open MPI's start-up on one host without network probing, for the tests of the verbs that
 launch mpirun themselves: imported (autouse) by the conftest of tests/tune, tests/ior,
-tests/mdtest and tests/profile, and by the diagnose modules that run Open MPI programs
-(test_real_pathologies_64, test_proxy_evidence).
+tests/mdtest, tests/profile and tests/report (whose module-level ENVs take the variables
+too), and by the diagnose modules that run Open MPI programs (test_real_pathologies_64,
+test_proxy_evidence).
 
 Every ``mpirun`` of Open MPI 4.1 otherwise opens its tcp/openib/ofi transports and the UCX
 PML to find none of them useful on one host: `mpirun -np 2 iolab-bench --api null` takes

@@ -18,12 +18,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from one_host_mpi import ONE_HOST_OPEN_MPI
 
 from iolab.pages.prep_bench import MIB, phase_bandwidths
 from iolab.results import db as results_db
 from iolab.stats import can_judge, median_ratio_interval
 
-ENV = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+# Open MPI's one-host start-up (tests/one_host_mpi.py) unless the caller set its own
+ENV = {**ONE_HOST_OPEN_MPI, **os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1",
+       "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
 NULL = ["-a", "null", "--np", "1", "-t", "64k", "-b", "256k"]
 
 

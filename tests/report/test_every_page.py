@@ -14,12 +14,13 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import matplotlib.pyplot as plt
 import pytest
 from corpus import GENERATED_DIR, GENERATED_MISSING
-from page_checks import assert_picture_in_chromium, check_figures
+from page_checks import HAS_CHROMIUM, Chromium, assert_picture_in_chromium, check_figures
 from report_jobs import traced_job
 
 from iolab.pages.page import Page, draw_all, render
@@ -79,6 +80,25 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+@pytest.fixture(scope="module")
+def chromium() -> Iterator[Chromium | None]:
+    """One headless Chromium for every page's screenshot (page_checks.Chromium); None, so
+    that each check says it is skipped, when Chromium or tornado is not installed."""
+    try:
+        import tornado.websocket  # noqa: F401
+    except ImportError:
+        yield None
+        return
+    if not HAS_CHROMIUM:
+        yield None
+        return
+    browser = Chromium()
+    try:
+        yield browser
+    finally:
+        browser.close()
+
+
 def _page(kind: str, db: Path) -> Page:
     if kind in STORED:
         from iolab.report.cli import _stored_page
@@ -108,7 +128,7 @@ def _page(kind: str, db: Path) -> Page:
 
 @pytest.mark.parametrize("kind", [*STORED, "log-synthetic", "log-profile", "log-darshan"])
 def test_every_page_has_labelled_plots_and_a_picture_in_chromium(
-        kind: str, db: Path, tmp_path: Path) -> None:
+        kind: str, db: Path, chromium: Chromium | None, tmp_path: Path) -> None:
     """expected every plot with data and labelled axes in its SVG, the screenshot a picture
     / was not checked for any page but a log's (empty or unlabelled plots went unseen)"""
     page = _page(kind, db)
@@ -120,7 +140,7 @@ def test_every_page_has_labelled_plots_and_a_picture_in_chromium(
     finally:
         for fig in figs.values():
             plt.close(fig)
-    assert_picture_in_chromium(html, tmp_path / kind, kind)
+    assert_picture_in_chromium(html, tmp_path / kind, kind, chromium)
 
 
 def test_a_metadata_run_page_shows_ops_per_phase_not_bandwidth(db: Path) -> None:

@@ -15,8 +15,10 @@ from pathlib import Path
 
 import pytest
 from corpus import GENERATED_DIR
+from one_host_mpi import ONE_HOST_OPEN_MPI
 
-ENV = {**os.environ, "PYTHONUNBUFFERED": "1"}
+# Open MPI's one-host start-up (tests/one_host_mpi.py) unless the caller set its own
+ENV = {**ONE_HOST_OPEN_MPI, **os.environ, "PYTHONUNBUFFERED": "1"}
 
 
 def iolab(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

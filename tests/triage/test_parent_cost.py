@@ -4,6 +4,7 @@ writes come back exactly as the readers sent them."""
 
 from __future__ import annotations
 
+import json
 import math
 import subprocess
 import sys
@@ -99,6 +100,29 @@ def test_writing_a_batch_imports_no_pandas(tmp_path: Path) -> None:
                           str(Path(__file__).parent)], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "False", out.stderr
+
+
+def test_what_a_store_holds_is_read_without_pandas(tmp_path: Path) -> None:
+    """expected store.known (every run into a store that holds jobs asks it first) to give
+    each log's (path, size, mtime) and every hash without importing pandas or
+    pyarrow.dataset / was: pq.read_table, which goes through pyarrow.dataset and imports
+    pandas (~1 s of each run into a non-empty store)."""
+    where = tmp_path / "store"
+    store.open_store(where)
+    jobs, findings, files = _rows(3, "2024-06-01")
+    store.write_batch(where, jobs, findings, files)
+    code = (
+        "import json, sys\nfrom pathlib import Path\nfrom iolab.triage import store\n"
+        "stats, keys = store.known(Path(sys.argv[1]))\n"
+        "print(json.dumps([sorted(stats), sorted(keys),\n"
+        "                  [m for m in ('pandas', 'pyarrow.dataset') if m in sys.modules]]))\n")
+    out = subprocess.run([sys.executable, "-c", code, str(where)], capture_output=True,
+                         text=True, check=True)
+    stats, keys, imported = json.loads(out.stdout)
+    assert imported == [], out.stderr
+    assert keys == sorted(j["job_key"] for j in jobs)
+    assert stats == sorted([j["source_path"], j["file_size"], j["file_mtime_ns"]]
+                           for j in jobs)
 
 
 def test_report_reads_the_jobs_and_findings_files_once(tmp_path: Path) -> None:

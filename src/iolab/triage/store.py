@@ -171,7 +171,10 @@ def known(path: Path) -> tuple[set[tuple[str, int, int]], frozenset[str]]:
     stats: set[tuple[str, int, int]] = set()
     keys: set[str] = set()
     for f in files(path, "jobs"):
-        t = pq.read_table(f, columns=["job_key", "source_path", "file_size", "file_mtime_ns"])
+        # One file's columns (ParquetFile, not read_table: read_table goes through
+        # pyarrow.dataset, whose import pulls in pandas, ~1 s of every run into a store)
+        with pq.ParquetFile(f) as pf:
+            t = pf.read(columns=["job_key", "source_path", "file_size", "file_mtime_ns"])
         cols = t.to_pydict()
         keys.update(cols["job_key"])
         for p, s, m in zip(cols["source_path"], cols["file_size"], cols["file_mtime_ns"]):
