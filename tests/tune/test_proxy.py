@@ -12,7 +12,6 @@ from pathlib import Path
 
 import corpus
 import pytest
-from engine_table import engine_table_read_once  # noqa: F401 (autouse: the engine's table read once)
 
 from iolab.bench.subrun import check_args
 from iolab.model.job import build_model

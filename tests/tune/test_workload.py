@@ -9,7 +9,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from engine_table import engine_table_read_once  # noqa: F401 (autouse: the engine's table read once)
 
 from iolab import paths
 from iolab.bench import options

@@ -86,7 +86,29 @@ IOR_ALIASES = (
     IorAlias("--posix.odirect", "posix.mode", "direct", "--posix.odirect (IOR 4)"),
 )
 
+# The tables read in this process, by the binary's path, mtime and size: a sweep checks each
+# point, a tune or a study each workload, through bench's parser, which read the table again
+# every time (~0.1 s of an engine start each); a rebuilt binary is read anew.
+_TABLES: dict[tuple[str, int, int], list[EngineOption]] = {}
+
+
 def load_table(engine: Path, timeout_s: float = 60) -> list[EngineOption]:
+    """The engine's option table (``engine --list-options``), read once a process per build
+    of the binary; a missing or broken engine is a one-line UsageError."""
+    try:
+        st = os.stat(engine)
+        key: tuple[str, int, int] | None = (str(engine), st.st_mtime_ns, st.st_size)
+    except OSError:
+        key = None  # not there: the run below says so in one line
+    if key is not None and key in _TABLES:
+        return list(_TABLES[key])
+    table = _read_table(engine, timeout_s)
+    if key is not None:
+        _TABLES[key] = table
+    return list(table)
+
+
+def _read_table(engine: Path, timeout_s: float) -> list[EngineOption]:
     """Run ``engine --list-options``; a missing or broken engine is a one-line UsageError."""
     env = dict(os.environ)
     if os.geteuid() == 0:  # Open MPI singletons refuse root without these
