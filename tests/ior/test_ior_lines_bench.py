@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+import pytest
 from ior_helpers import mpirun_env, run_iolab
 from test_ior_against_real_ior import LINES
 from tool_helpers import real_tool
@@ -106,8 +107,13 @@ def test_reads_iors_json_summary_with_a_phase_timed_zero(engine: Path, tmp_path:
     b = bench()
     line = next(ln for ln in b.all_lines() if "summaryFormat=JSON" in ln.words)
     words = list(line.words)
-    real_run(ior, [*words, "-o", str(tmp_path / "ior")], tmp_path)
-    text = (tmp_path / "OUT.json").read_text()
+    for _ in range(10):  # a run IOR timed whole: the write's 0 s is then made, the read kept
+        real_run(ior, [*words, "-o", str(tmp_path / "ior")], tmp_path)
+        text = (tmp_path / "OUT.json").read_text()
+        if "inf" not in text and "nan" not in text:
+            break
+    else:
+        pytest.skip("real IOR timed a DUMMY phase 0 s in 10 runs of 10: no whole summary")
     zero = zero_time_summary(text)
     assert "-nan" in zero and zero != text
     (tmp_path / "OUT.json").write_text(zero)
