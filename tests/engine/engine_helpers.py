@@ -78,11 +78,19 @@ def _env() -> dict[str, str]:
 
 def run_engine(engine: Engine, np: int, args: list[str], tmp: Path, *, json_out: bool = True,
                env: dict[str, str] | None = None, timeout: float = 90) -> Result:
-    """Run the engine under mpirun; parse its JSON (None when it wrote none)."""
+    """Run the engine under mpirun; parse its JSON (None when it wrote none).
+
+    A run that ends by itself, failed ones included, is launched without Open MPI's
+    SIGTERM-to-SIGKILL wait (REFUSED_RUN_ENV): the engine never exits but through
+    MPI_Finalize, after every rank agreed on the failure, rank 0 wrote and flushed its JSON,
+    table and error line and the files were removed; Open MPI 4.1's MPI_Finalize is a fence,
+    so at the first non-zero exit every rank is past its last write and the wait (~1-2 s
+    per failed run: ENOSPC, --verify errors, a rank that cannot open) is idle. Interrupted
+    runs (interrupt_run) keep the wait: there it is a rank's time to save its results."""
     jpath = tmp / f"result-{os.urandom(4).hex()}.json"
     full = [*args, "--json", str(jpath)] if json_out and "--json" not in args else list(args)
     proc = subprocess.run(engine.argv(np, full), capture_output=True, text=True,
-                          timeout=timeout, env={**_env(), **(env or {})})
+                          timeout=timeout, env={**_env(), **REFUSED_RUN_ENV, **(env or {})})
     doc = None
     if json_out and jpath.exists() and jpath.stat().st_size > 0:
         doc = json.loads(jpath.read_text())

@@ -77,7 +77,8 @@ def test_btio_smoke(engine: Engine, tmp_path: Path):
 
 def test_metadata_vs_mdtest_smoke(engine: Engine, tmp_path: Path):
     _, text = run_script("metadata_vs_mdtest", engine, tmp_path, "--files", "20",
-                         drop_env=("MDTEST",))
+                         "--settle", "0", drop_env=("MDTEST",))
+    assert "synced and idle 0 s before each run" in text
     assert "| preset | phase | iolab-bench | mdtest | ratio | 95% CI | verdict |" in text
     rows = [ln for ln in text.splitlines() if ln.startswith(("| easy", "| hard"))]
     assert [r.split("|")[2].strip() for r in rows] == ["create", "stat", "open_read",
@@ -140,7 +141,9 @@ def test_queue_vs_fio_smoke(engine: Engine, tmp_path: Path):
              if run_engine(engine, 1, ["--posix.queue-depth", "2", "--posix.aio", e,
                                        "--transfer", "4K", "--block", "8K", "--path",
                                        str(tmp_path / "probe")], tmp_path).rc == 0]
-    _, text = run_script("queue_vs_fio", engine, tmp_path, "--size-mib", "2")
+    # --settle 0: the idle second before each of the 8 runs is for a measurement's quality
+    _, text = run_script("queue_vs_fio", engine, tmp_path, "--size-mib", "2", "--settle", "0")
+    assert "synced and idle 0 s before each run" in text
     assert "| op | engine | iolab-bench | fio | ratio | 95% CI | verdict |" in text
     rows = {tuple(c.strip() for c in ln.split("|")[1:3]): ln for ln in text.splitlines()
             if ln.startswith(("| write", "| read"))}

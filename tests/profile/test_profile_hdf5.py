@@ -16,7 +16,7 @@ from typing import Any
 
 import corpus
 import pytest
-from trace_helpers import LIBDIR, PROGS, profile, record
+from trace_helpers import LIBDIR, PROGS, build_once, profile, record
 
 LOGS = corpus.GENERATED_DIR  # the one corpus setting (tests/corpus.py)
 H5 = {
@@ -39,9 +39,13 @@ def _build(name: str, mpi: str, outdir: Path) -> Path:
     if not shim_lib.is_file():
         pytest.skip(f"{shim_lib.name} is not built (./setup)")
     exe = outdir / f"{name}-{mpi}"
-    subprocess.run([cc, "-O2", f"-I{inc}", "-o", str(exe), str(PROGS / f"{name}.c"), f"-L{lib}",
-                    "-lhdf5"], check=True)
-    return exe
+
+    def make() -> Path:
+        subprocess.run([cc, "-O2", f"-I{inc}", "-o", str(exe), str(PROGS / f"{name}.c"),
+                        f"-L{lib}", "-lhdf5"], check=True)
+        return exe
+
+    return build_once(("hdf5", name, mpi), make)
 
 
 def _expected(

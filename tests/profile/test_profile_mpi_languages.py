@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from trace_helpers import LIBDIR, PROGS, ints_except_time, profile, record
+from trace_helpers import LIBDIR, PROGS, build_once, ints_except_time, profile, record
 
 from iolab.model.raw import RawJob
 from iolab.profile import launchline, shim
@@ -60,9 +60,13 @@ def _build(kind: str, mpi: str, outdir: Path) -> Path:
     if mpi == "mpich" and not SHIM_MPICH.is_file():
         pytest.skip(f"{SHIM_MPICH.name} is not built (./setup builds it in build/mpich)")
     exe = outdir / f"{kind.replace('+', 'x')}-{mpi}"
-    subprocess.run([cc, "-O2", *flags, "-o", str(exe), str(PROGS / source)], check=True,
-                   cwd=outdir)
-    return exe
+
+    def make() -> Path:
+        subprocess.run([cc, "-O2", *flags, "-o", str(exe), str(PROGS / source)], check=True,
+                       cwd=outdir)
+        return exe
+
+    return build_once(("mpi_languages", kind, mpi), make)
 
 
 def _expected(ranks: int) -> dict[str, int]:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import corpus
 import pytest
-from trace_helpers import LIBDIR, PROGS, profile, record
+from trace_helpers import LIBDIR, PROGS, build_once, profile, record
 
 LOGS = corpus.GENERATED_DIR  # the one corpus setting (tests/corpus.py)
 TIMING = ("FASTEST_RANK", "SLOWEST_RANK")
@@ -27,9 +27,13 @@ def _build(name: str, outdir: Path) -> Path:
     if not (LIBDIR / "libiolab-trace-pnetcdf.so").is_file():
         pytest.skip("libiolab-trace-pnetcdf.so is not built (PnetCDF for this MPI, ./setup)")
     exe = outdir / name
-    subprocess.run(["mpicc", "-O2", "-o", str(exe), str(PROGS / f"{name}.c"), "-lpnetcdf"],
-                   check=True)
-    return exe
+
+    def make() -> Path:
+        subprocess.run(["mpicc", "-O2", "-o", str(exe), str(PROGS / f"{name}.c"), "-lpnetcdf"],
+                       check=True)
+        return exe
+
+    return build_once(("pnetcdf", name), make)
 
 
 def _per_rank_grid() -> dict[str, int]:

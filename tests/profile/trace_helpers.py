@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from iolab.model.raw import RawJob, RawRecord
@@ -15,6 +16,21 @@ from iolab.sources.profile import load
 ROOT = Path(__file__).resolve().parents[2]
 LIBDIR = ROOT / "build" / "default" / "interpose" / "trace"
 PROGS = Path(__file__).resolve().parent / "progs"
+
+
+_BUILT: dict[tuple[str, ...], Path] = {}
+
+
+def build_once(key: tuple[str, ...], make: Callable[[], Path]) -> Path:
+    """The program make() compiles, compiled once per session for its key (source, flags,
+    MPI library): the MPI programs are run by up to six tests each across
+    test_profile_mpi_languages, test_profile_darshan35 and test_profile_hdf5, and mpicxx,
+    mpif90 and h5pcc took 0.4-1.5 s a call. The tests only run the program (and readelf
+    it), so every one of them gets the same binary either way."""
+    exe = _BUILT.get(key)
+    if exe is None or not exe.is_file():
+        exe = _BUILT[key] = make()
+    return exe
 
 
 def profile(
