@@ -50,6 +50,14 @@ def _rows(n: int, day: str) -> tuple[list[dict], list[dict], list[dict]]:
     return jobs, findings, files
 
 
+def _fresh_python(code: str, *args: str) -> str:
+    """``code`` run by a new interpreter with ``args``: its stdout (what it imported is this
+    process's business no more)."""
+    out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
 def _stored(where: Path) -> dict[str, list[dict]]:
     import pyarrow.parquet as pq
 
@@ -96,10 +104,7 @@ def test_writing_a_batch_imports_no_pandas(tmp_path: Path) -> None:
         "store.write_batch(w, *_rows(3, '2024-06-01'))\n"
         "assert store.files(w, 'jobs')\n"
         "print('pandas' in sys.modules)\n")
-    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "s"),
-                          str(Path(__file__).parent)], capture_output=True, text=True,
-                         check=True)
-    assert out.stdout.strip() == "False", out.stderr
+    assert _fresh_python(code, str(tmp_path / "s"), str(Path(__file__).parent)).strip() == "False"
 
 
 def test_what_a_store_holds_is_read_without_pandas(tmp_path: Path) -> None:
@@ -116,10 +121,8 @@ def test_what_a_store_holds_is_read_without_pandas(tmp_path: Path) -> None:
         "stats, keys = store.known(Path(sys.argv[1]))\n"
         "print(json.dumps([sorted(stats), sorted(keys),\n"
         "                  [m for m in ('pandas', 'pyarrow.dataset') if m in sys.modules]]))\n")
-    out = subprocess.run([sys.executable, "-c", code, str(where)], capture_output=True,
-                         text=True, check=True)
-    stats, keys, imported = json.loads(out.stdout)
-    assert imported == [], out.stderr
+    stats, keys, imported = json.loads(_fresh_python(code, str(where)))
+    assert imported == []
     assert keys == sorted(j["job_key"] for j in jobs)
     assert stats == sorted([j["source_path"], j["file_size"], j["file_mtime_ns"]]
                            for j in jobs)
@@ -161,9 +164,7 @@ def test_report_of_a_store_imports_no_numpy_scipy_or_pandas(tmp_path: Path) -> N
         "    rc = main(['triage', '--store', sys.argv[1], '--json'])\n"
         "assert rc == 0 and '\"a.exe\"' in out.getvalue(), out.getvalue()\n"
         "print(sorted(m for m in ('numpy', 'scipy', 'pandas', 'pyarrow') if m in sys.modules))\n")
-    out = subprocess.run([sys.executable, "-c", code, str(where)], capture_output=True,
-                         text=True, check=True)
-    assert out.stdout.strip() == "[]", out.stderr
+    assert _fresh_python(code, str(where)).strip() == "[]"
 
 
 def test_statistics_median_is_numpys_to_the_bit() -> None:
