@@ -165,17 +165,32 @@ def ior_phases(stdout: str, folder: Path) -> dict[str, float]:
     Several tests in one run (a -f script) are numbered: "write #1"."""
     lines = stdout.splitlines()
     if IOR_SUMMARY in lines:
+        # Another rank's lines (a warning naming its file) can land inside rank 0's table on
+        # the shared stdout: the header is the line naming the column, a row one whose value
+        # reads as a number; anything else there is skipped.
         i = lines.index(IOR_SUMMARY)
-        header = lines[i + 1].split()
-        col = header.index("Mean(MiB)")
-        rows = [ln.split() for ln in lines[i + 2:] if ln.strip()]
+        at = next((j for j in range(i + 1, len(lines)) if "Mean(MiB)" in lines[j].split()),
+                  None)
+        if at is None:
+            return {}
+        col = lines[at].split().index("Mean(MiB)")
+        rows = [ln.split() for ln in lines[at + 1:] if ln.strip()]
         rows = rows[:next((j for j, r in enumerate(rows) if r[0] == "Finished"), len(rows))]
-        return numbered([(r[0], float(r[col])) for r in rows if len(r) > col])
+        return numbered([(r[0], float(r[col])) for r in rows
+                         if len(r) > col and _is_number(r[col])])
     for text in (stdout, *(p.read_text() for p in sorted(folder.glob("*.json")))):
         doc = ior_json(text)
         if isinstance(doc, dict) and doc.get("summary"):
             return numbered([(s["operation"], float(s["bwMeanMIB"])) for s in doc["summary"]])
     return {}
+
+
+def _is_number(word: str) -> bool:
+    try:
+        float(word)
+    except ValueError:
+        return False
+    return True
 
 
 # IOR prints a phase timed 0 s (a DUMMY phase faster than the timer) with printf: "inf" in
