@@ -5,17 +5,16 @@ is built for every sweep point, tune workload and study case, and each build ran
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 from iolab.bench import options
 from iolab.errors import UsageError
+from iolab.paths import engine_binary
 
 
 def _counting_engine(tmp_path: Path) -> tuple[Path, Path]:
     """A script in the engine's place that notes each start, then runs the real engine."""
-    real = shutil.which("iolab-bench")
-    assert real, "iolab-bench is not installed: run ./setup"
+    real = engine_binary("default")  # as iolab finds it (UsageError: not built, ./setup)
     count = tmp_path / "starts"
     engine = tmp_path / "iolab-bench"
     engine.write_text(f'#!/bin/sh\necho started >> "{count}"\nexec "{real}" "$@"\n')
