@@ -150,7 +150,7 @@ def test_pool_workers_read_in_process_and_recover_from_a_crash(
 
     _, mixed_root, bad = centres
     paths = [str(p) for p in discover([str(mixed_root)]).logs]
-    reader = PoolReader(2, limit_s=120)
+    reader = PoolReader(2, limit_s=30)
     got = list(reader.results(paths, frozenset()))
     assert [r.job["source_path"] for r in got] == paths
     assert (reader.recovered, reader.stalled) in {(1, 0), (0, 1)}
