@@ -18,7 +18,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 from darshan_writer import write_log
-from dask_helpers import stored_rows
+from dask_helpers import report, stored_rows
 from dask_helpers import triage as triage_process
 from logfarm import T0, Centre, _climate, make_centre
 from weekfarm import APPS, EVIL_APP, EVIL_PATH, add_evil, make_weeks
@@ -37,17 +37,6 @@ def triage(*args: str) -> tuple[int, str, str]:
     with redirect_stdout(out), redirect_stderr(err):
         code = main(["triage", *args])
     return code, out.getvalue(), err.getvalue()
-
-
-def json_and_csv(where: Path) -> list[str]:
-    """The store's report as JSON and as CSV, by the command's entry point in this process
-    (as every output here: two iolab processes a store paid their start-up for it)."""
-    got = []
-    for fmt in ("--json", "--csv"):
-        code, out, err = triage("--store", str(where), fmt)
-        assert code == 0, err
-        got.append(out)
-    return got
 
 
 def outputs(where: Path, html_file: Path) -> dict[str, str]:
@@ -210,7 +199,7 @@ def test_dask_local_gives_the_anonymised_store_and_report_of_j1(
     p = triage_process(str(centre), "--store", str(where), "--dask-local", "2", "-q",
                        "--anonymize-key", str(key))
     assert p.returncode == 0, p.stderr
-    assert json_and_csv(where) == json_and_csv(anon["store"])
+    assert report(where) == report(anon["store"])
     assert stored_rows(where) == stored_rows(anon["store"])
 
 

@@ -5,8 +5,6 @@ nothing; a cluster lost mid-run leaves a store the next run completes."""
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import shutil
 import signal
@@ -16,27 +14,12 @@ import time
 from pathlib import Path
 
 import pytest
-from dask_helpers import env_with_iolab, start_cluster, stored_rows, triage
+from dask_helpers import env_with_iolab, report, start_cluster, stored_rows, triage
 from logfarm import Centre, make_centre
 
-from iolab.cli import main
 from iolab.triage import store
 
 pytest.importorskip("distributed", reason="dask[distributed] is not installed (pip install -e .)")
-
-
-def report(where: Path) -> tuple[str, str]:
-    """The store's report as JSON and as CSV, by the command's own entry point in this
-    process: the module compares seven stores' reports, and each report in two processes of
-    its own paid their start-up (duckdb, the report's modules) twice a store."""
-    outs = []
-    for fmt in ("--json", "--csv"):
-        out, err = io.StringIO(), io.StringIO()
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = main(["triage", "--store", str(where), fmt])
-        assert code == 0, err.getvalue()
-        outs.append(out.getvalue())
-    return outs[0], outs[1]
 
 
 @pytest.fixture(scope="module")
