@@ -366,8 +366,7 @@ def start_darshan_read(path: str | os.PathLike[str], *, isolate: bool = True,
         raise UsageError(f"{p}: no such file; check the path to the Darshan log")
     _check_header(p)
     if not isolate or not hasattr(os, "fork") or os.environ.get("IOLAB_DIAGNOSE_NO_FORK"):
-        _binding()
-        return PendingRead(p, limit_s)
+        return PendingRead(p, limit_s)  # read by result(), in this process
     # pydarshan's presence is checked by the reader (its cffi binding is the reader's alone)
     rfd, wfd = os.pipe()
     records = _memory_file()

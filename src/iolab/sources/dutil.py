@@ -249,13 +249,6 @@ class Log:
         lib.darshan_free(mods[0])
         return out
 
-    def names(self, free: bool = True) -> dict[int, str]:
-        """Record id -> name (:meth:`name_map` as a dict)."""
-        ids, names = self.name_map(free)
-        if not ids:
-            return {}
-        return dict(zip(memoryview(ids).cast("Q").tolist(), names.split("\0")))
-
     def name_map(self, free: bool = True) -> tuple[bytes, str]:
         """The name records: their ids (native 64-bit integers, as bytes) and their names
         joined by NUL (a C string holds none), in the log's order. The records' array is read
